@@ -1,0 +1,32 @@
+//! The unit that fabrics move: a fixed-size cell carrying part of a packet.
+
+use crate::engine::arena::{Arena, Id, Queue};
+use crate::engine::time::TimePs;
+
+/// One cell in flight. Kept small and `Copy`; cells live in a [`CellArena`].
+#[derive(Clone, Copy, Debug)]
+pub struct Cell {
+    /// Terminal that injected the cell.
+    pub src: u16,
+    /// Terminal the cell is addressed to.
+    pub dst: u16,
+    /// Virtual channel (flow-control class).
+    pub vc: u8,
+    /// True for the last cell of its packet.
+    pub last_of_packet: bool,
+    /// Payload bytes carried (the rest of the cell is header and padding).
+    pub payload_bytes: u16,
+    /// When the traffic source generated the cell.
+    pub inject_ps: TimePs,
+    /// Input port of the switch the cell is currently in.
+    pub in_port: u16,
+    /// When the cell reached the switch it is currently in.
+    pub switch_arrive_ps: TimePs,
+}
+
+/// Where every live cell is stored.
+pub type CellArena = Arena<Cell>;
+/// A handle to a live cell.
+pub type CellId = Id<Cell>;
+/// A FIFO of cells threaded through the arena.
+pub type CellQueue = Queue<Cell>;

@@ -1,0 +1,175 @@
+//! Link-level flow control: credits per virtual channel, and ON/OFF with hysteresis thresholds.
+//!
+//! The receiver side watches its buffer and emits [`FlowSignal`]s; they travel upstream as
+//! messages; the transmit side's [`TxGate`] decides whether the next cell of a channel may go.
+//! A channel is a virtual channel of a link, or any finer class a design flow-controls (RIFL
+//! flow-controls each VOQ).
+
+/// A flow-control message from a receiver to its upstream transmitter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowSignal {
+    /// One buffer slot of `channel` was freed.
+    Credit {
+        /// Channel the credit is for.
+        channel: u16,
+    },
+    /// `channel` may send again.
+    On {
+        /// Channel resumed.
+        channel: u16,
+    },
+    /// `channel` must stop sending.
+    Off {
+        /// Channel paused.
+        channel: u16,
+    },
+}
+
+/// Transmit side: whether a channel may send its next cell.
+#[derive(Clone, Debug)]
+pub enum TxGate {
+    /// No flow control: always open.
+    Open,
+    /// Credit-based: one credit per downstream buffer slot, per channel.
+    Credit(Vec<u32>),
+    /// ON/OFF: a per-channel on flag set by the receiver's signals.
+    OnOff(Vec<bool>),
+}
+
+impl TxGate {
+    /// A credit gate with `credits` slots on each of `channels` channels.
+    pub fn credit(channels: usize, credits: u32) -> Self {
+        TxGate::Credit(vec![credits; channels])
+    }
+
+    /// An ON/OFF gate with every one of `channels` channels on.
+    pub fn on_off(channels: usize) -> Self {
+        TxGate::OnOff(vec![true; channels])
+    }
+
+    /// True if `channel` may send a cell now.
+    pub fn may_send(&self, channel: u16) -> bool {
+        match self {
+            TxGate::Open => true,
+            TxGate::Credit(credits) => credits[channel as usize] > 0,
+            TxGate::OnOff(on) => on[channel as usize],
+        }
+    }
+
+    /// Accounts for one cell sent on `channel` (which must be allowed to send).
+    pub fn on_send(&mut self, channel: u16) {
+        if let TxGate::Credit(credits) = self {
+            let c = &mut credits[channel as usize];
+            *c = c.checked_sub(1).expect("sent a cell without a credit");
+        }
+    }
+
+    /// Applies a signal from the receiver.
+    pub fn on_signal(&mut self, signal: FlowSignal) {
+        match (self, signal) {
+            (TxGate::Credit(credits), FlowSignal::Credit { channel }) => credits[channel as usize] += 1,
+            (TxGate::OnOff(on), FlowSignal::On { channel }) => on[channel as usize] = true,
+            (TxGate::OnOff(on), FlowSignal::Off { channel }) => on[channel as usize] = false,
+            (gate, signal) => panic!("flow-control signal {signal:?} does not apply to {gate:?}"),
+        }
+    }
+}
+
+/// Receive side: which signal, if any, a buffer change produces.
+#[derive(Clone, Debug)]
+pub enum RxFlowControl {
+    /// No flow control: buffers overflow by dropping.
+    None,
+    /// Return one credit per cell leaving the buffer.
+    Credit,
+    /// Send OFF when occupancy reaches `off_at_cells`, ON when it falls back to `on_at_cells`.
+    OnOff {
+        /// Occupancy at which the channel is switched off.
+        off_at_cells: u32,
+        /// Occupancy at which a switched-off channel is switched back on.
+        on_at_cells: u32,
+        /// Per channel: an OFF has been sent and no ON since.
+        off: Vec<bool>,
+    },
+}
+
+impl RxFlowControl {
+    /// ON/OFF with the given thresholds over `channels` channels (`on_at_cells < off_at_cells`).
+    pub fn on_off(channels: usize, off_at_cells: u32, on_at_cells: u32) -> Self {
+        assert!(on_at_cells < off_at_cells, "ON threshold must be below the OFF threshold");
+        RxFlowControl::OnOff { off_at_cells, on_at_cells, off: vec![false; channels] }
+    }
+
+    /// Called after a cell of `channel` entered the buffer, now holding `occupancy_cells`.
+    pub fn after_enqueue(&mut self, channel: u16, occupancy_cells: u32) -> Option<FlowSignal> {
+        match self {
+            RxFlowControl::OnOff { off_at_cells, off, .. } => {
+                let off = &mut off[channel as usize];
+                (!*off && occupancy_cells >= *off_at_cells).then(|| {
+                    *off = true;
+                    FlowSignal::Off { channel }
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// Called after a cell of `channel` left the buffer, now holding `occupancy_cells`.
+    pub fn after_dequeue(&mut self, channel: u16, occupancy_cells: u32) -> Option<FlowSignal> {
+        match self {
+            RxFlowControl::None => None,
+            RxFlowControl::Credit => Some(FlowSignal::Credit { channel }),
+            RxFlowControl::OnOff { on_at_cells, off, .. } => {
+                let off = &mut off[channel as usize];
+                (*off && occupancy_cells <= *on_at_cells).then(|| {
+                    *off = false;
+                    FlowSignal::On { channel }
+                })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credits_are_per_channel_and_returned() {
+        let mut tx = TxGate::credit(2, 1);
+        let mut rx = RxFlowControl::Credit;
+        assert!(tx.may_send(0) && tx.may_send(1));
+        tx.on_send(0);
+        assert!(!tx.may_send(0) && tx.may_send(1));
+        let signal = rx.after_dequeue(0, 0).unwrap();
+        tx.on_signal(signal);
+        assert!(tx.may_send(0));
+    }
+
+    #[test]
+    fn on_off_has_hysteresis() {
+        let mut rx = RxFlowControl::on_off(1, 4, 2);
+        let mut tx = TxGate::on_off(1);
+        assert_eq!(rx.after_enqueue(0, 3), None);
+        let off = rx.after_enqueue(0, 4).unwrap();
+        assert_eq!(off, FlowSignal::Off { channel: 0 });
+        assert_eq!(rx.after_enqueue(0, 5), None, "OFF is sent once");
+        tx.on_signal(off);
+        assert!(!tx.may_send(0));
+        assert_eq!(rx.after_dequeue(0, 3), None, "still above the ON threshold");
+        let on = rx.after_dequeue(0, 2).unwrap();
+        tx.on_signal(on);
+        assert!(tx.may_send(0));
+        assert_eq!(rx.after_dequeue(0, 1), None, "ON is sent once");
+    }
+
+    #[test]
+    fn open_gate_and_no_flow_control_never_block_or_signal() {
+        let mut tx = TxGate::Open;
+        tx.on_send(3);
+        assert!(tx.may_send(3));
+        let mut rx = RxFlowControl::None;
+        assert_eq!(rx.after_enqueue(0, 1_000), None);
+        assert_eq!(rx.after_dequeue(0, 0), None);
+    }
+}

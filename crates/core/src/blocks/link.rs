@@ -1,0 +1,54 @@
+//! A point-to-point link: serialization at a fixed rate, then propagation delay.
+
+use crate::engine::time::{serialization_ps, TimePs};
+
+/// The transmit side of a unidirectional link. One frame serializes at a time; the next may start
+/// when the previous has left the transmitter.
+#[derive(Clone, Debug)]
+pub struct Link {
+    /// Line rate.
+    pub rate_bps: u64,
+    /// Propagation delay (cable and fixed pipeline latency).
+    pub propagation_ps: TimePs,
+    busy_until_ps: TimePs,
+}
+
+impl Link {
+    /// An idle link.
+    pub fn new(rate_bps: u64, propagation_ps: TimePs) -> Self {
+        Link { rate_bps, propagation_ps, busy_until_ps: 0 }
+    }
+
+    /// True if a new frame may start serializing at `now_ps`.
+    pub fn is_idle(&self, now_ps: TimePs) -> bool {
+        self.busy_until_ps <= now_ps
+    }
+
+    /// When the transmitter becomes free.
+    pub fn busy_until_ps(&self) -> TimePs {
+        self.busy_until_ps
+    }
+
+    /// Starts sending `size_bytes` at `now_ps` (the link must be idle) and returns when the last
+    /// bit arrives at the far end.
+    pub fn transmit(&mut self, now_ps: TimePs, size_bytes: u64) -> TimePs {
+        debug_assert!(self.is_idle(now_ps), "transmit on a busy link");
+        self.busy_until_ps = now_ps + serialization_ps(size_bytes, self.rate_bps);
+        self.busy_until_ps + self.propagation_ps
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arrival_is_serialization_plus_propagation() {
+        let mut link = Link::new(100_000_000_000, 5_000);
+        assert!(link.is_idle(0));
+        assert_eq!(link.transmit(1_000, 256), 1_000 + 20_480 + 5_000);
+        assert!(!link.is_idle(21_479));
+        assert!(link.is_idle(21_480));
+        assert_eq!(link.busy_until_ps(), 21_480);
+    }
+}

@@ -1,0 +1,10 @@
+//! Shared network building blocks. Designs are wired from these; a mechanism that more than one
+//! design needs lives here, not in a design.
+
+pub mod cell;
+pub mod flow_control;
+pub mod link;
+pub mod matching;
+pub mod switch;
+pub mod terminal;
+pub mod traffic;

@@ -1,0 +1,309 @@
+//! An N-port cell switch in slotted time, with its queue organization and scheduler chosen by
+//! name: output-queued (ideal), FIFO input-queued, VOQ + iSLIP, VOQ + PIM, and SAFC.
+//!
+//! Each slot (one cell time) the switch moves at most one cell to each output; input-queued
+//! organizations also move at most one cell out of each input. Cells that arrive at the instant
+//! of a slot's clock edge take part in that slot's decision (see [`Phase`](crate::engine::queue::Phase)).
+
+use super::cell::{CellArena, CellId, CellQueue};
+use super::flow_control::{FlowSignal, RxFlowControl};
+use super::link::Link;
+use super::matching::{first_at_or_after, random_member, Matcher, UNMATCHED};
+use crate::engine::rng::Rng;
+use crate::engine::stats::OccupancyHistogram;
+use crate::engine::time::{serialization_ps, TimePs};
+
+/// The scheduler (and with it the queue organization) of a switch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchedulerKind {
+    /// One FIFO per output, N cells per slot may enter it: the ideal output-queued switch.
+    OutputQueued,
+    /// One FIFO per input; outputs pick a random head-of-line contender (Karol et al. 1987).
+    Fifo,
+    /// Virtual output queues matched by iSLIP with the given iterations (McKeown 1999).
+    Islip {
+        /// Request-grant-accept iterations per slot.
+        iterations: u32,
+    },
+    /// Virtual output queues matched by PIM with the given iterations (Anderson et al. 1993).
+    Pim {
+        /// Request-grant-accept iterations per slot.
+        iterations: u32,
+    },
+    /// Statically allocated, fully connected: N² dedicated queues; each output serves its N
+    /// queues round robin with no input constraint (the ideal of the RIFL paper, §V).
+    Safc,
+}
+
+impl SchedulerKind {
+    /// True when the buffer sits at the inputs (and can be flow-controlled from upstream).
+    pub fn is_input_buffered(self) -> bool {
+        self != SchedulerKind::OutputQueued
+    }
+}
+
+/// The outcome of offering a cell to the switch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// Queued; the flow-control signal to send upstream, if any.
+    Queued(Option<FlowSignal>),
+    /// The port's buffer was full; the cell is the caller's to account as dropped.
+    Dropped,
+}
+
+/// A cell leaving the switch in the current slot.
+#[derive(Clone, Copy, Debug)]
+pub struct Departure {
+    /// Output port.
+    pub output: u16,
+    /// The cell.
+    pub cell: CellId,
+    /// When its last bit reaches the far end of the output link.
+    pub arrive_ps: TimePs,
+}
+
+/// Per-port counters.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PortCounters {
+    /// Cells accepted into the buffer at this input.
+    pub cells_in: u64,
+    /// Cells dropped at this port's buffer.
+    pub cells_dropped: u64,
+    /// Cells sent out of this output.
+    pub cells_out: u64,
+}
+
+enum Queues {
+    /// Per output.
+    Output(Vec<CellQueue>),
+    /// Per input.
+    InputFifo(Vec<CellQueue>),
+    /// Per (input, output), index `input * ports + output`, with the set of non-empty inputs per
+    /// output.
+    Voq { queues: Vec<CellQueue>, inputs_for_output: Vec<u64> },
+}
+
+/// A slotted N-port cell switch.
+pub struct CellSwitch {
+    ports: usize,
+    cell_bytes: u64,
+    slot_ps: TimePs,
+    scheduler: SchedulerKind,
+    queues: Queues,
+    matcher: Option<Matcher>,
+    /// SAFC round-robin pointer per output.
+    serve_ptr: Vec<usize>,
+    /// Cells held per buffer port (inputs, or outputs when output-queued).
+    occupancy: Vec<u32>,
+    buffer_cells: Option<u32>,
+    rx_flow_control: Vec<RxFlowControl>,
+    out_links: Vec<Link>,
+    pipeline_ps: TimePs,
+    rng: Rng,
+    output_of_input: Vec<u16>,
+    departures: Vec<Departure>,
+    signals: Vec<(u16, FlowSignal)>,
+    held_cells: u64,
+    /// Clock edge already scheduled for the switch (it ticks only while holding cells).
+    pub tick_pending: bool,
+    /// Statistics start at this time.
+    pub measure_from_ps: TimePs,
+    /// Counters per port.
+    pub counters: Vec<PortCounters>,
+    /// Cells held, sampled after each measured slot's departures.
+    pub occupancy_samples: OccupancyHistogram,
+    /// Sum over measured departures of slots spent in the switch.
+    pub delay_slots_sum: u64,
+    /// Measured departures.
+    pub delay_samples: u64,
+}
+
+impl CellSwitch {
+    /// A switch of `ports` ports moving cells of `cell_bytes`, one slot per cell time on the
+    /// output links, buffers of `buffer_cells` per buffer
+    /// port (`None`: unbounded), the given receive-side flow control per input, and identical
+    /// output links whose far ends are `pipeline_ps` further away than their propagation delay.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        ports: usize,
+        cell_bytes: u64,
+        scheduler: SchedulerKind,
+        buffer_cells: Option<u32>,
+        rx_flow_control: RxFlowControl,
+        out_link: Link,
+        pipeline_ps: TimePs,
+        rng: Rng,
+    ) -> Self {
+        let fifos = || (0..ports).map(|_| CellQueue::default()).collect();
+        let voqs = || Queues::Voq {
+            queues: (0..ports * ports).map(|_| CellQueue::default()).collect(),
+            inputs_for_output: vec![0; ports],
+        };
+        let (queues, matcher) = match scheduler {
+            SchedulerKind::OutputQueued => (Queues::Output(fifos()), None),
+            SchedulerKind::Fifo => (Queues::InputFifo(fifos()), None),
+            SchedulerKind::Islip { iterations } => (voqs(), Some(Matcher::islip(ports, iterations))),
+            SchedulerKind::Pim { iterations } => (voqs(), Some(Matcher::pim(ports, iterations))),
+            SchedulerKind::Safc => (voqs(), None),
+        };
+        CellSwitch {
+            ports,
+            cell_bytes,
+            slot_ps: serialization_ps(cell_bytes, out_link.rate_bps),
+            scheduler,
+            queues,
+            matcher,
+            serve_ptr: vec![0; ports],
+            occupancy: vec![0; ports],
+            buffer_cells,
+            rx_flow_control: vec![rx_flow_control; ports],
+            out_links: vec![out_link; ports],
+            pipeline_ps,
+            rng,
+            output_of_input: vec![UNMATCHED; ports],
+            departures: Vec::with_capacity(ports),
+            signals: Vec::with_capacity(ports),
+            held_cells: 0,
+            tick_pending: false,
+            measure_from_ps: 0,
+            counters: vec![PortCounters::default(); ports],
+            occupancy_samples: OccupancyHistogram::default(),
+            delay_slots_sum: 0,
+            delay_samples: 0,
+        }
+    }
+
+    /// Length of one slot.
+    pub fn slot_ps(&self) -> TimePs {
+        self.slot_ps
+    }
+
+    /// Cells currently held.
+    pub fn held_cells(&self) -> u64 {
+        self.held_cells
+    }
+
+    /// Offers `cell`, arriving at `now_ps` on `input`, to the switch.
+    pub fn accept(&mut self, now_ps: TimePs, input: u16, cell: CellId, cells: &mut CellArena) -> Admission {
+        let c = &mut cells[cell];
+        let (output, vc) = (c.dst as usize, c.vc as u16);
+        debug_assert!(output < self.ports, "cell addressed beyond the switch");
+        let buffer_port = if self.scheduler.is_input_buffered() { input as usize } else { output };
+        if self.buffer_cells.is_some_and(|cap| self.occupancy[buffer_port] >= cap) {
+            self.counters[buffer_port].cells_dropped += 1;
+            return Admission::Dropped;
+        }
+        c.switch_arrive_ps = now_ps;
+        c.in_port = input;
+        self.counters[input as usize].cells_in += 1;
+        self.occupancy[buffer_port] += 1;
+        self.held_cells += 1;
+        match &mut self.queues {
+            Queues::Output(queues) => cells.push_back(&mut queues[output], cell),
+            Queues::InputFifo(queues) => cells.push_back(&mut queues[input as usize], cell),
+            Queues::Voq { queues, inputs_for_output } => {
+                cells.push_back(&mut queues[input as usize * self.ports + output], cell);
+                inputs_for_output[output] |= 1 << input;
+            }
+        }
+        let signal = self.rx_flow_control[buffer_port].after_enqueue(vc, self.occupancy[buffer_port]);
+        Admission::Queued(signal)
+    }
+
+    /// Runs one slot's clock edge at `now_ps`: schedules, moves cells onto output links and
+    /// returns the departures and the flow-control signals for upstream (per input port).
+    pub fn tick(&mut self, now_ps: TimePs, cells: &mut CellArena) -> (&[Departure], &[(u16, FlowSignal)]) {
+        self.departures.clear();
+        self.signals.clear();
+        let ports = self.ports;
+        match &mut self.queues {
+            Queues::Output(queues) => {
+                for (output, queue) in queues.iter_mut().enumerate() {
+                    if let Some(cell) = cells.pop_front(queue) {
+                        Self::depart(&mut self.departures, &mut self.out_links, self.cell_bytes, output, cell, now_ps);
+                    }
+                }
+            }
+            Queues::InputFifo(queues) => {
+                let mut contenders = [0u64; super::matching::MAX_PORTS];
+                for (input, queue) in queues.iter().enumerate() {
+                    if let Some(head) = queue.front() {
+                        contenders[cells[head].dst as usize] |= 1 << input;
+                    }
+                }
+                for (output, &set) in contenders[..ports].iter().enumerate() {
+                    if let Some(input) = random_member(set, &mut self.rng) {
+                        let cell = cells.pop_front(&mut queues[input]).expect("contender has a head");
+                        Self::depart(&mut self.departures, &mut self.out_links, self.cell_bytes, output, cell, now_ps);
+                    }
+                }
+            }
+            Queues::Voq { queues, inputs_for_output } => {
+                if let Some(matcher) = &mut self.matcher {
+                    matcher.schedule(inputs_for_output, &mut self.output_of_input, &mut self.rng);
+                } else {
+                    // SAFC: every output serves its own queues; inputs are unconstrained.
+                    for output in 0..ports {
+                        if let Some(input) = first_at_or_after(inputs_for_output[output], self.serve_ptr[output]) {
+                            self.serve_ptr[output] = (input + 1) % ports;
+                            let queue = &mut queues[input * ports + output];
+                            let cell = cells.pop_front(queue).expect("served queue is non-empty");
+                            if queue.is_empty() {
+                                inputs_for_output[output] &= !(1 << input);
+                            }
+                            Self::depart(&mut self.departures, &mut self.out_links, self.cell_bytes, output, cell, now_ps);
+                        }
+                    }
+                }
+                if self.matcher.is_some() {
+                    for input in 0..ports {
+                        let output = self.output_of_input[input];
+                        if output == UNMATCHED {
+                            continue;
+                        }
+                        let output = output as usize;
+                        let queue = &mut queues[input * ports + output];
+                        let cell = cells.pop_front(queue).expect("matched VOQ is non-empty");
+                        if queue.is_empty() {
+                            inputs_for_output[output] &= !(1 << input);
+                        }
+                        Self::depart(&mut self.departures, &mut self.out_links, self.cell_bytes, output, cell, now_ps);
+                    }
+                }
+            }
+        }
+        let measuring = now_ps >= self.measure_from_ps;
+        for departure in &mut self.departures {
+            departure.arrive_ps += self.pipeline_ps;
+            let c = &cells[departure.cell];
+            let (output, vc) = (departure.output as usize, c.vc as u16);
+            let buffer_port = if self.scheduler.is_input_buffered() { c.in_port as usize } else { output };
+            self.occupancy[buffer_port] -= 1;
+            self.counters[output].cells_out += 1;
+            if let Some(signal) = self.rx_flow_control[buffer_port].after_dequeue(vc, self.occupancy[buffer_port]) {
+                self.signals.push((buffer_port as u16, signal));
+            }
+            if measuring {
+                self.delay_slots_sum += (now_ps - c.switch_arrive_ps) / self.slot_ps;
+                self.delay_samples += 1;
+            }
+        }
+        self.held_cells -= self.departures.len() as u64;
+        if measuring {
+            self.occupancy_samples.record_n(self.held_cells as usize, 1);
+        }
+        (&self.departures, &self.signals)
+    }
+
+    fn depart(
+        departures: &mut Vec<Departure>,
+        links: &mut [Link],
+        cell_bytes: u64,
+        output: usize,
+        cell: CellId,
+        now_ps: TimePs,
+    ) {
+        let arrive_ps = links[output].transmit(now_ps, cell_bytes);
+        departures.push(Departure { output: output as u16, cell, arrive_ps });
+    }
+}

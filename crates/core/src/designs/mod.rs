@@ -1,0 +1,3 @@
+//! Whole systems wired from the building blocks: one module per design.
+
+pub mod single_switch;

@@ -1,0 +1,8 @@
+//! The simulation kernel: time, events, arenas, random streams and statistics.
+//! Nothing here knows about networks.
+
+pub mod arena;
+pub mod queue;
+pub mod rng;
+pub mod stats;
+pub mod time;

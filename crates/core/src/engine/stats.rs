@@ -1,0 +1,174 @@
+//! Streaming statistics: latency histograms with bounded relative error and occupancy counts.
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+/// Percentiles reported for every latency distribution (the RIFL paper's Table I set, plus mean).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Percentiles {
+    /// Arithmetic mean (exact).
+    pub mean: f64,
+    /// 1st percentile.
+    pub p1: f64,
+    /// Median.
+    pub p50: f64,
+    /// 75th percentile.
+    pub p75: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Largest value (exact).
+    pub max: f64,
+}
+
+impl Percentiles {
+    /// The same percentiles with every value divided by `unit` (e.g. picoseconds to cell times).
+    pub fn scaled(&self, unit: f64) -> Percentiles {
+        Percentiles {
+            mean: self.mean / unit,
+            p1: self.p1 / unit,
+            p50: self.p50 / unit,
+            p75: self.p75 / unit,
+            p90: self.p90 / unit,
+            p95: self.p95 / unit,
+            p99: self.p99 / unit,
+            max: self.max / unit,
+        }
+    }
+}
+
+/// A streaming histogram of non-negative integer samples (latencies in picoseconds).
+///
+/// Log-linear buckets (HdrHistogram, three significant digits) keep every percentile within 0.1%
+/// of the exact value in constant memory; mean, minimum and maximum are exact.
+pub struct LatencyHistogram {
+    buckets: Histogram<u64>,
+    sum: u128,
+}
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LatencyHistogram {
+    /// An empty histogram.
+    pub fn new() -> Self {
+        let buckets = Histogram::new(3).expect("three significant digits is a valid precision");
+        LatencyHistogram { buckets, sum: 0 }
+    }
+
+    /// Adds one sample.
+    pub fn record(&mut self, value: u64) {
+        self.buckets.saturating_record(value);
+        self.sum += value as u128;
+    }
+
+    /// Number of samples.
+    pub fn count(&self) -> u64 {
+        self.buckets.len()
+    }
+
+    /// Exact mean, or 0 with no samples.
+    pub fn mean(&self) -> f64 {
+        if self.count() == 0 {
+            0.0
+        } else {
+            self.sum as f64 / self.count() as f64
+        }
+    }
+
+    /// The standard percentile set (all zero with no samples).
+    pub fn percentiles(&self) -> Percentiles {
+        if self.count() == 0 {
+            return Percentiles::default();
+        }
+        let q = |quantile: f64| self.buckets.value_at_quantile(quantile) as f64;
+        Percentiles {
+            mean: self.mean(),
+            p1: q(0.01),
+            p50: q(0.50),
+            p75: q(0.75),
+            p90: q(0.90),
+            p95: q(0.95),
+            p99: q(0.99),
+            max: self.buckets.max() as f64,
+        }
+    }
+
+    /// Non-empty buckets as (highest value in bucket, sample count), in increasing value order.
+    pub fn buckets(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.buckets
+            .iter_recorded()
+            .map(|v| (self.buckets.highest_equivalent(v.value_iterated_to()), v.count_at_value()))
+    }
+}
+
+/// Counts of how often each small integer value (a queue occupancy in cells) was observed.
+#[derive(Default)]
+pub struct OccupancyHistogram {
+    counts: Vec<u64>,
+}
+
+impl OccupancyHistogram {
+    /// Records `times` observations of `value`.
+    pub fn record_n(&mut self, value: usize, times: u64) {
+        if value >= self.counts.len() {
+            self.counts.resize(value + 1, 0);
+        }
+        self.counts[value] += times;
+    }
+
+    /// Observation count per value, indexed by value.
+    pub fn counts(&self) -> &[u64] {
+        &self.counts
+    }
+
+    /// Mean observed value, or 0 with no observations.
+    pub fn mean(&self) -> f64 {
+        let n: u64 = self.counts.iter().sum();
+        if n == 0 {
+            return 0.0;
+        }
+        let total: f64 = self.counts.iter().enumerate().map(|(v, &c)| v as f64 * c as f64).sum();
+        total / n as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_are_within_one_percent_of_exact() {
+        let mut h = LatencyHistogram::new();
+        let mut exact: Vec<u64> = (0..100_000u64).map(|i| (i * 7_919 % 1_000_003) * 1_000 + 20_480).collect();
+        for &v in &exact {
+            h.record(v);
+        }
+        exact.sort_unstable();
+        let p = h.percentiles();
+        let exact_at = |q: f64| exact[((q * exact.len() as f64).ceil() as usize).max(1) - 1] as f64;
+        for (ours, q) in [(p.p1, 0.01), (p.p50, 0.5), (p.p90, 0.9), (p.p99, 0.99)] {
+            let truth = exact_at(q);
+            assert!((ours - truth).abs() / truth < 0.01, "q={q}: {ours} vs {truth}");
+        }
+        assert_eq!(p.max, *exact.last().unwrap() as f64);
+        let mean = exact.iter().map(|&v| v as f64).sum::<f64>() / exact.len() as f64;
+        assert!((p.mean - mean).abs() < 1e-6 * mean);
+        assert_eq!(h.buckets().map(|(_, c)| c).sum::<u64>(), 100_000);
+    }
+
+    #[test]
+    fn occupancy_mean() {
+        let mut h = OccupancyHistogram::default();
+        h.record_n(0, 2);
+        h.record_n(3, 2);
+        assert_eq!(h.mean(), 1.5);
+        assert_eq!(h.counts(), &[2, 0, 0, 2]);
+    }
+}

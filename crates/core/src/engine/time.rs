@@ -1,0 +1,45 @@
+//! Simulated time is an integer number of picoseconds.
+
+/// A point in simulated time or a duration, in picoseconds.
+pub type TimePs = u64;
+
+/// Picoseconds in one nanosecond.
+pub const PS_PER_NS: u64 = 1_000;
+
+/// Picoseconds in one second.
+pub const PS_PER_S: u64 = 1_000_000_000_000;
+
+/// Time to serialize `size_bytes` onto a link of `rate_bps`, rounded up to a whole picosecond.
+pub fn serialization_ps(size_bytes: u64, rate_bps: u64) -> TimePs {
+    assert!(rate_bps > 0, "link rate must be positive");
+    let bits_times_ps = size_bytes as u128 * 8 * PS_PER_S as u128;
+    bits_times_ps.div_ceil(rate_bps as u128) as TimePs
+}
+
+/// Rounds `time_ps` up to the next multiple of `period_ps` (a slot boundary).
+pub fn next_boundary_ps(time_ps: TimePs, period_ps: TimePs) -> TimePs {
+    time_ps.div_ceil(period_ps) * period_ps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serialization_of_a_256_byte_cell_at_100_gbps_is_20_48_ns() {
+        assert_eq!(serialization_ps(256, 100_000_000_000), 20_480);
+    }
+
+    #[test]
+    fn serialization_rounds_up() {
+        // 1 byte at 3 bps = 8/3 s.
+        assert_eq!(serialization_ps(1, 3), 2_666_666_666_667);
+    }
+
+    #[test]
+    fn boundaries() {
+        assert_eq!(next_boundary_ps(0, 10), 0);
+        assert_eq!(next_boundary_ps(1, 10), 10);
+        assert_eq!(next_boundary_ps(10, 10), 10);
+    }
+}

@@ -1,0 +1,17 @@
+//! cellfabric core: a cell-accurate simulator of scheduled, low-latency fabrics.
+//!
+//! The crate is layered as the architecture brief describes:
+//! - [`engine`] knows nothing of networks: integer picosecond time, the event queue,
+//!   arenas, random streams and statistics;
+//! - [`blocks`] are the shared network building blocks: cells, links, flow control,
+//!   switch schedulers, traffic generators and terminals;
+//! - [`designs`] wire building blocks into whole systems;
+//! - [`scenario`] is the user contract: the validated description of one run.
+
+pub mod blocks;
+pub mod designs;
+pub mod engine;
+pub mod scenario;
+
+pub use designs::single_switch::{SingleSwitch, Summary, Tables};
+pub use scenario::{Scenario, ScenarioError};

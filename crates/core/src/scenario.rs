@@ -1,0 +1,457 @@
+//! The scenario: the validated description of one run, read from JSON (the front ends turn TOML
+//! files and `--set` overrides into JSON). Unknown keys, wrong types and impossible values are
+//! rejected with one message naming the key and what was expected.
+
+use serde::Deserialize;
+
+use crate::blocks::matching::MAX_PORTS;
+use crate::blocks::switch::SchedulerKind;
+use crate::blocks::traffic::{Arrival, PacketSizes};
+use crate::engine::time::{serialization_ps, TimePs};
+
+/// A scenario rejected before it ran: the offending key and what was expected.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{key}: {message}")]
+pub struct ScenarioError {
+    /// Dotted path of the offending key (`traffic.load`), or `scenario` for the whole document.
+    pub key: String,
+    /// What is wrong and what was expected.
+    pub message: String,
+}
+
+fn invalid(key: &str, message: impl Into<String>) -> ScenarioError {
+    ScenarioError { key: key.to_string(), message: message.into() }
+}
+
+/// Which system the scenario builds.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum DesignName {
+    /// N terminals on one cell switch: the classic switch-theory setting.
+    #[default]
+    SingleSwitch,
+}
+
+/// A whole scenario.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// The system to build.
+    #[serde(default)]
+    pub design: DesignName,
+    /// Run length, warm-up and seed.
+    #[serde(default)]
+    pub run: RunConfig,
+    /// The switch.
+    #[serde(default)]
+    pub switch: SwitchConfig,
+    /// Every link (terminal to switch and back).
+    #[serde(default)]
+    pub link: LinkConfig,
+    /// Cell format.
+    #[serde(default)]
+    pub cell: CellConfig,
+    /// Offered traffic.
+    #[serde(default)]
+    pub traffic: TrafficConfig,
+}
+
+/// Run length, warm-up and seed.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    /// Seed of every random stream in the run.
+    pub seed: u64,
+    /// Simulated time, in cell times, including warm-up.
+    pub duration_cells: u64,
+    /// Leading cell times excluded from statistics.
+    pub warmup_cells: u64,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig { seed: 1, duration_cells: 100_000, warmup_cells: 10_000 }
+    }
+}
+
+/// Scheduler names as written in scenarios.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SchedulerName {
+    /// Ideal output-queued switch.
+    OutputQueued,
+    /// FIFO input queues.
+    Fifo,
+    /// VOQs with iSLIP.
+    #[default]
+    Islip,
+    /// VOQs with PIM.
+    Pim,
+    /// N² dedicated queues.
+    Safc,
+}
+
+/// The switch.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SwitchConfig {
+    /// Number of ports (1 to 64).
+    pub ports: u32,
+    /// Scheduler and queue organization.
+    pub scheduler: SchedulerName,
+    /// Iterations per slot for iSLIP and PIM.
+    pub iterations: u32,
+    /// Buffer per buffer port (input, or output when output-queued), in cells; absent: unbounded.
+    pub buffer_cells: Option<u32>,
+    /// Fixed latency added to every cell crossing the switch, in picoseconds.
+    pub pipeline_delay_ps: u64,
+}
+
+impl Default for SwitchConfig {
+    fn default() -> Self {
+        SwitchConfig {
+            ports: 32,
+            scheduler: SchedulerName::Islip,
+            iterations: 1,
+            buffer_cells: None,
+            pipeline_delay_ps: 0,
+        }
+    }
+}
+
+/// Link flow-control names as written in scenarios.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowControlName {
+    /// None: a full buffer drops.
+    #[default]
+    None,
+    /// Credits, one per buffer slot.
+    Credit,
+    /// ON/OFF with thresholds.
+    Onoff,
+}
+
+/// Links between terminals and the switch (both directions alike).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LinkConfig {
+    /// Line rate in Gbit/s.
+    pub rate_gbps: f64,
+    /// One-way propagation delay in picoseconds.
+    pub propagation_delay_ps: u64,
+    /// Flow control from the switch's input buffers back to the terminals.
+    pub flow_control: FlowControlName,
+    /// ON/OFF: occupancy (cells) at which the switch sends OFF.
+    pub off_threshold_cells: Option<u32>,
+    /// ON/OFF: occupancy (cells) at which the switch sends ON again.
+    pub on_threshold_cells: Option<u32>,
+}
+
+impl Default for LinkConfig {
+    fn default() -> Self {
+        LinkConfig {
+            rate_gbps: 100.0,
+            propagation_delay_ps: 0,
+            flow_control: FlowControlName::None,
+            off_threshold_cells: None,
+            on_threshold_cells: None,
+        }
+    }
+}
+
+impl LinkConfig {
+    /// Line rate in bit/s.
+    pub fn rate_bps(&self) -> u64 {
+        (self.rate_gbps * 1e9).round() as u64
+    }
+}
+
+/// Cell format.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CellConfig {
+    /// Bytes on the wire per cell, header included.
+    pub size_bytes: u32,
+    /// Payload bytes per cell; absent: the whole cell.
+    pub payload_bytes: Option<u32>,
+}
+
+impl Default for CellConfig {
+    fn default() -> Self {
+        CellConfig { size_bytes: 64, payload_bytes: None }
+    }
+}
+
+impl CellConfig {
+    /// Payload bytes per cell.
+    pub fn payload_bytes(&self) -> u32 {
+        self.payload_bytes.unwrap_or(self.size_bytes)
+    }
+}
+
+/// Arrival process names.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ArrivalName {
+    /// Geometric gaps between packets.
+    #[default]
+    Bernoulli,
+    /// Geometric bursts to one destination.
+    Bursty,
+}
+
+/// Destination pattern names.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum DestinationName {
+    /// Uniform over terminals.
+    #[default]
+    Uniform,
+    /// A random permutation drawn from the seed.
+    Permutation,
+    /// One hot terminal receives a fixed share.
+    Hotspot,
+}
+
+/// Offered traffic.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrafficConfig {
+    /// Offered load per terminal, as a fraction of line rate in cells, 0 to 1.
+    pub load: f64,
+    /// Arrival process.
+    pub arrival: ArrivalName,
+    /// Bursty: mean burst length in cells.
+    pub burst_mean_cells: Option<f64>,
+    /// Bursty: mean burst length in payload bytes (alternative to `burst_mean_cells`).
+    pub burst_mean_bytes: Option<f64>,
+    /// Destination pattern.
+    pub destinations: DestinationName,
+    /// Uniform: whether a terminal may send to itself.
+    pub include_self: bool,
+    /// Hotspot: the hot terminal.
+    pub hotspot_port: u32,
+    /// Hotspot: share of packets sent to the hot terminal.
+    pub hotspot_fraction: f64,
+    /// Fixed packet size in payload bytes; absent: one cell's payload.
+    pub packet_bytes: Option<u32>,
+    /// Variable packet size: smallest (uniform distribution).
+    pub packet_bytes_min: Option<u32>,
+    /// Variable packet size: largest (uniform distribution).
+    pub packet_bytes_max: Option<u32>,
+}
+
+impl Default for TrafficConfig {
+    fn default() -> Self {
+        TrafficConfig {
+            load: 0.5,
+            arrival: ArrivalName::Bernoulli,
+            burst_mean_cells: None,
+            burst_mean_bytes: None,
+            destinations: DestinationName::Uniform,
+            include_self: true,
+            hotspot_port: 0,
+            hotspot_fraction: 0.0,
+            packet_bytes: None,
+            packet_bytes_min: None,
+            packet_bytes_max: None,
+        }
+    }
+}
+
+impl Scenario {
+    /// Parses and validates a scenario from JSON text.
+    pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let scenario: Scenario = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+            let key = error.path().to_string();
+            let key = if key == "." { "scenario".to_string() } else { key };
+            invalid(&key, error.into_inner().to_string())
+        })?;
+        scenario.validate()?;
+        Ok(scenario)
+    }
+
+    /// Length of one cell time on the links.
+    pub fn cell_time_ps(&self) -> TimePs {
+        serialization_ps(self.cell.size_bytes as u64, self.link.rate_bps())
+    }
+
+    /// The switch scheduler as a building-block choice.
+    pub fn scheduler(&self) -> SchedulerKind {
+        let iterations = self.switch.iterations;
+        match self.switch.scheduler {
+            SchedulerName::OutputQueued => SchedulerKind::OutputQueued,
+            SchedulerName::Fifo => SchedulerKind::Fifo,
+            SchedulerName::Islip => SchedulerKind::Islip { iterations },
+            SchedulerName::Pim => SchedulerKind::Pim { iterations },
+            SchedulerName::Safc => SchedulerKind::Safc,
+        }
+    }
+
+    /// The packet size distribution.
+    pub fn packet_sizes(&self) -> PacketSizes {
+        let t = &self.traffic;
+        match (t.packet_bytes_min, t.packet_bytes_max) {
+            (Some(min), Some(max)) => PacketSizes::Uniform { min, max },
+            _ => PacketSizes::Fixed(t.packet_bytes.unwrap_or(self.cell.payload_bytes())),
+        }
+    }
+
+    /// The arrival process.
+    pub fn arrival(&self) -> Arrival {
+        let t = &self.traffic;
+        match t.arrival {
+            ArrivalName::Bernoulli => Arrival::Bernoulli,
+            ArrivalName::Bursty => {
+                let from_bytes = t.burst_mean_bytes.map(|b| b / self.cell.payload_bytes() as f64);
+                Arrival::Bursty { mean_burst_cells: t.burst_mean_cells.or(from_bytes).unwrap_or(1.0) }
+            }
+        }
+    }
+
+    /// Whether the configuration promises to drop nothing.
+    pub fn is_lossless(&self) -> bool {
+        self.switch.buffer_cells.is_none() || self.link.flow_control == FlowControlName::Credit
+    }
+
+    fn validate(&self) -> Result<(), ScenarioError> {
+        let (run, sw, link, cell, t) = (&self.run, &self.switch, &self.link, &self.cell, &self.traffic);
+        if run.duration_cells == 0 {
+            return Err(invalid("run.duration_cells", "expected a positive number of cell times"));
+        }
+        if run.warmup_cells >= run.duration_cells {
+            return Err(invalid("run.warmup_cells", "expected fewer cell times than run.duration_cells"));
+        }
+        if sw.ports == 0 || sw.ports as usize > MAX_PORTS {
+            return Err(invalid("switch.ports", format!("expected 1 to {MAX_PORTS} ports, got {}", sw.ports)));
+        }
+        if sw.iterations == 0 || sw.iterations > 64 {
+            return Err(invalid("switch.iterations", "expected 1 to 64 iterations"));
+        }
+        if sw.buffer_cells == Some(0) {
+            return Err(invalid("switch.buffer_cells", "expected at least one cell (omit it for unbounded buffers)"));
+        }
+        if !(link.rate_gbps.is_finite() && link.rate_gbps > 0.0) {
+            return Err(invalid("link.rate_gbps", "expected a positive rate in Gbit/s"));
+        }
+        if cell.size_bytes == 0 || cell.size_bytes > u16::MAX as u32 {
+            return Err(invalid("cell.size_bytes", "expected 1 to 65535 bytes"));
+        }
+        if cell.payload_bytes.is_some_and(|p| p == 0 || p > cell.size_bytes) {
+            return Err(invalid("cell.payload_bytes", "expected 1 to cell.size_bytes bytes"));
+        }
+        self.validate_flow_control()?;
+        self.validate_traffic(t)
+    }
+
+    fn validate_flow_control(&self) -> Result<(), ScenarioError> {
+        let link = &self.link;
+        if link.flow_control == FlowControlName::None {
+            return Ok(());
+        }
+        if !self.scheduler().is_input_buffered() {
+            return Err(invalid(
+                "link.flow_control",
+                "flow control protects input buffers; the output_queued switch has none (use \"none\")",
+            ));
+        }
+        let Some(buffer) = self.switch.buffer_cells else {
+            return Err(invalid("switch.buffer_cells", "flow control needs a finite input buffer"));
+        };
+        if link.flow_control == FlowControlName::Onoff {
+            let off = link.off_threshold_cells.ok_or_else(|| invalid("link.off_threshold_cells", "required by onoff"))?;
+            let on = link.on_threshold_cells.ok_or_else(|| invalid("link.on_threshold_cells", "required by onoff"))?;
+            if off == 0 || off > buffer {
+                return Err(invalid("link.off_threshold_cells", "expected 1 to switch.buffer_cells"));
+            }
+            if on >= off {
+                return Err(invalid("link.on_threshold_cells", "expected fewer cells than link.off_threshold_cells"));
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_traffic(&self, t: &TrafficConfig) -> Result<(), ScenarioError> {
+        if !(0.0..=1.0).contains(&t.load) {
+            return Err(invalid("traffic.load", format!("expected a fraction of line rate from 0 to 1, got {}", t.load)));
+        }
+        for (key, value) in [("traffic.burst_mean_cells", t.burst_mean_cells), ("traffic.burst_mean_bytes", t.burst_mean_bytes)] {
+            if value.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
+                return Err(invalid(key, "expected a positive mean burst length"));
+            }
+        }
+        if t.burst_mean_cells.is_some() && t.burst_mean_bytes.is_some() {
+            return Err(invalid("traffic.burst_mean_bytes", "give burst_mean_cells or burst_mean_bytes, not both"));
+        }
+        if t.hotspot_port >= self.switch.ports {
+            return Err(invalid("traffic.hotspot_port", "expected a port below switch.ports"));
+        }
+        if !(0.0..=1.0).contains(&t.hotspot_fraction) {
+            return Err(invalid("traffic.hotspot_fraction", "expected a fraction from 0 to 1"));
+        }
+        if !t.include_self && self.switch.ports < 2 {
+            return Err(invalid("traffic.include_self", "a one-port switch can only send to itself"));
+        }
+        if t.packet_bytes == Some(0) {
+            return Err(invalid("traffic.packet_bytes", "expected at least one byte"));
+        }
+        match (t.packet_bytes_min, t.packet_bytes_max) {
+            (None, None) => Ok(()),
+            (Some(min), Some(max)) if min >= 1 && min <= max && t.packet_bytes.is_none() => Ok(()),
+            (Some(_), Some(_)) if t.packet_bytes.is_some() => {
+                Err(invalid("traffic.packet_bytes", "give packet_bytes or packet_bytes_min/max, not both"))
+            }
+            (Some(_), Some(_)) => Err(invalid("traffic.packet_bytes_min", "expected 1 <= packet_bytes_min <= packet_bytes_max")),
+            (Some(_), None) => Err(invalid("traffic.packet_bytes_max", "required with packet_bytes_min")),
+            (None, Some(_)) => Err(invalid("traffic.packet_bytes_min", "required with packet_bytes_max")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(json: &str) -> ScenarioError {
+        Scenario::from_json(json).expect_err("scenario should be rejected")
+    }
+
+    #[test]
+    fn defaults_are_valid() {
+        let s = Scenario::from_json("{}").unwrap();
+        assert_eq!(s.cell_time_ps(), 5_120);
+        assert_eq!(s.scheduler(), SchedulerKind::Islip { iterations: 1 });
+    }
+
+    #[test]
+    fn bad_input_names_the_key() {
+        assert_eq!(error(r#"{"traffic": {"lod": 0.5}}"#).key, "traffic.lod");
+        assert_eq!(error(r#"{"bogus": 1}"#).key, "bogus");
+        let wrong_type = error(r#"{"traffic": {"load": "high"}}"#);
+        assert_eq!(wrong_type.key, "traffic.load");
+        assert!(wrong_type.message.contains("expected f64"), "{wrong_type}");
+        assert_eq!(error(r#"{"traffic": {"load": 1.5}}"#).key, "traffic.load");
+        assert_eq!(error(r#"{"traffic": {"load": -0.1}}"#).key, "traffic.load");
+        assert_eq!(error(r#"{"switch": {"ports": 0}}"#).key, "switch.ports");
+        assert_eq!(error(r#"{"link": {"propagation_delay_ps": -5}}"#).key, "link.propagation_delay_ps");
+        let scheduler = error(r#"{"switch": {"scheduler": "magic"}}"#);
+        assert_eq!(scheduler.key, "switch.scheduler");
+        assert!(scheduler.message.contains("islip"), "{scheduler}");
+        assert_eq!(error(r#"{"link": {"flow_control": "credit"}}"#).key, "switch.buffer_cells");
+        assert_eq!(
+            error(r#"{"switch": {"scheduler": "output_queued", "buffer_cells": 8}, "link": {"flow_control": "credit"}}"#).key,
+            "link.flow_control"
+        );
+        assert_eq!(error(r#"{"traffic": {"packet_bytes_min": 64}}"#).key, "traffic.packet_bytes_max");
+        assert_eq!(error(r#"{"run": {"warmup_cells": 200000}}"#).key, "run.warmup_cells");
+    }
+
+    #[test]
+    fn burst_length_in_bytes_converts_to_cells() {
+        let s = Scenario::from_json(r#"{"cell": {"size_bytes": 256}, "traffic": {"arrival": "bursty", "burst_mean_bytes": 1024}}"#)
+            .unwrap();
+        assert_eq!(s.arrival(), Arrival::Bursty { mean_burst_cells: 4.0 });
+    }
+}
