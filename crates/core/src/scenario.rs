@@ -20,7 +20,10 @@ pub struct ScenarioError {
 }
 
 fn invalid(key: &str, message: impl Into<String>) -> ScenarioError {
-    ScenarioError { key: key.to_string(), message: message.into() }
+    ScenarioError {
+        key: key.to_string(),
+        message: message.into(),
+    }
 }
 
 /// Which system the scenario builds.
@@ -70,7 +73,11 @@ pub struct RunConfig {
 
 impl Default for RunConfig {
     fn default() -> Self {
-        RunConfig { seed: 1, duration_cells: 100_000, warmup_cells: 10_000 }
+        RunConfig {
+            seed: 1,
+            duration_cells: 100_000,
+            warmup_cells: 10_000,
+        }
     }
 }
 
@@ -179,7 +186,10 @@ pub struct CellConfig {
 
 impl Default for CellConfig {
     fn default() -> Self {
-        CellConfig { size_bytes: 64, payload_bytes: None }
+        CellConfig {
+            size_bytes: 64,
+            payload_bytes: None,
+        }
     }
 }
 
@@ -264,11 +274,16 @@ impl Scenario {
     /// Parses and validates a scenario from JSON text.
     pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
         let mut deserializer = serde_json::Deserializer::from_str(text);
-        let scenario: Scenario = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
-            let key = error.path().to_string();
-            let key = if key == "." { "scenario".to_string() } else { key };
-            invalid(&key, error.into_inner().to_string())
-        })?;
+        let scenario: Scenario =
+            serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+                let key = error.path().to_string();
+                let key = if key == "." {
+                    "scenario".to_string()
+                } else {
+                    key
+                };
+                invalid(&key, error.into_inner().to_string())
+            })?;
         scenario.validate()?;
         Ok(scenario)
     }
@@ -305,8 +320,12 @@ impl Scenario {
         match t.arrival {
             ArrivalName::Bernoulli => Arrival::Bernoulli,
             ArrivalName::Bursty => {
-                let from_bytes = t.burst_mean_bytes.map(|b| b / self.cell.payload_bytes() as f64);
-                Arrival::Bursty { mean_burst_cells: t.burst_mean_cells.or(from_bytes).unwrap_or(1.0) }
+                let from_bytes = t
+                    .burst_mean_bytes
+                    .map(|b| b / self.cell.payload_bytes() as f64);
+                Arrival::Bursty {
+                    mean_burst_cells: t.burst_mean_cells.or(from_bytes).unwrap_or(1.0),
+                }
             }
         }
     }
@@ -317,30 +336,57 @@ impl Scenario {
     }
 
     fn validate(&self) -> Result<(), ScenarioError> {
-        let (run, sw, link, cell, t) = (&self.run, &self.switch, &self.link, &self.cell, &self.traffic);
+        let (run, sw, link, cell, t) = (
+            &self.run,
+            &self.switch,
+            &self.link,
+            &self.cell,
+            &self.traffic,
+        );
         if run.duration_cells == 0 {
-            return Err(invalid("run.duration_cells", "expected a positive number of cell times"));
+            return Err(invalid(
+                "run.duration_cells",
+                "expected a positive number of cell times",
+            ));
         }
         if run.warmup_cells >= run.duration_cells {
-            return Err(invalid("run.warmup_cells", "expected fewer cell times than run.duration_cells"));
+            return Err(invalid(
+                "run.warmup_cells",
+                "expected fewer cell times than run.duration_cells",
+            ));
         }
         if sw.ports == 0 || sw.ports as usize > MAX_PORTS {
-            return Err(invalid("switch.ports", format!("expected 1 to {MAX_PORTS} ports, got {}", sw.ports)));
+            return Err(invalid(
+                "switch.ports",
+                format!("expected 1 to {MAX_PORTS} ports, got {}", sw.ports),
+            ));
         }
         if sw.iterations == 0 || sw.iterations > 64 {
             return Err(invalid("switch.iterations", "expected 1 to 64 iterations"));
         }
         if sw.buffer_cells == Some(0) {
-            return Err(invalid("switch.buffer_cells", "expected at least one cell (omit it for unbounded buffers)"));
+            return Err(invalid(
+                "switch.buffer_cells",
+                "expected at least one cell (omit it for unbounded buffers)",
+            ));
         }
         if !(link.rate_gbps.is_finite() && link.rate_gbps > 0.0) {
-            return Err(invalid("link.rate_gbps", "expected a positive rate in Gbit/s"));
+            return Err(invalid(
+                "link.rate_gbps",
+                "expected a positive rate in Gbit/s",
+            ));
         }
         if cell.size_bytes == 0 || cell.size_bytes > u16::MAX as u32 {
             return Err(invalid("cell.size_bytes", "expected 1 to 65535 bytes"));
         }
-        if cell.payload_bytes.is_some_and(|p| p == 0 || p > cell.size_bytes) {
-            return Err(invalid("cell.payload_bytes", "expected 1 to cell.size_bytes bytes"));
+        if cell
+            .payload_bytes
+            .is_some_and(|p| p == 0 || p > cell.size_bytes)
+        {
+            return Err(invalid(
+                "cell.payload_bytes",
+                "expected 1 to cell.size_bytes bytes",
+            ));
         }
         self.validate_flow_control()?;
         self.validate_traffic(t)
@@ -358,16 +404,29 @@ impl Scenario {
             ));
         }
         let Some(buffer) = self.switch.buffer_cells else {
-            return Err(invalid("switch.buffer_cells", "flow control needs a finite input buffer"));
+            return Err(invalid(
+                "switch.buffer_cells",
+                "flow control needs a finite input buffer",
+            ));
         };
         if link.flow_control == FlowControlName::Onoff {
-            let off = link.off_threshold_cells.ok_or_else(|| invalid("link.off_threshold_cells", "required by onoff"))?;
-            let on = link.on_threshold_cells.ok_or_else(|| invalid("link.on_threshold_cells", "required by onoff"))?;
+            let off = link
+                .off_threshold_cells
+                .ok_or_else(|| invalid("link.off_threshold_cells", "required by onoff"))?;
+            let on = link
+                .on_threshold_cells
+                .ok_or_else(|| invalid("link.on_threshold_cells", "required by onoff"))?;
             if off == 0 || off > buffer {
-                return Err(invalid("link.off_threshold_cells", "expected 1 to switch.buffer_cells"));
+                return Err(invalid(
+                    "link.off_threshold_cells",
+                    "expected 1 to switch.buffer_cells",
+                ));
             }
             if on >= off {
-                return Err(invalid("link.on_threshold_cells", "expected fewer cells than link.off_threshold_cells"));
+                return Err(invalid(
+                    "link.on_threshold_cells",
+                    "expected fewer cells than link.off_threshold_cells",
+                ));
             }
         }
         Ok(())
@@ -375,37 +434,71 @@ impl Scenario {
 
     fn validate_traffic(&self, t: &TrafficConfig) -> Result<(), ScenarioError> {
         if !(0.0..=1.0).contains(&t.load) {
-            return Err(invalid("traffic.load", format!("expected a fraction of line rate from 0 to 1, got {}", t.load)));
+            return Err(invalid(
+                "traffic.load",
+                format!(
+                    "expected a fraction of line rate from 0 to 1, got {}",
+                    t.load
+                ),
+            ));
         }
-        for (key, value) in [("traffic.burst_mean_cells", t.burst_mean_cells), ("traffic.burst_mean_bytes", t.burst_mean_bytes)] {
+        for (key, value) in [
+            ("traffic.burst_mean_cells", t.burst_mean_cells),
+            ("traffic.burst_mean_bytes", t.burst_mean_bytes),
+        ] {
             if value.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
                 return Err(invalid(key, "expected a positive mean burst length"));
             }
         }
         if t.burst_mean_cells.is_some() && t.burst_mean_bytes.is_some() {
-            return Err(invalid("traffic.burst_mean_bytes", "give burst_mean_cells or burst_mean_bytes, not both"));
+            return Err(invalid(
+                "traffic.burst_mean_bytes",
+                "give burst_mean_cells or burst_mean_bytes, not both",
+            ));
         }
         if t.hotspot_port >= self.switch.ports {
-            return Err(invalid("traffic.hotspot_port", "expected a port below switch.ports"));
+            return Err(invalid(
+                "traffic.hotspot_port",
+                "expected a port below switch.ports",
+            ));
         }
         if !(0.0..=1.0).contains(&t.hotspot_fraction) {
-            return Err(invalid("traffic.hotspot_fraction", "expected a fraction from 0 to 1"));
+            return Err(invalid(
+                "traffic.hotspot_fraction",
+                "expected a fraction from 0 to 1",
+            ));
         }
         if !t.include_self && self.switch.ports < 2 {
-            return Err(invalid("traffic.include_self", "a one-port switch can only send to itself"));
+            return Err(invalid(
+                "traffic.include_self",
+                "a one-port switch can only send to itself",
+            ));
         }
         if t.packet_bytes == Some(0) {
-            return Err(invalid("traffic.packet_bytes", "expected at least one byte"));
+            return Err(invalid(
+                "traffic.packet_bytes",
+                "expected at least one byte",
+            ));
         }
         match (t.packet_bytes_min, t.packet_bytes_max) {
             (None, None) => Ok(()),
             (Some(min), Some(max)) if min >= 1 && min <= max && t.packet_bytes.is_none() => Ok(()),
-            (Some(_), Some(_)) if t.packet_bytes.is_some() => {
-                Err(invalid("traffic.packet_bytes", "give packet_bytes or packet_bytes_min/max, not both"))
-            }
-            (Some(_), Some(_)) => Err(invalid("traffic.packet_bytes_min", "expected 1 <= packet_bytes_min <= packet_bytes_max")),
-            (Some(_), None) => Err(invalid("traffic.packet_bytes_max", "required with packet_bytes_min")),
-            (None, Some(_)) => Err(invalid("traffic.packet_bytes_min", "required with packet_bytes_max")),
+            (Some(_), Some(_)) if t.packet_bytes.is_some() => Err(invalid(
+                "traffic.packet_bytes",
+                "give packet_bytes or packet_bytes_min/max, not both",
+            )),
+            (Some(_), Some(_)) => Err(invalid(
+                "traffic.packet_bytes_min",
+                "expected 1 <= packet_bytes_min <= packet_bytes_max",
+            )),
+            (Some(_), None) => Err(invalid(
+                "traffic.packet_bytes_max",
+                "required with packet_bytes_min",
+            )),
+            (None, Some(_)) => Err(invalid(
+                "traffic.packet_bytes_min",
+                "required with packet_bytes_max",
+            )),
         }
     }
 }
@@ -435,23 +528,40 @@ mod tests {
         assert_eq!(error(r#"{"traffic": {"load": 1.5}}"#).key, "traffic.load");
         assert_eq!(error(r#"{"traffic": {"load": -0.1}}"#).key, "traffic.load");
         assert_eq!(error(r#"{"switch": {"ports": 0}}"#).key, "switch.ports");
-        assert_eq!(error(r#"{"link": {"propagation_delay_ps": -5}}"#).key, "link.propagation_delay_ps");
+        assert_eq!(
+            error(r#"{"link": {"propagation_delay_ps": -5}}"#).key,
+            "link.propagation_delay_ps"
+        );
         let scheduler = error(r#"{"switch": {"scheduler": "magic"}}"#);
         assert_eq!(scheduler.key, "switch.scheduler");
         assert!(scheduler.message.contains("islip"), "{scheduler}");
-        assert_eq!(error(r#"{"link": {"flow_control": "credit"}}"#).key, "switch.buffer_cells");
+        assert_eq!(
+            error(r#"{"link": {"flow_control": "credit"}}"#).key,
+            "switch.buffer_cells"
+        );
         assert_eq!(
             error(r#"{"switch": {"scheduler": "output_queued", "buffer_cells": 8}, "link": {"flow_control": "credit"}}"#).key,
             "link.flow_control"
         );
-        assert_eq!(error(r#"{"traffic": {"packet_bytes_min": 64}}"#).key, "traffic.packet_bytes_max");
-        assert_eq!(error(r#"{"run": {"warmup_cells": 200000}}"#).key, "run.warmup_cells");
+        assert_eq!(
+            error(r#"{"traffic": {"packet_bytes_min": 64}}"#).key,
+            "traffic.packet_bytes_max"
+        );
+        assert_eq!(
+            error(r#"{"run": {"warmup_cells": 200000}}"#).key,
+            "run.warmup_cells"
+        );
     }
 
     #[test]
     fn burst_length_in_bytes_converts_to_cells() {
         let s = Scenario::from_json(r#"{"cell": {"size_bytes": 256}, "traffic": {"arrival": "bursty", "burst_mean_bytes": 1024}}"#)
             .unwrap();
-        assert_eq!(s.arrival(), Arrival::Bursty { mean_burst_cells: 4.0 });
+        assert_eq!(
+            s.arrival(),
+            Arrival::Bursty {
+                mean_burst_cells: 4.0
+            }
+        );
     }
 }

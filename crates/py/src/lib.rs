@@ -1,1 +1,101 @@
+//! Python bindings: `cellfabric._core.Simulation` steps a scenario with the GIL released, so the
+//! Python front end can draw progress between steps.
 
+use cellfabric_core::{Scenario, SingleSwitch};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+create_exception!(
+    _core,
+    ScenarioError,
+    PyValueError,
+    "The scenario was rejected: names the key and what was expected."
+);
+create_exception!(
+    _core,
+    SimulationError,
+    PyRuntimeError,
+    "A run broke one of its invariants."
+);
+
+/// One simulation run, advanced in steps of simulated time.
+#[pyclass(module = "cellfabric._core")]
+struct Simulation {
+    sim: Option<SingleSwitch>,
+    end_ps: u64,
+}
+
+impl Simulation {
+    fn sim(&mut self) -> PyResult<&mut SingleSwitch> {
+        self.sim
+            .as_mut()
+            .ok_or_else(|| SimulationError::new_err("the simulation has already finished"))
+    }
+}
+
+#[pymethods]
+impl Simulation {
+    /// Validates the scenario (JSON text) and builds the system.
+    #[new]
+    fn new(scenario_json: &str) -> PyResult<Self> {
+        let scenario = Scenario::from_json(scenario_json)
+            .map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        let sim = SingleSwitch::new(&scenario);
+        let end_ps = sim.end_ps();
+        Ok(Simulation {
+            sim: Some(sim),
+            end_ps,
+        })
+    }
+
+    /// Runs events up to `until_ps` without holding the GIL; returns True once the run is complete.
+    fn advance(&mut self, py: Python<'_>, until_ps: u64) -> PyResult<bool> {
+        let sim = self.sim()?;
+        Ok(py.allow_threads(|| sim.advance(until_ps)))
+    }
+
+    /// Current simulated time in picoseconds.
+    #[getter]
+    fn now_ps(&mut self) -> PyResult<u64> {
+        Ok(self.sim()?.now_ps())
+    }
+
+    /// Simulated time at which the run ends.
+    #[getter]
+    fn end_ps(&self) -> u64 {
+        self.end_ps
+    }
+
+    /// Events processed so far.
+    #[getter]
+    fn events(&mut self) -> PyResult<u64> {
+        Ok(self.sim()?.events())
+    }
+
+    /// Checks the run's invariants; returns (summary JSON, tables JSON).
+    fn finish(&mut self, py: Python<'_>) -> PyResult<(String, String)> {
+        let sim = self
+            .sim
+            .take()
+            .ok_or_else(|| SimulationError::new_err("the simulation has already finished"))?;
+        let (summary, tables) = py
+            .allow_threads(|| sim.finish())
+            .map_err(|e| SimulationError::new_err(e.to_string()))?;
+        let summary = serde_json::to_string(&summary).expect("the summary serializes");
+        let tables = serde_json::to_string(&tables).expect("the tables serialize");
+        Ok((summary, tables))
+    }
+}
+
+/// The Rust core of cellfabric.
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Simulation>()?;
+    m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;
+    m.add(
+        "SimulationError",
+        m.py().get_type_bound::<SimulationError>(),
+    )?;
+    Ok(())
+}

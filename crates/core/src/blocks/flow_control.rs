@@ -67,7 +67,9 @@ impl TxGate {
     /// Applies a signal from the receiver.
     pub fn on_signal(&mut self, signal: FlowSignal) {
         match (self, signal) {
-            (TxGate::Credit(credits), FlowSignal::Credit { channel }) => credits[channel as usize] += 1,
+            (TxGate::Credit(credits), FlowSignal::Credit { channel }) => {
+                credits[channel as usize] += 1
+            }
             (TxGate::OnOff(on), FlowSignal::On { channel }) => on[channel as usize] = true,
             (TxGate::OnOff(on), FlowSignal::Off { channel }) => on[channel as usize] = false,
             (gate, signal) => panic!("flow-control signal {signal:?} does not apply to {gate:?}"),
@@ -96,14 +98,23 @@ pub enum RxFlowControl {
 impl RxFlowControl {
     /// ON/OFF with the given thresholds over `channels` channels (`on_at_cells < off_at_cells`).
     pub fn on_off(channels: usize, off_at_cells: u32, on_at_cells: u32) -> Self {
-        assert!(on_at_cells < off_at_cells, "ON threshold must be below the OFF threshold");
-        RxFlowControl::OnOff { off_at_cells, on_at_cells, off: vec![false; channels] }
+        assert!(
+            on_at_cells < off_at_cells,
+            "ON threshold must be below the OFF threshold"
+        );
+        RxFlowControl::OnOff {
+            off_at_cells,
+            on_at_cells,
+            off: vec![false; channels],
+        }
     }
 
     /// Called after a cell of `channel` entered the buffer, now holding `occupancy_cells`.
     pub fn after_enqueue(&mut self, channel: u16, occupancy_cells: u32) -> Option<FlowSignal> {
         match self {
-            RxFlowControl::OnOff { off_at_cells, off, .. } => {
+            RxFlowControl::OnOff {
+                off_at_cells, off, ..
+            } => {
                 let off = &mut off[channel as usize];
                 (!*off && occupancy_cells >= *off_at_cells).then(|| {
                     *off = true;
@@ -119,7 +130,9 @@ impl RxFlowControl {
         match self {
             RxFlowControl::None => None,
             RxFlowControl::Credit => Some(FlowSignal::Credit { channel }),
-            RxFlowControl::OnOff { on_at_cells, off, .. } => {
+            RxFlowControl::OnOff {
+                on_at_cells, off, ..
+            } => {
                 let off = &mut off[channel as usize];
                 (*off && occupancy_cells <= *on_at_cells).then(|| {
                     *off = false;

@@ -11,12 +11,19 @@ pub struct Link {
     /// Propagation delay (cable and fixed pipeline latency).
     pub propagation_ps: TimePs,
     busy_until_ps: TimePs,
+    /// Serialization time of the last frame size sent, to skip the division for fixed-size cells.
+    last_frame: (u64, TimePs),
 }
 
 impl Link {
     /// An idle link.
     pub fn new(rate_bps: u64, propagation_ps: TimePs) -> Self {
-        Link { rate_bps, propagation_ps, busy_until_ps: 0 }
+        Link {
+            rate_bps,
+            propagation_ps,
+            busy_until_ps: 0,
+            last_frame: (0, 0),
+        }
     }
 
     /// True if a new frame may start serializing at `now_ps`.
@@ -33,7 +40,10 @@ impl Link {
     /// bit arrives at the far end.
     pub fn transmit(&mut self, now_ps: TimePs, size_bytes: u64) -> TimePs {
         debug_assert!(self.is_idle(now_ps), "transmit on a busy link");
-        self.busy_until_ps = now_ps + serialization_ps(size_bytes, self.rate_bps);
+        if self.last_frame.0 != size_bytes {
+            self.last_frame = (size_bytes, serialization_ps(size_bytes, self.rate_bps));
+        }
+        self.busy_until_ps = now_ps + self.last_frame.1;
         self.busy_until_ps + self.propagation_ps
     }
 }

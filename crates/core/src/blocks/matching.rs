@@ -18,8 +18,16 @@ pub fn first_at_or_after(set: u64, start: usize) -> Option<usize> {
     if set == 0 {
         return None;
     }
-    let upper = if start >= 64 { 0 } else { set & (u64::MAX << start) };
-    Some(if upper != 0 { upper.trailing_zeros() } else { set.trailing_zeros() } as usize)
+    let upper = if start >= 64 {
+        0
+    } else {
+        set & (u64::MAX << start)
+    };
+    Some(if upper != 0 {
+        upper.trailing_zeros()
+    } else {
+        set.trailing_zeros()
+    } as usize)
 }
 
 /// A member of `set` chosen uniformly at random.
@@ -48,7 +56,10 @@ pub fn members(mut set: u64) -> impl Iterator<Item = usize> {
 enum Rule {
     /// Round-robin pointers per output (grant) and per input (accept), moved only when a grant
     /// is accepted in the first iteration.
-    Islip { grant_ptr: Vec<usize>, accept_ptr: Vec<usize> },
+    Islip {
+        grant_ptr: Vec<usize>,
+        accept_ptr: Vec<usize>,
+    },
     /// Uniformly random grants and accepts.
     Pim,
 }
@@ -64,7 +75,10 @@ pub struct Matcher {
 impl Matcher {
     /// iSLIP with `iterations` iterations on `ports` ports, all pointers at port 0.
     pub fn islip(ports: usize, iterations: u32) -> Self {
-        let rule = Rule::Islip { grant_ptr: vec![0; ports], accept_ptr: vec![0; ports] };
+        let rule = Rule::Islip {
+            grant_ptr: vec![0; ports],
+            accept_ptr: vec![0; ports],
+        };
         Self::new(rule, ports, iterations)
     }
 
@@ -75,12 +89,21 @@ impl Matcher {
 
     fn new(rule: Rule, ports: usize, iterations: u32) -> Self {
         assert!(ports <= MAX_PORTS && iterations >= 1);
-        Matcher { rule, iterations, grants_to_input: vec![0; ports] }
+        Matcher {
+            rule,
+            iterations,
+            grants_to_input: vec![0; ports],
+        }
     }
 
     /// Computes one slot's matching. `inputs_for_output[j]` is the set of inputs holding a cell
     /// for output j; on return `output_of_input[i]` is input i's output or [`UNMATCHED`].
-    pub fn schedule(&mut self, inputs_for_output: &[u64], output_of_input: &mut [u16], rng: &mut Rng) {
+    pub fn schedule(
+        &mut self,
+        inputs_for_output: &[u64],
+        output_of_input: &mut [u16],
+        rng: &mut Rng,
+    ) {
         let ports = inputs_for_output.len();
         output_of_input.fill(UNMATCHED);
         let (mut matched_inputs, mut matched_outputs) = (0u64, 0u64);
@@ -106,8 +129,12 @@ impl Matcher {
             for input in members(granted_inputs) {
                 let grants = std::mem::take(&mut self.grants_to_input[input]);
                 let output = match &mut self.rule {
-                    Rule::Islip { grant_ptr, accept_ptr } => {
-                        let output = first_at_or_after(grants, accept_ptr[input]).expect("input was granted");
+                    Rule::Islip {
+                        grant_ptr,
+                        accept_ptr,
+                    } => {
+                        let output = first_at_or_after(grants, accept_ptr[input])
+                            .expect("input was granted");
                         if iteration == 0 {
                             accept_ptr[input] = (output + 1) % ports;
                             grant_ptr[output] = (input + 1) % ports;
@@ -127,7 +154,7 @@ impl Matcher {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::rng::{stream, ComponentId};
+    use crate::engine::rng::{stream, ComponentId, Rng};
     use proptest::prelude::*;
 
     fn rng() -> Rng {
@@ -152,7 +179,13 @@ mod tests {
         let mut out = [0u16; 2];
         m.schedule(&[0b11, 0b11], &mut out, &mut rng());
         assert_eq!(out, [0, 1]);
-        let Rule::Islip { grant_ptr, accept_ptr } = &m.rule else { unreachable!() };
+        let Rule::Islip {
+            grant_ptr,
+            accept_ptr,
+        } = &m.rule
+        else {
+            unreachable!()
+        };
         assert_eq!(grant_ptr, &vec![1, 0]);
         assert_eq!(accept_ptr, &vec![1, 0]);
         // Next slot: output 0 now prefers input 1, output 1 still input 0: a full match at once.

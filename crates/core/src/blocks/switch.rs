@@ -80,7 +80,10 @@ enum Queues {
     InputFifo(Vec<CellQueue>),
     /// Per (input, output), index `input * ports + output`, with the set of non-empty inputs per
     /// output.
-    Voq { queues: Vec<CellQueue>, inputs_for_output: Vec<u64> },
+    Voq {
+        queues: Vec<CellQueue>,
+        inputs_for_output: Vec<u64>,
+    },
 }
 
 /// A slotted N-port cell switch.
@@ -142,7 +145,9 @@ impl CellSwitch {
         let (queues, matcher) = match scheduler {
             SchedulerKind::OutputQueued => (Queues::Output(fifos()), None),
             SchedulerKind::Fifo => (Queues::InputFifo(fifos()), None),
-            SchedulerKind::Islip { iterations } => (voqs(), Some(Matcher::islip(ports, iterations))),
+            SchedulerKind::Islip { iterations } => {
+                (voqs(), Some(Matcher::islip(ports, iterations)))
+            }
             SchedulerKind::Pim { iterations } => (voqs(), Some(Matcher::pim(ports, iterations))),
             SchedulerKind::Safc => (voqs(), None),
         };
@@ -184,12 +189,25 @@ impl CellSwitch {
     }
 
     /// Offers `cell`, arriving at `now_ps` on `input`, to the switch.
-    pub fn accept(&mut self, now_ps: TimePs, input: u16, cell: CellId, cells: &mut CellArena) -> Admission {
+    pub fn accept(
+        &mut self,
+        now_ps: TimePs,
+        input: u16,
+        cell: CellId,
+        cells: &mut CellArena,
+    ) -> Admission {
         let c = &mut cells[cell];
         let (output, vc) = (c.dst as usize, c.vc as u16);
         debug_assert!(output < self.ports, "cell addressed beyond the switch");
-        let buffer_port = if self.scheduler.is_input_buffered() { input as usize } else { output };
-        if self.buffer_cells.is_some_and(|cap| self.occupancy[buffer_port] >= cap) {
+        let buffer_port = if self.scheduler.is_input_buffered() {
+            input as usize
+        } else {
+            output
+        };
+        if self
+            .buffer_cells
+            .is_some_and(|cap| self.occupancy[buffer_port] >= cap)
+        {
             self.counters[buffer_port].cells_dropped += 1;
             return Admission::Dropped;
         }
@@ -201,18 +219,26 @@ impl CellSwitch {
         match &mut self.queues {
             Queues::Output(queues) => cells.push_back(&mut queues[output], cell),
             Queues::InputFifo(queues) => cells.push_back(&mut queues[input as usize], cell),
-            Queues::Voq { queues, inputs_for_output } => {
+            Queues::Voq {
+                queues,
+                inputs_for_output,
+            } => {
                 cells.push_back(&mut queues[input as usize * self.ports + output], cell);
                 inputs_for_output[output] |= 1 << input;
             }
         }
-        let signal = self.rx_flow_control[buffer_port].after_enqueue(vc, self.occupancy[buffer_port]);
+        let signal =
+            self.rx_flow_control[buffer_port].after_enqueue(vc, self.occupancy[buffer_port]);
         Admission::Queued(signal)
     }
 
     /// Runs one slot's clock edge at `now_ps`: schedules, moves cells onto output links and
     /// returns the departures and the flow-control signals for upstream (per input port).
-    pub fn tick(&mut self, now_ps: TimePs, cells: &mut CellArena) -> (&[Departure], &[(u16, FlowSignal)]) {
+    pub fn tick(
+        &mut self,
+        now_ps: TimePs,
+        cells: &mut CellArena,
+    ) -> (&[Departure], &[(u16, FlowSignal)]) {
         self.departures.clear();
         self.signals.clear();
         let ports = self.ports;
@@ -220,7 +246,14 @@ impl CellSwitch {
             Queues::Output(queues) => {
                 for (output, queue) in queues.iter_mut().enumerate() {
                     if let Some(cell) = cells.pop_front(queue) {
-                        Self::depart(&mut self.departures, &mut self.out_links, self.cell_bytes, output, cell, now_ps);
+                        Self::depart(
+                            &mut self.departures,
+                            &mut self.out_links,
+                            self.cell_bytes,
+                            output,
+                            cell,
+                            now_ps,
+                        );
                     }
                 }
             }
@@ -233,25 +266,46 @@ impl CellSwitch {
                 }
                 for (output, &set) in contenders[..ports].iter().enumerate() {
                     if let Some(input) = random_member(set, &mut self.rng) {
-                        let cell = cells.pop_front(&mut queues[input]).expect("contender has a head");
-                        Self::depart(&mut self.departures, &mut self.out_links, self.cell_bytes, output, cell, now_ps);
+                        let cell = cells
+                            .pop_front(&mut queues[input])
+                            .expect("contender has a head");
+                        Self::depart(
+                            &mut self.departures,
+                            &mut self.out_links,
+                            self.cell_bytes,
+                            output,
+                            cell,
+                            now_ps,
+                        );
                     }
                 }
             }
-            Queues::Voq { queues, inputs_for_output } => {
+            Queues::Voq {
+                queues,
+                inputs_for_output,
+            } => {
                 if let Some(matcher) = &mut self.matcher {
                     matcher.schedule(inputs_for_output, &mut self.output_of_input, &mut self.rng);
                 } else {
                     // SAFC: every output serves its own queues; inputs are unconstrained.
                     for output in 0..ports {
-                        if let Some(input) = first_at_or_after(inputs_for_output[output], self.serve_ptr[output]) {
+                        if let Some(input) =
+                            first_at_or_after(inputs_for_output[output], self.serve_ptr[output])
+                        {
                             self.serve_ptr[output] = (input + 1) % ports;
                             let queue = &mut queues[input * ports + output];
                             let cell = cells.pop_front(queue).expect("served queue is non-empty");
                             if queue.is_empty() {
                                 inputs_for_output[output] &= !(1 << input);
                             }
-                            Self::depart(&mut self.departures, &mut self.out_links, self.cell_bytes, output, cell, now_ps);
+                            Self::depart(
+                                &mut self.departures,
+                                &mut self.out_links,
+                                self.cell_bytes,
+                                output,
+                                cell,
+                                now_ps,
+                            );
                         }
                     }
                 }
@@ -267,7 +321,14 @@ impl CellSwitch {
                         if queue.is_empty() {
                             inputs_for_output[output] &= !(1 << input);
                         }
-                        Self::depart(&mut self.departures, &mut self.out_links, self.cell_bytes, output, cell, now_ps);
+                        Self::depart(
+                            &mut self.departures,
+                            &mut self.out_links,
+                            self.cell_bytes,
+                            output,
+                            cell,
+                            now_ps,
+                        );
                     }
                 }
             }
@@ -277,10 +338,16 @@ impl CellSwitch {
             departure.arrive_ps += self.pipeline_ps;
             let c = &cells[departure.cell];
             let (output, vc) = (departure.output as usize, c.vc as u16);
-            let buffer_port = if self.scheduler.is_input_buffered() { c.in_port as usize } else { output };
+            let buffer_port = if self.scheduler.is_input_buffered() {
+                c.in_port as usize
+            } else {
+                output
+            };
             self.occupancy[buffer_port] -= 1;
             self.counters[output].cells_out += 1;
-            if let Some(signal) = self.rx_flow_control[buffer_port].after_dequeue(vc, self.occupancy[buffer_port]) {
+            if let Some(signal) =
+                self.rx_flow_control[buffer_port].after_dequeue(vc, self.occupancy[buffer_port])
+            {
                 self.signals.push((buffer_port as u16, signal));
             }
             if measuring {
@@ -304,6 +371,10 @@ impl CellSwitch {
         now_ps: TimePs,
     ) {
         let arrive_ps = links[output].transmit(now_ps, cell_bytes);
-        departures.push(Departure { output: output as u16, cell, arrive_ps });
+        departures.push(Departure {
+            output: output as u16,
+            cell,
+            arrive_ps,
+        });
     }
 }

@@ -58,7 +58,8 @@ impl Terminal {
         while self.generator.next_cell_ps() <= now_ps {
             let cell = self.generator.emit();
             self.counters.cells_injected += 1;
-            self.counters.cells_injected_measured += (cell.inject_ps >= self.measure_from_ps) as u64;
+            self.counters.cells_injected_measured +=
+                (cell.inject_ps >= self.measure_from_ps) as u64;
             let id = cells.alloc(cell);
             cells.push_back(&mut self.tx_queue, id);
         }

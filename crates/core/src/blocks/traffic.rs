@@ -72,7 +72,9 @@ impl PacketSizes {
         let cells = |size: u32| size.div_ceil(cell_payload_bytes) as f64;
         match self {
             PacketSizes::Fixed(size) => cells(size),
-            PacketSizes::Uniform { min, max } => (min..=max).map(cells).sum::<f64>() / (max - min + 1) as f64,
+            PacketSizes::Uniform { min, max } => {
+                (min..=max).map(cells).sum::<f64>() / (max - min + 1) as f64
+            }
         }
     }
 
@@ -123,7 +125,8 @@ impl Generator {
             Arrival::Bernoulli => (mean_packet_cells, None),
             Arrival::Bursty { mean_burst_cells } => {
                 let mean_packets = (mean_burst_cells / mean_packet_cells).max(1.0);
-                let extra = Geometric::new(1.0 / mean_packets).expect("mean packets per burst >= 1");
+                let extra =
+                    Geometric::new(1.0 / mean_packets).expect("mean packets per burst >= 1");
                 (mean_packets * mean_packet_cells, Some(extra))
             }
         };
@@ -194,14 +197,22 @@ impl Generator {
         self.next_ps = from_ps.saturating_add(gap.saturating_mul(self.spec.slot_ps));
         self.dst = self.draw_destination();
         self.packet_bytes_left = self.spec.sizes.draw(&mut self.rng);
-        self.packets_left_in_burst = self.extra_packets_per_burst.map_or(0, |g| g.sample(&mut self.rng));
+        self.packets_left_in_burst = self
+            .extra_packets_per_burst
+            .map_or(0, |g| g.sample(&mut self.rng));
     }
 
     fn draw_destination(&mut self) -> u16 {
         match self.destinations {
             Destinations::Fixed(dst) => dst,
-            Destinations::Uniform { ports, include_self: true } => self.rng.gen_range(0..ports),
-            Destinations::Uniform { ports, include_self: false } => {
+            Destinations::Uniform {
+                ports,
+                include_self: true,
+            } => self.rng.gen_range(0..ports),
+            Destinations::Uniform {
+                ports,
+                include_self: false,
+            } => {
                 let other = self.rng.gen_range(0..ports - 1);
                 if other >= self.terminal {
                     other + 1
@@ -209,7 +220,11 @@ impl Generator {
                     other
                 }
             }
-            Destinations::Hotspot { ports, port, fraction } => {
+            Destinations::Hotspot {
+                ports,
+                port,
+                fraction,
+            } => {
                 if self.rng.gen_bool(fraction) {
                     port
                 } else {
@@ -226,11 +241,23 @@ mod tests {
     use crate::engine::rng::{stream, ComponentId};
 
     fn spec(load: f64, arrival: Arrival, sizes: PacketSizes) -> TrafficSpec {
-        TrafficSpec { load, arrival, sizes, cell_payload_bytes: 64, slot_ps: 10, stop_ps: 10 * 400_000 }
+        TrafficSpec {
+            load,
+            arrival,
+            sizes,
+            cell_payload_bytes: 64,
+            slot_ps: 10,
+            stop_ps: 10 * 400_000,
+        }
     }
 
     fn run(spec: TrafficSpec, destinations: Destinations) -> Vec<Cell> {
-        let mut g = Generator::new(1, spec, destinations, stream(3, ComponentId { kind: 9, index: 1 }));
+        let mut g = Generator::new(
+            1,
+            spec,
+            destinations,
+            stream(3, ComponentId { kind: 9, index: 1 }),
+        );
         let mut cells = Vec::new();
         while g.next_cell_ps() != NEVER_PS {
             let due = g.next_cell_ps();
@@ -244,24 +271,51 @@ mod tests {
 
     #[test]
     fn offered_load_matches_for_every_arrival_process() {
-        let uniform = Destinations::Uniform { ports: 8, include_self: true };
-        for arrival in [Arrival::Bernoulli, Arrival::Bursty { mean_burst_cells: 16.0 }] {
-            for sizes in [PacketSizes::Fixed(64), PacketSizes::Uniform { min: 1, max: 300 }] {
+        let uniform = Destinations::Uniform {
+            ports: 8,
+            include_self: true,
+        };
+        for arrival in [
+            Arrival::Bernoulli,
+            Arrival::Bursty {
+                mean_burst_cells: 16.0,
+            },
+        ] {
+            for sizes in [
+                PacketSizes::Fixed(64),
+                PacketSizes::Uniform { min: 1, max: 300 },
+            ] {
                 for load in [0.2, 0.7, 1.0] {
                     let cells = run(spec(load, arrival, sizes), uniform);
                     let measured = cells.len() as f64 / 400_000.0;
-                    assert!((measured - load).abs() < 0.02, "{arrival:?} {sizes:?} load {load}: {measured}");
+                    assert!(
+                        (measured - load).abs() < 0.02,
+                        "{arrival:?} {sizes:?} load {load}: {measured}"
+                    );
                 }
             }
         }
-        assert!(run(spec(0.0, Arrival::Bernoulli, PacketSizes::Fixed(64)), uniform).is_empty());
+        assert!(run(
+            spec(0.0, Arrival::Bernoulli, PacketSizes::Fixed(64)),
+            uniform
+        )
+        .is_empty());
     }
 
     #[test]
     fn bursts_share_a_destination_and_have_the_requested_mean_length() {
         let cells = run(
-            spec(0.5, Arrival::Bursty { mean_burst_cells: 16.0 }, PacketSizes::Fixed(64)),
-            Destinations::Uniform { ports: 64, include_self: true },
+            spec(
+                0.5,
+                Arrival::Bursty {
+                    mean_burst_cells: 16.0,
+                },
+                PacketSizes::Fixed(64),
+            ),
+            Destinations::Uniform {
+                ports: 64,
+                include_self: true,
+            },
         );
         // Consecutive slots with the same destination form one burst (adjacent bursts to the
         // same destination are rare with 64 destinations and are merged, biasing slightly up).
@@ -277,24 +331,37 @@ mod tests {
 
     #[test]
     fn packets_are_cut_into_cells_with_padding_of_the_last() {
-        let cells = run(spec(0.3, Arrival::Bernoulli, PacketSizes::Fixed(150)), Destinations::Fixed(0));
+        let cells = run(
+            spec(0.3, Arrival::Bernoulli, PacketSizes::Fixed(150)),
+            Destinations::Fixed(0),
+        );
         let payloads: Vec<u16> = cells.iter().take(3).map(|c| c.payload_bytes).collect();
         assert_eq!(payloads, vec![64, 64, 22]);
         assert!(cells[2].last_of_packet && !cells[1].last_of_packet);
         assert!(cells.iter().all(|c| c.dst == 0));
-        assert_eq!(PacketSizes::Uniform { min: 1, max: 128 }.mean_cells(64), 1.5);
+        assert_eq!(
+            PacketSizes::Uniform { min: 1, max: 128 }.mean_cells(64),
+            1.5
+        );
     }
 
     #[test]
     fn destinations_follow_the_pattern() {
         let cells = run(
             spec(1.0, Arrival::Bernoulli, PacketSizes::Fixed(64)),
-            Destinations::Uniform { ports: 4, include_self: false },
+            Destinations::Uniform {
+                ports: 4,
+                include_self: false,
+            },
         );
         assert!(cells.iter().all(|c| c.dst != 1 && c.dst < 4));
         let hot = run(
             spec(1.0, Arrival::Bernoulli, PacketSizes::Fixed(64)),
-            Destinations::Hotspot { ports: 4, port: 2, fraction: 0.5 },
+            Destinations::Hotspot {
+                ports: 4,
+                port: 2,
+                fraction: 0.5,
+            },
         );
         let share = hot.iter().filter(|c| c.dst == 2).count() as f64 / hot.len() as f64;
         assert!((share - 0.625).abs() < 0.01, "hot share {share}");

@@ -187,7 +187,10 @@ impl SingleSwitch {
         let ports = scenario.switch.ports as usize;
         let slot_ps = scenario.cell_time_ps();
         let cell_bytes = scenario.cell.size_bytes as u64;
-        let (warmup_ps, end_ps) = (scenario.run.warmup_cells * slot_ps, scenario.run.duration_cells * slot_ps);
+        let (warmup_ps, end_ps) = (
+            scenario.run.warmup_cells * slot_ps,
+            scenario.run.duration_cells * slot_ps,
+        );
         let link = Link::new(scenario.link.rate_bps(), scenario.link.propagation_delay_ps);
         let spec = TrafficSpec {
             load: scenario.traffic.load,
@@ -198,11 +201,20 @@ impl SingleSwitch {
             stop_ps: end_ps,
         };
         let mut permutation: Vec<u16> = (0..ports as u16).collect();
-        permutation.shuffle(&mut stream(seed, ComponentId { kind: KIND_PATTERN, index: 0 }));
+        permutation.shuffle(&mut stream(
+            seed,
+            ComponentId {
+                kind: KIND_PATTERN,
+                index: 0,
+            },
+        ));
         let buffer = scenario.switch.buffer_cells;
         let (tx_gate, rx_flow_control) = match scenario.link.flow_control {
             FlowControlName::None => (TxGate::Open, RxFlowControl::None),
-            FlowControlName::Credit => (TxGate::credit(1, buffer.unwrap_or(0)), RxFlowControl::Credit),
+            FlowControlName::Credit => (
+                TxGate::credit(1, buffer.unwrap_or(0)),
+                RxFlowControl::Credit,
+            ),
             FlowControlName::Onoff => (
                 TxGate::on_off(1),
                 RxFlowControl::on_off(
@@ -216,9 +228,10 @@ impl SingleSwitch {
             .map(|i| {
                 let t = &scenario.traffic;
                 let destinations = match t.destinations {
-                    DestinationName::Uniform => {
-                        Destinations::Uniform { ports: ports as u16, include_self: t.include_self }
-                    }
+                    DestinationName::Uniform => Destinations::Uniform {
+                        ports: ports as u16,
+                        include_self: t.include_self,
+                    },
                     DestinationName::Permutation => Destinations::Fixed(permutation[i]),
                     DestinationName::Hotspot => Destinations::Hotspot {
                         ports: ports as u16,
@@ -226,9 +239,16 @@ impl SingleSwitch {
                         fraction: t.hotspot_fraction,
                     },
                 };
-                let rng = stream(seed, ComponentId { kind: KIND_TERMINAL, index: i as u32 });
+                let rng = stream(
+                    seed,
+                    ComponentId {
+                        kind: KIND_TERMINAL,
+                        index: i as u32,
+                    },
+                );
                 let generator = Generator::new(i as u16, spec, destinations, rng);
-                let mut terminal = Terminal::new(generator, link.clone(), tx_gate.clone(), cell_bytes);
+                let mut terminal =
+                    Terminal::new(generator, link.clone(), tx_gate.clone(), cell_bytes);
                 terminal.measure_from_ps = warmup_ps;
                 terminal
             })
@@ -241,7 +261,13 @@ impl SingleSwitch {
             rx_flow_control,
             link,
             scenario.switch.pipeline_delay_ps,
-            stream(seed, ComponentId { kind: KIND_SWITCH, index: 0 }),
+            stream(
+                seed,
+                ComponentId {
+                    kind: KIND_SWITCH,
+                    index: 0,
+                },
+            ),
         );
         switch.measure_from_ps = warmup_ps;
         let mut sim = SingleSwitch {
@@ -318,34 +344,61 @@ impl SingleSwitch {
                 self.terminals[terminal as usize].on_signal(signal);
                 self.step_terminal(terminal, now_ps);
             }
-            Event::SwitchArrive { port, cell } => match self.switch.accept(now_ps, port, cell, &mut self.cells) {
-                Admission::Queued(signal) => {
-                    if let Some(signal) = signal {
-                        let at_ps = now_ps + self.signal_delay_ps;
-                        self.queue.push(at_ps, Phase::Message, Event::Signal { terminal: port, signal });
+            Event::SwitchArrive { port, cell } => {
+                match self.switch.accept(now_ps, port, cell, &mut self.cells) {
+                    Admission::Queued(signal) => {
+                        if let Some(signal) = signal {
+                            let at_ps = now_ps + self.signal_delay_ps;
+                            self.queue.push(
+                                at_ps,
+                                Phase::Message,
+                                Event::Signal {
+                                    terminal: port,
+                                    signal,
+                                },
+                            );
+                        }
+                        if !self.switch.tick_pending {
+                            self.switch.tick_pending = true;
+                            let at_ps = next_boundary_ps(now_ps, self.switch.slot_ps());
+                            self.queue.push(at_ps, Phase::Clock, Event::SwitchTick);
+                        }
                     }
-                    if !self.switch.tick_pending {
-                        self.switch.tick_pending = true;
-                        let at_ps = next_boundary_ps(now_ps, self.switch.slot_ps());
-                        self.queue.push(at_ps, Phase::Clock, Event::SwitchTick);
+                    Admission::Dropped => {
+                        self.cells.free(cell);
+                        self.cells_dropped += 1;
                     }
                 }
-                Admission::Dropped => {
-                    self.cells.free(cell);
-                    self.cells_dropped += 1;
-                }
-            },
+            }
             Event::SwitchTick => {
                 let (departures, signals) = self.switch.tick(now_ps, &mut self.cells);
                 for d in departures {
-                    self.queue.push(d.arrive_ps, Phase::Message, Event::Deliver { terminal: d.output, cell: d.cell });
+                    self.queue.push(
+                        d.arrive_ps,
+                        Phase::Message,
+                        Event::Deliver {
+                            terminal: d.output,
+                            cell: d.cell,
+                        },
+                    );
                 }
                 for &(port, signal) in signals {
                     let at_ps = now_ps + self.signal_delay_ps;
-                    self.queue.push(at_ps, Phase::Message, Event::Signal { terminal: port, signal });
+                    self.queue.push(
+                        at_ps,
+                        Phase::Message,
+                        Event::Signal {
+                            terminal: port,
+                            signal,
+                        },
+                    );
                 }
                 if self.switch.held_cells() > 0 {
-                    self.queue.push(now_ps + self.switch.slot_ps(), Phase::Clock, Event::SwitchTick);
+                    self.queue.push(
+                        now_ps + self.switch.slot_ps(),
+                        Phase::Clock,
+                        Event::SwitchTick,
+                    );
                 } else {
                     self.switch.tick_pending = false;
                 }
@@ -363,7 +416,14 @@ impl SingleSwitch {
     fn step_terminal(&mut self, terminal: u16, now_ps: TimePs) {
         let t = &mut self.terminals[terminal as usize];
         if let Some((cell, arrive_ps)) = t.step(now_ps, &mut self.cells) {
-            self.queue.push(arrive_ps, Phase::Message, Event::SwitchArrive { port: terminal, cell });
+            self.queue.push(
+                arrive_ps,
+                Phase::Message,
+                Event::SwitchArrive {
+                    port: terminal,
+                    cell,
+                },
+            );
         }
         self.schedule_wake(terminal);
     }
@@ -373,7 +433,8 @@ impl SingleSwitch {
         let next_ps = t.next_step_ps(&self.cells);
         if next_ps < t.wake_at_ps {
             t.wake_at_ps = next_ps;
-            self.queue.push(next_ps, Phase::Message, Event::Wake(terminal));
+            self.queue
+                .push(next_ps, Phase::Message, Event::Wake(terminal));
         }
     }
 
@@ -383,7 +444,12 @@ impl SingleSwitch {
             .iter()
             .enumerate()
             .filter(|(_, t)| t.queued_cells() > 0)
-            .map(|(i, t)| format!("terminal {i} holds {} cells it may not send", t.queued_cells()))
+            .map(|(i, t)| {
+                format!(
+                    "terminal {i} holds {} cells it may not send",
+                    t.queued_cells()
+                )
+            })
             .collect();
         format!(
             "no event pending at {} ps with {} cells in flight ({} in the switch); {}",
@@ -399,11 +465,24 @@ impl SingleSwitch {
         if let Some(report) = self.deadlock.take() {
             return Err(RunError::Deadlock(report));
         }
-        let injected: u64 = self.terminals.iter().map(|t| t.counters.cells_injected).sum();
-        let delivered: u64 = self.terminals.iter().map(|t| t.counters.cells_delivered).sum();
+        let injected: u64 = self
+            .terminals
+            .iter()
+            .map(|t| t.counters.cells_injected)
+            .sum();
+        let delivered: u64 = self
+            .terminals
+            .iter()
+            .map(|t| t.counters.cells_delivered)
+            .sum();
         let in_flight = self.cells.live() as u64;
         if injected != delivered + self.cells_dropped + in_flight {
-            return Err(RunError::Conservation { injected, delivered, dropped: self.cells_dropped, in_flight });
+            return Err(RunError::Conservation {
+                injected,
+                delivered,
+                dropped: self.cells_dropped,
+                in_flight,
+            });
         }
         if self.scenario.is_lossless() && self.cells_dropped > 0 {
             return Err(RunError::LossInLosslessRun(self.cells_dropped));
@@ -416,7 +495,9 @@ impl SingleSwitch {
         let payload_capacity = capacity_cells * self.scenario.cell.size_bytes as f64;
         let sampled_slots: u64 = self.switch.occupancy_samples.counts().iter().sum();
         let boundaries = self.end_ps / slot_ps - self.warmup_ps.div_ceil(slot_ps) + 1;
-        self.switch.occupancy_samples.record_n(0, boundaries.saturating_sub(sampled_slots));
+        self.switch
+            .occupancy_samples
+            .record_n(0, boundaries.saturating_sub(sampled_slots));
         let latency = self.latency.percentiles();
         let wall_s = self.wall.as_secs_f64().max(1e-9);
         let switched: u64 = self.switch.counters.iter().map(|c| c.cells_out).sum();
@@ -436,7 +517,8 @@ impl SingleSwitch {
             cells_in_flight: in_flight,
             cells_measured: self.latency.count(),
             queue_occupancy_mean_cells: self.switch.occupancy_samples.mean(),
-            switch_delay_mean_cells: self.switch.delay_slots_sum as f64 / self.switch.delay_samples.max(1) as f64,
+            switch_delay_mean_cells: self.switch.delay_slots_sum as f64
+                / self.switch.delay_samples.max(1) as f64,
             cell_time_ps: slot_ps,
             sim_time_ps: self.now_ps,
             warmup_ps: self.warmup_ps,
@@ -463,7 +545,9 @@ impl SingleSwitch {
             ports.cells_injected.push(t.counters.cells_injected);
             ports.cells_delivered.push(t.counters.cells_delivered);
             ports.cells_dropped.push(c.cells_dropped);
-            ports.throughput.push(t.counters.cells_delivered_measured as f64 / measured_slots as f64);
+            ports
+                .throughput
+                .push(t.counters.cells_delivered_measured as f64 / measured_slots as f64);
         }
         let mut occupancy = OccupancyTable::default();
         for (cells, &slots) in self.switch.occupancy_samples.counts().iter().enumerate() {
@@ -472,6 +556,10 @@ impl SingleSwitch {
                 occupancy.slots.push(slots);
             }
         }
-        Tables { latency_histogram: latency, ports, queue_occupancy: occupancy }
+        Tables {
+            latency_histogram: latency,
+            ports,
+            queue_occupancy: occupancy,
+        }
     }
 }

@@ -58,7 +58,11 @@ impl<T> Default for Arena<T> {
 impl<T> Arena<T> {
     /// An empty arena.
     pub fn new() -> Self {
-        Arena { slots: Vec::new(), free_head: NIL, live: 0 }
+        Arena {
+            slots: Vec::new(),
+            free_head: NIL,
+            live: 0,
+        }
     }
 
     /// Stores `value` and returns its handle, reusing a freed slot when there is one.
@@ -141,7 +145,12 @@ pub struct Queue<T> {
 
 impl<T> Default for Queue<T> {
     fn default() -> Self {
-        Queue { head: NIL, tail: NIL, len: 0, _values: PhantomData }
+        Queue {
+            head: NIL,
+            tail: NIL,
+            len: 0,
+            _values: PhantomData,
+        }
     }
 }
 
@@ -182,7 +191,8 @@ mod tests {
         let first = arena.pop_front(&mut a).unwrap();
         assert_eq!(arena[first], 0);
         arena.push_back(&mut b, first);
-        let order: Vec<i32> = std::iter::from_fn(|| arena.pop_front(&mut b)).map(|id| arena[id]).collect();
+        let drained: Vec<_> = std::iter::from_fn(|| arena.pop_front(&mut b)).collect();
+        let order: Vec<i32> = drained.into_iter().map(|id| arena[id]).collect();
         assert_eq!(order, vec![3, 4, 0]);
         assert_eq!(a.front().map(|id| arena[id]), Some(1));
         arena.free(ids[3]);

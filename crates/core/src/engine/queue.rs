@@ -84,7 +84,10 @@ pub struct HeapQueue<E> {
 impl<E: Copy> HeapQueue<E> {
     /// An empty queue.
     pub fn new() -> Self {
-        HeapQueue { heap: BinaryHeap::new(), next_seq: 0 }
+        HeapQueue {
+            heap: BinaryHeap::new(),
+            next_seq: 0,
+        }
     }
 }
 
@@ -154,8 +157,8 @@ impl<E: Copy> CalendarQueue<E> {
 
     /// A calendar sized for events spaced about `typical_gap_ps` apart.
     pub fn for_gap(typical_gap_ps: TimePs) -> Self {
-        let width = (typical_gap_ps / 4).max(1);
-        Self::new(63 - width.leading_zeros(), 12)
+        let width = (typical_gap_ps / 1).max(1);
+        Self::new(63 - width.leading_zeros(), 6)
     }
 
     fn ring_mask(&self) -> u64 {
@@ -204,7 +207,9 @@ impl<E: Copy> CalendarQueue<E> {
                 if self.bucket_of(first.key) > horizon {
                     break;
                 }
-                let Some(Reverse(entry)) = self.far.pop() else { break };
+                let Some(Reverse(entry)) = self.far.pop() else {
+                    break;
+                };
                 let slot = (self.bucket_of(entry.key) & self.ring_mask()) as usize;
                 self.ring[slot].push(entry);
                 self.ring_len += 1;

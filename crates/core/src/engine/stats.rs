@@ -43,10 +43,11 @@ impl Percentiles {
 /// A streaming histogram of non-negative integer samples (latencies in picoseconds).
 ///
 /// Log-linear buckets (HdrHistogram, three significant digits) keep every percentile within 0.1%
-/// of the exact value in constant memory; mean, minimum and maximum are exact.
+/// of the exact value in constant memory; mean and maximum are exact.
 pub struct LatencyHistogram {
     buckets: Histogram<u64>,
     sum: u128,
+    max: u64,
 }
 
 impl Default for LatencyHistogram {
@@ -58,14 +59,19 @@ impl Default for LatencyHistogram {
 impl LatencyHistogram {
     /// An empty histogram.
     pub fn new() -> Self {
-        let buckets = Histogram::new(3).expect("three significant digits is a valid precision");
-        LatencyHistogram { buckets, sum: 0 }
+        let buckets = Histogram::new_with_bounds(1, 1 << 53, 3).expect("valid histogram bounds");
+        LatencyHistogram {
+            buckets,
+            sum: 0,
+            max: 0,
+        }
     }
 
     /// Adds one sample.
     pub fn record(&mut self, value: u64) {
         self.buckets.saturating_record(value);
         self.sum += value as u128;
+        self.max = self.max.max(value);
     }
 
     /// Number of samples.
@@ -87,7 +93,11 @@ impl LatencyHistogram {
         if self.count() == 0 {
             return Percentiles::default();
         }
-        let q = |quantile: f64| self.buckets.value_at_quantile(quantile) as f64;
+        // The bucket's lowest value: exact for the slot-aligned latencies slotted models produce.
+        let q = |quantile: f64| {
+            self.buckets
+                .lowest_equivalent(self.buckets.value_at_quantile(quantile)) as f64
+        };
         Percentiles {
             mean: self.mean(),
             p1: q(0.01),
@@ -96,15 +106,18 @@ impl LatencyHistogram {
             p90: q(0.90),
             p95: q(0.95),
             p99: q(0.99),
-            max: self.buckets.max() as f64,
+            max: self.max as f64,
         }
     }
 
     /// Non-empty buckets as (highest value in bucket, sample count), in increasing value order.
     pub fn buckets(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.buckets
-            .iter_recorded()
-            .map(|v| (self.buckets.highest_equivalent(v.value_iterated_to()), v.count_at_value()))
+        self.buckets.iter_recorded().map(|v| {
+            (
+                self.buckets.highest_equivalent(v.value_iterated_to()),
+                v.count_at_value(),
+            )
+        })
     }
 }
 
@@ -134,7 +147,12 @@ impl OccupancyHistogram {
         if n == 0 {
             return 0.0;
         }
-        let total: f64 = self.counts.iter().enumerate().map(|(v, &c)| v as f64 * c as f64).sum();
+        let total: f64 = self
+            .counts
+            .iter()
+            .enumerate()
+            .map(|(v, &c)| v as f64 * c as f64)
+            .sum();
         total / n as f64
     }
 }
@@ -146,7 +164,9 @@ mod tests {
     #[test]
     fn percentiles_are_within_one_percent_of_exact() {
         let mut h = LatencyHistogram::new();
-        let mut exact: Vec<u64> = (0..100_000u64).map(|i| (i * 7_919 % 1_000_003) * 1_000 + 20_480).collect();
+        let mut exact: Vec<u64> = (0..100_000u64)
+            .map(|i| (i * 7_919 % 1_000_003) * 1_000 + 20_480)
+            .collect();
         for &v in &exact {
             h.record(v);
         }
@@ -155,7 +175,10 @@ mod tests {
         let exact_at = |q: f64| exact[((q * exact.len() as f64).ceil() as usize).max(1) - 1] as f64;
         for (ours, q) in [(p.p1, 0.01), (p.p50, 0.5), (p.p90, 0.9), (p.p99, 0.99)] {
             let truth = exact_at(q);
-            assert!((ours - truth).abs() / truth < 0.01, "q={q}: {ours} vs {truth}");
+            assert!(
+                (ours - truth).abs() / truth < 0.01,
+                "q={q}: {ours} vs {truth}"
+            );
         }
         assert_eq!(p.max, *exact.last().unwrap() as f64);
         let mean = exact.iter().map(|&v| v as f64).sum::<f64>() / exact.len() as f64;

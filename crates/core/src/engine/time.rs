@@ -12,8 +12,10 @@ pub const PS_PER_S: u64 = 1_000_000_000_000;
 /// Time to serialize `size_bytes` onto a link of `rate_bps`, rounded up to a whole picosecond.
 pub fn serialization_ps(size_bytes: u64, rate_bps: u64) -> TimePs {
     assert!(rate_bps > 0, "link rate must be positive");
-    let bits_times_ps = size_bytes as u128 * 8 * PS_PER_S as u128;
-    bits_times_ps.div_ceil(rate_bps as u128) as TimePs
+    match size_bytes.checked_mul(8 * PS_PER_S) {
+        Some(bits_times_ps) => bits_times_ps.div_ceil(rate_bps),
+        None => (size_bytes as u128 * 8 * PS_PER_S as u128).div_ceil(rate_bps as u128) as TimePs,
+    }
 }
 
 /// Rounds `time_ps` up to the next multiple of `period_ps` (a slot boundary).

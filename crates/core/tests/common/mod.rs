@@ -5,7 +5,9 @@ use cellfabric_core::{Scenario, SingleSwitch, Summary, Tables};
 /// Runs a scenario given as JSON text; every run checks conservation on the way out.
 pub fn run(json: &str) -> (Summary, Tables) {
     let scenario = Scenario::from_json(json).expect("valid scenario");
-    let (summary, tables) = SingleSwitch::new(&scenario).run().expect("run keeps its invariants");
+    let (summary, tables) = SingleSwitch::new(&scenario)
+        .run()
+        .expect("run keeps its invariants");
     assert_eq!(
         summary.cells_injected,
         summary.cells_delivered + summary.cells_dropped + summary.cells_in_flight,

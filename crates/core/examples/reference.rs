@@ -1,0 +1,26 @@
+//! The performance reference run, without Python: `cargo run --release --example reference [SCENARIO.json]`.
+//! Prints the summary JSON. The default scenario matches `scenarios/bench/islip-reference.toml`.
+
+use cellfabric_core::{Scenario, SingleSwitch};
+
+const REFERENCE: &str = r#"{
+    "run": {"seed": 1, "duration_cells": 10000000, "warmup_cells": 100000},
+    "switch": {"ports": 32, "scheduler": "islip", "iterations": 1},
+    "link": {"rate_gbps": 100.0}, "cell": {"size_bytes": 64},
+    "traffic": {"load": 0.9, "arrival": "bernoulli", "destinations": "uniform"}
+}"#;
+
+fn main() {
+    let json = match std::env::args().nth(1) {
+        Some(path) => std::fs::read_to_string(path).expect("readable scenario JSON"),
+        None => REFERENCE.to_string(),
+    };
+    let scenario = Scenario::from_json(&json).unwrap_or_else(|e| panic!("bad scenario: {e}"));
+    let (summary, _) = SingleSwitch::new(&scenario)
+        .run()
+        .unwrap_or_else(|e| panic!("run failed: {e}"));
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&summary).expect("summary serializes")
+    );
+}

@@ -1,0 +1,127 @@
+//! Whole-run properties: determinism, conservation under drops, lossless flow control, tables.
+
+mod common;
+
+use common::{run, switch};
+
+fn comparable(s: &cellfabric_core::Summary) -> String {
+    let mut s = s.clone();
+    (s.wall_s, s.events_per_s, s.cell_hops_per_s) = (0.0, 0.0, 0.0);
+    format!("{s:?}")
+}
+
+#[test]
+fn same_seed_gives_identical_results_and_another_seed_differs() {
+    for scheduler in ["fifo", "islip", "pim"] {
+        let json = switch(16, scheduler, 0.8, 20_000, "");
+        let (a, ta) = run(&json);
+        let (b, tb) = run(&json);
+        assert_eq!(comparable(&a), comparable(&b));
+        assert_eq!(format!("{ta:?}"), format!("{tb:?}"));
+        let (c, _) = run(&json.replace(r#""seed": 7"#, r#""seed": 8"#));
+        assert_ne!(format!("{:?}", a.latency_ns), format!("{:?}", c.latency_ns));
+    }
+}
+
+#[test]
+fn finite_buffers_without_flow_control_drop_and_account_for_every_cell() {
+    let (s, t) = run(&switch(8, "fifo", 1.0, 20_000, r#", "buffer_cells": 4"#));
+    assert!(s.cells_dropped > 0);
+    assert_eq!(t.ports.cells_dropped.iter().sum::<u64>(), s.cells_dropped);
+}
+
+fn with_flow_control(json: String, link: &str) -> String {
+    json.replace(
+        r#""traffic""#,
+        &format!(r#""link": {{"propagation_delay_ps": 20000, {link}}}, "traffic""#),
+    )
+}
+
+/// Credits make tiny buffers lossless; a buffer smaller than the credit round trip caps each input
+/// at buffer / round trip (here 2 cells per 5.12 + 2 × 20 ns ≈ 8.8 cell times).
+#[test]
+fn credit_flow_control_is_lossless_and_limited_by_the_round_trip() {
+    let credit = r#""flow_control": "credit""#;
+    for scheduler in ["fifo", "islip", "safc"] {
+        let (s, _) = run(&with_flow_control(
+            switch(8, scheduler, 1.0, 20_000, r#", "buffer_cells": 2"#),
+            credit,
+        ));
+        assert_eq!(s.cells_dropped, 0, "{scheduler}");
+        let bound = 2.0 * 5_120.0 / (5_120.0 + 2.0 * 20_000.0);
+        assert!(
+            s.throughput <= bound && s.throughput > 0.9 * bound,
+            "{scheduler}: {} vs {bound}",
+            s.throughput
+        );
+    }
+    // Well above the round trip, credits no longer limit: a FIFO switch is back at its
+    // head-of-line bound (0.6184 at N = 8, Karol et al.).
+    let (s, _) = run(&with_flow_control(
+        switch(8, "fifo", 1.0, 40_000, r#", "buffer_cells": 64"#),
+        credit,
+    ));
+    assert_eq!(s.cells_dropped, 0);
+    assert!((s.throughput - 0.6184).abs() < 0.015, "{}", s.throughput);
+}
+
+/// ON/OFF: with a buffer that has a round trip of headroom above the OFF threshold nothing is
+/// dropped; with none, the cells in flight when OFF is sent overflow it.
+#[test]
+fn on_off_flow_control_with_round_trip_headroom_drops_nothing() {
+    let onoff = r#""flow_control": "onoff", "off_threshold_cells": 16, "on_threshold_cells": 10"#;
+    let (s, _) = run(&with_flow_control(
+        switch(8, "fifo", 1.0, 40_000, r#", "buffer_cells": 28"#),
+        onoff,
+    ));
+    assert_eq!(s.cells_dropped, 0);
+    assert!(
+        (s.throughput - 0.6184).abs() < 0.015,
+        "ON/OFF keeps the FIFO at its HOL bound: {}",
+        s.throughput
+    );
+    let (tight, _) = run(&with_flow_control(
+        switch(8, "fifo", 1.0, 20_000, r#", "buffer_cells": 16"#),
+        onoff,
+    ));
+    assert!(tight.cells_dropped > 0);
+}
+
+#[test]
+fn tables_agree_with_the_summary() {
+    let (s, t) = run(&switch(8, "islip", 0.7, 20_000, ""));
+    assert_eq!(
+        t.latency_histogram.count.iter().sum::<u64>(),
+        s.cells_measured
+    );
+    assert_eq!(t.ports.cells_injected.iter().sum::<u64>(), s.cells_injected);
+    assert_eq!(
+        t.ports.cells_delivered.iter().sum::<u64>(),
+        s.cells_delivered
+    );
+    let slots: u64 = t.queue_occupancy.slots.iter().sum();
+    assert_eq!(
+        slots,
+        20_000 - 2_000 + 1,
+        "one occupancy sample per measured slot boundary"
+    );
+    let mean_throughput = t.ports.throughput.iter().sum::<f64>() / 8.0;
+    assert!((mean_throughput - s.throughput).abs() < 1e-9);
+}
+
+#[test]
+fn bursty_packets_and_patterns_run_and_conserve() {
+    for traffic in [
+        r#""traffic": {"load": 0.6, "arrival": "bursty", "burst_mean_cells": 16}"#,
+        r#""traffic": {"load": 0.6, "packet_bytes_min": 64, "packet_bytes_max": 2048}"#,
+        r#""traffic": {"load": 0.9, "destinations": "permutation"}"#,
+        r#""traffic": {"load": 0.5, "destinations": "hotspot", "hotspot_fraction": 0.05}"#,
+    ] {
+        let json = format!(
+            r#"{{"run": {{"duration_cells": 20000, "warmup_cells": 2000}}, "switch": {{"ports": 16}}, {traffic}}}"#
+        );
+        let (s, _) = run(&json);
+        assert!(s.throughput > 0.45, "{traffic}: {}", s.throughput);
+        assert!(s.goodput <= s.throughput + 1e-12);
+    }
+}

@@ -1,0 +1,38 @@
+"""The result of one run: the summary and its tables as pandas DataFrames."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+
+@dataclass
+class Result:
+    """Summary numbers (``summary``), tables (``tables``: name -> DataFrame) and the scenario run."""
+
+    summary: dict[str, Any]
+    tables: dict[str, pd.DataFrame]
+    scenario: dict[str, Any] = field(repr=False)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.summary[key]
+
+    @classmethod
+    def from_core(cls, summary_json: str, tables_json: str, scenario: dict) -> Result:
+        """Builds a result from the JSON the core returns."""
+        tables = {name: pd.DataFrame(columns) for name, columns in json.loads(tables_json).items()}
+        return cls(summary=json.loads(summary_json), tables=tables, scenario=scenario)
+
+    def write(self, out_dir: str | Path) -> Path:
+        """Writes ``summary.json``, ``scenario.json`` and one Parquet file per table into ``out_dir``."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
+        (out / "scenario.json").write_text(json.dumps(self.scenario, indent=2) + "\n")
+        for name, frame in self.tables.items():
+            frame.to_parquet(out / f"{name}.parquet", index=False)
+        return out

@@ -1,0 +1,69 @@
+"""Scenario loading: a TOML file or a dict, plus dotted-key overrides (``traffic.load=0.9``)."""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from cellfabric._core import ScenarioError
+
+
+def parse_value(text: str) -> Any:
+    """Reads an override value as a TOML literal (``0.9``, ``true``, ``[1, 2]``); anything else is a string."""
+    try:
+        return tomllib.loads(f"value = {text}")["value"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def parse_assignment(assignment: str) -> tuple[str, Any]:
+    """Splits ``key.path=value`` into the key path and the parsed value."""
+    key, sep, value = assignment.partition("=")
+    if not sep or not key.strip():
+        raise ScenarioError(f"--set {assignment}: expected key.path=value")
+    return key.strip(), parse_value(value.strip())
+
+
+def apply_override(scenario: dict, key: str, value: Any) -> None:
+    """Sets ``scenario[a][b][c] = value`` for ``key == "a.b.c"``, creating missing tables."""
+    parts = key.split(".")
+    if any(not p for p in parts):
+        raise ScenarioError(f"{key}: expected a dotted key path such as traffic.load")
+    table = scenario
+    for depth, part in enumerate(parts[:-1]):
+        table = table.setdefault(part, {})
+        if not isinstance(table, dict):
+            prefix = ".".join(parts[: depth + 1])
+            raise ScenarioError(f"{key}: {prefix} is a value, not a table")
+    table[parts[-1]] = value
+
+
+def load_scenario(
+    source: str | Path | Mapping[str, Any],
+    overrides: Mapping[str, Any] | None = None,
+    seed: int | None = None,
+) -> dict:
+    """Returns the scenario as a dict: read from a TOML file (or copied from a mapping), with
+    ``overrides`` (dotted key -> value) and ``seed`` applied. Validation happens in the core."""
+    if isinstance(source, Mapping):
+        scenario = copy.deepcopy(dict(source))
+    else:
+        path = Path(source)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ScenarioError(f"scenario file not found: {path}") from None
+        except OSError as error:
+            raise ScenarioError(f"cannot read scenario file {path}: {error.strerror}") from None
+        try:
+            scenario = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as error:
+            raise ScenarioError(f"{path}: not valid TOML: {error}") from None
+    for key, value in (overrides or {}).items():
+        apply_override(scenario, key, value)
+    if seed is not None:
+        apply_override(scenario, "run.seed", seed)
+    return scenario
