@@ -45,11 +45,15 @@ def main() -> None:
 
 @main.command()
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=str))
-@click.option("--set", "assignments", multiple=True, metavar="KEY.PATH=VALUE", help="Override a scenario key.")
+@click.option(
+    "--set", "assignments", multiple=True, metavar="KEY.PATH=VALUE", help="Override a scenario key."
+)
 @click.option("--seed", type=int, default=None, help="Seed of the run (same as --set run.seed=N).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Write results here.")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON summary on stdout.")
-def run(scenario: str, assignments: tuple[str, ...], seed: int | None, out_dir: str | None, as_json: bool) -> None:
+def run(
+    scenario: str, assignments: tuple[str, ...], seed: int | None, out_dir: str | None, as_json: bool
+) -> None:
     """Run one SCENARIO (a TOML file)."""
     try:
         overrides = dict(parse_assignment(a) for a in assignments)

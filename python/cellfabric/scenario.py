@@ -12,7 +12,7 @@ from cellfabric._core import ScenarioError
 
 
 def parse_value(text: str) -> Any:
-    """Reads an override value as a TOML literal (``0.9``, ``true``, ``[1, 2]``); anything else is a string."""
+    """Reads an override value as a TOML literal (``0.9``, ``true``, ``[1, 2]``), else as a string."""
     try:
         return tomllib.loads(f"value = {text}")["value"]
     except tomllib.TOMLDecodeError:

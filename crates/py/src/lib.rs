@@ -92,10 +92,7 @@ impl Simulation {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
-    m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;
-    m.add(
-        "SimulationError",
-        m.py().get_type_bound::<SimulationError>(),
-    )?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     Ok(())
 }

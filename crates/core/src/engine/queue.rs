@@ -157,7 +157,7 @@ impl<E: Copy> CalendarQueue<E> {
 
     /// A calendar sized for events spaced about `typical_gap_ps` apart.
     pub fn for_gap(typical_gap_ps: TimePs) -> Self {
-        let width = (typical_gap_ps / 1).max(1);
+        let width = typical_gap_ps.max(1);
         Self::new(63 - width.leading_zeros(), 6)
     }
 

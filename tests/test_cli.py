@@ -1,0 +1,102 @@
+"""The command line: --json, --out, --set, --seed, and one clear message with status 2 for bad input."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import ROOT
+
+REQUIRED = [
+    "throughput", "offered_load", "latency_ns", "latency_cells", "cells_injected", "cells_delivered",
+    "cells_dropped", "cells_in_flight", "events", "wall_s", "sim_time_ps", "seed",
+]
+PERCENTILES = ["mean", "p1", "p50", "p75", "p90", "p95", "p99", "max"]
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "cellfabric.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
+
+
+def test_json_prints_exactly_one_summary_object(small_scenario: Path):
+    done = cli("run", str(small_scenario), "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    for key in REQUIRED:
+        assert key in summary
+    for key in ("latency_ns", "latency_cells"):
+        assert sorted(summary[key]) == sorted(PERCENTILES)
+    assert summary["cells_injected"] == (
+        summary["cells_delivered"] + summary["cells_dropped"] + summary["cells_in_flight"]
+    )
+    assert summary["seed"] == 3
+    assert done.stderr == "", "no progress bar when stderr is not a terminal"
+
+
+def test_set_and_seed_override_the_scenario(small_scenario: Path):
+    done = cli("run", str(small_scenario), "--json", "--set", "traffic.load=0.3", "--seed", "11",
+               "--set", "switch.scheduler=pim")
+    summary = json.loads(done.stdout)
+    assert abs(summary["offered_load"] - 0.3) < 0.02
+    assert summary["seed"] == 11
+    assert summary["scheduler"] == "pim"
+
+
+def test_out_writes_summary_and_parquet_tables(small_scenario: Path, tmp_path: Path):
+    out = tmp_path / "result"
+    done = cli("run", str(small_scenario), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "throughput" in done.stdout
+    summary = json.loads((out / "summary.json").read_text())
+    latency = pd.read_parquet(out / "latency_histogram.parquet")
+    assert latency["count"].sum() == summary["cells_measured"]
+    ports = pd.read_parquet(out / "ports.parquet")
+    assert len(ports) == 8 and ports["cells_injected"].sum() == summary["cells_injected"]
+    occupancy = pd.read_parquet(out / "queue_occupancy.parquet")
+    assert occupancy["slots"].sum() == 20000 - 2000 + 1
+
+
+@pytest.mark.parametrize(
+    ("args", "names"),
+    [
+        (["--set", "traffic.lod=0.5"], "traffic.lod"),
+        (["--set", "traffic.load=high"], "traffic.load"),
+        (["--set", "traffic.load=-0.1"], "traffic.load"),
+        (["--set", "traffic.load=1.5"], "traffic.load"),
+        (["--set", "switch.ports=0"], "switch.ports"),
+        (["--set", "link.propagation_delay_ps=-5"], "link.propagation_delay_ps"),
+        (["--set", "switch.scheduler=magic"], "switch.scheduler"),
+        (["--set", "traffic"], "--set traffic"),
+        (["--set", "traffic.load.x=1"], "traffic.load"),
+    ],
+)
+def test_bad_input_gets_one_clear_message_and_status_2(small_scenario: Path, args, names):
+    done = cli("run", str(small_scenario), *args)
+    assert done.returncode == 2, done.stderr
+    assert names in done.stderr
+    assert "Traceback" not in done.stderr and "panicked" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert done.stdout == ""
+
+
+def test_missing_file_and_broken_toml_are_bad_input(tmp_path: Path):
+    missing = cli("run", str(tmp_path / "nope.toml"))
+    assert missing.returncode == 2 and "not found" in missing.stderr and "nope.toml" in missing.stderr
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[switch\nports = 4\n")
+    done = cli("run", str(broken))
+    assert done.returncode == 2 and "broken.toml" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("name", ["fifo", "islip", "pim", "output-queued"])
+def test_shipped_scenarios_accept_load_and_seed(name: str):
+    done = cli("run", f"scenarios/classic/{name}.toml", "--json", "--set", "traffic.load=0.5",
+               "--set", "run.seed=5", "--set", "run.duration_cells=5000", "--set", "run.warmup_cells=500")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["seed"] == 5 and abs(summary["offered_load"] - 0.5) < 0.03
