@@ -23,18 +23,26 @@ pub enum Phase {
     Clock = 1,
 }
 
-/// The total order of events: time, then phase, then scheduling sequence, packed in one integer.
+/// The total order of events: time, then phase and scheduling sequence (phase in the top bit).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct Key(u128);
+struct Key {
+    time_ps: TimePs,
+    phase_seq: u64,
+}
 
 impl Key {
+    #[inline]
     fn new(time_ps: TimePs, phase: Phase, seq: u64) -> Key {
         debug_assert!(seq < 1 << 63);
-        Key(((time_ps as u128) << 64) | ((phase as u128) << 63) | seq as u128)
+        Key {
+            time_ps,
+            phase_seq: ((phase as u64) << 63) | seq,
+        }
     }
 
+    #[inline]
     fn time_ps(self) -> TimePs {
-        (self.0 >> 64) as TimePs
+        self.time_ps
     }
 }
 
@@ -169,6 +177,7 @@ impl<E: Copy> CalendarQueue<E> {
         key.time_ps() >> self.bucket_shift
     }
 
+    #[inline]
     fn place(&mut self, entry: Entry<E>) {
         let bucket = self.bucket_of(entry.key);
         debug_assert!(bucket >= self.cursor, "event scheduled in the past");
@@ -224,14 +233,16 @@ impl<E: Copy> CalendarQueue<E> {
 }
 
 impl<E: Copy> EventQueue<E> for CalendarQueue<E> {
+    #[inline]
     fn push(&mut self, time_ps: TimePs, phase: Phase, event: E) {
         let key = Key::new(time_ps, phase, self.next_seq);
         self.next_seq += 1;
         self.place(Entry { key, event });
     }
 
+    #[inline]
     fn pop_until(&mut self, limit_ps: TimePs) -> Option<(TimePs, E)> {
-        if !self.refill() {
+        if self.current_head == self.current.len() && !self.refill() {
             return None;
         }
         let entry = self.current[self.current_head];
