@@ -78,3 +78,16 @@ def test_engine_releases_the_gil():
     assert ticks > 10_000, f"main thread made only {ticks} iterations in {elapsed:.3f} s"
     summary, _ = sim.finish()
     assert json.loads(summary)["sim_time_ps"] == sim.end_ps
+
+
+def test_progress_bar_reports_simulated_time_and_event_rate(monkeypatch, capsys):
+    monkeypatch.setattr(cellfabric.runner, "PROGRESS_AFTER_S", 0.0)
+    monkeypatch.setattr(cellfabric.runner, "STEP_WALL_S", 0.001)
+    cellfabric.run({**SMALL, "run": {"duration_cells": 200000, "warmup_cells": 1000}}, progress=True)
+    err = capsys.readouterr().err
+    assert "events/s" in err and "µs sim" in err
+
+
+def test_no_progress_bar_when_disabled(capsys):
+    cellfabric.run(SMALL, progress=False)
+    assert capsys.readouterr().err == ""
