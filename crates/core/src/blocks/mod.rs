@@ -7,4 +7,5 @@ pub mod link;
 pub mod matching;
 pub mod switch;
 pub mod terminal;
+pub mod topology;
 pub mod traffic;

@@ -1,0 +1,266 @@
+//! Topology: switches with numbered ports, endpoints, and the cables between them, with
+//! shortest-path routes expressed as the output port taken at every switch on the way.
+
+use std::collections::VecDeque;
+
+/// One end of a cable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Attachment {
+    /// Port `port` of switch `switch`.
+    SwitchPort {
+        /// Switch index.
+        switch: usize,
+        /// Port on that switch.
+        port: usize,
+    },
+    /// An endpoint (host NIC), by index.
+    Endpoint(usize),
+}
+
+/// A hop of a route: the switch, the port the packet enters by and the port it leaves by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hop {
+    /// Switch index.
+    pub switch: usize,
+    /// Input port.
+    pub input: usize,
+    /// Output port.
+    pub output: usize,
+}
+
+/// Why a topology could not be built or routed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TopologyError {
+    /// A cable end names a port that does not exist.
+    #[error("switch {switch} has {ports} ports; port {port} does not exist")]
+    NoSuchPort {
+        /// Switch index.
+        switch: usize,
+        /// Port named.
+        port: usize,
+        /// Ports the switch has.
+        ports: usize,
+    },
+    /// Two cables use the same port or endpoint.
+    #[error("{0:?} is cabled twice")]
+    CabledTwice(Attachment),
+    /// No path joins two endpoints.
+    #[error("endpoint {dst} cannot be reached from endpoint {src}")]
+    Unreachable {
+        /// Source endpoint.
+        src: usize,
+        /// Destination endpoint.
+        dst: usize,
+    },
+}
+
+/// Switches, endpoints and cables.
+#[derive(Clone, Debug, Default)]
+pub struct Topology {
+    ports: Vec<usize>,
+    endpoint_names: Vec<String>,
+    /// Far end of each switch port, by switch then port.
+    peer: Vec<Vec<Option<Attachment>>>,
+    /// Switch port each endpoint is cabled to.
+    endpoint_port: Vec<Option<(usize, usize)>>,
+}
+
+impl Topology {
+    /// An empty topology.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a switch with `ports` ports and returns its index.
+    pub fn add_switch(&mut self, ports: usize) -> usize {
+        self.ports.push(ports);
+        self.peer.push(vec![None; ports]);
+        self.ports.len() - 1
+    }
+
+    /// Adds a named endpoint and returns its index.
+    pub fn add_endpoint(&mut self, name: impl Into<String>) -> usize {
+        self.endpoint_names.push(name.into());
+        self.endpoint_port.push(None);
+        self.endpoint_names.len() - 1
+    }
+
+    /// Index of the endpoint called `name`.
+    pub fn endpoint(&self, name: &str) -> Option<usize> {
+        self.endpoint_names.iter().position(|n| n == name)
+    }
+
+    /// Name of endpoint `index`.
+    pub fn endpoint_name(&self, index: usize) -> &str {
+        &self.endpoint_names[index]
+    }
+
+    /// Number of endpoints.
+    pub fn endpoints(&self) -> usize {
+        self.endpoint_names.len()
+    }
+
+    /// Ports of switch `switch`.
+    pub fn switch_ports(&self, switch: usize) -> usize {
+        self.ports[switch]
+    }
+
+    /// Cables two attachments together (full duplex).
+    pub fn connect(&mut self, a: Attachment, b: Attachment) -> Result<(), TopologyError> {
+        for end in [a, b] {
+            let taken = match end {
+                Attachment::SwitchPort { switch, port } => {
+                    let ports = self.ports[switch];
+                    if port >= ports {
+                        return Err(TopologyError::NoSuchPort {
+                            switch,
+                            port,
+                            ports,
+                        });
+                    }
+                    self.peer[switch][port].is_some()
+                }
+                Attachment::Endpoint(e) => self.endpoint_port[e].is_some(),
+            };
+            if taken || a == b {
+                return Err(TopologyError::CabledTwice(end));
+            }
+        }
+        for (end, other) in [(a, b), (b, a)] {
+            match end {
+                Attachment::SwitchPort { switch, port } => self.peer[switch][port] = Some(other),
+                Attachment::Endpoint(e) => match other {
+                    Attachment::SwitchPort { switch, port } => {
+                        self.endpoint_port[e] = Some((switch, port))
+                    }
+                    Attachment::Endpoint(_) => return Err(TopologyError::CabledTwice(end)),
+                },
+            }
+        }
+        Ok(())
+    }
+
+    /// A shortest route (fewest switches) from endpoint `src` to endpoint `dst`; among equal
+    /// routes, the one through the lowest-numbered ports.
+    pub fn route(&self, src: usize, dst: usize) -> Result<Vec<Hop>, TopologyError> {
+        let unreachable = TopologyError::Unreachable { src, dst };
+        let (first_switch, first_input) = self.endpoint_port[src].ok_or(unreachable.clone())?;
+        // Breadth-first search over (switch, input port) states.
+        let mut came_from: Vec<Vec<Option<Hop>>> =
+            self.ports.iter().map(|&p| vec![None; p]).collect();
+        let mut seen: Vec<Vec<bool>> = self.ports.iter().map(|&p| vec![false; p]).collect();
+        let mut frontier = VecDeque::from([(first_switch, first_input)]);
+        seen[first_switch][first_input] = true;
+        while let Some((switch, input)) = frontier.pop_front() {
+            for output in (0..self.ports[switch]).filter(|&o| o != input) {
+                match self.peer[switch][output] {
+                    Some(Attachment::Endpoint(e)) if e == dst => {
+                        let mut route = vec![Hop {
+                            switch,
+                            input,
+                            output,
+                        }];
+                        let mut at = (switch, input);
+                        while let Some(prev) = came_from[at.0][at.1] {
+                            route.push(prev);
+                            at = (prev.switch, prev.input);
+                        }
+                        route.reverse();
+                        return Ok(route);
+                    }
+                    Some(Attachment::SwitchPort { switch: next, port }) if !seen[next][port] => {
+                        seen[next][port] = true;
+                        came_from[next][port] = Some(Hop {
+                            switch,
+                            input,
+                            output,
+                        });
+                        frontier.push_back((next, port));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Err(unreachable)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two 4-port switches joined by two cables; endpoints a, b on switch 0 and c, d on switch 1.
+    fn two_switches() -> Topology {
+        let mut t = Topology::new();
+        let (s0, s1) = (t.add_switch(4), t.add_switch(4));
+        for (name, switch, port) in [("a", s0, 0), ("b", s0, 1), ("c", s1, 0), ("d", s1, 1)] {
+            let e = t.add_endpoint(name);
+            t.connect(
+                Attachment::Endpoint(e),
+                Attachment::SwitchPort { switch, port },
+            )
+            .unwrap();
+        }
+        for port in [2, 3] {
+            let end = |switch| Attachment::SwitchPort { switch, port };
+            t.connect(end(s0), end(s1)).unwrap();
+        }
+        t
+    }
+
+    #[test]
+    fn routes_are_shortest_and_use_the_lowest_ports() {
+        let t = two_switches();
+        let (a, b, d) = (
+            t.endpoint("a").unwrap(),
+            t.endpoint("b").unwrap(),
+            t.endpoint("d").unwrap(),
+        );
+        assert_eq!(
+            t.route(a, b).unwrap(),
+            vec![Hop {
+                switch: 0,
+                input: 0,
+                output: 1
+            }]
+        );
+        assert_eq!(
+            t.route(a, d).unwrap(),
+            vec![
+                Hop {
+                    switch: 0,
+                    input: 0,
+                    output: 2
+                },
+                Hop {
+                    switch: 1,
+                    input: 2,
+                    output: 1
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_cabling_and_unreachable_endpoints_are_errors() {
+        let mut t = two_switches();
+        let lonely = t.add_endpoint("e");
+        assert_eq!(
+            t.route(0, lonely),
+            Err(TopologyError::Unreachable {
+                src: 0,
+                dst: lonely
+            })
+        );
+        let port9 = Attachment::SwitchPort { switch: 0, port: 9 };
+        assert!(matches!(
+            t.connect(Attachment::Endpoint(lonely), port9),
+            Err(TopologyError::NoSuchPort { .. })
+        ));
+        let taken = Attachment::SwitchPort { switch: 0, port: 0 };
+        assert_eq!(
+            t.connect(Attachment::Endpoint(lonely), taken),
+            Err(TopologyError::CabledTwice(taken))
+        );
+    }
+}
