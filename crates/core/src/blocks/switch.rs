@@ -86,6 +86,28 @@ enum Queues {
     },
 }
 
+impl Queues {
+    /// Removes the cell that moves from `input` to `output` this slot.
+    fn pop(&mut self, input: usize, output: usize, ports: usize, cells: &mut CellArena) -> CellId {
+        let cell = match self {
+            Queues::Output(queues) => cells.pop_front(&mut queues[output]),
+            Queues::InputFifo(queues) => cells.pop_front(&mut queues[input]),
+            Queues::Voq {
+                queues,
+                inputs_for_output,
+            } => {
+                let queue = &mut queues[input * ports + output];
+                let cell = cells.pop_front(queue);
+                if queue.is_empty() {
+                    inputs_for_output[output] &= !(1 << input);
+                }
+                cell
+            }
+        };
+        cell.expect("the scheduler chose a non-empty queue")
+    }
+}
+
 /// A slotted N-port cell switch.
 pub struct CellSwitch {
     ports: usize,
@@ -104,6 +126,7 @@ pub struct CellSwitch {
     pipeline_ps: TimePs,
     rng: Rng,
     output_of_input: Vec<u16>,
+    transfers: Vec<(usize, usize)>,
     departures: Vec<Departure>,
     signals: Vec<(u16, FlowSignal)>,
     held_cells: u64,
@@ -166,6 +189,7 @@ impl CellSwitch {
             pipeline_ps,
             rng,
             output_of_input: vec![UNMATCHED; ports],
+            transfers: Vec::with_capacity(ports),
             departures: Vec::with_capacity(ports),
             signals: Vec::with_capacity(ports),
             held_cells: 0,
@@ -241,103 +265,18 @@ impl CellSwitch {
     ) -> (&[Departure], &[(u16, FlowSignal)]) {
         self.departures.clear();
         self.signals.clear();
-        let ports = self.ports;
-        match &mut self.queues {
-            Queues::Output(queues) => {
-                for (output, queue) in queues.iter_mut().enumerate() {
-                    if let Some(cell) = cells.pop_front(queue) {
-                        Self::depart(
-                            &mut self.departures,
-                            &mut self.out_links,
-                            self.cell_bytes,
-                            output,
-                            cell,
-                            now_ps,
-                        );
-                    }
-                }
-            }
-            Queues::InputFifo(queues) => {
-                let mut contenders = [0u64; super::matching::MAX_PORTS];
-                for (input, queue) in queues.iter().enumerate() {
-                    if let Some(head) = queue.front() {
-                        contenders[cells[head].dst as usize] |= 1 << input;
-                    }
-                }
-                for (output, &set) in contenders[..ports].iter().enumerate() {
-                    if let Some(input) = random_member(set, &mut self.rng) {
-                        let cell = cells
-                            .pop_front(&mut queues[input])
-                            .expect("contender has a head");
-                        Self::depart(
-                            &mut self.departures,
-                            &mut self.out_links,
-                            self.cell_bytes,
-                            output,
-                            cell,
-                            now_ps,
-                        );
-                    }
-                }
-            }
-            Queues::Voq {
-                queues,
-                inputs_for_output,
-            } => {
-                if let Some(matcher) = &mut self.matcher {
-                    matcher.schedule(inputs_for_output, &mut self.output_of_input, &mut self.rng);
-                } else {
-                    // SAFC: every output serves its own queues; inputs are unconstrained.
-                    for output in 0..ports {
-                        if let Some(input) =
-                            first_at_or_after(inputs_for_output[output], self.serve_ptr[output])
-                        {
-                            self.serve_ptr[output] = (input + 1) % ports;
-                            let queue = &mut queues[input * ports + output];
-                            let cell = cells.pop_front(queue).expect("served queue is non-empty");
-                            if queue.is_empty() {
-                                inputs_for_output[output] &= !(1 << input);
-                            }
-                            Self::depart(
-                                &mut self.departures,
-                                &mut self.out_links,
-                                self.cell_bytes,
-                                output,
-                                cell,
-                                now_ps,
-                            );
-                        }
-                    }
-                }
-                if self.matcher.is_some() {
-                    for input in 0..ports {
-                        let output = self.output_of_input[input];
-                        if output == UNMATCHED {
-                            continue;
-                        }
-                        let output = output as usize;
-                        let queue = &mut queues[input * ports + output];
-                        let cell = cells.pop_front(queue).expect("matched VOQ is non-empty");
-                        if queue.is_empty() {
-                            inputs_for_output[output] &= !(1 << input);
-                        }
-                        Self::depart(
-                            &mut self.departures,
-                            &mut self.out_links,
-                            self.cell_bytes,
-                            output,
-                            cell,
-                            now_ps,
-                        );
-                    }
-                }
-            }
-        }
+        self.choose_transfers(cells);
         let measuring = now_ps >= self.measure_from_ps;
-        for departure in &mut self.departures {
-            departure.arrive_ps += self.pipeline_ps;
-            let c = &cells[departure.cell];
-            let (output, vc) = (departure.output as usize, c.vc as u16);
+        for &(input, output) in &self.transfers {
+            let cell = self.queues.pop(input, output, self.ports, cells);
+            let arrive_ps =
+                self.out_links[output].transmit(now_ps, self.cell_bytes) + self.pipeline_ps;
+            self.departures.push(Departure {
+                output: output as u16,
+                cell,
+                arrive_ps,
+            });
+            let c = &cells[cell];
             let buffer_port = if self.scheduler.is_input_buffered() {
                 c.in_port as usize
             } else {
@@ -345,6 +284,7 @@ impl CellSwitch {
             };
             self.occupancy[buffer_port] -= 1;
             self.counters[output].cells_out += 1;
+            let vc = c.vc as u16;
             if let Some(signal) =
                 self.rx_flow_control[buffer_port].after_dequeue(vc, self.occupancy[buffer_port])
             {
@@ -362,19 +302,51 @@ impl CellSwitch {
         (&self.departures, &self.signals)
     }
 
-    fn depart(
-        departures: &mut Vec<Departure>,
-        links: &mut [Link],
-        cell_bytes: u64,
-        output: usize,
-        cell: CellId,
-        now_ps: TimePs,
-    ) {
-        let arrive_ps = links[output].transmit(now_ps, cell_bytes);
-        departures.push(Departure {
-            output: output as u16,
-            cell,
-            arrive_ps,
-        });
+    /// Decides this slot's (input, output) transfers; the input is unused when output-queued.
+    fn choose_transfers(&mut self, cells: &CellArena) {
+        self.transfers.clear();
+        let ports = self.ports;
+        match &self.queues {
+            Queues::Output(queues) => {
+                let busy = queues.iter().enumerate().filter(|(_, q)| !q.is_empty());
+                self.transfers.extend(busy.map(|(output, _)| (0, output)));
+            }
+            Queues::InputFifo(queues) => {
+                let mut contenders = [0u64; super::matching::MAX_PORTS];
+                for (input, queue) in queues.iter().enumerate() {
+                    if let Some(head) = queue.front() {
+                        contenders[cells[head].dst as usize] |= 1 << input;
+                    }
+                }
+                for (output, &set) in contenders[..ports].iter().enumerate() {
+                    if let Some(input) = random_member(set, &mut self.rng) {
+                        self.transfers.push((input, output));
+                    }
+                }
+            }
+            Queues::Voq {
+                inputs_for_output, ..
+            } => match &mut self.matcher {
+                Some(matcher) => {
+                    matcher.schedule(inputs_for_output, &mut self.output_of_input, &mut self.rng);
+                    let matched = self
+                        .output_of_input
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, &o)| o != UNMATCHED);
+                    self.transfers
+                        .extend(matched.map(|(input, &output)| (input, output as usize)));
+                }
+                None => {
+                    // SAFC: every output serves its own queues round robin; inputs are unconstrained.
+                    for (output, &inputs) in inputs_for_output.iter().enumerate() {
+                        if let Some(input) = first_at_or_after(inputs, self.serve_ptr[output]) {
+                            self.serve_ptr[output] = (input + 1) % ports;
+                            self.transfers.push((input, output));
+                        }
+                    }
+                }
+            },
+        }
     }
 }
