@@ -93,10 +93,14 @@ def test_missing_file_and_broken_toml_are_bad_input(tmp_path: Path):
     assert done.returncode == 2 and "broken.toml" in done.stderr and "Traceback" not in done.stderr
 
 
-@pytest.mark.parametrize("name", ["fifo", "islip", "pim", "output-queued"])
-def test_shipped_scenarios_accept_load_and_seed(name: str):
+@pytest.mark.parametrize(
+    ("name", "scheduler"),
+    [("fifo", "fifo"), ("islip", "islip"), ("pim", "pim"), ("output-queued", "output_queued")],
+)
+def test_shipped_scenarios_accept_load_and_seed(name: str, scheduler: str):
     done = cli("run", f"scenarios/classic/{name}.toml", "--json", "--set", "traffic.load=0.5",
                "--set", "run.seed=5", "--set", "run.duration_cells=5000", "--set", "run.warmup_cells=500")
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert summary["seed"] == 5 and abs(summary["offered_load"] - 0.5) < 0.03
+    assert summary["scheduler"] == scheduler

@@ -98,6 +98,19 @@ pub enum SchedulerName {
     Safc,
 }
 
+impl SchedulerName {
+    /// The name as written in scenarios.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SchedulerName::OutputQueued => "output_queued",
+            SchedulerName::Fifo => "fifo",
+            SchedulerName::Islip => "islip",
+            SchedulerName::Pim => "pim",
+            SchedulerName::Safc => "safc",
+        }
+    }
+}
+
 /// The switch.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -503,7 +503,7 @@ impl SingleSwitch {
         let switched: u64 = self.switch.counters.iter().map(|c| c.cells_out).sum();
         let summary = Summary {
             design: "single_switch",
-            scheduler: format!("{:?}", self.scenario.switch.scheduler).to_lowercase(),
+            scheduler: self.scenario.switch.scheduler.as_str().to_string(),
             ports: ports as u32,
             seed: self.scenario.run.seed,
             offered_load: sum(|t| t.counters.cells_injected_measured) / capacity_cells,
