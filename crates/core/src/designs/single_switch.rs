@@ -42,6 +42,18 @@ enum Event {
     Signal { terminal: u16, signal: FlowSignal },
 }
 
+/// Sends a flow-control signal from switch input `port` back to the terminal cabled to it.
+fn signal_upstream(queue: &mut CalendarQueue<Event>, at_ps: TimePs, port: u16, signal: FlowSignal) {
+    queue.push(
+        at_ps,
+        Phase::Message,
+        Event::Signal {
+            terminal: port,
+            signal,
+        },
+    );
+}
+
 /// A run's failure to keep its own invariants.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RunError {
@@ -349,14 +361,7 @@ impl SingleSwitch {
                     Admission::Queued(signal) => {
                         if let Some(signal) = signal {
                             let at_ps = now_ps + self.signal_delay_ps;
-                            self.queue.push(
-                                at_ps,
-                                Phase::Message,
-                                Event::Signal {
-                                    terminal: port,
-                                    signal,
-                                },
-                            );
+                            signal_upstream(&mut self.queue, at_ps, port, signal);
                         }
                         if !self.switch.tick_pending {
                             self.switch.tick_pending = true;
@@ -383,15 +388,7 @@ impl SingleSwitch {
                     );
                 }
                 for &(port, signal) in signals {
-                    let at_ps = now_ps + self.signal_delay_ps;
-                    self.queue.push(
-                        at_ps,
-                        Phase::Message,
-                        Event::Signal {
-                            terminal: port,
-                            signal,
-                        },
-                    );
+                    signal_upstream(&mut self.queue, now_ps + self.signal_delay_ps, port, signal);
                 }
                 if self.switch.held_cells() > 0 {
                     self.queue.push(
