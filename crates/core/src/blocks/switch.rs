@@ -108,6 +108,25 @@ impl Queues {
     }
 }
 
+/// What a switch is made of; every port alike.
+#[derive(Clone, Debug)]
+pub struct SwitchSpec {
+    /// Number of ports.
+    pub ports: usize,
+    /// Bytes per cell on the wire; one slot is one cell time on the output links.
+    pub cell_bytes: u64,
+    /// Scheduler and queue organization.
+    pub scheduler: SchedulerKind,
+    /// Buffer per buffer port (input, or output when output-queued); `None`: unbounded.
+    pub buffer_cells: Option<u32>,
+    /// Receive-side flow control of each input.
+    pub rx_flow_control: RxFlowControl,
+    /// Each output link.
+    pub out_link: Link,
+    /// Fixed latency added to every cell crossing the switch.
+    pub pipeline_ps: TimePs,
+}
+
 /// A slotted N-port cell switch.
 pub struct CellSwitch {
     ports: usize,
@@ -145,21 +164,17 @@ pub struct CellSwitch {
 }
 
 impl CellSwitch {
-    /// A switch of `ports` ports moving cells of `cell_bytes`, one slot per cell time on the
-    /// output links, buffers of `buffer_cells` per buffer
-    /// port (`None`: unbounded), the given receive-side flow control per input, and identical
-    /// output links whose far ends are `pipeline_ps` further away than their propagation delay.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        ports: usize,
-        cell_bytes: u64,
-        scheduler: SchedulerKind,
-        buffer_cells: Option<u32>,
-        rx_flow_control: RxFlowControl,
-        out_link: Link,
-        pipeline_ps: TimePs,
-        rng: Rng,
-    ) -> Self {
+    /// Builds the switch `spec` describes, drawing its random choices from `rng`.
+    pub fn new(spec: SwitchSpec, rng: Rng) -> Self {
+        let SwitchSpec {
+            ports,
+            cell_bytes,
+            scheduler,
+            buffer_cells,
+            rx_flow_control,
+            out_link,
+            pipeline_ps,
+        } = spec;
         let fifos = || (0..ports).map(|_| CellQueue::default()).collect();
         let voqs = || Queues::Voq {
             queues: (0..ports * ports).map(|_| CellQueue::default()).collect(),

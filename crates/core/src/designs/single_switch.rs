@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::blocks::cell::{CellArena, CellId};
 use crate::blocks::flow_control::{FlowSignal, RxFlowControl, TxGate};
 use crate::blocks::link::Link;
-use crate::blocks::switch::{Admission, CellSwitch};
+use crate::blocks::switch::{Admission, CellSwitch, SwitchSpec};
 use crate::blocks::terminal::Terminal;
 use crate::blocks::traffic::{Destinations, Generator, TrafficSpec, NEVER_PS};
 use crate::engine::queue::{CalendarQueue, EventQueue, Phase};
@@ -265,22 +265,23 @@ impl SingleSwitch {
                 terminal
             })
             .collect();
-        let mut switch = CellSwitch::new(
+        let spec = SwitchSpec {
             ports,
             cell_bytes,
-            scenario.scheduler(),
-            buffer,
+            scheduler: scenario.scheduler(),
+            buffer_cells: buffer,
             rx_flow_control,
-            link,
-            scenario.switch.pipeline_delay_ps,
-            stream(
-                seed,
-                ComponentId {
-                    kind: KIND_SWITCH,
-                    index: 0,
-                },
-            ),
+            out_link: link,
+            pipeline_ps: scenario.switch.pipeline_delay_ps,
+        };
+        let rng = stream(
+            seed,
+            ComponentId {
+                kind: KIND_SWITCH,
+                index: 0,
+            },
         );
+        let mut switch = CellSwitch::new(spec, rng);
         switch.measure_from_ps = warmup_ps;
         let mut sim = SingleSwitch {
             scenario: scenario.clone(),
