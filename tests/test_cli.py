@@ -73,6 +73,7 @@ def test_out_writes_summary_and_parquet_tables(small_scenario: Path, tmp_path: P
         (["--set", "switch.scheduler=magic"], "switch.scheduler"),
         (["--set", "traffic"], "--set traffic"),
         (["--set", "traffic.load.x=1"], "traffic.load"),
+        (["--set", "design=warp"], "design"),
     ],
 )
 def test_bad_input_gets_one_clear_message_and_status_2(small_scenario: Path, args, names):

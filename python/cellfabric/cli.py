@@ -20,21 +20,24 @@ def _fail(message: str, status: int) -> None:
     sys.exit(status)
 
 
+PERCENTILES = ("mean", "p1", "p50", "p75", "p90", "p95", "p99", "max")
+HEADLINE = ("design", "scheduler", "architecture", "ports", "seed")
+
+
+def _number(value) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
 def _report(summary: dict) -> str:
-    lat = summary["latency_cells"]
-    lines = [
-        f"design {summary['design']}  scheduler {summary['scheduler']}  ports {summary['ports']}  "
-        f"seed {summary['seed']}",
-        f"offered load {summary['offered_load']:.4f}  throughput {summary['throughput']:.4f}  "
-        f"goodput {summary['goodput']:.4f}",
-        "latency (cell times)  "
-        + "  ".join(f"{k} {lat[k]:.1f}" for k in ("mean", "p1", "p50", "p75", "p90", "p95", "p99", "max")),
-        f"latency mean {summary['latency_ns']['mean']:.1f} ns  p99 {summary['latency_ns']['p99']:.1f} ns",
-        f"cells injected {summary['cells_injected']}  delivered {summary['cells_delivered']}  "
-        f"dropped {summary['cells_dropped']}  in flight {summary['cells_in_flight']}",
-        f"{summary['events']} events in {summary['wall_s']:.2f} s  "
-        f"({summary['events_per_s']:.3g} events/s, {summary['cell_hops_per_s']:.3g} cell-hops/s)",
-    ]
+    """A human-readable summary of any design: the headline, then every number and every
+    percentile set (mean, p1 ... max) the design reports."""
+    lines = ["  ".join(f"{k} {summary[k]}" for k in HEADLINE if k in summary)]
+    scalars = [(k, v) for k, v in summary.items() if k not in HEADLINE and not isinstance(v, dict | list)]
+    for start in range(0, len(scalars), 4):
+        lines.append("  ".join(f"{k} {_number(v)}" for k, v in scalars[start : start + 4]))
+    for key, value in summary.items():
+        if isinstance(value, dict) and set(PERCENTILES) <= set(value):
+            lines.append(f"{key}  " + "  ".join(f"{p} {value[p]:.1f}" for p in PERCENTILES))
     return "\n".join(lines)
 
 

@@ -14,4 +14,5 @@ pub mod engine;
 pub mod scenario;
 
 pub use designs::single_switch::{SingleSwitch, Summary, Tables};
+pub use designs::{build, Report, RunError, Simulation};
 pub use scenario::{Scenario, ScenarioError};

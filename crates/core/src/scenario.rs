@@ -26,22 +26,13 @@ fn invalid(key: &str, message: impl Into<String>) -> ScenarioError {
     }
 }
 
-/// Which system the scenario builds.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum DesignName {
-    /// N terminals on one cell switch: the classic switch-theory setting.
-    #[default]
-    SingleSwitch,
-}
-
 /// A whole scenario.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
-    /// The system to build.
+    /// The system to build (read by [`crate::designs::build`]).
     #[serde(default)]
-    pub design: DesignName,
+    pub design: Option<String>,
     /// Run length, warm-up and seed.
     #[serde(default)]
     pub run: RunConfig,

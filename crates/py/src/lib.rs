@@ -1,7 +1,7 @@
 //! Python bindings: `cellfabric._core.Simulation` steps a scenario with the GIL released, so the
 //! Python front end can draw progress between steps.
 
-use cellfabric_core::{Scenario, SingleSwitch};
+use cellfabric_core::{build, Simulation as Run};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -22,12 +22,12 @@ create_exception!(
 /// One simulation run, advanced in steps of simulated time.
 #[pyclass(module = "cellfabric._core")]
 struct Simulation {
-    sim: Option<SingleSwitch>,
+    sim: Option<Box<dyn Run>>,
     end_ps: u64,
 }
 
 impl Simulation {
-    fn sim(&mut self) -> PyResult<&mut SingleSwitch> {
+    fn sim(&mut self) -> PyResult<&mut Box<dyn Run>> {
         self.sim
             .as_mut()
             .ok_or_else(|| SimulationError::new_err("the simulation has already finished"))
@@ -39,9 +39,7 @@ impl Simulation {
     /// Validates the scenario (JSON text) and builds the system.
     #[new]
     fn new(scenario_json: &str) -> PyResult<Self> {
-        let scenario = Scenario::from_json(scenario_json)
-            .map_err(|e| ScenarioError::new_err(e.to_string()))?;
-        let sim = SingleSwitch::new(&scenario);
+        let sim = build(scenario_json).map_err(|e| ScenarioError::new_err(e.to_string()))?;
         let end_ps = sim.end_ps();
         Ok(Simulation {
             sim: Some(sim),
@@ -79,11 +77,11 @@ impl Simulation {
             .sim
             .take()
             .ok_or_else(|| SimulationError::new_err("the simulation has already finished"))?;
-        let (summary, tables) = py
+        let report = py
             .allow_threads(|| sim.finish())
             .map_err(|e| SimulationError::new_err(e.to_string()))?;
-        let summary = serde_json::to_string(&summary).expect("the summary serializes");
-        let tables = serde_json::to_string(&tables).expect("the tables serialize");
+        let summary = report.summary.to_string();
+        let tables = report.tables.to_string();
         Ok((summary, tables))
     }
 }

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use rand::seq::SliceRandom;
 use serde::Serialize;
 
+use super::{Report, RunError, Simulation};
 use crate::blocks::cell::{CellArena, CellId};
 use crate::blocks::flow_control::{FlowSignal, RxFlowControl, TxGate};
 use crate::blocks::link::Link;
@@ -52,29 +53,6 @@ fn signal_upstream(queue: &mut CalendarQueue<Event>, at_ps: TimePs, port: u16, s
             signal,
         },
     );
-}
-
-/// A run's failure to keep its own invariants.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum RunError {
-    /// Cells were created or lost outside the account.
-    #[error("conservation violated: injected {injected} != delivered {delivered} + dropped {dropped} + in flight {in_flight}")]
-    Conservation {
-        /// Cells generated.
-        injected: u64,
-        /// Cells sunk.
-        delivered: u64,
-        /// Cells dropped.
-        dropped: u64,
-        /// Cells alive at the end.
-        in_flight: u64,
-    },
-    /// A configuration that promises no loss dropped cells.
-    #[error("lossless configuration dropped {0} cells")]
-    LossInLosslessRun(u64),
-    /// Nothing could move any more while cells were in flight.
-    #[error("deadlock: {0}")]
-    Deadlock(String),
 }
 
 /// The headline numbers of a run.
@@ -192,6 +170,29 @@ pub struct SingleSwitch {
     wall: Duration,
 }
 
+impl Simulation for SingleSwitch {
+    fn advance(&mut self, until_ps: TimePs) -> bool {
+        SingleSwitch::advance(self, until_ps)
+    }
+
+    fn now_ps(&self) -> TimePs {
+        self.now_ps
+    }
+
+    fn end_ps(&self) -> TimePs {
+        self.end_ps
+    }
+
+    fn events(&self) -> u64 {
+        self.events
+    }
+
+    fn finish(self: Box<Self>) -> Result<Report, RunError> {
+        let (summary, tables) = SingleSwitch::finish(*self)?;
+        Ok(Report::new(&summary, &tables))
+    }
+}
+
 impl SingleSwitch {
     /// Builds the system a validated scenario describes.
     pub fn new(scenario: &Scenario) -> Self {
@@ -303,21 +304,6 @@ impl SingleSwitch {
             sim.schedule_wake(terminal);
         }
         sim
-    }
-
-    /// Current simulated time.
-    pub fn now_ps(&self) -> TimePs {
-        self.now_ps
-    }
-
-    /// When the run ends.
-    pub fn end_ps(&self) -> TimePs {
-        self.end_ps
-    }
-
-    /// Events processed so far.
-    pub fn events(&self) -> u64 {
-        self.events
     }
 
     /// Runs every event due at or before `until_ps` (capped at the end of the run); returns true
