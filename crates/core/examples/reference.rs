@@ -1,7 +1,7 @@
 //! The performance reference run, without Python: `cargo run --release --example reference [SCENARIO.json]`.
 //! Prints the summary JSON. The default scenario matches `scenarios/bench/islip-reference.toml`.
 
-use cellfabric_core::{Scenario, SingleSwitch};
+use cellfabric_core::Scenario;
 
 const REFERENCE: &str = r#"{
     "run": {"seed": 1, "duration_cells": 10000000, "warmup_cells": 100000},
@@ -16,7 +16,7 @@ fn main() {
         None => REFERENCE.to_string(),
     };
     let scenario = Scenario::from_json(&json).unwrap_or_else(|e| panic!("bad scenario: {e}"));
-    let (summary, _) = SingleSwitch::new(&scenario)
+    let (summary, _) = cellfabric_core::designs::single_switch::build(&scenario)
         .run()
         .unwrap_or_else(|e| panic!("run failed: {e}"));
     println!(

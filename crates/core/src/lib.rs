@@ -13,6 +13,7 @@ pub mod designs;
 pub mod engine;
 pub mod scenario;
 
-pub use designs::single_switch::{SingleSwitch, Summary, Tables};
+pub use blocks::network::{Summary, Tables};
+pub use designs::single_switch::SingleSwitch;
 pub use designs::{build, Report, RunError, Simulation};
 pub use scenario::{Scenario, ScenarioError};

@@ -2,12 +2,18 @@
 //! files and `--set` overrides into JSON). Unknown keys, wrong types and impossible values are
 //! rejected with one message naming the key and what was expected.
 
+use rand::seq::SliceRandom;
 use serde::Deserialize;
 
+use crate::blocks::flow_control::LinkFlowControl;
 use crate::blocks::matching::MAX_PORTS;
 use crate::blocks::switch::SchedulerKind;
-use crate::blocks::traffic::{Arrival, PacketSizes};
+use crate::blocks::traffic::{Arrival, Destinations, PacketSizes, TrafficSpec};
+use crate::engine::rng::{stream, ComponentId};
 use crate::engine::time::{serialization_ps, TimePs};
+
+/// Random-stream kind of the destination permutation.
+const KIND_PATTERN: u32 = 3;
 
 /// A scenario rejected before it ran: the offending key and what was expected.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -48,6 +54,18 @@ pub struct Scenario {
     /// Offered traffic.
     #[serde(default)]
     pub traffic: TrafficConfig,
+    /// The hosts' network interfaces.
+    #[serde(default)]
+    pub nic: NicConfig,
+}
+
+/// The hosts' network interfaces.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NicConfig {
+    /// Cells a NIC holds waiting to send; a full NIC holds its traffic source back (closed
+    /// loop). Absent: unbounded (open loop).
+    pub queue_cells: Option<u32>,
 }
 
 /// Run length, warm-up and seed.
@@ -112,8 +130,13 @@ pub struct SwitchConfig {
     pub scheduler: SchedulerName,
     /// Iterations per slot for iSLIP and PIM.
     pub iterations: u32,
-    /// Buffer per buffer port (input, or output when output-queued), in cells; absent: unbounded.
+    /// Buffer per buffer port (input, or output when output-queued), or per VOQ with
+    /// `per_voq_buffers`, in cells; absent: unbounded.
     pub buffer_cells: Option<u32>,
+    /// Each VOQ has its own buffer and flow-control channel (RIFL per-VOQ flow control).
+    pub per_voq_buffers: bool,
+    /// Carry matched cells through a Batcher-Banyan network (counting internal blocking).
+    pub batcher_banyan: bool,
     /// Fixed latency added to every cell crossing the switch, in picoseconds.
     pub pipeline_delay_ps: u64,
 }
@@ -125,6 +148,8 @@ impl Default for SwitchConfig {
             scheduler: SchedulerName::Islip,
             iterations: 1,
             buffer_cells: None,
+            per_voq_buffers: false,
+            batcher_banyan: false,
             pipeline_delay_ps: 0,
         }
     }
@@ -334,9 +359,86 @@ impl Scenario {
         }
     }
 
-    /// Whether the configuration promises to drop nothing.
+    /// Whether the configuration promises to drop nothing: unbounded buffers, credits, or
+    /// ON/OFF with at least a round trip of headroom above the OFF threshold.
     pub fn is_lossless(&self) -> bool {
-        self.switch.buffer_cells.is_none() || self.link.flow_control == FlowControlName::Credit
+        let link = &self.link;
+        match (self.switch.buffer_cells, link.flow_control) {
+            (None, _) | (_, FlowControlName::Credit) => true,
+            (Some(buffer), FlowControlName::Onoff) => {
+                let off = link.off_threshold_cells.unwrap_or(buffer);
+                buffer.saturating_sub(off) as u64 >= self.round_trip_cells()
+            }
+            (Some(_), FlowControlName::None) => false,
+        }
+    }
+
+    /// Cells a transmitter can still put on a link after the receiver decides to stop it: the
+    /// signal's and the last cells' propagation both ways, one cell being serialized at each
+    /// end, rounded up.
+    pub fn round_trip_cells(&self) -> u64 {
+        let cell_ps = self.cell_time_ps();
+        (2 * self.link.propagation_delay_ps).div_ceil(cell_ps) + 2
+    }
+
+    /// Link-level flow control as a building-block choice.
+    pub fn flow_control(&self) -> LinkFlowControl {
+        let link = &self.link;
+        match link.flow_control {
+            FlowControlName::None => LinkFlowControl::None,
+            FlowControlName::Credit => LinkFlowControl::Credit,
+            FlowControlName::Onoff => LinkFlowControl::OnOff {
+                off_at_cells: link.off_threshold_cells.unwrap_or(0),
+                on_at_cells: link.on_threshold_cells.unwrap_or(0),
+            },
+        }
+    }
+
+    /// When statistics start.
+    pub fn warmup_ps(&self) -> TimePs {
+        self.run.warmup_cells * self.cell_time_ps()
+    }
+
+    /// When the run ends.
+    pub fn end_ps(&self) -> TimePs {
+        self.run.duration_cells * self.cell_time_ps()
+    }
+
+    /// What every terminal's source offers.
+    pub fn traffic_spec(&self) -> TrafficSpec {
+        TrafficSpec {
+            load: self.traffic.load,
+            arrival: self.arrival(),
+            sizes: self.packet_sizes(),
+            cell_payload_bytes: self.cell.payload_bytes(),
+            slot_ps: self.cell_time_ps(),
+            stop_ps: self.end_ps(),
+        }
+    }
+
+    /// Where each of `terminals` terminals sends; the permutation is drawn from the run's seed.
+    pub fn destinations(&self, terminals: usize) -> Vec<Destinations> {
+        let t = &self.traffic;
+        let mut permutation: Vec<u16> = (0..terminals as u16).collect();
+        let id = ComponentId {
+            kind: KIND_PATTERN,
+            index: 0,
+        };
+        permutation.shuffle(&mut stream(self.run.seed, id));
+        (0..terminals)
+            .map(|i| match t.destinations {
+                DestinationName::Uniform => Destinations::Uniform {
+                    ports: terminals as u16,
+                    include_self: t.include_self,
+                },
+                DestinationName::Permutation => Destinations::Fixed(permutation[i]),
+                DestinationName::Hotspot => Destinations::Hotspot {
+                    ports: terminals as u16,
+                    port: t.hotspot_port as u16,
+                    fraction: t.hotspot_fraction,
+                },
+            })
+            .collect()
     }
 
     fn validate(&self) -> Result<(), ScenarioError> {

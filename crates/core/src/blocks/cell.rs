@@ -10,14 +10,24 @@ pub struct Cell {
     pub src: u16,
     /// Terminal the cell is addressed to.
     pub dst: u16,
-    /// Virtual channel (flow-control class).
-    pub vc: u8,
+    /// Output port the cell takes at the switch it is currently in (set by routing).
+    pub out_port: u16,
+    /// Flow-control channel on the link the cell crosses next: a virtual channel, or the
+    /// downstream VOQ it will join where flow control is per VOQ.
+    pub vc: u16,
+    /// The channel the cell will use on the link after the current switch (set by routing;
+    /// becomes `vc` when the cell leaves).
+    pub next_vc: u16,
+    /// Design-specific header bytes the cell carries on the wire (RIFL: the Layer 2 header).
+    pub header: [u8; 6],
     /// True for the last cell of its packet.
     pub last_of_packet: bool,
     /// Payload bytes carried (the rest of the cell is header and padding).
     pub payload_bytes: u16,
     /// When the traffic source generated the cell.
     pub inject_ps: TimePs,
+    /// When the traffic source generated the first cell of the cell's packet.
+    pub packet_inject_ps: TimePs,
     /// Input port of the switch the cell is currently in.
     pub in_port: u16,
     /// When the cell reached the switch it is currently in.

@@ -25,6 +25,48 @@ pub enum FlowSignal {
     },
 }
 
+/// The flow control of a kind of link, before it is instantiated at both ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkFlowControl {
+    /// None: a full buffer drops.
+    None,
+    /// One credit per downstream buffer slot.
+    Credit,
+    /// OFF when the receiving buffer reaches `off_at_cells`, ON when it falls to `on_at_cells`.
+    OnOff {
+        /// Occupancy that switches a channel off.
+        off_at_cells: u32,
+        /// Occupancy that switches it back on.
+        on_at_cells: u32,
+    },
+}
+
+impl LinkFlowControl {
+    /// The receiving end, over `channels` channels.
+    pub fn receiver(self, channels: usize) -> RxFlowControl {
+        match self {
+            LinkFlowControl::None => RxFlowControl::None,
+            LinkFlowControl::Credit => RxFlowControl::Credit,
+            LinkFlowControl::OnOff {
+                off_at_cells,
+                on_at_cells,
+            } => RxFlowControl::on_off(channels, off_at_cells, on_at_cells),
+        }
+    }
+
+    /// The transmitting end, over `channels` channels, each with `buffer_cells` slots downstream.
+    pub fn transmitter(self, channels: usize, buffer_cells: Option<u32>) -> TxGate {
+        match self {
+            LinkFlowControl::None => TxGate::Open,
+            LinkFlowControl::Credit => TxGate::credit(
+                channels,
+                buffer_cells.expect("credit flow control needs finite buffers"),
+            ),
+            LinkFlowControl::OnOff { .. } => TxGate::on_off(channels),
+        }
+    }
+}
+
 /// Transmit side: whether a channel may send its next cell.
 #[derive(Clone, Debug)]
 pub enum TxGate {

@@ -1,10 +1,12 @@
 //! Shared network building blocks. Designs are wired from these; a mechanism that more than one
 //! design needs lives here, not in a design.
 
+pub mod batcher_banyan;
 pub mod cell;
 pub mod flow_control;
 pub mod link;
 pub mod matching;
+pub mod network;
 pub mod switch;
 pub mod terminal;
 pub mod topology;

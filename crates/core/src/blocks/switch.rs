@@ -5,10 +5,11 @@
 //! organizations also move at most one cell out of each input. Cells that arrive at the instant
 //! of a slot's clock edge take part in that slot's decision (see [`Phase`](crate::engine::queue::Phase)).
 
+use super::batcher_banyan::BatcherBanyan;
 use super::cell::{CellArena, CellId, CellQueue};
-use super::flow_control::{FlowSignal, RxFlowControl};
+use super::flow_control::{FlowSignal, RxFlowControl, TxGate};
 use super::link::Link;
-use super::matching::{first_at_or_after, random_member, Matcher, UNMATCHED};
+use super::matching::{first_at_or_after, members, random_member, Matcher, UNMATCHED};
 use crate::engine::rng::Rng;
 use crate::engine::stats::OccupancyHistogram;
 use crate::engine::time::{serialization_ps, TimePs};
@@ -73,6 +74,15 @@ pub struct PortCounters {
     pub cells_out: u64,
 }
 
+/// Switch-wide counters.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SwitchCounters {
+    /// Slots in which an output had a cell waiting for it but its downstream channel was off.
+    pub output_slots_held: u64,
+    /// Cells blocked inside the Batcher-Banyan network (zero under a matching scheduler).
+    pub internal_blocking: u64,
+}
+
 enum Queues {
     /// Per output.
     Output(Vec<CellQueue>),
@@ -117,8 +127,15 @@ pub struct SwitchSpec {
     pub cell_bytes: u64,
     /// Scheduler and queue organization.
     pub scheduler: SchedulerKind,
-    /// Buffer per buffer port (input, or output when output-queued); `None`: unbounded.
+    /// Buffer per buffer port (input, or output when output-queued), or per VOQ when
+    /// `per_voq_buffers`; `None`: unbounded.
     pub buffer_cells: Option<u32>,
+    /// Each VOQ has its own statically allocated buffer and its own flow-control channel (the
+    /// channel id is the VOQ's output), as RIFL's per-VOQ flow control (seed 004, §IV-C, §IV-D).
+    pub per_voq_buffers: bool,
+    /// Carry each slot's matched cells through a [`BatcherBanyan`] network and count internal
+    /// blocking, instead of an ideal crossbar.
+    pub batcher_banyan: bool,
     /// Receive-side flow control of each input.
     pub rx_flow_control: RxFlowControl,
     /// Each output link.
@@ -140,12 +157,19 @@ pub struct CellSwitch {
     /// Cells held per buffer port (inputs, or outputs when output-queued).
     occupancy: Vec<u32>,
     buffer_cells: Option<u32>,
+    per_voq_buffers: bool,
     rx_flow_control: Vec<RxFlowControl>,
+    /// Per output: may the cell at a queue head go to the downstream channel it needs?
+    out_gates: Vec<TxGate>,
     out_links: Vec<Link>,
+    fabric: Option<BatcherBanyan>,
     pipeline_ps: TimePs,
     rng: Rng,
     output_of_input: Vec<u16>,
+    /// Per output: inputs whose head cell for it may go (requests after downstream flow control).
+    requests: Vec<u64>,
     transfers: Vec<(usize, usize)>,
+    fabric_outputs: Vec<u16>,
     departures: Vec<Departure>,
     signals: Vec<(u16, FlowSignal)>,
     held_cells: u64,
@@ -155,6 +179,8 @@ pub struct CellSwitch {
     pub measure_from_ps: TimePs,
     /// Counters per port.
     pub counters: Vec<PortCounters>,
+    /// Switch-wide counters.
+    pub switch_counters: SwitchCounters,
     /// Cells held, sampled after each measured slot's departures.
     pub occupancy_samples: OccupancyHistogram,
     /// Sum over measured departures of slots spent in the switch.
@@ -164,17 +190,28 @@ pub struct CellSwitch {
 }
 
 impl CellSwitch {
-    /// Builds the switch `spec` describes, drawing its random choices from `rng`.
+    /// Builds the switch `spec` describes, drawing its random choices from `rng`. Every output
+    /// starts with an open gate (see [`set_output_gate`](Self::set_output_gate)).
     pub fn new(spec: SwitchSpec, rng: Rng) -> Self {
         let SwitchSpec {
             ports,
             cell_bytes,
             scheduler,
             buffer_cells,
+            per_voq_buffers,
+            batcher_banyan,
             rx_flow_control,
             out_link,
             pipeline_ps,
         } = spec;
+        assert!(
+            !per_voq_buffers
+                || matches!(
+                    scheduler,
+                    SchedulerKind::Islip { .. } | SchedulerKind::Pim { .. } | SchedulerKind::Safc
+                ),
+            "per-VOQ buffers need a VOQ switch"
+        );
         let fifos = || (0..ports).map(|_| CellQueue::default()).collect();
         let voqs = || Queues::Voq {
             queues: (0..ports * ports).map(|_| CellQueue::default()).collect(),
@@ -199,18 +236,24 @@ impl CellSwitch {
             serve_ptr: vec![0; ports],
             occupancy: vec![0; ports],
             buffer_cells,
+            per_voq_buffers,
             rx_flow_control: vec![rx_flow_control; ports],
+            out_gates: vec![TxGate::Open; ports],
             out_links: vec![out_link; ports],
+            fabric: batcher_banyan.then(|| BatcherBanyan::new(ports)),
             pipeline_ps,
             rng,
             output_of_input: vec![UNMATCHED; ports],
-            transfers: Vec::with_capacity(ports),
+            requests: vec![0; ports],
+            transfers: Vec::with_capacity(ports * ports),
+            fabric_outputs: Vec::with_capacity(ports),
             departures: Vec::with_capacity(ports),
             signals: Vec::with_capacity(ports),
             held_cells: 0,
             tick_pending: false,
             measure_from_ps: 0,
             counters: vec![PortCounters::default(); ports],
+            switch_counters: SwitchCounters::default(),
             occupancy_samples: OccupancyHistogram::default(),
             delay_slots_sum: 0,
             delay_samples: 0,
@@ -227,7 +270,31 @@ impl CellSwitch {
         self.held_cells
     }
 
-    /// Offers `cell`, arriving at `now_ps` on `input`, to the switch.
+    /// Puts `output` under flow control from the switch downstream of it.
+    pub fn set_output_gate(&mut self, output: usize, gate: TxGate) {
+        self.out_gates[output] = gate;
+    }
+
+    /// Applies a flow-control signal that reached `output` from downstream.
+    pub fn on_output_signal(&mut self, output: usize, signal: FlowSignal) {
+        self.out_gates[output].on_signal(signal);
+    }
+
+    fn is_input_buffered(&self) -> bool {
+        self.scheduler.is_input_buffered()
+    }
+
+    /// Cells held in the buffer unit `cell` occupies: its VOQ when per-VOQ, else its port.
+    fn unit_occupancy(&self, input: usize, output: usize) -> u32 {
+        match (&self.queues, self.per_voq_buffers) {
+            (Queues::Voq { queues, .. }, true) => queues[input * self.ports + output].len(),
+            _ if self.is_input_buffered() => self.occupancy[input],
+            _ => self.occupancy[output],
+        }
+    }
+
+    /// Offers `cell`, arriving at `now_ps` on `input`, to the switch; the cell's `out_port`
+    /// says where it goes.
     pub fn accept(
         &mut self,
         now_ps: TimePs,
@@ -236,16 +303,20 @@ impl CellSwitch {
         cells: &mut CellArena,
     ) -> Admission {
         let c = &mut cells[cell];
-        let (output, vc) = (c.dst as usize, c.vc as u16);
-        debug_assert!(output < self.ports, "cell addressed beyond the switch");
-        let buffer_port = if self.scheduler.is_input_buffered() {
+        let (output, vc) = (c.out_port as usize, c.vc);
+        debug_assert!(output < self.ports, "cell routed beyond the switch");
+        debug_assert!(
+            !self.per_voq_buffers || vc as usize == output,
+            "per-VOQ flow control: the channel is the VOQ"
+        );
+        let buffer_port = if self.is_input_buffered() {
             input as usize
         } else {
             output
         };
         if self
             .buffer_cells
-            .is_some_and(|cap| self.occupancy[buffer_port] >= cap)
+            .is_some_and(|cap| self.unit_occupancy(input as usize, output) >= cap)
         {
             self.counters[buffer_port].cells_dropped += 1;
             return Admission::Dropped;
@@ -266,8 +337,8 @@ impl CellSwitch {
                 inputs_for_output[output] |= 1 << input;
             }
         }
-        let signal =
-            self.rx_flow_control[buffer_port].after_enqueue(vc, self.occupancy[buffer_port]);
+        let occupancy = self.unit_occupancy(input as usize, output);
+        let signal = self.rx_flow_control[buffer_port].after_enqueue(vc, occupancy);
         Admission::Queued(signal)
     }
 
@@ -281,6 +352,17 @@ impl CellSwitch {
         self.departures.clear();
         self.signals.clear();
         self.choose_transfers(cells);
+        if let Some(fabric) = &mut self.fabric {
+            self.fabric_outputs.clear();
+            self.fabric_outputs
+                .extend(self.transfers.iter().map(|&(_, output)| output as u16));
+            let blocked = fabric.route(&mut self.fabric_outputs);
+            debug_assert_eq!(
+                blocked, 0,
+                "a matching never blocks a Batcher-Banyan network"
+            );
+            self.switch_counters.internal_blocking += blocked as u64;
+        }
         let measuring = now_ps >= self.measure_from_ps;
         for &(input, output) in &self.transfers {
             let cell = self.queues.pop(input, output, self.ports, cells);
@@ -291,22 +373,25 @@ impl CellSwitch {
                 cell,
                 arrive_ps,
             });
-            let c = &cells[cell];
-            let buffer_port = if self.scheduler.is_input_buffered() {
-                c.in_port as usize
+            let c = &mut cells[cell];
+            let (in_vc, in_port) = (c.vc, c.in_port as usize);
+            c.vc = c.next_vc;
+            self.out_gates[output].on_send(c.vc);
+            let measured_delay_slots = (now_ps - c.switch_arrive_ps) / self.slot_ps;
+            let buffer_port = if self.is_input_buffered() {
+                in_port
             } else {
                 output
             };
             self.occupancy[buffer_port] -= 1;
             self.counters[output].cells_out += 1;
-            let vc = c.vc as u16;
-            if let Some(signal) =
-                self.rx_flow_control[buffer_port].after_dequeue(vc, self.occupancy[buffer_port])
+            let occupancy = self.unit_occupancy(in_port, output);
+            if let Some(signal) = self.rx_flow_control[buffer_port].after_dequeue(in_vc, occupancy)
             {
                 self.signals.push((buffer_port as u16, signal));
             }
             if measuring {
-                self.delay_slots_sum += (now_ps - c.switch_arrive_ps) / self.slot_ps;
+                self.delay_slots_sum += measured_delay_slots;
                 self.delay_samples += 1;
             }
         }
@@ -317,20 +402,37 @@ impl CellSwitch {
         (&self.departures, &self.signals)
     }
 
+    /// True if the head cell `head` may leave by `output` under downstream flow control.
+    fn may_leave(&self, output: usize, head: CellId, cells: &CellArena) -> bool {
+        self.out_gates[output].may_send(cells[head].next_vc)
+    }
+
     /// Decides this slot's (input, output) transfers; the input is unused when output-queued.
     fn choose_transfers(&mut self, cells: &CellArena) {
         self.transfers.clear();
         let ports = self.ports;
         match &self.queues {
             Queues::Output(queues) => {
-                let busy = queues.iter().enumerate().filter(|(_, q)| !q.is_empty());
-                self.transfers.extend(busy.map(|(output, _)| (0, output)));
+                for (output, queue) in queues.iter().enumerate() {
+                    if let Some(head) = queue.front() {
+                        if self.may_leave(output, head, cells) {
+                            self.transfers.push((0, output));
+                        } else {
+                            self.switch_counters.output_slots_held += 1;
+                        }
+                    }
+                }
             }
             Queues::InputFifo(queues) => {
                 let mut contenders = [0u64; super::matching::MAX_PORTS];
                 for (input, queue) in queues.iter().enumerate() {
                     if let Some(head) = queue.front() {
-                        contenders[cells[head].dst as usize] |= 1 << input;
+                        let output = cells[head].out_port as usize;
+                        if self.may_leave(output, head, cells) {
+                            contenders[output] |= 1 << input;
+                        } else {
+                            self.switch_counters.output_slots_held += 1;
+                        }
                     }
                 }
                 for (output, &set) in contenders[..ports].iter().enumerate() {
@@ -340,28 +442,47 @@ impl CellSwitch {
                 }
             }
             Queues::Voq {
-                inputs_for_output, ..
-            } => match &mut self.matcher {
-                Some(matcher) => {
-                    matcher.schedule(inputs_for_output, &mut self.output_of_input, &mut self.rng);
-                    let matched = self
-                        .output_of_input
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, &o)| o != UNMATCHED);
-                    self.transfers
-                        .extend(matched.map(|(input, &output)| (input, output as usize)));
+                queues,
+                inputs_for_output,
+            } => {
+                for (output, &inputs) in inputs_for_output.iter().enumerate() {
+                    self.requests[output] = match self.out_gates[output] {
+                        TxGate::Open => inputs,
+                        _ => {
+                            let eligible = members(inputs)
+                                .filter(|&input| {
+                                    let head = queues[input * ports + output].front();
+                                    self.may_leave(output, head.expect("non-empty VOQ"), cells)
+                                })
+                                .fold(0u64, |set, input| set | 1 << input);
+                            self.switch_counters.output_slots_held += (eligible != inputs) as u64;
+                            eligible
+                        }
+                    };
                 }
-                None => {
-                    // SAFC: every output serves its own queues round robin; inputs are unconstrained.
-                    for (output, &inputs) in inputs_for_output.iter().enumerate() {
-                        if let Some(input) = first_at_or_after(inputs, self.serve_ptr[output]) {
-                            self.serve_ptr[output] = (input + 1) % ports;
-                            self.transfers.push((input, output));
+                match &mut self.matcher {
+                    Some(matcher) => {
+                        matcher.schedule(&self.requests, &mut self.output_of_input, &mut self.rng);
+                        let matched = self
+                            .output_of_input
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, &o)| o != UNMATCHED);
+                        self.transfers
+                            .extend(matched.map(|(input, &output)| (input, output as usize)));
+                    }
+                    None => {
+                        // SAFC: every output serves its own queues round robin; inputs are
+                        // unconstrained.
+                        for (output, &inputs) in self.requests.iter().enumerate() {
+                            if let Some(input) = first_at_or_after(inputs, self.serve_ptr[output]) {
+                                self.serve_ptr[output] = (input + 1) % ports;
+                                self.transfers.push((input, output));
+                            }
                         }
                     }
                 }
-            },
+            }
         }
     }
 }

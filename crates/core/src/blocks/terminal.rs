@@ -1,7 +1,7 @@
 //! A terminal (host NIC): a traffic source feeding a transmit queue onto its link, gated by link
-//! flow control, and a sink that counts what it receives.
+//! flow control, and a sink that reassembles and counts what it receives.
 
-use super::cell::{CellArena, CellId, CellQueue};
+use super::cell::{Cell, CellArena, CellId, CellQueue};
 use super::flow_control::{FlowSignal, TxGate};
 use super::link::Link;
 use super::traffic::{Generator, NEVER_PS};
@@ -20,6 +20,10 @@ pub struct TerminalCounters {
     pub cells_delivered_measured: u64,
     /// Payload bytes delivered from the start of measurement.
     pub payload_bytes_delivered_measured: u64,
+    /// Packets whose last cell was delivered.
+    pub packets_delivered: u64,
+    /// Cells delivered behind a later cell of the same source (in-order delivery is 0).
+    pub cells_out_of_order: u64,
 }
 
 /// A host attached to the fabric by one link in each direction.
@@ -35,6 +39,11 @@ pub struct Terminal {
     pub counters: TerminalCounters,
     /// Statistics start at this time.
     pub measure_from_ps: TimePs,
+    /// Most cells the transmit queue holds; a full queue holds the source back (a closed-loop
+    /// source). `None`: unbounded.
+    pub queue_limit_cells: Option<u32>,
+    /// Per source terminal, generation time of the latest cell received (in-order check).
+    last_inject_from: Vec<TimePs>,
 }
 
 impl Terminal {
@@ -49,22 +58,49 @@ impl Terminal {
             wake_at_ps: NEVER_PS,
             counters: TerminalCounters::default(),
             measure_from_ps: 0,
+            queue_limit_cells: None,
+            last_inject_from: Vec::new(),
         }
     }
 
-    /// Generates the cells due at `now_ps`, then sends the head of the transmit queue if the link
-    /// and flow control allow. Returns the cell sent and when it arrives at the far end.
-    pub fn step(&mut self, now_ps: TimePs, cells: &mut CellArena) -> Option<(CellId, TimePs)> {
-        while self.generator.next_cell_ps() <= now_ps {
-            let cell = self.generator.emit();
+    /// Sizes the in-order check for a network of `terminals` terminals.
+    pub fn set_peers(&mut self, terminals: usize) {
+        self.last_inject_from = vec![0; terminals];
+    }
+
+    fn queue_full(&self) -> bool {
+        self.queue_limit_cells
+            .is_some_and(|limit| self.tx_queue.len() >= limit)
+    }
+
+    /// Generates the cells due at `now_ps` (each passed through `prepare`, which writes its
+    /// route), then sends the head of the transmit queue if the link and flow control allow.
+    /// Returns the cell sent and when it arrives at the far end.
+    pub fn step(
+        &mut self,
+        now_ps: TimePs,
+        cells: &mut CellArena,
+        mut prepare: impl FnMut(&mut Cell),
+    ) -> Option<(CellId, TimePs)> {
+        let sent = self.send(now_ps, cells);
+        if !self.queue_full() {
+            self.generator.defer_to(now_ps);
+        }
+        while self.generator.next_cell_ps() <= now_ps && !self.queue_full() {
+            let mut cell = self.generator.emit();
+            prepare(&mut cell);
             self.counters.cells_injected += 1;
             self.counters.cells_injected_measured +=
                 (cell.inject_ps >= self.measure_from_ps) as u64;
             let id = cells.alloc(cell);
             cells.push_back(&mut self.tx_queue, id);
         }
+        sent.or_else(|| self.send(now_ps, cells))
+    }
+
+    fn send(&mut self, now_ps: TimePs, cells: &mut CellArena) -> Option<(CellId, TimePs)> {
         let head = self.tx_queue.front()?;
-        let vc = cells[head].vc as u16;
+        let vc = cells[head].vc;
         if !self.link.is_idle(now_ps) || !self.gate.may_send(vc) {
             return None;
         }
@@ -76,15 +112,27 @@ impl Terminal {
     /// When the terminal next has something to do on its own (not counting signals).
     pub fn next_step_ps(&self, cells: &CellArena) -> TimePs {
         let send_ps = match self.tx_queue.front() {
-            Some(head) if self.gate.may_send(cells[head].vc as u16) => self.link.busy_until_ps(),
+            Some(head) if self.gate.may_send(cells[head].vc) => self.link.busy_until_ps(),
             _ => NEVER_PS,
         };
-        send_ps.min(self.generator.next_cell_ps())
+        let generate_ps = if self.queue_full() {
+            NEVER_PS
+        } else {
+            self.generator.next_cell_ps()
+        };
+        send_ps.min(generate_ps)
     }
 
-    /// Sinks `cell`, delivered at `now_ps`, and releases it.
+    /// Sinks `cell`, delivered at `now_ps`, and releases it; the last cell of a packet completes
+    /// the packet's reassembly.
     pub fn receive(&mut self, now_ps: TimePs, cell: CellId, cells: &mut CellArena) {
         self.counters.cells_delivered += 1;
+        let c = &cells[cell];
+        self.counters.packets_delivered += c.last_of_packet as u64;
+        if let Some(last) = self.last_inject_from.get_mut(c.src as usize) {
+            self.counters.cells_out_of_order += (c.inject_ps < *last) as u64;
+            *last = c.inject_ps.max(*last);
+        }
         if now_ps >= self.measure_from_ps {
             self.counters.cells_delivered_measured += 1;
             self.counters.payload_bytes_delivered_measured += cells[cell].payload_bytes as u64;

@@ -100,6 +100,21 @@ impl Topology {
         self.endpoint_names.len()
     }
 
+    /// Number of switches.
+    pub fn switches(&self) -> usize {
+        self.ports.len()
+    }
+
+    /// The switch and port endpoint `endpoint` is cabled to.
+    pub fn endpoint_port(&self, endpoint: usize) -> Option<(usize, usize)> {
+        self.endpoint_port[endpoint]
+    }
+
+    /// What port `port` of switch `switch` is cabled to.
+    pub fn peer(&self, switch: usize, port: usize) -> Option<Attachment> {
+        self.peer[switch][port]
+    }
+
     /// Ports of switch `switch`.
     pub fn switch_ports(&self, switch: usize) -> usize {
         self.ports[switch]

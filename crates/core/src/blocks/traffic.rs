@@ -115,6 +115,8 @@ pub struct Generator {
     dst: u16,
     packet_bytes_left: u32,
     packets_left_in_burst: u64,
+    /// When the first cell of the packet being emitted was due, or `NEVER_PS` between packets.
+    packet_start_ps: TimePs,
 }
 
 impl Generator {
@@ -145,6 +147,7 @@ impl Generator {
             dst: 0,
             packet_bytes_left: 0,
             packets_left_in_burst: 0,
+            packet_start_ps: NEVER_PS,
         };
         generator.start_on_period(0);
         generator
@@ -158,20 +161,30 @@ impl Generator {
     /// Emits the cell due at [`next_cell_ps`](Self::next_cell_ps) and advances.
     pub fn emit(&mut self) -> Cell {
         debug_assert!(self.next_ps != NEVER_PS);
+        if self.packet_start_ps == NEVER_PS {
+            self.packet_start_ps = self.next_ps;
+        }
         let payload = self.packet_bytes_left.min(self.spec.cell_payload_bytes);
         self.packet_bytes_left -= payload;
         let last_of_packet = self.packet_bytes_left == 0;
         let cell = Cell {
             src: self.terminal,
             dst: self.dst,
+            out_port: 0,
             vc: 0,
+            next_vc: 0,
+            header: [0; 6],
             last_of_packet,
             payload_bytes: payload as u16,
             inject_ps: self.next_ps,
+            packet_inject_ps: self.packet_start_ps,
             in_port: 0,
             switch_arrive_ps: 0,
         };
         let next_slot_ps = self.next_ps + self.spec.slot_ps;
+        if last_of_packet {
+            self.packet_start_ps = NEVER_PS;
+        }
         if !last_of_packet {
             self.next_ps = next_slot_ps;
         } else if self.packets_left_in_burst > 0 {
@@ -185,6 +198,18 @@ impl Generator {
             self.next_ps = NEVER_PS;
         }
         cell
+    }
+
+    /// Holds back a source whose next cell was due before `now_ps` (its host could not take it):
+    /// the cell and everything after it move later by the hold-up, as a closed-loop test
+    /// generator stalls while its output is full.
+    pub fn defer_to(&mut self, now_ps: TimePs) {
+        if self.next_ps < now_ps {
+            self.next_ps = now_ps;
+            if self.next_ps >= self.spec.stop_ps {
+                self.next_ps = NEVER_PS;
+            }
+        }
     }
 
     /// Draws an idle gap from `from_ps`, then the destination and size of the next ON period.

@@ -6,34 +6,14 @@ pub mod single_switch;
 
 use serde::Serialize;
 
+pub use crate::blocks::network::RunError;
+use crate::blocks::network::{Network, Router};
+
 use crate::engine::time::TimePs;
 use crate::scenario::{Scenario, ScenarioError};
 
 /// The designs a scenario may name in its `design` key.
 pub const DESIGNS: &[&str] = &["single_switch"];
-
-/// A run's failure to keep its own invariants.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum RunError {
-    /// Cells were created or lost outside the account.
-    #[error("conservation violated: injected {injected} != delivered {delivered} + dropped {dropped} + in flight {in_flight}")]
-    Conservation {
-        /// Cells generated.
-        injected: u64,
-        /// Cells sunk.
-        delivered: u64,
-        /// Cells dropped.
-        dropped: u64,
-        /// Cells alive at the end.
-        in_flight: u64,
-    },
-    /// A configuration that promises no loss dropped cells.
-    #[error("lossless configuration dropped {0} cells")]
-    LossInLosslessRun(u64),
-    /// Nothing could move any more while cells were in flight.
-    #[error("deadlock: {0}")]
-    Deadlock(String),
-}
 
 /// What a finished run reports: its summary and its tables, as JSON values (each design has
 /// its own summary fields and tables; front ends render whatever is there).
@@ -71,6 +51,29 @@ pub trait Simulation: Send + Sync {
     fn finish(self: Box<Self>) -> Result<Report, RunError>;
 }
 
+impl<R: Router + Send + Sync> Simulation for Network<R> {
+    fn advance(&mut self, until_ps: TimePs) -> bool {
+        Network::advance(self, until_ps)
+    }
+
+    fn now_ps(&self) -> TimePs {
+        Network::now_ps(self)
+    }
+
+    fn end_ps(&self) -> TimePs {
+        Network::end_ps(self)
+    }
+
+    fn events(&self) -> u64 {
+        Network::events(self)
+    }
+
+    fn finish(self: Box<Self>) -> Result<Report, RunError> {
+        let (summary, tables) = Network::finish(*self)?;
+        Ok(Report::new(&summary, &tables))
+    }
+}
+
 /// Validates a scenario (JSON text) and builds the design its `design` key names.
 pub fn build(json: &str) -> Result<Box<dyn Simulation>, ScenarioError> {
     let value: serde_json::Value = serde_json::from_str(json).map_err(|e| ScenarioError {
@@ -83,9 +86,7 @@ pub fn build(json: &str) -> Result<Box<dyn Simulation>, ScenarioError> {
         Some(_) => "",
     };
     match design {
-        "single_switch" => Ok(Box::new(single_switch::SingleSwitch::new(
-            &Scenario::from_json(json)?,
-        ))),
+        "single_switch" => Ok(Box::new(single_switch::build(&Scenario::from_json(json)?))),
         other => Err(ScenarioError {
             key: "design".into(),
             message: format!("expected one of {}, got {other:?}", DESIGNS.join(", ")),

@@ -1,11 +1,11 @@
 //! Helpers shared by the integration tests.
 
-use cellfabric_core::{Scenario, SingleSwitch, Summary, Tables};
+use cellfabric_core::{Scenario, Summary, Tables};
 
 /// Runs a scenario given as JSON text; every run checks conservation on the way out.
 pub fn run(json: &str) -> (Summary, Tables) {
     let scenario = Scenario::from_json(json).expect("valid scenario");
-    let (summary, tables) = SingleSwitch::new(&scenario)
+    let (summary, tables) = cellfabric_core::designs::single_switch::build(&scenario)
         .run()
         .expect("run keeps its invariants");
     assert_eq!(

@@ -1,0 +1,770 @@
+//! A whole cell network: terminals and slotted cell switches wired by a [`Topology`], moving
+//! cells by timestamped events. Designs configure it (switch organization, flow control,
+//! routing); the single switch of switch theory is the one-switch case.
+//!
+//! Events: a terminal wakes to generate and send; a cell's last bit reaches a switch input (the
+//! [`Router`] picks its output there, and the flow-control channel it will need on the next
+//! link); a switch's slot clock edge schedules and sends; a cell reaches a terminal; a
+//! flow-control signal reaches a terminal or a switch output. Flow-control signals travel back
+//! over the link they control with its propagation delay.
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::cell::{Cell, CellArena, CellId};
+use super::flow_control::{FlowSignal, LinkFlowControl};
+use super::link::Link;
+use super::switch::{Admission, CellSwitch, SwitchSpec};
+use super::terminal::Terminal;
+use super::topology::{Attachment, Topology};
+use super::traffic::{Destinations, Generator, TrafficSpec, NEVER_PS};
+use crate::engine::queue::{CalendarQueue, EventQueue, Phase};
+use crate::engine::rng::{stream, ComponentId};
+use crate::engine::stats::{LatencyHistogram, Percentiles};
+use crate::engine::time::{next_boundary_ps, TimePs, PS_PER_NS};
+
+const KIND_TERMINAL: u32 = 1;
+const KIND_SWITCH: u32 = 2;
+
+/// A run's failure to keep its own invariants.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RunError {
+    /// Cells were created or lost outside the account.
+    #[error("conservation violated: injected {injected} != delivered {delivered} + dropped {dropped} + in flight {in_flight}")]
+    Conservation {
+        /// Cells generated.
+        injected: u64,
+        /// Cells sunk.
+        delivered: u64,
+        /// Cells dropped.
+        dropped: u64,
+        /// Cells alive at the end.
+        in_flight: u64,
+    },
+    /// A configuration that promises no loss dropped cells.
+    #[error("lossless configuration dropped {0} cells")]
+    LossInLosslessRun(u64),
+    /// Nothing could move any more while cells were in flight.
+    #[error("deadlock: {0}")]
+    Deadlock(String),
+}
+
+/// Picks a cell's output at each switch. Implementations are small lookups: the simulator calls
+/// them once per cell per hop.
+pub trait Router {
+    /// Writes what the cell carries for routing (a source-route header, say) as terminal `src`
+    /// sends it.
+    fn inject(&self, src: usize, cell: &mut Cell);
+    /// The output of `switch` for `cell` arriving on `input`; reads the cell, changes nothing.
+    fn output(&self, switch: usize, input: usize, cell: &Cell) -> usize;
+    /// Updates the cell as it crosses `switch` from `input` to `output` (header shift).
+    fn advance(&self, switch: usize, input: usize, output: usize, cell: &mut Cell);
+}
+
+/// Destination-based routing: a table of the output per (switch, destination terminal), taken
+/// from the topology's shortest routes (every hop of a shortest route brings the cell one switch
+/// closer, so mixing routes of different sources never loops).
+pub struct TableRouter {
+    terminals: usize,
+    /// `output[switch * terminals + dst]`.
+    output: Vec<u16>,
+}
+
+impl TableRouter {
+    /// The table for `topology` (every endpoint must reach every other).
+    pub fn new(topology: &Topology) -> Result<TableRouter, super::topology::TopologyError> {
+        let terminals = topology.endpoints();
+        let mut output = vec![u16::MAX; topology.switches() * terminals];
+        for dst in 0..terminals {
+            for src in (0..terminals).filter(|&s| s != dst) {
+                for hop in topology.route(src, dst)? {
+                    let entry = &mut output[hop.switch * terminals + dst];
+                    if *entry == u16::MAX {
+                        *entry = hop.output as u16;
+                    }
+                }
+            }
+            if let Some((switch, port)) = topology.endpoint_port(dst) {
+                output[switch * terminals + dst] = port as u16;
+            }
+        }
+        Ok(TableRouter { terminals, output })
+    }
+}
+
+impl Router for TableRouter {
+    fn inject(&self, _src: usize, _cell: &mut Cell) {}
+
+    fn output(&self, switch: usize, _input: usize, cell: &Cell) -> usize {
+        self.output[switch * self.terminals + cell.dst as usize] as usize
+    }
+
+    fn advance(&self, _switch: usize, _input: usize, _output: usize, _cell: &mut Cell) {}
+}
+
+/// Everything a [`Network`] is built from.
+pub struct NetworkSpec {
+    /// Design name reported in the summary.
+    pub design: &'static str,
+    /// Scheduler name reported in the summary.
+    pub scheduler: String,
+    /// Seed of every random stream.
+    pub seed: u64,
+    /// Switches, terminals (the topology's endpoints, in order) and cables.
+    pub topology: Topology,
+    /// Every switch alike but for its port count, which the topology gives.
+    pub switch: SwitchSpec,
+    /// Every link, both directions.
+    pub link: Link,
+    /// Link-level flow control into every switch input.
+    pub flow_control: LinkFlowControl,
+    /// What every terminal offers.
+    pub traffic: TrafficSpec,
+    /// Where each terminal's packets go.
+    pub destinations: Vec<Destinations>,
+    /// Cells a terminal may hold waiting to send; a full terminal holds its source back.
+    /// `None`: unbounded (an open-loop source).
+    pub nic_queue_cells: Option<u32>,
+    /// Statistics start here.
+    pub warmup_ps: TimePs,
+    /// The run ends here.
+    pub end_ps: TimePs,
+    /// The configuration promises to drop nothing; a drop fails the run.
+    pub lossless: bool,
+}
+
+/// The messages components exchange; small and `Copy`.
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    /// A terminal has a cell due or its link has become free.
+    Wake(u16),
+    /// A cell's last bit reaches a switch input.
+    SwitchArrive {
+        switch: u16,
+        port: u16,
+        cell: CellId,
+    },
+    /// A switch's slot clock edge.
+    SwitchTick(u16),
+    /// A cell's last bit reaches a terminal.
+    Deliver { terminal: u16, cell: CellId },
+    /// A flow-control signal reaches a terminal.
+    TerminalSignal { terminal: u16, signal: FlowSignal },
+    /// A flow-control signal reaches a switch output from downstream.
+    SwitchSignal {
+        switch: u16,
+        port: u16,
+        signal: FlowSignal,
+    },
+}
+
+/// The headline numbers of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    /// Design that ran.
+    pub design: &'static str,
+    /// Scheduler name as in the scenario.
+    pub scheduler: String,
+    /// Ports of the largest switch.
+    pub ports: u32,
+    /// Switches in the network.
+    pub switches: u32,
+    /// Terminals (hosts) in the network.
+    pub terminals: u32,
+    /// Seed of the run.
+    pub seed: u64,
+    /// Cells generated during measurement per terminal per cell time.
+    pub offered_load: f64,
+    /// Cells delivered during measurement per terminal per cell time.
+    pub throughput: f64,
+    /// Payload bytes delivered during measurement per byte of line capacity.
+    pub goodput: f64,
+    /// Cell latency from generation to delivery, in nanoseconds.
+    pub latency_ns: Percentiles,
+    /// Cell latency from generation to delivery, in cell times.
+    pub latency_cells: Percentiles,
+    /// Packet latency from the generation of its first cell to the delivery of its last, in
+    /// cell times (packets reassembled at the destination terminal).
+    pub packet_latency_cells: Percentiles,
+    /// Cells generated over the whole run.
+    pub cells_injected: u64,
+    /// Cells delivered over the whole run.
+    pub cells_delivered: u64,
+    /// Cells dropped over the whole run.
+    pub cells_dropped: u64,
+    /// Cells still in the system at the end.
+    pub cells_in_flight: u64,
+    /// Cells whose latency was measured.
+    pub cells_measured: u64,
+    /// Packets whose last cell was delivered over the whole run.
+    pub packets_delivered: u64,
+    /// Cells that reached their terminal ahead of an earlier cell of the same source.
+    pub cells_out_of_order: u64,
+    /// Time-average number of cells held in the switches.
+    pub queue_occupancy_mean_cells: f64,
+    /// Mean time a cell spends in a switch, in cell times (from arrival to its slot).
+    pub switch_delay_mean_cells: f64,
+    /// Flow-control signals sent upstream by the switches.
+    pub flow_control_signals: u64,
+    /// Cells blocked inside Batcher-Banyan networks.
+    pub internal_blocking: u64,
+    /// Length of one cell time.
+    pub cell_time_ps: u64,
+    /// Simulated time.
+    pub sim_time_ps: u64,
+    /// Leading simulated time excluded from statistics.
+    pub warmup_ps: u64,
+    /// Events processed.
+    pub events: u64,
+    /// Wall-clock time spent simulating.
+    pub wall_s: f64,
+    /// Events per wall-clock second.
+    pub events_per_s: f64,
+    /// Cells switched (one cell crossing one switch) per wall-clock second.
+    pub cell_hops_per_s: f64,
+}
+
+/// Latency histogram rows: bucket upper bound and count.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LatencyTable {
+    /// Upper bound of the bucket, picoseconds.
+    pub latency_ps: Vec<u64>,
+    /// Upper bound of the bucket, cell times.
+    pub latency_cells: Vec<f64>,
+    /// Cells in the bucket.
+    pub count: Vec<u64>,
+}
+
+/// Per-terminal counters, with the switch port the terminal is cabled to.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PortTable {
+    /// Terminal index.
+    pub port: Vec<u32>,
+    /// Cells the terminal generated (whole run).
+    pub cells_injected: Vec<u64>,
+    /// Cells the terminal received (whole run).
+    pub cells_delivered: Vec<u64>,
+    /// Cells dropped at the switch input the terminal feeds (whole run).
+    pub cells_dropped: Vec<u64>,
+    /// Cells received per cell time during measurement.
+    pub throughput: Vec<f64>,
+}
+
+/// Distribution of each switch's occupancy, sampled once per measured cell time.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct OccupancyTable {
+    /// Switch index.
+    pub switch: Vec<u32>,
+    /// Cells held in the switch.
+    pub occupancy_cells: Vec<u64>,
+    /// Cell times with that occupancy.
+    pub slots: Vec<u64>,
+}
+
+/// The tables a run produces beside its summary.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Tables {
+    /// Latency histogram.
+    pub latency_histogram: LatencyTable,
+    /// Per-terminal counters.
+    pub ports: PortTable,
+    /// Switch occupancy distributions.
+    pub queue_occupancy: OccupancyTable,
+}
+
+/// A network simulation, advanced in steps so front ends can report progress.
+pub struct Network<R: Router> {
+    design: &'static str,
+    scheduler: String,
+    seed: u64,
+    router: R,
+    topology: Topology,
+    queue: CalendarQueue<Event>,
+    cells: CellArena,
+    terminals: Vec<Terminal>,
+    /// Switch and port each terminal is cabled to.
+    terminal_port: Vec<(u16, u16)>,
+    switches: Vec<CellSwitch>,
+    /// Per switch, whether its flow control is per VOQ (the channel is the VOQ's output).
+    per_voq: bool,
+    signal_delay_ps: TimePs,
+    slot_ps: TimePs,
+    warmup_ps: TimePs,
+    end_ps: TimePs,
+    now_ps: TimePs,
+    events: u64,
+    cells_dropped: u64,
+    flow_control_signals: u64,
+    lossless: bool,
+    cell_payload_bytes: u32,
+    latency: LatencyHistogram,
+    packet_latency: LatencyHistogram,
+    deadlock: Option<String>,
+    wall: Duration,
+}
+
+impl<R: Router> Network<R> {
+    /// Builds the network `spec` describes, routed by `router`.
+    pub fn new(spec: NetworkSpec, router: R) -> Self {
+        let NetworkSpec {
+            design,
+            scheduler,
+            seed,
+            topology,
+            switch,
+            link,
+            flow_control,
+            traffic,
+            destinations,
+            nic_queue_cells,
+            warmup_ps,
+            end_ps,
+            lossless,
+        } = spec;
+        let per_voq = switch.per_voq_buffers;
+        let channels = |ports: usize| if per_voq { ports } else { 1 };
+        let terminal_port: Vec<(u16, u16)> = (0..topology.endpoints())
+            .map(|t| {
+                let (s, p) = topology
+                    .endpoint_port(t)
+                    .expect("every terminal is cabled to a switch");
+                (s as u16, p as u16)
+            })
+            .collect();
+        let terminals = destinations
+            .iter()
+            .enumerate()
+            .map(|(i, &dst)| {
+                let id = ComponentId {
+                    kind: KIND_TERMINAL,
+                    index: i as u32,
+                };
+                let generator = Generator::new(i as u16, traffic, dst, stream(seed, id));
+                let ports = topology.switch_ports(terminal_port[i].0 as usize);
+                let gate = flow_control.transmitter(channels(ports), switch.buffer_cells);
+                let mut terminal = Terminal::new(generator, link.clone(), gate, switch.cell_bytes);
+                terminal.measure_from_ps = warmup_ps;
+                terminal.queue_limit_cells = nic_queue_cells;
+                terminal.set_peers(destinations.len());
+                terminal
+            })
+            .collect();
+        let switches = (0..topology.switches())
+            .map(|s| {
+                let ports = topology.switch_ports(s);
+                let spec = SwitchSpec {
+                    ports,
+                    rx_flow_control: flow_control.receiver(channels(ports)),
+                    ..switch.clone()
+                };
+                let id = ComponentId {
+                    kind: KIND_SWITCH,
+                    index: s as u32,
+                };
+                let mut cell_switch = CellSwitch::new(spec, stream(seed, id));
+                cell_switch.measure_from_ps = warmup_ps;
+                for port in 0..ports {
+                    if let Some(Attachment::SwitchPort { switch: next, .. }) =
+                        topology.peer(s, port)
+                    {
+                        let gate = flow_control.transmitter(
+                            channels(topology.switch_ports(next)),
+                            switch.buffer_cells,
+                        );
+                        cell_switch.set_output_gate(port, gate);
+                    }
+                }
+                cell_switch
+            })
+            .collect();
+        let slot_ps = crate::engine::time::serialization_ps(switch.cell_bytes, link.rate_bps);
+        let mut network = Network {
+            design,
+            scheduler,
+            seed,
+            router,
+            topology,
+            queue: CalendarQueue::for_gap(slot_ps),
+            cells: CellArena::new(),
+            terminals,
+            terminal_port,
+            switches,
+            per_voq,
+            signal_delay_ps: link.propagation_ps,
+            slot_ps,
+            warmup_ps,
+            end_ps,
+            now_ps: 0,
+            events: 0,
+            cells_dropped: 0,
+            flow_control_signals: 0,
+            lossless,
+            cell_payload_bytes: traffic.cell_payload_bytes,
+            latency: LatencyHistogram::new(),
+            packet_latency: LatencyHistogram::new(),
+            deadlock: None,
+            wall: Duration::ZERO,
+        };
+        for terminal in 0..network.terminals.len() as u16 {
+            network.schedule_wake(terminal);
+        }
+        network
+    }
+
+    /// Current simulated time.
+    pub fn now_ps(&self) -> TimePs {
+        self.now_ps
+    }
+
+    /// When the run ends.
+    pub fn end_ps(&self) -> TimePs {
+        self.end_ps
+    }
+
+    /// Events processed so far.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// Runs every event due at or before `until_ps` (capped at the end of the run); returns true
+    /// once the run is complete.
+    pub fn advance(&mut self, until_ps: TimePs) -> bool {
+        let limit_ps = until_ps.min(self.end_ps);
+        let started = Instant::now();
+        while let Some((time_ps, event)) = self.queue.pop_until(limit_ps) {
+            self.now_ps = time_ps;
+            self.events += 1;
+            self.handle(time_ps, event);
+        }
+        if self.queue.is_empty() && self.cells.live() > 0 && self.deadlock.is_none() {
+            self.deadlock = Some(self.deadlock_report());
+        }
+        self.now_ps = limit_ps;
+        self.wall += started.elapsed();
+        limit_ps == self.end_ps
+    }
+
+    /// Runs to the end and reports.
+    pub fn run(mut self) -> Result<(Summary, Tables), RunError> {
+        self.advance(TimePs::MAX);
+        self.finish()
+    }
+
+    /// The flow-control channel a cell about to enter `(switch, port)` will occupy there.
+    fn channel_at(&self, switch: usize, port: usize, cell: &Cell) -> u16 {
+        if self.per_voq {
+            self.router.output(switch, port, cell) as u16
+        } else {
+            0
+        }
+    }
+
+    fn handle(&mut self, now_ps: TimePs, event: Event) {
+        match event {
+            Event::Wake(terminal) => {
+                let t = &mut self.terminals[terminal as usize];
+                if t.wake_at_ps == now_ps {
+                    t.wake_at_ps = NEVER_PS;
+                }
+                self.step_terminal(terminal, now_ps);
+            }
+            Event::TerminalSignal { terminal, signal } => {
+                self.terminals[terminal as usize].on_signal(signal);
+                self.step_terminal(terminal, now_ps);
+            }
+            Event::SwitchSignal {
+                switch,
+                port,
+                signal,
+            } => {
+                self.switches[switch as usize].on_output_signal(port as usize, signal);
+            }
+            Event::SwitchArrive { switch, port, cell } => self.arrive(now_ps, switch, port, cell),
+            Event::SwitchTick(switch) => self.tick(now_ps, switch),
+            Event::Deliver { terminal, cell } => {
+                let c = &self.cells[cell];
+                if c.inject_ps >= self.warmup_ps {
+                    self.latency.record(now_ps - c.inject_ps);
+                }
+                if c.last_of_packet && c.packet_inject_ps >= self.warmup_ps {
+                    self.packet_latency.record(now_ps - c.packet_inject_ps);
+                }
+                self.terminals[terminal as usize].receive(now_ps, cell, &mut self.cells);
+            }
+        }
+    }
+
+    fn arrive(&mut self, now_ps: TimePs, switch: u16, port: u16, cell: CellId) {
+        let (s, p) = (switch as usize, port as usize);
+        let output = self.router.output(s, p, &self.cells[cell]);
+        self.router.advance(s, p, output, &mut self.cells[cell]);
+        let next_vc = match self.topology.peer(s, output) {
+            Some(Attachment::SwitchPort {
+                switch: next,
+                port: next_port,
+            }) => self.channel_at(next, next_port, &self.cells[cell]),
+            _ => 0,
+        };
+        let c = &mut self.cells[cell];
+        c.out_port = output as u16;
+        c.next_vc = next_vc;
+        let sw = &mut self.switches[s];
+        match sw.accept(now_ps, port, cell, &mut self.cells) {
+            Admission::Queued(signal) => {
+                if let Some(signal) = signal {
+                    self.signal_upstream(now_ps, switch, port, signal);
+                }
+                let sw = &mut self.switches[s];
+                if !sw.tick_pending {
+                    sw.tick_pending = true;
+                    let at_ps = next_boundary_ps(now_ps, self.slot_ps);
+                    self.queue
+                        .push(at_ps, Phase::Clock, Event::SwitchTick(switch));
+                }
+            }
+            Admission::Dropped => {
+                self.cells.free(cell);
+                self.cells_dropped += 1;
+            }
+        }
+    }
+
+    fn tick(&mut self, now_ps: TimePs, switch: u16) {
+        let s = switch as usize;
+        let (departures, signals) = self.switches[s].tick(now_ps, &mut self.cells);
+        for d in departures {
+            let event = match self.topology.peer(s, d.output as usize) {
+                Some(Attachment::Endpoint(terminal)) => Event::Deliver {
+                    terminal: terminal as u16,
+                    cell: d.cell,
+                },
+                Some(Attachment::SwitchPort { switch, port }) => Event::SwitchArrive {
+                    switch: switch as u16,
+                    port: port as u16,
+                    cell: d.cell,
+                },
+                None => unreachable!("routing sent a cell out of an uncabled port"),
+            };
+            self.queue.push(d.arrive_ps, Phase::Message, event);
+        }
+        for &(port, signal) in signals {
+            let at_ps = now_ps + self.signal_delay_ps;
+            self.flow_control_signals += 1;
+            let event = upstream_signal(&self.topology, s, port, signal);
+            self.queue.push(at_ps, Phase::Message, event);
+        }
+        if self.switches[s].held_cells() > 0 {
+            let next_ps = now_ps + self.slot_ps;
+            self.queue
+                .push(next_ps, Phase::Clock, Event::SwitchTick(switch));
+        } else {
+            self.switches[s].tick_pending = false;
+        }
+    }
+
+    fn signal_upstream(&mut self, now_ps: TimePs, switch: u16, port: u16, signal: FlowSignal) {
+        self.flow_control_signals += 1;
+        let event = upstream_signal(&self.topology, switch as usize, port, signal);
+        self.queue
+            .push(now_ps + self.signal_delay_ps, Phase::Message, event);
+    }
+
+    fn step_terminal(&mut self, terminal: u16, now_ps: TimePs) {
+        let (s, p) = self.terminal_port[terminal as usize];
+        let (router, per_voq) = (&self.router, self.per_voq);
+        let prepare = |cell: &mut Cell| {
+            router.inject(terminal as usize, cell);
+            cell.vc = if per_voq {
+                router.output(s as usize, p as usize, cell) as u16
+            } else {
+                0
+            };
+        };
+        let t = &mut self.terminals[terminal as usize];
+        if let Some((cell, arrive_ps)) = t.step(now_ps, &mut self.cells, prepare) {
+            let event = Event::SwitchArrive {
+                switch: s,
+                port: p,
+                cell,
+            };
+            self.queue.push(arrive_ps, Phase::Message, event);
+        }
+        self.schedule_wake(terminal);
+    }
+
+    fn schedule_wake(&mut self, terminal: u16) {
+        let t = &mut self.terminals[terminal as usize];
+        let next_ps = t.next_step_ps(&self.cells);
+        if next_ps < t.wake_at_ps {
+            t.wake_at_ps = next_ps;
+            self.queue
+                .push(next_ps, Phase::Message, Event::Wake(terminal));
+        }
+    }
+
+    fn deadlock_report(&self) -> String {
+        let waiting: Vec<String> = self
+            .terminals
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.queued_cells() > 0)
+            .map(|(i, t)| {
+                format!(
+                    "terminal {i} holds {} cells it may not send",
+                    t.queued_cells()
+                )
+            })
+            .collect();
+        let held: u64 = self.switches.iter().map(|s| s.held_cells()).sum();
+        format!(
+            "no event pending at {} ps with {} cells in flight ({held} in switches); {}",
+            self.now_ps,
+            self.cells.live(),
+            waiting.join("; ")
+        )
+    }
+
+    /// Checks the run's invariants and reports its summary and tables.
+    pub fn finish(mut self) -> Result<(Summary, Tables), RunError> {
+        if let Some(report) = self.deadlock.take() {
+            return Err(RunError::Deadlock(report));
+        }
+        let sum = |f: fn(&Terminal) -> u64| self.terminals.iter().map(f).sum::<u64>();
+        let injected = sum(|t| t.counters.cells_injected);
+        let delivered = sum(|t| t.counters.cells_delivered);
+        let in_flight = self.cells.live() as u64;
+        if injected != delivered + self.cells_dropped + in_flight {
+            return Err(RunError::Conservation {
+                injected,
+                delivered,
+                dropped: self.cells_dropped,
+                in_flight,
+            });
+        }
+        if self.lossless && self.cells_dropped > 0 {
+            return Err(RunError::LossInLosslessRun(self.cells_dropped));
+        }
+        let slot_ps = self.slot_ps;
+        let measured_slots = (self.end_ps - self.warmup_ps) / slot_ps;
+        let capacity_cells = (self.terminals.len() as u64 * measured_slots) as f64;
+        let payload_capacity = capacity_cells * self.cell_payload_bytes as f64;
+        let boundaries = self.end_ps / slot_ps - self.warmup_ps.div_ceil(slot_ps) + 1;
+        for sw in &mut self.switches {
+            let sampled_slots: u64 = sw.occupancy_samples.counts().iter().sum();
+            sw.occupancy_samples
+                .record_n(0, boundaries.saturating_sub(sampled_slots));
+        }
+        let latency = self.latency.percentiles();
+        let wall_s = self.wall.as_secs_f64().max(1e-9);
+        let switched: u64 = self
+            .switches
+            .iter()
+            .flat_map(|s| s.counters.iter())
+            .map(|c| c.cells_out)
+            .sum();
+        let (delay_sum, delay_samples) = self.switches.iter().fold((0, 0), |(a, b), s| {
+            (a + s.delay_slots_sum, b + s.delay_samples)
+        });
+        let summary = Summary {
+            design: self.design,
+            scheduler: self.scheduler.clone(),
+            ports: (0..self.topology.switches())
+                .map(|s| self.topology.switch_ports(s) as u32)
+                .max()
+                .unwrap_or(0),
+            switches: self.switches.len() as u32,
+            terminals: self.terminals.len() as u32,
+            seed: self.seed,
+            offered_load: sum(|t| t.counters.cells_injected_measured) as f64 / capacity_cells,
+            throughput: sum(|t| t.counters.cells_delivered_measured) as f64 / capacity_cells,
+            goodput: sum(|t| t.counters.payload_bytes_delivered_measured) as f64 / payload_capacity,
+            latency_ns: latency.scaled(PS_PER_NS as f64),
+            latency_cells: latency.scaled(slot_ps as f64),
+            packet_latency_cells: self.packet_latency.percentiles().scaled(slot_ps as f64),
+            cells_injected: injected,
+            cells_delivered: delivered,
+            cells_dropped: self.cells_dropped,
+            cells_in_flight: in_flight,
+            cells_measured: self.latency.count(),
+            packets_delivered: sum(|t| t.counters.packets_delivered),
+            cells_out_of_order: sum(|t| t.counters.cells_out_of_order),
+            queue_occupancy_mean_cells: self
+                .switches
+                .iter()
+                .map(|s| s.occupancy_samples.mean())
+                .sum(),
+            switch_delay_mean_cells: delay_sum as f64 / (delay_samples as f64).max(1.0),
+            flow_control_signals: self.flow_control_signals,
+            internal_blocking: self
+                .switches
+                .iter()
+                .map(|s| s.switch_counters.internal_blocking)
+                .sum(),
+            cell_time_ps: slot_ps,
+            sim_time_ps: self.now_ps,
+            warmup_ps: self.warmup_ps,
+            events: self.events,
+            wall_s,
+            events_per_s: self.events as f64 / wall_s,
+            cell_hops_per_s: switched as f64 / wall_s,
+        };
+        let tables = self.tables(measured_slots);
+        Ok((summary, tables))
+    }
+
+    fn tables(&self, measured_slots: u64) -> Tables {
+        let slot_ps = self.slot_ps as f64;
+        let mut latency = LatencyTable::default();
+        for (value_ps, count) in self.latency.buckets() {
+            latency.latency_ps.push(value_ps);
+            latency.latency_cells.push(value_ps as f64 / slot_ps);
+            latency.count.push(count);
+        }
+        let mut ports = PortTable::default();
+        for (i, t) in self.terminals.iter().enumerate() {
+            let (s, p) = self.terminal_port[i];
+            ports.port.push(i as u32);
+            ports.cells_injected.push(t.counters.cells_injected);
+            ports.cells_delivered.push(t.counters.cells_delivered);
+            ports
+                .cells_dropped
+                .push(self.switches[s as usize].counters[p as usize].cells_dropped);
+            ports
+                .throughput
+                .push(t.counters.cells_delivered_measured as f64 / measured_slots as f64);
+        }
+        let mut occupancy = OccupancyTable::default();
+        for (s, sw) in self.switches.iter().enumerate() {
+            for (cells, &slots) in sw.occupancy_samples.counts().iter().enumerate() {
+                if slots > 0 {
+                    occupancy.switch.push(s as u32);
+                    occupancy.occupancy_cells.push(cells as u64);
+                    occupancy.slots.push(slots);
+                }
+            }
+        }
+        Tables {
+            latency_histogram: latency,
+            ports,
+            queue_occupancy: occupancy,
+        }
+    }
+}
+
+/// The event that carries a flow-control signal from input `port` of `switch` to whatever feeds
+/// that port.
+fn upstream_signal(topology: &Topology, switch: usize, port: u16, signal: FlowSignal) -> Event {
+    match topology.peer(switch, port as usize) {
+        Some(Attachment::Endpoint(terminal)) => Event::TerminalSignal {
+            terminal: terminal as u16,
+            signal,
+        },
+        Some(Attachment::SwitchPort { switch, port }) => Event::SwitchSignal {
+            switch: switch as u16,
+            port: port as u16,
+            signal,
+        },
+        None => unreachable!("a cell arrived on an uncabled port"),
+    }
+}
