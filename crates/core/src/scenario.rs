@@ -8,6 +8,7 @@ use serde::Deserialize;
 use crate::blocks::flow_control::LinkFlowControl;
 use crate::blocks::matching::MAX_PORTS;
 use crate::blocks::switch::SchedulerKind;
+use crate::blocks::topology::Topology;
 use crate::blocks::traffic::{Arrival, Destinations, PacketSizes, TrafficSpec};
 use crate::engine::rng::{stream, ComponentId};
 use crate::engine::time::{serialization_ps, TimePs};
@@ -57,6 +58,50 @@ pub struct Scenario {
     /// The hosts' network interfaces.
     #[serde(default)]
     pub nic: NicConfig,
+    /// How switches and hosts are cabled.
+    #[serde(default)]
+    pub topology: TopologyConfig,
+}
+
+/// Topology names as written in scenarios.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TopologyName {
+    /// One switch with a host on every port.
+    #[default]
+    Star,
+    /// Two switches joined by `links` parallel cables.
+    TwoSwitch,
+    /// Leaves with hosts, each cabled once to every spine.
+    LeafSpine,
+}
+
+/// How switches and hosts are cabled.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TopologyConfig {
+    /// Which shape.
+    pub kind: TopologyName,
+    /// Two switches: cables between them (each switch has `switch.ports` ports).
+    pub links: u32,
+    /// Leaf-spine: leaves.
+    pub leaves: u32,
+    /// Leaf-spine: spines.
+    pub spines: u32,
+    /// Leaf-spine: hosts per leaf.
+    pub hosts_per_leaf: u32,
+}
+
+impl Default for TopologyConfig {
+    fn default() -> Self {
+        TopologyConfig {
+            kind: TopologyName::Star,
+            links: 4,
+            leaves: 4,
+            spines: 2,
+            hosts_per_leaf: 4,
+        }
+    }
 }
 
 /// The hosts' network interfaces.
@@ -381,6 +426,31 @@ impl Scenario {
         (2 * self.link.propagation_delay_ps).div_ceil(cell_ps) + 2
     }
 
+    /// The cabling the topology section describes.
+    pub fn topology(&self) -> Topology {
+        let t = &self.topology;
+        let ports = self.switch.ports as usize;
+        match t.kind {
+            TopologyName::Star => Topology::star(ports),
+            TopologyName::TwoSwitch => Topology::two_switch(ports, t.links as usize),
+            TopologyName::LeafSpine => Topology::leaf_spine(
+                t.leaves as usize,
+                t.spines as usize,
+                t.hosts_per_leaf as usize,
+            ),
+        }
+    }
+
+    /// Hosts in the topology.
+    pub fn terminals(&self) -> u32 {
+        let t = &self.topology;
+        match t.kind {
+            TopologyName::Star => self.switch.ports,
+            TopologyName::TwoSwitch => 2 * (self.switch.ports.saturating_sub(t.links)),
+            TopologyName::LeafSpine => t.leaves * t.hosts_per_leaf,
+        }
+    }
+
     /// Link-level flow control as a building-block choice.
     pub fn flow_control(&self) -> LinkFlowControl {
         let link = &self.link;
@@ -494,8 +564,39 @@ impl Scenario {
                 "expected 1 to cell.size_bytes bytes",
             ));
         }
+        self.validate_topology()?;
         self.validate_flow_control()?;
         self.validate_traffic(t)
+    }
+
+    fn validate_topology(&self) -> Result<(), ScenarioError> {
+        let t = &self.topology;
+        let max = MAX_PORTS as u32;
+        match t.kind {
+            TopologyName::Star => Ok(()),
+            TopologyName::TwoSwitch if t.links == 0 || t.links >= self.switch.ports => {
+                Err(invalid(
+                    "topology.links",
+                    "expected 1 to switch.ports - 1 cables between the two switches",
+                ))
+            }
+            TopologyName::TwoSwitch => Ok(()),
+            TopologyName::LeafSpine => {
+                if !(2..=max).contains(&t.leaves) {
+                    return Err(invalid(
+                        "topology.leaves",
+                        format!("expected 2 to {max} leaves"),
+                    ));
+                }
+                if t.spines == 0 || t.hosts_per_leaf == 0 || t.spines + t.hosts_per_leaf > max {
+                    return Err(invalid(
+                        "topology.hosts_per_leaf",
+                        format!("expected hosts_per_leaf >= 1, spines >= 1 and hosts_per_leaf + spines <= {max} (leaf ports)"),
+                    ));
+                }
+                Ok(())
+            }
+        }
     }
 
     fn validate_flow_control(&self) -> Result<(), ScenarioError> {
@@ -562,10 +663,10 @@ impl Scenario {
                 "give burst_mean_cells or burst_mean_bytes, not both",
             ));
         }
-        if t.hotspot_port >= self.switch.ports {
+        if t.hotspot_port >= self.terminals() {
             return Err(invalid(
                 "traffic.hotspot_port",
-                "expected a port below switch.ports",
+                "expected a terminal index below the number of hosts",
             ));
         }
         if !(0.0..=1.0).contains(&t.hotspot_fraction) {
@@ -574,7 +675,7 @@ impl Scenario {
                 "expected a fraction from 0 to 1",
             ));
         }
-        if !t.include_self && self.switch.ports < 2 {
+        if !t.include_self && self.terminals() < 2 {
             return Err(invalid(
                 "traffic.include_self",
                 "a one-port switch can only send to itself",

@@ -343,7 +343,13 @@ impl<R: Router> Network<R> {
                 let generator = Generator::new(i as u16, traffic, dst, stream(seed, id));
                 let ports = topology.switch_ports(terminal_port[i].0 as usize);
                 let gate = flow_control.transmitter(channels(ports), switch.buffer_cells);
-                let mut terminal = Terminal::new(generator, link.clone(), gate, switch.cell_bytes);
+                let mut terminal = Terminal::new(
+                    generator,
+                    link.clone(),
+                    gate,
+                    channels(ports),
+                    switch.cell_bytes,
+                );
                 terminal.measure_from_ps = warmup_ps;
                 terminal.queue_limit_cells = nic_queue_cells;
                 terminal.set_peers(destinations.len());
@@ -595,7 +601,7 @@ impl<R: Router> Network<R> {
 
     fn schedule_wake(&mut self, terminal: u16) {
         let t = &mut self.terminals[terminal as usize];
-        let next_ps = t.next_step_ps(&self.cells);
+        let next_ps = t.next_step_ps();
         if next_ps < t.wake_at_ps {
             t.wake_at_ps = next_ps;
             self.queue

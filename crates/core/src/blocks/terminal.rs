@@ -1,9 +1,14 @@
-//! A terminal (host NIC): a traffic source feeding a transmit queue onto its link, gated by link
+//! A terminal (host NIC): a traffic source feeding transmit queues onto its link, gated by link
 //! flow control, and a sink that reassembles and counts what it receives.
+//!
+//! The NIC keeps one transmit queue per flow-control channel of its link and serves the queues
+//! whose channel is open round robin: with one channel it is a FIFO; where the switch
+//! flow-controls each VOQ, a paused VOQ holds back only the traffic for it (RIFL §IV-D).
 
 use super::cell::{Cell, CellArena, CellId, CellQueue};
 use super::flow_control::{FlowSignal, TxGate};
 use super::link::Link;
+use super::matching::{first_at_or_after, members, MAX_PORTS};
 use super::traffic::{Generator, NEVER_PS};
 use crate::engine::time::TimePs;
 
@@ -29,7 +34,13 @@ pub struct TerminalCounters {
 /// A host attached to the fabric by one link in each direction.
 pub struct Terminal {
     generator: Generator,
-    tx_queue: CellQueue,
+    /// One transmit queue per channel of the link.
+    tx_queues: Vec<CellQueue>,
+    /// Channels whose queue holds cells.
+    nonempty: u64,
+    queued_cells: u32,
+    /// Round-robin pointer over channels.
+    next_channel: usize,
     link: Link,
     gate: TxGate,
     cell_bytes: u64,
@@ -47,11 +58,25 @@ pub struct Terminal {
 }
 
 impl Terminal {
-    /// A terminal sending `cell_bytes` cells from `generator` over `link`, gated by `gate`.
-    pub fn new(generator: Generator, link: Link, gate: TxGate, cell_bytes: u64) -> Self {
+    /// A terminal sending `cell_bytes` cells from `generator` over `link`, gated by `gate` over
+    /// `channels` flow-control channels.
+    pub fn new(
+        generator: Generator,
+        link: Link,
+        gate: TxGate,
+        channels: usize,
+        cell_bytes: u64,
+    ) -> Self {
+        assert!(
+            (1..=MAX_PORTS).contains(&channels),
+            "1 to {MAX_PORTS} channels"
+        );
         Terminal {
             generator,
-            tx_queue: CellQueue::default(),
+            tx_queues: (0..channels).map(|_| CellQueue::default()).collect(),
+            nonempty: 0,
+            queued_cells: 0,
+            next_channel: 0,
             link,
             gate,
             cell_bytes,
@@ -70,7 +95,7 @@ impl Terminal {
 
     fn queue_full(&self) -> bool {
         self.queue_limit_cells
-            .is_some_and(|limit| self.tx_queue.len() >= limit)
+            .is_some_and(|limit| self.queued_cells >= limit)
     }
 
     /// Generates the cells due at `now_ps` (each passed through `prepare`, which writes its
@@ -92,28 +117,46 @@ impl Terminal {
             self.counters.cells_injected += 1;
             self.counters.cells_injected_measured +=
                 (cell.inject_ps >= self.measure_from_ps) as u64;
+            let channel = cell.vc as usize;
             let id = cells.alloc(cell);
-            cells.push_back(&mut self.tx_queue, id);
+            cells.push_back(&mut self.tx_queues[channel], id);
+            self.nonempty |= 1 << channel;
+            self.queued_cells += 1;
         }
         sent.or_else(|| self.send(now_ps, cells))
     }
 
+    /// Channels with cells waiting whose flow control lets them send.
+    fn sendable(&self) -> u64 {
+        members(self.nonempty)
+            .filter(|&channel| self.gate.may_send(channel as u16))
+            .fold(0, |set, channel| set | 1 << channel)
+    }
+
     fn send(&mut self, now_ps: TimePs, cells: &mut CellArena) -> Option<(CellId, TimePs)> {
-        let head = self.tx_queue.front()?;
-        let vc = cells[head].vc;
-        if !self.link.is_idle(now_ps) || !self.gate.may_send(vc) {
+        if !self.link.is_idle(now_ps) {
             return None;
         }
-        cells.pop_front(&mut self.tx_queue);
-        self.gate.on_send(vc);
+        let channel = first_at_or_after(self.sendable(), self.next_channel)?;
+        self.next_channel = (channel + 1) % self.tx_queues.len();
+        let queue = &mut self.tx_queues[channel];
+        let head = cells
+            .pop_front(queue)
+            .expect("a sendable channel has cells");
+        if queue.is_empty() {
+            self.nonempty &= !(1 << channel);
+        }
+        self.queued_cells -= 1;
+        self.gate.on_send(channel as u16);
         Some((head, self.link.transmit(now_ps, self.cell_bytes)))
     }
 
     /// When the terminal next has something to do on its own (not counting signals).
-    pub fn next_step_ps(&self, cells: &CellArena) -> TimePs {
-        let send_ps = match self.tx_queue.front() {
-            Some(head) if self.gate.may_send(cells[head].vc) => self.link.busy_until_ps(),
-            _ => NEVER_PS,
+    pub fn next_step_ps(&self) -> TimePs {
+        let send_ps = if self.sendable() != 0 {
+            self.link.busy_until_ps()
+        } else {
+            NEVER_PS
         };
         let generate_ps = if self.queue_full() {
             NEVER_PS
@@ -145,8 +188,8 @@ impl Terminal {
         self.gate.on_signal(signal);
     }
 
-    /// Cells waiting in the transmit queue.
+    /// Cells waiting in the transmit queues.
     pub fn queued_cells(&self) -> u32 {
-        self.tx_queue.len()
+        self.queued_cells
     }
 }

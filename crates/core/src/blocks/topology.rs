@@ -71,6 +71,79 @@ impl Topology {
         Self::default()
     }
 
+    /// One switch of `ports` ports with endpoint `h<i>` on port `i`.
+    pub fn star(ports: usize) -> Topology {
+        let mut t = Topology::new();
+        let switch = t.add_switch(ports);
+        for port in 0..ports {
+            t.attach_host(switch, port);
+        }
+        t
+    }
+
+    /// Two switches of `ports` ports joined by `links` parallel cables on their top ports;
+    /// the other ports carry hosts, numbered across the first switch and then the second.
+    pub fn two_switch(ports: usize, links: usize) -> Topology {
+        assert!(
+            0 < links && links < ports,
+            "two switches need 1 to ports - 1 links"
+        );
+        let mut t = Topology::new();
+        let switches = [t.add_switch(ports), t.add_switch(ports)];
+        let hosts = ports - links;
+        for &switch in &switches {
+            for port in 0..hosts {
+                t.attach_host(switch, port);
+            }
+        }
+        for port in hosts..ports {
+            let end = |switch| Attachment::SwitchPort { switch, port };
+            t.connect(end(switches[0]), end(switches[1]))
+                .expect("each port is cabled once");
+        }
+        t
+    }
+
+    /// A two-tier leaf-spine: `leaves` leaves with `hosts_per_leaf` hosts each on their low
+    /// ports and one cable to each of `spines` spines on their high ports; spine port `l` goes
+    /// to leaf `l`.
+    pub fn leaf_spine(leaves: usize, spines: usize, hosts_per_leaf: usize) -> Topology {
+        let mut t = Topology::new();
+        let leaf_ids: Vec<usize> = (0..leaves)
+            .map(|_| t.add_switch(hosts_per_leaf + spines))
+            .collect();
+        let spine_ids: Vec<usize> = (0..spines).map(|_| t.add_switch(leaves)).collect();
+        for &leaf in &leaf_ids {
+            for port in 0..hosts_per_leaf {
+                t.attach_host(leaf, port);
+            }
+        }
+        for (l, &leaf) in leaf_ids.iter().enumerate() {
+            for (s, &spine) in spine_ids.iter().enumerate() {
+                let up = Attachment::SwitchPort {
+                    switch: leaf,
+                    port: hosts_per_leaf + s,
+                };
+                let down = Attachment::SwitchPort {
+                    switch: spine,
+                    port: l,
+                };
+                t.connect(up, down).expect("each port is cabled once");
+            }
+        }
+        t
+    }
+
+    /// Adds a host named `h<index>` on a free port.
+    fn attach_host(&mut self, switch: usize, port: usize) {
+        let host = self.add_endpoint(format!("h{}", self.endpoints()));
+        self.connect(
+            Attachment::Endpoint(host),
+            Attachment::SwitchPort { switch, port },
+        )
+        .expect("a fresh port takes one cable");
+    }
+
     /// Adds a switch with `ports` ports and returns its index.
     pub fn add_switch(&mut self, ports: usize) -> usize {
         self.ports.push(ports);
@@ -158,6 +231,18 @@ impl Topology {
     /// A shortest route (fewest switches) from endpoint `src` to endpoint `dst`; among equal
     /// routes, the one through the lowest-numbered ports.
     pub fn route(&self, src: usize, dst: usize) -> Result<Vec<Hop>, TopologyError> {
+        self.route_spread(src, dst, 0)
+    }
+
+    /// A shortest route from `src` to `dst`, choosing among equal routes by `spread`: each
+    /// switch considers its ports starting from `spread` (modulo its port count), so different
+    /// values of `spread` (a hash of the pair, say) spread pairs over parallel links.
+    pub fn route_spread(
+        &self,
+        src: usize,
+        dst: usize,
+        spread: usize,
+    ) -> Result<Vec<Hop>, TopologyError> {
         let unreachable = TopologyError::Unreachable { src, dst };
         let (first_switch, first_input) = self.endpoint_port[src].ok_or(unreachable.clone())?;
         // Breadth-first search over (switch, input port) states.
@@ -167,7 +252,9 @@ impl Topology {
         let mut frontier = VecDeque::from([(first_switch, first_input)]);
         seen[first_switch][first_input] = true;
         while let Some((switch, input)) = frontier.pop_front() {
-            for output in (0..self.ports[switch]).filter(|&o| o != input) {
+            let ports = self.ports[switch];
+            let outputs = (0..ports).map(|o| (o + spread) % ports);
+            for output in outputs.filter(|&o| o != input) {
                 match self.peer[switch][output] {
                     Some(Attachment::Endpoint(e)) if e == dst => {
                         let mut route = vec![Hop {

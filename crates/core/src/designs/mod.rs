@@ -10,10 +10,10 @@ pub use crate::blocks::network::RunError;
 use crate::blocks::network::{Network, Router};
 
 use crate::engine::time::TimePs;
-use crate::scenario::{Scenario, ScenarioError};
+use crate::scenario::{Scenario, ScenarioError, TopologyName};
 
 /// The designs a scenario may name in its `design` key.
-pub const DESIGNS: &[&str] = &["single_switch"];
+pub const DESIGNS: &[&str] = &["single_switch", "rifl"];
 
 /// What a finished run reports: its summary and its tables, as JSON values (each design has
 /// its own summary fields and tables; front ends render whatever is there).
@@ -86,7 +86,19 @@ pub fn build(json: &str) -> Result<Box<dyn Simulation>, ScenarioError> {
         Some(_) => "",
     };
     match design {
-        "single_switch" => Ok(Box::new(single_switch::build(&Scenario::from_json(json)?))),
+        "single_switch" => {
+            let scenario = Scenario::from_json(json)?;
+            if scenario.topology.kind != TopologyName::Star {
+                return Err(ScenarioError {
+                    key: "topology.kind".into(),
+                    message:
+                        "single_switch is one switch (\"star\"); racks are built by design \"rifl\""
+                            .into(),
+                });
+            }
+            Ok(Box::new(single_switch::build(&scenario)))
+        }
+        "rifl" => Ok(Box::new(rifl::build(&Scenario::from_json(json)?)?)),
         other => Err(ScenarioError {
             key: "design".into(),
             message: format!("expected one of {}, got {other:?}", DESIGNS.join(", ")),

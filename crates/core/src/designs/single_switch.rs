@@ -9,31 +9,15 @@
 use crate::blocks::link::Link;
 use crate::blocks::network::{Network, NetworkSpec, TableRouter};
 use crate::blocks::switch::SwitchSpec;
-use crate::blocks::topology::{Attachment, Topology};
+use crate::blocks::topology::Topology;
 use crate::scenario::Scenario;
 
 /// The single-switch simulation.
 pub type SingleSwitch = Network<TableRouter>;
 
-/// One switch of `ports` ports with terminal `i` (named `h<i>`) on port `i`.
-pub fn star(ports: usize) -> Topology {
-    let mut topology = Topology::new();
-    let switch = topology.add_switch(ports);
-    for port in 0..ports {
-        let host = topology.add_endpoint(format!("h{port}"));
-        topology
-            .connect(
-                Attachment::Endpoint(host),
-                Attachment::SwitchPort { switch, port },
-            )
-            .expect("a fresh port takes one cable");
-    }
-    topology
-}
-
 /// Builds the system a validated scenario describes.
 pub fn build(scenario: &Scenario) -> SingleSwitch {
-    let topology = star(scenario.switch.ports as usize);
+    let topology = Topology::star(scenario.switch.ports as usize);
     let router = TableRouter::new(&topology).expect("a star connects every pair");
     Network::new(network_spec(scenario, "single_switch", topology), router)
 }

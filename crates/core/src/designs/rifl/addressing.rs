@@ -1,6 +1,8 @@
 //! The RIFL address table: endpoint names to relative source routes, computed from the topology
 //! (seed 004, §IV-A: "a centralized address mapping server ... sends the mapping information to
 //! each endpoint"). Users address hosts by name; the table turns a name into a Layer 2 header.
+//! Among equally short routes, a pair's route is chosen by the sum of the endpoint indices, so
+//! pairs spread over parallel links between switches.
 
 use std::collections::HashMap;
 
@@ -42,7 +44,7 @@ impl AddressTable {
         let mut headers = vec![vec![None; n]; n];
         for (src, row) in headers.iter_mut().enumerate() {
             for dst in (0..n).filter(|&d| d != src) {
-                let route = topology.route(src, dst)?;
+                let route = topology.route_spread(src, dst, src + dst)?;
                 let names = || {
                     (
                         topology.endpoint_name(src).to_string(),
@@ -75,6 +77,12 @@ impl AddressTable {
             .map(|e| (topology.endpoint_name(e).to_string(), e))
             .collect();
         Ok(AddressTable { index, headers })
+    }
+
+    /// The header a packet from endpoint `src` to endpoint `dst` (indices) starts with; `None`
+    /// for `src == dst` (no loopback).
+    pub fn header_at(&self, src: usize, dst: usize) -> Option<Header> {
+        self.headers[src][dst]
     }
 
     /// The header a packet from `src` to `dst` (endpoint names) starts with.

@@ -1,9 +1,102 @@
-//! RIFL Layer 2 (seed `004_09aea0160bbfec7b`, §IV): fixed 256-byte segments, relative-address
-//! source routing, and the address table that maps endpoint names to routes.
+//! RIFL Layer 2 (seed `004_09aea0160bbfec7b`): hosts with RIFL NICs on RIFL switches.
 //!
-//! Built so far: the Layer 2 header and its forwarding rule ([`header`]) and the address table
-//! ([`addressing`]). Not built yet: the Layer 1 retransmitting link, the RIFL switch with per-VOQ
-//! flow control and the Batcher-Banyan model, the NIC, and the Table I / Fig. 5 scenarios.
+//! - Layer 2 (§IV-A): upper-layer packets cut into 256-byte segments, the last one padded, each
+//!   carrying 8 bytes of Layer 1 + Layer 2 header on the wire ([`header`]); relative-address
+//!   source routing from an address table computed from the topology ([`addressing`],
+//!   [`router`]).
+//! - The switch (§IV-C): VOQs per input, each a statically allocated queue; an iSLIP scheduler
+//!   with k iterations deciding once per 256-byte packet time; a Batcher-Banyan network carrying
+//!   each slot's matched cells (the shared blocks `blocks::switch` and
+//!   `blocks::batcher_banyan`). The ideal SAFC switch of §V is the same switch with N²
+//!   dedicated queues and no input constraint.
+//! - Per-VOQ flow control (§IV-D): each VOQ is its own ON/OFF channel; a VOQ that fills to the
+//!   OFF threshold pauses exactly that VOQ upstream, and resumes it at the ON threshold.
+//! - Racks: one switch, two switches joined by parallel links, or a leaf-spine, all routed by
+//!   the same headers (at most five hops).
+//!
+//! The Layer 1 retransmitting link (§II-A) is not part of these runs yet: links here are
+//! error-free (see the README's "What is not built yet").
 
 pub mod addressing;
 pub mod header;
+pub mod router;
+
+use crate::blocks::network::Network;
+use crate::designs::single_switch::network_spec;
+use crate::scenario::{FlowControlName, Scenario, ScenarioError, SchedulerName};
+use header::{HEADER_BYTES, SEGMENT_BYTES};
+use router::RiflRouter;
+
+/// A RIFL network simulation.
+pub type Rifl = Network<RiflRouter>;
+
+fn invalid(key: &str, message: impl Into<String>) -> ScenarioError {
+    ScenarioError {
+        key: key.into(),
+        message: message.into(),
+    }
+}
+
+/// Checks what RIFL fixes beyond a valid scenario: the segment format, a VOQ switch, per-VOQ
+/// ON/OFF flow control with VOQs of at least 1.5 round trips (§IV-D), and no loopback.
+pub fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
+    let (cell, sw, link) = (&scenario.cell, &scenario.switch, &scenario.link);
+    let wire_bytes = SEGMENT_BYTES + HEADER_BYTES;
+    if cell.size_bytes != wire_bytes || cell.payload_bytes() != SEGMENT_BYTES {
+        return Err(invalid(
+            "cell.size_bytes",
+            format!("RIFL carries {SEGMENT_BYTES}-byte segments with {HEADER_BYTES} bytes of header: set size_bytes = {wire_bytes} and payload_bytes = {SEGMENT_BYTES}"),
+        ));
+    }
+    if sw.scheduler == SchedulerName::OutputQueued {
+        return Err(invalid(
+            "switch.scheduler",
+            "a RIFL switch queues at its inputs: expected islip, pim, fifo or safc",
+        ));
+    }
+    if link.flow_control != FlowControlName::Onoff {
+        return Err(invalid(
+            "link.flow_control",
+            "RIFL flow-controls each VOQ with ON/OFF frames: expected \"onoff\"",
+        ));
+    }
+    let cell_ps = scenario.cell_time_ps();
+    let rtt_ps = 2 * (link.propagation_delay_ps + cell_ps);
+    let voq_cells = sw.buffer_cells.unwrap_or(0) as u64;
+    if 2 * voq_cells * cell_ps < 3 * rtt_ps {
+        return Err(invalid(
+            "switch.buffer_cells",
+            format!(
+                "each VOQ must hold 1.5 round trips of data (§IV-D): at least {} cells",
+                (3 * rtt_ps).div_ceil(2 * cell_ps)
+            ),
+        ));
+    }
+    if !scenario.is_lossless() {
+        return Err(invalid(
+            "link.off_threshold_cells",
+            format!(
+                "expected at most switch.buffer_cells - {} (a round trip of headroom, so ON/OFF never overflows a VOQ)",
+                scenario.round_trip_cells()
+            ),
+        ));
+    }
+    if scenario.traffic.include_self {
+        return Err(invalid(
+            "traffic.include_self",
+            "RIFL never loops a packet back to its source: expected false",
+        ));
+    }
+    Ok(())
+}
+
+/// Builds the RIFL network a validated scenario describes.
+pub fn build(scenario: &Scenario) -> Result<Rifl, ScenarioError> {
+    validate(scenario)?;
+    let topology = scenario.topology();
+    let router = RiflRouter::new(&topology).map_err(|e| invalid("topology", e.to_string()))?;
+    let mut spec = network_spec(scenario, "rifl", topology);
+    spec.switch.per_voq_buffers = true;
+    spec.switch.batcher_banyan = scenario.switch.scheduler != SchedulerName::Safc;
+    Ok(Network::new(spec, router))
+}
