@@ -235,8 +235,8 @@ impl Topology {
     }
 
     /// A shortest route from `src` to `dst`, choosing among equal routes by `spread`: each
-    /// switch considers its ports starting from `spread` (modulo its port count), so different
-    /// values of `spread` (a hash of the pair, say) spread pairs over parallel links.
+    /// switch considers its ports in an order shuffled by `spread`, so different values of
+    /// `spread` (one per pair, say) spread pairs evenly over parallel links and spines.
     pub fn route_spread(
         &self,
         src: usize,
@@ -252,9 +252,12 @@ impl Topology {
         let mut frontier = VecDeque::from([(first_switch, first_input)]);
         seen[first_switch][first_input] = true;
         while let Some((switch, input)) = frontier.pop_front() {
-            let ports = self.ports[switch];
-            let outputs = (0..ports).map(|o| (o + spread) % ports);
-            for output in outputs.filter(|&o| o != input) {
+            let mut outputs: Vec<usize> = (0..self.ports[switch]).collect();
+            if spread != 0 {
+                outputs
+                    .sort_by_key(|&o| crate::engine::rng::mix(((spread as u64) << 32) | o as u64));
+            }
+            for output in outputs.into_iter().filter(|&o| o != input) {
                 match self.peer[switch][output] {
                     Some(Attachment::Endpoint(e)) if e == dst => {
                         let mut route = vec![Hop {

@@ -18,6 +18,11 @@ pub struct ComponentId {
     pub index: u32,
 }
 
+/// A well-mixed 64-bit hash of `value` (SplitMix64's finalizer), for deterministic shuffles.
+pub fn mix(value: u64) -> u64 {
+    splitmix64(value)
+}
+
 fn splitmix64(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);

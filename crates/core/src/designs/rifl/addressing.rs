@@ -1,8 +1,8 @@
 //! The RIFL address table: endpoint names to relative source routes, computed from the topology
 //! (seed 004, §IV-A: "a centralized address mapping server ... sends the mapping information to
 //! each endpoint"). Users address hosts by name; the table turns a name into a Layer 2 header.
-//! Among equally short routes, a pair's route is chosen by the sum of the endpoint indices, so
-//! pairs spread over parallel links between switches.
+//! Among equally short routes, each pair's route is drawn by a hash of the pair, so pairs
+//! spread over parallel links and spines.
 
 use std::collections::HashMap;
 
@@ -44,7 +44,7 @@ impl AddressTable {
         let mut headers = vec![vec![None; n]; n];
         for (src, row) in headers.iter_mut().enumerate() {
             for dst in (0..n).filter(|&d| d != src) {
-                let route = topology.route_spread(src, dst, src + dst)?;
+                let route = topology.route_spread(src, dst, 1 + src * n + dst)?;
                 let names = || {
                     (
                         topology.endpoint_name(src).to_string(),

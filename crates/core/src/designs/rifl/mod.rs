@@ -48,12 +48,6 @@ pub fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
             format!("RIFL carries {SEGMENT_BYTES}-byte segments with {HEADER_BYTES} bytes of header: set size_bytes = {wire_bytes} and payload_bytes = {SEGMENT_BYTES}"),
         ));
     }
-    if sw.scheduler == SchedulerName::OutputQueued {
-        return Err(invalid(
-            "switch.scheduler",
-            "a RIFL switch queues at its inputs: expected islip, pim, fifo or safc",
-        ));
-    }
     if link.flow_control != FlowControlName::Onoff {
         return Err(invalid(
             "link.flow_control",

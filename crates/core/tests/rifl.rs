@@ -1,0 +1,221 @@
+//! RIFL Layer 2 runs: the seed's Table I at light load, losslessness, rack routing, the scenario
+//! rules RIFL adds, and determinism.
+
+use cellfabric_core::blocks::cell::Cell;
+use cellfabric_core::blocks::network::Router;
+use cellfabric_core::blocks::topology::{Attachment, Topology};
+use cellfabric_core::designs::rifl::header::Header;
+use cellfabric_core::designs::rifl::router::RiflRouter;
+use cellfabric_core::designs::rifl::{self};
+use cellfabric_core::{Scenario, Summary};
+
+/// `scenarios/rifl/table1.toml` as JSON, with `extra` merged into its sections.
+fn table1(extra: &[(&str, &str, &str)]) -> String {
+    let mut v: serde_json::Value = serde_json::from_str(
+        r#"{"design": "rifl",
+            "run": {"seed": 1, "duration_cells": 60000, "warmup_cells": 5000},
+            "switch": {"ports": 32, "scheduler": "islip", "iterations": 3, "buffer_cells": 24, "pipeline_delay_ps": 42240},
+            "link": {"rate_gbps": 100.0, "propagation_delay_ps": 147840, "flow_control": "onoff", "off_threshold_cells": 8, "on_threshold_cells": 4},
+            "cell": {"size_bytes": 264, "payload_bytes": 256},
+            "nic": {"queue_cells": 8},
+            "traffic": {"load": 0.3, "arrival": "bernoulli", "burst_mean_bytes": 1024, "include_self": false, "packet_bytes": 256}}"#,
+    )
+    .unwrap();
+    for &(section, key, value) in extra {
+        v[section][key] = serde_json::from_str(value).unwrap();
+    }
+    v.to_string()
+}
+
+fn run(json: &str) -> Summary {
+    let scenario = Scenario::from_json(json).expect("valid scenario");
+    let (s, _) = rifl::build(&scenario)
+        .expect("valid RIFL scenario")
+        .run()
+        .expect("run keeps its invariants");
+    assert_eq!(
+        s.cells_injected,
+        s.cells_delivered + s.cells_dropped + s.cells_in_flight
+    );
+    assert_eq!(s.cells_dropped, 0, "RIFL is lossless");
+    assert_eq!(s.cells_out_of_order, 0, "cells of a pair arrive in order");
+    assert_eq!(
+        s.internal_blocking, 0,
+        "a matching never blocks the Batcher-Banyan network"
+    );
+    s
+}
+
+/// Table I, Bernoulli 30%: iSLIP 18 18 18 19 20 21 30 and SAFC 18 18 18 19 19 20 30 (cell times
+/// at the 1st ... 99th percentiles and the maximum). Our run is shorter than the paper's, so the
+/// maximum is only bounded.
+#[test]
+fn light_load_latency_matches_table_one() {
+    for (scheduler, paper) in [
+        ("islip", [18.0, 18.0, 18.0, 19.0, 20.0, 21.0]),
+        ("safc", [18.0, 18.0, 18.0, 19.0, 19.0, 20.0]),
+    ] {
+        let s = run(&table1(&[(
+            "switch",
+            "scheduler",
+            &format!("\"{scheduler}\""),
+        )]));
+        let l = s.latency_cells;
+        let ours = [l.p1, l.p50, l.p75, l.p90, l.p95, l.p99];
+        for (q, (o, p)) in ours.iter().zip(paper).enumerate() {
+            assert!(
+                (o - p).abs() <= 1.0,
+                "{scheduler} percentile #{q}: {o} vs {p}"
+            );
+        }
+        assert!(l.max <= 40.0, "{scheduler} max {}", l.max);
+        assert!((s.throughput - 0.3).abs() < 0.01);
+    }
+}
+
+/// Table I's shape: SAFC is never slower than iSLIP, and the tail grows with load.
+#[test]
+fn safc_beats_islip_and_tails_grow_with_load() {
+    let at = |scheduler: &str, load: &str| {
+        run(&table1(&[
+            ("switch", "scheduler", &format!("\"{scheduler}\"")),
+            ("traffic", "load", load),
+        ]))
+        .latency_cells
+    };
+    let (islip60, islip90) = (at("islip", "0.6"), at("islip", "0.9"));
+    let safc90 = at("safc", "0.9");
+    assert!(islip90.p99 > islip60.p99 && islip90.p50 > islip60.p50);
+    assert!(safc90.p99 < islip90.p99 && safc90.mean < islip90.mean);
+}
+
+/// At full load with bursts the switch saturates; per-VOQ ON/OFF keeps it lossless and the
+/// closed-loop hosts are held back instead.
+#[test]
+fn full_bursty_load_is_lossless() {
+    let s = run(&table1(&[
+        ("traffic", "load", "1.0"),
+        ("traffic", "arrival", "\"bursty\""),
+        ("traffic", "packet_bytes", "null"),
+        ("traffic", "packet_bytes_min", "64"),
+        ("traffic", "packet_bytes_max", "2048"),
+    ]));
+    assert!(s.flow_control_signals > 0, "VOQs were paused");
+    assert!(s.offered_load < 1.0, "hosts were held back");
+    assert!(s.goodput < s.throughput, "padding costs bandwidth");
+    assert!(s.packets_delivered > 0);
+}
+
+/// Forwards `cell` from endpoint `src` hop by hop through the cabling; returns the endpoint it
+/// reaches.
+fn walk(topology: &Topology, router: &RiflRouter, src: usize, cell: &mut Cell) -> usize {
+    let (mut switch, mut input) = topology.endpoint_port(src).unwrap();
+    loop {
+        let output = router.output(switch, input, cell);
+        router.advance(switch, input, output, cell);
+        match topology.peer(switch, output).unwrap() {
+            Attachment::Endpoint(e) => return e,
+            Attachment::SwitchPort { switch: s, port } => (switch, input) = (s, port),
+        }
+    }
+}
+
+/// Every pair of a leaf-spine and of two switches joined by four links: the source's header,
+/// forwarded hop by hop through the cabling, reaches the destination with Remain Hops 0, and
+/// the header recovered by reversing its fields routes a reply back to the source.
+#[test]
+fn headers_walk_racks_and_reverse() {
+    for topology in [Topology::leaf_spine(4, 3, 5), Topology::two_switch(8, 4)] {
+        let router = RiflRouter::new(&topology).unwrap();
+        let n = topology.endpoints();
+        for src in 0..n {
+            for dst in (0..n).filter(|&d| d != src) {
+                let mut cell = Cell {
+                    src: src as u16,
+                    dst: dst as u16,
+                    out_port: 0,
+                    vc: 0,
+                    next_vc: 0,
+                    header: [0; 6],
+                    last_of_packet: true,
+                    payload_bytes: 256,
+                    inject_ps: 0,
+                    packet_inject_ps: 0,
+                    in_port: 0,
+                    switch_arrive_ps: 0,
+                };
+                router.inject(src, &mut cell);
+                assert_eq!(walk(&topology, &router, src, &mut cell), dst);
+                let arrived = Header::decode(cell.header).unwrap();
+                assert_eq!(arrived.remain_hops, 0);
+                cell.header = arrived.return_route().unwrap().encode();
+                assert_eq!(walk(&topology, &router, dst, &mut cell), src);
+            }
+        }
+    }
+}
+
+/// Racks run lossless and in order; a second switch adds hops, so latency grows.
+#[test]
+fn racks_run_lossless_with_more_hops_than_one_switch() {
+    let one = run(&table1(&[("switch", "ports", "16")]));
+    let two = run(&table1(&[
+        ("switch", "ports", "16"),
+        ("topology", "kind", "\"two_switch\""),
+        ("topology", "links", "4"),
+    ]));
+    let leaf_spine = run(&table1(&[
+        ("topology", "kind", "\"leaf_spine\""),
+        ("topology", "leaves", "4"),
+        ("topology", "spines", "4"),
+        ("topology", "hosts_per_leaf", "4"),
+    ]));
+    assert_eq!((two.switches, two.terminals), (2, 24));
+    assert_eq!((leaf_spine.switches, leaf_spine.terminals), (8, 16));
+    assert!(two.latency_cells.mean > one.latency_cells.mean);
+    assert!(leaf_spine.latency_cells.p50 > two.latency_cells.p1);
+    for s in [&two, &leaf_spine] {
+        assert!((s.throughput - 0.3).abs() < 0.02, "{}", s.throughput);
+    }
+}
+
+#[test]
+fn same_seed_same_run() {
+    let json = table1(&[("traffic", "load", "0.9")]);
+    let (mut a, mut b) = (run(&json), run(&json));
+    for s in [&mut a, &mut b] {
+        (s.wall_s, s.events_per_s, s.cell_hops_per_s) = (0.0, 0.0, 0.0);
+    }
+    assert_eq!(format!("{a:?}"), format!("{b:?}"));
+}
+
+/// What RIFL fixes is checked by name before anything runs.
+#[test]
+fn rifl_rules_name_the_key() {
+    let key = |extra: &[(&str, &str, &str)]| {
+        let scenario = Scenario::from_json(&table1(extra)).unwrap();
+        rifl::validate(&scenario).unwrap_err().key
+    };
+    assert_eq!(key(&[("cell", "size_bytes", "256")]), "cell.size_bytes");
+    assert_eq!(
+        key(&[("link", "flow_control", "\"credit\"")]),
+        "link.flow_control"
+    );
+    assert_eq!(
+        key(&[("switch", "buffer_cells", "16")]),
+        "switch.buffer_cells"
+    );
+    assert_eq!(
+        key(&[("link", "off_threshold_cells", "12")]),
+        "link.off_threshold_cells"
+    );
+    assert_eq!(
+        key(&[("traffic", "include_self", "true")]),
+        "traffic.include_self"
+    );
+    let bad_links = Scenario::from_json(&table1(&[
+        ("topology", "kind", "\"two_switch\""),
+        ("topology", "links", "32"),
+    ]));
+    assert_eq!(bad_links.unwrap_err().key, "topology.links");
+}
