@@ -74,6 +74,7 @@ def test_out_writes_summary_and_parquet_tables(small_scenario: Path, tmp_path: P
         (["--set", "traffic"], "--set traffic"),
         (["--set", "traffic.load.x=1"], "traffic.load"),
         (["--set", "design=warp"], "design"),
+        (["--set", "topology.kind=two_switch"], "topology.kind"),
     ],
 )
 def test_bad_input_gets_one_clear_message_and_status_2(small_scenario: Path, args, names):
@@ -105,3 +106,34 @@ def test_shipped_scenarios_accept_load_and_seed(name: str, scheduler: str):
     summary = json.loads(done.stdout)
     assert summary["seed"] == 5 and abs(summary["offered_load"] - 0.5) < 0.03
     assert summary["scheduler"] == scheduler
+
+
+@pytest.mark.parametrize("name", ["table1", "fig5"])
+@pytest.mark.parametrize("arrival", ["bernoulli", "bursty"])
+def test_rifl_scenarios_run_lossless_with_both_schedulers(name: str, arrival: str):
+    for scheduler in ("islip", "safc"):
+        done = cli("run", f"scenarios/rifl/{name}.toml", "--json", "--set", f"switch.scheduler={scheduler}",
+                   "--set", f"traffic.arrival={arrival}", "--set", "traffic.load=0.8",
+                   "--set", "run.duration_cells=4000", "--set", "run.warmup_cells=400")
+        assert done.returncode == 0, done.stderr
+        summary = json.loads(done.stdout)
+        assert summary["design"] == "rifl" and summary["scheduler"] == scheduler
+        assert summary["cells_dropped"] == 0 and summary["cells_out_of_order"] == 0
+        assert summary["latency_cells"]["p1"] >= 18
+
+
+@pytest.mark.parametrize(
+    ("args", "names"),
+    [
+        (["--set", "cell.size_bytes=256"], "cell.size_bytes"),
+        (["--set", "switch.buffer_cells=8"], "switch.buffer_cells"),
+        (["--set", "topology.kind=two_switch", "--set", "topology.links=32"], "topology.links"),
+        (["--set", "topology.kind=ring"], "topology.kind"),
+        (["--set", "traffic.include_self=true"], "traffic.include_self"),
+    ],
+)
+def test_rifl_bad_input_names_the_key(args, names):
+    done = cli("run", "scenarios/rifl/table1.toml", *args)
+    assert done.returncode == 2, done.stderr
+    assert names in done.stderr and "Traceback" not in done.stderr and "panicked" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr

@@ -1,0 +1,72 @@
+"""Regenerates the numbers in docs/validation/rifl.md: Table I and Fig. 5 of the RIFL Layer 2
+paper (seed 004, §V) from scenarios/rifl/table1.toml and scenarios/rifl/fig5.toml.
+
+    python3 docs/validation/rifl.py
+"""
+
+import cellfabric
+
+PERCENTILES = ["p1", "p50", "p75", "p90", "p95", "p99", "max"]
+# Table I of the seed: (arrival, scheduler, load) -> latency percentiles 1/50/75/90/95/99/100.
+PAPER = {
+    ("bernoulli", "islip", 0.3): [18, 18, 18, 19, 20, 21, 30],
+    ("bernoulli", "safc", 0.3): [18, 18, 18, 19, 19, 20, 30],
+    ("bernoulli", "islip", 0.6): [18, 19, 20, 21, 23, 26, 52],
+    ("bernoulli", "safc", 0.6): [18, 18, 19, 20, 21, 24, 52],
+    ("bernoulli", "islip", 0.9): [18, 25, 32, 43, 54, 84, 348],
+    ("bernoulli", "safc", 0.9): [18, 20, 24, 29, 35, 54, 260],
+    ("bernoulli", "islip", 1.0): [18, 213, 361, 476, 524, 573, 611],
+    ("bernoulli", "safc", 1.0): [18, 65, 129, 219, 283, 401, 574],
+    ("bursty", "islip", 0.3): [18, 19, 21, 26, 30, 42, 105],
+    ("bursty", "safc", 0.3): [18, 18, 20, 23, 26, 36, 117],
+    ("bursty", "islip", 0.6): [18, 20, 25, 33, 40, 63, 325],
+    ("bursty", "safc", 0.6): [18, 19, 23, 30, 36, 56, 179],
+    ("bursty", "islip", 0.9): [18, 52, 96, 161, 211, 323, 683],
+    ("bursty", "safc", 0.9): [18, 26, 43, 75, 105, 184, 440],
+    ("bursty", "islip", 1.0): [18, 57, 107, 178, 229, 339, 683],
+    ("bursty", "safc", 1.0): [18, 27, 46, 81, 113, 194, 436],
+}
+OPEN_LOOP = {"nic.queue_cells": 100_000_000, "run.warmup_cells": 0, "run.duration_cells": 312_500}
+
+
+def table1(extra: dict | None = None) -> None:
+    print("| arrival | scheduler | load | source | " + " | ".join(PERCENTILES) + " | throughput |")
+    print("|---|---|---|---|" + "---|" * (len(PERCENTILES) + 1))
+    for (arrival, scheduler, load), paper in PAPER.items():
+        overrides = {"traffic.arrival": arrival, "switch.scheduler": scheduler, "traffic.load": load}
+        s = cellfabric.run("scenarios/rifl/table1.toml", overrides={**overrides, **(extra or {})}).summary
+        ours = [s["latency_cells"][p] for p in PERCENTILES]
+        row = f"| {arrival} | {scheduler} | {load:.0%} |"
+        print(row + " paper | " + " | ".join(str(v) for v in paper) + " | |")
+        print(row + " cellfabric | " + " | ".join(f"{v:.0f}" for v in ours) + f" | {s['throughput']:.3f} |")
+
+
+def fig5() -> None:
+    loads = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+    print("| arrival | packets | scheduler | " + " | ".join(f"{x:.0%}" for x in loads) + " |")
+    print("|---|---|---|" + "---|" * len(loads))
+    for arrival in ["bernoulli", "bursty"]:
+        for sizes, (lo, hi) in [("fixed 256 B", (256, 256)), ("64–2048 B", (64, 2048))]:
+            for scheduler in ["islip", "safc"]:
+                cells = []
+                for load in loads:
+                    overrides = {
+                        "traffic.arrival": arrival, "switch.scheduler": scheduler, "traffic.load": load,
+                        "traffic.packet_bytes_min": lo, "traffic.packet_bytes_max": hi,
+                    }
+                    s = cellfabric.run("scenarios/rifl/fig5.toml", overrides=overrides).summary
+                    cells.append(f"{s['goodput']:.3f}")
+                print(f"| {arrival} | {sizes} | {scheduler} | " + " | ".join(cells) + " |")
+
+
+def main() -> None:
+    print("## Table I: latency percentiles in cell times (closed-loop hosts, table1.toml)\n")
+    table1()
+    print("\n## Table I, open-loop reading (unbounded host queues, 80 MB per input, no warm-up)\n")
+    table1(OPEN_LOOP)
+    print("\n## Fig. 5: bandwidth utilization (payload / segment capacity) against offered load\n")
+    fig5()
+
+
+if __name__ == "__main__":
+    main()
