@@ -1,7 +1,6 @@
 //! The performance reference run, without Python: `cargo run --release --example reference [SCENARIO.json]`.
-//! Prints the summary JSON. The default scenario matches `scenarios/bench/islip-reference.toml`.
-
-use cellfabric_core::Scenario;
+//! Prints the summary JSON. The default scenario matches `scenarios/bench/islip-reference.toml`;
+//! any design's scenario, as JSON, may be given instead.
 
 const REFERENCE: &str = r#"{
     "run": {"seed": 1, "duration_cells": 10000000, "warmup_cells": 100000},
@@ -15,12 +14,11 @@ fn main() {
         Some(path) => std::fs::read_to_string(path).expect("readable scenario JSON"),
         None => REFERENCE.to_string(),
     };
-    let scenario = Scenario::from_json(&json).unwrap_or_else(|e| panic!("bad scenario: {e}"));
-    let (summary, _) = cellfabric_core::designs::single_switch::build(&scenario)
-        .run()
-        .unwrap_or_else(|e| panic!("run failed: {e}"));
+    let mut sim = cellfabric_core::build(&json).unwrap_or_else(|e| panic!("bad scenario: {e}"));
+    sim.advance(u64::MAX);
+    let report = sim.finish().unwrap_or_else(|e| panic!("run failed: {e}"));
     println!(
         "{}",
-        serde_json::to_string_pretty(&summary).expect("summary serializes")
+        serde_json::to_string_pretty(&report.summary).expect("summary serializes")
     );
 }
