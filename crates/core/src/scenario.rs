@@ -5,9 +5,12 @@
 use rand::seq::SliceRandom;
 use serde::Deserialize;
 
-use crate::blocks::flow_control::LinkFlowControl;
+use crate::blocks::flow_control::{LinkFlowControl, RxFlowControl};
+use crate::blocks::link::Link;
 use crate::blocks::matching::MAX_PORTS;
+use crate::blocks::network::NetworkSpec;
 use crate::blocks::switch::SchedulerKind;
+use crate::blocks::switch::SwitchSpec;
 use crate::blocks::topology::Topology;
 use crate::blocks::traffic::{Arrival, Destinations, PacketSizes, TrafficSpec};
 use crate::engine::rng::{stream, ComponentId};
@@ -461,6 +464,38 @@ impl Scenario {
                 off_at_cells: link.off_threshold_cells.unwrap_or(0),
                 on_at_cells: link.on_threshold_cells.unwrap_or(0),
             },
+        }
+    }
+
+    /// The network a scenario's switch, link, cell, NIC and traffic sections describe, over
+    /// `topology`; shared by every design built on a `Network`.
+    pub fn network_spec(&self, design: &'static str, topology: Topology) -> NetworkSpec {
+        let link = Link::new(self.link.rate_bps(), self.link.propagation_delay_ps);
+        let sw = &self.switch;
+        NetworkSpec {
+            design,
+            scheduler: sw.scheduler.as_str().to_string(),
+            seed: self.run.seed,
+            destinations: self.destinations(topology.endpoints()),
+            topology,
+            switch: SwitchSpec {
+                ports: sw.ports as usize,
+                cell_bytes: self.cell.size_bytes as u64,
+                scheduler: self.scheduler(),
+                buffer_cells: sw.buffer_cells,
+                per_voq_buffers: sw.per_voq_buffers,
+                batcher_banyan: sw.batcher_banyan,
+                rx_flow_control: RxFlowControl::None,
+                out_link: link.clone(),
+                pipeline_ps: sw.pipeline_delay_ps,
+            },
+            link,
+            flow_control: self.flow_control(),
+            traffic: self.traffic_spec(),
+            nic_queue_cells: self.nic.queue_cells,
+            warmup_ps: self.warmup_ps(),
+            end_ps: self.end_ps(),
+            lossless: self.is_lossless(),
         }
     }
 

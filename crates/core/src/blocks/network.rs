@@ -286,7 +286,7 @@ pub struct Network<R: Router> {
     /// Switch and port each terminal is cabled to.
     terminal_port: Vec<(u16, u16)>,
     switches: Vec<CellSwitch>,
-    /// Per switch, whether its flow control is per VOQ (the channel is the VOQ's output).
+    /// Whether flow control is per VOQ (the channel is the VOQ's output).
     per_voq: bool,
     signal_delay_ps: TimePs,
     slot_ps: TimePs,
@@ -457,15 +457,6 @@ impl<R: Router> Network<R> {
         self.finish()
     }
 
-    /// The flow-control channel a cell about to enter `(switch, port)` will occupy there.
-    fn channel_at(&self, switch: usize, port: usize, cell: &Cell) -> u16 {
-        if self.per_voq {
-            self.router.output(switch, port, cell) as u16
-        } else {
-            0
-        }
-    }
-
     fn handle(&mut self, now_ps: TimePs, event: Event) {
         match event {
             Event::Wake(terminal) => {
@@ -509,7 +500,13 @@ impl<R: Router> Network<R> {
             Some(Attachment::SwitchPort {
                 switch: next,
                 port: next_port,
-            }) => self.channel_at(next, next_port, &self.cells[cell]),
+            }) => channel_at(
+                &self.router,
+                self.per_voq,
+                next,
+                next_port,
+                &self.cells[cell],
+            ),
             _ => 0,
         };
         let c = &mut self.cells[cell];
@@ -581,11 +578,7 @@ impl<R: Router> Network<R> {
         let (router, per_voq) = (&self.router, self.per_voq);
         let prepare = |cell: &mut Cell| {
             router.inject(terminal as usize, cell);
-            cell.vc = if per_voq {
-                router.output(s as usize, p as usize, cell) as u16
-            } else {
-                0
-            };
+            cell.vc = channel_at(router, per_voq, s as usize, p as usize, cell);
         };
         let t = &mut self.terminals[terminal as usize];
         if let Some((cell, arrive_ps)) = t.step(now_ps, &mut self.cells, prepare) {
@@ -755,6 +748,16 @@ impl<R: Router> Network<R> {
             ports,
             queue_occupancy: occupancy,
         }
+    }
+}
+
+/// The flow-control channel `cell` will occupy at input `port` of `switch`: its VOQ there when
+/// flow control is per VOQ, else the one channel of the link.
+fn channel_at(router: &impl Router, per_voq: bool, switch: usize, port: usize, cell: &Cell) -> u16 {
+    if per_voq {
+        router.output(switch, port, cell) as u16
+    } else {
+        0
     }
 }
 

@@ -22,7 +22,6 @@ pub mod header;
 pub mod router;
 
 use crate::blocks::network::Network;
-use crate::designs::single_switch::network_spec;
 use crate::scenario::{FlowControlName, Scenario, ScenarioError, SchedulerName};
 use header::{HEADER_BYTES, SEGMENT_BYTES};
 use router::RiflRouter;
@@ -89,7 +88,7 @@ pub fn build(scenario: &Scenario) -> Result<Rifl, ScenarioError> {
     validate(scenario)?;
     let topology = scenario.topology();
     let router = RiflRouter::new(&topology).map_err(|e| invalid("topology", e.to_string()))?;
-    let mut spec = network_spec(scenario, "rifl", topology);
+    let mut spec = scenario.network_spec("rifl", topology);
     spec.switch.per_voq_buffers = true;
     spec.switch.batcher_banyan = scenario.switch.scheduler != SchedulerName::Safc;
     Ok(Network::new(spec, router))
