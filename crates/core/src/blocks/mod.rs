@@ -7,6 +7,7 @@ pub mod flow_control;
 pub mod link;
 pub mod matching;
 pub mod network;
+pub mod retransmission;
 pub mod switch;
 pub mod terminal;
 pub mod topology;
