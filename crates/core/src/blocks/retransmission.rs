@@ -31,8 +31,11 @@
 //! a frame whose CRC fails is ignored as a whole, so a command is never misread, and a lost one
 //! is repeated by the next frame. Replayed frames are exempt (they were admitted when first sent).
 //!
-//! Data frames are numbered in the model. The receiver uses the number as the hardware uses its
-//! frame count: to skip the replayed frames it already holds.
+//! Data frames are numbered in the model, and control frames carry their sender's count of data
+//! frames. The receiver uses the numbers as the hardware uses its frame count: to skip the
+//! replayed frames it already holds, and to stop asking when a control frame shows that it holds
+//! every frame sent (a corrupted control frame, or a corrupted replay of a frame it already had,
+//! leaves nothing to retransmit).
 
 use std::collections::VecDeque;
 
@@ -52,7 +55,7 @@ enum FrameKind {
 #[derive(Clone, Copy, Debug, Default)]
 struct Frame {
     kind: FrameKind,
-    /// Sequence number of a data frame.
+    /// Sequence number of a data frame; the sender's count of data frames in a control frame.
     seq: u64,
     /// The sender asks its peer to retransmit.
     request: bool,
@@ -66,6 +69,11 @@ impl Frame {
     /// True for a frame that tells the far end nothing but "next data frame, all is well".
     fn is_plain(&self) -> bool {
         self.kind == FrameKind::New && !(self.request || self.xoff || self.corrupt)
+    }
+
+    /// True for a frame that is part of correcting an error.
+    fn is_recovery(&self) -> bool {
+        self.corrupt || self.request || self.kind == FrameKind::Replay
     }
 }
 
@@ -147,6 +155,8 @@ pub struct Layer1Link {
     lines: [VecDeque<Frame>; 2],
     /// Frames in flight in each line that are not plain new data.
     unplain: [u32; 2],
+    /// Frames in flight in each line that are part of correcting an error.
+    recovery_in_flight: [u32; 2],
     slot: u64,
 }
 
@@ -169,6 +179,7 @@ impl Layer1Link {
             ends: Default::default(),
             lines: [line(0), line(1)],
             unplain: [latency_slots + 1; 2],
+            recovery_in_flight: [0; 2],
             slot: 0,
         }
     }
@@ -206,6 +217,12 @@ impl Layer1Link {
     /// True while end `end` may not send new data because of the retransmission process.
     pub fn is_paused(&self, end: usize) -> bool {
         self.ends[end].pause_start.is_some()
+    }
+
+    /// True while an error is being corrected: an end is paused, or a corrupted, requesting or
+    /// replayed frame is in flight.
+    pub fn is_recovering(&self) -> bool {
+        self.recovery_in_flight != [0, 0] || self.is_paused(0) || self.is_paused(1)
     }
 
     /// True when nothing but plain new data is in flight and neither end is recovering from
@@ -249,6 +266,9 @@ impl Layer1Link {
             if !frame.is_plain() {
                 self.unplain[1 - end] -= 1;
             }
+            if frame.is_recovery() {
+                self.recovery_in_flight[1 - end] -= 1;
+            }
             out.delivered = self.ends[end].receive(frame);
         }
         for (end, out) in output.iter_mut().enumerate() {
@@ -256,6 +276,9 @@ impl Layer1Link {
             out.sent_new = frame.kind == FrameKind::New;
             if !frame.is_plain() {
                 self.unplain[end] += 1;
+            }
+            if frame.is_recovery() {
+                self.recovery_in_flight[end] += 1;
             }
             self.lines[end].push_back(frame);
         }
@@ -288,6 +311,7 @@ impl Layer1Link {
             _ => {}
         }
         let mut frame = Frame {
+            seq: e.next_seq,
             request: e.requesting,
             xoff: input.xoff,
             corrupt: input.corrupt,
@@ -327,6 +351,14 @@ impl End {
         self.peer_xoff = frame.xoff;
         self.request_seen = frame.request;
         if frame.kind == FrameKind::Control {
+            // A control frame carries its sender's frame count: a receiver that holds every
+            // frame counted has nothing left to ask for (it may have requested on a corrupted
+            // control frame, or on a replayed frame it already had).
+            if frame.seq == self.expected_seq {
+                self.requesting = false;
+            } else if !self.requesting {
+                self.counters.frames_lost += 1;
+            }
             return None;
         }
         if frame.seq == self.expected_seq {

@@ -13,7 +13,7 @@ use crate::engine::time::TimePs;
 use crate::scenario::{Scenario, ScenarioError, TopologyName};
 
 /// The designs a scenario may name in its `design` key.
-pub const DESIGNS: &[&str] = &["single_switch", "rifl"];
+pub const DESIGNS: &[&str] = &["single_switch", "rifl", "rifl_link"];
 
 /// What a finished run reports: its summary and its tables, as JSON values (each design has
 /// its own summary fields and tables; front ends render whatever is there).
@@ -99,6 +99,7 @@ pub fn build(json: &str) -> Result<Box<dyn Simulation>, ScenarioError> {
             Ok(Box::new(single_switch::build(&scenario)))
         }
         "rifl" => Ok(Box::new(rifl::build(&Scenario::from_json(json)?)?)),
+        "rifl_link" => Ok(Box::new(rifl::link::build(json)?)),
         other => Err(ScenarioError {
             key: "design".into(),
             message: format!("expected one of {}, got {other:?}", DESIGNS.join(", ")),

@@ -19,6 +19,7 @@
 
 pub mod addressing;
 pub mod header;
+pub mod link;
 pub mod router;
 
 use crate::blocks::network::Network;
