@@ -137,3 +137,34 @@ def test_rifl_bad_input_names_the_key(args, names):
     assert done.returncode == 2, done.stderr
     assert names in done.stderr and "Traceback" not in done.stderr and "panicked" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_rifl_link_study_takes_the_bit_error_rate_from_set(tmp_path: Path):
+    runs = {}
+    for ber in ("0", "1e-7"):
+        done = cli("run", "scenarios/rifl/link.toml", "--json", "--set", f"link.ber={ber}",
+                   "--set", "link.length_m=100", "--set", "run.duration_us=2000",
+                   "--out", str(tmp_path / ber))
+        assert done.returncode == 0, done.stderr
+        runs[ber] = json.loads(done.stdout)
+    clean, noisy = runs["0"], runs["1e-7"]
+    assert clean["design"] == "rifl_link" and clean["errors_detected"] == 0 and clean["frames_replayed"] == 0
+    assert noisy["errors_detected"] > 0 and noisy["goodput"] < clean["goodput"]
+    assert noisy["frames_injected"] == noisy["frames_delivered"] + noisy["frames_in_flight"]
+    directions = pd.read_parquet(tmp_path / "1e-7" / "directions.parquet")
+    assert directions["frames_delivered"].sum() == noisy["frames_delivered"]
+
+
+@pytest.mark.parametrize(
+    ("args", "names"),
+    [
+        (["--set", "link.ber=-1e-9"], "link.ber"),
+        (["--set", "link.frame_bytes=300"], "link.frame_bytes"),
+        (["--set", "link.colour=blue"], "link.colour"),
+    ],
+)
+def test_rifl_link_bad_input_names_the_key(args, names):
+    done = cli("run", "scenarios/rifl/link.toml", *args)
+    assert done.returncode == 2, done.stderr
+    assert names in done.stderr and "Traceback" not in done.stderr and "panicked" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr

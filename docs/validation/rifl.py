@@ -1,5 +1,6 @@
 """Regenerates the numbers in docs/validation/rifl.md: Table I and Fig. 5 of the RIFL Layer 2
-paper (seed 004, §V) from scenarios/rifl/table1.toml and scenarios/rifl/fig5.toml.
+paper (seed 004, §V) from scenarios/rifl/table1.toml and scenarios/rifl/fig5.toml, and the Layer 1
+link study (§II-A) from scenarios/rifl/link.toml.
 
     python3 docs/validation/rifl.py
 """
@@ -59,6 +60,36 @@ def fig5() -> None:
                 print(f"| {arrival} | {sizes} | {scheduler} | " + " | ".join(cells) + " |")
 
 
+def layer1() -> None:
+    lengths = [10, 100, 500]
+    bers = [1e-10, 1e-9, 1e-8, 1e-7, 1e-6]
+    # Long enough for about 400 bit errors in both directions together (at least 20 ms).
+    runs = {
+        (length, ber): cellfabric.run(
+            "scenarios/rifl/link.toml",
+            overrides={"link.length_m": length, "link.ber": ber,
+                       "run.duration_us": max(20_000.0, 2e-3 / ber if ber else 0.0)},
+        ).summary
+        for length in lengths
+        for ber in [0.0, *bers]
+    }
+    header = " | ".join(f"{x} m: goodput / error-free" for x in lengths)
+    print(f"| BER | {header} | bit errors detected (500 m) |")
+    print("|---|" + "---|" * (len(lengths) + 1))
+    for ber in bers:
+        ratios = [runs[(x, ber)]["goodput"] / runs[(x, 0.0)]["goodput"] for x in lengths]
+        errors = runs[(500, ber)]["errors_detected"]
+        print(f"| {ber:g} | " + " | ".join(f"{r:.4f}" for r in ratios) + f" | {errors} |")
+    print("\n| length | RTT (ns) | RTT (frames) | recovery p50 / max (RTT) at 1e-9 "
+          "| pause per error, both ends (RTT) |")
+    print("|---|---|---|---|---|")
+    for x in lengths:
+        s = runs[(x, 1e-9)]
+        recovery = s["recovery_rtt"]
+        print(f"| {x} m | {s['rtt_ns']:.0f} | {s['rtt_frames']} "
+              f"| {recovery['p50']:.2f} / {recovery['max']:.2f} | {s['pause_per_error_rtt']:.2f} |")
+
+
 def main() -> None:
     print("## Table I: latency percentiles in cell times (closed-loop hosts, table1.toml)\n")
     table1()
@@ -66,6 +97,8 @@ def main() -> None:
     table1(OPEN_LOOP)
     print("\n## Fig. 5: bandwidth utilization (payload / segment capacity) against offered load\n")
     fig5()
+    print("\n## Layer 1: goodput against bit error rate and cable length (link.toml, ~400 errors per run)\n")
+    layer1()
 
 
 if __name__ == "__main__":

@@ -14,8 +14,8 @@
 //! - Racks: one switch, two switches joined by parallel links, or a leaf-spine, all routed by
 //!   the same headers (at most five hops).
 //!
-//! The Layer 1 retransmitting link (§II-A) is not part of these runs yet: links here are
-//! error-free (see the README's "What is not built yet").
+//! The Layer 1 retransmitting link (§II-A) is studied on its own in [`link`]; the links of these
+//! switched networks are error-free (see the README's "What is not built yet").
 
 pub mod addressing;
 pub mod header;
