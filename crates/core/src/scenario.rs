@@ -3,6 +3,7 @@
 //! rejected with one message naming the key and what was expected.
 
 use rand::seq::SliceRandom;
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use crate::blocks::flow_control::{LinkFlowControl, RxFlowControl};
@@ -347,20 +348,21 @@ impl Default for TrafficConfig {
     }
 }
 
+/// Reads any design's scenario type from JSON text; a wrong type or an unknown key is reported
+/// by its dotted path.
+pub fn parse<T: DeserializeOwned>(text: &str) -> Result<T, ScenarioError> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+        let key = error.path().to_string();
+        let key = if key == "." { "scenario" } else { &key };
+        invalid(key, error.into_inner().to_string())
+    })
+}
+
 impl Scenario {
     /// Parses and validates a scenario from JSON text.
     pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
-        let mut deserializer = serde_json::Deserializer::from_str(text);
-        let scenario: Scenario =
-            serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
-                let key = error.path().to_string();
-                let key = if key == "." {
-                    "scenario".to_string()
-                } else {
-                    key
-                };
-                invalid(&key, error.into_inner().to_string())
-            })?;
+        let scenario: Scenario = parse(text)?;
         scenario.validate()?;
         Ok(scenario)
     }

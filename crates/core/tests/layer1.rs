@@ -184,29 +184,16 @@ fn a_link_study_is_deterministic() {
 
 #[test]
 fn bad_link_study_input_names_the_key() {
-    let key = |json: &str| cellfabric_core::build(json).err().expect("rejected").key;
-    assert_eq!(
-        key(r#"{"design": "rifl_link", "link": {"ber": -1}}"#),
-        "link.ber"
-    );
-    assert_eq!(
-        key(r#"{"design": "rifl_link", "link": {"frame_bytes": 100}}"#),
-        "link.frame_bytes"
-    );
-    assert_eq!(
-        key(r#"{"design": "rifl_link", "link": {"frame_bytes": 512}}"#),
-        "link.frame_bytes"
-    );
-    assert_eq!(
-        key(r#"{"design": "rifl_link", "link": {"bogus": 1}}"#),
-        "link.bogus"
-    );
-    assert_eq!(
-        key(r#"{"design": "rifl_link", "nic": {"rx_buffer_frames": 2}}"#),
-        "nic.rx_buffer_frames"
-    );
-    assert_eq!(
-        key(r#"{"design": "rifl_link", "traffic": {"load": 2}}"#),
-        "traffic.load"
-    );
+    for (section, key) in [
+        (r#""link": {"ber": -1}"#, "link.ber"),
+        (r#""link": {"frame_bytes": 100}"#, "link.frame_bytes"),
+        (r#""link": {"frame_bytes": 512}"#, "link.frame_bytes"),
+        (r#""link": {"bogus": 1}"#, "link.bogus"),
+        (r#""nic": {"rx_buffer_frames": 2}"#, "nic.rx_buffer_frames"),
+        (r#""traffic": {"load": 2}"#, "traffic.load"),
+    ] {
+        let json = format!(r#"{{"design": "rifl_link", {section}}}"#);
+        let error = cellfabric_core::build(&json).err().expect("rejected");
+        assert_eq!(error.key, key, "{json}");
+    }
 }

@@ -134,15 +134,7 @@ fn invalid(key: &str, message: impl Into<String>) -> ScenarioError {
 impl LinkScenario {
     /// Parses and validates a link-study scenario from JSON text.
     pub fn from_json(text: &str) -> Result<LinkScenario, ScenarioError> {
-        let mut deserializer = serde_json::Deserializer::from_str(text);
-        let scenario: LinkScenario =
-            serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
-                let key = error.path().to_string();
-                invalid(
-                    if key == "." { "scenario" } else { &key },
-                    error.into_inner().to_string(),
-                )
-            })?;
+        let scenario: LinkScenario = crate::scenario::parse(text)?;
         scenario.validate()?;
         Ok(scenario)
     }
