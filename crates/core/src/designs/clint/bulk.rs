@@ -65,7 +65,9 @@ impl OutputBuffers {
         if queue.len() >= self.capacity {
             return None;
         }
-        let start_ps = queue.back().map_or(now_ps, |&s| (s + duration_ps).max(now_ps));
+        let start_ps = queue
+            .back()
+            .map_or(now_ps, |&s| (s + duration_ps).max(now_ps));
         queue.push_back(start_ps);
         Some(start_ps)
     }
@@ -99,7 +101,10 @@ impl Clint {
 
     pub(super) fn bulk_head(&mut self, head: BulkMove) {
         if self.arch == Architecture::B3 {
-            match self.output_buffers.admit(self.now_ps, head.to, self.t.breq_ps) {
+            match self
+                .output_buffers
+                .admit(self.now_ps, head.to, self.t.breq_ps)
+            {
                 Some(start_ps) => self.forward_request(head, start_ps),
                 None => self.counters.overflow_drops += u64::from(self.measuring()),
             }
@@ -113,7 +118,8 @@ impl Clint {
             payload: head,
         };
         if self.bulk_switch.offer(contender) {
-            self.queue.push(self.now_ps, Phase::Clock, Event::BulkResolve);
+            self.queue
+                .push(self.now_ps, Phase::Clock, Event::BulkResolve);
         }
     }
 
@@ -165,7 +171,10 @@ impl Clint {
     pub(super) fn bulk_free(&mut self, output: u16) {
         self.free_pending[output as usize] = false;
         let restart_ps = 2 * self.t.propagation_ps + self.t.bulk_switch_ps;
-        if let Some(head) = self.bulk_switch.next_waiter(self.now_ps, output, restart_ps) {
+        if let Some(head) = self
+            .bulk_switch
+            .next_waiter(self.now_ps, output, restart_ps)
+        {
             let start_ps = self.now_ps + self.t.propagation_ps;
             let tx = self.transmit(head.tx.packet, start_ps);
             let end_ps = start_ps + self.t.breq_ps;
@@ -183,7 +192,8 @@ impl Clint {
             *requests = nic.request_vector(&self.packets);
         }
         let cfg_at_arbiter_ps = self.now_ps + self.t.cfg_ps + self.t.propagation_ps;
-        self.queue.push(cfg_at_arbiter_ps, Phase::Clock, Event::Arbitrate);
+        self.queue
+            .push(cfg_at_arbiter_ps, Phase::Clock, Event::Arbitrate);
         self.queue
             .push(self.now_ps + self.t.slot_ps, Phase::Clock, Event::Configure);
     }
@@ -194,7 +204,11 @@ impl Clint {
             .schedule(&self.requests, &self.enabled, &mut self.grants);
         let t = &self.t;
         let grant_ps = self.now_ps + t.arbiter_ps + t.gnt_ps + t.propagation_ps;
-        debug_assert_eq!(grant_ps % t.slot_ps, 0, "grants arrive at the slot boundary");
+        debug_assert_eq!(
+            grant_ps % t.slot_ps,
+            0,
+            "grants arrive at the slot boundary"
+        );
         self.queue.push(grant_ps, Phase::Clock, Event::Grant);
     }
 

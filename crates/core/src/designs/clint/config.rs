@@ -311,6 +311,13 @@ impl ClintConfig {
                 return Err(invalid(key, "expected a positive value"));
             }
         }
+        let disabled = &self.bulk.disabled_initiators;
+        if !disabled.is_empty() && self.channel.architecture != Architecture::B4 {
+            return Err(invalid(
+                "bulk.disabled_initiators",
+                "enable vectors are read by the bulk arbiter: expected channel.architecture = \"B4\"",
+            ));
+        }
         if let Some(&bad) = self
             .bulk
             .disabled_initiators
@@ -319,7 +326,10 @@ impl ClintConfig {
         {
             return Err(invalid(
                 "bulk.disabled_initiators",
-                format!("node {bad} does not exist: expected nodes below {}", self.nodes),
+                format!(
+                    "node {bad} does not exist: expected nodes below {}",
+                    self.nodes
+                ),
             ));
         }
         Ok(())

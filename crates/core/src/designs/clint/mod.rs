@@ -256,7 +256,12 @@ pub fn build(json: &str) -> Result<Clint, ScenarioError> {
     } else {
         let nic = &c.nic;
         let cap = nic.bulk_prefetch_per_target;
-        (nic.bulk_send_buffers, cap, nic.bulk_receive_buffers, t.breq_ps)
+        (
+            nic.bulk_send_buffers,
+            cap,
+            nic.bulk_receive_buffers,
+            t.breq_ps,
+        )
     };
     let burst_max_packets = if c.traffic.bursty {
         c.traffic.burst_max_packets
@@ -265,7 +270,11 @@ pub fn build(json: &str) -> Result<Clint, ScenarioError> {
     };
     let mean_burst = (1 + burst_max_packets) as f64 / 2.0;
     let all = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
-    let disabled = c.bulk.disabled_initiators.iter().fold(0u64, |s, &i| s | 1 << i);
+    let disabled = c
+        .bulk
+        .disabled_initiators
+        .iter()
+        .fold(0u64, |s, &i| s | 1 << i);
     let (on_busy, mixing) = match arch {
         Architecture::B2 => (OnBusy::Wait, Mixing::Preempt),
         Architecture::Q2 => (OnBusy::Drop, Mixing::Interleave),
@@ -506,7 +515,11 @@ impl Clint {
                 count as f64 / c.transmissions as f64
             }
         };
-        let in_flight: u64 = self.nics.iter().map(|nic| nic.undelivered(&self.packets)).sum();
+        let in_flight: u64 = self
+            .nics
+            .iter()
+            .map(|nic| nic.undelivered(&self.packets))
+            .sum();
         let wall_s = self.started.elapsed().as_secs_f64();
         ClintSummary {
             design: "clint",

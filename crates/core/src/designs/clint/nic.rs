@@ -118,7 +118,12 @@ pub struct Nic {
 
 impl Nic {
     /// A NIC for `nodes` nodes.
-    pub fn new(nodes: usize, send_buffers: u32, prefetch_per_target: u32, receive_buffers: u32) -> Nic {
+    pub fn new(
+        nodes: usize,
+        send_buffers: u32,
+        prefetch_per_target: u32,
+        receive_buffers: u32,
+    ) -> Nic {
         Nic {
             host: (0..nodes).map(|_| Queue::default()).collect(),
             send: Vec::with_capacity(send_buffers as usize),
@@ -153,7 +158,9 @@ impl Nic {
                 .filter_map(|t| self.host[t].front().map(|id| (packets[id].serial, t)))
                 .min();
             let Some((_, t)) = oldest else { break };
-            let id = packets.pop_front(&mut self.host[t]).expect("queue has a front");
+            let id = packets
+                .pop_front(&mut self.host[t])
+                .expect("queue has a front");
             let packet = &mut packets[id];
             packet.seq = self.next_seq[t];
             packet.state = State::Ready;
@@ -245,7 +252,8 @@ impl Nic {
         let dst = p.dst as usize;
         self.send_per_target[dst] -= 1;
         let at = self.send.iter().position(|&id| id == ack.of.packet);
-        self.send.remove(at.expect("acknowledged packet is in a send buffer"));
+        self.send
+            .remove(at.expect("acknowledged packet is in a send buffer"));
         packets.free(ack.of.packet);
         true
     }
@@ -263,7 +271,11 @@ impl Nic {
     /// Packets not yet accepted by their target: queued on the host or in send buffers.
     pub fn undelivered(&self, packets: &Arena<Packet>) -> u64 {
         let queued: u64 = self.host.iter().map(|q| q.len() as u64).sum();
-        let buffered = self.send.iter().filter(|&&id| !packets[id].delivered).count();
+        let buffered = self
+            .send
+            .iter()
+            .filter(|&&id| !packets[id].delivered)
+            .count();
         queued + buffered as u64
     }
 }

@@ -143,7 +143,8 @@ impl Clint {
             payload: head,
         };
         if self.quick_switch.offer(contender) {
-            self.queue.push(self.now_ps, Phase::Clock, Event::QuickResolve);
+            self.queue
+                .push(self.now_ps, Phase::Clock, Event::QuickResolve);
         }
     }
 

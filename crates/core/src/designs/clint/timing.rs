@@ -201,7 +201,10 @@ mod tests {
         assert_eq!(t.slot_ps, 8_784_000);
         let reserved = t.cfg_ps + 2 * t.ack_ps;
         let share = reserved as f64 / t.slot_ps as f64;
-        assert!((0.04..0.06).contains(&share), "§3.3: about 5% of the quick channel, {share}");
+        assert!(
+            (0.04..0.06).contains(&share),
+            "§3.3: about 5% of the quick channel, {share}"
+        );
     }
 
     #[test]
