@@ -48,10 +48,10 @@ impl LcfArbiter {
                 .fold(0, |set, t| set | 1 << t);
         }
         let (mut free_initiators, mut free_targets) = (low_bits(n), low_bits(n));
-        for i in 0..n {
+        for (i, target) in target_of.iter_mut().enumerate() {
             let t = (i + rr) % n;
             if self.allowed[i] & (1 << t) != 0 {
-                target_of[i] = t as u16;
+                *target = t as u16;
                 free_initiators &= !(1 << i);
                 free_targets &= !(1 << t);
             }
