@@ -177,8 +177,16 @@ impl<T: Copy> CollisionSwitch<T> {
         }
         match (self.mixing, holder.priority, c.priority) {
             (Mixing::Interleave, a, b) if a != b => {
+                // The request carries on, stretched; later heads meet the request.
                 let holder = self.holders[out].as_mut().expect("output is held");
                 holder.busy_until_ps += c.duration_ps;
+                if c.priority == Priority::Low {
+                    *holder = Holder {
+                        priority: Priority::Low,
+                        payload: c.payload,
+                        ..*holder
+                    };
+                }
                 verdicts.push(Verdict::Forward {
                     payload: c.payload,
                     start_ps: now_ps,
