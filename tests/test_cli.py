@@ -156,6 +156,31 @@ def test_rifl_link_study_takes_the_bit_error_rate_from_set(tmp_path: Path):
 
 
 @pytest.mark.parametrize(
+    ("scenario", "architecture"),
+    [("bulk", "B1"), ("bulk", "B2"), ("bulk", "B3"), ("bulk", "B4"), ("quick", "Q1"), ("quick", "Q2")],
+)
+def test_clint_scenarios_run_every_architecture(scenario: str, architecture: str):
+    done = cli("run", f"scenarios/clint/{scenario}.toml", "--json",
+               "--set", f"channel.architecture={architecture}", "--set", "traffic.bursty=true",
+               "--set", "traffic.load=0.2", "--set", "run.duration_us=2000",
+               "--set", "run.warmup_us=200")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["design"] == "clint" and summary["architecture"] == architecture
+    assert summary["packets_injected"] == summary["packets_delivered"] + summary["packets_in_flight"]
+    assert summary["out_of_order"] == 0 and abs(summary["offered_load"] - 0.2) < 0.05
+    assert sorted(summary["latency_ns"]) == sorted(PERCENTILES)
+
+
+def test_clint_human_summary_shows_the_architecture():
+    done = cli("run", "scenarios/clint/bulk.toml", "--set", "channel.architecture=B1",
+               "--set", "traffic.bursty=true",
+               "--set", "traffic.load=0.5", "--set", "run.duration_us=2000", "--set", "run.warmup_us=200")
+    assert done.returncode == 0, done.stderr
+    assert "architecture B1" in done.stdout.splitlines()[0]
+
+
+@pytest.mark.parametrize(
     ("args", "names"),
     [
         (["--set", "link.ber=-1e-9"], "link.ber"),
@@ -165,6 +190,23 @@ def test_rifl_link_study_takes_the_bit_error_rate_from_set(tmp_path: Path):
 )
 def test_rifl_link_bad_input_names_the_key(args, names):
     done = cli("run", "scenarios/rifl/link.toml", *args)
+    assert done.returncode == 2, done.stderr
+    assert names in done.stderr and "Traceback" not in done.stderr and "panicked" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "names"),
+    [
+        (["--set", "channel.architecture=B5"], "channel.architecture"),
+        (["--set", "traffic.load=1.5"], "traffic.load"),
+        (["--set", "traffic.bursty=maybe"], "traffic.bursty"),
+        (["--set", "nic.bulk_send_buffers=0"], "nic.bulk_send_buffers"),
+        (["--set", "switch.ports=8"], "switch"),
+    ],
+)
+def test_clint_bad_input_names_the_key(args, names):
+    done = cli("run", "scenarios/clint/bulk.toml", *args)
     assert done.returncode == 2, done.stderr
     assert names in done.stderr and "Traceback" not in done.stderr and "panicked" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr

@@ -3,7 +3,9 @@
 
 pub mod batcher_banyan;
 pub mod cell;
+pub mod collision_switch;
 pub mod flow_control;
+pub mod lcf;
 pub mod link;
 pub mod matching;
 pub mod network;

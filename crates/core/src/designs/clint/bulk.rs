@@ -1,0 +1,244 @@
+//! The bulk channel (seed 002 §3.2–3.3, §4.2).
+//!
+//! B4, Clint: a pipeline of three slot-long stages. In slot s−1 every node sends a configuration
+//! packet (its request vector; the targets' enable vectors) to the central arbiter as late as
+//! lets the grant packets return by the slot's end; the arbiter computes a Least Choice First
+//! schedule; grants arrive at the slot boundary and synchronize the nodes. In slot s each granted
+//! initiator sends its request through the bufferless crossbar after the slot gap; in slot s+1
+//! the targets send their acknowledgments over the quick channel along the inverted schedule.
+//!
+//! B1–B3: unscheduled. A node sends its oldest ready request whenever its bulk link is free.
+//! A request meeting a busy output is dropped (B1), held at its initiator by back pressure until
+//! the output frees (B2, head-of-line blocking the node), or stored in a 16-packet output buffer
+//! and dropped only when that is full (B3). Acknowledgments travel over the quick channel at once.
+
+use std::collections::VecDeque;
+
+use super::nic::{Packet, State, Transmission};
+use super::Architecture;
+use super::{Clint, Event};
+use crate::blocks::collision_switch::{Contender, Priority, Verdict};
+use crate::blocks::matching::UNMATCHED;
+use crate::engine::arena::Id;
+use crate::engine::queue::{EventQueue, Phase};
+use crate::engine::time::TimePs;
+
+/// A bulk request on its way through the bulk switch.
+#[derive(Clone, Copy, Debug)]
+pub struct BulkMove {
+    /// Initiator (switch input).
+    pub from: u16,
+    /// Target (switch output).
+    pub to: u16,
+    /// The transmission.
+    pub tx: Transmission,
+}
+
+/// B3's output buffers: per output, a FIFO of whole packets sent on at line rate, dropping
+/// arrivals that find it full.
+pub struct OutputBuffers {
+    capacity: usize,
+    /// Per output: start times of the packets stored, waiting or leaving.
+    starts_ps: Vec<VecDeque<TimePs>>,
+}
+
+impl OutputBuffers {
+    /// `outputs` outputs of `capacity` packets each.
+    pub fn new(outputs: usize, capacity: u32) -> Self {
+        let capacity = capacity as usize;
+        OutputBuffers {
+            capacity,
+            starts_ps: (0..outputs)
+                .map(|_| VecDeque::with_capacity(capacity + 1))
+                .collect(),
+        }
+    }
+
+    /// A packet of `duration_ps` arrives at `output` now: the time it starts leaving (at once on
+    /// an idle output), or `None` when every buffer is taken.
+    pub fn admit(&mut self, now_ps: TimePs, output: u16, duration_ps: TimePs) -> Option<TimePs> {
+        let queue = &mut self.starts_ps[output as usize];
+        // Packets that have finished leaving free their buffer.
+        while queue.front().is_some_and(|&s| s + duration_ps <= now_ps) {
+            queue.pop_front();
+        }
+        if queue.len() >= self.capacity {
+            return None;
+        }
+        let start_ps = queue
+            .back()
+            .map_or(now_ps, |&s| (s + duration_ps).max(now_ps));
+        queue.push_back(start_ps);
+        Some(start_ps)
+    }
+}
+
+impl Clint {
+    /// Unscheduled: the node's bulk link is free; send its oldest ready request.
+    pub(super) fn bulk_wake(&mut self, node: u16) {
+        let n = node as usize;
+        if self.now_ps < self.bulk_busy_until_ps[n] {
+            return;
+        }
+        let Some(id) = self.nics[n].oldest_ready(&self.packets, None) else {
+            return;
+        };
+        self.start_request(node, id, self.now_ps);
+    }
+
+    /// Starts sending request `id` from `node` at `start_ps`.
+    fn start_request(&mut self, node: u16, id: Id<Packet>, start_ps: TimePs) {
+        let to = self.packets[id].dst;
+        let tx = self.transmit(id, start_ps);
+        let end_ps = start_ps + self.t.breq_ps;
+        self.bulk_busy_until_ps[node as usize] = end_ps;
+        if self.arch != Architecture::B4 {
+            self.schedule(end_ps, Event::BulkWake(node));
+        }
+        let head = BulkMove { from: node, to, tx };
+        self.schedule(start_ps + self.t.bulk_to_output_ps(), Event::BulkHead(head));
+    }
+
+    pub(super) fn bulk_head(&mut self, head: BulkMove) {
+        if self.arch == Architecture::B3 {
+            match self
+                .output_buffers
+                .admit(self.now_ps, head.to, self.t.breq_ps)
+            {
+                Some(start_ps) => self.forward_request(head, start_ps),
+                None => self.counters.overflow_drops += u64::from(self.measuring()),
+            }
+            return;
+        }
+        let contender = Contender {
+            input: head.from,
+            output: head.to,
+            priority: Priority::Low,
+            duration_ps: self.t.breq_ps,
+            payload: head,
+        };
+        if self.bulk_switch.offer(contender) {
+            self.queue
+                .push(self.now_ps, Phase::Clock, Event::BulkResolve);
+        }
+    }
+
+    fn forward_request(&mut self, head: BulkMove, start_ps: TimePs) {
+        let arrive_ps = start_ps + self.t.breq_ps + self.t.propagation_ps;
+        let (at, tx) = (head.to, head.tx);
+        self.schedule(arrive_ps, Event::RequestArrive { at, tx });
+    }
+
+    pub(super) fn bulk_resolve(&mut self) {
+        let mut verdicts = std::mem::take(&mut self.bulk_verdicts);
+        self.bulk_switch.resolve(self.now_ps, &mut verdicts);
+        for verdict in verdicts.drain(..) {
+            match verdict {
+                Verdict::Forward { payload, start_ps } => self.forward_request(payload, start_ps),
+                Verdict::Drop { by, .. } => {
+                    debug_assert_eq!(by, Priority::Low);
+                    if self.arch == Architecture::B4 {
+                        self.counters.scheduled_collisions += 1;
+                    }
+                    self.counters.collisions_with_request += u64::from(self.measuring());
+                }
+                Verdict::Wait { payload } => self.stall(payload),
+                Verdict::Preempted { .. } => unreachable!("bulk requests are all of one priority"),
+            }
+        }
+        self.bulk_verdicts = verdicts;
+    }
+
+    /// B2: back pressure stops the request; its initiator holds it until the output is free.
+    fn stall(&mut self, head: BulkMove) {
+        self.counters.back_pressure_stalls += u64::from(self.measuring());
+        self.packets[head.tx.packet].state = State::Ready;
+        self.bulk_busy_until_ps[head.from as usize] = TimePs::MAX;
+        self.watch_output(head.to);
+    }
+
+    fn watch_output(&mut self, output: u16) {
+        let o = output as usize;
+        if !self.free_pending[o] && self.bulk_switch.waiters(output) > 0 {
+            self.free_pending[o] = true;
+            let free_ps = self.bulk_switch.busy_until_ps(output);
+            self.schedule(free_ps, Event::BulkFree(output));
+        }
+    }
+
+    /// B2: the output is free: the longest-waiting request gets it; the go signal reaches its
+    /// initiator one propagation delay later, which sends the request again from the start.
+    pub(super) fn bulk_free(&mut self, output: u16) {
+        self.free_pending[output as usize] = false;
+        let restart_ps = 2 * self.t.propagation_ps + self.t.bulk_switch_ps;
+        if let Some(head) = self
+            .bulk_switch
+            .next_waiter(self.now_ps, output, restart_ps)
+        {
+            let start_ps = self.now_ps + self.t.propagation_ps;
+            let tx = self.transmit(head.tx.packet, start_ps);
+            let end_ps = start_ps + self.t.breq_ps;
+            self.bulk_busy_until_ps[head.from as usize] = end_ps;
+            self.schedule(end_ps, Event::BulkWake(head.from));
+            let output_start_ps = start_ps + self.t.bulk_to_output_ps();
+            self.forward_request(BulkMove { tx, ..head }, output_start_ps);
+        }
+        self.watch_output(output);
+    }
+
+    /// B4, arbitration stage: every node reports the targets it has a ready request for.
+    pub(super) fn configure(&mut self) {
+        for (requests, nic) in self.requests.iter_mut().zip(&self.nics) {
+            *requests = nic.request_vector(&self.packets);
+        }
+        let cfg_at_arbiter_ps = self.now_ps + self.t.cfg_ps + self.t.propagation_ps;
+        self.queue
+            .push(cfg_at_arbiter_ps, Phase::Clock, Event::Arbitrate);
+        self.queue
+            .push(self.now_ps + self.t.slot_ps, Phase::Clock, Event::Configure);
+    }
+
+    /// B4: the arbiter computes the schedule and sends the grant packets.
+    pub(super) fn arbitrate(&mut self) {
+        self.arbiter
+            .schedule(&self.requests, &self.enabled, &mut self.grants);
+        let t = &self.t;
+        let grant_ps = self.now_ps + t.arbiter_ps + t.gnt_ps + t.propagation_ps;
+        debug_assert_eq!(
+            grant_ps % t.slot_ps,
+            0,
+            "grants arrive at the slot boundary"
+        );
+        self.queue.push(grant_ps, Phase::Clock, Event::Grant);
+    }
+
+    /// B4, transfer stage: granted initiators send their oldest request to the granted target.
+    pub(super) fn grant(&mut self) {
+        for node in 0..self.nodes() {
+            let target = self.grants[node];
+            if target == UNMATCHED {
+                continue;
+            }
+            self.node_table.grants[node] += 1;
+            let id = self.nics[node]
+                .oldest_ready(&self.packets, Some(target))
+                .expect("a requested target still has its request ready");
+            self.start_request(node as u16, id, self.now_ps + self.t.slot_gap_ps);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_buffers_queue_at_line_rate_and_drop_when_full() {
+        let mut buffers = OutputBuffers::new(1, 2);
+        assert_eq!(buffers.admit(0, 0, 100), Some(0));
+        assert_eq!(buffers.admit(10, 0, 100), Some(100));
+        assert_eq!(buffers.admit(20, 0, 100), None);
+        assert_eq!(buffers.admit(100, 0, 100), Some(200));
+        assert_eq!(buffers.admit(500, 0, 100), Some(500));
+    }
+}

@@ -1,0 +1,331 @@
+//! Clint's scenario: the validated description of one run (seed 002 §2–4), read from the same
+//! JSON the front ends make of TOML files and `--set` overrides. Unknown keys, wrong types and
+//! impossible values are rejected with one [`ScenarioError`] naming the key.
+
+use serde::Deserialize;
+
+use crate::blocks::matching::MAX_PORTS;
+use crate::scenario::ScenarioError;
+
+fn invalid(key: &str, message: impl Into<String>) -> ScenarioError {
+    ScenarioError {
+        key: key.into(),
+        message: message.into(),
+    }
+}
+
+/// A whole Clint scenario.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClintConfig {
+    /// Always `"clint"` (read by [`crate::designs::build`]).
+    pub design: String,
+    /// Hosts, each with a bulk and a quick port (16 in the seed).
+    #[serde(default = "default_nodes")]
+    pub nodes: u32,
+    /// Run length, warm-up and seed.
+    #[serde(default)]
+    pub run: RunConfig,
+    /// Which architecture runs.
+    #[serde(default)]
+    pub channel: ChannelConfig,
+    /// Offered traffic (§4.1).
+    #[serde(default)]
+    pub traffic: TrafficConfig,
+    /// The network interface cards (§3.1).
+    #[serde(default)]
+    pub nic: NicConfig,
+    /// The bulk channel (§3.2–3.3).
+    #[serde(default)]
+    pub bulk: BulkConfig,
+    /// The quick channel (§3.2, §3.4).
+    #[serde(default)]
+    pub quick: QuickConfig,
+    /// Every cable, both channels.
+    #[serde(default)]
+    pub link: LinkConfig,
+}
+
+fn default_nodes() -> u32 {
+    16
+}
+
+/// Run length, warm-up and seed, in simulated microseconds.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    /// Seed of every random stream.
+    pub seed: u64,
+    /// Simulated time including warm-up (the seed's 10^7 cycles of 4 ns are 40 000 µs).
+    pub duration_us: u64,
+    /// Leading time excluded from statistics.
+    pub warmup_us: u64,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            seed: 1,
+            duration_us: 40_000,
+            warmup_us: 4_000,
+        }
+    }
+}
+
+/// The architectures of §4.2: four bulk channels and two quick channels.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+pub enum Architecture {
+    /// Unscheduled bulk channel; colliding packets are dropped and retransmitted.
+    B1,
+    /// Unscheduled bulk channel; back pressure holds colliding packets at their initiators.
+    B2,
+    /// Unscheduled bulk channel with output buffers; overflowing packets are dropped.
+    B3,
+    /// Clint's globally scheduled bulk channel.
+    #[default]
+    B4,
+    /// Clint's best-effort quick channel.
+    Q1,
+    /// The quick channel interleaving acknowledgments into requests in switch and NIC.
+    Q2,
+}
+
+impl Architecture {
+    /// True for the quick-channel architectures (the data rides the quick channel).
+    pub fn is_quick(self) -> bool {
+        matches!(self, Architecture::Q1 | Architecture::Q2)
+    }
+
+    /// Name as in scenarios.
+    pub fn name(self) -> &'static str {
+        match self {
+            Architecture::B1 => "B1",
+            Architecture::B2 => "B2",
+            Architecture::B3 => "B3",
+            Architecture::B4 => "B4",
+            Architecture::Q1 => "Q1",
+            Architecture::Q2 => "Q2",
+        }
+    }
+}
+
+/// Which architecture runs.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ChannelConfig {
+    /// `B1`, `B2`, `B3`, `B4`, `Q1` or `Q2`.
+    pub architecture: Architecture,
+}
+
+/// Offered traffic (§4.1): uniform destinations, uniformly distributed injection intervals,
+/// optional bursts of uniformly distributed length.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrafficConfig {
+    /// Request packets generated per node, as a fraction of the link's data bandwidth.
+    pub load: f64,
+    /// Generate bursts of 1 to `burst_max_packets` packets (uniform) to one target.
+    pub bursty: bool,
+    /// Longest burst (5 in the seed).
+    pub burst_max_packets: u32,
+}
+
+impl Default for TrafficConfig {
+    fn default() -> Self {
+        TrafficConfig {
+            load: 0.5,
+            bursty: false,
+            burst_max_packets: 5,
+        }
+    }
+}
+
+/// The network interface cards (§3.1).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NicConfig {
+    /// Bulk send buffers per NIC (16 in §4.2).
+    pub bulk_send_buffers: u32,
+    /// Quick send buffers per NIC (4 in §4.2).
+    pub quick_send_buffers: u32,
+    /// Bulk send buffers one target may hold, so a blocked target cannot take them all (§3.1).
+    pub bulk_prefetch_per_target: u32,
+    /// Bulk receive buffers per NIC; a request finding none is NAKed.
+    pub bulk_receive_buffers: u32,
+    /// Quick receive buffers per NIC.
+    pub quick_receive_buffers: u32,
+    /// Time the host takes to consume a received message and return its buffer.
+    pub host_receive_ns: u64,
+    /// Bulk loss timeout after a request is sent; absent: 20 µs (the seed's bulk round trip),
+    /// plus a full output buffer's drain time for B3.
+    pub bulk_timeout_ns: Option<u64>,
+    /// Quick loss timeout after a request is sent (twice the seed's 1 µs round trip).
+    pub quick_timeout_ns: u64,
+}
+
+impl Default for NicConfig {
+    fn default() -> Self {
+        NicConfig {
+            bulk_send_buffers: 16,
+            quick_send_buffers: 4,
+            bulk_prefetch_per_target: 8,
+            bulk_receive_buffers: 16,
+            quick_receive_buffers: 16,
+            host_receive_ns: 0,
+            bulk_timeout_ns: None,
+            quick_timeout_ns: 2_000,
+        }
+    }
+}
+
+/// The bulk channel.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BulkConfig {
+    /// Data rate (2 Gbit/s; 2.5 Gbaud on the wire with 8B/10B).
+    pub rate_mbps: u64,
+    /// Forwarding delay of the analog switch (1.5 ns).
+    pub switch_delay_ps: u64,
+    /// Gap at the start of each slot for receiver PLL locking and misalignment (5% of a slot,
+    /// §3.5).
+    pub slot_gap_ns: u64,
+    /// Time the central arbiter takes to compute a schedule (not given in the seed).
+    pub arbiter_ns: u64,
+    /// B3: packet buffers per switch output (16 in §4.2).
+    pub output_buffers: u32,
+    /// Initiators every target's enable vector excludes (never granted).
+    pub disabled_initiators: Vec<u32>,
+}
+
+impl Default for BulkConfig {
+    fn default() -> Self {
+        BulkConfig {
+            rate_mbps: 2_000,
+            switch_delay_ps: 1_500,
+            slot_gap_ns: 440,
+            arbiter_ns: 1_000,
+            output_buffers: 16,
+            disabled_initiators: Vec::new(),
+        }
+    }
+}
+
+/// The quick channel.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct QuickConfig {
+    /// Data rate (0.53 Gbit/s).
+    pub rate_mbps: u64,
+    /// Forwarding delay of the pipelined switch (90 ns).
+    pub switch_delay_ns: u64,
+}
+
+impl Default for QuickConfig {
+    fn default() -> Self {
+        QuickConfig {
+            rate_mbps: 530,
+            switch_delay_ns: 90,
+        }
+    }
+}
+
+/// Every cable.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LinkConfig {
+    /// Propagation delay of a node-to-switch cable (up to 5 m of copper).
+    pub propagation_ns: u64,
+}
+
+impl Default for LinkConfig {
+    fn default() -> Self {
+        LinkConfig { propagation_ns: 24 }
+    }
+}
+
+impl ClintConfig {
+    /// Parses and validates a Clint scenario from JSON text.
+    pub fn from_json(text: &str) -> Result<ClintConfig, ScenarioError> {
+        let config: ClintConfig = crate::scenario::parse(text)?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn validate(&self) -> Result<(), ScenarioError> {
+        let nic = &self.nic;
+        if !(2..=MAX_PORTS as u32).contains(&self.nodes) {
+            return Err(invalid("nodes", format!("expected 2 to {MAX_PORTS}")));
+        }
+        if self.run.duration_us == 0 || self.run.warmup_us >= self.run.duration_us {
+            return Err(invalid(
+                "run.warmup_us",
+                "expected a positive run.duration_us longer than run.warmup_us",
+            ));
+        }
+        let load = self.traffic.load;
+        if !(load > 0.0 && load <= 1.0) {
+            return Err(invalid(
+                "traffic.load",
+                format!("expected a fraction of link bandwidth in (0, 1], got {load}"),
+            ));
+        }
+        if self.traffic.burst_max_packets == 0 {
+            return Err(invalid("traffic.burst_max_packets", "expected at least 1"));
+        }
+        for (key, count) in [
+            ("nic.bulk_send_buffers", nic.bulk_send_buffers),
+            ("nic.quick_send_buffers", nic.quick_send_buffers),
+        ] {
+            if !(1..=64).contains(&count) {
+                return Err(invalid(key, "expected 1 to 64 buffers"));
+            }
+        }
+        if !(1..=nic.bulk_send_buffers).contains(&nic.bulk_prefetch_per_target) {
+            return Err(invalid(
+                "nic.bulk_prefetch_per_target",
+                "expected 1 to nic.bulk_send_buffers",
+            ));
+        }
+        for (key, count) in [
+            ("nic.bulk_receive_buffers", nic.bulk_receive_buffers),
+            ("nic.quick_receive_buffers", nic.quick_receive_buffers),
+            ("bulk.output_buffers", self.bulk.output_buffers),
+        ] {
+            if count == 0 {
+                return Err(invalid(key, "expected at least 1 buffer"));
+            }
+        }
+        for (key, value) in [
+            ("bulk.rate_mbps", self.bulk.rate_mbps),
+            ("quick.rate_mbps", self.quick.rate_mbps),
+            ("nic.quick_timeout_ns", nic.quick_timeout_ns),
+            ("nic.bulk_timeout_ns", nic.bulk_timeout_ns.unwrap_or(1)),
+        ] {
+            if value == 0 {
+                return Err(invalid(key, "expected a positive value"));
+            }
+        }
+        let disabled = &self.bulk.disabled_initiators;
+        if !disabled.is_empty() && self.channel.architecture != Architecture::B4 {
+            return Err(invalid(
+                "bulk.disabled_initiators",
+                "enable vectors are read by the bulk arbiter: expected channel.architecture = \"B4\"",
+            ));
+        }
+        if let Some(&bad) = self
+            .bulk
+            .disabled_initiators
+            .iter()
+            .find(|&&i| i >= self.nodes)
+        {
+            return Err(invalid(
+                "bulk.disabled_initiators",
+                format!(
+                    "node {bad} does not exist: expected nodes below {}",
+                    self.nodes
+                ),
+            ));
+        }
+        Ok(())
+    }
+}

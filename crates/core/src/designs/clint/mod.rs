@@ -1,0 +1,613 @@
+//! Clint (seed 002 `c67ad7427cdc7017`): a cluster interconnect with two physically separate
+//! channels, each a 16-port switch with its own links.
+//!
+//! - The bulk channel (§3.2–3.3, [`bulk`]): a bufferless flow-through crossbar scheduled by a
+//!   central Least Choice First arbiter (`blocks::lcf`) in a three-slot pipeline — configuration
+//!   and grant packets on the quick channel, the 2086-byte request on the bulk switch, the
+//!   acknowledgment back on the quick channel along the inverted schedule (B4). The unscheduled
+//!   baselines of §4.2 drop colliding requests (B1), hold them back by back pressure (B2), or
+//!   buffer 16 per output and drop on overflow (B3).
+//! - The quick channel (§3.4, [`quick`]): a first-come-first-considered crossbar
+//!   (`blocks::collision_switch`) that drops the later of colliding requests, lets
+//!   acknowledgments win over requests (Q1) or interleaves them into requests (Q2), while
+//!   scheduling and bulk acknowledgment packets keep their fixed windows.
+//! - The NICs (§3.1, [`nic`]): send-buffer pools filled from unbounded host queues, receive
+//!   buffers, NAKs, a fixed loss timeout and in-order delivery per pair.
+//! - The workload and measurements of §4.1: uniform destinations, uniformly distributed
+//!   injection intervals, optional bursts of 1 to 5 packets; latency from generation to the start
+//!   of the packet's (accepted) transmission out of the send buffer.
+
+pub mod bulk;
+pub mod config;
+pub mod nic;
+pub mod quick;
+pub mod timing;
+
+use std::time::Instant;
+
+use rand::Rng as _;
+use serde::Serialize;
+
+use crate::blocks::collision_switch::{CollisionSwitch, Mixing, OnBusy, Verdict};
+use crate::blocks::lcf::LcfArbiter;
+use crate::designs::{Report, RunError, Simulation};
+use crate::engine::arena::Arena;
+use crate::engine::queue::{CalendarQueue, EventQueue, Phase};
+use crate::engine::rng::{stream, ComponentId, Rng};
+use crate::engine::stats::{LatencyHistogram, Percentiles};
+use crate::engine::time::{TimePs, PS_PER_NS};
+use crate::scenario::ScenarioError;
+use bulk::{BulkMove, OutputBuffers};
+use config::{Architecture, ClintConfig};
+use nic::{Ack, Nic, Packet, Receipt, State, Transmission};
+use quick::{QuickMove, QuickUplink};
+use timing::{ReservedWindows, Timing, CYCLE_PS};
+
+/// Random-stream kind of a node's packet generator.
+const KIND_CLINT_SOURCE: u32 = 20;
+
+/// The messages of a Clint run; small and `Copy`.
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    /// A node's packet generator fires.
+    Generate(u16),
+    /// A node's bulk uplink may start a request (unscheduled architectures).
+    BulkWake(u16),
+    /// A bulk request's head reaches its switch output.
+    BulkHead(BulkMove),
+    /// The bulk switch decides the heads of this instant.
+    BulkResolve,
+    /// A bulk switch output frees while requests wait for it (B2).
+    BulkFree(u16),
+    /// A request's last byte reaches its target.
+    RequestArrive { at: u16, tx: Transmission },
+    /// A node's quick uplink may start a packet.
+    QuickWake(u16),
+    /// A quick packet's head reaches its switch output.
+    QuickHead(QuickMove),
+    /// The quick switch decides the heads of this instant.
+    QuickResolve,
+    /// An acknowledgment reaches its initiator.
+    AckArrive(Ack),
+    /// A target's bulk acknowledgment is due in the acknowledgment stage (B4).
+    AckDue { at: u16, ack: Ack },
+    /// A request's loss timeout.
+    Timeout(Transmission),
+    /// A host returns a receive buffer.
+    HostConsume(u16),
+    /// Every node sends its configuration packet (B4).
+    Configure,
+    /// The arbiter has every configuration packet (B4).
+    Arbitrate,
+    /// Grant packets arrive: the transfer slot begins (B4).
+    Grant,
+}
+
+/// Counters of a run; protocol counters count during measurement only.
+#[derive(Default)]
+struct Counters {
+    injected: u64,
+    delivered: u64,
+    generated_measured: u64,
+    delivered_measured: u64,
+    transmissions: u64,
+    collisions_with_request: u64,
+    collisions_with_ack: u64,
+    overflow_drops: u64,
+    back_pressure_stalls: u64,
+    ack_drops: u64,
+    scheduled_collisions: u64,
+    naks_no_buffer: u64,
+    naks_out_of_sequence: u64,
+    duplicates: u64,
+    out_of_order: u64,
+    timeouts: u64,
+    naks_received: u64,
+}
+
+/// Per-node columns of the `nodes` table.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct NodeTable {
+    /// Node index.
+    pub node: Vec<u32>,
+    /// Packets the node generated.
+    pub injected: Vec<u64>,
+    /// Packets its targets accepted.
+    pub delivered: Vec<u64>,
+    /// Bulk grants it received (B4).
+    pub grants: Vec<u64>,
+}
+
+/// Latency distribution columns.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct HistogramTable {
+    /// Highest latency of the bucket, ns.
+    pub latency_ns: Vec<f64>,
+    /// Packets in the bucket.
+    pub count: Vec<u64>,
+}
+
+/// The tables of a Clint run.
+#[derive(Clone, Debug, Serialize)]
+pub struct ClintTables {
+    /// Per node.
+    pub nodes: NodeTable,
+    /// Latency histogram.
+    pub latency_histogram: HistogramTable,
+}
+
+/// The headline numbers of a Clint run.
+#[derive(Clone, Debug, Serialize)]
+pub struct ClintSummary {
+    /// Always `clint`.
+    pub design: &'static str,
+    /// `B1` … `Q2`.
+    pub architecture: &'static str,
+    /// Seed of the run.
+    pub seed: u64,
+    /// Nodes.
+    pub nodes: u32,
+    /// Requests generated during measurement, per node, as a fraction of link bandwidth.
+    pub offered_load: f64,
+    /// Requests accepted by targets during measurement, per node, as a fraction of link
+    /// bandwidth.
+    pub throughput: f64,
+    /// From generation to the start of the accepted transmission out of the send buffer (§4.1),
+    /// packets generated during measurement and delivered by the end.
+    pub latency_ns: Percentiles,
+    /// Packets whose latency was measured.
+    pub packets_measured: u64,
+    /// Packets generated over the run.
+    pub packets_injected: u64,
+    /// Packets accepted by their targets over the run.
+    pub packets_delivered: u64,
+    /// Packets lost for good (none: every loss is retransmitted).
+    pub packets_dropped: u64,
+    /// Packets not yet accepted at the end.
+    pub packets_in_flight: u64,
+    /// Request transmissions during measurement.
+    pub transmissions: u64,
+    /// Requests sent again after a NAK or a timeout, during measurement.
+    pub retransmissions: u64,
+    /// Requests dropped in a switch, per request transmission (Fig. 10; B1 and Q1/Q2).
+    pub collision_rate: f64,
+    /// Requests dropped because they met an acknowledgment, per request transmission (Fig. 10).
+    pub ack_collision_rate: f64,
+    /// Requests dropped in a switch by another request.
+    pub collisions_with_request: u64,
+    /// Requests dropped in a switch by an acknowledgment.
+    pub collisions_with_ack: u64,
+    /// B3: requests dropped at a full output buffer.
+    pub overflow_drops: u64,
+    /// B2: requests held back by back pressure.
+    pub back_pressure_stalls: u64,
+    /// Acknowledgments dropped in the quick switch.
+    pub ack_drops: u64,
+    /// Packets the globally scheduled channel let collide (must be 0).
+    pub scheduled_collisions: u64,
+    /// Requests NAKed for want of a receive buffer.
+    pub naks_no_buffer: u64,
+    /// Requests NAKed because an earlier one of their pair was missing.
+    pub naks_out_of_sequence: u64,
+    /// Loss timeouts.
+    pub timeouts: u64,
+    /// Requests received again after being accepted (acknowledged, discarded).
+    pub duplicates: u64,
+    /// Requests accepted out of generation order within their pair (must be 0).
+    pub out_of_order: u64,
+    /// Bulk slot, ns.
+    pub slot_ns: f64,
+    /// Request packet time on its link, ns.
+    pub packet_ns: f64,
+    /// Events processed.
+    pub events: u64,
+    /// Wall-clock seconds.
+    pub wall_s: f64,
+    /// Simulated time, ps.
+    pub sim_time_ps: u64,
+}
+
+/// A Clint run.
+pub struct Clint {
+    arch: Architecture,
+    seed: u64,
+    t: Timing,
+    /// Quick channel windows kept free for scheduling packets (quick architectures).
+    windows: Option<ReservedWindows>,
+    request_ps: TimePs,
+    mean_interval_ps: f64,
+    burst_max_packets: u32,
+    host_receive_ps: TimePs,
+    warmup_ps: TimePs,
+    end_ps: TimePs,
+    now_ps: TimePs,
+    events: u64,
+    started: Instant,
+    queue: CalendarQueue<Event>,
+    packets: Arena<Packet>,
+    nics: Vec<Nic>,
+    sources: Vec<Rng>,
+    bulk_busy_until_ps: Vec<TimePs>,
+    uplinks: Vec<QuickUplink>,
+    bulk_switch: CollisionSwitch<BulkMove>,
+    bulk_verdicts: Vec<Verdict<BulkMove>>,
+    output_buffers: OutputBuffers,
+    free_pending: Vec<bool>,
+    quick_switch: CollisionSwitch<QuickMove>,
+    quick_verdicts: Vec<Verdict<QuickMove>>,
+    arbiter: LcfArbiter,
+    requests: Vec<u64>,
+    enabled: Vec<u64>,
+    grants: Vec<u16>,
+    latency: LatencyHistogram,
+    counters: Counters,
+    node_table: NodeTable,
+}
+
+/// Builds the Clint run a scenario (JSON text) describes.
+pub fn build(json: &str) -> Result<Clint, ScenarioError> {
+    let c = ClintConfig::from_json(json)?;
+    let t = Timing::new(&c)?;
+    let arch = c.channel.architecture;
+    let n = c.nodes as usize;
+    let (send_buffers, prefetch_cap, receive_buffers, request_ps) = if arch.is_quick() {
+        let buffers = c.nic.quick_send_buffers;
+        (buffers, buffers, c.nic.quick_receive_buffers, t.qreq_ps)
+    } else {
+        let nic = &c.nic;
+        let cap = nic.bulk_prefetch_per_target;
+        (
+            nic.bulk_send_buffers,
+            cap,
+            nic.bulk_receive_buffers,
+            t.breq_ps,
+        )
+    };
+    let burst_max_packets = if c.traffic.bursty {
+        c.traffic.burst_max_packets
+    } else {
+        1
+    };
+    let mean_burst = (1 + burst_max_packets) as f64 / 2.0;
+    let all = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+    let disabled = c
+        .bulk
+        .disabled_initiators
+        .iter()
+        .fold(0u64, |s, &i| s | 1 << i);
+    let (on_busy, mixing) = match arch {
+        Architecture::B2 => (OnBusy::Wait, Mixing::Preempt),
+        Architecture::Q2 => (OnBusy::Drop, Mixing::Interleave),
+        _ => (OnBusy::Drop, Mixing::Preempt),
+    };
+    let mut sim = Clint {
+        arch,
+        seed: c.run.seed,
+        t,
+        windows: arch.is_quick().then(|| t.reserved_windows()),
+        request_ps,
+        mean_interval_ps: request_ps as f64 * mean_burst / c.traffic.load,
+        burst_max_packets,
+        host_receive_ps: c.nic.host_receive_ns * PS_PER_NS,
+        warmup_ps: c.run.warmup_us * 1_000 * PS_PER_NS,
+        end_ps: c.run.duration_us * 1_000 * PS_PER_NS,
+        now_ps: 0,
+        events: 0,
+        started: Instant::now(),
+        queue: CalendarQueue::for_gap(CYCLE_PS * 16),
+        packets: Arena::new(),
+        nics: (0..n)
+            .map(|_| Nic::new(n, send_buffers, prefetch_cap, receive_buffers))
+            .collect(),
+        sources: (0..n as u32)
+            .map(|index| {
+                let id = ComponentId {
+                    kind: KIND_CLINT_SOURCE,
+                    index,
+                };
+                stream(c.run.seed, id)
+            })
+            .collect(),
+        bulk_busy_until_ps: vec![0; n],
+        uplinks: vec![QuickUplink::default(); n],
+        bulk_switch: CollisionSwitch::new(n, on_busy, Mixing::Preempt),
+        bulk_verdicts: Vec::with_capacity(n),
+        output_buffers: OutputBuffers::new(n, c.bulk.output_buffers),
+        free_pending: vec![false; n],
+        quick_switch: CollisionSwitch::new(n, OnBusy::Drop, mixing),
+        quick_verdicts: Vec::with_capacity(n),
+        arbiter: LcfArbiter::new(n),
+        requests: vec![0; n],
+        enabled: vec![all & !disabled; n],
+        grants: vec![0; n],
+        latency: LatencyHistogram::new(),
+        counters: Counters::default(),
+        node_table: NodeTable {
+            node: (0..n as u32).collect(),
+            injected: vec![0; n],
+            delivered: vec![0; n],
+            grants: vec![0; n],
+        },
+    };
+    for node in 0..n {
+        let first_ps = sim.interval_ps(node);
+        sim.queue
+            .push(first_ps, Phase::Message, Event::Generate(node as u16));
+    }
+    if arch == Architecture::B4 {
+        sim.queue
+            .push(sim.t.cfg_offset_ps, Phase::Clock, Event::Configure);
+    }
+    Ok(sim)
+}
+
+impl Clint {
+    fn nodes(&self) -> usize {
+        self.nics.len()
+    }
+
+    fn measuring(&self) -> bool {
+        self.now_ps >= self.warmup_ps
+    }
+
+    fn schedule(&mut self, at_ps: TimePs, event: Event) {
+        self.queue.push(at_ps, Phase::Message, event);
+    }
+
+    /// An injection interval: uniform with the mean that gives the offered load, in whole cycles.
+    fn interval_ps(&mut self, node: usize) -> TimePs {
+        let draw: f64 = self.sources[node].gen_range(0.0..2.0 * self.mean_interval_ps);
+        (draw / CYCLE_PS as f64).round() as TimePs * CYCLE_PS
+    }
+
+    fn dispatch(&mut self, event: Event) {
+        match event {
+            Event::Generate(node) => self.generate(node),
+            Event::BulkWake(node) => self.bulk_wake(node),
+            Event::BulkHead(head) => self.bulk_head(head),
+            Event::BulkResolve => self.bulk_resolve(),
+            Event::BulkFree(output) => self.bulk_free(output),
+            Event::RequestArrive { at, tx } => self.request_arrive(at, tx),
+            Event::QuickWake(node) => self.quick_wake(node),
+            Event::QuickHead(head) => self.quick_head(head),
+            Event::QuickResolve => self.quick_resolve(),
+            Event::AckArrive(ack) => self.ack_arrive(ack),
+            Event::AckDue { at, ack } => self.send_ack(at, ack),
+            Event::Timeout(tx) => self.timeout(tx),
+            Event::HostConsume(node) => self.nics[node as usize].receive_free += 1,
+            Event::Configure => self.configure(),
+            Event::Arbitrate => self.arbitrate(),
+            Event::Grant => self.grant(),
+        }
+    }
+
+    /// §4.1: a burst (one packet unless bursty) to one uniformly chosen other node.
+    fn generate(&mut self, node: u16) {
+        let n = node as usize;
+        let rng = &mut self.sources[n];
+        let burst = rng.gen_range(1..=self.burst_max_packets);
+        let other = rng.gen_range(0..self.nics.len() as u16 - 1);
+        let dst = if other >= node { other + 1 } else { other };
+        for _ in 0..burst {
+            let packet = Packet {
+                src: node,
+                dst,
+                serial: self.counters.injected,
+                pair_index: 0,
+                seq: 0,
+                attempt: 0,
+                lost: false,
+                delivered: false,
+                state: State::Queued,
+                generated_ps: self.now_ps,
+                sent_ps: 0,
+            };
+            self.nics[n].enqueue(&mut self.packets, packet);
+            self.counters.injected += 1;
+            self.node_table.injected[n] += 1;
+            if self.measuring() {
+                self.counters.generated_measured += 1;
+            }
+        }
+        self.refill(node);
+        let next_ps = self.now_ps + self.interval_ps(n);
+        self.schedule(next_ps, Event::Generate(node));
+    }
+
+    /// Fills free send buffers and, if any filled, lets the node send.
+    fn refill(&mut self, node: u16) {
+        if self.nics[node as usize].prefetch(&mut self.packets) > 0 {
+            self.wake_sender(node);
+        }
+    }
+
+    /// Something became ready to send at `node`: its data channel may start it.
+    fn wake_sender(&mut self, node: u16) {
+        match self.arch {
+            Architecture::B1 | Architecture::B2 | Architecture::B3 => self.bulk_wake(node),
+            Architecture::B4 => {} // waits for the next configuration packet
+            Architecture::Q1 | Architecture::Q2 => self.quick_wake(node),
+        }
+    }
+
+    /// Marks `id` sent at `start_ps` and arms its loss timeout.
+    fn transmit(&mut self, id: crate::engine::arena::Id<Packet>, start_ps: TimePs) -> Transmission {
+        let tx = Nic::send(&mut self.packets, id, start_ps);
+        if self.measuring() {
+            self.counters.transmissions += 1;
+        }
+        let timeout_ps = if self.arch.is_quick() {
+            self.t.quick_timeout_ps
+        } else {
+            self.t.bulk_timeout_ps
+        };
+        self.schedule(start_ps + timeout_ps, Event::Timeout(tx));
+        tx
+    }
+
+    /// A request's last byte reaches target `at`: accept, NAK or acknowledge a duplicate.
+    fn request_arrive(&mut self, at: u16, tx: Transmission) {
+        let receipt = self.nics[at as usize].receive(&mut self.packets, tx);
+        let measuring = self.measuring();
+        let c = &mut self.counters;
+        match receipt {
+            Receipt::Ignored => return,
+            Receipt::Accepted { in_order } => {
+                let p = self.packets[tx.packet];
+                c.delivered += 1;
+                self.node_table.delivered[p.src as usize] += 1;
+                c.out_of_order += u64::from(!in_order);
+                if measuring {
+                    c.delivered_measured += 1;
+                }
+                if p.generated_ps >= self.warmup_ps {
+                    self.latency.record(p.sent_ps - p.generated_ps);
+                }
+                self.schedule(self.now_ps + self.host_receive_ps, Event::HostConsume(at));
+            }
+            Receipt::Duplicate => c.duplicates += u64::from(measuring),
+            Receipt::OutOfSequence => c.naks_out_of_sequence += u64::from(measuring),
+            Receipt::NoBuffer => c.naks_no_buffer += u64::from(measuring),
+        }
+        let ok = matches!(receipt, Receipt::Accepted { .. } | Receipt::Duplicate);
+        let to = self.packets[tx.packet].src;
+        let ack = Ack { of: tx, to, ok };
+        if self.arch == Architecture::B4 {
+            // §3.3: the acknowledgment stage is the slot after the transfer.
+            let slot_start_ps = self.now_ps - self.now_ps % self.t.slot_ps;
+            let due_ps = slot_start_ps + self.t.back_offset_ps;
+            debug_assert!(due_ps >= self.now_ps);
+            self.schedule(due_ps, Event::AckDue { at, ack });
+        } else {
+            self.send_ack(at, ack);
+        }
+    }
+
+    /// An acknowledgment reaches its initiator.
+    fn ack_arrive(&mut self, ack: Ack) {
+        let node = ack.to;
+        let released = self.nics[node as usize].acknowledge(&mut self.packets, ack);
+        if released {
+            self.refill(node);
+        } else if !ack.ok {
+            self.counters.naks_received += u64::from(self.measuring());
+            self.wake_sender(node);
+        }
+    }
+
+    fn timeout(&mut self, tx: Transmission) {
+        if Nic::time_out(&mut self.packets, tx) {
+            self.counters.timeouts += u64::from(self.measuring());
+            let node = self.packets[tx.packet].src;
+            self.wake_sender(node);
+        }
+    }
+
+    fn summary(&self) -> ClintSummary {
+        let c = &self.counters;
+        let n = self.nodes() as f64;
+        let window_ps = (self.end_ps - self.warmup_ps) as f64;
+        let per_link = |packets: u64| packets as f64 * self.request_ps as f64 / (n * window_ps);
+        let rate = |count: u64| {
+            if c.transmissions == 0 {
+                0.0
+            } else {
+                count as f64 / c.transmissions as f64
+            }
+        };
+        let in_flight: u64 = self
+            .nics
+            .iter()
+            .map(|nic| nic.undelivered(&self.packets))
+            .sum();
+        let wall_s = self.started.elapsed().as_secs_f64();
+        ClintSummary {
+            design: "clint",
+            architecture: self.arch.name(),
+            seed: self.seed,
+            nodes: self.nodes() as u32,
+            offered_load: per_link(c.generated_measured),
+            throughput: per_link(c.delivered_measured),
+            latency_ns: self.latency.percentiles().scaled(PS_PER_NS as f64),
+            packets_measured: self.latency.count(),
+            packets_injected: c.injected,
+            packets_delivered: c.delivered,
+            packets_dropped: 0,
+            packets_in_flight: in_flight,
+            transmissions: c.transmissions,
+            retransmissions: c.timeouts + c.naks_received,
+            collision_rate: rate(c.collisions_with_request + c.collisions_with_ack),
+            ack_collision_rate: rate(c.collisions_with_ack),
+            collisions_with_request: c.collisions_with_request,
+            collisions_with_ack: c.collisions_with_ack,
+            overflow_drops: c.overflow_drops,
+            back_pressure_stalls: c.back_pressure_stalls,
+            ack_drops: c.ack_drops,
+            scheduled_collisions: c.scheduled_collisions,
+            naks_no_buffer: c.naks_no_buffer,
+            naks_out_of_sequence: c.naks_out_of_sequence,
+            timeouts: c.timeouts,
+            duplicates: c.duplicates,
+            out_of_order: c.out_of_order,
+            slot_ns: self.t.slot_ps as f64 / PS_PER_NS as f64,
+            packet_ns: self.request_ps as f64 / PS_PER_NS as f64,
+            events: self.events,
+            wall_s,
+            sim_time_ps: self.now_ps,
+        }
+    }
+
+    fn tables(&self) -> ClintTables {
+        let (latency_ns, count) = self
+            .latency
+            .buckets()
+            .map(|(ps, count)| (ps as f64 / PS_PER_NS as f64, count))
+            .unzip();
+        ClintTables {
+            nodes: self.node_table.clone(),
+            latency_histogram: HistogramTable { latency_ns, count },
+        }
+    }
+}
+
+impl Simulation for Clint {
+    fn advance(&mut self, until_ps: TimePs) -> bool {
+        let limit_ps = until_ps.min(self.end_ps);
+        while let Some((time_ps, event)) = self.queue.pop_until(limit_ps) {
+            self.now_ps = time_ps;
+            self.events += 1;
+            self.dispatch(event);
+        }
+        self.now_ps = self.now_ps.max(limit_ps);
+        self.now_ps >= self.end_ps
+    }
+
+    fn now_ps(&self) -> TimePs {
+        self.now_ps
+    }
+
+    fn end_ps(&self) -> TimePs {
+        self.end_ps
+    }
+
+    fn events(&self) -> u64 {
+        self.events
+    }
+
+    fn finish(self: Box<Self>) -> Result<Report, RunError> {
+        let summary = self.summary();
+        let accounted = summary.packets_delivered + summary.packets_in_flight;
+        if summary.packets_injected != accounted {
+            return Err(RunError::Conservation {
+                injected: summary.packets_injected,
+                delivered: summary.packets_delivered,
+                dropped: 0,
+                in_flight: summary.packets_in_flight,
+            });
+        }
+        if summary.scheduled_collisions > 0 {
+            return Err(RunError::LossInLosslessRun(summary.scheduled_collisions));
+        }
+        Ok(Report::new(&summary, &self.tables()))
+    }
+}

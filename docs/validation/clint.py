@@ -1,0 +1,70 @@
+"""Regenerates the numbers in docs/validation/clint.md: Fig. 8 (bulk latency against load), Fig. 9
+(quick latency against load), Fig. 10 (quick collision rates) and Table 2 of the Clint paper
+(seed 002, §4) from scenarios/clint/bulk.toml and scenarios/clint/quick.toml.
+
+    python3 docs/validation/clint.py
+"""
+
+import cellfabric
+
+BULK_LOADS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95]
+QUICK_LOADS = [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4]
+# Table 2 of the seed, latency in µs: (load, bursty) -> (bulk B4, quick Q2 or None if saturated).
+PAPER = {
+    (0.1, False): (7.4, 0.1), (0.1, True): (21.0, 1.1),
+    (0.3, False): (10.5, 1.0), (0.3, True): (32.9, 2.8),
+    (0.5, False): (16.8, None), (0.5, True): (53.5, None),
+    (0.7, False): (34.2, None), (0.7, True): (103.7, None),
+    (0.9, False): (464.4, None), (0.9, True): (1636.7, None),
+}
+
+
+def run(channel: str, architecture: str, load: float, bursty: bool) -> dict:
+    overrides = {"channel.architecture": architecture, "traffic.load": load, "traffic.bursty": bursty}
+    return cellfabric.run(f"scenarios/clint/{channel}.toml", overrides=overrides).summary
+
+
+def curves(channel: str, architectures: list[str], loads: list[float], field: str) -> None:
+    print("| architecture | traffic | " + " | ".join(f"{x:g}" for x in loads) + " |")
+    print("|---|---|" + "---|" * len(loads))
+    for architecture in architectures:
+        for bursty in (False, True):
+            cells = []
+            for load in loads:
+                s = run(channel, architecture, load, bursty)
+                saturated = s["throughput"] < 0.97 * load
+                value = s["latency_ns"]["mean"] / 1000 if field == "latency" else s[field]
+                cells.append(f"{value:.3g}" + (" (sat.)" if saturated and field == "latency" else ""))
+            traffic = "bursty" if bursty else "non-bursty"
+            print(f"| {architecture} | {traffic} | " + " | ".join(cells) + " |")
+
+
+def table2() -> None:
+    print("| load | traffic | bulk paper | bulk ours | gap | quick paper | quick ours | gap |"
+          " ratio paper | ratio ours |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for (load, bursty), (bulk_paper, quick_paper) in PAPER.items():
+        bulk = run("bulk", "B4", load, bursty)
+        bulk_us = bulk["latency_ns"]["mean"] / 1000
+        row = f"| {load} | {'bursty' if bursty else 'non-bursty'} | {bulk_paper} | {bulk_us:.1f} |"
+        row += f" {bulk_us / bulk_paper - 1:+.0%} |"
+        if quick_paper is None:
+            print(row + " saturated | | | | |")
+            continue
+        quick = run("quick", "Q2", load, bursty)
+        quick_us = quick["latency_ns"]["mean"] / 1000
+        ratio = f"{bulk_us / quick_us:.0f}" if quick["throughput"] > 0.97 * load else "saturated"
+        row += f" {quick_paper} | {quick_us:.2f} | {quick_us / quick_paper - 1:+.0%} |"
+        print(row + f" {bulk_paper / quick_paper:.0f} | {ratio} |")
+
+
+if __name__ == "__main__":
+    print("Fig. 8, mean latency [µs]:")
+    curves("bulk", ["B1", "B2", "B3", "B4"], BULK_LOADS, "latency")
+    print("\nFig. 9, mean latency [µs]:")
+    curves("quick", ["Q1", "Q2"], QUICK_LOADS, "latency")
+    print("\nFig. 10, collisions per request transmission (all, then with acknowledgments):")
+    curves("quick", ["Q1", "Q2"], QUICK_LOADS, "collision_rate")
+    curves("quick", ["Q1"], QUICK_LOADS, "ack_collision_rate")
+    print("\nTable 2:")
+    table2()
