@@ -123,17 +123,26 @@ def test_rifl_scenarios_run_lossless_with_both_schedulers(name: str, arrival: st
 
 
 @pytest.mark.parametrize(
-    ("args", "names"),
+    ("scenario", "args", "names"),
     [
-        (["--set", "cell.size_bytes=256"], "cell.size_bytes"),
-        (["--set", "switch.buffer_cells=8"], "switch.buffer_cells"),
-        (["--set", "topology.kind=two_switch", "--set", "topology.links=32"], "topology.links"),
-        (["--set", "topology.kind=ring"], "topology.kind"),
-        (["--set", "traffic.include_self=true"], "traffic.include_self"),
+        ("rifl/table1", ["--set", "cell.size_bytes=256"], "cell.size_bytes"),
+        ("rifl/table1", ["--set", "switch.buffer_cells=8"], "switch.buffer_cells"),
+        ("rifl/table1", ["--set", "topology.kind=two_switch", "--set", "topology.links=32"],
+         "topology.links"),
+        ("rifl/table1", ["--set", "topology.kind=ring"], "topology.kind"),
+        ("rifl/table1", ["--set", "traffic.include_self=true"], "traffic.include_self"),
+        ("rifl/link", ["--set", "link.ber=-1e-9"], "link.ber"),
+        ("rifl/link", ["--set", "link.frame_bytes=300"], "link.frame_bytes"),
+        ("rifl/link", ["--set", "link.colour=blue"], "link.colour"),
+        ("clint/bulk", ["--set", "channel.architecture=B5"], "channel.architecture"),
+        ("clint/bulk", ["--set", "traffic.load=1.5"], "traffic.load"),
+        ("clint/bulk", ["--set", "traffic.bursty=maybe"], "traffic.bursty"),
+        ("clint/bulk", ["--set", "nic.bulk_send_buffers=0"], "nic.bulk_send_buffers"),
+        ("clint/bulk", ["--set", "switch.ports=8"], "switch"),
     ],
 )
-def test_rifl_bad_input_names_the_key(args, names):
-    done = cli("run", "scenarios/rifl/table1.toml", *args)
+def test_design_bad_input_names_the_key(scenario, args, names):
+    done = cli("run", f"scenarios/{scenario}.toml", *args)
     assert done.returncode == 2, done.stderr
     assert names in done.stderr and "Traceback" not in done.stderr and "panicked" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
@@ -178,35 +187,3 @@ def test_clint_human_summary_shows_the_architecture():
                "--set", "traffic.load=0.5", "--set", "run.duration_us=2000", "--set", "run.warmup_us=200")
     assert done.returncode == 0, done.stderr
     assert "architecture B1" in done.stdout.splitlines()[0]
-
-
-@pytest.mark.parametrize(
-    ("args", "names"),
-    [
-        (["--set", "link.ber=-1e-9"], "link.ber"),
-        (["--set", "link.frame_bytes=300"], "link.frame_bytes"),
-        (["--set", "link.colour=blue"], "link.colour"),
-    ],
-)
-def test_rifl_link_bad_input_names_the_key(args, names):
-    done = cli("run", "scenarios/rifl/link.toml", *args)
-    assert done.returncode == 2, done.stderr
-    assert names in done.stderr and "Traceback" not in done.stderr and "panicked" not in done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
-
-
-@pytest.mark.parametrize(
-    ("args", "names"),
-    [
-        (["--set", "channel.architecture=B5"], "channel.architecture"),
-        (["--set", "traffic.load=1.5"], "traffic.load"),
-        (["--set", "traffic.bursty=maybe"], "traffic.bursty"),
-        (["--set", "nic.bulk_send_buffers=0"], "nic.bulk_send_buffers"),
-        (["--set", "switch.ports=8"], "switch"),
-    ],
-)
-def test_clint_bad_input_names_the_key(args, names):
-    done = cli("run", "scenarios/clint/bulk.toml", *args)
-    assert done.returncode == 2, done.stderr
-    assert names in done.stderr and "Traceback" not in done.stderr and "panicked" not in done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
