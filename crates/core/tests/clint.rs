@@ -54,19 +54,24 @@ fn every_architecture_delivers_exactly_once_in_order() {
 #[test]
 fn naks_and_timeouts_are_retransmitted_without_loss_or_reordering() {
     // One receive buffer and a slow host: targets NAK often (B4); the quick channel near
-    // saturation collides and times out (Q1). Every packet still arrives once, in order.
-    let slow_host = r#", "nic": {"bulk_receive_buffers": 1, "host_receive_ns": 12000}"#;
-    let b4 = run(&scenario("B4", 0.6, 4_000, slow_host)).summary;
-    assert!(number(&b4, "naks_no_buffer") > 100.0, "{b4}");
-    assert!(number(&b4, "naks_out_of_sequence") > 0.0, "go-back-N: {b4}");
-    let q1 = run(&scenario("Q1", 0.3, 2_000, "")).summary;
-    assert!(
-        number(&q1, "timeouts") > 100.0 && number(&q1, "duplicates") > 0.0,
-        "{q1}"
-    );
-    for s in [b4, q1] {
-        assert_eq!(s["out_of_order"], 0);
-        assert!(number(&s, "retransmissions") > 0.0);
+    // saturation collides and times out (Q1). Every packet still arrives once, in order, with
+    // the target holding requests behind a missing one (selective) or NAKing them (go-back-N).
+    let slow_host = r#""bulk_receive_buffers": 1, "host_receive_ns": 12000"#;
+    for (retransmission, held_or_naked) in [
+        ("selective", "held_for_order"),
+        ("go_back_n", "naks_out_of_sequence"),
+    ] {
+        let nic =
+            |more: &str| format!(r#", "nic": {{"retransmission": "{retransmission}"{more}}}"#);
+        let b4 = run(&scenario("B4", 0.6, 4_000, &nic(&format!(", {slow_host}")))).summary;
+        assert!(number(&b4, "naks_no_buffer") > 100.0, "{b4}");
+        let q1 = run(&scenario("Q1", 0.3, 2_000, &nic(""))).summary;
+        assert!(number(&q1, "timeouts") > 100.0, "{q1}");
+        assert!(number(&q1, held_or_naked) > 100.0, "{retransmission}: {q1}");
+        for s in [b4, q1] {
+            assert_eq!(s["out_of_order"], 0);
+            assert!(number(&s, "retransmissions") > 0.0);
+        }
     }
 }
 
@@ -126,10 +131,11 @@ fn the_seeds_qualitative_results_hold() {
     let at = |arch: &str, load: f64, duration_us: u64| {
         run(&scenario(arch, load, duration_us, "")).summary
     };
-    let b4 = at("B4", 0.95, 8_000);
+    // The seed's 10^7 cycles: B3 runs near 0.85 for a while before its buffers overflow.
+    let b4 = at("B4", 0.95, 40_000);
     assert!(number(&b4, "throughput") > 0.85, "{b4}");
     for arch in ["B1", "B2", "B3"] {
-        let s = at(arch, 0.95, 8_000);
+        let s = at(arch, 0.95, 40_000);
         assert!(number(&s, "throughput") < 0.75, "{arch}: {s}");
     }
     let bulk = at("B4", 0.1, 8_000);

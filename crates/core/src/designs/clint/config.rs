@@ -4,6 +4,7 @@
 
 use serde::Deserialize;
 
+use super::nic::Retransmission;
 use crate::blocks::matching::MAX_PORTS;
 use crate::scenario::ScenarioError;
 
@@ -159,8 +160,11 @@ pub struct NicConfig {
     /// Bulk loss timeout after a request is sent; absent: 20 µs (the seed's bulk round trip),
     /// plus a full output buffer's drain time for B3.
     pub bulk_timeout_ns: Option<u64>,
-    /// Quick loss timeout after a request is sent (twice the seed's 1 µs round trip).
+    /// Quick loss timeout after a request is sent (the seed's quick round trip, 1 µs, §3.2).
     pub quick_timeout_ns: u64,
+    /// What a target does with a request ahead of a missing one of its pair: `selective` holds
+    /// it in a receive buffer, `go_back_n` NAKs it.
+    pub retransmission: Retransmission,
 }
 
 impl Default for NicConfig {
@@ -173,7 +177,8 @@ impl Default for NicConfig {
             quick_receive_buffers: 16,
             host_receive_ns: 0,
             bulk_timeout_ns: None,
-            quick_timeout_ns: 2_000,
+            quick_timeout_ns: 1_000,
+            retransmission: Retransmission::Selective,
         }
     }
 }

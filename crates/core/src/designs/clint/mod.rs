@@ -12,10 +12,11 @@
 //!   acknowledgments win over requests (Q1) or interleaves them into requests (Q2), while
 //!   scheduling and bulk acknowledgment packets keep their fixed windows.
 //! - The NICs (§3.1, [`nic`]): send-buffer pools filled from unbounded host queues, receive
-//!   buffers, NAKs, a fixed loss timeout and in-order delivery per pair.
+//!   buffers, NAKs, a fixed loss timeout, selective (or go-back-N) retransmission and in-order
+//!   delivery per pair.
 //! - The workload and measurements of §4.1: uniform destinations, uniformly distributed
 //!   injection intervals, optional bursts of 1 to 5 packets; latency from generation to the start
-//!   of the packet's (accepted) transmission out of the send buffer.
+//!   of the packet's transmission out of the send buffer (first, and the accepted one).
 
 pub mod bulk;
 pub mod config;
@@ -99,6 +100,7 @@ struct Counters {
     scheduled_collisions: u64,
     naks_no_buffer: u64,
     naks_out_of_sequence: u64,
+    held_for_order: u64,
     duplicates: u64,
     out_of_order: u64,
     timeouts: u64,
@@ -152,9 +154,13 @@ pub struct ClintSummary {
     /// Requests accepted by targets during measurement, per node, as a fraction of link
     /// bandwidth.
     pub throughput: f64,
-    /// From generation to the start of the accepted transmission out of the send buffer (§4.1),
-    /// packets generated during measurement and delivered by the end.
+    /// The seed's latency (§4.1): from generation to the start of the packet's transmission
+    /// out of the send buffer (its first), packets generated during measurement and accepted
+    /// by the end.
     pub latency_ns: Percentiles,
+    /// From generation to the start of the transmission the target accepted: adds the
+    /// timeouts and retransmissions of lost requests.
+    pub latency_accepted_ns: Percentiles,
     /// Packets whose latency was measured.
     pub packets_measured: u64,
     /// Packets generated over the run.
@@ -187,8 +193,10 @@ pub struct ClintSummary {
     pub scheduled_collisions: u64,
     /// Requests NAKed for want of a receive buffer.
     pub naks_no_buffer: u64,
-    /// Requests NAKed because an earlier one of their pair was missing.
+    /// Requests NAKed because an earlier one of their pair was missing (go-back-N).
     pub naks_out_of_sequence: u64,
+    /// Requests accepted ahead of a missing one of their pair and held for it (selective).
+    pub held_for_order: u64,
     /// Loss timeouts.
     pub timeouts: u64,
     /// Requests received again after being accepted (acknowledged, discarded).
@@ -240,6 +248,7 @@ pub struct Clint {
     enabled: Vec<u64>,
     grants: Vec<u16>,
     latency: LatencyHistogram,
+    latency_accepted: LatencyHistogram,
     counters: Counters,
     node_table: NodeTable,
 }
@@ -297,7 +306,16 @@ pub fn build(json: &str) -> Result<Clint, ScenarioError> {
         queue: CalendarQueue::for_gap(CYCLE_PS * 16),
         packets: Arena::new(),
         nics: (0..n)
-            .map(|_| Nic::new(n, send_buffers, prefetch_cap, receive_buffers))
+            .map(|_| {
+                let retransmission = c.nic.retransmission;
+                Nic::new(
+                    n,
+                    send_buffers,
+                    prefetch_cap,
+                    receive_buffers,
+                    retransmission,
+                )
+            })
             .collect(),
         sources: (0..n as u32)
             .map(|index| {
@@ -321,6 +339,7 @@ pub fn build(json: &str) -> Result<Clint, ScenarioError> {
         enabled: vec![all & !disabled; n],
         grants: vec![0; n],
         latency: LatencyHistogram::new(),
+        latency_accepted: LatencyHistogram::new(),
         counters: Counters::default(),
         node_table: NodeTable {
             node: (0..n as u32).collect(),
@@ -400,6 +419,7 @@ impl Clint {
                 delivered: false,
                 state: State::Queued,
                 generated_ps: self.now_ps,
+                first_sent_ps: 0,
                 sent_ps: 0,
             };
             self.nics[n].enqueue(&mut self.packets, packet);
@@ -452,18 +472,22 @@ impl Clint {
         let c = &mut self.counters;
         match receipt {
             Receipt::Ignored => return,
-            Receipt::Accepted { in_order } => {
+            Receipt::Accepted { handed, in_order } => {
                 let p = self.packets[tx.packet];
                 c.delivered += 1;
                 self.node_table.delivered[p.src as usize] += 1;
                 c.out_of_order += u64::from(!in_order);
                 if measuring {
                     c.delivered_measured += 1;
+                    c.held_for_order += u64::from(handed == 0);
                 }
                 if p.generated_ps >= self.warmup_ps {
-                    self.latency.record(p.sent_ps - p.generated_ps);
+                    self.latency.record(p.first_sent_ps - p.generated_ps);
+                    self.latency_accepted.record(p.sent_ps - p.generated_ps);
                 }
-                self.schedule(self.now_ps + self.host_receive_ps, Event::HostConsume(at));
+                for _ in 0..handed {
+                    self.schedule(self.now_ps + self.host_receive_ps, Event::HostConsume(at));
+                }
             }
             Receipt::Duplicate => c.duplicates += u64::from(measuring),
             Receipt::OutOfSequence => c.naks_out_of_sequence += u64::from(measuring),
@@ -529,6 +553,7 @@ impl Clint {
             offered_load: per_link(c.generated_measured),
             throughput: per_link(c.delivered_measured),
             latency_ns: self.latency.percentiles().scaled(PS_PER_NS as f64),
+            latency_accepted_ns: self.latency_accepted.percentiles().scaled(PS_PER_NS as f64),
             packets_measured: self.latency.count(),
             packets_injected: c.injected,
             packets_delivered: c.delivered,
@@ -546,6 +571,7 @@ impl Clint {
             scheduled_collisions: c.scheduled_collisions,
             naks_no_buffer: c.naks_no_buffer,
             naks_out_of_sequence: c.naks_out_of_sequence,
+            held_for_order: c.held_for_order,
             timeouts: c.timeouts,
             duplicates: c.duplicates,
             out_of_order: c.out_of_order,

@@ -1,12 +1,14 @@
 //! The NIC's active-message endpoint (seed 002 §3.1, §3.3): an unbounded host queue, a pool of
 //! send buffers filled from it (bulk: at most a cap per target, so a blocked target cannot hold
 //! every buffer), receive buffers, and the request-acknowledge protocol that delivers exactly
-//! once and in order per (initiator, target) pair.
+//! once and in order per (initiator, target) pair (§3.2).
 //!
-//! The protocol is go-back-N per pair: a request carries its pair's sequence number; the target
-//! accepts only the next one expected and only into a free receive buffer, acknowledges
-//! duplicates again, and NAKs the rest; the initiator sends again what was NAKed or not
-//! acknowledged within the fixed timeout, oldest first.
+//! A request carries its pair's link-layer sequence number (§3.1). The target acknowledges each
+//! request it accepts into a free receive buffer, acknowledges duplicates again and NAKs a
+//! request that finds no buffer; the initiator sends again what was NAKed or not acknowledged
+//! within the fixed timeout, oldest first. Requests reach the host in sequence order:
+//! [`Retransmission::Selective`] holds requests that arrive ahead of a missing one in their
+//! receive buffers until it arrives; [`Retransmission::GoBackN`] NAKs them instead.
 
 use crate::engine::arena::{Arena, Id, Queue};
 use crate::engine::time::TimePs;
@@ -47,6 +49,8 @@ pub struct Packet {
     pub state: State,
     /// Generated at.
     pub generated_ps: TimePs,
+    /// Start of its first transmission out of the send buffer.
+    pub first_sent_ps: TimePs,
     /// Start of its latest transmission out of the send buffer.
     pub sent_ps: TimePs,
 }
@@ -74,19 +78,61 @@ pub struct Ack {
     pub ok: bool,
 }
 
+/// How a target treats a request that arrives ahead of a missing one of its pair.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Retransmission {
+    /// Accept and hold it until the missing one arrives: only lost requests are sent again.
+    #[default]
+    Selective,
+    /// NAK it: the initiator sends it again after the missing one.
+    GoBackN,
+}
+
+/// Requests of one pair held ahead of a missing one, at most this many sequence numbers ahead.
+const REORDER_WINDOW: u32 = 64;
+
+/// Target side, per initiator: the next request to hand to the host and those accepted ahead
+/// of it, held in receive buffers.
+#[derive(Clone, Copy, Debug)]
+struct Reorder {
+    /// Sequence number of the next request to hand to the host.
+    expected_seq: u32,
+    /// Bit k: the request with sequence number `expected_seq + k` is held.
+    held: u64,
+    /// Pair index of each held request, by sequence number modulo the window.
+    pair_index: [u32; REORDER_WINDOW as usize],
+    /// Pair index of the last request handed to the host.
+    last_handed: Option<u32>,
+}
+
+impl Default for Reorder {
+    fn default() -> Self {
+        Reorder {
+            expected_seq: 0,
+            held: 0,
+            pair_index: [0; REORDER_WINDOW as usize],
+            last_handed: None,
+        }
+    }
+}
+
 /// What a target did with an arriving request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Receipt {
     /// The transmission was stale or cut off: nothing is returned.
     Ignored,
-    /// Accepted into a receive buffer; `in_order` if it is the pair's next in generation order.
+    /// Accepted into a receive buffer; `handed` requests of the pair (this one and those held
+    /// behind it) went on to the host, which will return their buffers.
     Accepted {
-        /// Follows the pair's previously accepted packet.
+        /// Requests handed to the host now.
+        handed: u32,
+        /// Every request handed to the host followed its predecessor in generation order.
         in_order: bool,
     },
     /// Already accepted before: acknowledged again, discarded.
     Duplicate,
-    /// Not the next in order for its pair: NAKed.
+    /// Ahead of a missing request of its pair and not held (go-back-N, or too far ahead): NAKed.
     OutOfSequence,
     /// No receive buffer free: NAKed.
     NoBuffer,
@@ -106,10 +152,12 @@ pub struct Nic {
     next_seq: Vec<u32>,
     /// Packets generated per target.
     generated: Vec<u32>,
-    /// Target side: next sequence number expected per initiator.
-    expected_seq: Vec<u32>,
-    /// Target side: pair index of the last packet accepted per initiator.
-    last_accepted: Vec<Option<u32>>,
+    /// Target side: what to do with a request ahead of a missing one.
+    retransmission: Retransmission,
+    /// Target side, per initiator: requests awaiting their turn to the host.
+    reorder: Vec<Reorder>,
+    /// Target side: initiators with requests held behind a missing one.
+    pairs_with_gaps: u32,
     /// Free receive buffers.
     pub receive_free: u32,
     /// Acknowledgments waiting for the quick uplink.
@@ -123,6 +171,7 @@ impl Nic {
         send_buffers: u32,
         prefetch_per_target: u32,
         receive_buffers: u32,
+        retransmission: Retransmission,
     ) -> Nic {
         Nic {
             host: (0..nodes).map(|_| Queue::default()).collect(),
@@ -132,8 +181,9 @@ impl Nic {
             prefetch_per_target,
             next_seq: vec![0; nodes],
             generated: vec![0; nodes],
-            expected_seq: vec![0; nodes],
-            last_accepted: vec![None; nodes],
+            retransmission,
+            reorder: vec![Reorder::default(); nodes],
+            pairs_with_gaps: 0,
             receive_free: receive_buffers,
             acks: std::collections::VecDeque::with_capacity(nodes),
         }
@@ -194,6 +244,9 @@ impl Nic {
         let p = &mut packets[id];
         debug_assert_eq!(p.state, State::Ready);
         p.state = State::Sent;
+        if p.attempt == 0 {
+            p.first_sent_ps = now_ps;
+        }
         p.attempt += 1;
         p.lost = false;
         p.sent_ps = now_ps;
@@ -212,27 +265,53 @@ impl Nic {
     }
 
     /// Target side: a request's last byte has arrived.
+    ///
+    /// A request ahead of a missing one is held only while the free receive buffers outnumber
+    /// the pairs waiting for a missing request, so every missing request finds a buffer once
+    /// the host has returned the others: holding can never deadlock the target.
     pub fn receive(&mut self, packets: &mut Arena<Packet>, t: Transmission) -> Receipt {
         let Some(p) = Nic::current(packets, t) else {
             return Receipt::Ignored;
         };
-        let src = p.src as usize;
-        let expected = self.expected_seq[src];
-        if p.seq < expected {
+        let (seq, pair_index) = (p.seq, p.pair_index);
+        let pair = &mut self.reorder[p.src as usize];
+        if seq < pair.expected_seq {
             return Receipt::Duplicate;
         }
-        if p.seq > expected {
+        let ahead = seq - pair.expected_seq;
+        if ahead >= REORDER_WINDOW {
             return Receipt::OutOfSequence;
         }
-        if self.receive_free == 0 {
+        if pair.held & 1 << ahead != 0 {
+            return Receipt::Duplicate;
+        }
+        let had_gap = pair.held != 0;
+        if ahead > 0 {
+            if self.retransmission == Retransmission::GoBackN {
+                return Receipt::OutOfSequence;
+            }
+            if self.receive_free <= self.pairs_with_gaps + u32::from(!had_gap) {
+                return Receipt::NoBuffer;
+            }
+        } else if self.receive_free == 0 {
             return Receipt::NoBuffer;
         }
-        let in_order = self.last_accepted[src].map_or(0, |i| i + 1) == p.pair_index;
         self.receive_free -= 1;
-        self.expected_seq[src] += 1;
-        self.last_accepted[src] = Some(p.pair_index);
         packets[t.packet].delivered = true;
-        Receipt::Accepted { in_order }
+        pair.held |= 1 << ahead;
+        pair.pair_index[(seq % REORDER_WINDOW) as usize] = pair_index;
+        let (mut handed, mut in_order) = (0, true);
+        while pair.held & 1 != 0 {
+            let index = pair.pair_index[(pair.expected_seq % REORDER_WINDOW) as usize];
+            in_order &= pair.last_handed.map_or(0, |i| i + 1) == index;
+            pair.last_handed = Some(index);
+            pair.held >>= 1;
+            pair.expected_seq += 1;
+            handed += 1;
+        }
+        let has_gap = pair.held != 0;
+        self.pairs_with_gaps = self.pairs_with_gaps + u32::from(has_gap) - u32::from(had_gap);
+        Receipt::Accepted { handed, in_order }
     }
 
     /// Initiator side: an acknowledgment arrived. Returns true if it released a send buffer.
@@ -277,5 +356,121 @@ impl Nic {
             .filter(|&&id| !packets[id].delivered)
             .count();
         queued + buffered as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two initiators (0, 1) sending to target 2, whose NIC has `receive_buffers`.
+    struct Pairs {
+        packets: Arena<Packet>,
+        initiators: Vec<Nic>,
+        target: Nic,
+    }
+
+    impl Pairs {
+        fn new(receive_buffers: u32, retransmission: Retransmission) -> Pairs {
+            let nic = |buffers| Nic::new(3, 8, 8, buffers, retransmission);
+            let mut pairs = Pairs {
+                packets: Arena::new(),
+                initiators: vec![nic(1), nic(1)],
+                target: nic(receive_buffers),
+            };
+            for src in 0..2u16 {
+                for serial in 0..4 {
+                    let packet = Packet {
+                        src,
+                        dst: 2,
+                        serial: u64::from(src) * 4 + serial,
+                        pair_index: 0,
+                        seq: 0,
+                        attempt: 0,
+                        lost: false,
+                        delivered: false,
+                        state: State::Queued,
+                        generated_ps: 0,
+                        first_sent_ps: 0,
+                        sent_ps: 0,
+                    };
+                    pairs.initiators[src as usize].enqueue(&mut pairs.packets, packet);
+                }
+                pairs.initiators[src as usize].prefetch(&mut pairs.packets);
+            }
+            pairs
+        }
+
+        /// Initiator `src` sends its request with sequence number `seq`; the target receives it.
+        fn deliver(&mut self, src: usize, seq: u32) -> Receipt {
+            let nic = &self.initiators[src];
+            let id = nic
+                .send
+                .iter()
+                .copied()
+                .find(|&id| self.packets[id].seq == seq);
+            let id = id.expect("in a send buffer");
+            self.packets[id].state = State::Ready; // sent again, as after a timeout
+            let tx = Nic::send(&mut self.packets, id, 0);
+            self.target.receive(&mut self.packets, tx)
+        }
+    }
+
+    const HELD: Receipt = Receipt::Accepted {
+        handed: 0,
+        in_order: true,
+    };
+
+    #[test]
+    fn selective_repeat_holds_requests_behind_a_missing_one_and_hands_them_over_in_order() {
+        let mut pairs = Pairs::new(8, Retransmission::Selective);
+        assert_eq!(pairs.deliver(0, 1), HELD);
+        assert_eq!(pairs.deliver(0, 3), HELD);
+        assert_eq!(pairs.deliver(0, 1), Receipt::Duplicate);
+        let handed = |handed| Receipt::Accepted {
+            handed,
+            in_order: true,
+        };
+        assert_eq!(pairs.deliver(0, 0), handed(2), "0 and the held 1");
+        assert_eq!(pairs.deliver(0, 2), handed(2), "2 and the held 3");
+        assert_eq!(pairs.deliver(0, 0), Receipt::Duplicate);
+        assert_eq!(
+            pairs.target.receive_free, 4,
+            "held or handed, one buffer each"
+        );
+        assert_eq!(pairs.target.pairs_with_gaps, 0);
+    }
+
+    #[test]
+    fn go_back_n_naks_requests_behind_a_missing_one() {
+        let mut pairs = Pairs::new(8, Retransmission::GoBackN);
+        assert_eq!(pairs.deliver(0, 1), Receipt::OutOfSequence);
+        assert!(matches!(
+            pairs.deliver(0, 0),
+            Receipt::Accepted { handed: 1, .. }
+        ));
+        assert!(matches!(
+            pairs.deliver(0, 1),
+            Receipt::Accepted { handed: 1, .. }
+        ));
+    }
+
+    #[test]
+    fn a_buffer_stays_free_for_every_missing_request() {
+        // Two buffers: holding initiator 0's request 1 leaves one, kept for its missing 0, so
+        // initiator 1's request 1 is turned away; both missing requests still get in.
+        let mut pairs = Pairs::new(2, Retransmission::Selective);
+        assert_eq!(pairs.deliver(0, 1), HELD);
+        assert_eq!(pairs.deliver(1, 1), Receipt::NoBuffer);
+        assert!(matches!(
+            pairs.deliver(0, 0),
+            Receipt::Accepted { handed: 2, .. }
+        ));
+        pairs.target.receive_free += 2; // the host returns both buffers
+        assert_eq!(pairs.deliver(1, 1), HELD);
+        assert!(matches!(
+            pairs.deliver(1, 0),
+            Receipt::Accepted { handed: 2, .. }
+        ));
     }
 }
