@@ -164,6 +164,14 @@ fn bad_input_names_the_key() {
             "channel.architecture",
         ),
         (r#", "traffic": {"load": 1.5}"#, "traffic.load"),
+        (
+            r#", "traffic": {"intervals": "poisson"}"#,
+            "traffic.intervals",
+        ),
+        (
+            r#", "nic": {"retransmission": "stop_and_wait"}"#,
+            "nic.retransmission",
+        ),
         (r#", "traffic": {"load": "high"}"#, "traffic.load"),
         (
             r#", "bulk": {"disabled_initiators": [1]}, "channel": {"architecture": "Q1"}"#,

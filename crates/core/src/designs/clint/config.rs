@@ -118,6 +118,19 @@ pub struct ChannelConfig {
     pub architecture: Architecture,
 }
 
+/// How the time between a node's injections is drawn (§4.1 says "a uniform distribution").
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Intervals {
+    /// Uniform over [0, 2 × mean], the widest uniform law with the mean: the intervals are
+    /// uniformly distributed.
+    #[default]
+    Uniform,
+    /// Every 4 ns cycle injects with the same probability (geometric intervals, memoryless):
+    /// the injection instants are uniformly distributed in time.
+    Geometric,
+}
+
 /// Offered traffic (§4.1): uniform destinations, uniformly distributed injection intervals,
 /// optional bursts of uniformly distributed length.
 #[derive(Clone, Debug, Deserialize)]
@@ -125,6 +138,8 @@ pub struct ChannelConfig {
 pub struct TrafficConfig {
     /// Request packets generated per node, as a fraction of the link's data bandwidth.
     pub load: f64,
+    /// How intervals between injections are drawn.
+    pub intervals: Intervals,
     /// Generate bursts of 1 to `burst_max_packets` packets (uniform) to one target.
     pub bursty: bool,
     /// Longest burst (5 in the seed).
@@ -135,6 +150,7 @@ impl Default for TrafficConfig {
     fn default() -> Self {
         TrafficConfig {
             load: 0.5,
+            intervals: Intervals::Uniform,
             bursty: false,
             burst_max_packets: 5,
         }
@@ -160,7 +176,8 @@ pub struct NicConfig {
     /// Bulk loss timeout after a request is sent; absent: 20 µs (the seed's bulk round trip),
     /// plus a full output buffer's drain time for B3.
     pub bulk_timeout_ns: Option<u64>,
-    /// Quick loss timeout after a request is sent (the seed's quick round trip, 1 µs, §3.2).
+    /// Quick loss timeout after a request is sent: twice the seed's 1 µs quick round trip (§3.2),
+    /// above the longest loss-free round trip (Q1: an acknowledgment waits for a request).
     pub quick_timeout_ns: u64,
     /// What a target does with a request ahead of a missing one of its pair: `selective` holds
     /// it in a receive buffer, `go_back_n` NAKs it.
@@ -177,7 +194,7 @@ impl Default for NicConfig {
             quick_receive_buffers: 16,
             host_receive_ns: 0,
             bulk_timeout_ns: None,
-            quick_timeout_ns: 1_000,
+            quick_timeout_ns: 2_000,
             retransmission: Retransmission::Selective,
         }
     }

@@ -15,7 +15,7 @@
 //!   buffers, NAKs, a fixed loss timeout, selective (or go-back-N) retransmission and in-order
 //!   delivery per pair.
 //! - The workload and measurements of §4.1: uniform destinations, uniformly distributed
-//!   injection intervals, optional bursts of 1 to 5 packets; latency from generation to the start
+//!   injection intervals (or injection instants: geometric intervals), optional bursts of 1 to 5 packets; latency from generation to the start
 //!   of the packet's transmission out of the send buffer (first, and the accepted one).
 
 pub mod bulk;
@@ -27,6 +27,7 @@ pub mod timing;
 use std::time::Instant;
 
 use rand::Rng as _;
+use rand_distr::{Distribution, Geometric};
 use serde::Serialize;
 
 use crate::blocks::collision_switch::{CollisionSwitch, Mixing, OnBusy, Verdict};
@@ -39,7 +40,7 @@ use crate::engine::stats::{LatencyHistogram, Percentiles};
 use crate::engine::time::{TimePs, PS_PER_NS};
 use crate::scenario::ScenarioError;
 use bulk::{BulkMove, OutputBuffers};
-use config::{Architecture, ClintConfig};
+use config::{Architecture, ClintConfig, Intervals};
 use nic::{Ack, Nic, Packet, Receipt, State, Transmission};
 use quick::{QuickMove, QuickUplink};
 use timing::{ReservedWindows, Timing, CYCLE_PS};
@@ -82,6 +83,39 @@ enum Event {
     Arbitrate,
     /// Grant packets arrive: the transfer slot begins (B4).
     Grant,
+}
+
+/// The law of the intervals between a node's injections, in whole 4 ns cycles, with the mean
+/// that gives the offered load.
+#[derive(Clone, Copy, Debug)]
+enum IntervalLaw {
+    /// Uniform over [0, 2 × mean].
+    Uniform { mean_ps: f64 },
+    /// One cycle plus geometrically many more: each cycle injects with probability 1 / mean.
+    Geometric(Geometric),
+}
+
+impl IntervalLaw {
+    fn new(intervals: Intervals, mean_ps: f64) -> IntervalLaw {
+        match intervals {
+            Intervals::Uniform => IntervalLaw::Uniform { mean_ps },
+            Intervals::Geometric => {
+                let per_cycle = (CYCLE_PS as f64 / mean_ps).min(1.0);
+                IntervalLaw::Geometric(Geometric::new(per_cycle).expect("0 < p <= 1"))
+            }
+        }
+    }
+
+    fn draw_ps(&self, rng: &mut Rng) -> TimePs {
+        let cycles = match *self {
+            IntervalLaw::Uniform { mean_ps } => {
+                let draw_ps: f64 = rng.gen_range(0.0..2.0 * mean_ps);
+                (draw_ps / CYCLE_PS as f64).round() as TimePs
+            }
+            IntervalLaw::Geometric(law) => 1 + law.sample(rng),
+        };
+        cycles * CYCLE_PS
+    }
 }
 
 /// Counters of a run; protocol counters count during measurement only.
@@ -223,7 +257,7 @@ pub struct Clint {
     /// Quick channel windows kept free for scheduling packets (quick architectures).
     windows: Option<ReservedWindows>,
     request_ps: TimePs,
-    mean_interval_ps: f64,
+    intervals: IntervalLaw,
     burst_max_packets: u32,
     host_receive_ps: TimePs,
     warmup_ps: TimePs,
@@ -295,7 +329,10 @@ pub fn build(json: &str) -> Result<Clint, ScenarioError> {
         t,
         windows: arch.is_quick().then(|| t.reserved_windows()),
         request_ps,
-        mean_interval_ps: request_ps as f64 * mean_burst / c.traffic.load,
+        intervals: IntervalLaw::new(
+            c.traffic.intervals,
+            request_ps as f64 * mean_burst / c.traffic.load,
+        ),
         burst_max_packets,
         host_receive_ps: c.nic.host_receive_ns * PS_PER_NS,
         warmup_ps: c.run.warmup_us * 1_000 * PS_PER_NS,
@@ -373,10 +410,8 @@ impl Clint {
         self.queue.push(at_ps, Phase::Message, event);
     }
 
-    /// An injection interval: uniform with the mean that gives the offered load, in whole cycles.
     fn interval_ps(&mut self, node: usize) -> TimePs {
-        let draw: f64 = self.sources[node].gen_range(0.0..2.0 * self.mean_interval_ps);
-        (draw / CYCLE_PS as f64).round() as TimePs * CYCLE_PS
+        self.intervals.draw_ps(&mut self.sources[node])
     }
 
     fn dispatch(&mut self, event: Event) {
@@ -635,5 +670,47 @@ impl Simulation for Clint {
             return Err(RunError::LossInLosslessRun(summary.scheduled_collisions));
         }
         Ok(Report::new(&summary, &self.tables()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Mean and variance of many intervals, in cycles.
+    fn moments(law: IntervalLaw) -> (f64, f64) {
+        let mut rng = stream(3, ComponentId { kind: 0, index: 0 });
+        let draws: Vec<f64> = (0..200_000)
+            .map(|_| (law.draw_ps(&mut rng) / CYCLE_PS) as f64)
+            .collect();
+        let mean = draws.iter().sum::<f64>() / draws.len() as f64;
+        let variance = draws.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / draws.len() as f64;
+        (mean, variance)
+    }
+
+    #[test]
+    fn both_interval_laws_keep_the_mean_and_differ_in_spread() {
+        let mean_cycles = 136.0; // one quick request at load 1
+        let mean_ps = mean_cycles * CYCLE_PS as f64;
+        let (mean, variance) = moments(IntervalLaw::new(Intervals::Uniform, mean_ps));
+        assert!(
+            (mean / mean_cycles - 1.0).abs() < 0.01,
+            "uniform mean {mean}"
+        );
+        let uniform_variance = mean_cycles * mean_cycles / 3.0; // (2m)² / 12
+        assert!(
+            (variance / uniform_variance - 1.0).abs() < 0.03,
+            "{variance}"
+        );
+        let (mean, variance) = moments(IntervalLaw::new(Intervals::Geometric, mean_ps));
+        assert!(
+            (mean / mean_cycles - 1.0).abs() < 0.01,
+            "geometric mean {mean}"
+        );
+        let geometric_variance = mean_cycles * (mean_cycles - 1.0); // (1 - p) / p²
+        assert!(
+            (variance / geometric_variance - 1.0).abs() < 0.03,
+            "{variance}"
+        );
     }
 }
