@@ -41,7 +41,7 @@ use crate::engine::time::{TimePs, PS_PER_NS};
 use crate::scenario::ScenarioError;
 use bulk::{BulkMove, OutputBuffers};
 use config::{Architecture, ClintConfig, Intervals};
-use nic::{Ack, Nic, Packet, Receipt, State, Transmission};
+use nic::{Ack, Nic, Packet, Receipt, Transmission};
 use quick::{QuickMove, QuickUplink};
 use timing::{ReservedWindows, Timing, CYCLE_PS};
 
@@ -443,20 +443,7 @@ impl Clint {
         let other = rng.gen_range(0..self.nics.len() as u16 - 1);
         let dst = if other >= node { other + 1 } else { other };
         for _ in 0..burst {
-            let packet = Packet {
-                src: node,
-                dst,
-                serial: self.counters.injected,
-                pair_index: 0,
-                seq: 0,
-                attempt: 0,
-                lost: false,
-                delivered: false,
-                state: State::Queued,
-                generated_ps: self.now_ps,
-                first_sent_ps: 0,
-                sent_ps: 0,
-            };
+            let packet = Packet::new(node, dst, self.counters.injected, self.now_ps);
             self.nics[n].enqueue(&mut self.packets, packet);
             self.counters.injected += 1;
             self.node_table.injected[n] += 1;

@@ -55,6 +55,26 @@ pub struct Packet {
     pub sent_ps: TimePs,
 }
 
+impl Packet {
+    /// A packet just generated, still to be queued by its host.
+    pub fn new(src: u16, dst: u16, serial: u64, generated_ps: TimePs) -> Packet {
+        Packet {
+            src,
+            dst,
+            serial,
+            pair_index: 0,
+            seq: 0,
+            attempt: 0,
+            lost: false,
+            delivered: false,
+            state: State::Queued,
+            generated_ps,
+            first_sent_ps: 0,
+            sent_ps: 0,
+        }
+    }
+}
+
 /// One transmission of a packet, as carried by events: stale references (an older attempt, a
 /// released packet) are recognised and ignored.
 #[derive(Clone, Copy, Debug)]
@@ -380,20 +400,7 @@ mod tests {
             };
             for src in 0..2u16 {
                 for serial in 0..4 {
-                    let packet = Packet {
-                        src,
-                        dst: 2,
-                        serial: u64::from(src) * 4 + serial,
-                        pair_index: 0,
-                        seq: 0,
-                        attempt: 0,
-                        lost: false,
-                        delivered: false,
-                        state: State::Queued,
-                        generated_ps: 0,
-                        first_sent_ps: 0,
-                        sent_ps: 0,
-                    };
+                    let packet = Packet::new(src, 2, u64::from(src) * 4 + serial, 0);
                     pairs.initiators[src as usize].enqueue(&mut pairs.packets, packet);
                 }
                 pairs.initiators[src as usize].prefetch(&mut pairs.packets);
