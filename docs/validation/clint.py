@@ -5,6 +5,8 @@
     python3 docs/validation/clint.py
 """
 
+from functools import cache
+
 import cellfabric
 
 BULK_LOADS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95]
@@ -19,9 +21,12 @@ PAPER = {
 }
 
 
-def run(channel: str, architecture: str, load: float, bursty: bool, intervals: str = "uniform") -> dict:
+@cache
+def run(channel: str, architecture: str, load: float, bursty: bool, intervals: str = "uniform",
+        more: tuple = ()) -> dict:
+    """One run's summary; runs are deterministic, so each is made once. `more`: extra overrides."""
     overrides = {"channel.architecture": architecture, "traffic.load": load, "traffic.bursty": bursty,
-                 "traffic.intervals": intervals}
+                 "traffic.intervals": intervals, **dict(more)}
     return cellfabric.run(f"scenarios/clint/{channel}.toml", overrides=overrides).summary
 
 
@@ -61,6 +66,31 @@ def table2() -> None:
         print(row)
 
 
+def saturation() -> None:
+    """Throughput when offered more than the channel carries: bulk at 0.95, quick at 0.6."""
+    overloads = (("bulk", ["B1", "B2", "B3", "B4"], 0.95), ("quick", ["Q1", "Q2"], 0.6))
+    for channel, architectures, load in overloads:
+        for architecture in architectures:
+            carried = [run(channel, architecture, load, bursty)["throughput"] for bursty in (False, True)]
+            print(f"{architecture} at {load}: {carried[0]:.2f} (bursty {carried[1]:.2f})")
+
+
+def variations() -> None:
+    """Q2 in the Table 2 cells under other quick timeouts and under go-back-N."""
+    cells = [(0.1, False), (0.3, False), (0.1, True), (0.3, True)]
+    print("| variation | 0.1 | 0.3 | 0.1 bursty | 0.3 bursty |")
+    print("|---|---|---|---|---|")
+    for name, more in (("timeout 1 µs", (("nic.quick_timeout_ns", 1000),)),
+                       ("timeout 2 µs (default)", ()),
+                       ("timeout 4 µs", (("nic.quick_timeout_ns", 4000),)),
+                       ("go-back-N, 2 µs", (("nic.retransmission", "go_back_n"),))):
+        row = [mean_us(run("quick", "Q2", load, bursty, more=more), load) for load, bursty in cells]
+        print(f"| {name} | " + " | ".join(row) + " |")
+    for load in (0.3, 0.6):
+        s = run("quick", "Q1", load, False, more=(("nic.quick_timeout_ns", 1000),))
+        print(f"Q1 at {load} with a 1 µs timeout carries {s['throughput']:.3f}")
+
+
 if __name__ == "__main__":
     print("Fig. 8, mean latency [µs], to the first transmission, then to the accepted one:")
     curves("bulk", ["B1", "B2", "B3", "B4"], BULK_LOADS, "latency_ns")
@@ -73,3 +103,7 @@ if __name__ == "__main__":
     curves("quick", ["Q1"], QUICK_LOADS, "ack_collision_rate")
     print("\nTable 2:")
     table2()
+    print("\nSaturation throughput:")
+    saturation()
+    print("\nQ2 variations, mean latency [µs]:")
+    variations()

@@ -165,6 +165,10 @@ fn bad_input_names_the_key() {
         ),
         (r#", "traffic": {"load": 1.5}"#, "traffic.load"),
         (
+            r#", "nic": {"quick_receive_buffers": 61}"#,
+            "nic.quick_receive_buffers",
+        ),
+        (
             r#", "traffic": {"intervals": "poisson"}"#,
             "traffic.intervals",
         ),

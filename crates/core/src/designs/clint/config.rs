@@ -4,7 +4,7 @@
 
 use serde::Deserialize;
 
-use super::nic::Retransmission;
+use super::nic::{Retransmission, REORDER_WINDOW};
 use crate::blocks::matching::MAX_PORTS;
 use crate::scenario::ScenarioError;
 
@@ -315,6 +315,28 @@ impl ClintConfig {
         ] {
             if count == 0 {
                 return Err(invalid(key, "expected at least 1 buffer"));
+            }
+        }
+        for (key, receive, send) in [
+            (
+                "nic.bulk_receive_buffers",
+                nic.bulk_receive_buffers,
+                nic.bulk_prefetch_per_target,
+            ),
+            (
+                "nic.quick_receive_buffers",
+                nic.quick_receive_buffers,
+                nic.quick_send_buffers,
+            ),
+        ] {
+            if receive + send > REORDER_WINDOW {
+                return Err(invalid(
+                    key,
+                    format!(
+                        "expected receive buffers + send buffers per target (here {send}) of at \
+                         most {REORDER_WINDOW}, the window a target reorders a pair's requests in"
+                    ),
+                ));
             }
         }
         for (key, value) in [

@@ -15,8 +15,9 @@
 //!   buffers, NAKs, a fixed loss timeout, selective (or go-back-N) retransmission and in-order
 //!   delivery per pair.
 //! - The workload and measurements of §4.1: uniform destinations, uniformly distributed
-//!   injection intervals (or injection instants: geometric intervals), optional bursts of 1 to 5 packets; latency from generation to the start
-//!   of the packet's transmission out of the send buffer (first, and the accepted one).
+//!   injection intervals (or injection instants: geometric intervals), optional bursts of 1 to 5
+//!   packets; latency from generation to the start of the packet's transmission out of the send
+//!   buffer (the first, and the accepted one).
 
 pub mod bulk;
 pub mod config;

@@ -110,7 +110,9 @@ pub enum Retransmission {
 }
 
 /// Requests of one pair held ahead of a missing one, at most this many sequence numbers ahead.
-const REORDER_WINDOW: u32 = 64;
+/// A pair can be at most receive buffers + send buffers ahead, which the scenario keeps within
+/// this window.
+pub const REORDER_WINDOW: u32 = 64;
 
 /// Target side, per initiator: the next request to hand to the host and those accepted ahead
 /// of it, held in receive buffers.
@@ -463,9 +465,10 @@ mod tests {
     }
 
     #[test]
-    fn a_buffer_stays_free_for_every_missing_request() {
-        // Two buffers: holding initiator 0's request 1 leaves one, kept for its missing 0, so
-        // initiator 1's request 1 is turned away; both missing requests still get in.
+    fn holding_leaves_enough_buffers_for_every_missing_request() {
+        // Two buffers: holding initiator 0's request 1 leaves one, which initiator 1's request 1
+        // may not take (it would leave nothing for either missing request); both missing
+        // requests still get in once the host returns what it was handed.
         let mut pairs = Pairs::new(2, Retransmission::Selective);
         assert_eq!(pairs.deliver(0, 1), HELD);
         assert_eq!(pairs.deliver(1, 1), Receipt::NoBuffer);
