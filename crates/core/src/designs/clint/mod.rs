@@ -101,7 +101,8 @@ impl IntervalLaw {
         match intervals {
             Intervals::Uniform => IntervalLaw::Uniform { mean_ps },
             Intervals::Geometric => {
-                let per_cycle = (CYCLE_PS as f64 / mean_ps).min(1.0);
+                // Load ≤ 1 keeps the mean at least one request, so at least one cycle.
+                let per_cycle = CYCLE_PS as f64 / mean_ps;
                 IntervalLaw::Geometric(Geometric::new(per_cycle).expect("0 < p <= 1"))
             }
         }
