@@ -1,0 +1,82 @@
+"""Golden results: a short run of every shipped scenario, compared exactly with the fixture in
+``tests/golden/``. A refactoring of the kernel or the blocks must keep every number bit-identical;
+a change that is meant to move results re-baselines them on purpose with
+
+    python tests/test_golden.py --update
+
+and says why in its commit. Wall-clock figures are left out: they differ on every run."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+import cellfabric
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "tests" / "golden"
+SCENARIOS = sorted((ROOT / "scenarios").glob("*/*.toml"))
+
+# Keys that say how fast the machine was, not what was simulated.
+WALL_CLOCK_KEYS = {"wall_s", "events_per_s", "cell_hops_per_s", "frame_times_stepped_per_s",
+                   "frame_times_per_s", "transmissions_per_s", "perf"}
+
+# Short runs, per unit of run length the scenario uses.
+SHORT_RUN = {
+    "duration_cells": {"run.duration_cells": 3000, "run.warmup_cells": 300},
+    "duration_us": {"run.duration_us": 40, "run.warmup_us": 4},
+}
+
+
+def _name(path: Path) -> str:
+    return f"{path.parent.name}-{path.stem}"
+
+
+def _overrides(path: Path) -> dict:
+    config = cellfabric.scenario.load_scenario(path, None, None)
+    unit = "duration_us" if "duration_us" in config.get("run", {}) else "duration_cells"
+    overrides = dict(SHORT_RUN[unit])
+    if "run.warmup_us" in overrides and "warmup_us" not in config["run"]:
+        del overrides["run.warmup_us"]
+    return overrides
+
+
+def _strip(value):
+    if isinstance(value, dict):
+        return {k: _strip(v) for k, v in value.items() if k not in WALL_CLOCK_KEYS}
+    return value
+
+
+def _result(path: Path) -> dict:
+    res = cellfabric.run(path, overrides=_overrides(path), progress=False)
+    tables = {name: frame.to_dict(orient="list") for name, frame in res.tables.items()}
+    return json.loads(json.dumps({"summary": _strip(res.summary), "tables": tables}))
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=_name)
+def test_shipped_scenario_matches_its_golden_result(path: Path):
+    fixture = GOLDEN / f"{_name(path)}.json"
+    assert fixture.exists(), f"no golden result for {path}; run python {Path(__file__).name} --update"
+    expected = json.loads(fixture.read_text())
+    got = _result(path)
+    assert got["summary"] == expected["summary"]
+    assert got["tables"] == expected["tables"]
+
+
+def test_every_golden_result_has_a_scenario():
+    names = {_name(p) for p in SCENARIOS}
+    stale = [f.stem for f in GOLDEN.glob("*.json") if f.stem not in names]
+    assert not stale, f"golden results without a scenario: {stale}"
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--update"]:
+        sys.exit(f"usage: python {sys.argv[0]} --update")
+    for stale in GOLDEN.glob("*.json"):
+        stale.unlink()
+    for path in SCENARIOS:
+        (GOLDEN / f"{_name(path)}.json").write_text(json.dumps(_result(path), indent=1) + "\n")
+        print("wrote", _name(path))
