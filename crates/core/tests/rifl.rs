@@ -2,9 +2,8 @@
 //! rules RIFL adds, and determinism.
 
 use cellfabric_core::blocks::cell::Cell;
-use cellfabric_core::blocks::network::Router;
+use cellfabric_core::blocks::routing::{LocalView, Router};
 use cellfabric_core::blocks::topology::{Attachment, Topology};
-use cellfabric_core::designs::rifl::header::Header;
 use cellfabric_core::designs::rifl::router::RiflRouter;
 use cellfabric_core::designs::rifl::{self};
 use cellfabric_core::{Scenario, Summary};
@@ -108,11 +107,16 @@ fn full_bursty_load_is_lossless() {
 
 /// Forwards `cell` from endpoint `src` hop by hop through the cabling; returns the endpoint it
 /// reaches.
-fn walk(topology: &Topology, router: &RiflRouter, src: usize, cell: &mut Cell) -> usize {
+fn walk(topology: &Topology, router: &mut RiflRouter, src: usize, cell: &mut Cell) -> usize {
+    struct NoQueues;
+    impl LocalView for NoQueues {
+        fn backlog_cells(&self, _output: usize) -> u32 {
+            0
+        }
+    }
     let (mut switch, mut input) = topology.endpoint_port(src).unwrap();
     loop {
-        let output = router.output(switch, input, cell);
-        router.advance(switch, input, output, cell);
+        let output = router.route(switch, input, cell, &NoQueues);
         match topology.peer(switch, output).unwrap() {
             Attachment::Endpoint(e) => return e,
             Attachment::SwitchPort { switch: s, port } => (switch, input) = (s, port),
@@ -126,7 +130,7 @@ fn walk(topology: &Topology, router: &RiflRouter, src: usize, cell: &mut Cell) -
 #[test]
 fn headers_walk_racks_and_reverse() {
     for topology in [Topology::leaf_spine(4, 3, 5), Topology::two_switch(8, 4)] {
-        let router = RiflRouter::new(&topology).unwrap();
+        let mut router = RiflRouter::new(&topology).unwrap();
         let n = topology.endpoints();
         for src in 0..n {
             for dst in (0..n).filter(|&d| d != src) {
@@ -136,7 +140,7 @@ fn headers_walk_racks_and_reverse() {
                     out_port: 0,
                     vc: 0,
                     next_vc: 0,
-                    header: [0; 6],
+                    route_tag: 0,
                     last_of_packet: true,
                     payload_bytes: 256,
                     inject_ps: 0,
@@ -145,11 +149,11 @@ fn headers_walk_racks_and_reverse() {
                     switch_arrive_ps: 0,
                 };
                 router.inject(src, &mut cell);
-                assert_eq!(walk(&topology, &router, src, &mut cell), dst);
-                let arrived = Header::decode(cell.header).unwrap();
+                assert_eq!(walk(&topology, &mut router, src, &mut cell), dst);
+                let arrived = RiflRouter::header(&cell);
                 assert_eq!(arrived.remain_hops, 0);
-                cell.header = arrived.return_route().unwrap().encode();
-                assert_eq!(walk(&topology, &router, dst, &mut cell), src);
+                RiflRouter::set_header(&mut cell, arrived.return_route().unwrap().encode());
+                assert_eq!(walk(&topology, &mut router, dst, &mut cell), src);
             }
         }
     }

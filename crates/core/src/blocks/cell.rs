@@ -18,8 +18,9 @@ pub struct Cell {
     /// The channel the cell will use on the link after the current switch (set by routing;
     /// becomes `vc` when the cell leaves).
     pub next_vc: u16,
-    /// Design-specific header bytes the cell carries on the wire (RIFL: the Layer 2 header).
-    pub header: [u8; 6],
+    /// What the router keeps in the cell (RIFL: its Layer 2 header; Valiant and UGAL: the
+    /// intermediate group); only the router that wrote it reads it.
+    pub route_tag: u64,
     /// True for the last cell of its packet.
     pub last_of_packet: bool,
     /// Payload bytes carried (the rest of the cell is header and padding).

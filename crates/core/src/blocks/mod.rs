@@ -10,6 +10,7 @@ pub mod link;
 pub mod matching;
 pub mod network;
 pub mod retransmission;
+pub mod routing;
 pub mod switch;
 pub mod terminal;
 pub mod topology;

@@ -15,6 +15,7 @@ use serde::Serialize;
 use super::cell::{Cell, CellArena, CellId};
 use super::flow_control::{FlowSignal, LinkFlowControl};
 use super::link::Link;
+use super::routing::Router;
 use super::switch::{Admission, CellSwitch, SwitchSpec};
 use super::terminal::Terminal;
 use super::topology::{Attachment, Topology};
@@ -48,59 +49,6 @@ pub enum RunError {
     /// Nothing could move any more while cells were in flight.
     #[error("deadlock: {0}")]
     Deadlock(String),
-}
-
-/// Picks a cell's output at each switch. Implementations are small lookups: the simulator calls
-/// them once per cell per hop.
-pub trait Router {
-    /// Writes what the cell carries for routing (a source-route header, say) as terminal `src`
-    /// sends it.
-    fn inject(&self, src: usize, cell: &mut Cell);
-    /// The output of `switch` for `cell` arriving on `input`; reads the cell, changes nothing.
-    fn output(&self, switch: usize, input: usize, cell: &Cell) -> usize;
-    /// Updates the cell as it crosses `switch` from `input` to `output` (header shift).
-    fn advance(&self, switch: usize, input: usize, output: usize, cell: &mut Cell);
-}
-
-/// Destination-based routing: a table of the output per (switch, destination terminal), taken
-/// from the topology's shortest routes (every hop of a shortest route brings the cell one switch
-/// closer, so mixing routes of different sources never loops).
-pub struct TableRouter {
-    terminals: usize,
-    /// `output[switch * terminals + dst]`.
-    output: Vec<u16>,
-}
-
-impl TableRouter {
-    /// The table for `topology` (every endpoint must reach every other).
-    pub fn new(topology: &Topology) -> Result<TableRouter, super::topology::TopologyError> {
-        let terminals = topology.endpoints();
-        let mut output = vec![u16::MAX; topology.switches() * terminals];
-        for dst in 0..terminals {
-            for src in (0..terminals).filter(|&s| s != dst) {
-                for hop in topology.route(src, dst)? {
-                    let entry = &mut output[hop.switch * terminals + dst];
-                    if *entry == u16::MAX {
-                        *entry = hop.output as u16;
-                    }
-                }
-            }
-            if let Some((switch, port)) = topology.endpoint_port(dst) {
-                output[switch * terminals + dst] = port as u16;
-            }
-        }
-        Ok(TableRouter { terminals, output })
-    }
-}
-
-impl Router for TableRouter {
-    fn inject(&self, _src: usize, _cell: &mut Cell) {}
-
-    fn output(&self, switch: usize, _input: usize, cell: &Cell) -> usize {
-        self.output[switch * self.terminals + cell.dst as usize] as usize
-    }
-
-    fn advance(&self, _switch: usize, _input: usize, _output: usize, _cell: &mut Cell) {}
 }
 
 /// Everything a [`Network`] is built from.
@@ -494,8 +442,9 @@ impl<R: Router> Network<R> {
 
     fn arrive(&mut self, now_ps: TimePs, switch: u16, port: u16, cell: CellId) {
         let (s, p) = (switch as usize, port as usize);
-        let output = self.router.output(s, p, &self.cells[cell]);
-        self.router.advance(s, p, output, &mut self.cells[cell]);
+        let output = self
+            .router
+            .route(s, p, &mut self.cells[cell], &self.switches[s]);
         let next_vc = match self.topology.peer(s, output) {
             Some(Attachment::SwitchPort {
                 switch: next,
@@ -575,10 +524,10 @@ impl<R: Router> Network<R> {
 
     fn step_terminal(&mut self, terminal: u16, now_ps: TimePs) {
         let (s, p) = self.terminal_port[terminal as usize];
-        let (router, per_voq) = (&self.router, self.per_voq);
+        let (router, per_voq) = (&mut self.router, self.per_voq);
         let prepare = |cell: &mut Cell| {
             router.inject(terminal as usize, cell);
-            cell.vc = channel_at(router, per_voq, s as usize, p as usize, cell);
+            cell.vc = channel_at(&*router, per_voq, s as usize, p as usize, cell);
         };
         let t = &mut self.terminals[terminal as usize];
         if let Some((cell, arrive_ps)) = t.step(now_ps, &mut self.cells, prepare) {
@@ -755,7 +704,8 @@ impl<R: Router> Network<R> {
 /// flow control is per VOQ, else the one channel of the link.
 fn channel_at(router: &impl Router, per_voq: bool, switch: usize, port: usize, cell: &Cell) -> u16 {
     if per_voq {
-        router.output(switch, port, cell) as u16
+        let output = router.planned_output(switch, port, cell);
+        output.expect("per-VOQ flow control needs a router that plans its outputs") as u16
     } else {
         0
     }

@@ -10,6 +10,7 @@ use super::cell::{CellArena, CellId, CellQueue};
 use super::flow_control::{FlowSignal, RxFlowControl, TxGate};
 use super::link::Link;
 use super::matching::{first_at_or_after, members, random_member, Matcher, UNMATCHED};
+use super::routing::LocalView;
 use crate::engine::rng::Rng;
 use crate::engine::stats::OccupancyHistogram;
 use crate::engine::time::{serialization_ps, TimePs};
@@ -173,6 +174,8 @@ pub struct CellSwitch {
     departures: Vec<Departure>,
     signals: Vec<(u16, FlowSignal)>,
     held_cells: u64,
+    /// Cells held per output they are headed for.
+    backlog_cells: Vec<u32>,
     /// Clock edge already scheduled for the switch (it ticks only while holding cells).
     pub tick_pending: bool,
     /// Statistics start at this time.
@@ -250,6 +253,7 @@ impl CellSwitch {
             departures: Vec::with_capacity(ports),
             signals: Vec::with_capacity(ports),
             held_cells: 0,
+            backlog_cells: vec![0; ports],
             tick_pending: false,
             measure_from_ps: 0,
             counters: vec![PortCounters::default(); ports],
@@ -326,6 +330,7 @@ impl CellSwitch {
         self.counters[input as usize].cells_in += 1;
         self.occupancy[buffer_port] += 1;
         self.held_cells += 1;
+        self.backlog_cells[output] += 1;
         match &mut self.queues {
             Queues::Output(queues) => cells.push_back(&mut queues[output], cell),
             Queues::InputFifo(queues) => cells.push_back(&mut queues[input as usize], cell),
@@ -366,6 +371,7 @@ impl CellSwitch {
         let measuring = now_ps >= self.measure_from_ps;
         for &(input, output) in &self.transfers {
             let cell = self.queues.pop(input, output, self.ports, cells);
+            self.backlog_cells[output] -= 1;
             let arrive_ps =
                 self.out_links[output].transmit(now_ps, self.cell_bytes) + self.pipeline_ps;
             self.departures.push(Departure {
@@ -484,5 +490,11 @@ impl CellSwitch {
                 }
             }
         }
+    }
+}
+
+impl LocalView for CellSwitch {
+    fn backlog_cells(&self, output: usize) -> u32 {
+        self.backlog_cells[output]
     }
 }

@@ -173,7 +173,7 @@ impl Generator {
             out_port: 0,
             vc: 0,
             next_vc: 0,
-            header: [0; 6],
+            route_tag: 0,
             last_of_packet,
             payload_bytes: payload as u16,
             inject_ps: self.next_ps,

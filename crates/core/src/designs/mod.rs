@@ -7,8 +7,9 @@ pub mod single_switch;
 
 use serde::Serialize;
 
+use crate::blocks::network::Network;
 pub use crate::blocks::network::RunError;
-use crate::blocks::network::{Network, Router};
+use crate::blocks::routing::Router;
 
 use crate::engine::time::TimePs;
 use crate::scenario::{Scenario, ScenarioError, TopologyName};

@@ -6,16 +6,19 @@
 //! links; the switch queues and schedules them once per cell time; sinks record latency from
 //! generation to the arrival of the cell's last bit.
 
-use crate::blocks::network::{Network, TableRouter};
+use crate::blocks::network::Network;
+use crate::blocks::routing::{mode, FabricRouter, RouteTable};
 use crate::blocks::topology::Topology;
 use crate::scenario::Scenario;
 
 /// The single-switch simulation.
-pub type SingleSwitch = Network<TableRouter>;
+pub type SingleSwitch = Network<FabricRouter>;
 
 /// Builds the system a validated scenario describes.
 pub fn build(scenario: &Scenario) -> SingleSwitch {
     let topology = Topology::star(scenario.switch.ports as usize);
-    let router = TableRouter::new(&topology).expect("a star connects every pair");
+    let table = RouteTable::new(&topology).expect("a star connects every pair");
+    let deterministic = mode("deterministic").expect("a registered mode");
+    let router = FabricRouter::new(table, deterministic, scenario.run.seed, 1);
     Network::new(scenario.network_spec("single_switch", topology), router)
 }

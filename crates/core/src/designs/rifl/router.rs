@@ -5,7 +5,7 @@
 use super::addressing::{AddressError, AddressTable};
 use super::header::{Forward, Header};
 use crate::blocks::cell::Cell;
-use crate::blocks::network::Router;
+use crate::blocks::routing::{LocalView, Router};
 use crate::blocks::topology::Topology;
 
 /// Routes cells by the RIFL Layer 2 header they carry.
@@ -39,18 +39,18 @@ impl RiflRouter {
         })
     }
 
-    fn header(cell: &Cell) -> Header {
-        Header::decode(cell.header).expect("terminals write valid headers")
+    /// The Layer 2 header `cell` carries.
+    pub fn header(cell: &Cell) -> Header {
+        let bytes = cell.route_tag.to_le_bytes();
+        let wire: [u8; 6] = bytes[..6].try_into().expect("six header bytes");
+        Header::decode(wire).expect("terminals write valid headers")
     }
-}
 
-impl Router for RiflRouter {
-    fn inject(&self, src: usize, cell: &mut Cell) {
-        assert_ne!(
-            src, cell.dst as usize,
-            "RIFL does not loop a packet back to its source"
-        );
-        cell.header = self.headers[src * self.terminals + cell.dst as usize];
+    /// Writes an encoded Layer 2 header into `cell`.
+    pub fn set_header(cell: &mut Cell, wire: [u8; 6]) {
+        let mut bytes = [0; 8];
+        bytes[..6].copy_from_slice(&wire);
+        cell.route_tag = u64::from_le_bytes(bytes);
     }
 
     fn output(&self, switch: usize, input: usize, cell: &Cell) -> usize {
@@ -59,9 +59,31 @@ impl Router for RiflRouter {
             other => panic!("cell header cannot be forwarded at switch {switch}: {other:?}"),
         }
     }
+}
 
-    fn advance(&self, _switch: usize, input: usize, output: usize, cell: &mut Cell) {
+impl Router for RiflRouter {
+    fn inject(&mut self, src: usize, cell: &mut Cell) {
+        assert_ne!(
+            src, cell.dst as usize,
+            "RIFL does not loop a packet back to its source"
+        );
+        Self::set_header(cell, self.headers[src * self.terminals + cell.dst as usize]);
+    }
+
+    fn route(
+        &mut self,
+        switch: usize,
+        input: usize,
+        cell: &mut Cell,
+        _view: &dyn LocalView,
+    ) -> usize {
+        let output = self.output(switch, input, cell);
         let header = Self::header(cell).leave(input, output);
-        cell.header = header.expect("a forwardable header leaves").encode();
+        Self::set_header(cell, header.expect("a forwardable header leaves").encode());
+        output
+    }
+
+    fn planned_output(&self, switch: usize, input: usize, cell: &Cell) -> Option<usize> {
+        Some(self.output(switch, input, cell))
     }
 }

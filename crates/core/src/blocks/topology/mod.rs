@@ -1,7 +1,10 @@
 //! Topology: switches with numbered ports, endpoints, and the cables between them, with
-//! shortest-path routes expressed as the output port taken at every switch on the way.
+//! shortest-path routes expressed as the output port taken at every switch on the way. The
+//! named shapes (star, leaf-spine, fat-tree, Dragonfly, ...) are in [`shapes`].
 
 use std::collections::VecDeque;
+
+mod shapes;
 
 /// One end of a cable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -44,6 +47,9 @@ pub enum TopologyError {
     /// Two cables use the same port or endpoint.
     #[error("{0:?} is cabled twice")]
     CabledTwice(Attachment),
+    /// The named shape cannot be built with these parameters.
+    #[error("{0}")]
+    Shape(String),
     /// No path joins two endpoints.
     #[error("endpoint {dst} cannot be reached from endpoint {src}")]
     Unreachable {
@@ -63,6 +69,8 @@ pub struct Topology {
     peer: Vec<Vec<Option<Attachment>>>,
     /// Switch port each endpoint is cabled to.
     endpoint_port: Vec<Option<(usize, usize)>>,
+    /// Group of each switch (a Dragonfly group, a fat-tree pod); 0 where the shape has none.
+    group: Vec<usize>,
 }
 
 impl Topology {
@@ -71,84 +79,27 @@ impl Topology {
         Self::default()
     }
 
-    /// One switch of `ports` ports with endpoint `h<i>` on port `i`.
-    pub fn star(ports: usize) -> Topology {
-        let mut t = Topology::new();
-        let switch = t.add_switch(ports);
-        for port in 0..ports {
-            t.attach_host(switch, port);
-        }
-        t
-    }
-
-    /// Two switches of `ports` ports joined by `links` parallel cables on their top ports;
-    /// the other ports carry hosts, numbered across the first switch and then the second.
-    pub fn two_switch(ports: usize, links: usize) -> Topology {
-        assert!(
-            0 < links && links < ports,
-            "two switches need 1 to ports - 1 links"
-        );
-        let mut t = Topology::new();
-        let switches = [t.add_switch(ports), t.add_switch(ports)];
-        let hosts = ports - links;
-        for &switch in &switches {
-            for port in 0..hosts {
-                t.attach_host(switch, port);
-            }
-        }
-        for port in hosts..ports {
-            let end = |switch| Attachment::SwitchPort { switch, port };
-            t.connect(end(switches[0]), end(switches[1]))
-                .expect("each port is cabled once");
-        }
-        t
-    }
-
-    /// A two-tier leaf-spine: `leaves` leaves with `hosts_per_leaf` hosts each on their low
-    /// ports and one cable to each of `spines` spines on their high ports; spine port `l` goes
-    /// to leaf `l`.
-    pub fn leaf_spine(leaves: usize, spines: usize, hosts_per_leaf: usize) -> Topology {
-        let mut t = Topology::new();
-        let leaf_ids: Vec<usize> = (0..leaves)
-            .map(|_| t.add_switch(hosts_per_leaf + spines))
-            .collect();
-        let spine_ids: Vec<usize> = (0..spines).map(|_| t.add_switch(leaves)).collect();
-        for &leaf in &leaf_ids {
-            for port in 0..hosts_per_leaf {
-                t.attach_host(leaf, port);
-            }
-        }
-        for (l, &leaf) in leaf_ids.iter().enumerate() {
-            for (s, &spine) in spine_ids.iter().enumerate() {
-                let up = Attachment::SwitchPort {
-                    switch: leaf,
-                    port: hosts_per_leaf + s,
-                };
-                let down = Attachment::SwitchPort {
-                    switch: spine,
-                    port: l,
-                };
-                t.connect(up, down).expect("each port is cabled once");
-            }
-        }
-        t
-    }
-
-    /// Adds a host named `h<index>` on a free port.
-    fn attach_host(&mut self, switch: usize, port: usize) {
-        let host = self.add_endpoint(format!("h{}", self.endpoints()));
-        self.connect(
-            Attachment::Endpoint(host),
-            Attachment::SwitchPort { switch, port },
-        )
-        .expect("a fresh port takes one cable");
-    }
-
     /// Adds a switch with `ports` ports and returns its index.
     pub fn add_switch(&mut self, ports: usize) -> usize {
         self.ports.push(ports);
         self.peer.push(vec![None; ports]);
+        self.group.push(0);
         self.ports.len() - 1
+    }
+
+    /// Puts `switch` in group `group` (non-minimal routing picks intermediate groups).
+    pub fn set_group(&mut self, switch: usize, group: usize) {
+        self.group[switch] = group;
+    }
+
+    /// Group of `switch`.
+    pub fn group(&self, switch: usize) -> usize {
+        self.group[switch]
+    }
+
+    /// Number of groups (one more than the highest group index).
+    pub fn groups(&self) -> usize {
+        self.group.iter().max().map_or(0, |g| g + 1)
     }
 
     /// Adds a named endpoint and returns its index.

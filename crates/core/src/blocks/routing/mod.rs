@@ -1,0 +1,453 @@
+//! Routing: how a switch picks a cell's output. A [`Router`] is called once per cell per hop
+//! with a read-only view of the local switch's output queues ([`LocalView`]); it may keep state
+//! (spraying pointers, random streams). [`FabricRouter`] serves every topology from a
+//! [`RouteTable`] of equal-cost candidates, with the choice among them made by a mechanism
+//! picked by name from [`MODES`] (one file per mechanism in `modes/`).
+
+mod modes;
+pub mod table;
+
+use rand::Rng as _;
+
+use crate::blocks::cell::Cell;
+use crate::engine::rng::{mix, stream, ComponentId, Rng};
+pub use table::RouteTable;
+
+/// Random-stream kind of the routers (one stream per switch).
+const KIND_ROUTER: u32 = 4;
+
+/// What a router may read of the switch it routes in: its own output queues, nothing else.
+pub trait LocalView {
+    /// Cells queued in this switch for `output`.
+    fn backlog_cells(&self, output: usize) -> u32;
+}
+
+/// Picks a cell's output at each switch.
+pub trait Router {
+    /// Writes what the cell carries for routing (a source-route header, say) as terminal `src`
+    /// sends it.
+    fn inject(&mut self, src: usize, cell: &mut Cell);
+    /// Picks the output of `switch` for `cell`, arriving on `input`, and updates what the cell
+    /// carries for routing (a header shift, a reached intermediate group).
+    fn route(
+        &mut self,
+        switch: usize,
+        input: usize,
+        cell: &mut Cell,
+        view: &dyn LocalView,
+    ) -> usize;
+    /// The output `switch` will pick for `cell` arriving on `input`, where that is fixed in
+    /// advance (per-VOQ flow control reserves the downstream VOQ before the cell gets there);
+    /// `None` for routers that decide on arrival.
+    fn planned_output(&self, switch: usize, input: usize, cell: &Cell) -> Option<usize>;
+}
+
+/// A routing mechanism: picks the output at a switch that is not the cell's last.
+pub type Choose = fn(&mut Decision<'_>) -> usize;
+
+/// A routing mechanism by name, for scenarios and `cellfabric list`.
+pub struct Mode {
+    /// Name in scenarios (`routing.mode`).
+    pub name: &'static str,
+    /// What it does, in one line.
+    pub description: &'static str,
+    /// Routes through a random intermediate group, so needs a topology with groups.
+    pub needs_groups: bool,
+    /// The choice.
+    pub choose: Choose,
+}
+
+/// Every routing mechanism, by name.
+pub const MODES: &[Mode] = &[
+    modes::deterministic::MODE,
+    modes::ecmp::MODE,
+    modes::spray::MODE,
+    modes::random::MODE,
+    modes::least_loaded::MODE,
+    modes::valiant::MODE,
+    modes::ugal::MODE,
+];
+
+/// The mode called `name`.
+pub fn mode(name: &str) -> Option<&'static Mode> {
+    MODES.iter().find(|m| m.name == name)
+}
+
+/// `route_tag` of a cell on a minimal route (or past its intermediate group).
+const MINIMAL: u64 = u64::MAX;
+/// `route_tag` of a cell whose source switch has not yet chosen its route.
+const UNDECIDED: u64 = u64::MAX - 1;
+
+/// Everything a mechanism may use to pick an output: the tables, the cell, the local switch's
+/// queues, the switch's random stream and the router's spraying state.
+pub struct Decision<'a> {
+    /// The routing tables.
+    pub table: &'a RouteTable,
+    /// The switch deciding.
+    pub switch: usize,
+    /// The cell (its `route_tag` holds an intermediate group while it heads there).
+    pub cell: &'a mut Cell,
+    /// This switch's output queues.
+    pub view: &'a dyn LocalView,
+    /// This switch's random stream.
+    pub rng: &'a mut Rng,
+    /// Spraying pointers.
+    pub spray: &'a mut Spray,
+    /// This switch's salt for flow hashing.
+    pub salt: u64,
+}
+
+impl Decision<'_> {
+    /// The candidates of the cell's next hop: toward its intermediate group while it has one
+    /// (clearing it once reached), else toward its destination switch.
+    pub fn next_set(&mut self) -> usize {
+        let (dst_switch, _) = self.table.terminal_at(self.cell.dst as usize);
+        if self.cell.route_tag < UNDECIDED {
+            let via = self.cell.route_tag as usize;
+            if self.table.group(self.switch) != via {
+                return self.table.toward_group(self.switch, via);
+            }
+            self.cell.route_tag = MINIMAL;
+        }
+        self.table.toward_switch(self.switch, dst_switch)
+    }
+
+    /// Group of the cell's destination switch.
+    pub fn destination_group(&self) -> usize {
+        let (dst_switch, _) = self.table.terminal_at(self.cell.dst as usize);
+        self.table.group(dst_switch)
+    }
+
+    /// True at the cell's source switch before its route is chosen (Valiant, UGAL).
+    pub fn undecided(&self) -> bool {
+        self.cell.route_tag == UNDECIDED
+    }
+
+    /// Sends the cell through group `via` before its destination.
+    pub fn go_via(&mut self, via: usize) {
+        self.cell.route_tag = via as u64;
+    }
+
+    /// Keeps the cell on minimal routes.
+    pub fn go_minimal(&mut self) {
+        self.cell.route_tag = MINIMAL;
+    }
+
+    /// A uniformly random candidate of `set`.
+    pub fn random(&mut self, set: usize) -> usize {
+        let ports = self.table.ports(set);
+        ports[self.rng.gen_range(0..ports.len())] as usize
+    }
+
+    /// A random group other than the cell's source and destination groups, or `None` when there
+    /// is none (fewer than three groups).
+    pub fn random_intermediate_group(&mut self) -> Option<usize> {
+        let groups = self.table.groups();
+        let (dst_switch, _) = self.table.terminal_at(self.cell.dst as usize);
+        let (here, there) = (self.table.group(self.switch), self.table.group(dst_switch));
+        let ordered = [here.min(there), here.max(there)];
+        let skipped = if here == there {
+            &ordered[..1]
+        } else {
+            &ordered[..]
+        };
+        if groups <= skipped.len() {
+            return None;
+        }
+        let mut pick = self.rng.gen_range(0..groups - skipped.len());
+        for &skip in skipped {
+            if pick >= skip {
+                pick += 1;
+            }
+        }
+        Some(pick)
+    }
+
+    /// The flow hash of the cell at this switch (per (source, destination) pair).
+    pub fn flow_hash(&self) -> u64 {
+        mix(self.salt ^ ((self.cell.src as u64) << 16 | self.cell.dst as u64))
+    }
+}
+
+/// Spraying state: per candidate set, a position in a random order of its ports, re-drawn every
+/// `rounds` passes (Stardust §4.3's "round robin over a random permutation").
+pub struct Spray {
+    /// Per set: the current order of its ports (same layout as the table's port list).
+    pub order: Vec<u16>,
+    /// Per set: next position in its order.
+    pub next: Vec<u16>,
+    /// Per set: passes left before the order is re-drawn.
+    pub passes_left: Vec<u16>,
+    /// Passes over one order before it is re-drawn.
+    pub rounds: u16,
+}
+
+/// Routing over a [`RouteTable`] with the mechanism a scenario names.
+pub struct FabricRouter {
+    table: RouteTable,
+    mode: &'static Mode,
+    rngs: Vec<Rng>,
+    salts: Vec<u64>,
+    spray: Spray,
+}
+
+impl FabricRouter {
+    /// A router for `table` using `mode`, its random streams drawn from `seed`; spraying
+    /// re-draws its orders every `spray_rounds` passes.
+    pub fn new(table: RouteTable, mode: &'static Mode, seed: u64, spray_rounds: u16) -> Self {
+        let rngs: Vec<Rng> = (0..table.switches())
+            .map(|s| {
+                let id = ComponentId {
+                    kind: KIND_ROUTER,
+                    index: s as u32,
+                };
+                stream(seed, id)
+            })
+            .collect();
+        let salts = (0..table.switches())
+            .map(|s| mix(seed ^ mix(s as u64 + 1)))
+            .collect();
+        let order: Vec<u16> = (0..table.sets())
+            .flat_map(|set| table.ports(set).to_vec())
+            .collect();
+        let spray = Spray {
+            order,
+            next: vec![0; table.sets()],
+            passes_left: vec![0; table.sets()],
+            rounds: spray_rounds.max(1),
+        };
+        FabricRouter {
+            table,
+            mode,
+            rngs,
+            salts,
+            spray,
+        }
+    }
+
+    /// The tables routed over.
+    pub fn table(&self) -> &RouteTable {
+        &self.table
+    }
+}
+
+impl Router for FabricRouter {
+    fn inject(&mut self, _src: usize, cell: &mut Cell) {
+        cell.route_tag = if self.mode.needs_groups {
+            UNDECIDED
+        } else {
+            MINIMAL
+        };
+    }
+
+    fn route(
+        &mut self,
+        switch: usize,
+        _input: usize,
+        cell: &mut Cell,
+        view: &dyn LocalView,
+    ) -> usize {
+        let (dst_switch, dst_port) = self.table.terminal_at(cell.dst as usize);
+        if switch == dst_switch {
+            return dst_port;
+        }
+        let mut decision = Decision {
+            table: &self.table,
+            switch,
+            cell,
+            view,
+            rng: &mut self.rngs[switch],
+            spray: &mut self.spray,
+            salt: self.salts[switch],
+        };
+        (self.mode.choose)(&mut decision)
+    }
+
+    fn planned_output(&self, switch: usize, _input: usize, cell: &Cell) -> Option<usize> {
+        let (dst_switch, dst_port) = self.table.terminal_at(cell.dst as usize);
+        if switch == dst_switch {
+            Some(dst_port)
+        } else if std::ptr::eq(self.mode, &MODES[0]) {
+            Some(modes::deterministic::output(&self.table, switch, cell))
+        } else {
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blocks::topology::{Attachment, Topology};
+
+    /// Queues as a test sets them.
+    struct Backlog(Vec<u32>);
+
+    impl LocalView for Backlog {
+        fn backlog_cells(&self, output: usize) -> u32 {
+            self.0.get(output).copied().unwrap_or(0)
+        }
+    }
+
+    fn cell(src: usize, dst: usize) -> Cell {
+        Cell {
+            src: src as u16,
+            dst: dst as u16,
+            out_port: 0,
+            vc: 0,
+            next_vc: 0,
+            route_tag: 0,
+            last_of_packet: true,
+            payload_bytes: 64,
+            inject_ps: 0,
+            packet_inject_ps: 0,
+            in_port: 0,
+            switch_arrive_ps: 0,
+        }
+    }
+
+    /// Walks a cell from `src` to wherever the router sends it; returns the endpoint reached and
+    /// the switches crossed.
+    fn walk(
+        t: &Topology,
+        router: &mut FabricRouter,
+        src: usize,
+        dst: usize,
+    ) -> (usize, Vec<usize>) {
+        let mut c = cell(src, dst);
+        router.inject(src, &mut c);
+        let (mut switch, mut input) = t.endpoint_port(src).unwrap();
+        let mut path = vec![];
+        loop {
+            path.push(switch);
+            assert!(path.len() < 16, "routing loops: {path:?}");
+            let output = router.route(switch, input, &mut c, &Backlog(vec![]));
+            match t.peer(switch, output).unwrap() {
+                Attachment::Endpoint(e) => return (e, path),
+                Attachment::SwitchPort { switch: s, port } => (switch, input) = (s, port),
+            }
+        }
+    }
+
+    fn router(t: &Topology, name: &str) -> FabricRouter {
+        FabricRouter::new(RouteTable::new(t).unwrap(), mode(name).unwrap(), 7, 4)
+    }
+
+    #[test]
+    fn every_minimal_mode_takes_a_shortest_path_on_a_fat_tree() {
+        let t = Topology::fat_tree(4).unwrap();
+        for name in ["deterministic", "ecmp", "spray", "random", "least_loaded"] {
+            let mut r = router(&t, name);
+            for src in 0..t.endpoints() {
+                for dst in 0..t.endpoints() {
+                    let (reached, path) = walk(&t, &mut r, src, dst);
+                    assert_eq!(reached, dst, "{name}");
+                    let expected = if src / 2 == dst / 2 {
+                        1
+                    } else if src / 4 == dst / 4 {
+                        3
+                    } else {
+                        5
+                    };
+                    assert_eq!(path.len(), expected, "{name} {src}->{dst}: {path:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ecmp_keeps_a_flow_on_one_path_and_spray_uses_every_core() {
+        let t = Topology::fat_tree(4).unwrap();
+        let mut ecmp = router(&t, "ecmp");
+        let first = walk(&t, &mut ecmp, 0, 15).1;
+        assert!((0..20).all(|_| walk(&t, &mut ecmp, 0, 15).1 == first));
+        let mut spray = router(&t, "spray");
+        let mut cores: Vec<usize> = (0..40).map(|_| walk(&t, &mut spray, 0, 15).1[2]).collect();
+        cores.sort();
+        cores.dedup();
+        assert_eq!(cores, vec![16, 17, 18, 19], "four cores, all used");
+    }
+
+    #[test]
+    fn spray_serves_each_order_round_robin() {
+        let t = Topology::fat_tree(8).unwrap();
+        let mut spray = router(&t, "spray");
+        // Edge uplinks: every pass over the four aggregation switches uses each exactly once.
+        for _ in 0..12 {
+            let mut pass: Vec<usize> = (0..4).map(|_| walk(&t, &mut spray, 0, 127).1[1]).collect();
+            pass.sort();
+            assert_eq!(pass, vec![32, 33, 34, 35]);
+        }
+    }
+
+    #[test]
+    fn valiant_crosses_an_intermediate_group_and_ugal_stays_minimal_when_idle() {
+        let t = Topology::dragonfly(2, 4, 2, 9).unwrap();
+        let group = |s: usize| t.group(s);
+        let mut valiant = router(&t, "valiant");
+        let mut ugal = router(&t, "ugal");
+        for (src, dst) in [(0, 70), (5, 20), (17, 3)] {
+            let (reached, path) = walk(&t, &mut valiant, src, dst);
+            assert_eq!(reached, dst);
+            let (first, last) = (group(path[0]), group(*path.last().unwrap()));
+            assert!(
+                path.iter().any(|&s| group(s) != first && group(s) != last),
+                "{path:?}"
+            );
+            let (reached, path) = walk(&t, &mut ugal, src, dst);
+            assert_eq!(reached, dst);
+            let table = RouteTable::new(&t).unwrap();
+            assert_eq!(
+                path.len() as u32,
+                1 + table.hops(path[0], *path.last().unwrap())
+            );
+        }
+        // Inside one group Valiant stays minimal.
+        let (_, path) = walk(&t, &mut valiant, 0, 7);
+        assert!(path.iter().all(|&s| group(s) == 0));
+    }
+
+    #[test]
+    fn ugal_detours_when_the_minimal_output_is_backed_up() {
+        let t = Topology::dragonfly(2, 4, 2, 9).unwrap();
+        let mut r = router(&t, "ugal");
+        let (src, dst) = (0, 70);
+        let (switch, input) = t.endpoint_port(src).unwrap();
+        let mut detours = 0;
+        for _ in 0..50 {
+            let mut c = cell(src, dst);
+            r.inject(src, &mut c);
+            // Every output is loaded; the minimal ones (two here) far more. Two of the seven
+            // intermediate groups are reached through a minimal output too, so UGAL detours
+            // through the other five.
+            let minimal = r
+                .table()
+                .ports(r.table().toward_switch(switch, 35))
+                .to_vec();
+            assert_eq!(minimal.len(), 2);
+            let mut backlog = vec![1; 16];
+            for &port in &minimal {
+                backlog[port as usize] = 100;
+            }
+            let output = r.route(switch, input, &mut c, &Backlog(backlog.clone()));
+            if c.route_tag != MINIMAL {
+                detours += 1;
+                assert_eq!(backlog[output], 1, "a detour takes an idle output");
+            }
+        }
+        assert!(
+            (25..=46).contains(&detours),
+            "{detours} of 50 detoured, expected about 36"
+        );
+    }
+
+    #[test]
+    fn routing_tables_for_the_big_topologies_build() {
+        let fat = RouteTable::new(&Topology::fat_tree(12).unwrap()).unwrap();
+        assert_eq!(fat.terminals(), 432);
+        let dragonfly = RouteTable::new(&Topology::dragonfly(4, 8, 4, 33).unwrap()).unwrap();
+        assert_eq!(dragonfly.terminals(), 1056);
+        // Any two routers of a canonical Dragonfly are at most local-global-local apart.
+        assert!((0..264).all(|a| (0..264).all(|b| dragonfly.hops(a, b) <= 3)));
+    }
+}

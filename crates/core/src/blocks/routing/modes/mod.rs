@@ -1,0 +1,9 @@
+//! The routing mechanisms, one file each; [`super::MODES`] lists them by name.
+
+pub mod deterministic;
+pub mod ecmp;
+pub mod least_loaded;
+pub mod random;
+pub mod spray;
+pub mod ugal;
+pub mod valiant;

@@ -1,0 +1,32 @@
+//! Per-cell spraying as Stardust's fabric elements do it (seed 001, §4.3): each set of
+//! equal-cost links is served round robin in a random order, and the order is re-drawn every
+//! few passes, so consecutive cells take different links without a fixed pattern.
+
+use rand::seq::SliceRandom;
+
+use super::super::{Decision, Mode};
+
+/// The mode.
+pub const MODE: Mode = Mode {
+    name: "spray",
+    description: "per cell, round robin over a random order of the equal-cost next hops, re-drawn every few passes",
+    needs_groups: false,
+    choose,
+};
+
+fn choose(d: &mut Decision<'_>) -> usize {
+    let set = d.next_set();
+    let order = &mut d.spray.order[d.table.set_range(set)];
+    let next = &mut d.spray.next[set];
+    if *next == 0 {
+        let passes_left = &mut d.spray.passes_left[set];
+        if *passes_left == 0 {
+            order.shuffle(d.rng);
+            *passes_left = d.spray.rounds;
+        }
+        *passes_left -= 1;
+    }
+    let port = order[*next as usize];
+    *next = (*next + 1) % order.len() as u16;
+    port as usize
+}

@@ -1,0 +1,274 @@
+//! Routing tables: every equal-cost next hop per (switch, destination switch), and per (switch,
+//! group) for non-minimal routes through an intermediate group, built by one breadth-first
+//! search from each destination over the switch graph (no search per pair, no allocation per
+//! lookup).
+
+use std::collections::{HashMap, VecDeque};
+
+use crate::blocks::topology::{Attachment, Topology, TopologyError};
+
+/// Hop count of a switch that cannot reach the destination.
+const UNREACHABLE: u8 = u8::MAX;
+
+/// A set of candidate output ports of one switch, as a range of [`RouteTable::ports`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CandidateSet {
+    start: u32,
+    len: u16,
+}
+
+impl CandidateSet {
+    /// Number of candidates.
+    pub fn len(self) -> usize {
+        self.len as usize
+    }
+
+    /// True for a set with no candidate (the destination itself).
+    pub fn is_empty(self) -> bool {
+        self.len == 0
+    }
+}
+
+/// Minimal candidates toward every switch and every group, with hop counts.
+pub struct RouteTable {
+    switches: usize,
+    groups: usize,
+    /// Switch and port each terminal is cabled to.
+    terminal_at: Vec<(u16, u16)>,
+    group_of: Vec<u16>,
+    /// `hops[s * switches + d]`: switch-to-switch hops from `s` to `d`.
+    hops: Vec<u8>,
+    /// `to_switch[s * switches + d]`: index into `sets` of the outputs of `s` one hop closer to `d`.
+    to_switch: Vec<u32>,
+    /// `to_group[s * groups + g]`: outputs of `s` one hop closer to the nearest switch of `g`.
+    to_group: Vec<u32>,
+    /// `group_hops[s * groups + g]`: hops from `s` to the nearest switch of group `g`.
+    group_hops: Vec<u8>,
+    /// `from_group_hops[g * switches + d]`: fewest hops from a switch of `g` to `d`.
+    from_group_hops: Vec<u8>,
+    sets: Vec<CandidateSet>,
+    ports: Vec<u16>,
+}
+
+impl RouteTable {
+    /// Builds the tables of `topology`; every terminal must reach every other.
+    pub fn new(topology: &Topology) -> Result<RouteTable, TopologyError> {
+        let switches = topology.switches();
+        let groups = topology.groups().max(1);
+        let terminal_at = (0..topology.endpoints())
+            .map(|t| {
+                let (s, p) = topology
+                    .endpoint_port(t)
+                    .ok_or(TopologyError::Unreachable { src: t, dst: t })?;
+                Ok((s as u16, p as u16))
+            })
+            .collect::<Result<Vec<_>, TopologyError>>()?;
+        // Cables between switches: (port, neighbour) per switch.
+        let links: Vec<Vec<(u16, usize)>> = (0..switches)
+            .map(|s| {
+                (0..topology.switch_ports(s))
+                    .filter_map(|port| match topology.peer(s, port) {
+                        Some(Attachment::SwitchPort { switch, .. }) => Some((port as u16, switch)),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .collect();
+        let group_of: Vec<u16> = (0..switches).map(|s| topology.group(s) as u16).collect();
+        let mut table = RouteTable {
+            switches,
+            groups,
+            terminal_at,
+            group_of,
+            hops: vec![UNREACHABLE; switches * switches],
+            to_switch: vec![0; switches * switches],
+            to_group: vec![0; switches * groups],
+            group_hops: vec![UNREACHABLE; switches * groups],
+            from_group_hops: vec![UNREACHABLE; groups * switches],
+            sets: Vec::new(),
+            ports: Vec::new(),
+        };
+        let mut builder = SetBuilder::default();
+        let mut distance = vec![UNREACHABLE; switches];
+        let mut frontier = VecDeque::with_capacity(switches);
+        // Destination-major: one search per destination switch, then one per group.
+        let mut per_destination: Vec<u8> = vec![UNREACHABLE; switches * switches];
+        for d in 0..switches {
+            bfs(&links, [d].into_iter(), &mut distance, &mut frontier);
+            per_destination[d * switches..(d + 1) * switches].copy_from_slice(&distance);
+        }
+        let mut per_group: Vec<u8> = vec![UNREACHABLE; groups * switches];
+        for g in 0..groups {
+            let members = (0..switches).filter(|&s| table.group_of[s] as usize == g);
+            bfs(&links, members, &mut distance, &mut frontier);
+            per_group[g * switches..(g + 1) * switches].copy_from_slice(&distance);
+        }
+        for s in 0..switches {
+            builder.start_switch();
+            for d in 0..switches {
+                let dist = &per_destination[d * switches..(d + 1) * switches];
+                table.hops[s * switches + d] = dist[s];
+                table.to_switch[s * switches + d] =
+                    builder.set(&links[s], dist[s], dist, &mut table);
+            }
+            for g in 0..groups {
+                let dist = &per_group[g * switches..(g + 1) * switches];
+                table.group_hops[s * groups + g] = dist[s];
+                table.to_group[s * groups + g] = builder.set(&links[s], dist[s], dist, &mut table);
+            }
+        }
+        for g in 0..groups {
+            for d in 0..switches {
+                table.from_group_hops[g * switches + d] = (0..switches)
+                    .filter(|&s| table.group_of[s] as usize == g)
+                    .map(|s| table.hops[s * switches + d])
+                    .min()
+                    .unwrap_or(UNREACHABLE);
+            }
+        }
+        for (src, &(s, _)) in table.terminal_at.iter().enumerate() {
+            for (dst, &(d, _)) in table.terminal_at.iter().enumerate() {
+                if table.hops[s as usize * switches + d as usize] == UNREACHABLE {
+                    return Err(TopologyError::Unreachable { src, dst });
+                }
+            }
+        }
+        Ok(table)
+    }
+
+    /// Number of terminals.
+    pub fn terminals(&self) -> usize {
+        self.terminal_at.len()
+    }
+
+    /// Number of switches.
+    pub fn switches(&self) -> usize {
+        self.switches
+    }
+
+    /// Number of groups.
+    pub fn groups(&self) -> usize {
+        self.groups
+    }
+
+    /// Switch and port terminal `terminal` is cabled to.
+    #[inline]
+    pub fn terminal_at(&self, terminal: usize) -> (usize, usize) {
+        let (s, p) = self.terminal_at[terminal];
+        (s as usize, p as usize)
+    }
+
+    /// Group of `switch`.
+    #[inline]
+    pub fn group(&self, switch: usize) -> usize {
+        self.group_of[switch] as usize
+    }
+
+    /// Switch hops from `from` to `to`.
+    #[inline]
+    pub fn hops(&self, from: usize, to: usize) -> u32 {
+        self.hops[from * self.switches + to] as u32
+    }
+
+    /// Hops from `from` to the nearest switch of `group`, then on to switch `to`.
+    #[inline]
+    pub fn hops_via_group(&self, from: usize, group: usize, to: usize) -> u32 {
+        self.group_hops[from * self.groups + group] as u32
+            + self.from_group_hops[group * self.switches + to] as u32
+    }
+
+    /// Outputs of `switch` on a shortest path to switch `to` (index of the set).
+    #[inline]
+    pub fn toward_switch(&self, switch: usize, to: usize) -> usize {
+        self.to_switch[switch * self.switches + to] as usize
+    }
+
+    /// Outputs of `switch` on a shortest path to group `group` (index of the set).
+    #[inline]
+    pub fn toward_group(&self, switch: usize, group: usize) -> usize {
+        self.to_group[switch * self.groups + group] as usize
+    }
+
+    /// Number of distinct candidate sets (each belongs to one switch).
+    pub fn sets(&self) -> usize {
+        self.sets.len()
+    }
+
+    /// Where set `set` lies in the list of all sets' ports.
+    #[inline]
+    pub fn set_range(&self, set: usize) -> std::ops::Range<usize> {
+        let CandidateSet { start, len } = self.sets[set];
+        start as usize..start as usize + len as usize
+    }
+
+    /// The candidate ports of set `set`.
+    #[inline]
+    pub fn ports(&self, set: usize) -> &[u16] {
+        &self.ports[self.set_range(set)]
+    }
+}
+
+/// Breadth-first search over switch cables from `sources`, writing hop counts into `distance`.
+fn bfs(
+    links: &[Vec<(u16, usize)>],
+    sources: impl Iterator<Item = usize>,
+    distance: &mut [u8],
+    frontier: &mut VecDeque<usize>,
+) {
+    distance.fill(UNREACHABLE);
+    frontier.clear();
+    for s in sources {
+        distance[s] = 0;
+        frontier.push_back(s);
+    }
+    while let Some(s) = frontier.pop_front() {
+        for &(_, next) in &links[s] {
+            if distance[next] == UNREACHABLE {
+                distance[next] = distance[s] + 1;
+                frontier.push_back(next);
+            }
+        }
+    }
+}
+
+/// Interns candidate sets per switch, so spraying keeps one pointer per distinct set.
+#[derive(Default)]
+struct SetBuilder {
+    scratch: Vec<u16>,
+    known: HashMap<Vec<u16>, u32>,
+}
+
+impl SetBuilder {
+    fn start_switch(&mut self) {
+        self.known.clear();
+    }
+
+    /// The set of this switch's outputs whose neighbour is one hop closer: `here` is the
+    /// switch's own distance (0 at the destination: an empty set).
+    fn set(
+        &mut self,
+        links: &[(u16, usize)],
+        here: u8,
+        distance: &[u8],
+        table: &mut RouteTable,
+    ) -> u32 {
+        self.scratch.clear();
+        if here != 0 && here != UNREACHABLE {
+            let closer = links
+                .iter()
+                .filter(|&&(_, next)| distance[next] == here - 1);
+            self.scratch.extend(closer.map(|&(port, _)| port));
+        }
+        if let Some(&set) = self.known.get(self.scratch.as_slice()) {
+            return set;
+        }
+        let set = table.sets.len() as u32;
+        table.sets.push(CandidateSet {
+            start: table.ports.len() as u32,
+            len: self.scratch.len() as u16,
+        });
+        table.ports.extend_from_slice(&self.scratch);
+        self.known.insert(self.scratch.clone(), set);
+        set
+    }
+}
