@@ -10,6 +10,7 @@ use crate::blocks::flow_control::{LinkFlowControl, RxFlowControl};
 use crate::blocks::link::Link;
 use crate::blocks::matching::MAX_PORTS;
 use crate::blocks::network::NetworkSpec;
+use crate::blocks::routing::{mode, MODES};
 use crate::blocks::switch::SchedulerKind;
 use crate::blocks::switch::SwitchSpec;
 use crate::blocks::topology::Topology;
@@ -65,6 +66,28 @@ pub struct Scenario {
     /// How switches and hosts are cabled.
     #[serde(default)]
     pub topology: TopologyConfig,
+    /// How switches pick among next hops (design `cell_fabric` only).
+    #[serde(default)]
+    pub routing: Option<RoutingConfig>,
+}
+
+/// How switches pick among next hops.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RoutingConfig {
+    /// A mechanism of [`crate::blocks::routing::MODES`] by name.
+    pub mode: String,
+    /// Spraying: passes over one random order of the links before it is re-drawn.
+    pub spray_rounds: u16,
+}
+
+impl Default for RoutingConfig {
+    fn default() -> Self {
+        RoutingConfig {
+            mode: "deterministic".into(),
+            spray_rounds: 4,
+        }
+    }
 }
 
 /// Topology names as written in scenarios.
@@ -78,6 +101,24 @@ pub enum TopologyName {
     TwoSwitch,
     /// Leaves with hosts, each cabled once to every spine.
     LeafSpine,
+    /// The k-ary three-tier fat-tree (`k`).
+    FatTree,
+    /// A Dragonfly (`hosts_per_router`, `routers_per_group`, `global_links_per_router`,
+    /// `groups`).
+    Dragonfly,
+}
+
+impl TopologyName {
+    /// The name as written in scenarios.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TopologyName::Star => "star",
+            TopologyName::TwoSwitch => "two_switch",
+            TopologyName::LeafSpine => "leaf_spine",
+            TopologyName::FatTree => "fat_tree",
+            TopologyName::Dragonfly => "dragonfly",
+        }
+    }
 }
 
 /// How switches and hosts are cabled.
@@ -94,6 +135,16 @@ pub struct TopologyConfig {
     pub spines: u32,
     /// Leaf-spine: hosts per leaf.
     pub hosts_per_leaf: u32,
+    /// Fat-tree: switch radix (even); k³/4 hosts.
+    pub k: u32,
+    /// Dragonfly: hosts per router (p).
+    pub hosts_per_router: u32,
+    /// Dragonfly: routers per group (a).
+    pub routers_per_group: u32,
+    /// Dragonfly: global links per router (h).
+    pub global_links_per_router: u32,
+    /// Dragonfly: groups (g).
+    pub groups: u32,
 }
 
 impl Default for TopologyConfig {
@@ -104,6 +155,11 @@ impl Default for TopologyConfig {
             leaves: 4,
             spines: 2,
             hosts_per_leaf: 4,
+            k: 4,
+            hosts_per_router: 4,
+            routers_per_group: 8,
+            global_links_per_router: 4,
+            groups: 33,
         }
     }
 }
@@ -300,6 +356,9 @@ pub enum DestinationName {
     Permutation,
     /// One hot terminal receives a fixed share.
     Hotspot,
+    /// Every host sends uniformly to the hosts of the next group (the Dragonfly's adversarial
+    /// pattern, Kim et al. 2008).
+    GroupShift,
 }
 
 /// Offered traffic.
@@ -346,6 +405,23 @@ impl Default for TrafficConfig {
             packet_bytes_max: None,
         }
     }
+}
+
+/// The hosts of each group of switches, as ranges of host indices in group order (the shapes
+/// number hosts group by group); groups without hosts are left out.
+fn host_groups(topology: &Topology) -> Vec<std::ops::Range<u16>> {
+    let mut ranges: Vec<std::ops::Range<u16>> = Vec::new();
+    let mut last_group = usize::MAX;
+    for host in 0..topology.endpoints() {
+        let (switch, _) = topology.endpoint_port(host).expect("hosts are cabled");
+        let group = topology.group(switch);
+        match ranges.last_mut() {
+            Some(range) if group == last_group => range.end = host as u16 + 1,
+            _ => ranges.push(host as u16..host as u16 + 1),
+        }
+        last_group = group;
+    }
+    ranges
 }
 
 /// Reads any design's scenario type from JSON text; a wrong type or an unknown key is reported
@@ -432,10 +508,11 @@ impl Scenario {
     }
 
     /// The cabling the topology section describes.
-    pub fn topology(&self) -> Topology {
+    pub fn topology(&self) -> Result<Topology, ScenarioError> {
         let t = &self.topology;
         let ports = self.switch.ports as usize;
-        match t.kind {
+        let shape = |key: &str, e: crate::blocks::topology::TopologyError| invalid(key, e.to_string());
+        Ok(match t.kind {
             TopologyName::Star => Topology::star(ports),
             TopologyName::TwoSwitch => Topology::two_switch(ports, t.links as usize),
             TopologyName::LeafSpine => Topology::leaf_spine(
@@ -443,7 +520,17 @@ impl Scenario {
                 t.spines as usize,
                 t.hosts_per_leaf as usize,
             ),
-        }
+            TopologyName::FatTree => {
+                Topology::fat_tree(t.k as usize).map_err(|e| shape("topology.k", e))?
+            }
+            TopologyName::Dragonfly => Topology::dragonfly(
+                t.hosts_per_router as usize,
+                t.routers_per_group as usize,
+                t.global_links_per_router as usize,
+                t.groups as usize,
+            )
+            .map_err(|e| shape("topology.groups", e))?,
+        })
     }
 
     /// Hosts in the topology.
@@ -453,6 +540,11 @@ impl Scenario {
             TopologyName::Star => self.switch.ports,
             TopologyName::TwoSwitch => 2 * (self.switch.ports.saturating_sub(t.links)),
             TopologyName::LeafSpine => t.leaves * t.hosts_per_leaf,
+            TopologyName::FatTree => t.k.saturating_pow(3) / 4,
+            TopologyName::Dragonfly => t
+                .hosts_per_router
+                .saturating_mul(t.routers_per_group)
+                .saturating_mul(t.groups),
         }
     }
 
@@ -477,8 +569,9 @@ impl Scenario {
         NetworkSpec {
             design,
             scheduler: sw.scheduler.as_str().to_string(),
+            routing: None,
             seed: self.run.seed,
-            destinations: self.destinations(topology.endpoints()),
+            destinations: self.destinations(&topology),
             topology,
             switch: SwitchSpec {
                 ports: sw.ports as usize,
@@ -523,15 +616,17 @@ impl Scenario {
         }
     }
 
-    /// Where each of `terminals` terminals sends; the permutation is drawn from the run's seed.
-    pub fn destinations(&self, terminals: usize) -> Vec<Destinations> {
+    /// Where each host of `topology` sends; the permutation is drawn from the run's seed.
+    pub fn destinations(&self, topology: &Topology) -> Vec<Destinations> {
         let t = &self.traffic;
+        let terminals = topology.endpoints();
         let mut permutation: Vec<u16> = (0..terminals as u16).collect();
         let id = ComponentId {
             kind: KIND_PATTERN,
             index: 0,
         };
         permutation.shuffle(&mut stream(self.run.seed, id));
+        let host_groups = host_groups(topology);
         (0..terminals)
             .map(|i| match t.destinations {
                 DestinationName::Uniform => Destinations::Uniform {
@@ -544,6 +639,14 @@ impl Scenario {
                     port: t.hotspot_port as u16,
                     fraction: t.hotspot_fraction,
                 },
+                DestinationName::GroupShift => {
+                    let at = host_groups.iter().position(|g| g.contains(&(i as u16)));
+                    let next = &host_groups[(at.expect("every host is in a group") + 1) % host_groups.len()];
+                    Destinations::Range {
+                        first: next.start,
+                        count: next.end - next.start,
+                    }
+                }
             })
             .collect()
     }
@@ -602,6 +705,7 @@ impl Scenario {
             ));
         }
         self.validate_topology()?;
+        self.validate_routing()?;
         self.validate_flow_control()?;
         self.validate_traffic(t)
     }
@@ -633,7 +737,64 @@ impl Scenario {
                 }
                 Ok(())
             }
+            TopologyName::FatTree if t.k > max => Err(invalid(
+                "topology.k",
+                format!("expected an even radix from 2 to {max} (the switch port limit)"),
+            )),
+            TopologyName::Dragonfly
+                if t.hosts_per_router + t.routers_per_group + t.global_links_per_router
+                    > max + 1 =>
+            {
+                Err(invalid(
+                    "topology.routers_per_group",
+                    format!("a router has hosts_per_router + routers_per_group - 1 + global_links_per_router ports: expected at most {max}"),
+                ))
+            }
+            TopologyName::FatTree | TopologyName::Dragonfly => self.topology().map(|_| ()),
         }
+    }
+
+    fn validate_routing(&self) -> Result<(), ScenarioError> {
+        let fabric = self.design.as_deref() == Some("cell_fabric");
+        let Some(routing) = &self.routing else {
+            return Ok(());
+        };
+        if !fabric {
+            return Err(invalid(
+                "routing",
+                "only design \"cell_fabric\" routes by mode (single_switch has one path, rifl routes by source)",
+            ));
+        }
+        let names = || MODES.iter().map(|m| m.name).collect::<Vec<_>>().join(", ");
+        let Some(mode) = mode(&routing.mode) else {
+            return Err(invalid(
+                "routing.mode",
+                format!("expected one of {}, got {:?}", names(), routing.mode),
+            ));
+        };
+        if mode.needs_groups && self.topology.kind != TopologyName::Dragonfly {
+            return Err(invalid(
+                "routing.mode",
+                format!(
+                    "{} routes through an intermediate Dragonfly group: expected topology.kind = \"dragonfly\" (got {:?})",
+                    mode.name,
+                    self.topology.kind.as_str()
+                ),
+            ));
+        }
+        if self.switch.per_voq_buffers && mode.name != "deterministic" {
+            return Err(invalid(
+                "switch.per_voq_buffers",
+                "per-VOQ flow control books the next switch's VOQ in advance: it needs routing.mode = \"deterministic\"",
+            ));
+        }
+        if routing.spray_rounds == 0 {
+            return Err(invalid(
+                "routing.spray_rounds",
+                "expected at least one pass per random order",
+            ));
+        }
+        Ok(())
     }
 
     fn validate_flow_control(&self) -> Result<(), ScenarioError> {
@@ -698,6 +859,16 @@ impl Scenario {
             return Err(invalid(
                 "traffic.burst_mean_bytes",
                 "give burst_mean_cells or burst_mean_bytes, not both",
+            ));
+        }
+        let grouped = matches!(
+            self.topology.kind,
+            TopologyName::FatTree | TopologyName::Dragonfly
+        );
+        if t.destinations == DestinationName::GroupShift && !grouped {
+            return Err(invalid(
+                "traffic.destinations",
+                "group_shift sends each group's hosts to the next group: expected topology.kind = \"fat_tree\" (pods) or \"dragonfly\"",
             ));
         }
         if t.hotspot_port >= self.terminals() {

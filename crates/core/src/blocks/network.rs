@@ -57,6 +57,8 @@ pub struct NetworkSpec {
     pub design: &'static str,
     /// Scheduler name reported in the summary.
     pub scheduler: String,
+    /// Routing mode reported in the summary, where the design routes by mode.
+    pub routing: Option<String>,
     /// Seed of every random stream.
     pub seed: u64,
     /// Switches, terminals (the topology's endpoints, in order) and cables.
@@ -114,6 +116,9 @@ pub struct Summary {
     pub design: &'static str,
     /// Scheduler name as in the scenario.
     pub scheduler: String,
+    /// Routing mode as in the scenario, where the design routes by mode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub routing: Option<String>,
     /// Ports of the largest switch.
     pub ports: u32,
     /// Switches in the network.
@@ -225,6 +230,7 @@ pub struct Tables {
 pub struct Network<R: Router> {
     design: &'static str,
     scheduler: String,
+    routing: Option<String>,
     seed: u64,
     router: R,
     topology: Topology,
@@ -258,6 +264,7 @@ impl<R: Router> Network<R> {
         let NetworkSpec {
             design,
             scheduler,
+            routing,
             seed,
             topology,
             switch,
@@ -336,6 +343,7 @@ impl<R: Router> Network<R> {
         let mut network = Network {
             design,
             scheduler,
+            routing,
             seed,
             router,
             topology,
@@ -617,6 +625,7 @@ impl<R: Router> Network<R> {
         let summary = Summary {
             design: self.design,
             scheduler: self.scheduler.clone(),
+            routing: self.routing.clone(),
             ports: (0..self.topology.switches())
                 .map(|s| self.topology.switch_ports(s) as u32)
                 .max()

@@ -41,6 +41,13 @@ pub enum Destinations {
     },
     /// Always the same terminal (one row of a permutation).
     Fixed(u16),
+    /// Uniform over the terminals `first..first + count` (another group's hosts).
+    Range {
+        /// First terminal of the range.
+        first: u16,
+        /// Terminals in the range.
+        count: u16,
+    },
     /// `port` with probability `fraction`, otherwise uniform over all `ports` terminals.
     Hotspot {
         /// Number of terminals.
@@ -230,6 +237,7 @@ impl Generator {
     fn draw_destination(&mut self) -> u16 {
         match self.destinations {
             Destinations::Fixed(dst) => dst,
+            Destinations::Range { first, count } => first + self.rng.gen_range(0..count),
             Destinations::Uniform {
                 ports,
                 include_self: true,

@@ -1,6 +1,7 @@
 //! Whole systems wired from the building blocks: one module per design, each behind the same
 //! [`Simulation`] interface so front ends run any of them alike.
 
+pub mod cell_fabric;
 pub mod clint;
 pub mod rifl;
 pub mod single_switch;
@@ -15,7 +16,7 @@ use crate::engine::time::TimePs;
 use crate::scenario::{Scenario, ScenarioError, TopologyName};
 
 /// The designs a scenario may name in its `design` key.
-pub const DESIGNS: &[&str] = &["single_switch", "rifl", "rifl_link", "clint"];
+pub const DESIGNS: &[&str] = &["single_switch", "cell_fabric", "rifl", "rifl_link", "clint"];
 
 /// What a finished run reports: its summary and its tables, as JSON values (each design has
 /// its own summary fields and tables; front ends render whatever is there).
@@ -100,6 +101,7 @@ pub fn build(json: &str) -> Result<Box<dyn Simulation>, ScenarioError> {
             }
             Ok(Box::new(single_switch::build(&scenario)))
         }
+        "cell_fabric" => Ok(Box::new(cell_fabric::build(&Scenario::from_json(json)?)?)),
         "rifl" => Ok(Box::new(rifl::build(&Scenario::from_json(json)?)?)),
         "rifl_link" => Ok(Box::new(rifl::link::build(json)?)),
         "clint" => Ok(Box::new(clint::build(json)?)),

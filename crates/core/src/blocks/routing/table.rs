@@ -1,14 +1,24 @@
 //! Routing tables: every equal-cost next hop per (switch, destination switch), and per (switch,
-//! group) for non-minimal routes through an intermediate group, built by one breadth-first
+//! group) for non-minimal routes through an intermediate group, built by one shortest-path
 //! search from each destination over the switch graph (no search per pair, no allocation per
 //! lookup).
+//!
+//! A cable between two groups costs [`GLOBAL_COST`] local hops, so minimal routes cross as few
+//! groups as possible: on a Dragonfly a minimal route is local-global-local (Kim et al. 2008),
+//! never two global hops that happen to be as short in hops; on a fat-tree every up-down route
+//! crosses the same number of tiers, so all of them stay candidates.
 
-use std::collections::{HashMap, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 
 use crate::blocks::topology::{Attachment, Topology, TopologyError};
 
 /// Hop count of a switch that cannot reach the destination.
 const UNREACHABLE: u8 = u8::MAX;
+/// Cost of a cable between switches of different groups, in cables inside a group.
+pub const GLOBAL_COST: u32 = 64;
+/// Cost of a switch that cannot reach the destination.
+const FAR: u32 = u32::MAX;
 
 /// A set of candidate output ports of one switch, as a range of [`RouteTable::ports`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,12 +73,20 @@ impl RouteTable {
                 Ok((s as u16, p as u16))
             })
             .collect::<Result<Vec<_>, TopologyError>>()?;
-        // Cables between switches: (port, neighbour) per switch.
-        let links: Vec<Vec<(u16, usize)>> = (0..switches)
+        // Cables between switches: (port, neighbour, cost) per switch.
+        let links: Vec<Vec<Cable>> = (0..switches)
             .map(|s| {
                 (0..topology.switch_ports(s))
                     .filter_map(|port| match topology.peer(s, port) {
-                        Some(Attachment::SwitchPort { switch, .. }) => Some((port as u16, switch)),
+                        Some(Attachment::SwitchPort { switch, .. }) => Some(Cable {
+                            port: port as u16,
+                            next: switch,
+                            cost: if topology.group(switch) == topology.group(s) {
+                                1
+                            } else {
+                                GLOBAL_COST
+                            },
+                        }),
                         _ => None,
                     })
                     .collect()
@@ -89,32 +107,34 @@ impl RouteTable {
             ports: Vec::new(),
         };
         let mut builder = SetBuilder::default();
-        let mut distance = vec![UNREACHABLE; switches];
-        let mut frontier = VecDeque::with_capacity(switches);
+        let mut search = Search::new(switches);
         // Destination-major: one search per destination switch, then one per group.
-        let mut per_destination: Vec<u8> = vec![UNREACHABLE; switches * switches];
+        let mut per_destination: Vec<u32> = vec![FAR; switches * switches];
         for d in 0..switches {
-            bfs(&links, [d].into_iter(), &mut distance, &mut frontier);
-            per_destination[d * switches..(d + 1) * switches].copy_from_slice(&distance);
+            search.run(&links, [d].into_iter());
+            per_destination[d * switches..(d + 1) * switches].copy_from_slice(&search.cost);
+            for s in 0..switches {
+                table.hops[s * switches + d] = search.hops[s];
+            }
         }
-        let mut per_group: Vec<u8> = vec![UNREACHABLE; groups * switches];
+        let mut per_group: Vec<u32> = vec![FAR; groups * switches];
         for g in 0..groups {
             let members = (0..switches).filter(|&s| table.group_of[s] as usize == g);
-            bfs(&links, members, &mut distance, &mut frontier);
-            per_group[g * switches..(g + 1) * switches].copy_from_slice(&distance);
+            search.run(&links, members);
+            per_group[g * switches..(g + 1) * switches].copy_from_slice(&search.cost);
+            for s in 0..switches {
+                table.group_hops[s * groups + g] = search.hops[s];
+            }
         }
         for s in 0..switches {
             builder.start_switch();
             for d in 0..switches {
-                let dist = &per_destination[d * switches..(d + 1) * switches];
-                table.hops[s * switches + d] = dist[s];
-                table.to_switch[s * switches + d] =
-                    builder.set(&links[s], dist[s], dist, &mut table);
+                let cost = &per_destination[d * switches..(d + 1) * switches];
+                table.to_switch[s * switches + d] = builder.set(&links[s], cost[s], cost, &mut table);
             }
             for g in 0..groups {
-                let dist = &per_group[g * switches..(g + 1) * switches];
-                table.group_hops[s * groups + g] = dist[s];
-                table.to_group[s * groups + g] = builder.set(&links[s], dist[s], dist, &mut table);
+                let cost = &per_group[g * switches..(g + 1) * switches];
+                table.to_group[s * groups + g] = builder.set(&links[s], cost[s], cost, &mut table);
             }
         }
         for g in 0..groups {
@@ -208,24 +228,57 @@ impl RouteTable {
     }
 }
 
-/// Breadth-first search over switch cables from `sources`, writing hop counts into `distance`.
-fn bfs(
-    links: &[Vec<(u16, usize)>],
-    sources: impl Iterator<Item = usize>,
-    distance: &mut [u8],
-    frontier: &mut VecDeque<usize>,
-) {
-    distance.fill(UNREACHABLE);
-    frontier.clear();
-    for s in sources {
-        distance[s] = 0;
-        frontier.push_back(s);
+/// A cable from a switch: its port, the switch at the far end, and its routing cost.
+#[derive(Clone, Copy)]
+struct Cable {
+    port: u16,
+    next: usize,
+    cost: u32,
+}
+
+/// Shortest paths (Dijkstra) over switch cables toward a set of sources, reusing its buffers.
+struct Search {
+    /// Cost from each switch to the nearest source.
+    cost: Vec<u32>,
+    /// Fewest hops among each switch's cheapest paths.
+    hops: Vec<u8>,
+    heap: BinaryHeap<Reverse<(u32, usize)>>,
+}
+
+impl Search {
+    fn new(switches: usize) -> Search {
+        Search {
+            cost: vec![FAR; switches],
+            hops: vec![UNREACHABLE; switches],
+            heap: BinaryHeap::with_capacity(switches),
+        }
     }
-    while let Some(s) = frontier.pop_front() {
-        for &(_, next) in &links[s] {
-            if distance[next] == UNREACHABLE {
-                distance[next] = distance[s] + 1;
-                frontier.push_back(next);
+
+    /// Cables are full duplex with the same cost both ways, so searching from the sources
+    /// gives every switch's cost toward them.
+    fn run(&mut self, links: &[Vec<Cable>], sources: impl Iterator<Item = usize>) {
+        self.cost.fill(FAR);
+        self.hops.fill(UNREACHABLE);
+        self.heap.clear();
+        for s in sources {
+            self.cost[s] = 0;
+            self.hops[s] = 0;
+            self.heap.push(Reverse((0, s)));
+        }
+        while let Some(Reverse((cost, s))) = self.heap.pop() {
+            if cost > self.cost[s] {
+                continue;
+            }
+            for cable in &links[s] {
+                let (next, via) = (cable.next, cost + cable.cost);
+                let hops = self.hops[s].saturating_add(1);
+                if via < self.cost[next] {
+                    self.cost[next] = via;
+                    self.hops[next] = hops;
+                    self.heap.push(Reverse((via, next)));
+                } else if via == self.cost[next] {
+                    self.hops[next] = self.hops[next].min(hops);
+                }
             }
         }
     }
@@ -243,21 +296,15 @@ impl SetBuilder {
         self.known.clear();
     }
 
-    /// The set of this switch's outputs whose neighbour is one hop closer: `here` is the
-    /// switch's own distance (0 at the destination: an empty set).
-    fn set(
-        &mut self,
-        links: &[(u16, usize)],
-        here: u8,
-        distance: &[u8],
-        table: &mut RouteTable,
-    ) -> u32 {
+    /// The set of this switch's outputs on a cheapest path: `here` is the switch's own cost
+    /// (0 at the destination: an empty set).
+    fn set(&mut self, links: &[Cable], here: u32, cost: &[u32], table: &mut RouteTable) -> u32 {
         self.scratch.clear();
-        if here != 0 && here != UNREACHABLE {
+        if here != 0 && here != FAR {
             let closer = links
                 .iter()
-                .filter(|&&(_, next)| distance[next] == here - 1);
-            self.scratch.extend(closer.map(|&(port, _)| port));
+                .filter(|c| cost[c.next] != FAR && cost[c.next] + c.cost == here);
+            self.scratch.extend(closer.map(|c| c.port));
         }
         if let Some(&set) = self.known.get(self.scratch.as_slice()) {
             return set;

@@ -23,7 +23,7 @@ pub mod link;
 pub mod router;
 
 use crate::blocks::network::Network;
-use crate::scenario::{FlowControlName, Scenario, ScenarioError, SchedulerName};
+use crate::scenario::{FlowControlName, Scenario, ScenarioError, SchedulerName, TopologyName};
 use header::{HEADER_BYTES, SEGMENT_BYTES};
 use router::RiflRouter;
 
@@ -41,6 +41,15 @@ fn invalid(key: &str, message: impl Into<String>) -> ScenarioError {
 /// ON/OFF flow control with VOQs of at least 1.5 round trips (§IV-D), and no loopback.
 pub fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
     let (cell, sw, link) = (&scenario.cell, &scenario.switch, &scenario.link);
+    if !matches!(
+        scenario.topology.kind,
+        TopologyName::Star | TopologyName::TwoSwitch | TopologyName::LeafSpine
+    ) {
+        return Err(invalid(
+            "topology.kind",
+            "RIFL racks are \"star\", \"two_switch\" or \"leaf_spine\" (at most five hops); multi-tier fabrics are design \"cell_fabric\"",
+        ));
+    }
     let wire_bytes = SEGMENT_BYTES + HEADER_BYTES;
     if cell.size_bytes != wire_bytes || cell.payload_bytes() != SEGMENT_BYTES {
         return Err(invalid(
@@ -87,7 +96,7 @@ pub fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
 /// Builds the RIFL network a validated scenario describes.
 pub fn build(scenario: &Scenario) -> Result<Rifl, ScenarioError> {
     validate(scenario)?;
-    let topology = scenario.topology();
+    let topology = scenario.topology()?;
     let router = RiflRouter::new(&topology).map_err(|e| invalid("topology", e.to_string()))?;
     let mut spec = scenario.network_spec("rifl", topology);
     spec.switch.per_voq_buffers = true;

@@ -1,0 +1,29 @@
+//! A fabric of cell switches on any named topology (star, two switches, leaf-spine, k-ary
+//! fat-tree, Dragonfly), routed by a mechanism chosen by name (deterministic, ECMP, spraying,
+//! random, least loaded, Valiant, UGAL): the multi-tier setting of Stardust's and Aquila's
+//! fabrics with the shared switch, link, flow-control and routing blocks, and nothing
+//! design-specific. It shows what the blocks alone do at scale, and is checked against balls
+//! into bins and the Dragonfly throughput bounds of Kim et al. (ISCA 2008).
+
+use crate::blocks::network::Network;
+use crate::blocks::routing::{mode, FabricRouter, RouteTable};
+use crate::scenario::{RoutingConfig, Scenario, ScenarioError};
+
+/// The fabric simulation.
+pub type CellFabric = Network<FabricRouter>;
+
+/// Builds the fabric a validated scenario describes.
+pub fn build(scenario: &Scenario) -> Result<CellFabric, ScenarioError> {
+    let topology = scenario.topology()?;
+    let table = RouteTable::new(&topology).map_err(|e| ScenarioError {
+        key: "topology".into(),
+        message: e.to_string(),
+    })?;
+    let routing = scenario.routing.clone().unwrap_or_default();
+    let RoutingConfig { mode: name, spray_rounds } = routing;
+    let mode = mode(&name).expect("validated routing mode");
+    let router = FabricRouter::new(table, mode, scenario.run.seed, spray_rounds);
+    let mut spec = scenario.network_spec("cell_fabric", topology);
+    spec.routing = Some(name);
+    Ok(Network::new(spec, router))
+}
