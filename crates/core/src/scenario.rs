@@ -511,7 +511,8 @@ impl Scenario {
     pub fn topology(&self) -> Result<Topology, ScenarioError> {
         let t = &self.topology;
         let ports = self.switch.ports as usize;
-        let shape = |key: &str, e: crate::blocks::topology::TopologyError| invalid(key, e.to_string());
+        let shape =
+            |key: &str, e: crate::blocks::topology::TopologyError| invalid(key, e.to_string());
         Ok(match t.kind {
             TopologyName::Star => Topology::star(ports),
             TopologyName::TwoSwitch => Topology::two_switch(ports, t.links as usize),
@@ -641,7 +642,8 @@ impl Scenario {
                 },
                 DestinationName::GroupShift => {
                     let at = host_groups.iter().position(|g| g.contains(&(i as u16)));
-                    let next = &host_groups[(at.expect("every host is in a group") + 1) % host_groups.len()];
+                    let next = &host_groups
+                        [(at.expect("every host is in a group") + 1) % host_groups.len()];
                     Destinations::Range {
                         first: next.start,
                         count: next.end - next.start,

@@ -20,7 +20,10 @@ pub fn build(scenario: &Scenario) -> Result<CellFabric, ScenarioError> {
         message: e.to_string(),
     })?;
     let routing = scenario.routing.clone().unwrap_or_default();
-    let RoutingConfig { mode: name, spray_rounds } = routing;
+    let RoutingConfig {
+        mode: name,
+        spray_rounds,
+    } = routing;
     let mode = mode(&name).expect("validated routing mode");
     let router = FabricRouter::new(table, mode, scenario.run.seed, spray_rounds);
     let mut spec = scenario.network_spec("cell_fabric", topology);

@@ -268,7 +268,12 @@ impl Router for FabricRouter {
         if switch == dst_switch {
             Some(dst_port)
         } else if std::ptr::eq(self.mode, &MODES[0]) {
-            Some(modes::deterministic::output(&self.table, switch, cell))
+            Some(modes::deterministic::output(
+                &self.table,
+                switch,
+                self.salts[switch],
+                cell,
+            ))
         } else {
             None
         }

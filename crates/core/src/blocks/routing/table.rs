@@ -130,7 +130,8 @@ impl RouteTable {
             builder.start_switch();
             for d in 0..switches {
                 let cost = &per_destination[d * switches..(d + 1) * switches];
-                table.to_switch[s * switches + d] = builder.set(&links[s], cost[s], cost, &mut table);
+                table.to_switch[s * switches + d] =
+                    builder.set(&links[s], cost[s], cost, &mut table);
             }
             for g in 0..groups {
                 let cost = &per_group[g * switches..(g + 1) * switches];

@@ -1,0 +1,115 @@
+//! The fabric of cell switches on multi-tier topologies (design `cell_fabric`): routing
+//! mechanisms against the results they are known for, on small versions of the shipped
+//! fat-tree and Dragonfly scenarios.
+
+use cellfabric_core::designs::cell_fabric;
+use cellfabric_core::{Scenario, Summary};
+
+fn run(json: &str) -> Summary {
+    let scenario = Scenario::from_json(json).expect("valid scenario");
+    let (summary, _) = cell_fabric::build(&scenario)
+        .expect("buildable fabric")
+        .run()
+        .expect("run keeps its invariants");
+    summary
+}
+
+/// A fabric of output-queued switches with 64-cell output queues that drop when full.
+fn fabric(topology: &str, mode: &str, destinations: &str, load: f64, cells: u64) -> String {
+    format!(
+        r#"{{"design": "cell_fabric",
+            "run": {{"seed": 3, "duration_cells": {cells}, "warmup_cells": {warmup}}},
+            "topology": {topology},
+            "routing": {{"mode": "{mode}"}},
+            "switch": {{"scheduler": "output_queued", "buffer_cells": 64}},
+            "traffic": {{"load": {load}, "destinations": "{destinations}"}}}}"#,
+        warmup = cells / 5
+    )
+}
+
+const FAT_TREE_8: &str = r#"{"kind": "fat_tree", "k": 8}"#;
+const DRAGONFLY_72: &str = r#"{"kind": "dragonfly", "hosts_per_router": 2, "routers_per_group": 4,
+    "global_links_per_router": 2, "groups": 9}"#;
+
+/// Balls into bins: under a permutation, flows hashed onto the 4 uplinks of each edge and
+/// aggregation switch of a k = 8 fat-tree collide, and the proportional-sharing fluid model
+/// (docs/validation/fabric_theory.py --k 8) puts ECMP near 0.47 of line rate; spraying every cell
+/// over the uplinks carries the permutation at line rate.
+#[test]
+fn ecmp_permutation_collides_where_spraying_carries_line_rate() {
+    let ecmp = run(&fabric(FAT_TREE_8, "ecmp", "permutation", 1.0, 6_000));
+    let spray = run(&fabric(FAT_TREE_8, "spray", "permutation", 1.0, 6_000));
+    assert!(
+        (0.35..0.6).contains(&ecmp.throughput),
+        "ECMP {}",
+        ecmp.throughput
+    );
+    assert!(ecmp.cells_dropped > 0, "collisions overflow queues");
+    assert!(spray.throughput > 0.95, "spray {}", spray.throughput);
+    assert!(spray.cells_out_of_order > 0, "sprayed cells reorder");
+    assert_eq!(ecmp.cells_out_of_order, 0, "a flow keeps one path");
+}
+
+/// Kim et al. 2008: under the group shift, minimal routing funnels each group's a·p = 8 hosts
+/// through the one global link to the next group (1/8 of line rate each, less the cells lost to
+/// the landing router's congested local link); Valiant, whose bound here is
+/// (g − 2)/(2·a·p) = 7/16 of line rate, carries 0.35 of line rate, nearly three times as much.
+/// UGAL-L sees only its own queues: without back-pressure it cannot see the global link two
+/// hops away overflow, so it detours less than Valiant but still well above minimal.
+#[test]
+fn dragonfly_group_shift_caps_minimal_routing_and_valiant_spreads_it() {
+    let minimal = run(&fabric(
+        DRAGONFLY_72,
+        "deterministic",
+        "group_shift",
+        1.0,
+        6_000,
+    ));
+    let valiant = run(&fabric(DRAGONFLY_72, "valiant", "group_shift", 0.35, 6_000));
+    let ugal = run(&fabric(DRAGONFLY_72, "ugal", "group_shift", 0.35, 6_000));
+    let bound = 1.0 / 8.0;
+    assert!(
+        minimal.throughput <= bound,
+        "minimal {}",
+        minimal.throughput
+    );
+    assert!(
+        minimal.throughput > 0.75 * bound,
+        "minimal {}",
+        minimal.throughput
+    );
+    assert!(valiant.throughput > 0.34, "valiant {}", valiant.throughput);
+    assert!(valiant.cells_dropped < valiant.cells_injected / 100);
+    assert!(ugal.throughput > 1.5 * bound, "ugal {}", ugal.throughput);
+}
+
+/// Under light uniform traffic every mechanism delivers what is offered, without loss.
+#[test]
+fn light_uniform_traffic_is_delivered_by_every_mode() {
+    for mode in [
+        "deterministic",
+        "ecmp",
+        "spray",
+        "random",
+        "least_loaded",
+        "valiant",
+        "ugal",
+    ] {
+        let s = run(&fabric(DRAGONFLY_72, mode, "uniform", 0.2, 4_000));
+        assert_eq!(s.cells_dropped, 0, "{mode}");
+        assert!((s.throughput - s.offered_load).abs() < 0.01, "{mode}");
+        assert_eq!(s.routing.as_deref(), Some(mode));
+    }
+}
+
+#[test]
+fn same_seed_gives_the_same_adaptive_run() {
+    let json = fabric(DRAGONFLY_72, "ugal", "uniform", 0.7, 3_000);
+    let (mut a, mut b) = (run(&json), run(&json));
+    for s in [&mut a, &mut b] {
+        (s.wall_s, s.events_per_s, s.cell_hops_per_s) = (0.0, 0.0, 0.0);
+    }
+    assert_eq!(format!("{a:?}"), format!("{b:?}"));
+    let c = run(&json.replace(r#""seed": 3"#, r#""seed": 4"#));
+    assert_ne!(a.cells_delivered, c.cells_delivered);
+}
