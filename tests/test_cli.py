@@ -139,6 +139,18 @@ def test_rifl_scenarios_run_lossless_with_both_schedulers(name: str, arrival: st
         ("clint/bulk", ["--set", "traffic.bursty=maybe"], "traffic.bursty"),
         ("clint/bulk", ["--set", "nic.bulk_send_buffers=0"], "nic.bulk_send_buffers"),
         ("clint/bulk", ["--set", "switch.ports=8"], "switch"),
+        ("fabric/fat-tree", ["--set", "topology.k=11"], "topology.k"),
+        ("fabric/fat-tree", ["--set", "topology.k=66"], "topology.k"),
+        ("fabric/fat-tree", ["--set", "routing.mode=ugal"], "routing.mode"),
+        ("fabric/fat-tree", ["--set", "routing.mode=teleport"], "routing.mode"),
+        ("fabric/fat-tree", ["--set", "routing.spray_rounds=0"], "routing.spray_rounds"),
+        ("fabric/fat-tree", ["--set", "routing.hops=3"], "routing.hops"),
+        ("fabric/dragonfly", ["--set", "topology.groups=6"], "topology.groups"),
+        ("fabric/dragonfly", ["--set", "topology.routers_per_group=60"], "topology.routers_per_group"),
+        ("fabric/dragonfly", ["--set", "switch.per_voq_buffers=true"], "switch.per_voq_buffers"),
+        ("classic/islip", ["--set", "routing.mode=ecmp"], "routing"),
+        ("classic/islip", ["--set", "traffic.destinations=group_shift"], "traffic.destinations"),
+        ("rifl/table1", ["--set", "topology.kind=fat_tree"], "topology.kind"),
     ],
 )
 def test_design_bad_input_names_the_key(scenario, args, names):
