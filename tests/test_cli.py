@@ -12,7 +12,7 @@ from conftest import ROOT
 
 REQUIRED = [
     "throughput", "offered_load", "latency_ns", "latency_cells", "cells_injected", "cells_delivered",
-    "cells_dropped", "cells_in_flight", "events", "wall_s", "sim_time_ps", "seed",
+    "cells_dropped", "cells_in_flight", "events", "sim_time_ps", "seed", "perf",
 ]
 PERCENTILES = ["mean", "p1", "p50", "p75", "p90", "p95", "p99", "max"]
 

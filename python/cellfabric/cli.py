@@ -53,7 +53,8 @@ def main() -> None:
 )
 @click.option("--seed", type=int, default=None, help="Seed of the run (same as --set run.seed=N).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Write results here.")
-@click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON summary on stdout.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print exactly one JSON object on stdout: the summary, with wall-clock figures under 'perf'.")
 def run(
     scenario: str, assignments: tuple[str, ...], seed: int | None, out_dir: str | None, as_json: bool
 ) -> None:
@@ -68,9 +69,10 @@ def run(
     if out_dir is not None:
         result.write(out_dir)
     if as_json:
-        click.echo(json.dumps(result.summary))
+        click.echo(json.dumps({**result.summary, "perf": result.perf}))
     else:
         click.echo(_report(result.summary))
+        click.echo("perf  " + "  ".join(f"{k} {_number(v)}" for k, v in result.perf.items()))
 
 
 if __name__ == "__main__":

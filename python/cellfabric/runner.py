@@ -68,5 +68,5 @@ def run(
             bar.update()
     finally:
         bar.close()
-    summary_json, tables_json = sim.finish()
-    return Result.from_core(summary_json, tables_json, config)
+    summary_json, tables_json, perf_json = sim.finish()
+    return Result.from_core(summary_json, tables_json, perf_json, config)

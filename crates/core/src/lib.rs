@@ -11,9 +11,11 @@
 pub mod blocks;
 pub mod designs;
 pub mod engine;
+pub mod run;
 pub mod scenario;
 
 pub use blocks::network::{Summary, Tables};
+pub use designs::build;
 pub use designs::single_switch::SingleSwitch;
-pub use designs::{build, Report, RunError, Simulation};
+pub use run::{Report, RunError, Simulation};
 pub use scenario::{Scenario, ScenarioError};

@@ -105,11 +105,8 @@ fn light_uniform_traffic_is_delivered_by_every_mode() {
 #[test]
 fn same_seed_gives_the_same_adaptive_run() {
     let json = fabric(DRAGONFLY_72, "ugal", "uniform", 0.7, 3_000);
-    let (mut a, mut b) = (run(&json), run(&json));
-    for s in [&mut a, &mut b] {
-        (s.wall_s, s.events_per_s, s.cell_hops_per_s) = (0.0, 0.0, 0.0);
-    }
-    assert_eq!(format!("{a:?}"), format!("{b:?}"));
+    let a = run(&json);
+    assert_eq!(format!("{a:?}"), format!("{:?}", run(&json)));
     let c = run(&json.replace(r#""seed": 3"#, r#""seed": 4"#));
     assert_ne!(a.cells_delivered, c.cells_delivered);
 }

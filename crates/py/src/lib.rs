@@ -71,8 +71,8 @@ impl Simulation {
         Ok(self.sim()?.events())
     }
 
-    /// Checks the run's invariants; returns (summary JSON, tables JSON).
-    fn finish(&mut self, py: Python<'_>) -> PyResult<(String, String)> {
+    /// Checks the run's invariants; returns (summary JSON, tables JSON, perf JSON).
+    fn finish(&mut self, py: Python<'_>) -> PyResult<(String, String, String)> {
         let sim = self
             .sim
             .take()
@@ -82,7 +82,8 @@ impl Simulation {
             .map_err(|e| SimulationError::new_err(e.to_string()))?;
         let summary = report.summary.to_string();
         let tables = report.tables.to_string();
-        Ok((summary, tables))
+        let perf = serde_json::to_string(&report.perf).expect("perf serializes");
+        Ok((summary, tables, perf))
     }
 }
 

@@ -8,8 +8,6 @@
 //! flow-control signal reaches a terminal or a switch output. Flow-control signals travel back
 //! over the link they control with its propagation delay.
 
-use std::time::{Duration, Instant};
-
 use serde::Serialize;
 
 use super::cell::{Cell, CellArena, CellId};
@@ -20,36 +18,15 @@ use super::switch::{Admission, CellSwitch, SwitchSpec};
 use super::terminal::Terminal;
 use super::topology::{Attachment, Topology};
 use super::traffic::{Destinations, Generator, TrafficSpec, NEVER_PS};
+use crate::engine::kernel::{Clock, Kernel, Model};
 use crate::engine::queue::{CalendarQueue, EventQueue, Phase};
 use crate::engine::rng::{stream, ComponentId};
 use crate::engine::stats::{LatencyHistogram, Percentiles};
 use crate::engine::time::{next_boundary_ps, TimePs, PS_PER_NS};
+use crate::run::{Design, Ledger, Perf, Report, RunError};
 
 const KIND_TERMINAL: u32 = 1;
 const KIND_SWITCH: u32 = 2;
-
-/// A run's failure to keep its own invariants.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum RunError {
-    /// Cells were created or lost outside the account.
-    #[error("conservation violated: injected {injected} != delivered {delivered} + dropped {dropped} + in flight {in_flight}")]
-    Conservation {
-        /// Cells generated.
-        injected: u64,
-        /// Cells sunk.
-        delivered: u64,
-        /// Cells dropped.
-        dropped: u64,
-        /// Cells alive at the end.
-        in_flight: u64,
-    },
-    /// A configuration that promises no loss dropped cells.
-    #[error("lossless configuration dropped {0} cells")]
-    LossInLosslessRun(u64),
-    /// Nothing could move any more while cells were in flight.
-    #[error("deadlock: {0}")]
-    Deadlock(String),
-}
 
 /// Everything a [`Network`] is built from.
 pub struct NetworkSpec {
@@ -86,7 +63,7 @@ pub struct NetworkSpec {
 
 /// The messages components exchange; small and `Copy`.
 #[derive(Clone, Copy, Debug)]
-enum Event {
+pub enum Event {
     /// A terminal has a cell due or its link has become free.
     Wake(u16),
     /// A cell's last bit reaches a switch input.
@@ -170,12 +147,8 @@ pub struct Summary {
     pub warmup_ps: u64,
     /// Events processed.
     pub events: u64,
-    /// Wall-clock time spent simulating.
-    pub wall_s: f64,
-    /// Events per wall-clock second.
-    pub events_per_s: f64,
-    /// Cells switched (one cell crossing one switch) per wall-clock second.
-    pub cell_hops_per_s: f64,
+    /// Cells switched (one cell crossing one switch) over the whole run.
+    pub cell_hops: u64,
 }
 
 /// Latency histogram rows: bucket upper bound and count.
@@ -246,16 +219,14 @@ pub struct Network<R: Router> {
     slot_ps: TimePs,
     warmup_ps: TimePs,
     end_ps: TimePs,
-    now_ps: TimePs,
-    events: u64,
     cells_dropped: u64,
+    /// Cells moved (sent on by a switch, delivered or dropped): the kernel's progress count.
+    moves: u64,
     flow_control_signals: u64,
     lossless: bool,
     cell_payload_bytes: u32,
     latency: LatencyHistogram,
     packet_latency: LatencyHistogram,
-    deadlock: Option<String>,
-    wall: Duration,
 }
 
 impl<R: Router> Network<R> {
@@ -357,16 +328,13 @@ impl<R: Router> Network<R> {
             slot_ps,
             warmup_ps,
             end_ps,
-            now_ps: 0,
-            events: 0,
             cells_dropped: 0,
+            moves: 0,
             flow_control_signals: 0,
             lossless,
             cell_payload_bytes: traffic.cell_payload_bytes,
             latency: LatencyHistogram::new(),
             packet_latency: LatencyHistogram::new(),
-            deadlock: None,
-            wall: Duration::ZERO,
         };
         for terminal in 0..network.terminals.len() as u16 {
             network.schedule_wake(terminal);
@@ -374,46 +342,21 @@ impl<R: Router> Network<R> {
         network
     }
 
-    /// Current simulated time.
-    pub fn now_ps(&self) -> TimePs {
-        self.now_ps
-    }
-
-    /// When the run ends.
-    pub fn end_ps(&self) -> TimePs {
-        self.end_ps
-    }
-
-    /// Events processed so far.
-    pub fn events(&self) -> u64 {
-        self.events
-    }
-
-    /// Runs every event due at or before `until_ps` (capped at the end of the run); returns true
-    /// once the run is complete.
-    pub fn advance(&mut self, until_ps: TimePs) -> bool {
-        let limit_ps = until_ps.min(self.end_ps);
-        let started = Instant::now();
-        while let Some((time_ps, event)) = self.queue.pop_until(limit_ps) {
-            self.now_ps = time_ps;
-            self.events += 1;
-            self.handle(time_ps, event);
+    /// Runs to the end on the kernel and reports.
+    pub fn run(self) -> Result<(Summary, Tables), RunError> {
+        let end_ps = self.end_ps;
+        let mut kernel = Kernel::new(self, end_ps);
+        kernel.advance(TimePs::MAX);
+        let (network, clock, deadlock) = kernel.into_parts();
+        if let Some(report) = deadlock {
+            return Err(RunError::Deadlock(report));
         }
-        if self.queue.is_empty() && self.cells.live() > 0 && self.deadlock.is_none() {
-            self.deadlock = Some(self.deadlock_report());
-        }
-        self.now_ps = limit_ps;
-        self.wall += started.elapsed();
-        limit_ps == self.end_ps
+        network
+            .finish(clock)
+            .map(|(summary, tables, _)| (summary, tables))
     }
 
-    /// Runs to the end and reports.
-    pub fn run(mut self) -> Result<(Summary, Tables), RunError> {
-        self.advance(TimePs::MAX);
-        self.finish()
-    }
-
-    fn handle(&mut self, now_ps: TimePs, event: Event) {
+    fn dispatch(&mut self, now_ps: TimePs, event: Event) {
         match event {
             Event::Wake(terminal) => {
                 let t = &mut self.terminals[terminal as usize];
@@ -436,6 +379,7 @@ impl<R: Router> Network<R> {
             Event::SwitchArrive { switch, port, cell } => self.arrive(now_ps, switch, port, cell),
             Event::SwitchTick(switch) => self.tick(now_ps, switch),
             Event::Deliver { terminal, cell } => {
+                self.moves += 1;
                 let c = &self.cells[cell];
                 if c.inject_ps >= self.warmup_ps {
                     self.latency.record(now_ps - c.inject_ps);
@@ -486,6 +430,7 @@ impl<R: Router> Network<R> {
             Admission::Dropped => {
                 self.cells.free(cell);
                 self.cells_dropped += 1;
+                self.moves += 1;
             }
         }
     }
@@ -493,6 +438,7 @@ impl<R: Router> Network<R> {
     fn tick(&mut self, now_ps: TimePs, switch: u16) {
         let s = switch as usize;
         let (departures, signals) = self.switches[s].tick(now_ps, &mut self.cells);
+        self.moves += departures.len() as u64;
         for d in departures {
             let event = match self.topology.peer(s, d.output as usize) {
                 Some(Attachment::Endpoint(terminal)) => Event::Deliver {
@@ -574,33 +520,25 @@ impl<R: Router> Network<R> {
             .collect();
         let held: u64 = self.switches.iter().map(|s| s.held_cells()).sum();
         format!(
-            "no event pending at {} ps with {} cells in flight ({held} in switches); {}",
-            self.now_ps,
+            "{} cells in flight ({held} in switches); {}",
             self.cells.live(),
             waiting.join("; ")
         )
     }
 
-    /// Checks the run's invariants and reports its summary and tables.
-    pub fn finish(mut self) -> Result<(Summary, Tables), RunError> {
-        if let Some(report) = self.deadlock.take() {
-            return Err(RunError::Deadlock(report));
-        }
+    /// Checks the run's invariants and reports its summary, tables and perf section.
+    pub fn finish(mut self, clock: Clock) -> Result<(Summary, Tables, Perf), RunError> {
         let sum = |f: fn(&Terminal) -> u64| self.terminals.iter().map(f).sum::<u64>();
         let injected = sum(|t| t.counters.cells_injected);
         let delivered = sum(|t| t.counters.cells_delivered);
         let in_flight = self.cells.live() as u64;
-        if injected != delivered + self.cells_dropped + in_flight {
-            return Err(RunError::Conservation {
-                injected,
-                delivered,
-                dropped: self.cells_dropped,
-                in_flight,
-            });
-        }
-        if self.lossless && self.cells_dropped > 0 {
-            return Err(RunError::LossInLosslessRun(self.cells_dropped));
-        }
+        let ledger = Ledger {
+            injected,
+            delivered,
+            dropped: self.cells_dropped,
+            in_flight,
+        };
+        ledger.check(self.lossless)?;
         let slot_ps = self.slot_ps;
         let measured_slots = (self.end_ps - self.warmup_ps) / slot_ps;
         let capacity_cells = (self.terminals.len() as u64 * measured_slots) as f64;
@@ -612,7 +550,6 @@ impl<R: Router> Network<R> {
                 .record_n(0, boundaries.saturating_sub(sampled_slots));
         }
         let latency = self.latency.percentiles();
-        let wall_s = self.wall.as_secs_f64().max(1e-9);
         let switched: u64 = self
             .switches
             .iter()
@@ -659,15 +596,13 @@ impl<R: Router> Network<R> {
                 .map(|s| s.switch_counters.internal_blocking)
                 .sum(),
             cell_time_ps: slot_ps,
-            sim_time_ps: self.now_ps,
+            sim_time_ps: clock.now_ps,
             warmup_ps: self.warmup_ps,
-            events: self.events,
-            wall_s,
-            events_per_s: self.events as f64 / wall_s,
-            cell_hops_per_s: switched as f64 / wall_s,
+            events: clock.events,
+            cell_hops: switched,
         };
         let tables = self.tables(measured_slots);
-        Ok((summary, tables))
+        Ok((summary, tables, clock.perf(Some(("cell-hops", switched)))))
     }
 
     fn tables(&self, measured_slots: u64) -> Tables {
@@ -706,6 +641,46 @@ impl<R: Router> Network<R> {
             ports,
             queue_occupancy: occupancy,
         }
+    }
+}
+
+impl<R: Router> Model for Network<R> {
+    type Event = Event;
+
+    fn queue(&mut self) -> &mut CalendarQueue<Event> {
+        &mut self.queue
+    }
+
+    fn handle(&mut self, now_ps: TimePs, event: Event) {
+        self.dispatch(now_ps, event);
+    }
+
+    fn progress(&self) -> u64 {
+        self.moves
+    }
+
+    fn in_flight(&self) -> u64 {
+        self.cells.live() as u64
+    }
+
+    /// A thousand cell times, plus ten flow-control round trips.
+    fn stall_ps(&self) -> TimePs {
+        1_000 * self.slot_ps + 20 * self.signal_delay_ps
+    }
+
+    fn stall_report(&self) -> String {
+        self.deadlock_report()
+    }
+}
+
+impl<R: Router> Design for Network<R> {
+    fn end_ps(&self) -> TimePs {
+        self.end_ps
+    }
+
+    fn report(self, clock: Clock) -> Result<Report, RunError> {
+        let (summary, tables, perf) = self.finish(clock)?;
+        Ok(Report::new(&summary, &tables, perf))
     }
 }
 

@@ -9,16 +9,25 @@
 use crate::blocks::network::Network;
 use crate::blocks::routing::{mode, FabricRouter, RouteTable};
 use crate::blocks::topology::Topology;
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, ScenarioError, TopologyName};
 
 /// The single-switch simulation.
 pub type SingleSwitch = Network<FabricRouter>;
 
 /// Builds the system a validated scenario describes.
-pub fn build(scenario: &Scenario) -> SingleSwitch {
+pub fn build(scenario: &Scenario) -> Result<SingleSwitch, ScenarioError> {
+    if scenario.topology.kind != TopologyName::Star {
+        return Err(ScenarioError {
+            key: "topology.kind".into(),
+            message: "single_switch is one switch (\"star\"); racks are built by design \"rifl\", fabrics by \"cell_fabric\"".into(),
+        });
+    }
     let topology = Topology::star(scenario.switch.ports as usize);
     let table = RouteTable::new(&topology).expect("a star connects every pair");
     let deterministic = mode("deterministic").expect("a registered mode");
     let router = FabricRouter::new(table, deterministic, scenario.run.seed, 1);
-    Network::new(scenario.network_spec("single_switch", topology), router)
+    Ok(Network::new(
+        scenario.network_spec("single_switch", topology),
+        router,
+    ))
 }

@@ -2,6 +2,7 @@
 //! Nothing here knows about networks.
 
 pub mod arena;
+pub mod kernel;
 pub mod queue;
 pub mod rng;
 pub mod stats;

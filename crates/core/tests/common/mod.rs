@@ -6,6 +6,7 @@ use cellfabric_core::{Scenario, Summary, Tables};
 pub fn run(json: &str) -> (Summary, Tables) {
     let scenario = Scenario::from_json(json).expect("valid scenario");
     let (summary, tables) = cellfabric_core::designs::single_switch::build(&scenario)
+        .expect("a star")
         .run()
         .expect("run keeps its invariants");
     assert_eq!(

@@ -25,20 +25,19 @@ pub mod nic;
 pub mod quick;
 pub mod timing;
 
-use std::time::Instant;
-
 use rand::Rng as _;
 use rand_distr::{Distribution, Geometric};
 use serde::Serialize;
 
 use crate::blocks::collision_switch::{CollisionSwitch, Mixing, OnBusy, Verdict};
 use crate::blocks::lcf::LcfArbiter;
-use crate::designs::{Report, RunError, Simulation};
 use crate::engine::arena::Arena;
+use crate::engine::kernel::{Clock, Model};
 use crate::engine::queue::{CalendarQueue, EventQueue, Phase};
 use crate::engine::rng::{stream, ComponentId, Rng};
 use crate::engine::stats::{LatencyHistogram, Percentiles};
 use crate::engine::time::{TimePs, PS_PER_NS};
+use crate::run::{Design, Ledger, Report, RunError};
 use crate::scenario::ScenarioError;
 use bulk::{BulkMove, OutputBuffers};
 use config::{Architecture, ClintConfig, Intervals};
@@ -51,7 +50,7 @@ const KIND_CLINT_SOURCE: u32 = 20;
 
 /// The messages of a Clint run; small and `Copy`.
 #[derive(Clone, Copy, Debug)]
-enum Event {
+pub enum Event {
     /// A node's packet generator fires.
     Generate(u16),
     /// A node's bulk uplink may start a request (unscheduled architectures).
@@ -245,8 +244,6 @@ pub struct ClintSummary {
     pub packet_ns: f64,
     /// Events processed.
     pub events: u64,
-    /// Wall-clock seconds.
-    pub wall_s: f64,
     /// Simulated time, ps.
     pub sim_time_ps: u64,
 }
@@ -265,8 +262,6 @@ pub struct Clint {
     warmup_ps: TimePs,
     end_ps: TimePs,
     now_ps: TimePs,
-    events: u64,
-    started: Instant,
     queue: CalendarQueue<Event>,
     packets: Arena<Packet>,
     nics: Vec<Nic>,
@@ -340,8 +335,6 @@ pub fn build(json: &str) -> Result<Clint, ScenarioError> {
         warmup_ps: c.run.warmup_us * 1_000 * PS_PER_NS,
         end_ps: c.run.duration_us * 1_000 * PS_PER_NS,
         now_ps: 0,
-        events: 0,
-        started: Instant::now(),
         queue: CalendarQueue::for_gap(CYCLE_PS * 16),
         packets: Arena::new(),
         nics: (0..n)
@@ -551,7 +544,7 @@ impl Clint {
         }
     }
 
-    fn summary(&self) -> ClintSummary {
+    fn summary(&self, clock: &Clock) -> ClintSummary {
         let c = &self.counters;
         let n = self.nodes() as f64;
         let window_ps = (self.end_ps - self.warmup_ps) as f64;
@@ -568,7 +561,6 @@ impl Clint {
             .iter()
             .map(|nic| nic.undelivered(&self.packets))
             .sum();
-        let wall_s = self.started.elapsed().as_secs_f64();
         ClintSummary {
             design: "clint",
             architecture: self.arch.name(),
@@ -601,9 +593,8 @@ impl Clint {
             out_of_order: c.out_of_order,
             slot_ns: self.t.slot_ps as f64 / PS_PER_NS as f64,
             packet_ns: self.request_ps as f64 / PS_PER_NS as f64,
-            events: self.events,
-            wall_s,
-            sim_time_ps: self.now_ps,
+            events: clock.events,
+            sim_time_ps: clock.now_ps,
         }
     }
 
@@ -620,45 +611,60 @@ impl Clint {
     }
 }
 
-impl Simulation for Clint {
-    fn advance(&mut self, until_ps: TimePs) -> bool {
-        let limit_ps = until_ps.min(self.end_ps);
-        while let Some((time_ps, event)) = self.queue.pop_until(limit_ps) {
-            self.now_ps = time_ps;
-            self.events += 1;
-            self.dispatch(event);
-        }
-        self.now_ps = self.now_ps.max(limit_ps);
-        self.now_ps >= self.end_ps
+impl Model for Clint {
+    type Event = Event;
+
+    fn queue(&mut self) -> &mut CalendarQueue<Event> {
+        &mut self.queue
     }
 
-    fn now_ps(&self) -> TimePs {
-        self.now_ps
+    fn handle(&mut self, now_ps: TimePs, event: Event) {
+        self.now_ps = now_ps;
+        self.dispatch(event);
     }
 
+    fn progress(&self) -> u64 {
+        self.counters.transmissions + self.counters.delivered
+    }
+
+    fn in_flight(&self) -> u64 {
+        self.nics
+            .iter()
+            .map(|nic| nic.undelivered(&self.packets))
+            .sum()
+    }
+
+    /// A thousand bulk slots.
+    fn stall_ps(&self) -> TimePs {
+        1_000 * self.t.slot_ps
+    }
+
+    fn stall_report(&self) -> String {
+        format!("{} packets undelivered, none transmitted", self.in_flight())
+    }
+}
+
+impl Design for Clint {
     fn end_ps(&self) -> TimePs {
         self.end_ps
     }
 
-    fn events(&self) -> u64 {
-        self.events
-    }
-
-    fn finish(self: Box<Self>) -> Result<Report, RunError> {
-        let summary = self.summary();
-        let accounted = summary.packets_delivered + summary.packets_in_flight;
-        if summary.packets_injected != accounted {
-            return Err(RunError::Conservation {
-                injected: summary.packets_injected,
-                delivered: summary.packets_delivered,
-                dropped: 0,
-                in_flight: summary.packets_in_flight,
-            });
-        }
+    fn report(self, clock: Clock) -> Result<Report, RunError> {
+        let summary = self.summary(&clock);
+        // A NIC retransmits every request until its target accepts it, so no packet is ever
+        // dropped; collisions and overflows drop transmissions, counted in the summary.
+        let ledger = Ledger {
+            injected: summary.packets_injected,
+            delivered: summary.packets_delivered,
+            dropped: summary.packets_dropped,
+            in_flight: summary.packets_in_flight,
+        };
+        ledger.check(false)?;
         if summary.scheduled_collisions > 0 {
             return Err(RunError::LossInLosslessRun(summary.scheduled_collisions));
         }
-        Ok(Report::new(&summary, &self.tables()))
+        let perf = clock.perf(Some(("request transmissions", summary.transmissions)));
+        Ok(Report::new(&summary, &self.tables(), perf))
     }
 }
 

@@ -11,18 +11,17 @@
 //! frame times it takes a frame out: below 1, ON/OFF flow control acts), `run.duration_us`,
 //! `run.seed`.
 
-use std::time::{Duration, Instant};
-
 use rand::Rng as _;
 use rand_distr::{Distribution, Geometric};
 use serde::{Deserialize, Serialize};
 
-use crate::blocks::network::RunError;
 use crate::blocks::retransmission::{Layer1Link, SlotInput};
-use crate::designs::{Report, Simulation};
+use crate::engine::kernel::{Clock, Model};
+use crate::engine::queue::{CalendarQueue, EventQueue, Phase};
 use crate::engine::rng::{stream, ComponentId, Rng};
 use crate::engine::stats::{LatencyHistogram, Percentiles};
 use crate::engine::time::{serialization_ps, TimePs, PS_PER_NS};
+use crate::run::{Design, Ledger, Report, RunError};
 use crate::scenario::ScenarioError;
 
 /// Random-stream kinds of the link study: bit errors, traffic, receiving hosts.
@@ -338,8 +337,6 @@ pub struct LinkSummary {
     pub events: u64,
     /// Simulated time.
     pub sim_time_ps: u64,
-    /// Wall-clock time spent simulating.
-    pub wall_s: f64,
 }
 
 /// Per-direction counters.
@@ -381,12 +378,12 @@ pub struct LinkStudy {
     drain_load: f64,
     frame_ps: TimePs,
     end_slot: u64,
-    events: u64,
+    /// One pending event: the next frame time to simulate.
+    queue: CalendarQueue<()>,
     xoff_slots: u64,
     /// Start of the current error episode.
     episode_start: Option<u64>,
     recovery: LatencyHistogram,
-    wall: Duration,
 }
 
 impl LinkStudy {
@@ -414,11 +411,14 @@ impl LinkStudy {
             end_slot: scenario.end_ps() / scenario.frame_ps(),
             link,
             scenario,
-            events: 0,
+            queue: {
+                let mut queue = CalendarQueue::for_gap(1);
+                queue.push(0, Phase::Clock, ());
+                queue
+            },
             xoff_slots: 0,
             episode_start: None,
             recovery: LatencyHistogram::new(),
-            wall: Duration::ZERO,
         }
     }
 
@@ -462,10 +462,9 @@ impl LinkStudy {
             }
             _ => {}
         }
-        self.events += 1;
     }
 
-    fn summary(&self) -> LinkSummary {
+    fn summary(&self, clock: &Clock) -> LinkSummary {
         let link = &self.link;
         let slots = link.slot().max(1);
         let rtt = link.rtt_slots();
@@ -505,9 +504,8 @@ impl LinkStudy {
             frames_delivered: total(|c| c.frames_delivered),
             frames_in_flight: link.frames_in_flight(0) + link.frames_in_flight(1),
             duplicates_discarded: total(|c| c.duplicates_discarded),
-            events: self.events,
+            events: clock.events,
             sim_time_ps: link.slot() * self.frame_ps,
-            wall_s: self.wall.as_secs_f64(),
         }
     }
 
@@ -529,62 +527,80 @@ impl LinkStudy {
     }
 }
 
-impl Simulation for LinkStudy {
-    fn advance(&mut self, until_ps: TimePs) -> bool {
-        let started = Instant::now();
-        let limit = (until_ps / self.frame_ps).min(self.end_slot);
-        while self.link.slot() < limit {
-            let slot = self.link.slot();
-            let next_error = self
-                .errors
-                .iter()
-                .map(|e| e.next_slot)
-                .min()
-                .unwrap_or(u64::MAX);
-            let quiet_until = next_error.min(limit);
-            if quiet_until > slot + 1 && self.saturated() && self.link.is_quiet() {
-                self.link.skip_saturated(quiet_until - slot);
-                self.events += 1;
-            } else {
-                self.step();
-            }
+impl Model for LinkStudy {
+    type Event = ();
+
+    fn queue(&mut self) -> &mut CalendarQueue<()> {
+        &mut self.queue
+    }
+
+    /// Simulates the next frame time, or skips a quiet saturated stretch up to the next drawn
+    /// error in one step, and schedules the next.
+    fn handle(&mut self, _now_ps: TimePs, _event: ()) {
+        let slot = self.link.slot();
+        let next_error = self
+            .errors
+            .iter()
+            .map(|e| e.next_slot)
+            .min()
+            .unwrap_or(u64::MAX);
+        let quiet_until = next_error.min(self.end_slot);
+        if quiet_until > slot + 1 && self.saturated() && self.link.is_quiet() {
+            self.link.skip_saturated(quiet_until - slot);
+        } else {
+            self.step();
         }
-        self.wall += started.elapsed();
-        self.link.slot() == self.end_slot
+        if self.link.slot() < self.end_slot {
+            let next_ps = self.link.slot() * self.frame_ps;
+            self.queue.push(next_ps, Phase::Clock, ());
+        }
     }
 
-    fn now_ps(&self) -> TimePs {
-        self.link.slot() * self.frame_ps
+    fn progress(&self) -> u64 {
+        self.link.slot()
     }
 
+    /// Frames on the link that must still move; none once the run has reached its last frame
+    /// time (no event is left then, and that is the end, not a deadlock).
+    fn in_flight(&self) -> u64 {
+        if self.link.slot() >= self.end_slot {
+            return 0;
+        }
+        self.link.frames_in_flight(0) + self.link.frames_in_flight(1)
+    }
+
+    /// The link advances every frame time; it cannot stall.
+    fn stall_ps(&self) -> TimePs {
+        TimePs::MAX / 2
+    }
+
+    fn stall_report(&self) -> String {
+        format!("the link stopped at frame time {}", self.link.slot())
+    }
+}
+
+impl Design for LinkStudy {
     fn end_ps(&self) -> TimePs {
         self.end_slot * self.frame_ps
     }
 
-    fn events(&self) -> u64 {
-        self.events
-    }
-
-    fn finish(self: Box<Self>) -> Result<Report, RunError> {
-        let summary = self.summary();
+    fn report(self, clock: Clock) -> Result<Report, RunError> {
+        let summary = self.summary(&clock);
         let lost: u64 = (0..2).map(|e| self.link.counters(e).frames_lost).sum();
-        if summary.frames_injected != summary.frames_delivered + summary.frames_in_flight {
-            return Err(RunError::Conservation {
-                injected: summary.frames_injected,
-                delivered: summary.frames_delivered,
-                dropped: lost,
-                in_flight: summary.frames_in_flight,
-            });
-        }
-        if lost > 0 {
-            return Err(RunError::LossInLosslessRun(lost));
-        }
+        let ledger = Ledger {
+            injected: summary.frames_injected,
+            delivered: summary.frames_delivered,
+            dropped: lost,
+            in_flight: summary.frames_in_flight,
+        };
+        ledger.check(true)?;
         if summary.rx_buffer_max_frames > self.rx_buffer_frames {
             return Err(RunError::LossInLosslessRun(
                 summary.rx_buffer_max_frames - self.rx_buffer_frames,
             ));
         }
-        Ok(Report::new(&summary, &self.tables()))
+        let perf = clock.perf(Some(("frame times", self.link.slot())));
+        Ok(Report::new(&summary, &self.tables(), perf))
     }
 }
 

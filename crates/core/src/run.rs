@@ -1,0 +1,207 @@
+//! The run contract every design keeps: a [`Simulation`] advanced in steps by the front ends,
+//! a [`Report`] (summary and tables, which depend only on the scenario and seed, and a separate
+//! [`Perf`] section of wall-clock figures), the [`RunError`] a run fails with, and the
+//! [`Ledger`] every design settles its account in.
+
+use serde::Serialize;
+
+use crate::engine::kernel::{Clock, Kernel, Model};
+use crate::engine::time::TimePs;
+
+/// A run's failure to keep its own invariants.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RunError {
+    /// Work items (cells, packets, frames) were created or lost outside the account.
+    #[error("conservation violated: injected {injected} != delivered {delivered} + dropped {dropped} + in flight {in_flight}")]
+    Conservation {
+        /// Items created.
+        injected: u64,
+        /// Items delivered.
+        delivered: u64,
+        /// Items dropped.
+        dropped: u64,
+        /// Items still in the system at the end.
+        in_flight: u64,
+    },
+    /// A configuration that promises no loss dropped items.
+    #[error("lossless configuration dropped {0} cells")]
+    LossInLosslessRun(u64),
+    /// Nothing moved any more while items were in flight.
+    #[error("deadlock: {0}")]
+    Deadlock(String),
+}
+
+/// The account a run settles at its end: each term counted where the items are.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ledger {
+    /// Items created by sources.
+    pub injected: u64,
+    /// Items that reached their destination.
+    pub delivered: u64,
+    /// Items discarded on the way.
+    pub dropped: u64,
+    /// Items still held somewhere at the end.
+    pub in_flight: u64,
+}
+
+impl Ledger {
+    /// Checks injected = delivered + dropped + in flight, and that a lossless configuration
+    /// dropped nothing.
+    pub fn check(&self, lossless: bool) -> Result<(), RunError> {
+        let Ledger {
+            injected,
+            delivered,
+            dropped,
+            in_flight,
+        } = *self;
+        if injected != delivered + dropped + in_flight {
+            return Err(RunError::Conservation {
+                injected,
+                delivered,
+                dropped,
+                in_flight,
+            });
+        }
+        if lossless && dropped > 0 {
+            return Err(RunError::LossInLosslessRun(dropped));
+        }
+        Ok(())
+    }
+}
+
+/// How fast a run went: everything in a report that depends on the machine.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Perf {
+    /// Wall-clock seconds spent simulating.
+    pub wall_s: f64,
+    /// Events per wall-clock second.
+    pub events_per_s: f64,
+    /// Simulated seconds per wall-clock second.
+    pub sim_s_per_s: f64,
+    /// The design's unit of work per wall-clock second (cell-hops for cell fabrics: one cell
+    /// crossing one switch), where it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub work_per_s: Option<f64>,
+    /// What `work_per_s` counts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub work: Option<&'static str>,
+}
+
+/// What a finished run reports.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// Headline numbers: a function of the scenario and seed only.
+    pub summary: serde_json::Value,
+    /// Named tables, each an object of equally long columns.
+    pub tables: serde_json::Value,
+    /// Wall-clock figures.
+    pub perf: Perf,
+}
+
+impl Report {
+    /// A report from a design's own summary and tables types.
+    pub fn new(summary: &impl Serialize, tables: &impl Serialize, perf: Perf) -> Report {
+        Report {
+            summary: serde_json::to_value(summary).expect("summaries serialize"),
+            tables: serde_json::to_value(tables).expect("tables serialize"),
+            perf,
+        }
+    }
+}
+
+impl Clock {
+    /// The perf section for a run that did `work` units of `what` (or none).
+    pub fn perf(&self, work: Option<(&'static str, u64)>) -> Perf {
+        let wall_s = self.wall_s.max(1e-9);
+        Perf {
+            wall_s: self.wall_s,
+            events_per_s: self.events as f64 / wall_s,
+            sim_s_per_s: self.now_ps as f64 * 1e-12 / wall_s,
+            work_per_s: work.map(|(_, units)| units as f64 / wall_s),
+            work: work.map(|(what, _)| what),
+        }
+    }
+}
+
+/// A design the kernel runs: a [`Model`] that knows when it ends and reports.
+pub trait Design: Model {
+    /// When the run ends.
+    fn end_ps(&self) -> TimePs;
+    /// Checks the run's invariants and reports.
+    fn report(self, clock: Clock) -> Result<Report, RunError>;
+}
+
+/// One run of any design, advanced in steps of simulated time so front ends can show progress.
+pub trait Simulation: Send + Sync {
+    /// Runs every event due at or before `until_ps` (capped at the end of the run); returns true
+    /// once the run is complete (or has stopped on a deadlock).
+    fn advance(&mut self, until_ps: TimePs) -> bool;
+    /// Current simulated time.
+    fn now_ps(&self) -> TimePs;
+    /// Simulated time at which the run ends.
+    fn end_ps(&self) -> TimePs;
+    /// Events processed so far.
+    fn events(&self) -> u64;
+    /// Checks the run's invariants (conservation, no loss where lossless, no deadlock) and
+    /// reports.
+    fn finish(self: Box<Self>) -> Result<Report, RunError>;
+}
+
+impl<D: Design + Send + Sync> Simulation for Kernel<D> {
+    fn advance(&mut self, until_ps: TimePs) -> bool {
+        Kernel::advance(self, until_ps)
+    }
+
+    fn now_ps(&self) -> TimePs {
+        Kernel::now_ps(self)
+    }
+
+    fn end_ps(&self) -> TimePs {
+        Kernel::end_ps(self)
+    }
+
+    fn events(&self) -> u64 {
+        Kernel::events(self)
+    }
+
+    fn finish(self: Box<Self>) -> Result<Report, RunError> {
+        let (model, clock, deadlock) = self.into_parts();
+        if let Some(report) = deadlock {
+            return Err(RunError::Deadlock(report));
+        }
+        model.report(clock)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ledger_catches_a_lost_or_invented_item_and_loss_where_lossless() {
+        let balanced = Ledger {
+            injected: 10,
+            delivered: 6,
+            dropped: 1,
+            in_flight: 3,
+        };
+        assert_eq!(balanced.check(false), Ok(()));
+        assert_eq!(balanced.check(true), Err(RunError::LossInLosslessRun(1)));
+        let lost = Ledger {
+            in_flight: 2,
+            ..balanced
+        };
+        assert!(matches!(
+            lost.check(false),
+            Err(RunError::Conservation { .. })
+        ));
+        let invented = Ledger {
+            delivered: 7,
+            ..balanced
+        };
+        assert!(matches!(
+            invented.check(false),
+            Err(RunError::Conservation { .. })
+        ));
+    }
+}
