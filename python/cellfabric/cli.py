@@ -54,7 +54,7 @@ def main() -> None:
 @click.option("--seed", type=int, default=None, help="Seed of the run (same as --set run.seed=N).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Write results here.")
 @click.option("--json", "as_json", is_flag=True,
-              help="Print exactly one JSON object on stdout: the summary, with wall-clock figures under 'perf'.")
+              help="Print exactly one JSON object on stdout: the summary, wall-clock figures under 'perf'.")
 def run(
     scenario: str, assignments: tuple[str, ...], seed: int | None, out_dir: str | None, as_json: bool
 ) -> None:

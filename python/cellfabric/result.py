@@ -27,7 +27,8 @@ class Result:
     def from_core(cls, summary_json: str, tables_json: str, perf_json: str, scenario: dict) -> Result:
         """Builds a result from the JSON the core returns."""
         tables = {name: pd.DataFrame(columns) for name, columns in json.loads(tables_json).items()}
-        return cls(summary=json.loads(summary_json), tables=tables, scenario=scenario, perf=json.loads(perf_json))
+        summary, perf = json.loads(summary_json), json.loads(perf_json)
+        return cls(summary=summary, tables=tables, scenario=scenario, perf=perf)
 
     def write(self, out_dir: str | Path) -> Path:
         """Writes ``summary.json``, ``perf.json``, ``scenario.json`` and one Parquet file per table into
