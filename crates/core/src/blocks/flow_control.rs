@@ -98,6 +98,15 @@ impl TxGate {
         }
     }
 
+    /// True if no channel may send a cell now.
+    pub fn is_shut(&self) -> bool {
+        match self {
+            TxGate::Open => false,
+            TxGate::Credit(credits) => credits.iter().all(|&c| c == 0),
+            TxGate::OnOff(on) => !on.iter().any(|&on| on),
+        }
+    }
+
     /// Accounts for one cell sent on `channel` (which must be allowed to send).
     pub fn on_send(&mut self, channel: u16) {
         if let TxGate::Credit(credits) = self {

@@ -505,25 +505,69 @@ impl<R: Router> Network<R> {
         }
     }
 
+    /// What is stuck: the cells held back, and a cycle of switches each waiting for the next
+    /// one's buffer (an output with cells for it that flow control keeps shut), if there is one.
     fn deadlock_report(&self) -> String {
-        let waiting: Vec<String> = self
+        let waiting = self
             .terminals
             .iter()
-            .enumerate()
-            .filter(|(_, t)| t.queued_cells() > 0)
-            .map(|(i, t)| {
-                format!(
-                    "terminal {i} holds {} cells it may not send",
-                    t.queued_cells()
-                )
-            })
-            .collect();
+            .filter(|t| t.queued_cells() > 0)
+            .count();
         let held: u64 = self.switches.iter().map(|s| s.held_cells()).sum();
-        format!(
-            "{} cells in flight ({held} in switches); {}",
-            self.cells.live(),
-            waiting.join("; ")
-        )
+        let mut report = format!(
+            "{} cells in flight, {held} of them in switches; {waiting} hosts hold cells they may not send",
+            self.cells.live()
+        );
+        if let Some(cycle) = self.wait_cycle() {
+            let names: Vec<String> = cycle.iter().map(|s| format!("switch {s}")).collect();
+            report += &format!(
+                "; cycle of full buffers: {} -> {}",
+                names.join(" -> "),
+                names[0]
+            );
+        }
+        report
+    }
+
+    /// A cycle in the graph where switch `a` waits for switch `b` when `a` holds cells for an
+    /// output cabled to `b` that flow control keeps shut.
+    fn wait_cycle(&self) -> Option<Vec<usize>> {
+        let waits_for = |s: usize| -> Vec<usize> {
+            self.switches[s]
+                .shut_outputs()
+                .filter_map(|port| match self.topology.peer(s, port) {
+                    Some(Attachment::SwitchPort { switch, .. }) => Some(switch),
+                    _ => None,
+                })
+                .collect()
+        };
+        // Iterative depth-first search with colours: 0 unseen, 1 on the path, 2 done.
+        let mut colour = vec![0u8; self.switches.len()];
+        for start in 0..self.switches.len() {
+            if colour[start] != 0 {
+                continue;
+            }
+            let mut path: Vec<(usize, Vec<usize>)> = vec![(start, waits_for(start))];
+            colour[start] = 1;
+            while let Some((node, next)) = path.last_mut() {
+                match next.pop() {
+                    Some(n) if colour[n] == 1 => {
+                        let at = path.iter().position(|(s, _)| *s == n).expect("on the path");
+                        return Some(path[at..].iter().map(|(s, _)| *s).collect());
+                    }
+                    Some(n) if colour[n] == 0 => {
+                        colour[n] = 1;
+                        path.push((n, waits_for(n)));
+                    }
+                    Some(_) => {}
+                    None => {
+                        colour[*node] = 2;
+                        path.pop();
+                    }
+                }
+            }
+        }
+        None
     }
 
     /// Checks the run's invariants and reports its summary, tables and perf section.

@@ -274,6 +274,11 @@ impl CellSwitch {
         self.held_cells
     }
 
+    /// Outputs with cells waiting whose downstream flow control lets nothing through.
+    pub fn shut_outputs(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.ports).filter(|&o| self.backlog_cells[o] > 0 && self.out_gates[o].is_shut())
+    }
+
     /// Puts `output` under flow control from the switch downstream of it.
     pub fn set_output_gate(&mut self, output: usize, gate: TxGate) {
         self.out_gates[output] = gate;
