@@ -20,13 +20,13 @@ fn hold<Q: EventQueue<u32>>(queue: &mut Q, pending: u32, holds: u64, jitter_ps: 
         CELL_PS * (1 + state % 4) + state % (jitter_ps + 1)
     };
     for id in 0..pending {
-        queue.push(delay(), Phase::Message, id);
+        queue.push(delay(), Phase::Message, id % 64, id);
     }
     let mut checksum = 0u64;
     for _ in 0..holds {
         let (now, id) = queue.pop_until(u64::MAX).expect("queue never drains");
         checksum = checksum.wrapping_add(now ^ id as u64);
-        queue.push(now + delay(), Phase::Message, id);
+        queue.push(now + delay(), Phase::Message, id % 64, id);
     }
     checksum
 }

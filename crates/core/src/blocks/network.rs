@@ -2,24 +2,30 @@
 //! cells by timestamped events. Designs configure it (switch organization, flow control,
 //! routing); the single switch of switch theory is the one-switch case.
 //!
-//! Events: a terminal wakes to generate and send; a cell's last bit reaches a switch input (the
-//! [`Router`] picks its output there, and the flow-control channel it will need on the next
-//! link); a switch's slot clock edge schedules and sends; a cell reaches a terminal; a
+//! Events: a terminal wakes to generate and send; a switch's slot clock edge latches the cells
+//! that have reached its inputs (the [`Router`] picks each one's output, and the flow-control
+//! channel it will need on the next link), schedules and sends; a cell reaches a terminal; a
 //! flow-control signal reaches a terminal or a switch output. Flow-control signals travel back
 //! over the link they control with its propagation delay.
+//!
+//! A cell on its way to a switch costs no event: it waits on the input's wire, a FIFO in arrival
+//! order, until the switch's first clock edge at or after its arrival latches it, inputs in port
+//! order (as a register latches its inputs). So what a switch does never depends on the order in
+//! which its neighbours' events ran, and a slotted switch costs one event per cell time however
+//! many cells it moves.
 
 use serde::Serialize;
 
-use super::cell::{Cell, CellArena, CellId};
+use super::cell::{Cell, CellArena, CellId, CellQueue};
 use super::flow_control::{FlowSignal, LinkFlowControl};
 use super::link::Link;
 use super::routing::Router;
-use super::switch::{Admission, CellSwitch, SwitchSpec};
+use super::switch::{Admission, CellSwitch, Departure, SwitchSpec};
 use super::terminal::Terminal;
 use super::topology::{Attachment, Topology};
 use super::traffic::{Destinations, Generator, TrafficSpec, NEVER_PS};
 use crate::engine::kernel::{Clock, Kernel, Model};
-use crate::engine::queue::{CalendarQueue, EventQueue, Phase};
+use crate::engine::queue::{CalendarQueue, EventQueue, Origin, Phase};
 use crate::engine::rng::{stream, ComponentId};
 use crate::engine::stats::{LatencyHistogram, Percentiles};
 use crate::engine::time::{next_boundary_ps, TimePs, PS_PER_NS};
@@ -66,12 +72,6 @@ pub struct NetworkSpec {
 pub enum Event {
     /// A terminal has a cell due or its link has become free.
     Wake(u16),
-    /// A cell's last bit reaches a switch input.
-    SwitchArrive {
-        switch: u16,
-        port: u16,
-        cell: CellId,
-    },
     /// A switch's slot clock edge.
     SwitchTick(u16),
     /// A cell's last bit reaches a terminal.
@@ -213,6 +213,15 @@ pub struct Network<R: Router> {
     /// Switch and port each terminal is cabled to.
     terminal_port: Vec<(u16, u16)>,
     switches: Vec<CellSwitch>,
+    /// Cells on their way to each switch input, in arrival order: `wires[wire_base[s] + port]`.
+    wires: Vec<CellQueue>,
+    wire_base: Vec<u32>,
+    /// Cells on the wires into each switch.
+    wire_cells: Vec<u32>,
+    /// Each switch's next clock edge, or `NEVER_PS` while it has nothing to do.
+    tick_at_ps: Vec<TimePs>,
+    /// Scratch for a tick's departures.
+    departures: Vec<Departure>,
     /// Whether flow control is per VOQ (the channel is the VOQ's output).
     per_voq: bool,
     signal_delay_ps: TimePs,
@@ -282,7 +291,7 @@ impl<R: Router> Network<R> {
                 terminal
             })
             .collect();
-        let switches = (0..topology.switches())
+        let switches: Vec<CellSwitch> = (0..topology.switches())
             .map(|s| {
                 let ports = topology.switch_ports(s);
                 let spec = SwitchSpec {
@@ -311,6 +320,16 @@ impl<R: Router> Network<R> {
             })
             .collect();
         let slot_ps = crate::engine::time::serialization_ps(switch.cell_bytes, link.rate_bps);
+        let wire_base: Vec<u32> = (0..topology.switches())
+            .scan(0u32, |base, s| {
+                let at = *base;
+                *base += topology.switch_ports(s) as u32;
+                Some(at)
+            })
+            .collect();
+        let inputs: usize = (0..topology.switches())
+            .map(|s| topology.switch_ports(s))
+            .sum();
         let mut network = Network {
             design,
             scheduler,
@@ -322,6 +341,11 @@ impl<R: Router> Network<R> {
             cells: CellArena::new(),
             terminals,
             terminal_port,
+            wires: (0..inputs).map(|_| CellQueue::default()).collect(),
+            wire_base,
+            wire_cells: vec![0; switches.len()],
+            tick_at_ps: vec![NEVER_PS; switches.len()],
+            departures: Vec::new(),
             switches,
             per_voq,
             signal_delay_ps: link.propagation_ps,
@@ -356,6 +380,16 @@ impl<R: Router> Network<R> {
             .map(|(summary, tables, _)| (summary, tables))
     }
 
+    /// The event origin of terminal `terminal`.
+    fn terminal_origin(terminal: u16) -> Origin {
+        terminal as Origin
+    }
+
+    /// The event origin of switch `switch` (switches are numbered after the terminals).
+    fn switch_origin(&self, switch: usize) -> Origin {
+        (self.terminals.len() + switch) as Origin
+    }
+
     fn dispatch(&mut self, now_ps: TimePs, event: Event) {
         match event {
             Event::Wake(terminal) => {
@@ -376,8 +410,10 @@ impl<R: Router> Network<R> {
             } => {
                 self.switches[switch as usize].on_output_signal(port as usize, signal);
             }
-            Event::SwitchArrive { switch, port, cell } => self.arrive(now_ps, switch, port, cell),
-            Event::SwitchTick(switch) => self.tick(now_ps, switch),
+            Event::SwitchTick(switch) if self.tick_at_ps[switch as usize] == now_ps => {
+                self.tick(now_ps, switch as usize)
+            }
+            Event::SwitchTick(_) => {} // superseded by an earlier clock edge
             Event::Deliver { terminal, cell } => {
                 self.moves += 1;
                 let c = &self.cells[cell];
@@ -392,8 +428,49 @@ impl<R: Router> Network<R> {
         }
     }
 
-    fn arrive(&mut self, now_ps: TimePs, switch: u16, port: u16, cell: CellId) {
-        let (s, p) = (switch as usize, port as usize);
+    /// Puts `cell`, whose last bit reaches input `port` of `switch` at `arrive_ps`, on that
+    /// input's wire, and makes sure the switch has a clock edge at or after then.
+    fn send_to_switch(&mut self, switch: usize, port: usize, cell: CellId, arrive_ps: TimePs) {
+        self.cells[cell].switch_arrive_ps = arrive_ps;
+        let wire = self.wire_base[switch] as usize + port;
+        self.cells.push_back(&mut self.wires[wire], cell);
+        self.wire_cells[switch] += 1;
+        let edge_ps = next_boundary_ps(arrive_ps, self.slot_ps);
+        if edge_ps < self.tick_at_ps[switch] {
+            self.tick_at_ps[switch] = edge_ps;
+            let origin = self.switch_origin(switch);
+            self.queue.push(
+                edge_ps,
+                Phase::Clock,
+                origin,
+                Event::SwitchTick(switch as u16),
+            );
+        }
+    }
+
+    /// Latches every cell that has reached an input of `switch` by `now_ps`, inputs in port
+    /// order.
+    fn latch(&mut self, now_ps: TimePs, switch: usize) {
+        if self.wire_cells[switch] == 0 {
+            return;
+        }
+        let base = self.wire_base[switch] as usize;
+        for port in 0..self.switches[switch].ports() {
+            while let Some(cell) = self.wires[base + port].front() {
+                let arrive_ps = self.cells[cell].switch_arrive_ps;
+                if arrive_ps > now_ps {
+                    break;
+                }
+                self.cells.pop_front(&mut self.wires[base + port]);
+                self.wire_cells[switch] -= 1;
+                self.arrive(now_ps, arrive_ps, switch, port, cell);
+            }
+        }
+    }
+
+    /// Routes and admits `cell`, which reached input `port` of `switch` at `arrive_ps`, at the
+    /// clock edge `now_ps`.
+    fn arrive(&mut self, now_ps: TimePs, arrive_ps: TimePs, s: usize, p: usize, cell: CellId) {
         let output = self
             .router
             .route(s, p, &mut self.cells[cell], &self.switches[s]);
@@ -413,20 +490,14 @@ impl<R: Router> Network<R> {
         let c = &mut self.cells[cell];
         c.out_port = output as u16;
         c.next_vc = next_vc;
-        let sw = &mut self.switches[s];
-        match sw.accept(now_ps, port, cell, &mut self.cells) {
-            Admission::Queued(signal) => {
-                if let Some(signal) = signal {
-                    self.signal_upstream(now_ps, switch, port, signal);
-                }
-                let sw = &mut self.switches[s];
-                if !sw.tick_pending {
-                    sw.tick_pending = true;
-                    let at_ps = next_boundary_ps(now_ps, self.slot_ps);
-                    self.queue
-                        .push(at_ps, Phase::Clock, Event::SwitchTick(switch));
-                }
+        match self.switches[s].accept(arrive_ps, p as u16, cell, &mut self.cells) {
+            Admission::Queued(Some(signal)) => {
+                // The signal leaves as the cell arrives (or at this edge, for a wire shorter
+                // than the rest of a cell time).
+                let at_ps = (arrive_ps + self.signal_delay_ps).max(now_ps);
+                self.signal_upstream(at_ps, s, p as u16, signal);
             }
+            Admission::Queued(None) => {}
             Admission::Dropped => {
                 self.cells.free(cell);
                 self.cells_dropped += 1;
@@ -435,45 +506,61 @@ impl<R: Router> Network<R> {
         }
     }
 
-    fn tick(&mut self, now_ps: TimePs, switch: u16) {
-        let s = switch as usize;
-        let (departures, signals) = self.switches[s].tick(now_ps, &mut self.cells);
-        self.moves += departures.len() as u64;
-        for d in departures {
-            let event = match self.topology.peer(s, d.output as usize) {
-                Some(Attachment::Endpoint(terminal)) => Event::Deliver {
-                    terminal: terminal as u16,
-                    cell: d.cell,
-                },
-                Some(Attachment::SwitchPort { switch, port }) => Event::SwitchArrive {
-                    switch: switch as u16,
-                    port: port as u16,
-                    cell: d.cell,
-                },
-                None => unreachable!("routing sent a cell out of an uncabled port"),
-            };
-            self.queue.push(d.arrive_ps, Phase::Message, event);
-        }
+    fn tick(&mut self, now_ps: TimePs, s: usize) {
+        self.latch(now_ps, s);
+        let mut departures = std::mem::take(&mut self.departures);
+        let origin = self.switch_origin(s);
+        let (sent, signals) = self.switches[s].tick(now_ps, &mut self.cells);
+        departures.clear();
+        departures.extend_from_slice(sent);
         for &(port, signal) in signals {
             let at_ps = now_ps + self.signal_delay_ps;
             self.flow_control_signals += 1;
             let event = upstream_signal(&self.topology, s, port, signal);
-            self.queue.push(at_ps, Phase::Message, event);
+            self.queue.push(at_ps, Phase::Message, origin, event);
         }
-        if self.switches[s].held_cells() > 0 {
-            let next_ps = now_ps + self.slot_ps;
-            self.queue
-                .push(next_ps, Phase::Clock, Event::SwitchTick(switch));
+        self.moves += departures.len() as u64;
+        for d in &departures {
+            match self.topology.peer(s, d.output as usize) {
+                Some(Attachment::Endpoint(terminal)) => {
+                    let event = Event::Deliver {
+                        terminal: terminal as u16,
+                        cell: d.cell,
+                    };
+                    self.queue.push(d.arrive_ps, Phase::Message, origin, event);
+                }
+                Some(Attachment::SwitchPort { switch, port }) => {
+                    self.send_to_switch(switch, port, d.cell, d.arrive_ps)
+                }
+                None => unreachable!("routing sent a cell out of an uncabled port"),
+            }
+        }
+        self.departures = departures;
+        self.tick_at_ps[s] = if self.switches[s].held_cells() > 0 {
+            now_ps + self.slot_ps
+        } else if self.wire_cells[s] > 0 {
+            let base = self.wire_base[s] as usize;
+            let first_ps = (0..self.switches[s].ports())
+                .filter_map(|port| self.wires[base + port].front())
+                .map(|cell| self.cells[cell].switch_arrive_ps)
+                .min()
+                .expect("a wire holds a cell");
+            next_boundary_ps(first_ps, self.slot_ps)
         } else {
-            self.switches[s].tick_pending = false;
+            NEVER_PS
+        };
+        if self.tick_at_ps[s] != NEVER_PS {
+            let event = Event::SwitchTick(s as u16);
+            self.queue
+                .push(self.tick_at_ps[s], Phase::Clock, origin, event);
         }
     }
 
-    fn signal_upstream(&mut self, now_ps: TimePs, switch: u16, port: u16, signal: FlowSignal) {
+    fn signal_upstream(&mut self, at_ps: TimePs, switch: usize, port: u16, signal: FlowSignal) {
         self.flow_control_signals += 1;
-        let event = upstream_signal(&self.topology, switch as usize, port, signal);
-        self.queue
-            .push(now_ps + self.signal_delay_ps, Phase::Message, event);
+        let event = upstream_signal(&self.topology, switch, port, signal);
+        let origin = self.switch_origin(switch);
+        self.queue.push(at_ps, Phase::Message, origin, event);
     }
 
     fn step_terminal(&mut self, terminal: u16, now_ps: TimePs) {
@@ -485,12 +572,7 @@ impl<R: Router> Network<R> {
         };
         let t = &mut self.terminals[terminal as usize];
         if let Some((cell, arrive_ps)) = t.step(now_ps, &mut self.cells, prepare) {
-            let event = Event::SwitchArrive {
-                switch: s,
-                port: p,
-                cell,
-            };
-            self.queue.push(arrive_ps, Phase::Message, event);
+            self.send_to_switch(s as usize, p as usize, cell, arrive_ps);
         }
         self.schedule_wake(terminal);
     }
@@ -500,8 +582,9 @@ impl<R: Router> Network<R> {
         let next_ps = t.next_step_ps();
         if next_ps < t.wake_at_ps {
             t.wake_at_ps = next_ps;
+            let origin = Self::terminal_origin(terminal);
             self.queue
-                .push(next_ps, Phase::Message, Event::Wake(terminal));
+                .push(next_ps, Phase::Message, origin, Event::Wake(terminal));
         }
     }
 

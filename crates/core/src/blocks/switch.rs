@@ -176,8 +176,6 @@ pub struct CellSwitch {
     held_cells: u64,
     /// Cells held per output they are headed for.
     backlog_cells: Vec<u32>,
-    /// Clock edge already scheduled for the switch (it ticks only while holding cells).
-    pub tick_pending: bool,
     /// Statistics start at this time.
     pub measure_from_ps: TimePs,
     /// Counters per port.
@@ -254,7 +252,6 @@ impl CellSwitch {
             signals: Vec::with_capacity(ports),
             held_cells: 0,
             backlog_cells: vec![0; ports],
-            tick_pending: false,
             measure_from_ps: 0,
             counters: vec![PortCounters::default(); ports],
             switch_counters: SwitchCounters::default(),
@@ -262,6 +259,11 @@ impl CellSwitch {
             delay_slots_sum: 0,
             delay_samples: 0,
         }
+    }
+
+    /// Number of ports.
+    pub fn ports(&self) -> usize {
+        self.ports
     }
 
     /// Length of one slot.

@@ -171,7 +171,8 @@ mod tests {
             if now_ps < self.jam_ps {
                 self.hops += 1;
             }
-            self.queue.push(now_ps + 10, Phase::Message, (node + 1) % 4);
+            self.queue
+                .push(now_ps + 10, Phase::Message, node, (node + 1) % 4);
         }
         fn progress(&self) -> u64 {
             self.hops
@@ -189,7 +190,7 @@ mod tests {
 
     fn ring(jam_ps: TimePs) -> Kernel<Ring> {
         let mut queue = CalendarQueue::for_gap(10);
-        queue.push(0, Phase::Message, 0);
+        queue.push(0, Phase::Message, 0, 0);
         Kernel::new(
             Ring {
                 queue,

@@ -1,4 +1,10 @@
-//! Event queues ordered by time, then phase, then scheduling order.
+//! Event queues ordered by time, then phase, then origin component, then the origin's own
+//! sequence number.
+//!
+//! The order of same-instant events never depends on the order they were inserted in, only on
+//! who sent them and in which order each sender sent its own: the day components run in parallel
+//! partitions, results stay the same whatever the thread count. (A queue-wide counter, the order
+//! this replaced, made the order of two senders' events depend on which ran first.)
 //!
 //! Two implementations share one contract ([`EventQueue`]): [`CalendarQueue`], a bucketed
 //! calendar for the near future with a heap for far events (the one simulations use, O(1)
@@ -8,7 +14,20 @@
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
+use rand::seq::SliceRandom;
+
+use super::rng::Rng;
 use super::time::TimePs;
+
+/// The component that sends an event (a design numbers its components from 0).
+pub type Origin = u32;
+
+/// Bits of an event's order word: phase, origin, then the origin's sequence number.
+const ORIGIN_BITS: u32 = 23;
+const SEQ_BITS: u32 = 40;
+
+/// The largest origin a queue accepts.
+pub const MAX_ORIGIN: Origin = (1 << ORIGIN_BITS) - 1;
 
 /// When, among events of the same instant, an event runs.
 ///
@@ -23,20 +42,21 @@ pub enum Phase {
     Clock = 1,
 }
 
-/// The total order of events: time, then phase and scheduling sequence (phase in the top bit).
+/// The total order of events: time, then one word of phase (top bit), origin and the origin's
+/// sequence number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Key {
     time_ps: TimePs,
-    phase_seq: u64,
+    order: u64,
 }
 
 impl Key {
     #[inline]
-    fn new(time_ps: TimePs, phase: Phase, seq: u64) -> Key {
-        debug_assert!(seq < 1 << 63);
+    fn new(time_ps: TimePs, phase: Phase, origin: Origin, seq: u64) -> Key {
+        debug_assert!(origin <= MAX_ORIGIN && seq < 1 << SEQ_BITS);
         Key {
             time_ps,
-            phase_seq: ((phase as u64) << 63) | seq,
+            order: ((phase as u64) << 63) | ((origin as u64) << SEQ_BITS) | seq,
         }
     }
 
@@ -69,10 +89,30 @@ impl<E> Ord for Entry<E> {
     }
 }
 
+/// Each origin's next sequence number.
+#[derive(Clone, Debug, Default)]
+struct Sequencer {
+    next: Vec<u64>,
+}
+
+impl Sequencer {
+    #[inline]
+    fn key(&mut self, time_ps: TimePs, phase: Phase, origin: Origin) -> Key {
+        let index = origin as usize;
+        if index >= self.next.len() {
+            self.next.resize(index + 1, 0);
+        }
+        let seq = self.next[index];
+        self.next[index] += 1;
+        Key::new(time_ps, phase, origin, seq)
+    }
+}
+
 /// A priority queue of timestamped events; both implementations pop in the same order.
 pub trait EventQueue<E: Copy> {
-    /// Schedules `event` at `time_ps`; `time_ps` must not precede the last popped event.
-    fn push(&mut self, time_ps: TimePs, phase: Phase, event: E);
+    /// Schedules `event`, sent by `origin`, at `time_ps`; `time_ps` must not precede the last
+    /// popped event.
+    fn push(&mut self, time_ps: TimePs, phase: Phase, origin: Origin, event: E);
     /// Removes and returns the earliest event if it is due at or before `limit_ps`.
     fn pop_until(&mut self, limit_ps: TimePs) -> Option<(TimePs, E)>;
     /// Number of pending events.
@@ -86,7 +126,7 @@ pub trait EventQueue<E: Copy> {
 /// The reference queue: one binary heap over all pending events.
 pub struct HeapQueue<E> {
     heap: BinaryHeap<Reverse<Entry<E>>>,
-    next_seq: u64,
+    sequencer: Sequencer,
 }
 
 impl<E: Copy> HeapQueue<E> {
@@ -94,7 +134,7 @@ impl<E: Copy> HeapQueue<E> {
     pub fn new() -> Self {
         HeapQueue {
             heap: BinaryHeap::new(),
-            next_seq: 0,
+            sequencer: Sequencer::default(),
         }
     }
 }
@@ -106,9 +146,8 @@ impl<E: Copy> Default for HeapQueue<E> {
 }
 
 impl<E: Copy> EventQueue<E> for HeapQueue<E> {
-    fn push(&mut self, time_ps: TimePs, phase: Phase, event: E) {
-        let key = Key::new(time_ps, phase, self.next_seq);
-        self.next_seq += 1;
+    fn push(&mut self, time_ps: TimePs, phase: Phase, origin: Origin, event: E) {
+        let key = self.sequencer.key(time_ps, phase, origin);
         self.heap.push(Reverse(Entry { key, event }));
     }
 
@@ -141,7 +180,18 @@ pub struct CalendarQueue<E> {
     current: Vec<Entry<E>>,
     current_head: usize,
     far: BinaryHeap<Reverse<Entry<E>>>,
-    next_seq: u64,
+    sequencer: Sequencer,
+    /// Reused buffer for merging a bucket's sorted runs.
+    scratch: Vec<Entry<E>>,
+    /// Test mode: events held back and inserted at the next pop in a shuffled order of origins.
+    shuffle: Option<Shuffle<E>>,
+}
+
+/// Pushes held back by the insertion-order test mode.
+struct Shuffle<E> {
+    rng: Rng,
+    pending: Vec<(TimePs, Phase, Origin, E)>,
+    origins: Vec<Origin>,
 }
 
 impl<E: Copy> CalendarQueue<E> {
@@ -159,8 +209,50 @@ impl<E: Copy> CalendarQueue<E> {
             current: Vec::new(),
             current_head: 0,
             far: BinaryHeap::new(),
-            next_seq: 0,
+            sequencer: Sequencer::default(),
+            scratch: Vec::new(),
+            shuffle: None,
         }
+    }
+
+    /// Test mode: from now on, every push is held back until the next pop and then inserted
+    /// with the origins in an order drawn from `rng` (each origin's own events keep their
+    /// order). A model whose results change under it depends on insertion order.
+    pub fn shuffle_insertion_order(&mut self, rng: Rng) {
+        self.shuffle = Some(Shuffle {
+            rng,
+            pending: Vec::new(),
+            origins: Vec::new(),
+        });
+    }
+
+    fn insert(&mut self, time_ps: TimePs, phase: Phase, origin: Origin, event: E) {
+        let key = self.sequencer.key(time_ps, phase, origin);
+        self.place(Entry { key, event });
+    }
+
+    /// Inserts the held-back pushes, origin by origin in a random order.
+    fn flush_shuffled(&mut self) {
+        let Some(mut shuffle) = self.shuffle.take() else {
+            return;
+        };
+        shuffle.origins.clear();
+        shuffle
+            .origins
+            .extend(shuffle.pending.iter().map(|&(_, _, origin, _)| origin));
+        shuffle.origins.sort_unstable();
+        shuffle.origins.dedup();
+        let Shuffle { rng, origins, .. } = &mut shuffle;
+        origins.shuffle(rng);
+        for &origin in &shuffle.origins {
+            for &(time_ps, phase, from, event) in &shuffle.pending {
+                if from == origin {
+                    self.insert(time_ps, phase, from, event);
+                }
+            }
+        }
+        shuffle.pending.clear();
+        self.shuffle = Some(shuffle);
     }
 
     /// A calendar sized for events spaced about `typical_gap_ps` apart.
@@ -226,22 +318,54 @@ impl<E: Copy> CalendarQueue<E> {
             let slot = (self.cursor & self.ring_mask()) as usize;
             std::mem::swap(&mut self.current, &mut self.ring[slot]);
             self.ring_len -= self.current.len();
-            self.current.sort_unstable();
+            sort_bucket(&mut self.current, &mut self.scratch);
         }
         true
     }
 }
 
+/// Sorts a bucket. A bucket is usually one or two sorted runs (what one round of events pushed
+/// for a later instant, in key order, after a few pushed earlier), so two runs are merged in
+/// linear time through `scratch`; anything else is sorted outright.
+fn sort_bucket<E: Copy>(bucket: &mut Vec<Entry<E>>, scratch: &mut Vec<Entry<E>>) {
+    let Some(split) = bucket.windows(2).position(|w| w[1] < w[0]).map(|i| i + 1) else {
+        return;
+    };
+    if !bucket[split..].is_sorted() {
+        bucket.sort_unstable();
+        return;
+    }
+    scratch.clear();
+    let (left, right) = bucket.split_at(split);
+    let (mut i, mut j) = (0, 0);
+    while i < left.len() && j < right.len() {
+        if right[j] < left[i] {
+            scratch.push(right[j]);
+            j += 1;
+        } else {
+            scratch.push(left[i]);
+            i += 1;
+        }
+    }
+    scratch.extend_from_slice(&left[i..]);
+    scratch.extend_from_slice(&right[j..]);
+    std::mem::swap(bucket, scratch);
+}
+
 impl<E: Copy> EventQueue<E> for CalendarQueue<E> {
     #[inline]
-    fn push(&mut self, time_ps: TimePs, phase: Phase, event: E) {
-        let key = Key::new(time_ps, phase, self.next_seq);
-        self.next_seq += 1;
-        self.place(Entry { key, event });
+    fn push(&mut self, time_ps: TimePs, phase: Phase, origin: Origin, event: E) {
+        match &mut self.shuffle {
+            None => self.insert(time_ps, phase, origin, event),
+            Some(shuffle) => shuffle.pending.push((time_ps, phase, origin, event)),
+        }
     }
 
     #[inline]
     fn pop_until(&mut self, limit_ps: TimePs) -> Option<(TimePs, E)> {
+        if self.shuffle.is_some() {
+            self.flush_shuffled();
+        }
         if self.current_head == self.current.len() && !self.refill() {
             return None;
         }
@@ -254,7 +378,8 @@ impl<E: Copy> EventQueue<E> for CalendarQueue<E> {
     }
 
     fn len(&self) -> usize {
-        self.current.len() - self.current_head + self.ring_len + self.far.len()
+        let held = self.shuffle.as_ref().map_or(0, |s| s.pending.len());
+        self.current.len() - self.current_head + self.ring_len + self.far.len() + held
     }
 }
 
@@ -268,20 +393,44 @@ mod tests {
     }
 
     #[test]
-    fn same_time_events_run_in_scheduling_order_and_clock_after_messages() {
+    fn same_time_events_run_by_origin_then_each_origins_order_and_clock_after_messages() {
         let mut q = CalendarQueue::new(4, 3);
-        q.push(100, Phase::Clock, 1);
-        q.push(100, Phase::Message, 2);
-        q.push(100, Phase::Message, 3);
-        q.push(50, Phase::Clock, 4);
-        assert_eq!(drain(&mut q), vec![(50, 4), (100, 2), (100, 3), (100, 1)]);
+        q.push(100, Phase::Clock, 0, 1);
+        q.push(100, Phase::Message, 7, 2);
+        q.push(100, Phase::Message, 3, 3);
+        q.push(100, Phase::Message, 7, 4);
+        q.push(50, Phase::Clock, 9, 5);
+        assert_eq!(
+            drain(&mut q),
+            vec![(50, 5), (100, 3), (100, 2), (100, 4), (100, 1)]
+        );
+    }
+
+    /// Two senders' same-instant events pop in the same order whichever was inserted first;
+    /// had they shared one origin (a queue-wide counter), the insertion order would decide.
+    #[test]
+    fn insertion_order_of_different_origins_does_not_matter() {
+        for shared in [false, true] {
+            let orders: Vec<Vec<(TimePs, u32)>> = [[1u32, 2], [2, 1]]
+                .iter()
+                .map(|pair| {
+                    let mut q = CalendarQueue::new(4, 3);
+                    for &sender in pair {
+                        let origin = if shared { 0 } else { sender };
+                        q.push(100, Phase::Message, origin, sender);
+                    }
+                    drain(&mut q)
+                })
+                .collect();
+            assert_eq!(orders[0] == orders[1], !shared);
+        }
     }
 
     #[test]
     fn pop_until_leaves_later_events() {
         let mut q = CalendarQueue::new(2, 2);
-        q.push(10, Phase::Message, 1);
-        q.push(1_000_000, Phase::Message, 2);
+        q.push(10, Phase::Message, 0, 1);
+        q.push(1_000_000, Phase::Message, 0, 2);
         assert_eq!(q.pop_until(500), Some((10, 1)));
         assert_eq!(q.pop_until(500), None);
         assert_eq!(q.len(), 1);
@@ -307,13 +456,43 @@ mod tests {
                 } else {
                     let phase = if clock { Phase::Clock } else { Phase::Message };
                     let delay = if op == 3 { delay * 1000 } else { delay % 64 };
-                    cal.push(now + delay, phase, id);
-                    heap.push(now + delay, phase, id);
+                    cal.push(now + delay, phase, id % 5, id);
+                    heap.push(now + delay, phase, id % 5, id);
                     id += 1;
                 }
                 prop_assert_eq!(cal.len(), heap.len());
             }
             prop_assert_eq!(drain(&mut cal), drain(&mut heap));
+        }
+    }
+}
+
+#[cfg(test)]
+mod shuffle_tests {
+    use super::*;
+    use crate::engine::rng::{stream, ComponentId};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Under the shuffled-insertion test mode the calendar pops exactly what it pops in
+        /// normal mode, for any pushes between pops.
+        #[test]
+        fn shuffled_insertion_pops_the_same(ops in proptest::collection::vec((0u8..4, 0u64..300, 0u32..6), 1..300), seed in 0u64..1000) {
+            let mut plain = CalendarQueue::new(3, 4);
+            let mut shuffled = CalendarQueue::new(3, 4);
+            shuffled.shuffle_insertion_order(stream(seed, ComponentId { kind: 0, index: 0 }));
+            let mut now = 0;
+            for (i, (op, delay, origin)) in ops.into_iter().enumerate() {
+                if op == 0 {
+                    let a = plain.pop_until(TimePs::MAX);
+                    prop_assert_eq!(a, shuffled.pop_until(TimePs::MAX));
+                    if let Some((t, _)) = a { now = t; }
+                } else {
+                    plain.push(now + delay, Phase::Message, origin, i as u32);
+                    shuffled.push(now + delay, Phase::Message, origin, i as u32);
+                }
+                prop_assert_eq!(plain.len(), shuffled.len());
+            }
         }
     }
 }

@@ -20,7 +20,7 @@ use super::{Clint, Event};
 use crate::blocks::collision_switch::{Contender, Priority, Verdict};
 use crate::blocks::matching::UNMATCHED;
 use crate::engine::arena::Id;
-use crate::engine::queue::{EventQueue, Phase};
+
 use crate::engine::time::TimePs;
 
 /// A bulk request on its way through the bulk switch.
@@ -118,8 +118,7 @@ impl Clint {
             payload: head,
         };
         if self.bulk_switch.offer(contender) {
-            self.queue
-                .push(self.now_ps, Phase::Clock, Event::BulkResolve);
+            self.schedule_clock(self.now_ps, Event::BulkResolve);
         }
     }
 
@@ -192,10 +191,8 @@ impl Clint {
             *requests = nic.request_vector(&self.packets);
         }
         let cfg_at_arbiter_ps = self.now_ps + self.t.cfg_ps + self.t.propagation_ps;
-        self.queue
-            .push(cfg_at_arbiter_ps, Phase::Clock, Event::Arbitrate);
-        self.queue
-            .push(self.now_ps + self.t.slot_ps, Phase::Clock, Event::Configure);
+        self.schedule_clock(cfg_at_arbiter_ps, Event::Arbitrate);
+        self.schedule_clock(self.now_ps + self.t.slot_ps, Event::Configure);
     }
 
     /// B4: the arbiter computes the schedule and sends the grant packets.
@@ -209,7 +206,7 @@ impl Clint {
             0,
             "grants arrive at the slot boundary"
         );
-        self.queue.push(grant_ps, Phase::Clock, Event::Grant);
+        self.schedule_clock(grant_ps, Event::Grant);
     }
 
     /// B4, transfer stage: granted initiators send their oldest request to the granted target.

@@ -33,7 +33,7 @@ use crate::blocks::collision_switch::{CollisionSwitch, Mixing, OnBusy, Verdict};
 use crate::blocks::lcf::LcfArbiter;
 use crate::engine::arena::Arena;
 use crate::engine::kernel::{Clock, Model};
-use crate::engine::queue::{CalendarQueue, EventQueue, Phase};
+use crate::engine::queue::{CalendarQueue, EventQueue, Origin, Phase};
 use crate::engine::rng::{stream, ComponentId, Rng};
 use crate::engine::stats::{LatencyHistogram, Percentiles};
 use crate::engine::time::{TimePs, PS_PER_NS};
@@ -382,12 +382,10 @@ pub fn build(json: &str) -> Result<Clint, ScenarioError> {
     };
     for node in 0..n {
         let first_ps = sim.interval_ps(node);
-        sim.queue
-            .push(first_ps, Phase::Message, Event::Generate(node as u16));
+        sim.schedule(first_ps, Event::Generate(node as u16));
     }
     if arch == Architecture::B4 {
-        sim.queue
-            .push(sim.t.cfg_offset_ps, Phase::Clock, Event::Configure);
+        sim.schedule_clock(sim.t.cfg_offset_ps, Event::Configure);
     }
     Ok(sim)
 }
@@ -402,7 +400,35 @@ impl Clint {
     }
 
     fn schedule(&mut self, at_ps: TimePs, event: Event) {
-        self.queue.push(at_ps, Phase::Message, event);
+        self.queue
+            .push(at_ps, Phase::Message, self.origin(&event), event);
+    }
+
+    /// Schedules a slotted component's clock edge (after the messages of the same instant).
+    fn schedule_clock(&mut self, at_ps: TimePs, event: Event) {
+        self.queue
+            .push(at_ps, Phase::Clock, self.origin(&event), event);
+    }
+
+    /// The component that sends `event`: nodes are 0..n, then the bulk switch, the quick
+    /// switch and the arbiter.
+    fn origin(&self, event: &Event) -> Origin {
+        let n = self.nodes() as Origin;
+        let (bulk_switch, quick_switch, arbiter) = (n, n + 1, n + 2);
+        match *event {
+            Event::Generate(node)
+            | Event::BulkWake(node)
+            | Event::QuickWake(node)
+            | Event::HostConsume(node)
+            | Event::AckDue { at: node, .. } => node as Origin,
+            Event::BulkHead(m) => m.from as Origin,
+            Event::QuickHead(m) => m.from as Origin,
+            Event::Timeout(tx) => self.packets[tx.packet].src as Origin,
+            Event::BulkResolve | Event::BulkFree(_) => bulk_switch,
+            Event::RequestArrive { .. } if !self.arch.is_quick() => bulk_switch,
+            Event::RequestArrive { .. } | Event::QuickResolve | Event::AckArrive(_) => quick_switch,
+            Event::Configure | Event::Arbitrate | Event::Grant => arbiter,
+        }
     }
 
     fn interval_ps(&mut self, node: usize) -> TimePs {

@@ -14,7 +14,7 @@
 use super::nic::{Ack, Nic, Transmission};
 use super::{Architecture, Clint, Event};
 use crate::blocks::collision_switch::{Contender, Priority, Verdict};
-use crate::engine::queue::{EventQueue, Phase};
+
 use crate::engine::time::TimePs;
 
 /// What crosses the quick switch.
@@ -143,8 +143,7 @@ impl Clint {
             payload: head,
         };
         if self.quick_switch.offer(contender) {
-            self.queue
-                .push(self.now_ps, Phase::Clock, Event::QuickResolve);
+            self.schedule_clock(self.now_ps, Event::QuickResolve);
         }
     }
 

@@ -413,7 +413,7 @@ impl LinkStudy {
             scenario,
             queue: {
                 let mut queue = CalendarQueue::for_gap(1);
-                queue.push(0, Phase::Clock, ());
+                queue.push(0, Phase::Clock, 0, ());
                 queue
             },
             xoff_slots: 0,
@@ -552,7 +552,7 @@ impl Model for LinkStudy {
         }
         if self.link.slot() < self.end_slot {
             let next_ps = self.link.slot() * self.frame_ps;
-            self.queue.push(next_ps, Phase::Clock, ());
+            self.queue.push(next_ps, Phase::Clock, 0, ());
         }
     }
 
