@@ -41,3 +41,15 @@ pub type CellArena = Arena<Cell>;
 pub type CellId = Id<Cell>;
 /// A FIFO of cells threaded through the arena.
 pub type CellQueue = Queue<Cell>;
+
+#[cfg(test)]
+mod tests {
+    /// A cell in flight costs its arena slot and nothing else (queues are threaded through the
+    /// slots): keep it within one 64-byte cache line.
+    #[test]
+    fn a_cell_in_flight_fits_a_cache_line() {
+        assert!(std::mem::size_of::<super::Cell>() <= 56);
+        let slot = std::mem::size_of::<super::Cell>() + std::mem::size_of::<u32>();
+        assert!(slot <= 64, "{slot} bytes");
+    }
+}
