@@ -141,12 +141,15 @@ def test_rifl_scenarios_run_lossless_with_both_schedulers(name: str, arrival: st
         ("clint/bulk", ["--set", "switch.ports=8"], "switch"),
         ("fabric/fat-tree", ["--set", "topology.k=11"], "topology.k"),
         ("fabric/fat-tree", ["--set", "topology.k=66"], "topology.k"),
+        ("fabric/fat-tree", ["--set", "topology.k=66", "--set", "switch.scheduler=islip"], "topology.k"),
+        ("classic/islip", ["--set", "switch.ports=65"], "switch.ports"),
         ("fabric/fat-tree", ["--set", "routing.mode=ugal"], "routing.mode"),
         ("fabric/fat-tree", ["--set", "routing.mode=teleport"], "routing.mode"),
         ("fabric/fat-tree", ["--set", "routing.spray_rounds=0"], "routing.spray_rounds"),
         ("fabric/fat-tree", ["--set", "routing.hops=3"], "routing.hops"),
         ("fabric/dragonfly", ["--set", "topology.groups=6"], "topology.groups"),
-        ("fabric/dragonfly", ["--set", "topology.routers_per_group=60"], "topology.routers_per_group"),
+        ("fabric/dragonfly", ["--set", "topology.routers_per_group=60", "--set", "switch.scheduler=islip"],
+         "topology.routers_per_group"),
         ("fabric/dragonfly", ["--set", "switch.per_voq_buffers=true"], "switch.per_voq_buffers"),
         ("classic/islip", ["--set", "routing.mode=ecmp"], "routing"),
         ("classic/islip", ["--set", "traffic.destinations=group_shift"], "traffic.destinations"),
@@ -199,3 +202,17 @@ def test_clint_human_summary_shows_the_architecture():
                "--set", "traffic.load=0.5", "--set", "run.duration_us=2000", "--set", "run.warmup_us=200")
     assert done.returncode == 0, done.stderr
     assert "architecture B1" in done.stdout.splitlines()[0]
+
+
+def test_list_names_every_design_mechanism_and_shipped_scenario():
+    done = cli("list")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    for design in ["single_switch", "cell_fabric", "rifl", "rifl_link", "clint"]:
+        assert f"  {design} " in out
+    for mechanism in ["islip", "output_queued", "fat_tree", "dragonfly", "ecmp", "spray", "ugal", "credit",
+                      "group_shift"]:
+        assert f"  {mechanism} " in out, mechanism
+    for path in sorted((ROOT / "scenarios").glob("*/*.toml")):
+        line = next(line for line in out.splitlines() if path.relative_to(ROOT).as_posix() in line)
+        assert len(line.split(maxsplit=1)) == 2, f"{path} has no description"

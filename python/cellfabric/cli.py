@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 
-from cellfabric._core import ScenarioError, SimulationError
+from cellfabric._core import ScenarioError, SimulationError, catalog
 from cellfabric.runner import run as run_scenario
 from cellfabric.scenario import parse_assignment
 
@@ -73,6 +74,52 @@ def run(
     else:
         click.echo(_report(result.summary))
         click.echo("perf  " + "  ".join(f"{k} {_number(v)}" for k, v in result.perf.items()))
+
+
+def _scenario_root() -> Path | None:
+    """The shipped scenarios: beside the package in a source checkout, else under the current
+    directory."""
+    for root in (Path(__file__).resolve().parents[2] / "scenarios", Path.cwd() / "scenarios"):
+        if root.is_dir():
+            return root
+    return None
+
+
+ABBREVIATIONS = {"Fig", "Figs", "al", "e.g", "i.e", "vs", "cf", "Eq", "Sec"}
+
+
+def _first_sentence(path: Path, width: int = 110) -> str:
+    """The first sentence of a scenario file's header comment, cut to ``width`` characters."""
+    words = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        if not line.startswith("#") or not line.strip("# "):
+            break
+        words.append(line.lstrip("#").strip())
+    text = " ".join(words)
+    end = 0
+    while (end := text.find(". ", end + 1)) >= 0:
+        last_word = text[:end].rsplit(" ", 1)[-1]
+        if last_word not in ABBREVIATIONS:
+            break
+    sentence = text if end < 0 else text[: end + 1]
+    return sentence if len(sentence) <= width else sentence[: width - 1].rstrip() + "…"
+
+
+@main.command(name="list")
+def list_all() -> None:
+    """List the designs, the mechanisms a scenario can name, and the shipped scenarios."""
+    entries = json.loads(catalog())
+    for key in dict.fromkeys(e["key"] for e in entries):
+        click.echo(f"{key}:")
+        for e in (e for e in entries if e["key"] == key):
+            click.echo(f"  {e['name']:<16} {e['description']}")
+    root = _scenario_root()
+    if root is None:
+        return
+    click.echo("scenarios:")
+    for path in sorted(root.glob("*/*.toml")):
+        name = path.relative_to(root.parent).as_posix()
+        click.echo(f"  {name:<42} {_first_sentence(path)}")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
 //! - [`scenario`] is the user contract: the validated description of one run.
 
 pub mod blocks;
+pub mod catalog;
 pub mod designs;
 pub mod engine;
 pub mod run;

@@ -18,6 +18,11 @@ use crate::blocks::traffic::{Arrival, Destinations, PacketSizes, TrafficSpec};
 use crate::engine::rng::{stream, ComponentId};
 use crate::engine::time::{serialization_ps, TimePs};
 
+/// The most ports an output-queued switch may have.
+pub const MAX_PORTS_OUTPUT_QUEUED: u32 = 4096;
+/// The most hosts a network may have (cells address hosts with 16 bits).
+pub const MAX_HOSTS: usize = u16::MAX as usize;
+
 /// Random-stream kind of the destination permutation.
 const KIND_PATTERN: u32 = 3;
 
@@ -109,14 +114,44 @@ pub enum TopologyName {
 }
 
 impl TopologyName {
+    /// Every topology, for `cellfabric list`.
+    pub const ALL: [TopologyName; 5] = [
+        TopologyName::Star,
+        TopologyName::TwoSwitch,
+        TopologyName::LeafSpine,
+        TopologyName::FatTree,
+        TopologyName::Dragonfly,
+    ];
+
     /// The name as written in scenarios.
     pub fn as_str(self) -> &'static str {
+        self.entry().0
+    }
+
+    /// What it is, in one line.
+    pub fn description(self) -> &'static str {
+        self.entry().1
+    }
+
+    fn entry(self) -> (&'static str, &'static str) {
         match self {
-            TopologyName::Star => "star",
-            TopologyName::TwoSwitch => "two_switch",
-            TopologyName::LeafSpine => "leaf_spine",
-            TopologyName::FatTree => "fat_tree",
-            TopologyName::Dragonfly => "dragonfly",
+            TopologyName::Star => ("star", "one switch with a host on every port"),
+            TopologyName::TwoSwitch => (
+                "two_switch",
+                "two switches joined by `links` parallel cables",
+            ),
+            TopologyName::LeafSpine => (
+                "leaf_spine",
+                "leaves with hosts, each cabled once to every spine",
+            ),
+            TopologyName::FatTree => (
+                "fat_tree",
+                "k-ary three-tier fat-tree, k³/4 hosts (Al-Fares et al. 2008)",
+            ),
+            TopologyName::Dragonfly => (
+                "dragonfly",
+                "groups of fully meshed routers joined by global links (Kim et al. 2008)",
+            ),
         }
     }
 }
@@ -213,14 +248,47 @@ pub enum SchedulerName {
 }
 
 impl SchedulerName {
+    /// Every scheduler, for `cellfabric list`.
+    pub const ALL: [SchedulerName; 5] = [
+        SchedulerName::OutputQueued,
+        SchedulerName::Fifo,
+        SchedulerName::Islip,
+        SchedulerName::Pim,
+        SchedulerName::Safc,
+    ];
+
     /// The name as written in scenarios.
     pub fn as_str(self) -> &'static str {
+        self.entry().0
+    }
+
+    /// What it is, in one line.
+    pub fn description(self) -> &'static str {
+        self.entry().1
+    }
+
+    fn entry(self) -> (&'static str, &'static str) {
         match self {
-            SchedulerName::OutputQueued => "output_queued",
-            SchedulerName::Fifo => "fifo",
-            SchedulerName::Islip => "islip",
-            SchedulerName::Pim => "pim",
-            SchedulerName::Safc => "safc",
+            SchedulerName::OutputQueued => (
+                "output_queued",
+                "ideal output-queued switch (N cells per slot into each output)",
+            ),
+            SchedulerName::Fifo => (
+                "fifo",
+                "FIFO input queues, random head-of-line contention (Karol et al. 1987)",
+            ),
+            SchedulerName::Islip => (
+                "islip",
+                "virtual output queues matched by iSLIP, `iterations` per slot (McKeown 1999)",
+            ),
+            SchedulerName::Pim => (
+                "pim",
+                "virtual output queues matched by PIM (Anderson et al. 1993)",
+            ),
+            SchedulerName::Safc => (
+                "safc",
+                "statically allocated, fully connected: N² queues, no input constraint (RIFL §V)",
+            ),
         }
     }
 }
@@ -271,6 +339,21 @@ pub enum FlowControlName {
     Credit,
     /// ON/OFF with thresholds.
     Onoff,
+}
+
+impl FlowControlName {
+    /// Every link flow control, with what it does, for `cellfabric list`.
+    pub const ALL: [(&'static str, &'static str); 3] = [
+        ("none", "no flow control: a full buffer drops"),
+        (
+            "credit",
+            "credits, one per downstream buffer slot (lossless)",
+        ),
+        (
+            "onoff",
+            "ON/OFF signals at thresholds, per link or per VOQ (RIFL §IV-D)",
+        ),
+    ];
 }
 
 /// Links between terminals and the switch (both directions alike).
@@ -359,6 +442,22 @@ pub enum DestinationName {
     /// Every host sends uniformly to the hosts of the next group (the Dragonfly's adversarial
     /// pattern, Kim et al. 2008).
     GroupShift,
+}
+
+impl DestinationName {
+    /// Every destination pattern, with what it does, for `cellfabric list`.
+    pub const ALL: [(&'static str, &'static str); 4] = [
+        ("uniform", "uniform over all hosts (include_self)"),
+        ("permutation", "a random permutation drawn from the seed"),
+        (
+            "hotspot",
+            "one hot host receives hotspot_fraction of the packets",
+        ),
+        (
+            "group_shift",
+            "every host to random hosts of the next group (pod or Dragonfly group)",
+        ),
+    ];
 }
 
 /// Offered traffic.
@@ -673,10 +772,10 @@ impl Scenario {
                 "expected fewer cell times than run.duration_cells",
             ));
         }
-        if sw.ports == 0 || sw.ports as usize > MAX_PORTS {
+        if sw.ports == 0 || sw.ports > self.max_ports() {
             return Err(invalid(
                 "switch.ports",
-                format!("expected 1 to {MAX_PORTS} ports, got {}", sw.ports),
+                format!("expected 1 to {}, got {}", self.port_limit(), sw.ports),
             ));
         }
         if sw.iterations == 0 || sw.iterations > 64 {
@@ -712,9 +811,43 @@ impl Scenario {
         self.validate_traffic(t)
     }
 
+    /// The most ports a switch may have: bitmap schedulers match over 64-bit port sets; the
+    /// output-queued switch keeps one queue per output and needs none.
+    pub fn max_ports(&self) -> u32 {
+        match self.switch.scheduler {
+            SchedulerName::OutputQueued => MAX_PORTS_OUTPUT_QUEUED,
+            _ => MAX_PORTS as u32,
+        }
+    }
+
+    /// The port limit, said with its reason, for error messages.
+    fn port_limit(&self) -> String {
+        format!(
+            "{} ports for scheduler {:?}",
+            self.max_ports(),
+            self.switch.scheduler.as_str()
+        )
+    }
+
     fn validate_topology(&self) -> Result<(), ScenarioError> {
         let t = &self.topology;
-        let max = MAX_PORTS as u32;
+        let max = self.max_ports();
+        let hosts = self.terminals();
+        if hosts as usize > MAX_HOSTS {
+            let key = match t.kind {
+                TopologyName::Star | TopologyName::TwoSwitch => "switch.ports",
+                TopologyName::LeafSpine => "topology.leaves",
+                TopologyName::FatTree => "topology.k",
+                TopologyName::Dragonfly => "topology.groups",
+            };
+            return Err(invalid(
+                key,
+                format!(
+                    "this {} would have {hosts} hosts; at most {MAX_HOSTS} are supported",
+                    t.kind.as_str()
+                ),
+            ));
+        }
         match t.kind {
             TopologyName::Star => Ok(()),
             TopologyName::TwoSwitch if t.links == 0 || t.links >= self.switch.ports => {
@@ -734,14 +867,14 @@ impl Scenario {
                 if t.spines == 0 || t.hosts_per_leaf == 0 || t.spines + t.hosts_per_leaf > max {
                     return Err(invalid(
                         "topology.hosts_per_leaf",
-                        format!("expected hosts_per_leaf >= 1, spines >= 1 and hosts_per_leaf + spines <= {max} (leaf ports)"),
+                        format!("expected hosts_per_leaf >= 1, spines >= 1 and hosts_per_leaf + spines <= {} (leaf ports)", self.port_limit()),
                     ));
                 }
                 Ok(())
             }
             TopologyName::FatTree if t.k > max => Err(invalid(
                 "topology.k",
-                format!("expected an even radix from 2 to {max} (the switch port limit)"),
+                format!("expected an even radix from 2 to {}", self.port_limit()),
             )),
             TopologyName::Dragonfly
                 if t.hosts_per_router + t.routers_per_group + t.global_links_per_router
@@ -749,7 +882,7 @@ impl Scenario {
             {
                 Err(invalid(
                     "topology.routers_per_group",
-                    format!("a router has hosts_per_router + routers_per_group - 1 + global_links_per_router ports: expected at most {max}"),
+                    format!("a router has hosts_per_router + routers_per_group - 1 + global_links_per_router ports: expected at most {}", self.port_limit()),
                 ))
             }
             TopologyName::FatTree | TopologyName::Dragonfly => self.topology().map(|_| ()),

@@ -123,3 +123,13 @@ fn bursty_packets_and_patterns_run_and_conserve() {
         assert!(s.goodput <= s.throughput + 1e-12);
     }
 }
+
+/// The output-queued switch has no port bitmaps, so it takes far more than 64 ports: a 256-port
+/// switch (a Stardust fabric element's radix) runs, conserves and carries its load.
+#[test]
+fn an_output_queued_switch_takes_256_ports() {
+    let (s, t) = run(&switch(256, "output_queued", 0.8, 3_000, ""));
+    assert_eq!(s.ports, 256);
+    assert_eq!(t.ports.port.len(), 256);
+    assert!((s.throughput - 0.8).abs() < 0.02, "{}", s.throughput);
+}

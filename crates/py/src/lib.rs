@@ -87,10 +87,17 @@ impl Simulation {
     }
 }
 
+/// Every design and mechanism a scenario can name, as JSON: a list of {key, name, description}.
+#[pyfunction]
+fn catalog() -> String {
+    serde_json::to_string(&cellfabric_core::catalog::catalog()).expect("the catalog serializes")
+}
+
 /// The Rust core of cellfabric.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
+    m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     Ok(())

@@ -1,0 +1,78 @@
+//! What cellfabric can build, by name: every design and every mechanism a scenario can choose,
+//! each with a one-line description, taken from the registries where the names are defined.
+
+use serde::Serialize;
+
+use crate::blocks::routing::MODES;
+use crate::designs::DESIGNS;
+use crate::scenario::{DestinationName, FlowControlName, SchedulerName, TopologyName};
+
+/// One named thing a scenario can choose.
+#[derive(Clone, Debug, Serialize)]
+pub struct Entry {
+    /// The scenario key that takes the name.
+    pub key: &'static str,
+    /// The name.
+    pub name: &'static str,
+    /// What it is, in one line.
+    pub description: &'static str,
+}
+
+/// Every design and mechanism, grouped by the key that names it.
+pub fn catalog() -> Vec<Entry> {
+    let entry = |key, name, description| Entry {
+        key,
+        name,
+        description,
+    };
+    let designs = DESIGNS
+        .iter()
+        .map(|d| entry("design", d.name, d.description));
+    let schedulers = SchedulerName::ALL
+        .iter()
+        .map(|s| entry("switch.scheduler", s.as_str(), s.description()));
+    let topologies = TopologyName::ALL
+        .iter()
+        .map(|t| entry("topology.kind", t.as_str(), t.description()));
+    let routing = MODES
+        .iter()
+        .map(|m| entry("routing.mode", m.name, m.description));
+    let flow_control = FlowControlName::ALL
+        .iter()
+        .map(|&(name, description)| entry("link.flow_control", name, description));
+    let destinations = DestinationName::ALL
+        .iter()
+        .map(|&(name, description)| entry("traffic.destinations", name, description));
+    designs
+        .chain(schedulers)
+        .chain(topologies)
+        .chain(routing)
+        .chain(flow_control)
+        .chain(destinations)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+
+    /// Every listed scheduler, topology kind, flow control and destination pattern is a name the
+    /// scenario parser accepts for its key, so the list cannot drift from what runs.
+    #[test]
+    fn every_listed_name_is_accepted_by_its_key() {
+        for e in catalog() {
+            let (section, field) = match e.key.split_once('.') {
+                Some(pair) => pair,
+                None => continue,
+            };
+            if section == "routing" {
+                assert!(crate::blocks::routing::mode(e.name).is_some());
+                continue;
+            }
+            let json = format!(r#"{{"{section}": {{"{field}": "{}"}}}}"#, e.name);
+            let parsed: Result<Scenario, _> = crate::scenario::parse(&json);
+            assert!(parsed.is_ok(), "{}: {} rejected: {parsed:?}", e.key, e.name);
+        }
+    }
+}
