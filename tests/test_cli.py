@@ -154,6 +154,10 @@ def test_rifl_scenarios_run_lossless_with_both_schedulers(name: str, arrival: st
         ("classic/islip", ["--set", "routing.mode=ecmp"], "routing"),
         ("classic/islip", ["--set", "traffic.destinations=group_shift"], "traffic.destinations"),
         ("rifl/table1", ["--set", "topology.kind=fat_tree"], "topology.kind"),
+        ("rifl/table1", ["--set", "switch.per_voq_buffers=false"], "switch.per_voq_buffers"),
+        ("rifl/table1", ["--set", "switch.batcher_banyan=true"], "switch.batcher_banyan"),
+        ("classic/fifo", ["--set", "switch.per_voq_buffers=true"], "switch.per_voq_buffers"),
+        ("classic/output-queued", ["--set", "switch.batcher_banyan=true"], "switch.batcher_banyan"),
     ],
 )
 def test_design_bad_input_names_the_key(scenario, args, names):

@@ -307,9 +307,9 @@ pub struct SwitchConfig {
     /// `per_voq_buffers`, in cells; absent: unbounded.
     pub buffer_cells: Option<u32>,
     /// Each VOQ has its own buffer and flow-control channel (RIFL per-VOQ flow control).
-    pub per_voq_buffers: bool,
+    pub per_voq_buffers: Option<bool>,
     /// Carry matched cells through a Batcher-Banyan network (counting internal blocking).
-    pub batcher_banyan: bool,
+    pub batcher_banyan: Option<bool>,
     /// Fixed latency added to every cell crossing the switch, in picoseconds.
     pub pipeline_delay_ps: u64,
 }
@@ -321,8 +321,8 @@ impl Default for SwitchConfig {
             scheduler: SchedulerName::Islip,
             iterations: 1,
             buffer_cells: None,
-            per_voq_buffers: false,
-            batcher_banyan: false,
+            per_voq_buffers: None,
+            batcher_banyan: None,
             pipeline_delay_ps: 0,
         }
     }
@@ -678,8 +678,8 @@ impl Scenario {
                 cell_bytes: self.cell.size_bytes as u64,
                 scheduler: self.scheduler(),
                 buffer_cells: sw.buffer_cells,
-                per_voq_buffers: sw.per_voq_buffers,
-                batcher_banyan: sw.batcher_banyan,
+                per_voq_buffers: sw.per_voq_buffers.unwrap_or(false),
+                batcher_banyan: sw.batcher_banyan.unwrap_or(false),
                 rx_flow_control: RxFlowControl::None,
                 out_link: link.clone(),
                 pipeline_ps: sw.pipeline_delay_ps,
@@ -776,6 +776,25 @@ impl Scenario {
             return Err(invalid(
                 "switch.ports",
                 format!("expected 1 to {}, got {}", self.port_limit(), sw.ports),
+            ));
+        }
+        let voq = matches!(
+            sw.scheduler,
+            SchedulerName::Islip | SchedulerName::Pim | SchedulerName::Safc
+        );
+        if sw.per_voq_buffers == Some(true) && !voq {
+            return Err(invalid(
+                "switch.per_voq_buffers",
+                format!(
+                    "per-VOQ buffers need virtual output queues: expected scheduler islip, pim or safc, got {:?}",
+                    sw.scheduler.as_str()
+                ),
+            ));
+        }
+        if sw.batcher_banyan == Some(true) && sw.scheduler == SchedulerName::OutputQueued {
+            return Err(invalid(
+                "switch.batcher_banyan",
+                "the output-queued switch has no input-to-output network to model: expected an input-queued scheduler",
             ));
         }
         if sw.iterations == 0 || sw.iterations > 64 {
@@ -917,7 +936,7 @@ impl Scenario {
                 ),
             ));
         }
-        if self.switch.per_voq_buffers && mode.name != "deterministic" {
+        if self.switch.per_voq_buffers == Some(true) && mode.name != "deterministic" {
             return Err(invalid(
                 "switch.per_voq_buffers",
                 "per-VOQ flow control books the next switch's VOQ in advance: it needs routing.mode = \"deterministic\"",

@@ -84,6 +84,25 @@ pub fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
             ),
         ));
     }
+    for (key, value, rule) in [
+        (
+            "switch.per_voq_buffers",
+            sw.per_voq_buffers,
+            "each VOQ is its own buffer and ON/OFF channel (§IV-C, §IV-D)",
+        ),
+        (
+            "switch.batcher_banyan",
+            sw.batcher_banyan,
+            "a Batcher-Banyan network carries every slot's matching, except in the ideal SAFC switch (§IV-C, §V)",
+        ),
+    ] {
+        if value.is_some() {
+            return Err(invalid(
+                key,
+                format!("RIFL fixes this: {rule}; remove the key"),
+            ));
+        }
+    }
     if scenario.traffic.include_self {
         return Err(invalid(
             "traffic.include_self",
