@@ -15,7 +15,7 @@ pub mod engine;
 pub mod run;
 pub mod scenario;
 
-pub use blocks::network::{Summary, Tables};
+pub use blocks::fabric::cell_network::{Summary, Tables};
 pub use designs::build;
 pub use designs::single_switch::SingleSwitch;
 pub use run::{Report, RunError, Simulation};

@@ -6,10 +6,10 @@ use rand::seq::SliceRandom;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
+use crate::blocks::fabric::cell_network::NetworkSpec;
 use crate::blocks::flow_control::{LinkFlowControl, RxFlowControl};
 use crate::blocks::link::Link;
 use crate::blocks::matching::MAX_PORTS;
-use crate::blocks::network::NetworkSpec;
 use crate::blocks::routing::{mode, MODES};
 use crate::blocks::switch::SchedulerKind;
 use crate::blocks::switch::SwitchSpec;

@@ -4,11 +4,11 @@
 pub mod batcher_banyan;
 pub mod cell;
 pub mod collision_switch;
+pub mod fabric;
 pub mod flow_control;
 pub mod lcf;
 pub mod link;
 pub mod matching;
-pub mod network;
 pub mod retransmission;
 pub mod routing;
 pub mod switch;

@@ -7,10 +7,11 @@
 
 use super::batcher_banyan::BatcherBanyan;
 use super::cell::{CellArena, CellId, CellQueue};
+use super::fabric::{Context, Node};
 use super::flow_control::{FlowSignal, RxFlowControl, TxGate};
 use super::link::Link;
 use super::matching::{first_at_or_after, members, random_member, Matcher, UNMATCHED};
-use super::routing::LocalView;
+use super::routing::{LocalView, Router};
 use crate::engine::rng::Rng;
 use crate::engine::stats::OccupancyHistogram;
 use crate::engine::time::{serialization_ps, TimePs};
@@ -356,7 +357,7 @@ impl CellSwitch {
 
     /// Runs one slot's clock edge at `now_ps`: schedules, moves cells onto output links and
     /// returns the departures and the flow-control signals for upstream (per input port).
-    pub fn tick(
+    pub fn run_slot(
         &mut self,
         now_ps: TimePs,
         cells: &mut CellArena,
@@ -504,4 +505,52 @@ impl LocalView for CellSwitch {
     fn backlog_cells(&self, output: usize) -> u32 {
         self.backlog_cells[output]
     }
+}
+
+/// A cell switch is a slotted node: at each clock edge it routes and admits the cells latched
+/// at its inputs (signalling upstream as its flow control says), schedules, and sends.
+impl<R: Router> Node<R> for CellSwitch {
+    fn is_slotted(&self) -> bool {
+        true
+    }
+
+    fn cell_arrives(
+        &mut self,
+        ctx: &mut Context<'_, R>,
+        port: usize,
+        cell: CellId,
+        arrive_ps: TimePs,
+    ) {
+        let index = ctx.router_index().expect("a switch is routed");
+        let output = ctx.router.route(index, port, &mut ctx.cells[cell], &*self);
+        let next_vc = ctx.next_channel(output, &ctx.cells[cell]);
+        let c = &mut ctx.cells[cell];
+        c.out_port = output as u16;
+        c.next_vc = next_vc;
+        match self.accept(arrive_ps, port as u16, cell, ctx.cells) {
+            // The signal leaves as the cell arrives (or at this edge, for a wire shorter than the
+            // rest of a cell time).
+            Admission::Queued(Some(signal)) => ctx.send_signal(port, signal, arrive_ps),
+            Admission::Queued(None) => {}
+            Admission::Dropped => ctx.drop_cell(cell),
+        }
+    }
+
+    fn signal_arrives(&mut self, _ctx: &mut Context<'_, R>, port: usize, signal: FlowSignal) {
+        self.on_output_signal(port, signal);
+    }
+
+    fn tick(&mut self, ctx: &mut Context<'_, R>) -> Option<TimePs> {
+        let now_ps = ctx.now_ps;
+        let (departures, signals) = self.run_slot(now_ps, ctx.cells);
+        for &(port, signal) in signals {
+            ctx.send_signal(port as usize, signal, now_ps);
+        }
+        for d in departures {
+            ctx.send_cell(d.output as usize, d.cell, d.arrive_ps);
+        }
+        (self.held_cells > 0).then_some(now_ps + self.slot_ps)
+    }
+
+    fn timer(&mut self, _ctx: &mut Context<'_, R>) {}
 }

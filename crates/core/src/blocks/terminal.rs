@@ -6,9 +6,11 @@
 //! flow-controls each VOQ, a paused VOQ holds back only the traffic for it (RIFL §IV-D).
 
 use super::cell::{Cell, CellArena, CellId, CellQueue};
+use super::fabric::{Context, Node};
 use super::flow_control::{FlowSignal, TxGate};
 use super::link::Link;
 use super::matching::{first_at_or_after, members, MAX_PORTS};
+use super::routing::Router;
 use super::traffic::{Generator, NEVER_PS};
 use crate::engine::time::TimePs;
 
@@ -166,9 +168,9 @@ impl Terminal {
         send_ps.min(generate_ps)
     }
 
-    /// Sinks `cell`, delivered at `now_ps`, and releases it; the last cell of a packet completes
-    /// the packet's reassembly.
-    pub fn receive(&mut self, now_ps: TimePs, cell: CellId, cells: &mut CellArena) {
+    /// Counts `cell`, delivered at `now_ps`; the last cell of a packet completes the packet's
+    /// reassembly. The caller releases the cell.
+    pub fn receive(&mut self, now_ps: TimePs, cell: CellId, cells: &CellArena) {
         self.counters.cells_delivered += 1;
         let c = &cells[cell];
         self.counters.packets_delivered += c.last_of_packet as u64;
@@ -180,7 +182,6 @@ impl Terminal {
             self.counters.cells_delivered_measured += 1;
             self.counters.payload_bytes_delivered_measured += cells[cell].payload_bytes as u64;
         }
-        cells.free(cell);
     }
 
     /// Applies a flow-control signal from the fabric.
@@ -191,6 +192,65 @@ impl Terminal {
     /// Cells waiting in the transmit queues.
     pub fn queued_cells(&self) -> u32 {
         self.queued_cells
+    }
+
+    /// Sets the timer for the first thing to do, at the start of a run.
+    pub fn start<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
+        self.wait(ctx);
+    }
+
+    /// Generates and sends what is due now, then sets the timer for the next thing to do.
+    fn step_and_wait<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
+        let now_ps = ctx.now_ps;
+        let (cells, mut routes) = ctx.routes();
+        if let Some((cell, arrive_ps)) = self.step(now_ps, cells, |c| routes.write(0, c)) {
+            ctx.send_cell(0, cell, arrive_ps);
+        }
+        self.wait(ctx);
+    }
+
+    /// Sets the timer for the next thing to do, unless an earlier firing is already set.
+    fn wait<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
+        let next_ps = self.next_step_ps();
+        if next_ps < self.wake_at_ps {
+            self.wake_at_ps = next_ps;
+            ctx.set_timer(next_ps);
+        }
+    }
+}
+
+/// A host is a node with one port: it generates, sends when its link and flow control allow,
+/// and sinks what reaches it.
+impl<R: Router> Node<R> for Terminal {
+    fn is_slotted(&self) -> bool {
+        false
+    }
+
+    fn cell_arrives(
+        &mut self,
+        ctx: &mut Context<'_, R>,
+        _port: usize,
+        cell: CellId,
+        _arrive_ps: TimePs,
+    ) {
+        self.receive(ctx.now_ps, cell, ctx.cells);
+        ctx.deliver(cell);
+    }
+
+    fn signal_arrives(&mut self, ctx: &mut Context<'_, R>, _port: usize, signal: FlowSignal) {
+        self.on_signal(signal);
+        self.step_and_wait(ctx);
+    }
+
+    fn tick(&mut self, _ctx: &mut Context<'_, R>) -> Option<TimePs> {
+        None
+    }
+
+    fn timer(&mut self, ctx: &mut Context<'_, R>) {
+        if self.wake_at_ps == ctx.now_ps {
+            self.wake_at_ps = NEVER_PS;
+        }
+        self.step_and_wait(ctx);
     }
 }
 

@@ -22,7 +22,7 @@ pub mod header;
 pub mod link;
 pub mod router;
 
-use crate::blocks::network::Network;
+use crate::blocks::fabric::cell_network::Network;
 use crate::scenario::{FlowControlName, Scenario, ScenarioError, SchedulerName, TopologyName};
 use header::{HEADER_BYTES, SEGMENT_BYTES};
 use router::RiflRouter;

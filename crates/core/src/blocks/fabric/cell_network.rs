@@ -1,0 +1,611 @@
+//! A cell network: hosts ([`Terminal`]) and slotted cell switches ([`CellSwitch`]) on a
+//! [`Fabric`], wired by a [`Topology`], with the account and the report every cell network
+//! keeps. Designs configure it (switch organization, flow control, routing); the single switch
+//! of switch theory is the one-switch case.
+
+use serde::Serialize;
+
+use super::{Context, Fabric, Node, Wiring};
+use crate::blocks::cell::CellId;
+use crate::blocks::flow_control::{FlowSignal, LinkFlowControl};
+use crate::blocks::link::Link;
+use crate::blocks::routing::Router;
+use crate::blocks::switch::{CellSwitch, SwitchSpec};
+use crate::blocks::terminal::Terminal;
+use crate::blocks::topology::{Attachment, Topology};
+use crate::blocks::traffic::{Destinations, Generator, TrafficSpec};
+use crate::engine::kernel::{Clock, Kernel, Model};
+use crate::engine::queue::CalendarQueue;
+use crate::engine::rng::{stream, ComponentId};
+use crate::engine::stats::Percentiles;
+use crate::engine::time::{TimePs, PS_PER_NS};
+use crate::run::{Design, Ledger, Perf, Report, RunError};
+
+const KIND_TERMINAL: u32 = 1;
+const KIND_SWITCH: u32 = 2;
+
+/// The node kinds of a cell network. Nodes live inline in one vector, indexed by node: a host
+/// wastes the difference in size, which costs less than a pointer chase on every event.
+#[allow(clippy::large_enum_variant)]
+pub enum CellNode {
+    /// A host.
+    Terminal(Terminal),
+    /// A slotted cell switch.
+    Switch(CellSwitch),
+}
+
+impl<R: Router> Node<R> for CellNode {
+    fn is_slotted(&self) -> bool {
+        matches!(self, CellNode::Switch(_))
+    }
+
+    fn cell_arrives(
+        &mut self,
+        ctx: &mut Context<'_, R>,
+        port: usize,
+        cell: CellId,
+        arrive_ps: TimePs,
+    ) {
+        match self {
+            CellNode::Terminal(t) => t.cell_arrives(ctx, port, cell, arrive_ps),
+            CellNode::Switch(s) => s.cell_arrives(ctx, port, cell, arrive_ps),
+        }
+    }
+
+    fn signal_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, signal: FlowSignal) {
+        match self {
+            CellNode::Terminal(t) => t.signal_arrives(ctx, port, signal),
+            CellNode::Switch(s) => Node::<R>::signal_arrives(s, ctx, port, signal),
+        }
+    }
+
+    fn tick(&mut self, ctx: &mut Context<'_, R>) -> Option<TimePs> {
+        match self {
+            CellNode::Terminal(t) => Node::<R>::tick(t, ctx),
+            CellNode::Switch(s) => Node::<R>::tick(s, ctx),
+        }
+    }
+
+    fn timer(&mut self, ctx: &mut Context<'_, R>) {
+        match self {
+            CellNode::Terminal(t) => t.timer(ctx),
+            CellNode::Switch(s) => Node::<R>::timer(s, ctx),
+        }
+    }
+}
+
+/// Everything a [`Network`] is built from.
+pub struct NetworkSpec {
+    /// Design name reported in the summary.
+    pub design: &'static str,
+    /// Scheduler name reported in the summary.
+    pub scheduler: String,
+    /// Routing mode reported in the summary, where the design routes by mode.
+    pub routing: Option<String>,
+    /// Seed of every random stream.
+    pub seed: u64,
+    /// Switches, terminals (the topology's endpoints, in order) and cables.
+    pub topology: Topology,
+    /// Every switch alike but for its port count, which the topology gives.
+    pub switch: SwitchSpec,
+    /// Every link, both directions.
+    pub link: Link,
+    /// Link-level flow control into every switch input.
+    pub flow_control: LinkFlowControl,
+    /// What every terminal offers.
+    pub traffic: TrafficSpec,
+    /// Where each terminal's packets go.
+    pub destinations: Vec<Destinations>,
+    /// Cells a terminal may hold waiting to send; a full terminal holds its source back.
+    /// `None`: unbounded (an open-loop source).
+    pub nic_queue_cells: Option<u32>,
+    /// Statistics start here.
+    pub warmup_ps: TimePs,
+    /// The run ends here.
+    pub end_ps: TimePs,
+    /// The configuration promises to drop nothing; a drop fails the run.
+    pub lossless: bool,
+}
+
+/// The headline numbers of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    /// Design that ran.
+    pub design: &'static str,
+    /// Scheduler name as in the scenario.
+    pub scheduler: String,
+    /// Routing mode as in the scenario, where the design routes by mode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub routing: Option<String>,
+    /// Ports of the largest switch.
+    pub ports: u32,
+    /// Switches in the network.
+    pub switches: u32,
+    /// Terminals (hosts) in the network.
+    pub terminals: u32,
+    /// Seed of the run.
+    pub seed: u64,
+    /// Cells generated during measurement per terminal per cell time.
+    pub offered_load: f64,
+    /// Cells delivered during measurement per terminal per cell time.
+    pub throughput: f64,
+    /// Payload bytes delivered during measurement per byte of line capacity.
+    pub goodput: f64,
+    /// Cell latency from generation to delivery, in nanoseconds.
+    pub latency_ns: Percentiles,
+    /// Cell latency from generation to delivery, in cell times.
+    pub latency_cells: Percentiles,
+    /// Packet latency from the generation of its first cell to the delivery of its last, in
+    /// cell times (packets reassembled at the destination terminal).
+    pub packet_latency_cells: Percentiles,
+    /// Cells generated over the whole run.
+    pub cells_injected: u64,
+    /// Cells delivered over the whole run.
+    pub cells_delivered: u64,
+    /// Cells dropped over the whole run.
+    pub cells_dropped: u64,
+    /// Cells still in the system at the end.
+    pub cells_in_flight: u64,
+    /// Cells whose latency was measured.
+    pub cells_measured: u64,
+    /// Packets whose last cell was delivered over the whole run.
+    pub packets_delivered: u64,
+    /// Cells that reached their terminal ahead of an earlier cell of the same source.
+    pub cells_out_of_order: u64,
+    /// Time-average number of cells held in the switches.
+    pub queue_occupancy_mean_cells: f64,
+    /// Mean time a cell spends in a switch, in cell times (from arrival to its slot).
+    pub switch_delay_mean_cells: f64,
+    /// Flow-control signals sent upstream by the switches.
+    pub flow_control_signals: u64,
+    /// Cells blocked inside Batcher-Banyan networks.
+    pub internal_blocking: u64,
+    /// Length of one cell time.
+    pub cell_time_ps: u64,
+    /// Simulated time.
+    pub sim_time_ps: u64,
+    /// Leading simulated time excluded from statistics.
+    pub warmup_ps: u64,
+    /// Events processed.
+    pub events: u64,
+    /// Cells switched (one cell crossing one switch) over the whole run.
+    pub cell_hops: u64,
+}
+
+/// Latency histogram rows: bucket upper bound and count.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LatencyTable {
+    /// Upper bound of the bucket, picoseconds.
+    pub latency_ps: Vec<u64>,
+    /// Upper bound of the bucket, cell times.
+    pub latency_cells: Vec<f64>,
+    /// Cells in the bucket.
+    pub count: Vec<u64>,
+}
+
+/// Per-terminal counters, with the switch port the terminal is cabled to.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PortTable {
+    /// Terminal index.
+    pub port: Vec<u32>,
+    /// Cells the terminal generated (whole run).
+    pub cells_injected: Vec<u64>,
+    /// Cells the terminal received (whole run).
+    pub cells_delivered: Vec<u64>,
+    /// Cells dropped at the switch input the terminal feeds (whole run).
+    pub cells_dropped: Vec<u64>,
+    /// Cells received per cell time during measurement.
+    pub throughput: Vec<f64>,
+}
+
+/// Distribution of each switch's occupancy, sampled once per measured cell time.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct OccupancyTable {
+    /// Switch index.
+    pub switch: Vec<u32>,
+    /// Cells held in the switch.
+    pub occupancy_cells: Vec<u64>,
+    /// Cell times with that occupancy.
+    pub slots: Vec<u64>,
+}
+
+/// The tables a run produces beside its summary.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Tables {
+    /// Latency histogram.
+    pub latency_histogram: LatencyTable,
+    /// Per-terminal counters.
+    pub ports: PortTable,
+    /// Switch occupancy distributions.
+    pub queue_occupancy: OccupancyTable,
+}
+
+/// A cell network simulation: hosts are nodes `0..hosts`, switch `s` is node `hosts + s`.
+pub struct Network<R: Router> {
+    fabric: Fabric<CellNode, R>,
+    design: &'static str,
+    scheduler: String,
+    routing: Option<String>,
+    seed: u64,
+    topology: Topology,
+    slot_ps: TimePs,
+    signal_delay_ps: TimePs,
+    warmup_ps: TimePs,
+    end_ps: TimePs,
+    lossless: bool,
+    cell_payload_bytes: u32,
+}
+
+impl<R: Router> Network<R> {
+    /// Builds the network `spec` describes, routed by `router`.
+    pub fn new(spec: NetworkSpec, router: R) -> Self {
+        let NetworkSpec {
+            design,
+            scheduler,
+            routing,
+            seed,
+            topology,
+            switch,
+            link,
+            flow_control,
+            traffic,
+            destinations,
+            nic_queue_cells,
+            warmup_ps,
+            end_ps,
+            lossless,
+        } = spec;
+        let per_voq = switch.per_voq_buffers;
+        let channels = |ports: usize| if per_voq { ports } else { 1 };
+        let hosts = topology.endpoints();
+        let host_port = |t: usize| {
+            topology
+                .endpoint_port(t)
+                .expect("every host is cabled to a switch")
+        };
+        let mut nodes: Vec<CellNode> = Vec::with_capacity(hosts + topology.switches());
+        for (i, &dst) in destinations.iter().enumerate() {
+            let id = ComponentId {
+                kind: KIND_TERMINAL,
+                index: i as u32,
+            };
+            let generator = Generator::new(i as u16, traffic, dst, stream(seed, id));
+            let ports = topology.switch_ports(host_port(i).0);
+            let gate = flow_control.transmitter(channels(ports), switch.buffer_cells);
+            let mut terminal = Terminal::new(
+                generator,
+                link.clone(),
+                gate,
+                channels(ports),
+                switch.cell_bytes,
+            );
+            terminal.measure_from_ps = warmup_ps;
+            terminal.queue_limit_cells = nic_queue_cells;
+            terminal.set_peers(destinations.len());
+            nodes.push(CellNode::Terminal(terminal));
+        }
+        for s in 0..topology.switches() {
+            let ports = topology.switch_ports(s);
+            let spec = SwitchSpec {
+                ports,
+                rx_flow_control: flow_control.receiver(channels(ports)),
+                ..switch.clone()
+            };
+            let id = ComponentId {
+                kind: KIND_SWITCH,
+                index: s as u32,
+            };
+            let mut cell_switch = CellSwitch::new(spec, stream(seed, id));
+            cell_switch.measure_from_ps = warmup_ps;
+            for port in 0..ports {
+                if let Some(Attachment::SwitchPort { switch: next, .. }) = topology.peer(s, port) {
+                    let gate = flow_control
+                        .transmitter(channels(topology.switch_ports(next)), switch.buffer_cells);
+                    cell_switch.set_output_gate(port, gate);
+                }
+            }
+            nodes.push(CellNode::Switch(cell_switch));
+        }
+        let node_of = |end: Option<Attachment>| -> (u32, u16) {
+            match end {
+                Some(Attachment::Endpoint(t)) => (t as u32, 0),
+                Some(Attachment::SwitchPort { switch, port }) => {
+                    ((hosts + switch) as u32, port as u16)
+                }
+                None => (u32::MAX, u16::MAX),
+            }
+        };
+        let mut peers: Vec<Vec<(u32, u16)>> = (0..hosts)
+            .map(|t| {
+                let (s, p) = host_port(t);
+                vec![((hosts + s) as u32, p as u16)]
+            })
+            .collect();
+        peers.extend((0..topology.switches()).map(|s| {
+            (0..topology.switch_ports(s))
+                .map(|port| node_of(topology.peer(s, port)))
+                .collect()
+        }));
+        let slot_ps = crate::engine::time::serialization_ps(switch.cell_bytes, link.rate_bps);
+        let wiring = Wiring {
+            peers,
+            slotted: nodes.iter().map(|n| Node::<R>::is_slotted(n)).collect(),
+            router_index: (0..nodes.len()).map(|n| n.checked_sub(hosts)).collect(),
+            slot_ps,
+            signal_delay_ps: link.propagation_ps,
+            per_voq,
+        };
+        let mut fabric = Fabric::new(nodes, router, wiring, warmup_ps);
+        for host in 0..hosts {
+            fabric.start(host, |node, ctx| {
+                if let CellNode::Terminal(t) = node {
+                    t.start(ctx);
+                }
+            });
+        }
+        Network {
+            fabric,
+            design,
+            scheduler,
+            routing,
+            seed,
+            topology,
+            slot_ps,
+            signal_delay_ps: link.propagation_ps,
+            warmup_ps,
+            end_ps,
+            lossless,
+            cell_payload_bytes: traffic.cell_payload_bytes,
+        }
+    }
+
+    /// The hosts.
+    fn terminals(&self) -> impl Iterator<Item = &Terminal> {
+        self.fabric.nodes().iter().filter_map(|n| match n {
+            CellNode::Terminal(t) => Some(t),
+            CellNode::Switch(_) => None,
+        })
+    }
+
+    /// The switches, in topology order.
+    fn switches(&self) -> impl Iterator<Item = &CellSwitch> {
+        self.fabric.nodes().iter().filter_map(|n| match n {
+            CellNode::Switch(s) => Some(s),
+            CellNode::Terminal(_) => None,
+        })
+    }
+
+    /// Runs to the end on the kernel and reports.
+    pub fn run(self) -> Result<(Summary, Tables), RunError> {
+        let end_ps = self.end_ps;
+        let mut kernel = Kernel::new(self, end_ps);
+        kernel.advance(TimePs::MAX);
+        let (network, clock, deadlock) = kernel.into_parts();
+        if let Some(report) = deadlock {
+            return Err(RunError::Deadlock(report));
+        }
+        network
+            .finish(clock)
+            .map(|(summary, tables, _)| (summary, tables))
+    }
+
+    /// What is stuck: the cells held back, and a cycle of switches each waiting for the next
+    /// one's buffer (an output with cells for it that flow control keeps shut), if there is one.
+    fn deadlock_report(&self) -> String {
+        let waiting = self.terminals().filter(|t| t.queued_cells() > 0).count();
+        let held: u64 = self.switches().map(|s| s.held_cells()).sum();
+        let mut report = format!(
+            "{} cells in flight, {held} of them in switches; {waiting} hosts hold cells they may not send",
+            self.fabric.cells_live()
+        );
+        if let Some(cycle) = self.wait_cycle() {
+            let names: Vec<String> = cycle.iter().map(|s| format!("switch {s}")).collect();
+            report += &format!(
+                "; cycle of full buffers: {} -> {}",
+                names.join(" -> "),
+                names[0]
+            );
+        }
+        report
+    }
+
+    /// A cycle in the graph where switch `a` waits for switch `b` when `a` holds cells for an
+    /// output cabled to `b` that flow control keeps shut.
+    fn wait_cycle(&self) -> Option<Vec<usize>> {
+        let switches: Vec<&CellSwitch> = self.switches().collect();
+        let waits_for = |s: usize| -> Vec<usize> {
+            switches[s]
+                .shut_outputs()
+                .filter_map(|port| match self.topology.peer(s, port) {
+                    Some(Attachment::SwitchPort { switch, .. }) => Some(switch),
+                    _ => None,
+                })
+                .collect()
+        };
+        // Iterative depth-first search with colours: 0 unseen, 1 on the path, 2 done.
+        let mut colour = vec![0u8; switches.len()];
+        for start in 0..switches.len() {
+            if colour[start] != 0 {
+                continue;
+            }
+            let mut path: Vec<(usize, Vec<usize>)> = vec![(start, waits_for(start))];
+            colour[start] = 1;
+            while let Some((node, next)) = path.last_mut() {
+                match next.pop() {
+                    Some(n) if colour[n] == 1 => {
+                        let at = path.iter().position(|(s, _)| *s == n).expect("on the path");
+                        return Some(path[at..].iter().map(|(s, _)| *s).collect());
+                    }
+                    Some(n) if colour[n] == 0 => {
+                        colour[n] = 1;
+                        path.push((n, waits_for(n)));
+                    }
+                    Some(_) => {}
+                    None => {
+                        colour[*node] = 2;
+                        path.pop();
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// Checks the run's invariants and reports its summary, tables and perf section.
+    pub fn finish(mut self, clock: Clock) -> Result<(Summary, Tables, Perf), RunError> {
+        // Slots in which a switch held nothing were not sampled: count them as empty.
+        let slot_ps = self.slot_ps;
+        let boundaries = self.end_ps / slot_ps - self.warmup_ps.div_ceil(slot_ps) + 1;
+        for node in self.fabric.nodes_mut() {
+            if let CellNode::Switch(sw) = node {
+                let sampled_slots: u64 = sw.occupancy_samples.counts().iter().sum();
+                sw.occupancy_samples
+                    .record_n(0, boundaries.saturating_sub(sampled_slots));
+            }
+        }
+        let sum = |f: fn(&Terminal) -> u64| self.terminals().map(f).sum::<u64>();
+        let injected = sum(|t| t.counters.cells_injected);
+        let delivered = sum(|t| t.counters.cells_delivered);
+        let in_flight = self.fabric.cells_live();
+        let metrics = self.fabric.metrics();
+        let ledger = Ledger {
+            injected,
+            delivered,
+            dropped: metrics.cells_dropped,
+            in_flight,
+        };
+        ledger.check(self.lossless)?;
+        let measured_slots = (self.end_ps - self.warmup_ps) / slot_ps;
+        let terminals = self.terminals().count();
+        let capacity_cells = (terminals as u64 * measured_slots) as f64;
+        let payload_capacity = capacity_cells * self.cell_payload_bytes as f64;
+        let metrics = self.fabric.metrics();
+        let latency = metrics.latency.percentiles();
+        let switched: u64 = self
+            .switches()
+            .flat_map(|s| s.counters.iter())
+            .map(|c| c.cells_out)
+            .sum();
+        let (delay_sum, delay_samples) = self.switches().fold((0, 0), |(a, b), s| {
+            (a + s.delay_slots_sum, b + s.delay_samples)
+        });
+        let summary = Summary {
+            design: self.design,
+            scheduler: self.scheduler.clone(),
+            routing: self.routing.clone(),
+            ports: (0..self.topology.switches())
+                .map(|s| self.topology.switch_ports(s) as u32)
+                .max()
+                .unwrap_or(0),
+            switches: self.switches().count() as u32,
+            terminals: terminals as u32,
+            seed: self.seed,
+            offered_load: sum(|t| t.counters.cells_injected_measured) as f64 / capacity_cells,
+            throughput: sum(|t| t.counters.cells_delivered_measured) as f64 / capacity_cells,
+            goodput: sum(|t| t.counters.payload_bytes_delivered_measured) as f64 / payload_capacity,
+            latency_ns: latency.scaled(PS_PER_NS as f64),
+            latency_cells: latency.scaled(slot_ps as f64),
+            packet_latency_cells: metrics.packet_latency.percentiles().scaled(slot_ps as f64),
+            cells_injected: injected,
+            cells_delivered: delivered,
+            cells_dropped: metrics.cells_dropped,
+            cells_in_flight: in_flight,
+            cells_measured: metrics.latency.count(),
+            packets_delivered: sum(|t| t.counters.packets_delivered),
+            cells_out_of_order: sum(|t| t.counters.cells_out_of_order),
+            queue_occupancy_mean_cells: self.switches().map(|s| s.occupancy_samples.mean()).sum(),
+            switch_delay_mean_cells: delay_sum as f64 / (delay_samples as f64).max(1.0),
+            flow_control_signals: metrics.flow_control_signals,
+            internal_blocking: self
+                .switches()
+                .map(|s| s.switch_counters.internal_blocking)
+                .sum(),
+            cell_time_ps: slot_ps,
+            sim_time_ps: clock.now_ps,
+            warmup_ps: self.warmup_ps,
+            events: clock.events,
+            cell_hops: switched,
+        };
+        let tables = self.tables(measured_slots);
+        Ok((summary, tables, clock.perf(Some(("cell-hops", switched)))))
+    }
+
+    fn tables(&self, measured_slots: u64) -> Tables {
+        let slot_ps = self.slot_ps as f64;
+        let mut latency = LatencyTable::default();
+        for (value_ps, count) in self.fabric.metrics().latency.buckets() {
+            latency.latency_ps.push(value_ps);
+            latency.latency_cells.push(value_ps as f64 / slot_ps);
+            latency.count.push(count);
+        }
+        let mut ports = PortTable::default();
+        let switches: Vec<&CellSwitch> = self.switches().collect();
+        for (i, t) in self.terminals().enumerate() {
+            let (s, p) = self.topology.endpoint_port(i).expect("hosts are cabled");
+            ports.port.push(i as u32);
+            ports.cells_injected.push(t.counters.cells_injected);
+            ports.cells_delivered.push(t.counters.cells_delivered);
+            ports
+                .cells_dropped
+                .push(switches[s].counters[p].cells_dropped);
+            ports
+                .throughput
+                .push(t.counters.cells_delivered_measured as f64 / measured_slots as f64);
+        }
+        let mut occupancy = OccupancyTable::default();
+        for (s, sw) in switches.iter().enumerate() {
+            for (cells, &slots) in sw.occupancy_samples.counts().iter().enumerate() {
+                if slots > 0 {
+                    occupancy.switch.push(s as u32);
+                    occupancy.occupancy_cells.push(cells as u64);
+                    occupancy.slots.push(slots);
+                }
+            }
+        }
+        Tables {
+            latency_histogram: latency,
+            ports,
+            queue_occupancy: occupancy,
+        }
+    }
+}
+
+impl<R: Router> Model for Network<R> {
+    type Event = super::Event;
+
+    fn queue(&mut self) -> &mut CalendarQueue<super::Event> {
+        self.fabric.queue()
+    }
+
+    fn handle(&mut self, now_ps: TimePs, event: super::Event) {
+        self.fabric.dispatch(now_ps, event);
+    }
+
+    fn progress(&self) -> u64 {
+        self.fabric.metrics().moves
+    }
+
+    fn in_flight(&self) -> u64 {
+        self.fabric.cells_live()
+    }
+
+    /// A thousand cell times, plus ten flow-control round trips.
+    fn stall_ps(&self) -> TimePs {
+        1_000 * self.slot_ps + 20 * self.signal_delay_ps
+    }
+
+    fn stall_report(&self) -> String {
+        self.deadlock_report()
+    }
+}
+
+impl<R: Router> Design for Network<R> {
+    fn end_ps(&self) -> TimePs {
+        self.end_ps
+    }
+
+    fn report(self, clock: Clock) -> Result<Report, RunError> {
+        let (summary, tables, perf) = self.finish(clock)?;
+        Ok(Report::new(&summary, &tables, perf))
+    }
+}

@@ -1,0 +1,388 @@
+//! A fabric: nodes of a design's kinds ([`Node`]) wired port to port by a topology, moving
+//! cells and flow-control signals by timestamped events on the one kernel loop. The fabric is
+//! generic over the design's node enum and its router, and dispatches to nodes by `match`
+//! (static dispatch, nothing boxed on the hot path).
+//!
+//! Events: a node's clock edge, its timer, a cell reaching a node that takes cells as they
+//! arrive, a flow-control signal reaching a node. A cell on its way to a slotted node costs no
+//! event: it waits on the input's wire, a FIFO in arrival order, until the node's first clock
+//! edge at or after its arrival latches it, inputs in port order (as a register latches its
+//! inputs). So what a slotted node does never depends on the order in which its neighbours'
+//! events ran, and it costs one event per cell time however many cells it moves.
+//!
+//! Every event carries its sender as its origin, so same-instant events run in an order that
+//! does not depend on which node ran first (see [`crate::engine::queue`]).
+
+pub mod cell_network;
+pub mod node;
+
+use crate::blocks::cell::{Cell, CellArena, CellId, CellQueue};
+use crate::blocks::flow_control::FlowSignal;
+use crate::blocks::routing::Router;
+use crate::blocks::traffic::NEVER_PS;
+use crate::engine::queue::{CalendarQueue, EventQueue, Origin, Phase};
+use crate::engine::stats::LatencyHistogram;
+use crate::engine::time::{next_boundary_ps, TimePs};
+pub use node::{Context, Node};
+
+/// The messages of a fabric; small and `Copy`.
+#[derive(Clone, Copy, Debug)]
+pub enum Event {
+    /// A node's clock edge.
+    Tick(u32),
+    /// A node's timer.
+    Timer(u32),
+    /// A cell reaches a node that takes cells as they arrive.
+    Cell {
+        /// Receiving node.
+        node: u32,
+        /// Its input port.
+        port: u16,
+        /// The cell.
+        cell: CellId,
+    },
+    /// A flow-control signal reaches a node's output.
+    Signal {
+        /// Receiving node.
+        node: u32,
+        /// Its output port.
+        port: u16,
+        /// The signal.
+        signal: FlowSignal,
+    },
+}
+
+/// What a fabric measures as cells move: latency at delivery, drops, signals, progress.
+pub struct Metrics {
+    /// Latencies are recorded for cells generated at or after this time.
+    pub warmup_ps: TimePs,
+    /// Cell latency, generation to delivery.
+    pub latency: LatencyHistogram,
+    /// Packet latency, first cell's generation to last cell's delivery.
+    pub packet_latency: LatencyHistogram,
+    /// Cells dropped.
+    pub cells_dropped: u64,
+    /// Flow-control signals sent.
+    pub flow_control_signals: u64,
+    /// Cells sent, delivered or dropped: the kernel's progress count.
+    pub moves: u64,
+}
+
+impl Metrics {
+    fn deliver(&mut self, now_ps: TimePs, cell: &Cell) {
+        self.moves += 1;
+        if cell.inject_ps >= self.warmup_ps {
+            self.latency.record(now_ps - cell.inject_ps);
+        }
+        if cell.last_of_packet && cell.packet_inject_ps >= self.warmup_ps {
+            self.packet_latency.record(now_ps - cell.packet_inject_ps);
+        }
+    }
+}
+
+/// Everything of a fabric but its nodes and router: the wiring, the wires, the clock edges
+/// and the event queue. Nodes reach it only through their [`Context`].
+pub struct Plumbing {
+    queue: CalendarQueue<Event>,
+    /// First port index of each node in the per-port arrays.
+    port_base: Vec<u32>,
+    /// Far end of each node port: (node, port).
+    peer: Vec<(u32, u16)>,
+    /// Cells on their way to each input of a slotted node, in arrival order.
+    wires: Vec<CellQueue>,
+    /// Cells on the wires into each node.
+    wire_cells: Vec<u32>,
+    /// Each node's next clock edge, or `NEVER_PS`.
+    tick_at_ps: Vec<TimePs>,
+    slotted: Vec<bool>,
+    /// Each node's index among the router's switches, or `u32::MAX`.
+    router_index: Vec<u32>,
+    slot_ps: TimePs,
+    signal_delay_ps: TimePs,
+    /// Flow control is per VOQ: a cell's channel on a link is its VOQ at the next switch.
+    per_voq: bool,
+    /// What the fabric measures.
+    pub metrics: Metrics,
+}
+
+impl Plumbing {
+    fn port(&self, node: usize, port: usize) -> usize {
+        self.port_base[node] as usize + port
+    }
+
+    fn router_index(&self, node: usize) -> Option<usize> {
+        let index = self.router_index[node];
+        (index != u32::MAX).then_some(index as usize)
+    }
+
+    fn send_cell(
+        &mut self,
+        node: usize,
+        port: usize,
+        cell: CellId,
+        arrive_ps: TimePs,
+        cells: &mut CellArena,
+    ) {
+        self.metrics.moves += 1;
+        let (peer, peer_port) = self.peer[self.port(node, port)];
+        let (peer, peer_port) = (peer as usize, peer_port as usize);
+        if !self.slotted[peer] {
+            let event = Event::Cell {
+                node: peer as u32,
+                port: peer_port as u16,
+                cell,
+            };
+            self.queue
+                .push(arrive_ps, Phase::Message, node as Origin, event);
+            return;
+        }
+        cells[cell].switch_arrive_ps = arrive_ps;
+        let wire = self.port(peer, peer_port);
+        cells.push_back(&mut self.wires[wire], cell);
+        self.wire_cells[peer] += 1;
+        let edge_ps = next_boundary_ps(arrive_ps, self.slot_ps);
+        if edge_ps < self.tick_at_ps[peer] {
+            self.tick_at_ps[peer] = edge_ps;
+            let event = Event::Tick(peer as u32);
+            self.queue
+                .push(edge_ps, Phase::Clock, peer as Origin, event);
+        }
+    }
+
+    fn send_signal(&mut self, node: usize, port: usize, signal: FlowSignal, at_ps: TimePs) {
+        self.metrics.flow_control_signals += 1;
+        let (peer, peer_port) = self.peer[self.port(node, port)];
+        let event = Event::Signal {
+            node: peer,
+            port: peer_port,
+            signal,
+        };
+        self.queue
+            .push(at_ps, Phase::Message, node as Origin, event);
+    }
+
+    fn set_timer(&mut self, node: usize, at_ps: TimePs) {
+        let event = Event::Timer(node as u32);
+        self.queue
+            .push(at_ps, Phase::Message, node as Origin, event);
+    }
+
+    fn next_channel<R: Router>(&self, node: usize, port: usize, cell: &Cell, router: &R) -> u16 {
+        if !self.per_voq {
+            return 0;
+        }
+        let (peer, peer_port) = self.peer[self.port(node, port)];
+        match self.router_index(peer as usize) {
+            Some(switch) => {
+                let output = router.planned_output(switch, peer_port as usize, cell);
+                output.expect("per-VOQ flow control needs a router that plans its outputs") as u16
+            }
+            None => 0,
+        }
+    }
+
+    /// The clock edge at which the earliest cell on a wire into `node` is latched.
+    fn first_wire_edge(&self, node: usize, ports: usize, cells: &CellArena) -> Option<TimePs> {
+        let base = self.port_base[node] as usize;
+        (0..ports)
+            .filter_map(|port| self.wires[base + port].front())
+            .map(|cell| cells[cell].switch_arrive_ps)
+            .min()
+            .map(|first_ps| next_boundary_ps(first_ps, self.slot_ps))
+    }
+}
+
+/// How a fabric is wired: for each node, its ports' far ends, whether it is slotted, and its
+/// index among the router's switches.
+pub struct Wiring {
+    /// Per node: the far end (node, port) of each of its ports.
+    pub peers: Vec<Vec<(u32, u16)>>,
+    /// Per node: slotted (latches its inputs at clock edges).
+    pub slotted: Vec<bool>,
+    /// Per node: its index among the router's switches, if it is one.
+    pub router_index: Vec<Option<usize>>,
+    /// Length of a slotted node's cell time.
+    pub slot_ps: TimePs,
+    /// Propagation delay of a flow-control signal.
+    pub signal_delay_ps: TimePs,
+    /// Flow control is per VOQ.
+    pub per_voq: bool,
+}
+
+/// Nodes of kind `N`, routed by `R`, wired into a fabric.
+pub struct Fabric<N, R> {
+    nodes: Vec<N>,
+    router: R,
+    cells: CellArena,
+    plumbing: Plumbing,
+}
+
+impl<N: Node<R>, R: Router> Fabric<N, R> {
+    /// A fabric of `nodes` wired as `wiring` says; latencies count from `warmup_ps`.
+    pub fn new(nodes: Vec<N>, router: R, wiring: Wiring, warmup_ps: TimePs) -> Self {
+        let Wiring {
+            peers,
+            slotted,
+            router_index,
+            slot_ps,
+            signal_delay_ps,
+            per_voq,
+        } = wiring;
+        let port_base = peers
+            .iter()
+            .scan(0u32, |base, ports| {
+                let at = *base;
+                *base += ports.len() as u32;
+                Some(at)
+            })
+            .collect();
+        let ports: usize = peers.iter().map(Vec::len).sum();
+        let plumbing = Plumbing {
+            queue: CalendarQueue::for_gap(slot_ps),
+            port_base,
+            peer: peers.into_iter().flatten().collect(),
+            wires: (0..ports).map(|_| CellQueue::default()).collect(),
+            wire_cells: vec![0; nodes.len()],
+            tick_at_ps: vec![NEVER_PS; nodes.len()],
+            slotted,
+            router_index: router_index
+                .into_iter()
+                .map(|i| i.map_or(u32::MAX, |i| i as u32))
+                .collect(),
+            slot_ps,
+            signal_delay_ps,
+            per_voq,
+            metrics: Metrics {
+                warmup_ps,
+                latency: LatencyHistogram::new(),
+                packet_latency: LatencyHistogram::new(),
+                cells_dropped: 0,
+                flow_control_signals: 0,
+                moves: 0,
+            },
+        };
+        Fabric {
+            nodes,
+            router,
+            cells: CellArena::new(),
+            plumbing,
+        }
+    }
+
+    /// The nodes.
+    pub fn nodes(&self) -> &[N] {
+        &self.nodes
+    }
+
+    /// The nodes, to finish them at the end of a run.
+    pub fn nodes_mut(&mut self) -> &mut [N] {
+        &mut self.nodes
+    }
+
+    /// What the fabric measured.
+    pub fn metrics(&self) -> &Metrics {
+        &self.plumbing.metrics
+    }
+
+    /// Cells alive: generated and neither delivered nor dropped.
+    pub fn cells_live(&self) -> u64 {
+        self.cells.live() as u64
+    }
+
+    /// Runs `act` on node `node` with its context at `now_ps`.
+    fn with_node<T>(
+        &mut self,
+        now_ps: TimePs,
+        node: usize,
+        act: impl FnOnce(&mut N, &mut Context<'_, R>) -> T,
+    ) -> T {
+        let mut ctx = Context {
+            now_ps,
+            cells: &mut self.cells,
+            router: &mut self.router,
+            node,
+            plumbing: &mut self.plumbing,
+        };
+        act(&mut self.nodes[node], &mut ctx)
+    }
+
+    /// Sets node `node`'s timer at `at_ps` (a run's first wake-ups).
+    pub fn start_timer(&mut self, node: usize, at_ps: TimePs) {
+        self.plumbing.set_timer(node, at_ps);
+    }
+
+    /// Runs a node's part of the start of the run.
+    pub fn start(&mut self, node: usize, act: impl FnOnce(&mut N, &mut Context<'_, R>)) {
+        self.with_node(0, node, act);
+    }
+
+    /// Handles one event due at `now_ps`.
+    pub fn dispatch(&mut self, now_ps: TimePs, event: Event) {
+        match event {
+            Event::Tick(node) if self.plumbing.tick_at_ps[node as usize] == now_ps => {
+                self.tick(now_ps, node as usize)
+            }
+            Event::Tick(_) => {} // superseded by an earlier clock edge
+            Event::Timer(node) => self.with_node(now_ps, node as usize, |n, ctx| n.timer(ctx)),
+            Event::Cell { node, port, cell } => self.with_node(now_ps, node as usize, |n, ctx| {
+                n.cell_arrives(ctx, port as usize, cell, now_ps)
+            }),
+            Event::Signal { node, port, signal } => {
+                self.with_node(now_ps, node as usize, |n, ctx| {
+                    n.signal_arrives(ctx, port as usize, signal)
+                })
+            }
+        }
+    }
+
+    /// A slotted node's clock edge: latch what has arrived, tick, and book the next edge.
+    fn tick(&mut self, now_ps: TimePs, node: usize) {
+        let ports = self.ports(node);
+        if self.plumbing.wire_cells[node] > 0 {
+            let base = self.plumbing.port_base[node] as usize;
+            for port in 0..ports {
+                while let Some(cell) = self.plumbing.wires[base + port].front() {
+                    let arrive_ps = self.cells[cell].switch_arrive_ps;
+                    if arrive_ps > now_ps {
+                        break;
+                    }
+                    self.cells.pop_front(&mut self.plumbing.wires[base + port]);
+                    self.plumbing.wire_cells[node] -= 1;
+                    self.with_node(now_ps, node, |n, ctx| {
+                        n.cell_arrives(ctx, port, cell, arrive_ps)
+                    });
+                }
+            }
+        }
+        let wanted = self.with_node(now_ps, node, |n, ctx| n.tick(ctx));
+        let next_ps = match wanted {
+            Some(at_ps) => at_ps,
+            None if self.plumbing.wire_cells[node] > 0 => self
+                .plumbing
+                .first_wire_edge(node, ports, &self.cells)
+                .expect("a wire holds a cell"),
+            None => NEVER_PS,
+        };
+        self.plumbing.tick_at_ps[node] = next_ps;
+        if next_ps != NEVER_PS {
+            let event = Event::Tick(node as u32);
+            self.plumbing
+                .queue
+                .push(next_ps, Phase::Clock, node as Origin, event);
+        }
+    }
+
+    fn ports(&self, node: usize) -> usize {
+        let next = self
+            .plumbing
+            .port_base
+            .get(node + 1)
+            .map_or(self.plumbing.peer.len(), |&b| b as usize);
+        next - self.plumbing.port_base[node] as usize
+    }
+
+    /// The event queue (for the kernel).
+    pub fn queue(&mut self) -> &mut CalendarQueue<Event> {
+        &mut self.plumbing.queue
+    }
+}

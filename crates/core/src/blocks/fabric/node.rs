@@ -1,0 +1,129 @@
+//! The node interface: one device of a fabric (a host, a switch, later an adapter or a fabric
+//! element) and the [`Context`] it acts through.
+//!
+//! A node is told that a cell reached one of its inputs, that a flow-control signal reached
+//! one of its outputs, that its clock ticked or that its timer fired. It acts only through the
+//! context: it can send a cell or a signal on one of its ports, set its timer, record what it
+//! delivers or drops, and read the time and the routing tables. It never reads another node,
+//! so every node can be tested alone, and the fabric stays free to run nodes in parallel
+//! partitions one day.
+
+use super::Plumbing;
+use crate::blocks::cell::{Cell, CellArena, CellId};
+use crate::blocks::flow_control::FlowSignal;
+use crate::blocks::routing::Router;
+use crate::engine::time::TimePs;
+
+/// One device of a fabric, routed by `R`.
+pub trait Node<R: Router> {
+    /// True for a slotted node: cells reaching it wait on its input wires and are latched at
+    /// its next clock edge (inputs in port order), just before [`tick`](Self::tick). False for a
+    /// node that takes each cell as it arrives.
+    fn is_slotted(&self) -> bool;
+    /// Cell `cell` reached input `port` at `arrive_ps` (for a slotted node, latched at the clock
+    /// edge `ctx.now_ps`).
+    fn cell_arrives(
+        &mut self,
+        ctx: &mut Context<'_, R>,
+        port: usize,
+        cell: CellId,
+        arrive_ps: TimePs,
+    );
+    /// A flow-control signal reached output `port` from downstream.
+    fn signal_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, signal: FlowSignal);
+    /// The node's clock edge; returns the next one it needs, if any (the fabric adds one for
+    /// cells still on the wires).
+    fn tick(&mut self, ctx: &mut Context<'_, R>) -> Option<TimePs>;
+    /// The node's timer fired.
+    fn timer(&mut self, ctx: &mut Context<'_, R>);
+}
+
+/// What a node may do while it handles an event.
+pub struct Context<'a, R> {
+    /// Now.
+    pub now_ps: TimePs,
+    /// Every cell; a node touches only the cells it holds or receives.
+    pub cells: &'a mut CellArena,
+    /// The routing tables and state (a switch routes through them, a host writes its cells'
+    /// routes).
+    pub router: &'a mut R,
+    pub(super) node: usize,
+    pub(super) plumbing: &'a mut Plumbing,
+}
+
+impl<R: Router> Context<'_, R> {
+    /// This node's index among the switches the router knows, if it is one.
+    pub fn router_index(&self) -> Option<usize> {
+        self.plumbing.router_index(self.node)
+    }
+
+    /// Sends `cell` out of `port`; its last bit reaches the far end at `arrive_ps`.
+    pub fn send_cell(&mut self, port: usize, cell: CellId, arrive_ps: TimePs) {
+        self.plumbing
+            .send_cell(self.node, port, cell, arrive_ps, self.cells);
+    }
+
+    /// Sends a flow-control signal back over the link on `port`, leaving at `leave_ps` (not
+    /// before now); it takes the link's propagation delay.
+    pub fn send_signal(&mut self, port: usize, signal: FlowSignal, leave_ps: TimePs) {
+        let at_ps = (leave_ps + self.plumbing.signal_delay_ps).max(self.now_ps);
+        self.plumbing.send_signal(self.node, port, signal, at_ps);
+    }
+
+    /// Sets this node's timer to fire at `at_ps` (a node ignores the firings it no longer
+    /// wants).
+    pub fn set_timer(&mut self, at_ps: TimePs) {
+        self.plumbing.set_timer(self.node, at_ps);
+    }
+
+    /// The flow-control channel `cell` will use on the link out of `port`: the VOQ it will join
+    /// at the next switch where flow control is per VOQ, else the link's one channel.
+    pub fn next_channel(&self, port: usize, cell: &Cell) -> u16 {
+        self.plumbing
+            .next_channel(self.node, port, cell, self.router)
+    }
+
+    /// The cell arena and a [`Routes`] writer, apart, so a host can route the cells it
+    /// generates while it stores them.
+    pub fn routes(&mut self) -> (&mut CellArena, Routes<'_, R>) {
+        let routes = Routes {
+            router: self.router,
+            plumbing: self.plumbing,
+            node: self.node,
+        };
+        (self.cells, routes)
+    }
+
+    /// Records `cell` as delivered to this host now (latency statistics) and releases it.
+    pub fn deliver(&mut self, cell: CellId) {
+        self.plumbing
+            .metrics
+            .deliver(self.now_ps, &self.cells[cell]);
+        self.cells.free(cell);
+    }
+
+    /// Discards `cell` (a full buffer) and counts it as dropped.
+    pub fn drop_cell(&mut self, cell: CellId) {
+        self.cells.free(cell);
+        self.plumbing.metrics.cells_dropped += 1;
+        self.plumbing.metrics.moves += 1;
+    }
+}
+
+/// Writes routes into cells a host generates: what the router writes at the source, and the
+/// flow-control channel of the host's link.
+pub struct Routes<'a, R> {
+    router: &'a mut R,
+    plumbing: &'a Plumbing,
+    node: usize,
+}
+
+impl<R: Router> Routes<'_, R> {
+    /// Routes `cell`, leaving this host on `port`.
+    pub fn write(&mut self, port: usize, cell: &mut Cell) {
+        self.router.inject(cell.src as usize, cell);
+        cell.vc = self
+            .plumbing
+            .next_channel(self.node, port, cell, &*self.router);
+    }
+}
