@@ -220,3 +220,20 @@ def test_list_names_every_design_mechanism_and_shipped_scenario():
     for path in sorted((ROOT / "scenarios").glob("*/*.toml")):
         line = next(line for line in out.splitlines() if path.relative_to(ROOT).as_posix() in line)
         assert len(line.split(maxsplit=1)) == 2, f"{path} has no description"
+
+
+def test_a_topology_file_runs_from_any_directory_and_its_mistakes_are_bad_input(tmp_path: Path):
+    scenario = ROOT / "scenarios" / "fabric" / "from-file.toml"
+    done = subprocess.run([sys.executable, "-m", "cellfabric.cli", "run", str(scenario), "--json"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["terminals"] == 16 and summary["switches"] == 6
+    broken = tmp_path / "broken.topo"
+    broken.write_text("switch s0 ports=2\nhost a\ncable a s7:0\n")
+    cases = [(broken, "line 3: s7 is not declared"), (tmp_path / "none.topo", "cannot read")]
+    for path, expected in cases:
+        done = cli("run", str(scenario), "--set", f"topology.file={path}")
+        assert done.returncode == 2, done.stderr
+        assert "topology.file" in done.stderr and expected in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1

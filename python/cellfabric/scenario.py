@@ -41,6 +41,16 @@ def apply_override(scenario: dict, key: str, value: Any) -> None:
     table[parts[-1]] = value
 
 
+def _resolve_relative_to(scenario: dict, folder: Path) -> None:
+    """Makes a relative ``topology.file`` in a scenario file relative to the file's folder (paths
+    given with ``--set`` stay relative to the current directory)."""
+    topology = scenario.get("topology")
+    if isinstance(topology, dict) and isinstance(topology.get("file"), str):
+        file = Path(topology["file"])
+        if not file.is_absolute():
+            topology["file"] = str(folder / file)
+
+
 def load_scenario(
     source: str | Path | Mapping[str, Any],
     overrides: Mapping[str, Any] | None = None,
@@ -62,6 +72,7 @@ def load_scenario(
             scenario = tomllib.loads(text)
         except tomllib.TOMLDecodeError as error:
             raise ScenarioError(f"{path}: not valid TOML: {error}") from None
+        _resolve_relative_to(scenario, path.parent)
     for key, value in (overrides or {}).items():
         apply_override(scenario, key, value)
     if seed is not None:

@@ -111,16 +111,19 @@ pub enum TopologyName {
     /// A Dragonfly (`hosts_per_router`, `routers_per_group`, `global_links_per_router`,
     /// `groups`).
     Dragonfly,
+    /// Read from a topology file (`file`).
+    File,
 }
 
 impl TopologyName {
     /// Every topology, for `cellfabric list`.
-    pub const ALL: [TopologyName; 5] = [
+    pub const ALL: [TopologyName; 6] = [
         TopologyName::Star,
         TopologyName::TwoSwitch,
         TopologyName::LeafSpine,
         TopologyName::FatTree,
         TopologyName::Dragonfly,
+        TopologyName::File,
     ];
 
     /// The name as written in scenarios.
@@ -152,6 +155,10 @@ impl TopologyName {
                 "dragonfly",
                 "groups of fully meshed routers joined by global links (Kim et al. 2008)",
             ),
+            TopologyName::File => (
+                "file",
+                "read from a plain text file of switches, hosts and cables (`file`)",
+            ),
         }
     }
 }
@@ -180,6 +187,9 @@ pub struct TopologyConfig {
     pub global_links_per_router: u32,
     /// Dragonfly: groups (g).
     pub groups: u32,
+    /// File: path of the topology file (relative paths in a scenario file are resolved against
+    /// its folder by the front end).
+    pub file: Option<String>,
 }
 
 impl Default for TopologyConfig {
@@ -195,6 +205,7 @@ impl Default for TopologyConfig {
             routers_per_group: 8,
             global_links_per_router: 4,
             groups: 33,
+            file: None,
         }
     }
 }
@@ -630,6 +641,18 @@ impl Scenario {
                 t.groups as usize,
             )
             .map_err(|e| shape("topology.groups", e))?,
+            TopologyName::File => {
+                let path = t.file.as_deref().ok_or_else(|| {
+                    invalid(
+                        "topology.file",
+                        "required by kind = \"file\": the path of a topology file",
+                    )
+                })?;
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| invalid("topology.file", format!("cannot read {path}: {e}")))?;
+                Topology::from_file_text(&text)
+                    .map_err(|e| invalid("topology.file", format!("{path}: {e}")))?
+            }
         })
     }
 
@@ -645,6 +668,7 @@ impl Scenario {
                 .hosts_per_router
                 .saturating_mul(t.routers_per_group)
                 .saturating_mul(t.groups),
+            TopologyName::File => self.topology().map_or(0, |t| t.endpoints() as u32),
         }
     }
 
@@ -858,6 +882,7 @@ impl Scenario {
                 TopologyName::LeafSpine => "topology.leaves",
                 TopologyName::FatTree => "topology.k",
                 TopologyName::Dragonfly => "topology.groups",
+                TopologyName::File => "topology.file",
             };
             return Err(invalid(
                 key,
@@ -905,6 +930,20 @@ impl Scenario {
                 ))
             }
             TopologyName::FatTree | TopologyName::Dragonfly => self.topology().map(|_| ()),
+            TopologyName::File => {
+                let topology = self.topology()?;
+                match (0..topology.switches()).find(|&s| topology.switch_ports(s) as u32 > max) {
+                    Some(s) => Err(invalid(
+                        "topology.file",
+                        format!(
+                            "switch {s} has {} ports; expected at most {}",
+                            topology.switch_ports(s),
+                            self.port_limit()
+                        ),
+                    )),
+                    None => Ok(()),
+                }
+            }
         }
     }
 

@@ -4,6 +4,7 @@
 
 use std::collections::VecDeque;
 
+mod file;
 mod shapes;
 
 /// One end of a cable.
