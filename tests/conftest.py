@@ -14,8 +14,8 @@ def small_scenario(tmp_path: Path) -> Path:
         """
 [run]
 seed = 3
-duration_cells = 20000
-warmup_cells = 2000
+duration_ns = 102400   # 20 000 cell times of 5.12 ns
+warmup_ns = 10240
 
 [switch]
 ports = 8

@@ -11,7 +11,7 @@ import cellfabric
 from cellfabric._core import Simulation
 
 SMALL = {
-    "run": {"seed": 1, "duration_cells": 20000, "warmup_cells": 2000},
+    "run": {"seed": 1, "duration_ns": 102_400, "warmup_ns": 10_240},
     "switch": {"ports": 8, "scheduler": "fifo"},
     "traffic": {"load": 0.5},
 }
@@ -60,7 +60,7 @@ def test_bad_scenarios_raise_scenario_error_naming_the_key():
 
 def test_engine_releases_the_gil():
     """Another Python thread keeps running while the core advances a long step."""
-    sim = Simulation(json.dumps({**SMALL, "run": {"duration_cells": 400000, "warmup_cells": 1000}}))
+    sim = Simulation(json.dumps({**SMALL, "run": {"duration_ns": 2_048_000, "warmup_ns": 5_120}}))
     inside = threading.Event()
     ticks = 0
 
@@ -85,7 +85,7 @@ def test_engine_releases_the_gil():
 def test_progress_bar_reports_simulated_time_and_event_rate(monkeypatch, capsys):
     monkeypatch.setattr(cellfabric.runner, "PROGRESS_AFTER_S", 0.0)
     monkeypatch.setattr(cellfabric.runner, "STEP_WALL_S", 0.001)
-    cellfabric.run({**SMALL, "run": {"duration_cells": 200000, "warmup_cells": 1000}}, progress=True)
+    cellfabric.run({**SMALL, "run": {"duration_ns": 1_024_000, "warmup_ns": 5_120}}, progress=True)
     err = capsys.readouterr().err
     assert "events/s" in err and "µs sim" in err
 

@@ -69,7 +69,9 @@ def test_out_writes_summary_and_parquet_tables(small_scenario: Path, tmp_path: P
         (["--set", "traffic.load=-0.1"], "traffic.load"),
         (["--set", "traffic.load=1.5"], "traffic.load"),
         (["--set", "switch.ports=0"], "switch.ports"),
-        (["--set", "link.propagation_delay_ps=-5"], "link.propagation_delay_ps"),
+        (["--set", "link.propagation_ns=-5"], "link.propagation_ns"),
+        (["--set", "link.propagation_delay_ps=5"], "link.propagation_ns"),
+        (["--set", "run.duration_cells=5000"], "run.duration_ns"),
         (["--set", "switch.scheduler=magic"], "switch.scheduler"),
         (["--set", "traffic"], "--set traffic"),
         (["--set", "traffic.load.x=1"], "traffic.load"),
@@ -101,7 +103,7 @@ def test_missing_file_and_broken_toml_are_bad_input(tmp_path: Path):
 )
 def test_shipped_scenarios_accept_load_and_seed(name: str, scheduler: str):
     done = cli("run", f"scenarios/classic/{name}.toml", "--json", "--set", "traffic.load=0.5",
-               "--set", "run.seed=5", "--set", "run.duration_cells=5000", "--set", "run.warmup_cells=500")
+               "--set", "run.seed=5", "--set", "run.duration_ns=25600", "--set", "run.warmup_ns=2560")
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert summary["seed"] == 5 and abs(summary["offered_load"] - 0.5) < 0.03
@@ -114,7 +116,7 @@ def test_rifl_scenarios_run_lossless_with_both_schedulers(name: str, arrival: st
     for scheduler in ("islip", "safc"):
         done = cli("run", f"scenarios/rifl/{name}.toml", "--json", "--set", f"switch.scheduler={scheduler}",
                    "--set", f"traffic.arrival={arrival}", "--set", "traffic.load=0.8",
-                   "--set", "run.duration_cells=4000", "--set", "run.warmup_cells=400")
+                   "--set", "run.duration_ns=84480", "--set", "run.warmup_ns=8448")
         assert done.returncode == 0, done.stderr
         summary = json.loads(done.stdout)
         assert summary["design"] == "rifl" and summary["scheduler"] == scheduler
@@ -171,7 +173,7 @@ def test_rifl_link_study_takes_the_bit_error_rate_from_set(tmp_path: Path):
     runs = {}
     for ber in ("0", "1e-7"):
         done = cli("run", "scenarios/rifl/link.toml", "--json", "--set", f"link.ber={ber}",
-                   "--set", "link.length_m=100", "--set", "run.duration_us=2000",
+                   "--set", "link.length_m=100", "--set", "run.duration_ns=2000000",
                    "--out", str(tmp_path / ber))
         assert done.returncode == 0, done.stderr
         runs[ber] = json.loads(done.stdout)
@@ -190,8 +192,8 @@ def test_rifl_link_study_takes_the_bit_error_rate_from_set(tmp_path: Path):
 def test_clint_scenarios_run_every_architecture(scenario: str, architecture: str):
     done = cli("run", f"scenarios/clint/{scenario}.toml", "--json",
                "--set", f"channel.architecture={architecture}", "--set", "traffic.bursty=true",
-               "--set", "traffic.load=0.2", "--set", "run.duration_us=2000",
-               "--set", "run.warmup_us=200")
+               "--set", "traffic.load=0.2", "--set", "run.duration_ns=2000000",
+               "--set", "run.warmup_ns=200000")
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert summary["design"] == "clint" and summary["architecture"] == architecture
@@ -203,7 +205,8 @@ def test_clint_scenarios_run_every_architecture(scenario: str, architecture: str
 def test_clint_human_summary_shows_the_architecture():
     done = cli("run", "scenarios/clint/bulk.toml", "--set", "channel.architecture=B1",
                "--set", "traffic.bursty=true",
-               "--set", "traffic.load=0.5", "--set", "run.duration_us=2000", "--set", "run.warmup_us=200")
+               "--set", "traffic.load=0.5", "--set", "run.duration_ns=2000000",
+               "--set", "run.warmup_ns=200000")
     assert done.returncode == 0, done.stderr
     assert "architecture B1" in done.stdout.splitlines()[0]
 

@@ -24,11 +24,9 @@ SCENARIOS = sorted((ROOT / "scenarios").glob("*/*.toml"))
 WALL_CLOCK_KEYS = {"wall_s", "events_per_s", "cell_hops_per_s", "frame_times_stepped_per_s",
                    "frame_times_per_s", "transmissions_per_s", "perf"}
 
-# Short runs, per unit of run length the scenario uses.
-SHORT_RUN = {
-    "duration_cells": {"run.duration_cells": 3000, "run.warmup_cells": 300},
-    "duration_us": {"run.duration_us": 40, "run.warmup_us": 4},
-}
+# Short runs: 3 000 cell times (300 of warm-up) of cell-switched designs, 40 µs (4 µs) of the
+# others.
+SHORT_CELLS = 3000
 
 
 def _name(path: Path) -> str:
@@ -37,11 +35,14 @@ def _name(path: Path) -> str:
 
 def _overrides(path: Path) -> dict:
     config = cellfabric.scenario.load_scenario(path, None, None)
-    unit = "duration_us" if "duration_us" in config.get("run", {}) else "duration_cells"
-    overrides = dict(SHORT_RUN[unit])
-    if "run.warmup_us" in overrides and "warmup_us" not in config["run"]:
-        del overrides["run.warmup_us"]
-    return overrides
+    if config.get("design") in ("clint", "rifl_link"):
+        overrides = {"run.duration_ns": 40_000, "run.warmup_ns": 4_000}
+        if "warmup_ns" not in config["run"]:
+            del overrides["run.warmup_ns"]
+        return overrides
+    size_bytes = config.get("cell", {}).get("size_bytes", 64)
+    cell_ns = size_bytes * 8 / config.get("link", {}).get("rate_gbps", 100.0)
+    return {"run.duration_ns": SHORT_CELLS * cell_ns, "run.warmup_ns": SHORT_CELLS // 10 * cell_ns}
 
 
 def _strip(value):

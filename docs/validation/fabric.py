@@ -13,6 +13,7 @@ import cellfabric
 
 FAT_TREE_SEEDS = [1, 2, 3]
 DRAGONFLY_CELLS = 8000
+CELL_NS = 5.12  # one 64-byte cell at 100 Gbit/s
 
 
 @cache
@@ -21,7 +22,7 @@ def run(topology: str, mode: str, destinations: str, load: float, seed: int = 1,
     overrides = {"routing.mode": mode, "traffic.destinations": destinations, "traffic.load": load,
                  "run.seed": seed}
     if cells:
-        overrides |= {"run.duration_cells": cells, "run.warmup_cells": cells // 4}
+        overrides |= {"run.duration_ns": cells * CELL_NS, "run.warmup_ns": cells // 4 * CELL_NS}
     return cellfabric.run(f"scenarios/fabric/{topology}.toml", overrides=overrides, progress=False).summary
 
 

@@ -3,7 +3,7 @@
 //! any design's scenario, as JSON, may be given instead.
 
 const REFERENCE: &str = r#"{
-    "run": {"seed": 1, "duration_cells": 10000000, "warmup_cells": 100000},
+    "run": {"seed": 1, "duration_ns": 51200000, "warmup_ns": 512000},
     "switch": {"ports": 32, "scheduler": "islip", "iterations": 1},
     "link": {"rate_gbps": 100.0}, "cell": {"size_bytes": 64},
     "traffic": {"load": 0.9, "arrival": "bernoulli", "destinations": "uniform"}

@@ -16,7 +16,7 @@ use crate::blocks::switch::SwitchSpec;
 use crate::blocks::topology::Topology;
 use crate::blocks::traffic::{Arrival, Destinations, PacketSizes, TrafficSpec};
 use crate::engine::rng::{stream, ComponentId};
-use crate::engine::time::{serialization_ps, TimePs};
+use crate::engine::time::{ps_from_ns, serialization_ps, TimePs};
 
 /// The most ports an output-queued switch may have.
 pub const MAX_PORTS_OUTPUT_QUEUED: u32 = 4096;
@@ -219,27 +219,77 @@ pub struct NicConfig {
     pub queue_cells: Option<u32>,
 }
 
-/// Run length, warm-up and seed.
+/// Run length, warm-up and seed; every design's `run` section. Like every duration and delay
+/// in a scenario, in nanoseconds.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RunConfig {
     /// Seed of every random stream in the run.
     pub seed: u64,
-    /// Simulated time, in cell times, including warm-up.
-    pub duration_cells: u64,
-    /// Leading cell times excluded from statistics.
-    pub warmup_cells: u64,
+    /// Simulated time, including warm-up, in nanoseconds.
+    pub duration_ns: f64,
+    /// Leading time excluded from statistics, in nanoseconds.
+    pub warmup_ns: f64,
 }
 
 impl Default for RunConfig {
+    /// 10⁵ cell times of 64 bytes at 100 Gbit/s, a tenth of them warm-up.
     fn default() -> Self {
         RunConfig {
             seed: 1,
-            duration_cells: 100_000,
-            warmup_cells: 10_000,
+            duration_ns: 512_000.0,
+            warmup_ns: 51_200.0,
         }
     }
 }
+
+impl RunConfig {
+    /// When the run ends.
+    pub fn end_ps(&self) -> TimePs {
+        ps_from_ns(self.duration_ns)
+    }
+
+    /// When statistics start.
+    pub fn warmup_ps(&self) -> TimePs {
+        ps_from_ns(self.warmup_ns)
+    }
+
+    /// A positive duration and a warm-up shorter than it.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        if !(self.duration_ns.is_finite() && self.end_ps() > 0) {
+            return Err(invalid(
+                "run.duration_ns",
+                "expected a positive number of nanoseconds",
+            ));
+        }
+        if !(self.warmup_ns.is_finite() && self.warmup_ns >= 0.0)
+            || self.warmup_ps() >= self.end_ps()
+        {
+            return Err(invalid(
+                "run.warmup_ns",
+                format!(
+                    "expected 0 to less than run.duration_ns ({} ns) nanoseconds",
+                    self.duration_ns
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Keys renamed when every design took one unit convention (durations and delays in ns, rates
+/// in Gbit/s); a scenario using one gets a message naming its new key.
+const RENAMED: &[(&str, &str)] = &[
+    ("run.duration_cells", "run.duration_ns"),
+    ("run.warmup_cells", "run.warmup_ns"),
+    ("run.duration_us", "run.duration_ns"),
+    ("run.warmup_us", "run.warmup_ns"),
+    ("link.propagation_delay_ps", "link.propagation_ns"),
+    ("switch.pipeline_delay_ps", "switch.pipeline_ns"),
+    ("bulk.rate_mbps", "bulk.rate_gbps"),
+    ("bulk.switch_delay_ps", "bulk.switch_delay_ns"),
+    ("quick.rate_mbps", "quick.rate_gbps"),
+];
 
 /// Scheduler names as written in scenarios.
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
@@ -321,8 +371,8 @@ pub struct SwitchConfig {
     pub per_voq_buffers: Option<bool>,
     /// Carry matched cells through a Batcher-Banyan network (counting internal blocking).
     pub batcher_banyan: Option<bool>,
-    /// Fixed latency added to every cell crossing the switch, in picoseconds.
-    pub pipeline_delay_ps: u64,
+    /// Fixed latency added to every cell crossing the switch, in nanoseconds.
+    pub pipeline_ns: f64,
 }
 
 impl Default for SwitchConfig {
@@ -334,7 +384,7 @@ impl Default for SwitchConfig {
             buffer_cells: None,
             per_voq_buffers: None,
             batcher_banyan: None,
-            pipeline_delay_ps: 0,
+            pipeline_ns: 0.0,
         }
     }
 }
@@ -373,8 +423,8 @@ impl FlowControlName {
 pub struct LinkConfig {
     /// Line rate in Gbit/s.
     pub rate_gbps: f64,
-    /// One-way propagation delay in picoseconds.
-    pub propagation_delay_ps: u64,
+    /// One-way propagation delay in nanoseconds.
+    pub propagation_ns: f64,
     /// Flow control from the switch's input buffers back to the terminals.
     pub flow_control: FlowControlName,
     /// ON/OFF: occupancy (cells) at which the switch sends OFF.
@@ -387,7 +437,7 @@ impl Default for LinkConfig {
     fn default() -> Self {
         LinkConfig {
             rate_gbps: 100.0,
-            propagation_delay_ps: 0,
+            propagation_ns: 0.0,
             flow_control: FlowControlName::None,
             off_threshold_cells: None,
             on_threshold_cells: None,
@@ -399,6 +449,11 @@ impl LinkConfig {
     /// Line rate in bit/s.
     pub fn rate_bps(&self) -> u64 {
         (self.rate_gbps * 1e9).round() as u64
+    }
+
+    /// One-way propagation delay.
+    pub fn propagation_ps(&self) -> TimePs {
+        ps_from_ns(self.propagation_ns)
     }
 }
 
@@ -537,8 +592,18 @@ fn host_groups(topology: &Topology) -> Vec<std::ops::Range<u16>> {
 /// Reads any design's scenario type from JSON text; a wrong type or an unknown key is reported
 /// by its dotted path.
 pub fn parse<T: DeserializeOwned>(text: &str) -> Result<T, ScenarioError> {
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+    let value: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| invalid("scenario", format!("not valid JSON: {e}")))?;
+    for &(old, new) in RENAMED {
+        let (section, key) = old.split_once('.').expect("dotted key");
+        if value.get(section).and_then(|s| s.get(key)).is_some() {
+            return Err(invalid(
+                old,
+                format!("renamed to {new} (in every design, durations and delays are in nanoseconds and rates in Gbit/s)"),
+            ));
+        }
+    }
+    serde_path_to_error::deserialize(value).map_err(|error| {
         let key = error.path().to_string();
         let key = if key == "." { "scenario" } else { &key };
         invalid(key, error.into_inner().to_string())
@@ -614,7 +679,7 @@ impl Scenario {
     /// end, rounded up.
     pub fn round_trip_cells(&self) -> u64 {
         let cell_ps = self.cell_time_ps();
-        (2 * self.link.propagation_delay_ps).div_ceil(cell_ps) + 2
+        (2 * self.link.propagation_ps()).div_ceil(cell_ps) + 2
     }
 
     /// The cabling the topology section describes.
@@ -688,7 +753,7 @@ impl Scenario {
     /// The network a scenario's switch, link, cell, NIC and traffic sections describe, over
     /// `topology`; shared by every design built on a `Network`.
     pub fn network_spec(&self, design: &'static str, topology: Topology) -> NetworkSpec {
-        let link = Link::new(self.link.rate_bps(), self.link.propagation_delay_ps);
+        let link = Link::new(self.link.rate_bps(), self.link.propagation_ps());
         let sw = &self.switch;
         NetworkSpec {
             design,
@@ -706,7 +771,7 @@ impl Scenario {
                 batcher_banyan: sw.batcher_banyan.unwrap_or(false),
                 rx_flow_control: RxFlowControl::None,
                 out_link: link.clone(),
-                pipeline_ps: sw.pipeline_delay_ps,
+                pipeline_ps: ps_from_ns(sw.pipeline_ns),
             },
             link,
             flow_control: self.flow_control(),
@@ -720,12 +785,12 @@ impl Scenario {
 
     /// When statistics start.
     pub fn warmup_ps(&self) -> TimePs {
-        self.run.warmup_cells * self.cell_time_ps()
+        self.run.warmup_ps()
     }
 
     /// When the run ends.
     pub fn end_ps(&self) -> TimePs {
-        self.run.duration_cells * self.cell_time_ps()
+        self.run.end_ps()
     }
 
     /// What every terminal's source offers.
@@ -784,17 +849,14 @@ impl Scenario {
             &self.cell,
             &self.traffic,
         );
-        if run.duration_cells == 0 {
-            return Err(invalid(
-                "run.duration_cells",
-                "expected a positive number of cell times",
-            ));
-        }
-        if run.warmup_cells >= run.duration_cells {
-            return Err(invalid(
-                "run.warmup_cells",
-                "expected fewer cell times than run.duration_cells",
-            ));
+        run.validate()?;
+        for (key, value) in [
+            ("link.propagation_ns", link.propagation_ns),
+            ("switch.pipeline_ns", sw.pipeline_ns),
+        ] {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(invalid(key, "expected a delay of zero or more nanoseconds"));
+            }
         }
         if sw.ports == 0 || sw.ports > self.max_ports() {
             return Err(invalid(
@@ -1137,9 +1199,12 @@ mod tests {
         assert_eq!(error(r#"{"traffic": {"load": -0.1}}"#).key, "traffic.load");
         assert_eq!(error(r#"{"switch": {"ports": 0}}"#).key, "switch.ports");
         assert_eq!(
-            error(r#"{"link": {"propagation_delay_ps": -5}}"#).key,
-            "link.propagation_delay_ps"
+            error(r#"{"link": {"propagation_ns": -5}}"#).key,
+            "link.propagation_ns"
         );
+        let renamed = error(r#"{"link": {"propagation_delay_ps": 5}}"#);
+        assert_eq!(renamed.key, "link.propagation_delay_ps");
+        assert!(renamed.message.contains("link.propagation_ns"), "{renamed}");
         let scheduler = error(r#"{"switch": {"scheduler": "magic"}}"#);
         assert_eq!(scheduler.key, "switch.scheduler");
         assert!(scheduler.message.contains("islip"), "{scheduler}");
@@ -1156,8 +1221,12 @@ mod tests {
             "traffic.packet_bytes_max"
         );
         assert_eq!(
-            error(r#"{"run": {"warmup_cells": 200000}}"#).key,
-            "run.warmup_cells"
+            error(r#"{"run": {"warmup_ns": 2000000}}"#).key,
+            "run.warmup_ns"
+        );
+        assert_eq!(
+            error(r#"{"run": {"duration_ns": 0}}"#).key,
+            "run.duration_ns"
         );
     }
 

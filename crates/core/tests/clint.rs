@@ -18,9 +18,10 @@ fn scenario(architecture: &str, load: f64, duration_us: u64, extra: &str) -> Str
 /// A Clint scenario with the `traffic` table's members given as JSON.
 fn traffic(architecture: &str, traffic: &str, duration_us: u64, extra: &str) -> String {
     format!(
-        r#"{{"design": "clint", "run": {{"seed": 5, "duration_us": {duration_us}, "warmup_us": {warmup}}},
+        r#"{{"design": "clint", "run": {{"seed": 5, "duration_ns": {duration_ns}, "warmup_ns": {warmup_ns}}},
             "channel": {{"architecture": "{architecture}"}}, "traffic": {{{traffic}}} {extra}}}"#,
-        warmup = duration_us / 10
+        duration_ns = duration_us * 1_000,
+        warmup_ns = duration_us * 100,
     )
 }
 
@@ -188,8 +189,8 @@ fn bad_input_names_the_key() {
             "nic.bulk_prefetch_per_target",
         ),
         (
-            r#", "run": {"duration_us": 10, "warmup_us": 10}"#,
-            "run.warmup_us",
+            r#", "run": {"duration_ns": 10000, "warmup_ns": 10000}"#,
+            "run.warmup_ns",
         ),
     ] {
         let json = format!(r#"{{"design": "clint" {extra}}}"#);

@@ -18,14 +18,18 @@ fn run(json: &str) -> Summary {
 fn fabric(topology: &str, mode: &str, destinations: &str, load: f64, cells: u64) -> String {
     format!(
         r#"{{"design": "cell_fabric",
-            "run": {{"seed": 3, "duration_cells": {cells}, "warmup_cells": {warmup}}},
+            "run": {{"seed": 3, "duration_ns": {duration_ns}, "warmup_ns": {warmup_ns}}},
             "topology": {topology},
             "routing": {{"mode": "{mode}"}},
             "switch": {{"scheduler": "output_queued", "buffer_cells": 64}},
             "traffic": {{"load": {load}, "destinations": "{destinations}"}}}}"#,
-        warmup = cells / 5
+        duration_ns = cells as f64 * CELL_NS,
+        warmup_ns = (cells / 5) as f64 * CELL_NS,
     )
 }
+
+/// One cell time of 64 bytes at 100 Gbit/s.
+const CELL_NS: f64 = 5.12;
 
 const FAT_TREE_8: &str = r#"{"kind": "fat_tree", "k": 8}"#;
 const DRAGONFLY_72: &str = r#"{"kind": "dragonfly", "hosts_per_router": 2, "routers_per_group": 4,
@@ -166,11 +170,11 @@ fn results_do_not_depend_on_the_insertion_order_of_same_instant_events() {
     }
     let ugal = Scenario::from_json(&fabric(DRAGONFLY_72, "ugal", "uniform", 0.8, 2_000)).unwrap();
     let islip = Scenario::from_json(
-        r#"{"run": {"duration_cells": 3000, "warmup_cells": 300},
+        r#"{"run": {"duration_ns": 15360, "warmup_ns": 1536},
             "switch": {"ports": 16, "scheduler": "islip"}, "traffic": {"load": 0.9}}"#,
     )
     .unwrap();
-    let quick = r#"{"design": "clint", "nodes": 16, "run": {"seed": 2, "duration_us": 200, "warmup_us": 20},
+    let quick = r#"{"design": "clint", "nodes": 16, "run": {"seed": 2, "duration_ns": 200000, "warmup_ns": 20000},
         "channel": {"architecture": "Q2"}, "traffic": {"load": 0.3, "bursty": true}}"#;
     for shuffle in [11, 12] {
         assert_eq!(

@@ -81,8 +81,9 @@ proptest! {
 
 /// Runs a `rifl_link` study given its link and extra sections; returns the summary.
 fn study(link: &str, extra: &str, duration_us: f64) -> serde_json::Value {
+    let duration_ns = duration_us * 1_000.0;
     let json = format!(
-        r#"{{"design": "rifl_link", "run": {{"seed": 5, "duration_us": {duration_us}}},
+        r#"{{"design": "rifl_link", "run": {{"seed": 5, "duration_ns": {duration_ns}}},
             "link": {{{link}}} {extra}}}"#
     );
     let mut sim = cellfabric_core::build(&json).expect("valid scenario");
@@ -171,7 +172,7 @@ fn a_link_study_is_deterministic() {
     assert_eq!(a["frames_delivered"], b["frames_delivered"]);
     assert_eq!(a["recovery_ns"], b["recovery_ns"]);
     let other = cellfabric_core::build(&format!(
-        r#"{{"design": "rifl_link", "run": {{"seed": 6, "duration_us": 1000}}, "link": {{{link}}}}}"#
+        r#"{{"design": "rifl_link", "run": {{"seed": 6, "duration_ns": 1000000}}, "link": {{{link}}}}}"#
     ));
     let mut other = other.unwrap();
     other.advance(u64::MAX);

@@ -12,9 +12,9 @@ use cellfabric_core::{Scenario, Summary};
 fn table1(extra: &[(&str, &str, &str)]) -> String {
     let mut v: serde_json::Value = serde_json::from_str(
         r#"{"design": "rifl",
-            "run": {"seed": 1, "duration_cells": 60000, "warmup_cells": 5000},
-            "switch": {"ports": 32, "scheduler": "islip", "iterations": 3, "buffer_cells": 24, "pipeline_delay_ps": 42240},
-            "link": {"rate_gbps": 100.0, "propagation_delay_ps": 147840, "flow_control": "onoff", "off_threshold_cells": 8, "on_threshold_cells": 4},
+            "run": {"seed": 1, "duration_ns": 1267200, "warmup_ns": 105600},
+            "switch": {"ports": 32, "scheduler": "islip", "iterations": 3, "buffer_cells": 24, "pipeline_ns": 42.24},
+            "link": {"rate_gbps": 100.0, "propagation_ns": 147.84, "flow_control": "onoff", "off_threshold_cells": 8, "on_threshold_cells": 4},
             "cell": {"size_bytes": 264, "payload_bytes": 256},
             "nic": {"queue_cells": 8},
             "traffic": {"load": 0.3, "arrival": "bernoulli", "burst_mean_bytes": 1024, "include_self": false, "packet_bytes": 256}}"#,

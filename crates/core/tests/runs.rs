@@ -31,7 +31,7 @@ fn finite_buffers_without_flow_control_drop_and_account_for_every_cell() {
 fn with_flow_control(json: String, link: &str) -> String {
     json.replace(
         r#""traffic""#,
-        &format!(r#""link": {{"propagation_delay_ps": 20000, {link}}}, "traffic""#),
+        &format!(r#""link": {{"propagation_ns": 20, {link}}}, "traffic""#),
     )
 }
 
@@ -116,7 +116,7 @@ fn bursty_packets_and_patterns_run_and_conserve() {
         r#""traffic": {"load": 0.5, "destinations": "hotspot", "hotspot_fraction": 0.05}"#,
     ] {
         let json = format!(
-            r#"{{"run": {{"duration_cells": 20000, "warmup_cells": 2000}}, "switch": {{"ports": 16}}, {traffic}}}"#
+            r#"{{"run": {{"duration_ns": 102400, "warmup_ns": 10240}}, "switch": {{"ports": 16}}, {traffic}}}"#
         );
         let (s, _) = run(&json);
         assert!(s.throughput > 0.45, "{traffic}: {}", s.throughput);

@@ -18,6 +18,11 @@ pub fn serialization_ps(size_bytes: u64, rate_bps: u64) -> TimePs {
     }
 }
 
+/// A duration given in nanoseconds (as scenarios give them), to the nearest picosecond.
+pub fn ps_from_ns(ns: f64) -> TimePs {
+    (ns * PS_PER_NS as f64).round() as TimePs
+}
+
 /// Rounds `time_ps` up to the next multiple of `period_ps` (a slot boundary).
 pub fn next_boundary_ps(time_ps: TimePs, period_ps: TimePs) -> TimePs {
     time_ps.div_ceil(period_ps) * period_ps

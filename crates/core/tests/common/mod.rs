@@ -21,9 +21,15 @@ pub fn run(json: &str) -> (Summary, Tables) {
 /// `cells` cell times with a tenth of warm-up.
 pub fn switch(ports: u32, scheduler: &str, load: f64, cells: u64, extra: &str) -> String {
     format!(
-        r#"{{"run": {{"seed": 7, "duration_cells": {cells}, "warmup_cells": {warmup}}},
+        r#"{{"run": {{"seed": 7, "duration_ns": {duration_ns}, "warmup_ns": {warmup_ns}}},
             "switch": {{"ports": {ports}, "scheduler": "{scheduler}" {extra}}},
             "traffic": {{"load": {load}}}}}"#,
-        warmup = cells / 10
+        duration_ns = cells_ns(cells),
+        warmup_ns = cells_ns(cells / 10),
     )
+}
+
+/// `cells` cell times of 64 bytes at 100 Gbit/s (the default cell and link), in nanoseconds.
+pub fn cells_ns(cells: u64) -> f64 {
+    cells as f64 * 5.12
 }

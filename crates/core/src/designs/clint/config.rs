@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use super::nic::{Retransmission, REORDER_WINDOW};
 use crate::blocks::matching::MAX_PORTS;
-use crate::scenario::ScenarioError;
+use crate::scenario::{RunConfig, ScenarioError};
 
 fn invalid(key: &str, message: impl Into<String>) -> ScenarioError {
     ScenarioError {
@@ -24,8 +24,8 @@ pub struct ClintConfig {
     /// Hosts, each with a bulk and a quick port (16 in the seed).
     #[serde(default = "default_nodes")]
     pub nodes: u32,
-    /// Run length, warm-up and seed.
-    #[serde(default)]
+    /// Run length, warm-up and seed (the seed's 10⁷ cycles of 4 ns are 40 ms).
+    #[serde(default = "default_run")]
     pub run: RunConfig,
     /// Which architecture runs.
     #[serde(default)]
@@ -51,25 +51,11 @@ fn default_nodes() -> u32 {
     16
 }
 
-/// Run length, warm-up and seed, in simulated microseconds.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct RunConfig {
-    /// Seed of every random stream.
-    pub seed: u64,
-    /// Simulated time including warm-up (the seed's 10^7 cycles of 4 ns are 40 000 µs).
-    pub duration_us: u64,
-    /// Leading time excluded from statistics.
-    pub warmup_us: u64,
-}
-
-impl Default for RunConfig {
-    fn default() -> Self {
-        RunConfig {
-            seed: 1,
-            duration_us: 40_000,
-            warmup_us: 4_000,
-        }
+fn default_run() -> RunConfig {
+    RunConfig {
+        seed: 1,
+        duration_ns: 40_000_000.0,
+        warmup_ns: 4_000_000.0,
     }
 }
 
@@ -204,10 +190,10 @@ impl Default for NicConfig {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct BulkConfig {
-    /// Data rate (2 Gbit/s; 2.5 Gbaud on the wire with 8B/10B).
-    pub rate_mbps: u64,
-    /// Forwarding delay of the analog switch (1.5 ns).
-    pub switch_delay_ps: u64,
+    /// Data rate in Gbit/s (2; 2.5 Gbaud on the wire with 8B/10B).
+    pub rate_gbps: f64,
+    /// Forwarding delay of the analog switch in nanoseconds (1.5).
+    pub switch_delay_ns: f64,
     /// Gap at the start of each slot for receiver PLL locking and misalignment (5% of a slot,
     /// §3.5).
     pub slot_gap_ns: u64,
@@ -222,8 +208,8 @@ pub struct BulkConfig {
 impl Default for BulkConfig {
     fn default() -> Self {
         BulkConfig {
-            rate_mbps: 2_000,
-            switch_delay_ps: 1_500,
+            rate_gbps: 2.0,
+            switch_delay_ns: 1.5,
             slot_gap_ns: 440,
             arbiter_ns: 1_000,
             output_buffers: 16,
@@ -236,8 +222,8 @@ impl Default for BulkConfig {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct QuickConfig {
-    /// Data rate (0.53 Gbit/s).
-    pub rate_mbps: u64,
+    /// Data rate in Gbit/s (0.53).
+    pub rate_gbps: f64,
     /// Forwarding delay of the pipelined switch (90 ns).
     pub switch_delay_ns: u64,
 }
@@ -245,7 +231,7 @@ pub struct QuickConfig {
 impl Default for QuickConfig {
     fn default() -> Self {
         QuickConfig {
-            rate_mbps: 530,
+            rate_gbps: 0.53,
             switch_delay_ns: 90,
         }
     }
@@ -278,12 +264,7 @@ impl ClintConfig {
         if !(2..=MAX_PORTS as u32).contains(&self.nodes) {
             return Err(invalid("nodes", format!("expected 2 to {MAX_PORTS}")));
         }
-        if self.run.duration_us == 0 || self.run.warmup_us >= self.run.duration_us {
-            return Err(invalid(
-                "run.warmup_us",
-                "expected a positive run.duration_us longer than run.warmup_us",
-            ));
-        }
+        self.run.validate()?;
         let load = self.traffic.load;
         if !(load > 0.0 && load <= 1.0) {
             return Err(invalid(
@@ -340,8 +321,21 @@ impl ClintConfig {
             }
         }
         for (key, value) in [
-            ("bulk.rate_mbps", self.bulk.rate_mbps),
-            ("quick.rate_mbps", self.quick.rate_mbps),
+            ("bulk.rate_gbps", self.bulk.rate_gbps),
+            ("quick.rate_gbps", self.quick.rate_gbps),
+        ] {
+            if !(value.is_finite() && value > 0.0) {
+                return Err(invalid(key, "expected a positive rate in Gbit/s"));
+            }
+        }
+        let switch_delay_ns = self.bulk.switch_delay_ns;
+        if !(switch_delay_ns.is_finite() && switch_delay_ns >= 0.0) {
+            return Err(invalid(
+                "bulk.switch_delay_ns",
+                "expected a delay of zero or more nanoseconds",
+            ));
+        }
+        for (key, value) in [
             ("nic.quick_timeout_ns", nic.quick_timeout_ns),
             ("nic.bulk_timeout_ns", nic.bulk_timeout_ns.unwrap_or(1)),
         ] {

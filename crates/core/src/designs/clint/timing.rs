@@ -6,7 +6,7 @@
 //! seed's timing resolution (§4.1).
 
 use super::config::{Architecture, ClintConfig};
-use crate::engine::time::{serialization_ps, TimePs, PS_PER_NS};
+use crate::engine::time::{ps_from_ns, serialization_ps, TimePs, PS_PER_NS};
 use crate::scenario::ScenarioError;
 
 /// The simulation cycle: one bulk byte time (§4.1).
@@ -72,8 +72,8 @@ fn cycles(time_ps: TimePs) -> TimePs {
 impl Timing {
     /// The timing of a validated scenario; fails if the arbitration does not fit in a slot.
     pub fn new(c: &ClintConfig) -> Result<Timing, ScenarioError> {
-        let bulk_bps = c.bulk.rate_mbps * 1_000_000;
-        let quick_bps = c.quick.rate_mbps * 1_000_000;
+        let bulk_bps = (c.bulk.rate_gbps * 1e9).round() as u64;
+        let quick_bps = (c.quick.rate_gbps * 1e9).round() as u64;
         let quick = |size_bytes| cycles(serialization_ps(size_bytes, quick_bps));
         let breq_ps = cycles(serialization_ps(bytes::BREQ, bulk_bps));
         let propagation_ps = c.link.propagation_ns * PS_PER_NS;
@@ -82,7 +82,7 @@ impl Timing {
         let arbiter_ps = c.bulk.arbiter_ns * PS_PER_NS;
         let (cfg_ps, gnt_ps, ack_ps) = (quick(bytes::CFG), quick(bytes::GNT), quick(bytes::BACK));
         let arbitration_ps = cfg_ps + propagation_ps + arbiter_ps + gnt_ps + propagation_ps;
-        let bulk_switch_ps = c.bulk.switch_delay_ps;
+        let bulk_switch_ps = ps_from_ns(c.bulk.switch_delay_ns);
         let back_offset_ps = cycles(2 * propagation_ps + bulk_switch_ps);
         if arbitration_ps + back_offset_ps + ack_ps > slot_ps {
             return Err(ScenarioError {

@@ -8,7 +8,7 @@
 //! `link.fixed_latency_ns` (transceivers and pipeline), `link.ber`, `link.frame_bytes` (a power
 //! of two, 8 to 256), `traffic.load` (fraction of frame slots with new data, each direction),
 //! `nic.rx_buffer_frames` and `nic.drain_load` (the receiving host's buffer and the fraction of
-//! frame times it takes a frame out: below 1, ON/OFF flow control acts), `run.duration_us`,
+//! frame times it takes a frame out: below 1, ON/OFF flow control acts), `run.duration_ns`,
 //! `run.seed`.
 
 use rand::Rng as _;
@@ -20,7 +20,7 @@ use crate::engine::kernel::{Clock, Model};
 use crate::engine::queue::{CalendarQueue, EventQueue, Phase};
 use crate::engine::rng::{stream, ComponentId, Rng};
 use crate::engine::stats::{LatencyHistogram, Percentiles};
-use crate::engine::time::{serialization_ps, TimePs, PS_PER_NS};
+use crate::engine::time::{ps_from_ns, serialization_ps, TimePs, PS_PER_NS};
 use crate::run::{Design, Ledger, Report, RunError};
 use crate::scenario::ScenarioError;
 
@@ -55,15 +55,15 @@ pub struct LinkScenario {
 pub struct RunSection {
     /// Seed of every random stream.
     pub seed: u64,
-    /// Simulated time in microseconds.
-    pub duration_us: f64,
+    /// Simulated time in nanoseconds.
+    pub duration_ns: f64,
 }
 
 impl Default for RunSection {
     fn default() -> Self {
         RunSection {
             seed: 1,
-            duration_us: 10_000.0,
+            duration_ns: 10_000_000.0,
         }
     }
 }
@@ -142,8 +142,11 @@ impl LinkScenario {
         let (run, link) = (&self.run, &self.link);
         let positive = |v: f64| v.is_finite() && v > 0.0;
         let non_negative = |v: f64| v.is_finite() && v >= 0.0;
-        if !positive(run.duration_us) {
-            return Err(invalid("run.duration_us", "expected a positive duration"));
+        if !positive(run.duration_ns) {
+            return Err(invalid(
+                "run.duration_ns",
+                "expected a positive number of nanoseconds",
+            ));
         }
         if !positive(link.rate_gbps) {
             return Err(invalid(
@@ -197,7 +200,7 @@ impl LinkScenario {
         let slots = self.end_ps() / self.frame_ps();
         if slots == 0 || slots > 1 << 40 {
             return Err(invalid(
-                "run.duration_us",
+                "run.duration_ns",
                 "expected between one frame time and 2^40 frame times",
             ));
         }
@@ -228,7 +231,7 @@ impl LinkScenario {
     }
 
     fn end_ps(&self) -> TimePs {
-        (self.run.duration_us * 1e6).round() as TimePs
+        ps_from_ns(self.run.duration_ns)
     }
 
     /// Probability that a frame has at least one bit error.

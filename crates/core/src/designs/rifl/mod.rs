@@ -64,7 +64,7 @@ pub fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
         ));
     }
     let cell_ps = scenario.cell_time_ps();
-    let rtt_ps = 2 * (link.propagation_delay_ps + cell_ps);
+    let rtt_ps = 2 * (link.propagation_ps() + cell_ps);
     let voq_cells = sw.buffer_cells.unwrap_or(0) as u64;
     if 2 * voq_cells * cell_ps < 3 * rtt_ps {
         return Err(invalid(
