@@ -187,6 +187,9 @@ pub struct TopologyConfig {
     pub global_links_per_router: u32,
     /// Dragonfly: groups (g).
     pub groups: u32,
+    /// Propagation delay of every cable between two groups (a Dragonfly's global links, a
+    /// fat-tree's core links), in nanoseconds; absent: `link.propagation_ns`.
+    pub global_propagation_ns: Option<f64>,
     /// File: path of the topology file (relative paths in a scenario file are resolved against
     /// its folder by the front end).
     pub file: Option<String>,
@@ -205,6 +208,7 @@ impl Default for TopologyConfig {
             routers_per_group: 8,
             global_links_per_router: 4,
             groups: 33,
+            global_propagation_ns: None,
             file: None,
         }
     }
@@ -679,11 +683,32 @@ impl Scenario {
     /// end, rounded up.
     pub fn round_trip_cells(&self) -> u64 {
         let cell_ps = self.cell_time_ps();
-        (2 * self.link.propagation_ps()).div_ceil(cell_ps) + 2
+        (2 * self.longest_cable_ps()).div_ceil(cell_ps) + 2
     }
 
     /// The cabling the topology section describes.
     pub fn topology(&self) -> Result<Topology, ScenarioError> {
+        let mut topology = self.shape()?;
+        if let Some(ns) = self.topology.global_propagation_ns {
+            topology.set_global_cable_delay(ps_from_ns(ns));
+        }
+        Ok(topology)
+    }
+
+    /// The longest cable's propagation delay (what a flow-control round trip takes).
+    pub fn longest_cable_ps(&self) -> TimePs {
+        let cables = self.topology().map_or(0, |t| {
+            (0..t.switches())
+                .flat_map(|s| (0..t.switch_ports(s)).map(move |p| (s, p)))
+                .filter_map(|(s, p)| t.cable_delay_ps(s, p))
+                .max()
+                .unwrap_or(0)
+        });
+        cables.max(self.link.propagation_ps())
+    }
+
+    /// The named shape, before cables between groups get their own delay.
+    fn shape(&self) -> Result<Topology, ScenarioError> {
         let t = &self.topology;
         let ports = self.switch.ports as usize;
         let shape =
@@ -853,6 +878,10 @@ impl Scenario {
         for (key, value) in [
             ("link.propagation_ns", link.propagation_ns),
             ("switch.pipeline_ns", sw.pipeline_ns),
+            (
+                "topology.global_propagation_ns",
+                self.topology.global_propagation_ns.unwrap_or(0.0),
+            ),
         ] {
             if !(value.is_finite() && value >= 0.0) {
                 return Err(invalid(key, "expected a delay of zero or more nanoseconds"));

@@ -191,3 +191,25 @@ fn results_do_not_depend_on_the_insertion_order_of_same_instant_events() {
         );
     }
 }
+
+/// Cables between groups can be longer than the rest (a Dragonfly's global links): under
+/// minimal routing every cell between groups crosses exactly one global link, so at light load
+/// the mean latency grows by the extra delay times the share of cells that leave their group
+/// (64 of 72 destinations under uniform traffic).
+#[test]
+fn longer_global_cables_add_their_delay_to_every_cell_that_crosses_one() {
+    let base = fabric(DRAGONFLY_72, "deterministic", "uniform", 0.1, 4_000);
+    let longer = base.replace(
+        r#""groups": 9}"#,
+        r#""groups": 9, "global_propagation_ns": 500}"#,
+    );
+    assert_ne!(base, longer);
+    let (short, long) = (run(&base), run(&longer));
+    let extra_ns = long.latency_ns.mean - short.latency_ns.mean;
+    let expected_ns = 500.0 * 64.0 / 72.0;
+    assert!(
+        (extra_ns - expected_ns).abs() < 0.03 * expected_ns,
+        "{extra_ns} ns more, expected {expected_ns}"
+    );
+    assert!(long.latency_ns.max >= 500.0);
+}

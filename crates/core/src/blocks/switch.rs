@@ -282,6 +282,11 @@ impl CellSwitch {
         (0..self.ports).filter(|&o| self.backlog_cells[o] > 0 && self.out_gates[o].is_shut())
     }
 
+    /// Sends `output`'s cells over `link` (a cable of its own length).
+    pub fn set_output_link(&mut self, output: usize, link: Link) {
+        self.out_links[output] = link;
+    }
+
     /// Puts `output` under flow control from the switch downstream of it.
     pub fn set_output_gate(&mut self, output: usize, gate: TxGate) {
         self.out_gates[output] = gate;

@@ -229,7 +229,8 @@ pub struct Network<R: Router> {
     seed: u64,
     topology: Topology,
     slot_ps: TimePs,
-    signal_delay_ps: TimePs,
+    /// Propagation delay of the longest cable.
+    longest_cable_ps: TimePs,
     warmup_ps: TimePs,
     end_ps: TimePs,
     lossless: bool,
@@ -258,6 +259,8 @@ impl<R: Router> Network<R> {
         let per_voq = switch.per_voq_buffers;
         let channels = |ports: usize| if per_voq { ports } else { 1 };
         let hosts = topology.endpoints();
+        let cable_delay =
+            |s: usize, p: usize| topology.cable_delay_ps(s, p).unwrap_or(link.propagation_ps);
         let host_port = |t: usize| {
             topology
                 .endpoint_port(t)
@@ -272,9 +275,10 @@ impl<R: Router> Network<R> {
             let generator = Generator::new(i as u16, traffic, dst, stream(seed, id));
             let ports = topology.switch_ports(host_port(i).0);
             let gate = flow_control.transmitter(channels(ports), switch.buffer_cells);
+            let (s, p) = host_port(i);
             let mut terminal = Terminal::new(
                 generator,
-                link.clone(),
+                Link::new(link.rate_bps, cable_delay(s, p)),
                 gate,
                 channels(ports),
                 switch.cell_bytes,
@@ -298,6 +302,9 @@ impl<R: Router> Network<R> {
             let mut cell_switch = CellSwitch::new(spec, stream(seed, id));
             cell_switch.measure_from_ps = warmup_ps;
             for port in 0..ports {
+                if let Some(delay_ps) = topology.cable_delay_ps(s, port) {
+                    cell_switch.set_output_link(port, Link::new(link.rate_bps, delay_ps));
+                }
                 if let Some(Attachment::SwitchPort { switch: next, .. }) = topology.peer(s, port) {
                     let gate = flow_control
                         .transmitter(channels(topology.switch_ports(next)), switch.buffer_cells);
@@ -326,13 +333,25 @@ impl<R: Router> Network<R> {
                 .map(|port| node_of(topology.peer(s, port)))
                 .collect()
         }));
+        let mut delays_ps: Vec<Vec<TimePs>> = (0..hosts)
+            .map(|t| {
+                let (s, p) = host_port(t);
+                vec![cable_delay(s, p)]
+            })
+            .collect();
+        delays_ps.extend((0..topology.switches()).map(|s| {
+            (0..topology.switch_ports(s))
+                .map(|port| cable_delay(s, port))
+                .collect()
+        }));
+        let longest_cable_ps = delays_ps.iter().flatten().copied().max().unwrap_or(0);
         let slot_ps = crate::engine::time::serialization_ps(switch.cell_bytes, link.rate_bps);
         let wiring = Wiring {
             peers,
+            delays_ps,
             slotted: nodes.iter().map(|n| Node::<R>::is_slotted(n)).collect(),
             router_index: (0..nodes.len()).map(|n| n.checked_sub(hosts)).collect(),
             slot_ps,
-            signal_delay_ps: link.propagation_ps,
             per_voq,
         };
         let mut fabric = Fabric::new(nodes, router, wiring, warmup_ps);
@@ -351,7 +370,7 @@ impl<R: Router> Network<R> {
             seed,
             topology,
             slot_ps,
-            signal_delay_ps: link.propagation_ps,
+            longest_cable_ps,
             warmup_ps,
             end_ps,
             lossless,
@@ -589,9 +608,9 @@ impl<R: Router> Model for Network<R> {
         self.fabric.cells_live()
     }
 
-    /// A thousand cell times, plus ten flow-control round trips.
+    /// A thousand cell times, plus ten flow-control round trips over the longest cable.
     fn stall_ps(&self) -> TimePs {
-        1_000 * self.slot_ps + 20 * self.signal_delay_ps
+        1_000 * self.slot_ps + 20 * self.longest_cable_ps
     }
 
     fn stall_report(&self) -> String {

@@ -98,7 +98,8 @@ pub struct Plumbing {
     /// Each node's index among the router's switches, or `u32::MAX`.
     router_index: Vec<u32>,
     slot_ps: TimePs,
-    signal_delay_ps: TimePs,
+    /// Propagation delay of the cable on each node port (flow-control signals take it too).
+    delay_ps: Vec<TimePs>,
     /// Flow control is per VOQ: a cell's channel on a link is its VOQ at the next switch.
     per_voq: bool,
     /// What the fabric measures.
@@ -149,6 +150,11 @@ impl Plumbing {
         }
     }
 
+    /// The propagation delay of the cable on `port` of `node`.
+    fn delay_ps(&self, node: usize, port: usize) -> TimePs {
+        self.delay_ps[self.port(node, port)]
+    }
+
     fn send_signal(&mut self, node: usize, port: usize, signal: FlowSignal, at_ps: TimePs) {
         self.metrics.flow_control_signals += 1;
         let (peer, peer_port) = self.peer[self.port(node, port)];
@@ -197,14 +203,14 @@ impl Plumbing {
 pub struct Wiring {
     /// Per node: the far end (node, port) of each of its ports.
     pub peers: Vec<Vec<(u32, u16)>>,
+    /// Per node: the propagation delay of the cable on each of its ports.
+    pub delays_ps: Vec<Vec<TimePs>>,
     /// Per node: slotted (latches its inputs at clock edges).
     pub slotted: Vec<bool>,
     /// Per node: its index among the router's switches, if it is one.
     pub router_index: Vec<Option<usize>>,
     /// Length of a slotted node's cell time.
     pub slot_ps: TimePs,
-    /// Propagation delay of a flow-control signal.
-    pub signal_delay_ps: TimePs,
     /// Flow control is per VOQ.
     pub per_voq: bool,
 }
@@ -222,10 +228,10 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
     pub fn new(nodes: Vec<N>, router: R, wiring: Wiring, warmup_ps: TimePs) -> Self {
         let Wiring {
             peers,
+            delays_ps,
             slotted,
             router_index,
             slot_ps,
-            signal_delay_ps,
             per_voq,
         } = wiring;
         let port_base = peers
@@ -250,7 +256,7 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
                 .map(|i| i.map_or(u32::MAX, |i| i as u32))
                 .collect(),
             slot_ps,
-            signal_delay_ps,
+            delay_ps: delays_ps.into_iter().flatten().collect(),
             per_voq,
             metrics: Metrics {
                 warmup_ps,

@@ -66,7 +66,7 @@ impl<R: Router> Context<'_, R> {
     /// Sends a flow-control signal back over the link on `port`, leaving at `leave_ps` (not
     /// before now); it takes the link's propagation delay.
     pub fn send_signal(&mut self, port: usize, signal: FlowSignal, leave_ps: TimePs) {
-        let at_ps = (leave_ps + self.plumbing.signal_delay_ps).max(self.now_ps);
+        let at_ps = (leave_ps + self.plumbing.delay_ps(self.node, port)).max(self.now_ps);
         self.plumbing.send_signal(self.node, port, signal, at_ps);
     }
 

@@ -7,6 +7,7 @@
 //! host h0                      # a host (an endpoint with one port)
 //! cable h0 s0:0                # a host to a switch port
 //! cable s0:3 s1:3              # a switch port to a switch port
+//! cable s0:2 s1:2 propagation_ns=500   # a cable with its own propagation delay
 //! ```
 //!
 //! Hosts are numbered in the order they are declared. Every name is declared once, every host
@@ -15,6 +16,7 @@
 use std::collections::HashMap;
 
 use super::{Attachment, Topology, TopologyError};
+use crate::engine::time::ps_from_ns;
 
 /// A node named in the file.
 #[derive(Clone, Copy)]
@@ -62,10 +64,30 @@ impl Topology {
                     let host = t.add_endpoint(*name);
                     declare(&mut names, name, Named::Host(host)).map_err(at)?;
                 }
-                ["cable", a, b] => {
+                ["cable", a, b, attributes @ ..] => {
                     let a = end(&names, a).map_err(at)?;
                     let b = end(&names, b).map_err(at)?;
                     t.connect(a, b).map_err(|e| at(e.to_string()))?;
+                    for attribute in attributes {
+                        let delay_ns = match attribute.split_once('=') {
+                            Some(("propagation_ns", v)) => v
+                                .parse::<f64>()
+                                .ok()
+                                .filter(|ns| ns.is_finite() && *ns >= 0.0)
+                                .ok_or_else(|| at(format!("propagation_ns={v}: expected zero or more nanoseconds")))?,
+                            _ => {
+                                return Err(at(format!(
+                                    "unknown cable attribute {attribute:?}: expected propagation_ns=X"
+                                )))
+                            }
+                        };
+                        let (switch, port) = match (a, b) {
+                            (Attachment::SwitchPort { switch, port }, _)
+                            | (_, Attachment::SwitchPort { switch, port }) => (switch, port),
+                            _ => unreachable!("a cable has a switch end"),
+                        };
+                        t.set_cable_delay(switch, port, ps_from_ns(delay_ns));
+                    }
                 }
                 _ => {
                     return Err(at(format!(
@@ -139,7 +161,7 @@ mod tests {
         cable c s1:0
         cable d s1:1
         cable s0:2 s1:2
-        cable s0:3 s1:3   # a second, parallel cable
+        cable s0:3 s1:3 propagation_ns=250.5   # a second, longer, parallel cable
     ";
 
     #[test]
@@ -152,6 +174,9 @@ mod tests {
             Some(Attachment::SwitchPort { switch: 1, port: 3 })
         );
         assert_eq!(t.route(0, 3).unwrap().len(), 2);
+        assert_eq!(t.cable_delay_ps(0, 3), Some(250_500));
+        assert_eq!(t.cable_delay_ps(1, 3), Some(250_500), "both ends");
+        assert_eq!(t.cable_delay_ps(0, 2), None);
     }
 
     #[test]
@@ -180,6 +205,14 @@ mod tests {
             (
                 "switch s0 ports=2\nhost a\ncable a:0 s0:0",
                 "a host has one port",
+            ),
+            (
+                "switch s0 ports=2\nhost a\ncable a s0:0 length=5",
+                "unknown cable attribute",
+            ),
+            (
+                "switch s0 ports=2\nhost a\ncable a s0:0 propagation_ns=-1",
+                "expected zero or more",
             ),
         ];
         for (text, expected) in cases {

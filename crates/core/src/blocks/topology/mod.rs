@@ -4,6 +4,8 @@
 
 use std::collections::VecDeque;
 
+use crate::engine::time::TimePs;
+
 mod file;
 mod shapes;
 
@@ -72,6 +74,9 @@ pub struct Topology {
     endpoint_port: Vec<Option<(usize, usize)>>,
     /// Group of each switch (a Dragonfly group, a fat-tree pod); 0 where the shape has none.
     group: Vec<usize>,
+    /// Propagation delay of the cable on each switch port, where it differs from the
+    /// scenario's links.
+    delay: Vec<Vec<Option<TimePs>>>,
 }
 
 impl Topology {
@@ -84,8 +89,37 @@ impl Topology {
     pub fn add_switch(&mut self, ports: usize) -> usize {
         self.ports.push(ports);
         self.peer.push(vec![None; ports]);
+        self.delay.push(vec![None; ports]);
         self.group.push(0);
         self.ports.len() - 1
+    }
+
+    /// Gives the cable on port `port` of `switch` (both of its ends) its own propagation delay.
+    pub fn set_cable_delay(&mut self, switch: usize, port: usize, delay_ps: TimePs) {
+        self.delay[switch][port] = Some(delay_ps);
+        if let Some(Attachment::SwitchPort { switch, port }) = self.peer[switch][port] {
+            self.delay[switch][port] = Some(delay_ps);
+        }
+    }
+
+    /// The propagation delay of the cable on port `port` of `switch`, if it has its own.
+    pub fn cable_delay_ps(&self, switch: usize, port: usize) -> Option<TimePs> {
+        self.delay[switch][port]
+    }
+
+    /// Gives every cable between two groups the propagation delay `delay_ps` (a Dragonfly's
+    /// global links, a fat-tree's core links).
+    pub fn set_global_cable_delay(&mut self, delay_ps: TimePs) {
+        for switch in 0..self.switches() {
+            for port in 0..self.ports[switch] {
+                if let Some(Attachment::SwitchPort { switch: other, .. }) = self.peer[switch][port]
+                {
+                    if self.group[other] != self.group[switch] {
+                        self.delay[switch][port] = Some(delay_ps);
+                    }
+                }
+            }
+        }
     }
 
     /// Puts `switch` in group `group` (non-minimal routing picks intermediate groups).
