@@ -134,20 +134,7 @@ fn headers_walk_racks_and_reverse() {
         let n = topology.endpoints();
         for src in 0..n {
             for dst in (0..n).filter(|&d| d != src) {
-                let mut cell = Cell {
-                    src: src as u16,
-                    dst: dst as u16,
-                    out_port: 0,
-                    vc: 0,
-                    next_vc: 0,
-                    route_tag: 0,
-                    last_of_packet: true,
-                    payload_bytes: 256,
-                    inject_ps: 0,
-                    packet_inject_ps: 0,
-                    in_port: 0,
-                    switch_arrive_ps: 0,
-                };
+                let mut cell = Cell::new(src as u16, dst as u16, 256, true, 0, 0);
                 router.inject(src, &mut cell);
                 assert_eq!(walk(&topology, &mut router, src, &mut cell), dst);
                 let arrived = RiflRouter::header(&cell);

@@ -35,6 +35,35 @@ pub struct Cell {
     pub switch_arrive_ps: TimePs,
 }
 
+impl Cell {
+    /// A fresh cell from `src` to `dst` carrying `payload_bytes`, generated at `inject_ps` as part
+    /// of a packet whose first cell was generated at `packet_inject_ps`; routing and switching
+    /// fields start empty.
+    pub fn new(
+        src: u16,
+        dst: u16,
+        payload_bytes: u16,
+        last_of_packet: bool,
+        inject_ps: TimePs,
+        packet_inject_ps: TimePs,
+    ) -> Cell {
+        Cell {
+            src,
+            dst,
+            out_port: 0,
+            vc: 0,
+            next_vc: 0,
+            route_tag: 0,
+            last_of_packet,
+            payload_bytes,
+            inject_ps,
+            packet_inject_ps,
+            in_port: 0,
+            switch_arrive_ps: 0,
+        }
+    }
+}
+
 /// Where every live cell is stored.
 pub type CellArena = Arena<Cell>;
 /// A handle to a live cell.

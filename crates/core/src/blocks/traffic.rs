@@ -174,20 +174,14 @@ impl Generator {
         let payload = self.packet_bytes_left.min(self.spec.cell_payload_bytes);
         self.packet_bytes_left -= payload;
         let last_of_packet = self.packet_bytes_left == 0;
-        let cell = Cell {
-            src: self.terminal,
-            dst: self.dst,
-            out_port: 0,
-            vc: 0,
-            next_vc: 0,
-            route_tag: 0,
+        let cell = Cell::new(
+            self.terminal,
+            self.dst,
+            payload as u16,
             last_of_packet,
-            payload_bytes: payload as u16,
-            inject_ps: self.next_ps,
-            packet_inject_ps: self.packet_start_ps,
-            in_port: 0,
-            switch_arrive_ps: 0,
-        };
+            self.next_ps,
+            self.packet_start_ps,
+        );
         let next_slot_ps = self.next_ps + self.spec.slot_ps;
         if last_of_packet {
             self.packet_start_ps = NEVER_PS;

@@ -295,20 +295,7 @@ mod tests {
     }
 
     fn cell(src: usize, dst: usize) -> Cell {
-        Cell {
-            src: src as u16,
-            dst: dst as u16,
-            out_port: 0,
-            vc: 0,
-            next_vc: 0,
-            route_tag: 0,
-            last_of_packet: true,
-            payload_bytes: 64,
-            inject_ps: 0,
-            packet_inject_ps: 0,
-            in_port: 0,
-            switch_arrive_ps: 0,
-        }
+        Cell::new(src as u16, dst as u16, 64, true, 0, 0)
     }
 
     /// Walks a cell from `src` to wherever the router sends it; returns the endpoint reached and
