@@ -1,0 +1,305 @@
+//! What a validated scenario builds: its topology, its network, its traffic.
+
+use rand::seq::SliceRandom;
+
+use super::*;
+use crate::blocks::fabric::cell_network::NetworkSpec;
+use crate::blocks::flow_control::{LinkFlowControl, RxFlowControl};
+use crate::blocks::link::Link;
+use crate::blocks::matching::MAX_PORTS;
+use crate::blocks::switch::{SchedulerKind, SwitchSpec};
+use crate::blocks::topology::Topology;
+use crate::blocks::traffic::{Arrival, Destinations, PacketSizes, TrafficSpec};
+use crate::engine::rng::{stream, ComponentId};
+use crate::engine::time::serialization_ps;
+
+/// Random-stream kind of the destination permutation.
+const KIND_PATTERN: u32 = 3;
+
+impl Scenario {
+    /// Parses and validates a scenario from JSON text.
+    pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
+        let scenario: Scenario = parse(text)?;
+        scenario.validate()?;
+        Ok(scenario)
+    }
+
+    /// Length of one cell time on the links.
+    pub fn cell_time_ps(&self) -> TimePs {
+        serialization_ps(self.cell.size_bytes as u64, self.link.rate_bps())
+    }
+
+    /// The switch scheduler as a building-block choice.
+    pub fn scheduler(&self) -> SchedulerKind {
+        let iterations = self.switch.iterations;
+        match self.switch.scheduler {
+            SchedulerName::OutputQueued => SchedulerKind::OutputQueued,
+            SchedulerName::Fifo => SchedulerKind::Fifo,
+            SchedulerName::Islip => SchedulerKind::Islip { iterations },
+            SchedulerName::Pim => SchedulerKind::Pim { iterations },
+            SchedulerName::Safc => SchedulerKind::Safc,
+        }
+    }
+
+    /// The packet size distribution.
+    pub fn packet_sizes(&self) -> PacketSizes {
+        let t = &self.traffic;
+        match (t.packet_bytes_min, t.packet_bytes_max) {
+            (Some(min), Some(max)) => PacketSizes::Uniform { min, max },
+            _ => PacketSizes::Fixed(t.packet_bytes.unwrap_or(self.cell.payload_bytes())),
+        }
+    }
+
+    /// The arrival process.
+    pub fn arrival(&self) -> Arrival {
+        let t = &self.traffic;
+        match t.arrival {
+            ArrivalName::Bernoulli => Arrival::Bernoulli,
+            ArrivalName::Bursty => {
+                let from_bytes = t
+                    .burst_mean_bytes
+                    .map(|b| b / self.cell.payload_bytes() as f64);
+                Arrival::Bursty {
+                    mean_burst_cells: t.burst_mean_cells.or(from_bytes).unwrap_or(1.0),
+                }
+            }
+        }
+    }
+
+    /// Whether the configuration promises to drop nothing: unbounded buffers, credits, or
+    /// ON/OFF with at least a round trip of headroom above the OFF threshold.
+    pub fn is_lossless(&self) -> bool {
+        let link = &self.link;
+        match (self.switch.buffer_cells, link.flow_control) {
+            (None, _) | (_, FlowControlName::Credit) => true,
+            (Some(buffer), FlowControlName::Onoff) => {
+                let off = link.off_threshold_cells.unwrap_or(buffer);
+                buffer.saturating_sub(off) as u64 >= self.round_trip_cells()
+            }
+            (Some(_), FlowControlName::None) => false,
+        }
+    }
+
+    /// Cells a transmitter can still put on a link after the receiver decides to stop it: the
+    /// signal's and the last cells' propagation both ways, one cell being serialized at each
+    /// end, rounded up.
+    pub fn round_trip_cells(&self) -> u64 {
+        let cell_ps = self.cell_time_ps();
+        (2 * self.longest_cable_ps()).div_ceil(cell_ps) + 2
+    }
+
+    /// The cabling the topology section describes.
+    pub fn topology(&self) -> Result<Topology, ScenarioError> {
+        let mut topology = self.shape()?;
+        if let Some(ns) = self.topology.global_propagation_ns {
+            topology.set_global_cable_delay(ps_from_ns(ns));
+        }
+        Ok(topology)
+    }
+
+    /// The longest cable's propagation delay (what a flow-control round trip takes).
+    pub fn longest_cable_ps(&self) -> TimePs {
+        let cables = self.topology().map_or(0, |t| {
+            (0..t.switches())
+                .flat_map(|s| (0..t.switch_ports(s)).map(move |p| (s, p)))
+                .filter_map(|(s, p)| t.cable_delay_ps(s, p))
+                .max()
+                .unwrap_or(0)
+        });
+        cables.max(self.link.propagation_ps())
+    }
+
+    /// The named shape, before cables between groups get their own delay.
+    fn shape(&self) -> Result<Topology, ScenarioError> {
+        let t = &self.topology;
+        let ports = self.switch.ports as usize;
+        let shape =
+            |key: &str, e: crate::blocks::topology::TopologyError| invalid(key, e.to_string());
+        Ok(match t.kind {
+            TopologyName::Star => Topology::star(ports),
+            TopologyName::TwoSwitch => Topology::two_switch(ports, t.links as usize),
+            TopologyName::LeafSpine => Topology::leaf_spine(
+                t.leaves as usize,
+                t.spines as usize,
+                t.hosts_per_leaf as usize,
+            ),
+            TopologyName::FatTree => {
+                Topology::fat_tree(t.k as usize).map_err(|e| shape("topology.k", e))?
+            }
+            TopologyName::Dragonfly => Topology::dragonfly(
+                t.hosts_per_router as usize,
+                t.routers_per_group as usize,
+                t.global_links_per_router as usize,
+                t.groups as usize,
+            )
+            .map_err(|e| shape("topology.groups", e))?,
+            TopologyName::File => {
+                let path = t.file.as_deref().ok_or_else(|| {
+                    invalid(
+                        "topology.file",
+                        "required by kind = \"file\": the path of a topology file",
+                    )
+                })?;
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| invalid("topology.file", format!("cannot read {path}: {e}")))?;
+                Topology::from_file_text(&text)
+                    .map_err(|e| invalid("topology.file", format!("{path}: {e}")))?
+            }
+        })
+    }
+
+    /// Hosts in the topology.
+    pub fn terminals(&self) -> u32 {
+        let t = &self.topology;
+        match t.kind {
+            TopologyName::Star => self.switch.ports,
+            TopologyName::TwoSwitch => 2 * (self.switch.ports.saturating_sub(t.links)),
+            TopologyName::LeafSpine => t.leaves * t.hosts_per_leaf,
+            TopologyName::FatTree => t.k.saturating_pow(3) / 4,
+            TopologyName::Dragonfly => t
+                .hosts_per_router
+                .saturating_mul(t.routers_per_group)
+                .saturating_mul(t.groups),
+            TopologyName::File => self.topology().map_or(0, |t| t.endpoints() as u32),
+        }
+    }
+
+    /// Link-level flow control as a building-block choice.
+    pub fn flow_control(&self) -> LinkFlowControl {
+        let link = &self.link;
+        match link.flow_control {
+            FlowControlName::None => LinkFlowControl::None,
+            FlowControlName::Credit => LinkFlowControl::Credit,
+            FlowControlName::Onoff => LinkFlowControl::OnOff {
+                off_at_cells: link.off_threshold_cells.unwrap_or(0),
+                on_at_cells: link.on_threshold_cells.unwrap_or(0),
+            },
+        }
+    }
+
+    /// The network a scenario's switch, link, cell, NIC and traffic sections describe, over
+    /// `topology`; shared by every design built on a `Network`.
+    pub fn network_spec(&self, design: &'static str, topology: Topology) -> NetworkSpec {
+        let link = Link::new(self.link.rate_bps(), self.link.propagation_ps());
+        let sw = &self.switch;
+        NetworkSpec {
+            design,
+            scheduler: sw.scheduler.as_str().to_string(),
+            routing: None,
+            seed: self.run.seed,
+            destinations: self.destinations(&topology),
+            topology,
+            switch: SwitchSpec {
+                ports: sw.ports as usize,
+                cell_bytes: self.cell.size_bytes as u64,
+                scheduler: self.scheduler(),
+                buffer_cells: sw.buffer_cells,
+                per_voq_buffers: sw.per_voq_buffers.unwrap_or(false),
+                batcher_banyan: sw.batcher_banyan.unwrap_or(false),
+                rx_flow_control: RxFlowControl::None,
+                out_link: link.clone(),
+                pipeline_ps: ps_from_ns(sw.pipeline_ns),
+            },
+            link,
+            flow_control: self.flow_control(),
+            traffic: self.traffic_spec(),
+            nic_queue_cells: self.nic.queue_cells,
+            warmup_ps: self.warmup_ps(),
+            end_ps: self.end_ps(),
+            lossless: self.is_lossless(),
+        }
+    }
+
+    /// When statistics start.
+    pub fn warmup_ps(&self) -> TimePs {
+        self.run.warmup_ps()
+    }
+
+    /// When the run ends.
+    pub fn end_ps(&self) -> TimePs {
+        self.run.end_ps()
+    }
+
+    /// What every terminal's source offers.
+    pub fn traffic_spec(&self) -> TrafficSpec {
+        TrafficSpec {
+            load: self.traffic.load,
+            arrival: self.arrival(),
+            sizes: self.packet_sizes(),
+            cell_payload_bytes: self.cell.payload_bytes(),
+            slot_ps: self.cell_time_ps(),
+            stop_ps: self.end_ps(),
+        }
+    }
+
+    /// Where each host of `topology` sends; the permutation is drawn from the run's seed.
+    pub fn destinations(&self, topology: &Topology) -> Vec<Destinations> {
+        let t = &self.traffic;
+        let terminals = topology.endpoints();
+        let mut permutation: Vec<u16> = (0..terminals as u16).collect();
+        let id = ComponentId {
+            kind: KIND_PATTERN,
+            index: 0,
+        };
+        permutation.shuffle(&mut stream(self.run.seed, id));
+        let host_groups = host_groups(topology);
+        (0..terminals)
+            .map(|i| match t.destinations {
+                DestinationName::Uniform => Destinations::Uniform {
+                    ports: terminals as u16,
+                    include_self: t.include_self,
+                },
+                DestinationName::Permutation => Destinations::Fixed(permutation[i]),
+                DestinationName::Hotspot => Destinations::Hotspot {
+                    ports: terminals as u16,
+                    port: t.hotspot_port as u16,
+                    fraction: t.hotspot_fraction,
+                },
+                DestinationName::GroupShift => {
+                    let at = host_groups.iter().position(|g| g.contains(&(i as u16)));
+                    let next = &host_groups
+                        [(at.expect("every host is in a group") + 1) % host_groups.len()];
+                    Destinations::Range {
+                        first: next.start,
+                        count: next.end - next.start,
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// The most ports a switch may have: bitmap schedulers match over 64-bit port sets; the
+    /// output-queued switch keeps one queue per output and needs none.
+    pub fn max_ports(&self) -> u32 {
+        match self.switch.scheduler {
+            SchedulerName::OutputQueued => MAX_PORTS_OUTPUT_QUEUED,
+            _ => MAX_PORTS as u32,
+        }
+    }
+
+    /// The port limit, said with its reason, for error messages.
+    pub(super) fn port_limit(&self) -> String {
+        format!(
+            "{} ports for scheduler {:?}",
+            self.max_ports(),
+            self.switch.scheduler.as_str()
+        )
+    }
+}
+
+/// The hosts of each group of switches, as ranges of host indices in group order (the shapes
+/// number hosts group by group); groups without hosts are left out.
+fn host_groups(topology: &Topology) -> Vec<std::ops::Range<u16>> {
+    let mut ranges: Vec<std::ops::Range<u16>> = Vec::new();
+    let mut last_group = usize::MAX;
+    for host in 0..topology.endpoints() {
+        let (switch, _) = topology.endpoint_port(host).expect("hosts are cabled");
+        let group = topology.group(switch);
+        match ranges.last_mut() {
+            Some(range) if group == last_group => range.end = host as u16 + 1,
+            _ => ranges.push(host as u16..host as u16 + 1),
+        }
+        last_group = group;
+    }
+    ranges
+}

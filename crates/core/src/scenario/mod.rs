@@ -1,0 +1,136 @@
+//! The scenario: the validated description of one run, read from JSON (the front ends turn TOML
+//! files and `--set` overrides into JSON). Unknown keys, wrong types, impossible values and keys
+//! renamed by the unit convention are rejected with one message naming the key and what was
+//! expected.
+//!
+//! - this module: the error, the parser every design uses, the `run` section every design
+//!   shares, and the renamed keys;
+//! - [`sections`]: the cell networks' scenario and its sections, and every mechanism name a
+//!   section takes (with its description, for `cellfabric list`);
+//! - `build`: what a validated scenario builds (topology, network spec, traffic);
+//! - `validate`: the checks, one function per concern.
+
+mod build;
+pub mod sections;
+mod validate;
+
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+
+use crate::engine::time::{ps_from_ns, TimePs};
+pub use sections::*;
+
+/// The most ports an output-queued switch may have.
+pub const MAX_PORTS_OUTPUT_QUEUED: u32 = 4096;
+/// The most hosts a network may have (cells address hosts with 16 bits).
+pub const MAX_HOSTS: usize = u16::MAX as usize;
+
+/// A scenario rejected before it ran: the offending key and what was expected.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{key}: {message}")]
+pub struct ScenarioError {
+    /// Dotted path of the offending key (`traffic.load`), or `scenario` for the whole document.
+    pub key: String,
+    /// What is wrong and what was expected.
+    pub message: String,
+}
+
+pub(crate) fn invalid(key: &str, message: impl Into<String>) -> ScenarioError {
+    ScenarioError {
+        key: key.to_string(),
+        message: message.into(),
+    }
+}
+
+/// Run length, warm-up and seed; every design's `run` section. Like every duration and delay
+/// in a scenario, in nanoseconds.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    /// Seed of every random stream in the run.
+    pub seed: u64,
+    /// Simulated time, including warm-up, in nanoseconds.
+    pub duration_ns: f64,
+    /// Leading time excluded from statistics, in nanoseconds.
+    pub warmup_ns: f64,
+}
+
+impl Default for RunConfig {
+    /// 10⁵ cell times of 64 bytes at 100 Gbit/s, a tenth of them warm-up.
+    fn default() -> Self {
+        RunConfig {
+            seed: 1,
+            duration_ns: 512_000.0,
+            warmup_ns: 51_200.0,
+        }
+    }
+}
+
+impl RunConfig {
+    /// When the run ends.
+    pub fn end_ps(&self) -> TimePs {
+        ps_from_ns(self.duration_ns)
+    }
+
+    /// When statistics start.
+    pub fn warmup_ps(&self) -> TimePs {
+        ps_from_ns(self.warmup_ns)
+    }
+
+    /// A positive duration and a warm-up shorter than it.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        if !(self.duration_ns.is_finite() && self.end_ps() > 0) {
+            return Err(invalid(
+                "run.duration_ns",
+                "expected a positive number of nanoseconds",
+            ));
+        }
+        if !(self.warmup_ns.is_finite() && self.warmup_ns >= 0.0)
+            || self.warmup_ps() >= self.end_ps()
+        {
+            return Err(invalid(
+                "run.warmup_ns",
+                format!(
+                    "expected 0 to less than run.duration_ns ({} ns) nanoseconds",
+                    self.duration_ns
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Keys renamed when every design took one unit convention (durations and delays in ns, rates
+/// in Gbit/s); a scenario using one gets a message naming its new key.
+const RENAMED: &[(&str, &str)] = &[
+    ("run.duration_cells", "run.duration_ns"),
+    ("run.warmup_cells", "run.warmup_ns"),
+    ("run.duration_us", "run.duration_ns"),
+    ("run.warmup_us", "run.warmup_ns"),
+    ("link.propagation_delay_ps", "link.propagation_ns"),
+    ("switch.pipeline_delay_ps", "switch.pipeline_ns"),
+    ("bulk.rate_mbps", "bulk.rate_gbps"),
+    ("bulk.switch_delay_ps", "bulk.switch_delay_ns"),
+    ("quick.rate_mbps", "quick.rate_gbps"),
+];
+
+/// Reads any design's scenario type from JSON text; a wrong type or an unknown key is reported
+/// by its dotted path.
+pub fn parse<T: DeserializeOwned>(text: &str) -> Result<T, ScenarioError> {
+    let value: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| invalid("scenario", format!("not valid JSON: {e}")))?;
+    for &(old, new) in RENAMED {
+        let (section, key) = old.split_once('.').expect("dotted key");
+        if value.get(section).and_then(|s| s.get(key)).is_some() {
+            return Err(invalid(
+                old,
+                format!("renamed to {new} (in every design, durations and delays are in nanoseconds and rates in Gbit/s)"),
+            ));
+        }
+    }
+    serde_path_to_error::deserialize(value).map_err(|error| {
+        let key = error.path().to_string();
+        let key = if key == "." { "scenario" } else { &key };
+        invalid(key, error.into_inner().to_string())
+    })
+}

@@ -1,0 +1,468 @@
+//! The cell networks' scenario (designs `single_switch`, `cell_fabric`, `rifl`) and its
+//! sections, with every mechanism name a section takes.
+
+use serde::Deserialize;
+
+use super::RunConfig;
+use crate::engine::time::{ps_from_ns, TimePs};
+
+/// A whole scenario.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// The system to build (read by [`crate::designs::build`]).
+    #[serde(default)]
+    pub design: Option<String>,
+    /// Run length, warm-up and seed.
+    #[serde(default)]
+    pub run: RunConfig,
+    /// The switch.
+    #[serde(default)]
+    pub switch: SwitchConfig,
+    /// Every link (terminal to switch and back).
+    #[serde(default)]
+    pub link: LinkConfig,
+    /// Cell format.
+    #[serde(default)]
+    pub cell: CellConfig,
+    /// Offered traffic.
+    #[serde(default)]
+    pub traffic: TrafficConfig,
+    /// The hosts' network interfaces.
+    #[serde(default)]
+    pub nic: NicConfig,
+    /// How switches and hosts are cabled.
+    #[serde(default)]
+    pub topology: TopologyConfig,
+    /// How switches pick among next hops (design `cell_fabric` only).
+    #[serde(default)]
+    pub routing: Option<RoutingConfig>,
+}
+
+/// How switches pick among next hops.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RoutingConfig {
+    /// A mechanism of [`crate::blocks::routing::MODES`] by name.
+    pub mode: String,
+    /// Spraying: passes over one random order of the links before it is re-drawn.
+    pub spray_rounds: u16,
+}
+
+impl Default for RoutingConfig {
+    fn default() -> Self {
+        RoutingConfig {
+            mode: "deterministic".into(),
+            spray_rounds: 4,
+        }
+    }
+}
+
+/// Topology names as written in scenarios.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TopologyName {
+    /// One switch with a host on every port.
+    #[default]
+    Star,
+    /// Two switches joined by `links` parallel cables.
+    TwoSwitch,
+    /// Leaves with hosts, each cabled once to every spine.
+    LeafSpine,
+    /// The k-ary three-tier fat-tree (`k`).
+    FatTree,
+    /// A Dragonfly (`hosts_per_router`, `routers_per_group`, `global_links_per_router`,
+    /// `groups`).
+    Dragonfly,
+    /// Read from a topology file (`file`).
+    File,
+}
+
+impl TopologyName {
+    /// Every topology, for `cellfabric list`.
+    pub const ALL: [TopologyName; 6] = [
+        TopologyName::Star,
+        TopologyName::TwoSwitch,
+        TopologyName::LeafSpine,
+        TopologyName::FatTree,
+        TopologyName::Dragonfly,
+        TopologyName::File,
+    ];
+
+    /// The name as written in scenarios.
+    pub fn as_str(self) -> &'static str {
+        self.entry().0
+    }
+
+    /// What it is, in one line.
+    pub fn description(self) -> &'static str {
+        self.entry().1
+    }
+
+    fn entry(self) -> (&'static str, &'static str) {
+        match self {
+            TopologyName::Star => ("star", "one switch with a host on every port"),
+            TopologyName::TwoSwitch => (
+                "two_switch",
+                "two switches joined by `links` parallel cables",
+            ),
+            TopologyName::LeafSpine => (
+                "leaf_spine",
+                "leaves with hosts, each cabled once to every spine",
+            ),
+            TopologyName::FatTree => (
+                "fat_tree",
+                "k-ary three-tier fat-tree, k³/4 hosts (Al-Fares et al. 2008)",
+            ),
+            TopologyName::Dragonfly => (
+                "dragonfly",
+                "groups of fully meshed routers joined by global links (Kim et al. 2008)",
+            ),
+            TopologyName::File => (
+                "file",
+                "read from a plain text file of switches, hosts and cables (`file`)",
+            ),
+        }
+    }
+}
+
+/// How switches and hosts are cabled.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TopologyConfig {
+    /// Which shape.
+    pub kind: TopologyName,
+    /// Two switches: cables between them (each switch has `switch.ports` ports).
+    pub links: u32,
+    /// Leaf-spine: leaves.
+    pub leaves: u32,
+    /// Leaf-spine: spines.
+    pub spines: u32,
+    /// Leaf-spine: hosts per leaf.
+    pub hosts_per_leaf: u32,
+    /// Fat-tree: switch radix (even); k³/4 hosts.
+    pub k: u32,
+    /// Dragonfly: hosts per router (p).
+    pub hosts_per_router: u32,
+    /// Dragonfly: routers per group (a).
+    pub routers_per_group: u32,
+    /// Dragonfly: global links per router (h).
+    pub global_links_per_router: u32,
+    /// Dragonfly: groups (g).
+    pub groups: u32,
+    /// Propagation delay of every cable between two groups (a Dragonfly's global links, a
+    /// fat-tree's core links), in nanoseconds; absent: `link.propagation_ns`.
+    pub global_propagation_ns: Option<f64>,
+    /// File: path of the topology file (relative paths in a scenario file are resolved against
+    /// its folder by the front end).
+    pub file: Option<String>,
+}
+
+impl Default for TopologyConfig {
+    fn default() -> Self {
+        TopologyConfig {
+            kind: TopologyName::Star,
+            links: 4,
+            leaves: 4,
+            spines: 2,
+            hosts_per_leaf: 4,
+            k: 4,
+            hosts_per_router: 4,
+            routers_per_group: 8,
+            global_links_per_router: 4,
+            groups: 33,
+            global_propagation_ns: None,
+            file: None,
+        }
+    }
+}
+
+/// The hosts' network interfaces.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NicConfig {
+    /// Cells a NIC holds waiting to send; a full NIC holds its traffic source back (closed
+    /// loop). Absent: unbounded (open loop).
+    pub queue_cells: Option<u32>,
+}
+
+/// Scheduler names as written in scenarios.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SchedulerName {
+    /// Ideal output-queued switch.
+    OutputQueued,
+    /// FIFO input queues.
+    Fifo,
+    /// VOQs with iSLIP.
+    #[default]
+    Islip,
+    /// VOQs with PIM.
+    Pim,
+    /// N² dedicated queues.
+    Safc,
+}
+
+impl SchedulerName {
+    /// Every scheduler, for `cellfabric list`.
+    pub const ALL: [SchedulerName; 5] = [
+        SchedulerName::OutputQueued,
+        SchedulerName::Fifo,
+        SchedulerName::Islip,
+        SchedulerName::Pim,
+        SchedulerName::Safc,
+    ];
+
+    /// The name as written in scenarios.
+    pub fn as_str(self) -> &'static str {
+        self.entry().0
+    }
+
+    /// What it is, in one line.
+    pub fn description(self) -> &'static str {
+        self.entry().1
+    }
+
+    fn entry(self) -> (&'static str, &'static str) {
+        match self {
+            SchedulerName::OutputQueued => (
+                "output_queued",
+                "ideal output-queued switch (N cells per slot into each output)",
+            ),
+            SchedulerName::Fifo => (
+                "fifo",
+                "FIFO input queues, random head-of-line contention (Karol et al. 1987)",
+            ),
+            SchedulerName::Islip => (
+                "islip",
+                "virtual output queues matched by iSLIP, `iterations` per slot (McKeown 1999)",
+            ),
+            SchedulerName::Pim => (
+                "pim",
+                "virtual output queues matched by PIM (Anderson et al. 1993)",
+            ),
+            SchedulerName::Safc => (
+                "safc",
+                "statically allocated, fully connected: N² queues, no input constraint (RIFL §V)",
+            ),
+        }
+    }
+}
+
+/// The switch.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SwitchConfig {
+    /// Number of ports (1 to 64).
+    pub ports: u32,
+    /// Scheduler and queue organization.
+    pub scheduler: SchedulerName,
+    /// Iterations per slot for iSLIP and PIM.
+    pub iterations: u32,
+    /// Buffer per buffer port (input, or output when output-queued), or per VOQ with
+    /// `per_voq_buffers`, in cells; absent: unbounded.
+    pub buffer_cells: Option<u32>,
+    /// Each VOQ has its own buffer and flow-control channel (RIFL per-VOQ flow control).
+    pub per_voq_buffers: Option<bool>,
+    /// Carry matched cells through a Batcher-Banyan network (counting internal blocking).
+    pub batcher_banyan: Option<bool>,
+    /// Fixed latency added to every cell crossing the switch, in nanoseconds.
+    pub pipeline_ns: f64,
+}
+
+impl Default for SwitchConfig {
+    fn default() -> Self {
+        SwitchConfig {
+            ports: 32,
+            scheduler: SchedulerName::Islip,
+            iterations: 1,
+            buffer_cells: None,
+            per_voq_buffers: None,
+            batcher_banyan: None,
+            pipeline_ns: 0.0,
+        }
+    }
+}
+
+/// Link flow-control names as written in scenarios.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowControlName {
+    /// None: a full buffer drops.
+    #[default]
+    None,
+    /// Credits, one per buffer slot.
+    Credit,
+    /// ON/OFF with thresholds.
+    Onoff,
+}
+
+impl FlowControlName {
+    /// Every link flow control, with what it does, for `cellfabric list`.
+    pub const ALL: [(&'static str, &'static str); 3] = [
+        ("none", "no flow control: a full buffer drops"),
+        (
+            "credit",
+            "credits, one per downstream buffer slot (lossless)",
+        ),
+        (
+            "onoff",
+            "ON/OFF signals at thresholds, per link or per VOQ (RIFL §IV-D)",
+        ),
+    ];
+}
+
+/// Links between terminals and the switch (both directions alike).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LinkConfig {
+    /// Line rate in Gbit/s.
+    pub rate_gbps: f64,
+    /// One-way propagation delay in nanoseconds.
+    pub propagation_ns: f64,
+    /// Flow control from the switch's input buffers back to the terminals.
+    pub flow_control: FlowControlName,
+    /// ON/OFF: occupancy (cells) at which the switch sends OFF.
+    pub off_threshold_cells: Option<u32>,
+    /// ON/OFF: occupancy (cells) at which the switch sends ON again.
+    pub on_threshold_cells: Option<u32>,
+}
+
+impl Default for LinkConfig {
+    fn default() -> Self {
+        LinkConfig {
+            rate_gbps: 100.0,
+            propagation_ns: 0.0,
+            flow_control: FlowControlName::None,
+            off_threshold_cells: None,
+            on_threshold_cells: None,
+        }
+    }
+}
+
+impl LinkConfig {
+    /// Line rate in bit/s.
+    pub fn rate_bps(&self) -> u64 {
+        (self.rate_gbps * 1e9).round() as u64
+    }
+
+    /// One-way propagation delay.
+    pub fn propagation_ps(&self) -> TimePs {
+        ps_from_ns(self.propagation_ns)
+    }
+}
+
+/// Cell format.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CellConfig {
+    /// Bytes on the wire per cell, header included.
+    pub size_bytes: u32,
+    /// Payload bytes per cell; absent: the whole cell.
+    pub payload_bytes: Option<u32>,
+}
+
+impl Default for CellConfig {
+    fn default() -> Self {
+        CellConfig {
+            size_bytes: 64,
+            payload_bytes: None,
+        }
+    }
+}
+
+impl CellConfig {
+    /// Payload bytes per cell.
+    pub fn payload_bytes(&self) -> u32 {
+        self.payload_bytes.unwrap_or(self.size_bytes)
+    }
+}
+
+/// Arrival process names.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ArrivalName {
+    /// Geometric gaps between packets.
+    #[default]
+    Bernoulli,
+    /// Geometric bursts to one destination.
+    Bursty,
+}
+
+/// Destination pattern names.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum DestinationName {
+    /// Uniform over terminals.
+    #[default]
+    Uniform,
+    /// A random permutation drawn from the seed.
+    Permutation,
+    /// One hot terminal receives a fixed share.
+    Hotspot,
+    /// Every host sends uniformly to the hosts of the next group (the Dragonfly's adversarial
+    /// pattern, Kim et al. 2008).
+    GroupShift,
+}
+
+impl DestinationName {
+    /// Every destination pattern, with what it does, for `cellfabric list`.
+    pub const ALL: [(&'static str, &'static str); 4] = [
+        ("uniform", "uniform over all hosts (include_self)"),
+        ("permutation", "a random permutation drawn from the seed"),
+        (
+            "hotspot",
+            "one hot host receives hotspot_fraction of the packets",
+        ),
+        (
+            "group_shift",
+            "every host to random hosts of the next group (pod or Dragonfly group)",
+        ),
+    ];
+}
+
+/// Offered traffic.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrafficConfig {
+    /// Offered load per terminal, as a fraction of line rate in cells, 0 to 1.
+    pub load: f64,
+    /// Arrival process.
+    pub arrival: ArrivalName,
+    /// Bursty: mean burst length in cells.
+    pub burst_mean_cells: Option<f64>,
+    /// Bursty: mean burst length in payload bytes (alternative to `burst_mean_cells`).
+    pub burst_mean_bytes: Option<f64>,
+    /// Destination pattern.
+    pub destinations: DestinationName,
+    /// Uniform: whether a terminal may send to itself.
+    pub include_self: bool,
+    /// Hotspot: the hot terminal.
+    pub hotspot_port: u32,
+    /// Hotspot: share of packets sent to the hot terminal.
+    pub hotspot_fraction: f64,
+    /// Fixed packet size in payload bytes; absent: one cell's payload.
+    pub packet_bytes: Option<u32>,
+    /// Variable packet size: smallest (uniform distribution).
+    pub packet_bytes_min: Option<u32>,
+    /// Variable packet size: largest (uniform distribution).
+    pub packet_bytes_max: Option<u32>,
+}
+
+impl Default for TrafficConfig {
+    fn default() -> Self {
+        TrafficConfig {
+            load: 0.5,
+            arrival: ArrivalName::Bernoulli,
+            burst_mean_cells: None,
+            burst_mean_bytes: None,
+            destinations: DestinationName::Uniform,
+            include_self: true,
+            hotspot_port: 0,
+            hotspot_fraction: 0.0,
+            packet_bytes: None,
+            packet_bytes_min: None,
+            packet_bytes_max: None,
+        }
+    }
+}

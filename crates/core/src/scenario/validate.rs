@@ -1,0 +1,396 @@
+//! The checks a cell network's scenario passes before it runs, one function per concern.
+
+use super::*;
+use crate::blocks::routing::{mode, MODES};
+
+impl Scenario {
+    /// Every check, section by section.
+    pub(super) fn validate(&self) -> Result<(), ScenarioError> {
+        let (run, sw, link, cell, t) = (
+            &self.run,
+            &self.switch,
+            &self.link,
+            &self.cell,
+            &self.traffic,
+        );
+        run.validate()?;
+        for (key, value) in [
+            ("link.propagation_ns", link.propagation_ns),
+            ("switch.pipeline_ns", sw.pipeline_ns),
+            (
+                "topology.global_propagation_ns",
+                self.topology.global_propagation_ns.unwrap_or(0.0),
+            ),
+        ] {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(invalid(key, "expected a delay of zero or more nanoseconds"));
+            }
+        }
+        if sw.ports == 0 || sw.ports > self.max_ports() {
+            return Err(invalid(
+                "switch.ports",
+                format!("expected 1 to {}, got {}", self.port_limit(), sw.ports),
+            ));
+        }
+        let voq = matches!(
+            sw.scheduler,
+            SchedulerName::Islip | SchedulerName::Pim | SchedulerName::Safc
+        );
+        if sw.per_voq_buffers == Some(true) && !voq {
+            return Err(invalid(
+                "switch.per_voq_buffers",
+                format!(
+                    "per-VOQ buffers need virtual output queues: expected scheduler islip, pim or safc, got {:?}",
+                    sw.scheduler.as_str()
+                ),
+            ));
+        }
+        if sw.batcher_banyan == Some(true) && sw.scheduler == SchedulerName::OutputQueued {
+            return Err(invalid(
+                "switch.batcher_banyan",
+                "the output-queued switch has no input-to-output network to model: expected an input-queued scheduler",
+            ));
+        }
+        if sw.iterations == 0 || sw.iterations > 64 {
+            return Err(invalid("switch.iterations", "expected 1 to 64 iterations"));
+        }
+        if sw.buffer_cells == Some(0) {
+            return Err(invalid(
+                "switch.buffer_cells",
+                "expected at least one cell (omit it for unbounded buffers)",
+            ));
+        }
+        if !(link.rate_gbps.is_finite() && link.rate_gbps > 0.0) {
+            return Err(invalid(
+                "link.rate_gbps",
+                "expected a positive rate in Gbit/s",
+            ));
+        }
+        if cell.size_bytes == 0 || cell.size_bytes > u16::MAX as u32 {
+            return Err(invalid("cell.size_bytes", "expected 1 to 65535 bytes"));
+        }
+        if cell
+            .payload_bytes
+            .is_some_and(|p| p == 0 || p > cell.size_bytes)
+        {
+            return Err(invalid(
+                "cell.payload_bytes",
+                "expected 1 to cell.size_bytes bytes",
+            ));
+        }
+        self.validate_topology()?;
+        self.validate_routing()?;
+        self.validate_flow_control()?;
+        self.validate_traffic(t)
+    }
+
+    fn validate_topology(&self) -> Result<(), ScenarioError> {
+        let t = &self.topology;
+        let max = self.max_ports();
+        let hosts = self.terminals();
+        if hosts as usize > MAX_HOSTS {
+            let key = match t.kind {
+                TopologyName::Star | TopologyName::TwoSwitch => "switch.ports",
+                TopologyName::LeafSpine => "topology.leaves",
+                TopologyName::FatTree => "topology.k",
+                TopologyName::Dragonfly => "topology.groups",
+                TopologyName::File => "topology.file",
+            };
+            return Err(invalid(
+                key,
+                format!(
+                    "this {} would have {hosts} hosts; at most {MAX_HOSTS} are supported",
+                    t.kind.as_str()
+                ),
+            ));
+        }
+        match t.kind {
+            TopologyName::Star => Ok(()),
+            TopologyName::TwoSwitch if t.links == 0 || t.links >= self.switch.ports => {
+                Err(invalid(
+                    "topology.links",
+                    "expected 1 to switch.ports - 1 cables between the two switches",
+                ))
+            }
+            TopologyName::TwoSwitch => Ok(()),
+            TopologyName::LeafSpine => {
+                if !(2..=max).contains(&t.leaves) {
+                    return Err(invalid(
+                        "topology.leaves",
+                        format!("expected 2 to {max} leaves"),
+                    ));
+                }
+                if t.spines == 0 || t.hosts_per_leaf == 0 || t.spines + t.hosts_per_leaf > max {
+                    return Err(invalid(
+                        "topology.hosts_per_leaf",
+                        format!("expected hosts_per_leaf >= 1, spines >= 1 and hosts_per_leaf + spines <= {} (leaf ports)", self.port_limit()),
+                    ));
+                }
+                Ok(())
+            }
+            TopologyName::FatTree if t.k > max => Err(invalid(
+                "topology.k",
+                format!("expected an even radix from 2 to {}", self.port_limit()),
+            )),
+            TopologyName::Dragonfly
+                if t.hosts_per_router + t.routers_per_group + t.global_links_per_router
+                    > max + 1 =>
+            {
+                Err(invalid(
+                    "topology.routers_per_group",
+                    format!("a router has hosts_per_router + routers_per_group - 1 + global_links_per_router ports: expected at most {}", self.port_limit()),
+                ))
+            }
+            TopologyName::FatTree | TopologyName::Dragonfly => self.topology().map(|_| ()),
+            TopologyName::File => {
+                let topology = self.topology()?;
+                match (0..topology.switches()).find(|&s| topology.switch_ports(s) as u32 > max) {
+                    Some(s) => Err(invalid(
+                        "topology.file",
+                        format!(
+                            "switch {s} has {} ports; expected at most {}",
+                            topology.switch_ports(s),
+                            self.port_limit()
+                        ),
+                    )),
+                    None => Ok(()),
+                }
+            }
+        }
+    }
+
+    fn validate_routing(&self) -> Result<(), ScenarioError> {
+        let fabric = self.design.as_deref() == Some("cell_fabric");
+        let Some(routing) = &self.routing else {
+            return Ok(());
+        };
+        if !fabric {
+            return Err(invalid(
+                "routing",
+                "only design \"cell_fabric\" routes by mode (single_switch has one path, rifl routes by source)",
+            ));
+        }
+        let names = || MODES.iter().map(|m| m.name).collect::<Vec<_>>().join(", ");
+        let Some(mode) = mode(&routing.mode) else {
+            return Err(invalid(
+                "routing.mode",
+                format!("expected one of {}, got {:?}", names(), routing.mode),
+            ));
+        };
+        if mode.needs_groups && self.topology.kind != TopologyName::Dragonfly {
+            return Err(invalid(
+                "routing.mode",
+                format!(
+                    "{} routes through an intermediate Dragonfly group: expected topology.kind = \"dragonfly\" (got {:?})",
+                    mode.name,
+                    self.topology.kind.as_str()
+                ),
+            ));
+        }
+        if self.switch.per_voq_buffers == Some(true) && mode.name != "deterministic" {
+            return Err(invalid(
+                "switch.per_voq_buffers",
+                "per-VOQ flow control books the next switch's VOQ in advance: it needs routing.mode = \"deterministic\"",
+            ));
+        }
+        if routing.spray_rounds == 0 {
+            return Err(invalid(
+                "routing.spray_rounds",
+                "expected at least one pass per random order",
+            ));
+        }
+        Ok(())
+    }
+
+    fn validate_flow_control(&self) -> Result<(), ScenarioError> {
+        let link = &self.link;
+        if link.flow_control == FlowControlName::None {
+            return Ok(());
+        }
+        if !self.scheduler().is_input_buffered() {
+            return Err(invalid(
+                "link.flow_control",
+                "flow control protects input buffers; the output_queued switch has none (use \"none\")",
+            ));
+        }
+        let Some(buffer) = self.switch.buffer_cells else {
+            return Err(invalid(
+                "switch.buffer_cells",
+                "flow control needs a finite input buffer",
+            ));
+        };
+        if link.flow_control == FlowControlName::Onoff {
+            let off = link
+                .off_threshold_cells
+                .ok_or_else(|| invalid("link.off_threshold_cells", "required by onoff"))?;
+            let on = link
+                .on_threshold_cells
+                .ok_or_else(|| invalid("link.on_threshold_cells", "required by onoff"))?;
+            if off == 0 || off > buffer {
+                return Err(invalid(
+                    "link.off_threshold_cells",
+                    "expected 1 to switch.buffer_cells",
+                ));
+            }
+            if on >= off {
+                return Err(invalid(
+                    "link.on_threshold_cells",
+                    "expected fewer cells than link.off_threshold_cells",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_traffic(&self, t: &TrafficConfig) -> Result<(), ScenarioError> {
+        if !(0.0..=1.0).contains(&t.load) {
+            return Err(invalid(
+                "traffic.load",
+                format!(
+                    "expected a fraction of line rate from 0 to 1, got {}",
+                    t.load
+                ),
+            ));
+        }
+        for (key, value) in [
+            ("traffic.burst_mean_cells", t.burst_mean_cells),
+            ("traffic.burst_mean_bytes", t.burst_mean_bytes),
+        ] {
+            if value.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
+                return Err(invalid(key, "expected a positive mean burst length"));
+            }
+        }
+        if t.burst_mean_cells.is_some() && t.burst_mean_bytes.is_some() {
+            return Err(invalid(
+                "traffic.burst_mean_bytes",
+                "give burst_mean_cells or burst_mean_bytes, not both",
+            ));
+        }
+        let grouped = matches!(
+            self.topology.kind,
+            TopologyName::FatTree | TopologyName::Dragonfly
+        );
+        if t.destinations == DestinationName::GroupShift && !grouped {
+            return Err(invalid(
+                "traffic.destinations",
+                "group_shift sends each group's hosts to the next group: expected topology.kind = \"fat_tree\" (pods) or \"dragonfly\"",
+            ));
+        }
+        if t.hotspot_port >= self.terminals() {
+            return Err(invalid(
+                "traffic.hotspot_port",
+                "expected a terminal index below the number of hosts",
+            ));
+        }
+        if !(0.0..=1.0).contains(&t.hotspot_fraction) {
+            return Err(invalid(
+                "traffic.hotspot_fraction",
+                "expected a fraction from 0 to 1",
+            ));
+        }
+        if !t.include_self && self.terminals() < 2 {
+            return Err(invalid(
+                "traffic.include_self",
+                "a one-port switch can only send to itself",
+            ));
+        }
+        if t.packet_bytes == Some(0) {
+            return Err(invalid(
+                "traffic.packet_bytes",
+                "expected at least one byte",
+            ));
+        }
+        match (t.packet_bytes_min, t.packet_bytes_max) {
+            (None, None) => Ok(()),
+            (Some(min), Some(max)) if min >= 1 && min <= max && t.packet_bytes.is_none() => Ok(()),
+            (Some(_), Some(_)) if t.packet_bytes.is_some() => Err(invalid(
+                "traffic.packet_bytes",
+                "give packet_bytes or packet_bytes_min/max, not both",
+            )),
+            (Some(_), Some(_)) => Err(invalid(
+                "traffic.packet_bytes_min",
+                "expected 1 <= packet_bytes_min <= packet_bytes_max",
+            )),
+            (Some(_), None) => Err(invalid(
+                "traffic.packet_bytes_max",
+                "required with packet_bytes_min",
+            )),
+            (None, Some(_)) => Err(invalid(
+                "traffic.packet_bytes_min",
+                "required with packet_bytes_max",
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blocks::switch::SchedulerKind;
+    use crate::blocks::traffic::Arrival;
+
+    fn error(json: &str) -> ScenarioError {
+        Scenario::from_json(json).expect_err("scenario should be rejected")
+    }
+
+    #[test]
+    fn defaults_are_valid() {
+        let s = Scenario::from_json("{}").unwrap();
+        assert_eq!(s.cell_time_ps(), 5_120);
+        assert_eq!(s.scheduler(), SchedulerKind::Islip { iterations: 1 });
+    }
+
+    #[test]
+    fn bad_input_names_the_key() {
+        assert_eq!(error(r#"{"traffic": {"lod": 0.5}}"#).key, "traffic.lod");
+        assert_eq!(error(r#"{"bogus": 1}"#).key, "bogus");
+        let wrong_type = error(r#"{"traffic": {"load": "high"}}"#);
+        assert_eq!(wrong_type.key, "traffic.load");
+        assert!(wrong_type.message.contains("expected f64"), "{wrong_type}");
+        assert_eq!(error(r#"{"traffic": {"load": 1.5}}"#).key, "traffic.load");
+        assert_eq!(error(r#"{"traffic": {"load": -0.1}}"#).key, "traffic.load");
+        assert_eq!(error(r#"{"switch": {"ports": 0}}"#).key, "switch.ports");
+        assert_eq!(
+            error(r#"{"link": {"propagation_ns": -5}}"#).key,
+            "link.propagation_ns"
+        );
+        let renamed = error(r#"{"link": {"propagation_delay_ps": 5}}"#);
+        assert_eq!(renamed.key, "link.propagation_delay_ps");
+        assert!(renamed.message.contains("link.propagation_ns"), "{renamed}");
+        let scheduler = error(r#"{"switch": {"scheduler": "magic"}}"#);
+        assert_eq!(scheduler.key, "switch.scheduler");
+        assert!(scheduler.message.contains("islip"), "{scheduler}");
+        assert_eq!(
+            error(r#"{"link": {"flow_control": "credit"}}"#).key,
+            "switch.buffer_cells"
+        );
+        assert_eq!(
+            error(r#"{"switch": {"scheduler": "output_queued", "buffer_cells": 8}, "link": {"flow_control": "credit"}}"#).key,
+            "link.flow_control"
+        );
+        assert_eq!(
+            error(r#"{"traffic": {"packet_bytes_min": 64}}"#).key,
+            "traffic.packet_bytes_max"
+        );
+        assert_eq!(
+            error(r#"{"run": {"warmup_ns": 2000000}}"#).key,
+            "run.warmup_ns"
+        );
+        assert_eq!(
+            error(r#"{"run": {"duration_ns": 0}}"#).key,
+            "run.duration_ns"
+        );
+    }
+
+    #[test]
+    fn burst_length_in_bytes_converts_to_cells() {
+        let s = Scenario::from_json(r#"{"cell": {"size_bytes": 256}, "traffic": {"arrival": "bursty", "burst_mean_bytes": 1024}}"#)
+            .unwrap();
+        assert_eq!(
+            s.arrival(),
+            Arrival::Bursty {
+                mean_burst_cells: 4.0
+            }
+        );
+    }
+}
