@@ -59,6 +59,10 @@ def test_out_writes_summary_and_parquet_tables(small_scenario: Path, tmp_path: P
     assert len(ports) == 8 and ports["cells_injected"].sum() == summary["cells_injected"]
     occupancy = pd.read_parquet(out / "queue_occupancy.parquet")
     assert occupancy["slots"].sum() == 20000 - 2000 + 1
+    perf = json.loads((out / "perf.json").read_text())
+    assert perf["work"] == "cell-hops" and perf["wall_s"] > 0
+    assert perf["work_per_s"] == pytest.approx(summary["cell_hops"] / perf["wall_s"])
+    assert not {"wall_s", "events_per_s", "cell_hops_per_s"} & set(summary), "no wall clock in the summary"
 
 
 @pytest.mark.parametrize(
