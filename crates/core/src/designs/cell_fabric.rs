@@ -7,6 +7,7 @@
 
 use crate::blocks::fabric::cell_network::Network;
 use crate::blocks::routing::{mode, FabricRouter, RouteTable};
+use crate::blocks::topology::TopologyError;
 use crate::scenario::{RoutingConfig, Scenario, ScenarioError};
 
 /// The fabric simulation.
@@ -15,9 +16,19 @@ pub type CellFabric = Network<FabricRouter>;
 /// Builds the fabric a validated scenario describes.
 pub fn build(scenario: &Scenario) -> Result<CellFabric, ScenarioError> {
     let topology = scenario.topology()?;
-    let table = RouteTable::new(&topology).map_err(|e| ScenarioError {
-        key: "topology".into(),
-        message: e.to_string(),
+    let table = RouteTable::new(&topology).map_err(|e| {
+        let message = match e {
+            TopologyError::Unreachable { src, dst } => format!(
+                "host {} cannot reach host {}: every host must reach every other",
+                topology.endpoint_name(src),
+                topology.endpoint_name(dst)
+            ),
+            other => other.to_string(),
+        };
+        ScenarioError {
+            key: "topology".into(),
+            message,
+        }
     })?;
     let routing = scenario.routing.clone().unwrap_or_default();
     let RoutingConfig {
