@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::blocks::routing::MODES;
 use crate::designs::DESIGNS;
-use crate::scenario::{DestinationName, FlowControlName, SchedulerName, TopologyName};
+use crate::scenario::{DestinationName, FlowControlName, Named, SchedulerName, TopologyName};
 
 /// One named thing a scenario can choose.
 #[derive(Clone, Debug, Serialize)]
@@ -28,28 +28,25 @@ pub fn catalog() -> Vec<Entry> {
     let designs = DESIGNS
         .iter()
         .map(|d| entry("design", d.name, d.description));
-    let schedulers = SchedulerName::ALL
-        .iter()
-        .map(|s| entry("switch.scheduler", s.as_str(), s.description()));
-    let topologies = TopologyName::ALL
-        .iter()
-        .map(|t| entry("topology.kind", t.as_str(), t.description()));
     let routing = MODES
         .iter()
         .map(|m| entry("routing.mode", m.name, m.description));
-    let flow_control = FlowControlName::ALL
-        .iter()
-        .map(|&(name, description)| entry("link.flow_control", name, description));
-    let destinations = DestinationName::ALL
-        .iter()
-        .map(|&(name, description)| entry("traffic.destinations", name, description));
     designs
-        .chain(schedulers)
-        .chain(topologies)
+        .chain(named::<SchedulerName>("switch.scheduler"))
+        .chain(named::<TopologyName>("topology.kind"))
         .chain(routing)
-        .chain(flow_control)
-        .chain(destinations)
+        .chain(named::<FlowControlName>("link.flow_control"))
+        .chain(named::<DestinationName>("traffic.destinations"))
         .collect()
+}
+
+/// Every value of a named mechanism, under the key that takes it.
+fn named<N: Named>(key: &'static str) -> impl Iterator<Item = Entry> {
+    N::ALL.iter().map(move |n| Entry {
+        key,
+        name: n.as_str(),
+        description: n.description(),
+    })
 }
 
 #[cfg(test)]

@@ -69,11 +69,6 @@ impl<M: Model> Kernel<M> {
         }
     }
 
-    /// The model.
-    pub fn model(&self) -> &M {
-        &self.model
-    }
-
     /// Current simulated time.
     pub fn now_ps(&self) -> TimePs {
         self.now_ps

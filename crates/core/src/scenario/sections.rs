@@ -4,6 +4,24 @@
 use serde::Deserialize;
 
 use super::RunConfig;
+
+/// A mechanism name a scenario key takes: every value, its name as written in scenarios, and
+/// what it is in one line (for `cellfabric list`). The serde name and this one must agree; a
+/// catalog test checks that every listed name parses.
+pub trait Named: Copy + 'static {
+    /// Every value.
+    const ALL: &'static [Self];
+    /// The name as written in scenarios, and what it is.
+    fn entry(self) -> (&'static str, &'static str);
+    /// The name as written in scenarios.
+    fn as_str(self) -> &'static str {
+        self.entry().0
+    }
+    /// What it is, in one line.
+    fn description(self) -> &'static str {
+        self.entry().1
+    }
+}
 use crate::engine::time::{ps_from_ns, TimePs};
 
 /// A whole scenario.
@@ -78,9 +96,8 @@ pub enum TopologyName {
     File,
 }
 
-impl TopologyName {
-    /// Every topology, for `cellfabric list`.
-    pub const ALL: [TopologyName; 6] = [
+impl Named for TopologyName {
+    const ALL: &'static [TopologyName] = &[
         TopologyName::Star,
         TopologyName::TwoSwitch,
         TopologyName::LeafSpine,
@@ -88,16 +105,6 @@ impl TopologyName {
         TopologyName::Dragonfly,
         TopologyName::File,
     ];
-
-    /// The name as written in scenarios.
-    pub fn as_str(self) -> &'static str {
-        self.entry().0
-    }
-
-    /// What it is, in one line.
-    pub fn description(self) -> &'static str {
-        self.entry().1
-    }
 
     fn entry(self) -> (&'static str, &'static str) {
         match self {
@@ -203,25 +210,14 @@ pub enum SchedulerName {
     Safc,
 }
 
-impl SchedulerName {
-    /// Every scheduler, for `cellfabric list`.
-    pub const ALL: [SchedulerName; 5] = [
+impl Named for SchedulerName {
+    const ALL: &'static [SchedulerName] = &[
         SchedulerName::OutputQueued,
         SchedulerName::Fifo,
         SchedulerName::Islip,
         SchedulerName::Pim,
         SchedulerName::Safc,
     ];
-
-    /// The name as written in scenarios.
-    pub fn as_str(self) -> &'static str {
-        self.entry().0
-    }
-
-    /// What it is, in one line.
-    pub fn description(self) -> &'static str {
-        self.entry().1
-    }
 
     fn entry(self) -> (&'static str, &'static str) {
         match self {
@@ -297,19 +293,26 @@ pub enum FlowControlName {
     Onoff,
 }
 
-impl FlowControlName {
-    /// Every link flow control, with what it does, for `cellfabric list`.
-    pub const ALL: [(&'static str, &'static str); 3] = [
-        ("none", "no flow control: a full buffer drops"),
-        (
-            "credit",
-            "credits, one per downstream buffer slot (lossless)",
-        ),
-        (
-            "onoff",
-            "ON/OFF signals at thresholds, per link or per VOQ (RIFL §IV-D)",
-        ),
+impl Named for FlowControlName {
+    const ALL: &'static [FlowControlName] = &[
+        FlowControlName::None,
+        FlowControlName::Credit,
+        FlowControlName::Onoff,
     ];
+
+    fn entry(self) -> (&'static str, &'static str) {
+        match self {
+            FlowControlName::None => ("none", "no flow control: a full buffer drops"),
+            FlowControlName::Credit => (
+                "credit",
+                "credits, one per downstream buffer slot (lossless)",
+            ),
+            FlowControlName::Onoff => (
+                "onoff",
+                "ON/OFF signals at thresholds, per link or per VOQ (RIFL §IV-D)",
+            ),
+        }
+    }
 }
 
 /// Links between terminals and the switch (both directions alike).
@@ -405,20 +408,30 @@ pub enum DestinationName {
     GroupShift,
 }
 
-impl DestinationName {
-    /// Every destination pattern, with what it does, for `cellfabric list`.
-    pub const ALL: [(&'static str, &'static str); 4] = [
-        ("uniform", "uniform over all hosts (include_self)"),
-        ("permutation", "a random permutation drawn from the seed"),
-        (
-            "hotspot",
-            "one hot host receives hotspot_fraction of the packets",
-        ),
-        (
-            "group_shift",
-            "every host to random hosts of the next group (pod or Dragonfly group)",
-        ),
+impl Named for DestinationName {
+    const ALL: &'static [DestinationName] = &[
+        DestinationName::Uniform,
+        DestinationName::Permutation,
+        DestinationName::Hotspot,
+        DestinationName::GroupShift,
     ];
+
+    fn entry(self) -> (&'static str, &'static str) {
+        match self {
+            DestinationName::Uniform => ("uniform", "uniform over all hosts (include_self)"),
+            DestinationName::Permutation => {
+                ("permutation", "a random permutation drawn from the seed")
+            }
+            DestinationName::Hotspot => (
+                "hotspot",
+                "one hot host receives hotspot_fraction of the packets",
+            ),
+            DestinationName::GroupShift => (
+                "group_shift",
+                "every host to random hosts of the next group (pod or Dragonfly group)",
+            ),
+        }
+    }
 }
 
 /// Offered traffic.

@@ -187,7 +187,7 @@ impl Scenario {
                 ),
             ));
         }
-        if self.switch.per_voq_buffers == Some(true) && mode.name != "deterministic" {
+        if self.switch.per_voq_buffers == Some(true) && mode.plan.is_none() {
             return Err(invalid(
                 "switch.per_voq_buffers",
                 "per-VOQ flow control books the next switch's VOQ in advance: it needs routing.mode = \"deterministic\"",

@@ -312,11 +312,6 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
         act(&mut self.nodes[node], &mut ctx)
     }
 
-    /// Sets node `node`'s timer at `at_ps` (a run's first wake-ups).
-    pub fn start_timer(&mut self, node: usize, at_ps: TimePs) {
-        self.plumbing.set_timer(node, at_ps);
-    }
-
     /// Runs a node's part of the start of the run.
     pub fn start(&mut self, node: usize, act: impl FnOnce(&mut N, &mut Context<'_, R>)) {
         self.with_node(0, node, act);

@@ -55,7 +55,14 @@ pub struct Mode {
     pub needs_groups: bool,
     /// The choice.
     pub choose: Choose,
+    /// The output the mode will choose, known before the cell arrives (it depends only on the
+    /// tables, the switch's salt and the cell), for modes that plan; per-VOQ flow control
+    /// needs one.
+    pub plan: Option<Plan>,
 }
+
+/// A planned output: `(tables, switch, switch's salt, cell)` to the port.
+pub type Plan = fn(&RouteTable, usize, u64, &Cell) -> usize;
 
 /// Every routing mechanism, by name.
 pub const MODES: &[Mode] = &[
@@ -266,17 +273,10 @@ impl Router for FabricRouter {
     fn planned_output(&self, switch: usize, _input: usize, cell: &Cell) -> Option<usize> {
         let (dst_switch, dst_port) = self.table.terminal_at(cell.dst as usize);
         if switch == dst_switch {
-            Some(dst_port)
-        } else if std::ptr::eq(self.mode, &MODES[0]) {
-            Some(modes::deterministic::output(
-                &self.table,
-                switch,
-                self.salts[switch],
-                cell,
-            ))
-        } else {
-            None
+            return Some(dst_port);
         }
+        let plan = self.mode.plan?;
+        Some(plan(&self.table, switch, self.salts[switch], cell))
     }
 }
 

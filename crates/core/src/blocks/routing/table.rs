@@ -22,21 +22,9 @@ const FAR: u32 = u32::MAX;
 
 /// A set of candidate output ports of one switch, as a range of [`RouteTable::ports`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CandidateSet {
+struct CandidateSet {
     start: u32,
     len: u16,
-}
-
-impl CandidateSet {
-    /// Number of candidates.
-    pub fn len(self) -> usize {
-        self.len as usize
-    }
-
-    /// True for a set with no candidate (the destination itself).
-    pub fn is_empty(self) -> bool {
-        self.len == 0
-    }
 }
 
 /// Minimal candidates toward every switch and every group, with hop counts.

@@ -13,6 +13,7 @@ pub const MODE: Mode = Mode {
     description: "one path per destination (a per-switch hash of the destination over the equal-cost next hops)",
     needs_groups: false,
     choose,
+    plan: Some(output),
 };
 
 fn choose(d: &mut Decision<'_>) -> usize {

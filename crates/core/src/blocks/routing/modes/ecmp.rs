@@ -10,6 +10,7 @@ pub const MODE: Mode = Mode {
     description: "per-flow hash over the equal-cost next hops",
     needs_groups: false,
     choose,
+    plan: None,
 };
 
 fn choose(d: &mut Decision<'_>) -> usize {

@@ -11,6 +11,7 @@ pub const MODE: Mode = Mode {
     description: "minimal adaptive: the equal-cost next hop with the shortest local output queue",
     needs_groups: false,
     choose,
+    plan: None,
 };
 
 fn choose(d: &mut Decision<'_>) -> usize {

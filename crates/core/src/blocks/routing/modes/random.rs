@@ -8,6 +8,7 @@ pub const MODE: Mode = Mode {
     description: "a random equal-cost next hop per cell",
     needs_groups: false,
     choose,
+    plan: None,
 };
 
 fn choose(d: &mut Decision<'_>) -> usize {

@@ -12,6 +12,7 @@ pub const MODE: Mode = Mode {
     description: "per cell, round robin over a random order of the equal-cost next hops, re-drawn every few passes",
     needs_groups: false,
     choose,
+    plan: None,
 };
 
 fn choose(d: &mut Decision<'_>) -> usize {

@@ -11,6 +11,7 @@ pub const MODE: Mode = Mode {
         "UGAL-L: minimal or Valiant, whichever has the smaller local queue x hops (Dragonfly)",
     needs_groups: true,
     choose,
+    plan: None,
 };
 
 fn choose(d: &mut Decision<'_>) -> usize {

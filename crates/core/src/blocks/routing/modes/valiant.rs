@@ -11,6 +11,7 @@ pub const MODE: Mode = Mode {
     description: "through a random intermediate group, then to the destination (Dragonfly)",
     needs_groups: true,
     choose,
+    plan: None,
 };
 
 fn choose(d: &mut Decision<'_>) -> usize {
