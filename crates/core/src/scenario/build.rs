@@ -8,7 +8,7 @@ use crate::blocks::flow_control::{LinkFlowControl, RxFlowControl};
 use crate::blocks::link::Link;
 use crate::blocks::matching::MAX_PORTS;
 use crate::blocks::switch::{SchedulerKind, SwitchSpec};
-use crate::blocks::topology::Topology;
+use crate::blocks::topology::{Clos, Topology, TopologyError};
 use crate::blocks::traffic::{Arrival, Destinations, PacketSizes, TrafficSpec};
 use crate::engine::rng::{stream, ComponentId};
 use crate::engine::time::serialization_ps;
@@ -113,8 +113,7 @@ impl Scenario {
     fn shape(&self) -> Result<Topology, ScenarioError> {
         let t = &self.topology;
         let ports = self.switch.ports as usize;
-        let shape =
-            |key: &str, e: crate::blocks::topology::TopologyError| invalid(key, e.to_string());
+        let shape = |key: &str, e: TopologyError| invalid(key, e.to_string());
         Ok(match t.kind {
             TopologyName::Star => Topology::star(ports),
             TopologyName::TwoSwitch => Topology::two_switch(ports, t.links as usize),
@@ -126,6 +125,12 @@ impl Scenario {
             TopologyName::FatTree => {
                 Topology::fat_tree(t.k as usize).map_err(|e| shape("topology.k", e))?
             }
+            TopologyName::Clos => Topology::clos(self.clos()).map_err(|e| match e {
+                TopologyError::Parameter { name, message } => {
+                    invalid(&format!("topology.{name}"), message)
+                }
+                e => shape("topology.radix", e),
+            })?,
             TopologyName::Dragonfly => Topology::dragonfly(
                 t.hosts_per_router as usize,
                 t.routers_per_group as usize,
@@ -148,6 +153,19 @@ impl Scenario {
         })
     }
 
+    /// The Clos the topology section describes.
+    fn clos(&self) -> Clos {
+        let t = &self.topology;
+        Clos {
+            tiers: t.tiers as usize,
+            radix: t.radix as usize,
+            hosts_per_edge: t.hosts_per_edge as usize,
+            uplinks_per_edge: t.uplinks_per_edge as usize,
+            bundle: t.bundle as usize,
+            edges: t.edges.map(|e| e as usize),
+        }
+    }
+
     /// Hosts in the topology.
     pub fn terminals(&self) -> u32 {
         let t = &self.topology;
@@ -156,6 +174,9 @@ impl Scenario {
             TopologyName::TwoSwitch => 2 * (self.switch.ports.saturating_sub(t.links)),
             TopologyName::LeafSpine => t.leaves * t.hosts_per_leaf,
             TopologyName::FatTree => t.k.saturating_pow(3) / 4,
+            TopologyName::Clos => self.clos().edge_count().map_or(0, |edges| {
+                (edges as u64 * t.hosts_per_edge as u64).min(u32::MAX as u64) as u32
+            }),
             TopologyName::Dragonfly => t
                 .hosts_per_router
                 .saturating_mul(t.routers_per_group)

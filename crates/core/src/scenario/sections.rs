@@ -89,6 +89,9 @@ pub enum TopologyName {
     LeafSpine,
     /// The k-ary three-tier fat-tree (`k`).
     FatTree,
+    /// A folded Clos (`tiers`, `radix`, `hosts_per_edge`, `uplinks_per_edge`, `bundle`,
+    /// `edges`).
+    Clos,
     /// A Dragonfly (`hosts_per_router`, `routers_per_group`, `global_links_per_router`,
     /// `groups`).
     Dragonfly,
@@ -102,6 +105,7 @@ impl Named for TopologyName {
         TopologyName::TwoSwitch,
         TopologyName::LeafSpine,
         TopologyName::FatTree,
+        TopologyName::Clos,
         TopologyName::Dragonfly,
         TopologyName::File,
     ];
@@ -120,6 +124,10 @@ impl Named for TopologyName {
             TopologyName::FatTree => (
                 "fat_tree",
                 "k-ary three-tier fat-tree, k³/4 hosts (Al-Fares et al. 2008)",
+            ),
+            TopologyName::Clos => (
+                "clos",
+                "folded Clos of edge switches under 1 to 3 tiers, with planes and bundles (Stardust App. A)",
             ),
             TopologyName::Dragonfly => (
                 "dragonfly",
@@ -149,6 +157,18 @@ pub struct TopologyConfig {
     pub hosts_per_leaf: u32,
     /// Fat-tree: switch radix (even); k³/4 hosts.
     pub k: u32,
+    /// Clos: tiers of fabric switches above the edge (1 to 3).
+    pub tiers: u32,
+    /// Clos: ports of a fabric switch.
+    pub radix: u32,
+    /// Clos: hosts per edge switch.
+    pub hosts_per_edge: u32,
+    /// Clos: uplink bundles per edge switch.
+    pub uplinks_per_edge: u32,
+    /// Clos: parallel cables between neighbouring switches.
+    pub bundle: u32,
+    /// Clos: edge switches; absent: the most the radix allows.
+    pub edges: Option<u32>,
     /// Dragonfly: hosts per router (p).
     pub hosts_per_router: u32,
     /// Dragonfly: routers per group (a).
@@ -174,6 +194,12 @@ impl Default for TopologyConfig {
             spines: 2,
             hosts_per_leaf: 4,
             k: 4,
+            tiers: 2,
+            radix: 8,
+            hosts_per_edge: 4,
+            uplinks_per_edge: 4,
+            bundle: 1,
+            edges: None,
             hosts_per_router: 4,
             routers_per_group: 8,
             global_links_per_router: 4,

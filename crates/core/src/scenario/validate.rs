@@ -93,6 +93,7 @@ impl Scenario {
                 TopologyName::Star | TopologyName::TwoSwitch => "switch.ports",
                 TopologyName::LeafSpine => "topology.leaves",
                 TopologyName::FatTree => "topology.k",
+                TopologyName::Clos => "topology.edges",
                 TopologyName::Dragonfly => "topology.groups",
                 TopologyName::File => "topology.file",
             };
@@ -141,7 +142,17 @@ impl Scenario {
                     format!("a router has hosts_per_router + routers_per_group - 1 + global_links_per_router ports: expected at most {}", self.port_limit()),
                 ))
             }
-            TopologyName::FatTree | TopologyName::Dragonfly => self.topology().map(|_| ()),
+            TopologyName::Clos
+                if t.radix > max || t.hosts_per_edge + t.uplinks_per_edge * t.bundle > max =>
+            {
+                Err(invalid(
+                    "topology.radix",
+                    format!("a fabric switch has radix ports and an edge hosts_per_edge + uplinks_per_edge · bundle: expected at most {}", self.port_limit()),
+                ))
+            }
+            TopologyName::FatTree | TopologyName::Clos | TopologyName::Dragonfly => {
+                self.topology().map(|_| ())
+            }
             TopologyName::File => {
                 let topology = self.topology()?;
                 match (0..topology.switches()).find(|&s| topology.switch_ports(s) as u32 > max) {
@@ -268,12 +279,12 @@ impl Scenario {
         }
         let grouped = matches!(
             self.topology.kind,
-            TopologyName::FatTree | TopologyName::Dragonfly
+            TopologyName::FatTree | TopologyName::Clos | TopologyName::Dragonfly
         );
         if t.destinations == DestinationName::GroupShift && !grouped {
             return Err(invalid(
                 "traffic.destinations",
-                "group_shift sends each group's hosts to the next group: expected topology.kind = \"fat_tree\" (pods) or \"dragonfly\"",
+                "group_shift sends each group's hosts to the next group: expected topology.kind = \"fat_tree\" or \"clos\" (pods) or \"dragonfly\"",
             ));
         }
         if t.hotspot_port >= self.terminals() {

@@ -9,6 +9,8 @@ use crate::engine::time::TimePs;
 mod file;
 mod shapes;
 
+pub use shapes::Clos;
+
 /// One end of a cable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Attachment {
@@ -53,6 +55,14 @@ pub enum TopologyError {
     /// The named shape cannot be built with these parameters.
     #[error("{0}")]
     Shape(String),
+    /// One parameter of the named shape is out of range.
+    #[error("{message}")]
+    Parameter {
+        /// The parameter's name.
+        name: &'static str,
+        /// What was expected.
+        message: String,
+    },
     /// No path joins two endpoints.
     #[error("endpoint {dst} cannot be reached from endpoint {src}")]
     Unreachable {
