@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::blocks::routing::MODES;
 use crate::designs::DESIGNS;
-use crate::scenario::{DestinationName, FlowControlName, Named, SchedulerName, TopologyName};
+use crate::scenario::{DestinationName, FlowControlKind, Named, SchedulerName, TopologyName};
 
 /// One named thing a scenario can choose.
 #[derive(Clone, Debug, Serialize)]
@@ -35,7 +35,7 @@ pub fn catalog() -> Vec<Entry> {
         .chain(named::<SchedulerName>("switch.scheduler"))
         .chain(named::<TopologyName>("topology.kind"))
         .chain(routing)
-        .chain(named::<FlowControlName>("link.flow_control"))
+        .chain(named::<FlowControlKind>("link.flow_control"))
         .chain(named::<DestinationName>("traffic.destinations"))
         .collect()
 }

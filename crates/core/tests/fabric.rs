@@ -213,3 +213,125 @@ fn longer_global_cables_add_their_delay_to_every_cell_that_crosses_one() {
     );
     assert!(long.latency_ns.max >= 500.0);
 }
+
+/// A leaf-spine written as a topology file: 4 leaves of 4 hosts and 2 uplinks, 2 spines;
+/// `uplink` is appended to every leaf-spine cable line.
+fn leaf_spine_file(uplink: &str) -> String {
+    let mut text = String::new();
+    for leaf in 0..4 {
+        text += &format!("switch leaf{leaf} ports=6 group={leaf}\n");
+    }
+    text += "switch spine0 ports=4 group=4\nswitch spine1 ports=4 group=4\n";
+    for host in 0..16 {
+        text += &format!(
+            "host h{host}\ncable h{host} leaf{}:{}\n",
+            host / 4,
+            host % 4
+        );
+    }
+    for leaf in 0..4 {
+        for spine in 0..2 {
+            text += &format!(
+                "cable leaf{leaf}:{} spine{spine}:{leaf} {uplink}\n",
+                4 + spine
+            );
+        }
+    }
+    text
+}
+
+/// A scenario over `file_text` (written to a file of its own), with `extra` JSON sections.
+fn file_scenario(name: &str, file_text: &str, extra: &str) -> Scenario {
+    let path = std::env::temp_dir().join(format!(
+        "cellfabric-test-{name}-{}.topo",
+        std::process::id()
+    ));
+    std::fs::write(&path, file_text).unwrap();
+    let json = format!(
+        r#"{{"design": "cell_fabric",
+            "run": {{"seed": 5, "duration_ns": {duration_ns}, "warmup_ns": {warmup_ns}}},
+            "topology": {{"kind": "file", "file": {path:?}}},
+            "routing": {{"mode": "spray"}},
+            "traffic": {{"load": 1.0, "destinations": "uniform"}}
+            {extra}}}"#,
+        duration_ns = 8_000.0 * CELL_NS,
+        warmup_ns = 1_600.0 * CELL_NS,
+    );
+    Scenario::from_json(&json).expect("valid scenario")
+}
+
+fn run_scenario(scenario: &Scenario) -> Summary {
+    let (summary, _) = cell_fabric::build(scenario).unwrap().run().unwrap();
+    summary
+}
+
+/// A cable's own rate is the rate its cells cross it at: with the uplinks at half the line rate
+/// a host of the 2:1 oversubscribed leaf-spine gets 1/4 (local) + 2/4 · 1/2 (its share of the
+/// uplinks) = 1/2 of line rate at full load, against 1/4 + 2/4 = 3/4 at full rate.
+#[test]
+fn a_slower_cable_carries_cells_at_its_own_rate() {
+    let buffers = r#", "switch": {"scheduler": "output_queued", "buffer_cells": 64}"#;
+    let full = run_scenario(&file_scenario("full", &leaf_spine_file(""), buffers));
+    let half = run_scenario(&file_scenario(
+        "half",
+        &leaf_spine_file("rate_gbps=50"),
+        buffers,
+    ));
+    assert!(
+        (0.72..0.76).contains(&full.throughput),
+        "full rate {}",
+        full.throughput
+    );
+    assert!(
+        (0.47..0.51).contains(&half.throughput),
+        "half rate {}",
+        half.throughput
+    );
+}
+
+/// Per-cell overhead (FEC, framing) lengthens the cell time: 64 + 16 bytes at 100 Gbit/s.
+#[test]
+fn overhead_bytes_lengthen_the_cell_time() {
+    let extra = r#", "link": {"overhead_bytes": 16}"#;
+    let summary = run_scenario(&file_scenario("overhead", &leaf_spine_file(""), extra));
+    assert_eq!(summary.cell_time_ps, 6_400);
+}
+
+/// A cable's own flow control: credits on the uplinks and the host links make a network whose
+/// default is none lossless; one cable left without makes it lossy again.
+#[test]
+fn each_cable_may_name_its_own_flow_control() {
+    let buffers = r#", "switch": {"scheduler": "islip", "buffer_cells": 8}"#;
+    let mut credited = leaf_spine_file("flow_control=credit");
+    credited = credited.replace("leaf0:0\n", "leaf0:0 flow_control=credit\n");
+    for host in 1..16 {
+        credited = credited.replace(
+            &format!("cable h{host} leaf{}:{}\n", host / 4, host % 4),
+            &format!(
+                "cable h{host} leaf{}:{} flow_control=credit\n",
+                host / 4,
+                host % 4
+            ),
+        );
+    }
+    let lossless = file_scenario("credited", &credited, buffers);
+    assert!(lossless.is_lossless());
+    let summary = run_scenario(&lossless);
+    assert_eq!(summary.cells_dropped, 0);
+    assert!(
+        summary.throughput > 0.4,
+        "credits hold cells back but keep them moving (0.48 at seed 5): {}",
+        summary.throughput
+    );
+    let one_plain = credited.replacen(
+        "cable h0 leaf0:0 flow_control=credit",
+        "cable h0 leaf0:0",
+        1,
+    );
+    assert!(!file_scenario("one-plain", &one_plain, buffers).is_lossless());
+    let plain = run_scenario(&file_scenario("plain", &leaf_spine_file(""), buffers));
+    assert!(
+        plain.cells_dropped > 0,
+        "without flow control 8-cell buffers overflow"
+    );
+}

@@ -25,6 +25,46 @@ pub enum FlowSignal {
     },
 }
 
+/// The flow-control protocols of a link, by name (a scenario's `link.flow_control`, a topology
+/// file cable's `flow_control=`).
+#[derive(Clone, Copy, Debug, Default, serde::Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowControlKind {
+    /// None: a full buffer drops.
+    #[default]
+    None,
+    /// Credits, one per buffer slot.
+    Credit,
+    /// ON/OFF with thresholds.
+    Onoff,
+}
+
+/// The flow control of a fabric's links: a cable's own protocol or else the fabric's, with the
+/// fabric's ON/OFF thresholds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowControlPlan {
+    /// The protocol of a cable that names none.
+    pub default: FlowControlKind,
+    /// ON/OFF: occupancy that switches a channel off.
+    pub off_at_cells: u32,
+    /// ON/OFF: occupancy that switches it back on.
+    pub on_at_cells: u32,
+}
+
+impl FlowControlPlan {
+    /// The flow control of a cable that names `own` (or none).
+    pub fn for_cable(&self, own: Option<FlowControlKind>) -> LinkFlowControl {
+        match own.unwrap_or(self.default) {
+            FlowControlKind::None => LinkFlowControl::None,
+            FlowControlKind::Credit => LinkFlowControl::Credit,
+            FlowControlKind::Onoff => LinkFlowControl::OnOff {
+                off_at_cells: self.off_at_cells,
+                on_at_cells: self.on_at_cells,
+            },
+        }
+    }
+}
+
 /// The flow control of a kind of link, before it is instantiated at both ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LinkFlowControl {

@@ -1,4 +1,5 @@
-//! A point-to-point link: serialization at a fixed rate, then propagation delay.
+//! A point-to-point link: serialization at a fixed rate, then propagation delay. A cable of a
+//! fabric is one link each way, with its own rate, length and per-cell overhead.
 
 use crate::engine::time::{serialization_ps, TimePs};
 
@@ -10,6 +11,8 @@ pub struct Link {
     pub rate_bps: u64,
     /// Propagation delay (cable and fixed pipeline latency).
     pub propagation_ps: TimePs,
+    /// Bytes every frame carries on the wire beyond its own (FEC, framing).
+    pub overhead_bytes: u32,
     busy_until_ps: TimePs,
     /// Serialization time of the last frame size sent, to skip the division for fixed-size cells.
     last_frame: (u64, TimePs),
@@ -21,9 +24,23 @@ impl Link {
         Link {
             rate_bps,
             propagation_ps,
+            overhead_bytes: 0,
             busy_until_ps: 0,
             last_frame: (0, 0),
         }
+    }
+
+    /// The same link with `overhead_bytes` more on the wire for every frame.
+    pub fn with_overhead(self, overhead_bytes: u32) -> Self {
+        Link {
+            overhead_bytes,
+            ..self
+        }
+    }
+
+    /// Time the transmitter is busy with a frame of `size_bytes` (overhead included).
+    pub fn frame_ps(&self, size_bytes: u64) -> TimePs {
+        serialization_ps(size_bytes + self.overhead_bytes as u64, self.rate_bps)
     }
 
     /// True if a new frame may start serializing at `now_ps`.
@@ -41,7 +58,7 @@ impl Link {
     pub fn transmit(&mut self, now_ps: TimePs, size_bytes: u64) -> TimePs {
         debug_assert!(self.is_idle(now_ps), "transmit on a busy link");
         if self.last_frame.0 != size_bytes {
-            self.last_frame = (size_bytes, serialization_ps(size_bytes, self.rate_bps));
+            self.last_frame = (size_bytes, self.frame_ps(size_bytes));
         }
         self.busy_until_ps = now_ps + self.last_frame.1;
         self.busy_until_ps + self.propagation_ps
@@ -60,5 +77,12 @@ mod tests {
         assert!(!link.is_idle(21_479));
         assert!(link.is_idle(21_480));
         assert_eq!(link.busy_until_ps(), 21_480);
+    }
+
+    #[test]
+    fn overhead_takes_the_wire_too() {
+        let mut link = Link::new(100_000_000_000, 5_000).with_overhead(16);
+        assert_eq!(link.frame_ps(256), 20_480 + 1_280);
+        assert_eq!(link.transmit(0, 256), 21_760 + 5_000);
     }
 }

@@ -14,7 +14,7 @@ use super::matching::{first_at_or_after, members, random_member, Matcher, UNMATC
 use super::routing::{LocalView, Router};
 use crate::engine::rng::Rng;
 use crate::engine::stats::OccupancyHistogram;
-use crate::engine::time::{serialization_ps, TimePs};
+use crate::engine::time::TimePs;
 
 /// The scheduler (and with it the queue organization) of a switch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -231,7 +231,7 @@ impl CellSwitch {
         CellSwitch {
             ports,
             cell_bytes,
-            slot_ps: serialization_ps(cell_bytes, out_link.rate_bps),
+            slot_ps: out_link.frame_ps(cell_bytes),
             scheduler,
             queues,
             matcher,
@@ -285,6 +285,11 @@ impl CellSwitch {
     /// Sends `output`'s cells over `link` (a cable of its own length).
     pub fn set_output_link(&mut self, output: usize, link: Link) {
         self.out_links[output] = link;
+    }
+
+    /// Puts `input` under the receiving side of its cable's flow control.
+    pub fn set_input_flow_control(&mut self, input: usize, flow_control: RxFlowControl) {
+        self.rx_flow_control[input] = flow_control;
     }
 
     /// Puts `output` under flow control from the switch downstream of it.
@@ -369,7 +374,7 @@ impl CellSwitch {
     ) -> (&[Departure], &[(u16, FlowSignal)]) {
         self.departures.clear();
         self.signals.clear();
-        self.choose_transfers(cells);
+        self.choose_transfers(now_ps, cells);
         if let Some(fabric) = &mut self.fabric {
             self.fabric_outputs.clear();
             self.fabric_outputs
@@ -427,12 +432,18 @@ impl CellSwitch {
     }
 
     /// Decides this slot's (input, output) transfers; the input is unused when output-queued.
-    fn choose_transfers(&mut self, cells: &CellArena) {
+    /// An output whose link is still sending (a cable slower than the cell time) takes no cell.
+    fn choose_transfers(&mut self, now_ps: TimePs, cells: &CellArena) {
         self.transfers.clear();
         let ports = self.ports;
+        let out_links = &self.out_links;
+        let link_free = |output: usize| out_links[output].is_idle(now_ps);
         match &self.queues {
             Queues::Output(queues) => {
                 for (output, queue) in queues.iter().enumerate() {
+                    if !link_free(output) {
+                        continue;
+                    }
                     if let Some(head) = queue.front() {
                         if self.may_leave(output, head, cells) {
                             self.transfers.push((0, output));
@@ -447,6 +458,9 @@ impl CellSwitch {
                 for (input, queue) in queues.iter().enumerate() {
                     if let Some(head) = queue.front() {
                         let output = cells[head].out_port as usize;
+                        if !link_free(output) {
+                            continue;
+                        }
                         if self.may_leave(output, head, cells) {
                             contenders[output] |= 1 << input;
                         } else {
@@ -466,6 +480,7 @@ impl CellSwitch {
             } => {
                 for (output, &inputs) in inputs_for_output.iter().enumerate() {
                     self.requests[output] = match self.out_gates[output] {
+                        _ if !link_free(output) => 0,
                         TxGate::Open => inputs,
                         _ => {
                             let eligible = members(inputs)

@@ -4,7 +4,7 @@ use rand::seq::SliceRandom;
 
 use super::*;
 use crate::blocks::fabric::cell_network::NetworkSpec;
-use crate::blocks::flow_control::{LinkFlowControl, RxFlowControl};
+use crate::blocks::flow_control::{FlowControlPlan, RxFlowControl};
 use crate::blocks::link::Link;
 use crate::blocks::matching::MAX_PORTS;
 use crate::blocks::switch::{SchedulerKind, SwitchSpec};
@@ -68,16 +68,40 @@ impl Scenario {
 
     /// Whether the configuration promises to drop nothing: unbounded buffers, credits, or
     /// ON/OFF with at least a round trip of headroom above the OFF threshold.
+    /// Every cable's flow control counts: the default's and those a topology file names.
     pub fn is_lossless(&self) -> bool {
         let link = &self.link;
-        match (self.switch.buffer_cells, link.flow_control) {
-            (None, _) | (_, FlowControlName::Credit) => true,
-            (Some(buffer), FlowControlName::Onoff) => {
-                let off = link.off_threshold_cells.unwrap_or(buffer);
-                buffer.saturating_sub(off) as u64 >= self.round_trip_cells()
-            }
-            (Some(_), FlowControlName::None) => false,
+        let kinds = self
+            .flow_control_kinds()
+            .unwrap_or_else(|_| vec![link.flow_control]);
+        kinds
+            .into_iter()
+            .all(|kind| match (self.switch.buffer_cells, kind) {
+                (None, _) | (_, FlowControlKind::Credit) => true,
+                (Some(buffer), FlowControlKind::Onoff) => {
+                    let off = link.off_threshold_cells.unwrap_or(buffer);
+                    buffer.saturating_sub(off) as u64 >= self.round_trip_cells()
+                }
+                (Some(_), FlowControlKind::None) => false,
+            })
+    }
+
+    /// The flow-control protocols the network's links use: those cables of a topology file
+    /// name for themselves, and `link.flow_control` for every other cable.
+    pub fn flow_control_kinds(&self) -> Result<Vec<FlowControlKind>, ScenarioError> {
+        let default = self.link.flow_control;
+        if self.topology.kind != TopologyName::File {
+            return Ok(vec![default]);
         }
+        let topology = self.topology()?;
+        let mut kinds = Vec::new();
+        for (s, p) in topology.switch_port_list() {
+            let kind = topology.cable(s, p).flow_control.unwrap_or(default);
+            if topology.peer(s, p).is_some() && !kinds.contains(&kind) {
+                kinds.push(kind);
+            }
+        }
+        Ok(kinds)
     }
 
     /// Cells a transmitter can still put on a link after the receiver decides to stop it: the
@@ -100,9 +124,8 @@ impl Scenario {
     /// The longest cable's propagation delay (what a flow-control round trip takes).
     pub fn longest_cable_ps(&self) -> TimePs {
         let cables = self.topology().map_or(0, |t| {
-            (0..t.switches())
-                .flat_map(|s| (0..t.switch_ports(s)).map(move |p| (s, p)))
-                .filter_map(|(s, p)| t.cable_delay_ps(s, p))
+            t.switch_port_list()
+                .filter_map(|(s, p)| t.cable(s, p).propagation_ps)
                 .max()
                 .unwrap_or(0)
         });
@@ -185,23 +208,21 @@ impl Scenario {
         }
     }
 
-    /// Link-level flow control as a building-block choice.
-    pub fn flow_control(&self) -> LinkFlowControl {
+    /// Link-level flow control as a building-block choice, cable by cable.
+    pub fn flow_control(&self) -> FlowControlPlan {
         let link = &self.link;
-        match link.flow_control {
-            FlowControlName::None => LinkFlowControl::None,
-            FlowControlName::Credit => LinkFlowControl::Credit,
-            FlowControlName::Onoff => LinkFlowControl::OnOff {
-                off_at_cells: link.off_threshold_cells.unwrap_or(0),
-                on_at_cells: link.on_threshold_cells.unwrap_or(0),
-            },
+        FlowControlPlan {
+            default: link.flow_control,
+            off_at_cells: link.off_threshold_cells.unwrap_or(0),
+            on_at_cells: link.on_threshold_cells.unwrap_or(0),
         }
     }
 
     /// The network a scenario's switch, link, cell, NIC and traffic sections describe, over
     /// `topology`; shared by every design built on a `Network`.
     pub fn network_spec(&self, design: &'static str, topology: Topology) -> NetworkSpec {
-        let link = Link::new(self.link.rate_bps(), self.link.propagation_ps());
+        let link = Link::new(self.link.rate_bps(), self.link.propagation_ps())
+            .with_overhead(self.link.overhead_bytes);
         let sw = &self.switch;
         NetworkSpec {
             design,

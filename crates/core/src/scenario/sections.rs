@@ -4,6 +4,7 @@
 use serde::Deserialize;
 
 use super::RunConfig;
+pub use crate::blocks::flow_control::FlowControlKind;
 
 /// A mechanism name a scenario key takes: every value, its name as written in scenarios, and
 /// what it is in one line (for `cellfabric list`). The serde name and this one must agree; a
@@ -306,34 +307,21 @@ impl Default for SwitchConfig {
     }
 }
 
-/// Link flow-control names as written in scenarios.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum FlowControlName {
-    /// None: a full buffer drops.
-    #[default]
-    None,
-    /// Credits, one per buffer slot.
-    Credit,
-    /// ON/OFF with thresholds.
-    Onoff,
-}
-
-impl Named for FlowControlName {
-    const ALL: &'static [FlowControlName] = &[
-        FlowControlName::None,
-        FlowControlName::Credit,
-        FlowControlName::Onoff,
+impl Named for FlowControlKind {
+    const ALL: &'static [FlowControlKind] = &[
+        FlowControlKind::None,
+        FlowControlKind::Credit,
+        FlowControlKind::Onoff,
     ];
 
     fn entry(self) -> (&'static str, &'static str) {
         match self {
-            FlowControlName::None => ("none", "no flow control: a full buffer drops"),
-            FlowControlName::Credit => (
+            FlowControlKind::None => ("none", "no flow control: a full buffer drops"),
+            FlowControlKind::Credit => (
                 "credit",
                 "credits, one per downstream buffer slot (lossless)",
             ),
-            FlowControlName::Onoff => (
+            FlowControlKind::Onoff => (
                 "onoff",
                 "ON/OFF signals at thresholds, per link or per VOQ (RIFL §IV-D)",
             ),
@@ -350,7 +338,10 @@ pub struct LinkConfig {
     /// One-way propagation delay in nanoseconds.
     pub propagation_ns: f64,
     /// Flow control from the switch's input buffers back to the terminals.
-    pub flow_control: FlowControlName,
+    pub flow_control: FlowControlKind,
+    /// Bytes every cell carries on the wire beyond its own (FEC, framing); a cell time is a
+    /// cell and its overhead at the line rate.
+    pub overhead_bytes: u32,
     /// ON/OFF: occupancy (cells) at which the switch sends OFF.
     pub off_threshold_cells: Option<u32>,
     /// ON/OFF: occupancy (cells) at which the switch sends ON again.
@@ -362,7 +353,8 @@ impl Default for LinkConfig {
         LinkConfig {
             rate_gbps: 100.0,
             propagation_ns: 0.0,
-            flow_control: FlowControlName::None,
+            flow_control: FlowControlKind::None,
+            overhead_bytes: 0,
             off_threshold_cells: None,
             on_threshold_cells: None,
         }

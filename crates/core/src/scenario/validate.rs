@@ -215,22 +215,28 @@ impl Scenario {
 
     fn validate_flow_control(&self) -> Result<(), ScenarioError> {
         let link = &self.link;
-        if link.flow_control == FlowControlName::None {
+        let kinds = self.flow_control_kinds()?;
+        let Some(&kind) = kinds.iter().find(|&&k| k != FlowControlKind::None) else {
             return Ok(());
-        }
+        };
+        let asked = if link.flow_control == kind {
+            String::new()
+        } else {
+            format!(" (a cable of topology.file asks for {:?})", kind.as_str())
+        };
         if !self.scheduler().is_input_buffered() {
             return Err(invalid(
                 "link.flow_control",
-                "flow control protects input buffers; the output_queued switch has none (use \"none\")",
+                format!("flow control protects input buffers; the output_queued switch has none (use \"none\"){asked}"),
             ));
         }
         let Some(buffer) = self.switch.buffer_cells else {
             return Err(invalid(
                 "switch.buffer_cells",
-                "flow control needs a finite input buffer",
+                format!("flow control needs a finite input buffer{asked}"),
             ));
         };
-        if link.flow_control == FlowControlName::Onoff {
+        if kinds.contains(&FlowControlKind::Onoff) {
             let off = link
                 .off_threshold_cells
                 .ok_or_else(|| invalid("link.off_threshold_cells", "required by onoff"))?;

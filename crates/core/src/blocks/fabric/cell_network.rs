@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::{Context, Fabric, Node, Wiring};
 use crate::blocks::cell::CellId;
-use crate::blocks::flow_control::{FlowSignal, LinkFlowControl};
+use crate::blocks::flow_control::{FlowControlPlan, FlowSignal};
 use crate::blocks::link::Link;
 use crate::blocks::routing::Router;
 use crate::blocks::switch::{CellSwitch, SwitchSpec};
@@ -88,10 +88,10 @@ pub struct NetworkSpec {
     pub topology: Topology,
     /// Every switch alike but for its port count, which the topology gives.
     pub switch: SwitchSpec,
-    /// Every link, both directions.
+    /// Every link, both directions, unless its cable in the topology says otherwise.
     pub link: Link,
-    /// Link-level flow control into every switch input.
-    pub flow_control: LinkFlowControl,
+    /// Link-level flow control into every switch input, by the cable's protocol.
+    pub flow_control: FlowControlPlan,
     /// What every terminal offers.
     pub traffic: TrafficSpec,
     /// Where each terminal's packets go.
@@ -259,8 +259,17 @@ impl<R: Router> Network<R> {
         let per_voq = switch.per_voq_buffers;
         let channels = |ports: usize| if per_voq { ports } else { 1 };
         let hosts = topology.endpoints();
-        let cable_delay =
-            |s: usize, p: usize| topology.cable_delay_ps(s, p).unwrap_or(link.propagation_ps);
+        // The link each way over the cable on switch port (s, p), and its flow control.
+        let cable_link = |s: usize, p: usize| {
+            let cable = topology.cable(s, p);
+            Link::new(
+                cable.rate_bps.unwrap_or(link.rate_bps),
+                cable.propagation_ps.unwrap_or(link.propagation_ps),
+            )
+            .with_overhead(cable.overhead_bytes.unwrap_or(link.overhead_bytes))
+        };
+        let cable_flow_control =
+            |s: usize, p: usize| flow_control.for_cable(topology.cable(s, p).flow_control);
         let host_port = |t: usize| {
             topology
                 .endpoint_port(t)
@@ -273,12 +282,12 @@ impl<R: Router> Network<R> {
                 index: i as u32,
             };
             let generator = Generator::new(i as u16, traffic, dst, stream(seed, id));
-            let ports = topology.switch_ports(host_port(i).0);
-            let gate = flow_control.transmitter(channels(ports), switch.buffer_cells);
             let (s, p) = host_port(i);
+            let ports = topology.switch_ports(s);
+            let gate = cable_flow_control(s, p).transmitter(channels(ports), switch.buffer_cells);
             let mut terminal = Terminal::new(
                 generator,
-                Link::new(link.rate_bps, cable_delay(s, p)),
+                cable_link(s, p),
                 gate,
                 channels(ports),
                 switch.cell_bytes,
@@ -292,7 +301,6 @@ impl<R: Router> Network<R> {
             let ports = topology.switch_ports(s);
             let spec = SwitchSpec {
                 ports,
-                rx_flow_control: flow_control.receiver(channels(ports)),
                 ..switch.clone()
             };
             let id = ComponentId {
@@ -302,9 +310,9 @@ impl<R: Router> Network<R> {
             let mut cell_switch = CellSwitch::new(spec, stream(seed, id));
             cell_switch.measure_from_ps = warmup_ps;
             for port in 0..ports {
-                if let Some(delay_ps) = topology.cable_delay_ps(s, port) {
-                    cell_switch.set_output_link(port, Link::new(link.rate_bps, delay_ps));
-                }
+                let flow_control = cable_flow_control(s, port);
+                cell_switch.set_output_link(port, cable_link(s, port));
+                cell_switch.set_input_flow_control(port, flow_control.receiver(channels(ports)));
                 if let Some(Attachment::SwitchPort { switch: next, .. }) = topology.peer(s, port) {
                     let gate = flow_control
                         .transmitter(channels(topology.switch_ports(next)), switch.buffer_cells);
@@ -333,6 +341,7 @@ impl<R: Router> Network<R> {
                 .map(|port| node_of(topology.peer(s, port)))
                 .collect()
         }));
+        let cable_delay = |s: usize, p: usize| cable_link(s, p).propagation_ps;
         let mut delays_ps: Vec<Vec<TimePs>> = (0..hosts)
             .map(|t| {
                 let (s, p) = host_port(t);
@@ -345,7 +354,7 @@ impl<R: Router> Network<R> {
                 .collect()
         }));
         let longest_cable_ps = delays_ps.iter().flatten().copied().max().unwrap_or(0);
-        let slot_ps = crate::engine::time::serialization_ps(switch.cell_bytes, link.rate_bps);
+        let slot_ps = link.frame_ps(switch.cell_bytes);
         let wiring = Wiring {
             peers,
             delays_ps,

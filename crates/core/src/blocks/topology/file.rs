@@ -8,15 +8,24 @@
 //! cable h0 s0:0                # a host to a switch port
 //! cable s0:3 s1:3              # a switch port to a switch port
 //! cable s0:2 s1:2 propagation_ns=500   # a cable with its own propagation delay
+//! cable s0:1 s1:1 rate_gbps=400 overhead_bytes=8 flow_control=credit
 //! ```
+//!
+//! A cable's attributes override the scenario's `link` section for that cable alone: its
+//! propagation delay, its rate, the bytes each cell carries on the wire beyond its own (FEC,
+//! framing), and the flow control into the switch it feeds.
 //!
 //! Hosts are numbered in the order they are declared. Every name is declared once, every host
 //! is cabled once, and no port takes two cables.
 
 use std::collections::HashMap;
 
-use super::{Attachment, Topology, TopologyError};
+use super::{Attachment, Cable, Topology, TopologyError};
+use crate::blocks::flow_control::FlowControlKind;
 use crate::engine::time::ps_from_ns;
+
+/// The fastest cable a file may declare (1 Pbit/s: a 64-byte cell still takes a picosecond).
+const MAX_RATE_BPS: u64 = 1_000_000_000_000_000;
 
 /// A node named in the file.
 #[derive(Clone, Copy)]
@@ -68,26 +77,13 @@ impl Topology {
                     let a = end(&names, a).map_err(at)?;
                     let b = end(&names, b).map_err(at)?;
                     t.connect(a, b).map_err(|e| at(e.to_string()))?;
-                    for attribute in attributes {
-                        let delay_ns = match attribute.split_once('=') {
-                            Some(("propagation_ns", v)) => v
-                                .parse::<f64>()
-                                .ok()
-                                .filter(|ns| ns.is_finite() && *ns >= 0.0)
-                                .ok_or_else(|| at(format!("propagation_ns={v}: expected zero or more nanoseconds")))?,
-                            _ => {
-                                return Err(at(format!(
-                                    "unknown cable attribute {attribute:?}: expected propagation_ns=X"
-                                )))
-                            }
-                        };
-                        let (switch, port) = match (a, b) {
-                            (Attachment::SwitchPort { switch, port }, _)
-                            | (_, Attachment::SwitchPort { switch, port }) => (switch, port),
-                            _ => unreachable!("a cable has a switch end"),
-                        };
-                        t.set_cable_delay(switch, port, ps_from_ns(delay_ns));
-                    }
+                    let cable = cable_attributes(attributes).map_err(at)?;
+                    let (switch, port) = match (a, b) {
+                        (Attachment::SwitchPort { switch, port }, _)
+                        | (_, Attachment::SwitchPort { switch, port }) => (switch, port),
+                        _ => unreachable!("a cable has a switch end"),
+                    };
+                    t.set_cable(switch, port, cable);
                 }
                 _ => {
                     return Err(at(format!(
@@ -104,6 +100,56 @@ impl Topology {
         }
         Ok(t)
     }
+}
+
+/// A cable's own properties from its `key=value` attributes.
+fn cable_attributes(attributes: &[&str]) -> Result<Cable, String> {
+    let mut cable = Cable::default();
+    for attribute in attributes {
+        let positive = |v: &str, what: &str| {
+            v.parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x > 0.0)
+                .ok_or_else(|| format!("{what}={v}: expected a positive number"))
+        };
+        match attribute.split_once('=') {
+            Some(("propagation_ns", v)) => {
+                let ns = v
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|ns| ns.is_finite() && *ns >= 0.0)
+                    .ok_or_else(|| format!("propagation_ns={v}: expected zero or more nanoseconds"))?;
+                cable.propagation_ps = Some(ps_from_ns(ns));
+            }
+            Some(("rate_gbps", v)) => {
+                let bps = (positive(v, "rate_gbps")? * 1e9).round();
+                if bps > MAX_RATE_BPS as f64 {
+                    return Err(format!("rate_gbps={v}: expected at most {} Gbit/s", MAX_RATE_BPS / 1_000_000_000));
+                }
+                cable.rate_bps = Some(bps as u64);
+            }
+            Some(("overhead_bytes", v)) => {
+                cable.overhead_bytes = Some(
+                    v.parse()
+                        .map_err(|_| format!("overhead_bytes={v}: expected a whole number of bytes"))?,
+                )
+            }
+            Some(("flow_control", v)) => {
+                cable.flow_control = Some(match v {
+                    "none" => FlowControlKind::None,
+                    "credit" => FlowControlKind::Credit,
+                    "onoff" => FlowControlKind::Onoff,
+                    _ => return Err(format!("flow_control={v}: expected none, credit or onoff")),
+                })
+            }
+            _ => {
+                return Err(format!(
+                    "unknown cable attribute {attribute:?}: expected propagation_ns=X, rate_gbps=X, overhead_bytes=N or flow_control=none|credit|onoff"
+                ))
+            }
+        }
+    }
+    Ok(cable)
 }
 
 fn number(text: &str, what: &str) -> Result<usize, String> {
@@ -157,26 +203,36 @@ mod tests {
         host c
         host d
         cable a s0:0
-        cable b s0:1
+        cable b s0:2
         cable c s1:0
-        cable d s1:1
-        cable s0:2 s1:2
+        cable d s1:2
         cable s0:3 s1:3 propagation_ns=250.5   # a second, longer, parallel cable
+        cable s0:1 s1:1 rate_gbps=400 overhead_bytes=8 flow_control=credit
     ";
 
     #[test]
     fn a_file_builds_the_topology_it_describes() {
         let t = Topology::from_file_text(TWO_SWITCHES).unwrap();
         assert_eq!((t.switches(), t.endpoints(), t.groups()), (2, 4, 2));
-        assert_eq!(t.endpoint_port(3), Some((1, 1)));
+        assert_eq!(t.endpoint_port(3), Some((1, 2)));
         assert_eq!(
             t.peer(0, 3),
             Some(Attachment::SwitchPort { switch: 1, port: 3 })
         );
         assert_eq!(t.route(0, 3).unwrap().len(), 2);
-        assert_eq!(t.cable_delay_ps(0, 3), Some(250_500));
-        assert_eq!(t.cable_delay_ps(1, 3), Some(250_500), "both ends");
-        assert_eq!(t.cable_delay_ps(0, 2), None);
+        assert_eq!(t.cable(0, 3).propagation_ps, Some(250_500));
+        assert_eq!(t.cable(1, 3).propagation_ps, Some(250_500), "both ends");
+        assert!(
+            t.cable(0, 2).is_default(),
+            "a host's cable takes the scenario's link"
+        );
+        let fast = Cable {
+            propagation_ps: None,
+            rate_bps: Some(400_000_000_000),
+            overhead_bytes: Some(8),
+            flow_control: Some(FlowControlKind::Credit),
+        };
+        assert_eq!((t.cable(0, 1), t.cable(1, 1)), (fast, fast));
     }
 
     #[test]
@@ -213,6 +269,22 @@ mod tests {
             (
                 "switch s0 ports=2\nhost a\ncable a s0:0 propagation_ns=-1",
                 "expected zero or more",
+            ),
+            (
+                "switch s0 ports=2\nhost a\ncable a s0:0 rate_gbps=0",
+                "line 3: rate_gbps=0: expected a positive number",
+            ),
+            (
+                "switch s0 ports=2\nhost a\ncable a s0:0 rate_gbps=1e9",
+                "expected at most",
+            ),
+            (
+                "switch s0 ports=2\nhost a\ncable a s0:0 overhead_bytes=-3",
+                "overhead_bytes=-3",
+            ),
+            (
+                "switch s0 ports=2\nhost a\ncable a s0:0 flow_control=pfc",
+                "expected none, credit or onoff",
             ),
         ];
         for (text, expected) in cases {

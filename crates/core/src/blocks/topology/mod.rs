@@ -4,6 +4,7 @@
 
 use std::collections::VecDeque;
 
+use crate::blocks::flow_control::FlowControlKind;
 use crate::engine::time::TimePs;
 
 mod file;
@@ -84,9 +85,29 @@ pub struct Topology {
     endpoint_port: Vec<Option<(usize, usize)>>,
     /// Group of each switch (a Dragonfly group, a fat-tree pod); 0 where the shape has none.
     group: Vec<usize>,
-    /// Propagation delay of the cable on each switch port, where it differs from the
-    /// scenario's links.
-    delay: Vec<Vec<Option<TimePs>>>,
+    /// The cable on each switch port, where it differs from the scenario's links.
+    cable: Vec<Vec<Cable>>,
+}
+
+/// What a cable is where it differs from the scenario's links; a field left `None` takes the
+/// scenario's value. Both directions of a cable are alike.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cable {
+    /// Propagation delay.
+    pub propagation_ps: Option<TimePs>,
+    /// Line rate.
+    pub rate_bps: Option<u64>,
+    /// Bytes every cell carries on the wire beyond its own (FEC, framing).
+    pub overhead_bytes: Option<u32>,
+    /// Link-level flow control into the receiving switch.
+    pub flow_control: Option<FlowControlKind>,
+}
+
+impl Cable {
+    /// True if the cable has nothing of its own.
+    pub fn is_default(&self) -> bool {
+        *self == Cable::default()
+    }
 }
 
 impl Topology {
@@ -99,34 +120,36 @@ impl Topology {
     pub fn add_switch(&mut self, ports: usize) -> usize {
         self.ports.push(ports);
         self.peer.push(vec![None; ports]);
-        self.delay.push(vec![None; ports]);
+        self.cable.push(vec![Cable::default(); ports]);
         self.group.push(0);
         self.ports.len() - 1
     }
 
-    /// Gives the cable on port `port` of `switch` (both of its ends) its own propagation delay.
-    pub fn set_cable_delay(&mut self, switch: usize, port: usize, delay_ps: TimePs) {
-        self.delay[switch][port] = Some(delay_ps);
+    /// Gives the cable on port `port` of `switch` (both of its ends) its own properties.
+    pub fn set_cable(&mut self, switch: usize, port: usize, cable: Cable) {
+        self.cable[switch][port] = cable;
         if let Some(Attachment::SwitchPort { switch, port }) = self.peer[switch][port] {
-            self.delay[switch][port] = Some(delay_ps);
+            self.cable[switch][port] = cable;
         }
     }
 
-    /// The propagation delay of the cable on port `port` of `switch`, if it has its own.
-    pub fn cable_delay_ps(&self, switch: usize, port: usize) -> Option<TimePs> {
-        self.delay[switch][port]
+    /// The cable on port `port` of `switch`: what it has of its own.
+    pub fn cable(&self, switch: usize, port: usize) -> Cable {
+        self.cable[switch][port]
+    }
+
+    /// Every switch port, as (switch, port).
+    pub fn switch_port_list(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        (0..self.switches()).flat_map(move |s| (0..self.ports[s]).map(move |p| (s, p)))
     }
 
     /// Gives every cable between two groups the propagation delay `delay_ps` (a Dragonfly's
     /// global links, a fat-tree's core links).
     pub fn set_global_cable_delay(&mut self, delay_ps: TimePs) {
-        for switch in 0..self.switches() {
-            for port in 0..self.ports[switch] {
-                if let Some(Attachment::SwitchPort { switch: other, .. }) = self.peer[switch][port]
-                {
-                    if self.group[other] != self.group[switch] {
-                        self.delay[switch][port] = Some(delay_ps);
-                    }
+        for (switch, port) in self.switch_port_list().collect::<Vec<_>>() {
+            if let Some(Attachment::SwitchPort { switch: other, .. }) = self.peer[switch][port] {
+                if self.group[other] != self.group[switch] {
+                    self.cable[switch][port].propagation_ps = Some(delay_ps);
                 }
             }
         }

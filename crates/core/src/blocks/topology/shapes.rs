@@ -515,7 +515,7 @@ mod tests {
                 edges,
             };
             assert!(
-                matches!(Topology::clos(spec), Err(TopologyError::Shape(_))),
+                matches!(Topology::clos(spec), Err(TopologyError::Parameter { .. })),
                 "{spec:?}"
             );
         }

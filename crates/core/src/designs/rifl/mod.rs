@@ -23,7 +23,7 @@ pub mod link;
 pub mod router;
 
 use crate::blocks::fabric::cell_network::Network;
-use crate::scenario::{FlowControlName, Scenario, ScenarioError, SchedulerName, TopologyName};
+use crate::scenario::{FlowControlKind, Scenario, ScenarioError, SchedulerName, TopologyName};
 use header::{HEADER_BYTES, SEGMENT_BYTES};
 use router::RiflRouter;
 
@@ -57,7 +57,7 @@ pub fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
             format!("RIFL carries {SEGMENT_BYTES}-byte segments with {HEADER_BYTES} bytes of header: set size_bytes = {wire_bytes} and payload_bytes = {SEGMENT_BYTES}"),
         ));
     }
-    if link.flow_control != FlowControlName::Onoff {
+    if link.flow_control != FlowControlKind::Onoff {
         return Err(invalid(
             "link.flow_control",
             "RIFL flow-controls each VOQ with ON/OFF frames: expected \"onoff\"",
