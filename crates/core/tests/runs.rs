@@ -124,12 +124,24 @@ fn bursty_packets_and_patterns_run_and_conserve() {
     }
 }
 
-/// The output-queued switch has no port bitmaps, so it takes far more than 64 ports: a 256-port
-/// switch (a Stardust fabric element's radix) runs, conserves and carries its load.
+/// Port sets span 256 ports, a Stardust fabric element's radix: 256-port switches of every
+/// organization run, conserve and carry their load (the output-queued switch, and iSLIP and PIM
+/// with log₂ N / 2 iterations, all of it; the FIFO switch saturates near 2 − √2 ≈ 0.586, Karol
+/// et al. 1987).
 #[test]
-fn an_output_queued_switch_takes_256_ports() {
-    let (s, t) = run(&switch(256, "output_queued", 0.8, 3_000, ""));
-    assert_eq!(s.ports, 256);
-    assert_eq!(t.ports.port.len(), 256);
-    assert!((s.throughput - 0.8).abs() < 0.02, "{}", s.throughput);
+fn switches_take_256_ports() {
+    for (scheduler, carried, extra) in [
+        ("output_queued", 0.8, ""),
+        ("islip", 0.8, r#", "iterations": 4"#),
+        ("pim", 0.8, r#", "iterations": 4"#),
+        ("fifo", 0.586, ""),
+    ] {
+        let (s, t) = run(&switch(256, scheduler, 0.8, 3_000, extra));
+        assert_eq!((s.ports, t.ports.port.len()), (256, 256));
+        assert!(
+            (s.throughput - carried).abs() < 0.02,
+            "{scheduler}: {}",
+            s.throughput
+        );
+    }
 }

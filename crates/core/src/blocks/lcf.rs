@@ -3,9 +3,10 @@
 //! left, a round-robin diagonal served first bounds every request's wait, and each target's
 //! enable vector names the initiators it accepts.
 //!
-//! Requests and enable vectors are port bitmaps of at most [`MAX_PORTS`] ports.
+//! Requests and enable vectors are port sets ([`PortSet`]).
 
-use super::matching::{first_at_or_after, members, MAX_PORTS, UNMATCHED};
+use super::matching::UNMATCHED;
+use super::port_set::{PortSet, MAX_PORTS};
 
 /// A central arbiter computing one conflict-free initiator → target schedule per slot.
 #[derive(Clone, Debug)]
@@ -14,7 +15,7 @@ pub struct LcfArbiter {
     /// Slots scheduled so far; picks the round-robin diagonal and the tie-break start.
     round: u64,
     /// Scratch: requests left after the enable vectors, per initiator.
-    allowed: Vec<u64>,
+    allowed: Vec<PortSet>,
 }
 
 impl LcfArbiter {
@@ -24,7 +25,7 @@ impl LcfArbiter {
         LcfArbiter {
             ports,
             round: 0,
-            allowed: vec![0; ports],
+            allowed: vec![PortSet::EMPTY; ports],
         }
     }
 
@@ -36,54 +37,51 @@ impl LcfArbiter {
     /// diagonal is itself a matching), so a request that stays up is granted within N slots.
     /// Then the remaining targets, in round-robin order, each go to the free initiator that
     /// requests it with the fewest requests to still-free targets (ties: round robin).
-    pub fn schedule(&mut self, requests: &[u64], enabled: &[u64], target_of: &mut [u16]) {
+    pub fn schedule(&mut self, requests: &[PortSet], enabled: &[PortSet], target_of: &mut [u16]) {
         let n = self.ports;
         assert!(requests.len() == n && enabled.len() == n && target_of.len() == n);
         let rr = (self.round % n as u64) as usize;
         self.round += 1;
         target_of.fill(UNMATCHED);
         for (i, allowed) in self.allowed.iter_mut().enumerate() {
-            *allowed = members(requests[i])
-                .filter(|&t| enabled[t] & (1 << i) != 0)
-                .fold(0, |set, t| set | 1 << t);
+            *allowed = requests[i]
+                .iter()
+                .filter(|&t| enabled[t].contains(i))
+                .collect();
         }
-        let (mut free_initiators, mut free_targets) = (low_bits(n), low_bits(n));
+        let (mut free_initiators, mut free_targets) = (PortSet::below(n), PortSet::below(n));
         for (i, target) in target_of.iter_mut().enumerate() {
             let t = (i + rr) % n;
-            if self.allowed[i] & (1 << t) != 0 {
+            if self.allowed[i].contains(t) {
                 *target = t as u16;
-                free_initiators &= !(1 << i);
-                free_targets &= !(1 << t);
+                free_initiators.remove(i);
+                free_targets.remove(t);
             }
         }
         for step in 0..n {
             let t = (rr + step) % n;
-            if free_targets & (1 << t) == 0 {
+            if !free_targets.contains(t) {
                 continue;
             }
-            let candidates = members(free_initiators)
-                .filter(|&i| self.allowed[i] & (1 << t) != 0)
-                .fold(0u64, |set, i| set | 1 << i);
-            let choices = |i: usize| (self.allowed[i] & free_targets).count_ones();
-            let Some(fewest) = members(candidates).map(choices).min() else {
+            let candidates: PortSet = free_initiators
+                .iter()
+                .filter(|&i| self.allowed[i].contains(t))
+                .collect();
+            let choices = |i: usize| (self.allowed[i] & free_targets).len();
+            let Some(fewest) = candidates.iter().map(choices).min() else {
                 continue;
             };
-            let least = members(candidates)
+            let least: PortSet = candidates
+                .iter()
                 .filter(|&i| choices(i) == fewest)
-                .fold(0u64, |set, i| set | 1 << i);
-            let i = first_at_or_after(least, rr).expect("a candidate has the fewest choices");
+                .collect();
+            let i = least
+                .first_at_or_after(rr)
+                .expect("a candidate has the fewest choices");
             target_of[i] = t as u16;
-            free_initiators &= !(1 << i);
-            free_targets &= !(1 << t);
+            free_initiators.remove(i);
+            free_targets.remove(t);
         }
-    }
-}
-
-fn low_bits(n: usize) -> u64 {
-    if n == 64 {
-        u64::MAX
-    } else {
-        (1 << n) - 1
     }
 }
 
@@ -94,6 +92,15 @@ mod tests {
 
     const ALL: u64 = u64::MAX;
 
+    /// The ports of the low 64 whose bits are set in `bits`.
+    fn set(bits: u64) -> PortSet {
+        (0..64).filter(|&p| bits & (1 << p) != 0).collect()
+    }
+
+    fn sets(bits: &[u64]) -> Vec<PortSet> {
+        bits.iter().map(|&b| set(b)).collect()
+    }
+
     #[test]
     fn the_initiator_with_fewest_requests_is_served_first() {
         // Round 0's diagonal is (i, i): nobody requests it here. Target 0 is wanted by initiator
@@ -101,7 +108,7 @@ mod tests {
         // other targets; serving the lower index first would have left 3 without a target.
         let mut arbiter = LcfArbiter::new(4);
         let mut out = [0u16; 4];
-        arbiter.schedule(&[0, 0b1101, 0, 0b0001], &[ALL; 4], &mut out);
+        arbiter.schedule(&sets(&[0, 0b1101, 0, 0b0001]), &sets(&[ALL; 4]), &mut out);
         assert_eq!(out[3], 0);
         assert_eq!(out[1], 2);
         assert_eq!((out[0], out[2]), (UNMATCHED, UNMATCHED));
@@ -112,9 +119,9 @@ mod tests {
         let mut arbiter = LcfArbiter::new(4);
         let mut out = [0u16; 4];
         // Target 2 accepts nobody but initiator 0; initiator 3 is disabled everywhere.
-        let enabled = [0b0111, 0b0111, 0b0001, 0b0111];
+        let enabled = sets(&[0b0111, 0b0111, 0b0001, 0b0111]);
         for _ in 0..8 {
-            arbiter.schedule(&[0b0100, 0b0100, 0b0100, 0b1111], &enabled, &mut out);
+            arbiter.schedule(&sets(&[0b0100, 0b0100, 0b0100, 0b1111]), &enabled, &mut out);
             assert_eq!(out[3], UNMATCHED);
             assert_eq!((out[0], out[1], out[2]), (2, UNMATCHED, UNMATCHED));
         }
@@ -126,12 +133,12 @@ mod tests {
         // would never give it target 5. The diagonal still grants each (i, 5) within N slots.
         let n = 8;
         let mut arbiter = LcfArbiter::new(n);
-        let mut requests = vec![1u64 << 5; n];
-        requests[0] = low_bits(n);
+        let mut requests = vec![PortSet::single(5); n];
+        requests[0] = PortSet::below(n);
         let mut out = vec![0u16; n];
         let mut waited = vec![0u32; n];
         for _ in 0..10 * n {
-            arbiter.schedule(&requests, &vec![ALL; n], &mut out);
+            arbiter.schedule(&requests, &vec![set(ALL); n], &mut out);
             for i in 0..n {
                 waited[i] = if out[i] == 5 { 0 } else { waited[i] + 1 };
                 assert!(
@@ -153,26 +160,27 @@ mod tests {
             rounds in 0u64..20,
         ) {
             let n = 8;
+            let (requests, enabled) = (sets(&requests), sets(&enabled));
             let mut arbiter = LcfArbiter::new(n);
             let mut out = vec![0u16; n];
             for _ in 0..=rounds {
                 arbiter.schedule(&requests, &enabled, &mut out);
             }
-            let mut used = 0u64;
+            let mut used = PortSet::EMPTY;
             for (i, &t) in out.iter().enumerate() {
                 if t == UNMATCHED {
                     continue;
                 }
-                prop_assert!(requests[i] & (1 << t) != 0 && enabled[t as usize] & (1 << i) != 0);
-                prop_assert!(used & (1 << t) == 0);
-                used |= 1 << t;
+                prop_assert!(requests[i].contains(t as usize) && enabled[t as usize].contains(i));
+                prop_assert!(!used.contains(t as usize));
+                used.insert(t as usize);
             }
             for (i, &t) in out.iter().enumerate() {
                 if t != UNMATCHED {
                     continue;
                 }
-                for t in members(requests[i] & !used) {
-                    prop_assert!(enabled[t] & (1 << i) == 0, "({i}, {t}) left out");
+                for t in requests[i].without(used).iter() {
+                    prop_assert!(!enabled[t].contains(i), "({i}, {t}) left out");
                 }
             }
         }

@@ -1,55 +1,11 @@
-//! Crossbar matching: iSLIP (McKeown 1999) and PIM (Anderson et al. 1993) over port bitmaps.
-//!
-//! Requests, grants and accepts are bitmaps of at most [`MAX_PORTS`] ports, so one iteration
-//! costs O(N) word operations whatever the load.
+//! Crossbar matching: iSLIP (McKeown 1999) and PIM (Anderson et al. 1993) over port sets
+//! ([`PortSet`]), so one iteration costs O(N) word operations whatever the load.
 
-use rand::Rng as _;
-
+use super::port_set::{PortSet, MAX_PORTS};
 use crate::engine::rng::Rng;
-
-/// The largest port count a bitmap-based scheduler supports.
-pub const MAX_PORTS: usize = 64;
 
 /// Marks an input left unmatched in a matching.
 pub const UNMATCHED: u16 = u16::MAX;
-
-/// The lowest member of `set` at or after `start`, wrapping around (round-robin pointer rule).
-pub fn first_at_or_after(set: u64, start: usize) -> Option<usize> {
-    if set == 0 {
-        return None;
-    }
-    let upper = if start >= 64 {
-        0
-    } else {
-        set & (u64::MAX << start)
-    };
-    Some(if upper != 0 {
-        upper.trailing_zeros()
-    } else {
-        set.trailing_zeros()
-    } as usize)
-}
-
-/// A member of `set` chosen uniformly at random.
-pub fn random_member(set: u64, rng: &mut Rng) -> Option<usize> {
-    if set == 0 {
-        return None;
-    }
-    let mut rest = set;
-    for _ in 0..rng.gen_range(0..set.count_ones()) {
-        rest &= rest - 1;
-    }
-    Some(rest.trailing_zeros() as usize)
-}
-
-/// Iterates over the members of a port bitmap in increasing order.
-pub fn members(mut set: u64) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        let member = first_at_or_after(set, 0)?;
-        set &= set - 1;
-        Some(member)
-    })
-}
 
 /// How grants and accepts are chosen.
 #[derive(Clone, Debug)]
@@ -69,7 +25,7 @@ enum Rule {
 pub struct Matcher {
     rule: Rule,
     iterations: u32,
-    grants_to_input: Vec<u64>,
+    grants_to_input: Vec<PortSet>,
 }
 
 impl Matcher {
@@ -92,7 +48,7 @@ impl Matcher {
         Matcher {
             rule,
             iterations,
-            grants_to_input: vec![0; ports],
+            grants_to_input: vec![PortSet::EMPTY; ports],
         }
     }
 
@@ -100,40 +56,41 @@ impl Matcher {
     /// for output j; on return `output_of_input[i]` is input i's output or [`UNMATCHED`].
     pub fn schedule(
         &mut self,
-        inputs_for_output: &[u64],
+        inputs_for_output: &[PortSet],
         output_of_input: &mut [u16],
         rng: &mut Rng,
     ) {
         let ports = inputs_for_output.len();
         output_of_input.fill(UNMATCHED);
-        let (mut matched_inputs, mut matched_outputs) = (0u64, 0u64);
+        let (mut matched_inputs, mut matched_outputs) = (PortSet::EMPTY, PortSet::EMPTY);
         for iteration in 0..self.iterations {
-            let mut granted_inputs = 0u64;
+            let mut granted_inputs = PortSet::EMPTY;
             for output in 0..ports {
-                if matched_outputs & (1 << output) != 0 {
+                if matched_outputs.contains(output) {
                     continue;
                 }
-                let requests = inputs_for_output[output] & !matched_inputs;
+                let requests = inputs_for_output[output].without(matched_inputs);
                 let grant = match &self.rule {
-                    Rule::Islip { grant_ptr, .. } => first_at_or_after(requests, grant_ptr[output]),
-                    Rule::Pim => random_member(requests, rng),
+                    Rule::Islip { grant_ptr, .. } => requests.first_at_or_after(grant_ptr[output]),
+                    Rule::Pim => requests.random_member(rng),
                 };
                 if let Some(input) = grant {
-                    self.grants_to_input[input] |= 1 << output;
-                    granted_inputs |= 1 << input;
+                    self.grants_to_input[input].insert(output);
+                    granted_inputs.insert(input);
                 }
             }
-            if granted_inputs == 0 {
+            if granted_inputs.is_empty() {
                 break;
             }
-            for input in members(granted_inputs) {
+            for input in granted_inputs.iter() {
                 let grants = std::mem::take(&mut self.grants_to_input[input]);
                 let output = match &mut self.rule {
                     Rule::Islip {
                         grant_ptr,
                         accept_ptr,
                     } => {
-                        let output = first_at_or_after(grants, accept_ptr[input])
+                        let output = grants
+                            .first_at_or_after(accept_ptr[input])
                             .expect("input was granted");
                         if iteration == 0 {
                             accept_ptr[input] = (output + 1) % ports;
@@ -141,11 +98,11 @@ impl Matcher {
                         }
                         output
                     }
-                    Rule::Pim => random_member(grants, rng).expect("input was granted"),
+                    Rule::Pim => grants.random_member(rng).expect("input was granted"),
                 };
                 output_of_input[input] = output as u16;
-                matched_inputs |= 1 << input;
-                matched_outputs |= 1 << output;
+                matched_inputs.insert(input);
+                matched_outputs.insert(output);
             }
         }
     }
@@ -161,13 +118,9 @@ mod tests {
         stream(1, ComponentId { kind: 0, index: 0 })
     }
 
-    #[test]
-    fn pointer_rule_wraps() {
-        assert_eq!(first_at_or_after(0b1001, 1), Some(3));
-        assert_eq!(first_at_or_after(0b1001, 4), Some(0));
-        assert_eq!(first_at_or_after(0b1001, 0), Some(0));
-        assert_eq!(first_at_or_after(0, 2), None);
-        assert_eq!(members(0b10110).collect::<Vec<_>>(), vec![1, 2, 4]);
+    /// The ports of the low 64 whose bits are set in `bits`.
+    fn set(bits: u64) -> PortSet {
+        (0..64).filter(|&p| bits & (1 << p) != 0).collect()
     }
 
     #[test]
@@ -177,7 +130,7 @@ mod tests {
         // pointer stays. Iteration 2: output 1 grants input 1, which accepts, pointers unchanged.
         let mut m = Matcher::islip(2, 2);
         let mut out = [0u16; 2];
-        m.schedule(&[0b11, 0b11], &mut out, &mut rng());
+        m.schedule(&[set(0b11), set(0b11)], &mut out, &mut rng());
         assert_eq!(out, [0, 1]);
         let Rule::Islip {
             grant_ptr,
@@ -189,46 +142,56 @@ mod tests {
         assert_eq!(grant_ptr, &vec![1, 0]);
         assert_eq!(accept_ptr, &vec![1, 0]);
         // Next slot: output 0 now prefers input 1, output 1 still input 0: a full match at once.
-        m.schedule(&[0b11, 0b11], &mut out, &mut rng());
+        m.schedule(&[set(0b11), set(0b11)], &mut out, &mut rng());
         assert_eq!(out, [1, 0]);
     }
 
     #[test]
     fn single_iteration_islip_desynchronizes_under_saturation() {
-        // With every VOQ non-empty, one-iteration iSLIP reaches a full matching within N slots.
-        let n = 8;
-        let mut m = Matcher::islip(n, 1);
-        let mut out = vec![0u16; n];
-        let all = vec![(1u64 << n) - 1; n];
-        for _ in 0..n {
+        // With every VOQ non-empty, one-iteration iSLIP reaches a full matching within N slots,
+        // on a small switch and on one of a Stardust fabric element's 256 ports.
+        for n in [8, MAX_PORTS] {
+            let mut m = Matcher::islip(n, 1);
+            let mut out = vec![0u16; n];
+            let all = vec![PortSet::below(n); n];
+            for _ in 0..n {
+                m.schedule(&all, &mut out, &mut rng());
+            }
             m.schedule(&all, &mut out, &mut rng());
+            assert!(out.iter().all(|&o| o != UNMATCHED), "{n} ports");
         }
-        m.schedule(&all, &mut out, &mut rng());
-        assert!(out.iter().all(|&o| o != UNMATCHED));
     }
 
     proptest! {
         /// Any request pattern yields a valid matching: each input and output used at most once,
         /// only along requested pairs, and maximal once iterations reach N.
         #[test]
-        fn schedulers_return_valid_matchings(requests in proptest::collection::vec(0u64..256, 8), pim in any::<bool>(), iterations in 1u32..9) {
-            let n = 8;
+        fn schedulers_return_valid_matchings(requests in proptest::collection::vec(proptest::collection::btree_set(0usize..130, 0..6), 130), pim in any::<bool>(), iterations in 1u32..4) {
+            let n = 130;
+            let requests: Vec<PortSet> = requests.into_iter().map(|r| r.into_iter().collect()).collect();
             let mut m = if pim { Matcher::pim(n, iterations) } else { Matcher::islip(n, iterations) };
             let mut out = vec![0u16; n];
-            let mut r = rng();
-            m.schedule(&requests, &mut out, &mut r);
-            let mut used = 0u64;
+            m.schedule(&requests, &mut out, &mut rng());
+            let mut used = PortSet::EMPTY;
             for (input, &output) in out.iter().enumerate() {
                 if output == UNMATCHED { continue; }
-                prop_assert!(requests[output as usize] & (1 << input) != 0);
-                prop_assert!(used & (1 << output) == 0);
-                used |= 1 << output;
+                prop_assert!(requests[output as usize].contains(input));
+                prop_assert!(!used.contains(output as usize));
+                used.insert(output as usize);
             }
-            if iterations as usize >= n {
-                for (output, &reqs) in requests.iter().enumerate() {
-                    let free_inputs = (0..n).filter(|&i| out[i] == UNMATCHED).fold(0u64, |s, i| s | 1 << i);
-                    prop_assert!(used & (1 << output) != 0 || reqs & free_inputs == 0, "not maximal");
-                }
+        }
+
+        #[test]
+        fn enough_iterations_give_a_maximal_matching(requests in proptest::collection::vec(0u64..256, 8), pim in any::<bool>()) {
+            let n = 8;
+            let requests: Vec<PortSet> = requests.into_iter().map(set).collect();
+            let mut m = if pim { Matcher::pim(n, 8) } else { Matcher::islip(n, 8) };
+            let mut out = vec![0u16; n];
+            m.schedule(&requests, &mut out, &mut rng());
+            let used: PortSet = out.iter().filter(|&&o| o != UNMATCHED).map(|&o| o as usize).collect();
+            let free_inputs: PortSet = (0..n).filter(|&i| out[i] == UNMATCHED).collect();
+            for (output, reqs) in requests.iter().enumerate() {
+                prop_assert!(used.contains(output) || (*reqs & free_inputs).is_empty(), "not maximal");
             }
         }
     }

@@ -9,6 +9,7 @@ pub mod flow_control;
 pub mod lcf;
 pub mod link;
 pub mod matching;
+pub mod port_set;
 pub mod retransmission;
 pub mod routing;
 pub mod switch;

@@ -10,7 +10,8 @@ use super::cell::{CellArena, CellId, CellQueue};
 use super::fabric::{Context, Node};
 use super::flow_control::{FlowSignal, RxFlowControl, TxGate};
 use super::link::Link;
-use super::matching::{first_at_or_after, members, random_member, Matcher, UNMATCHED};
+use super::matching::{Matcher, UNMATCHED};
+use super::port_set::PortSet;
 use super::routing::{LocalView, Router};
 use crate::engine::rng::Rng;
 use crate::engine::stats::OccupancyHistogram;
@@ -94,7 +95,7 @@ enum Queues {
     /// output.
     Voq {
         queues: Vec<CellQueue>,
-        inputs_for_output: Vec<u64>,
+        inputs_for_output: Vec<PortSet>,
     },
 }
 
@@ -111,7 +112,7 @@ impl Queues {
                 let queue = &mut queues[input * ports + output];
                 let cell = cells.pop_front(queue);
                 if queue.is_empty() {
-                    inputs_for_output[output] &= !(1 << input);
+                    inputs_for_output[output].remove(input);
                 }
                 cell
             }
@@ -169,7 +170,7 @@ pub struct CellSwitch {
     rng: Rng,
     output_of_input: Vec<u16>,
     /// Per output: inputs whose head cell for it may go (requests after downstream flow control).
-    requests: Vec<u64>,
+    requests: Vec<PortSet>,
     transfers: Vec<(usize, usize)>,
     fabric_outputs: Vec<u16>,
     departures: Vec<Departure>,
@@ -217,7 +218,7 @@ impl CellSwitch {
         let fifos = || (0..ports).map(|_| CellQueue::default()).collect();
         let voqs = || Queues::Voq {
             queues: (0..ports * ports).map(|_| CellQueue::default()).collect(),
-            inputs_for_output: vec![0; ports],
+            inputs_for_output: vec![PortSet::EMPTY; ports],
         };
         let (queues, matcher) = match scheduler {
             SchedulerKind::OutputQueued => (Queues::Output(fifos()), None),
@@ -246,7 +247,7 @@ impl CellSwitch {
             pipeline_ps,
             rng,
             output_of_input: vec![UNMATCHED; ports],
-            requests: vec![0; ports],
+            requests: vec![PortSet::EMPTY; ports],
             transfers: Vec::with_capacity(ports * ports),
             fabric_outputs: Vec::with_capacity(ports),
             departures: Vec::with_capacity(ports),
@@ -357,7 +358,7 @@ impl CellSwitch {
                 inputs_for_output,
             } => {
                 cells.push_back(&mut queues[input as usize * self.ports + output], cell);
-                inputs_for_output[output] |= 1 << input;
+                inputs_for_output[output].insert(input as usize);
             }
         }
         let occupancy = self.unit_occupancy(input as usize, output);
@@ -454,22 +455,23 @@ impl CellSwitch {
                 }
             }
             Queues::InputFifo(queues) => {
-                let mut contenders = [0u64; super::matching::MAX_PORTS];
+                let contenders = &mut self.requests;
+                contenders.fill(PortSet::EMPTY);
                 for (input, queue) in queues.iter().enumerate() {
                     if let Some(head) = queue.front() {
                         let output = cells[head].out_port as usize;
                         if !link_free(output) {
                             continue;
                         }
-                        if self.may_leave(output, head, cells) {
-                            contenders[output] |= 1 << input;
+                        if self.out_gates[output].may_send(cells[head].next_vc) {
+                            contenders[output].insert(input);
                         } else {
                             self.switch_counters.output_slots_held += 1;
                         }
                     }
                 }
-                for (output, &set) in contenders[..ports].iter().enumerate() {
-                    if let Some(input) = random_member(set, &mut self.rng) {
+                for (output, set) in contenders.iter().enumerate() {
+                    if let Some(input) = set.random_member(&mut self.rng) {
                         self.transfers.push((input, output));
                     }
                 }
@@ -480,15 +482,16 @@ impl CellSwitch {
             } => {
                 for (output, &inputs) in inputs_for_output.iter().enumerate() {
                     self.requests[output] = match self.out_gates[output] {
-                        _ if !link_free(output) => 0,
+                        _ if !link_free(output) => PortSet::EMPTY,
                         TxGate::Open => inputs,
                         _ => {
-                            let eligible = members(inputs)
+                            let eligible: PortSet = inputs
+                                .iter()
                                 .filter(|&input| {
                                     let head = queues[input * ports + output].front();
                                     self.may_leave(output, head.expect("non-empty VOQ"), cells)
                                 })
-                                .fold(0u64, |set, input| set | 1 << input);
+                                .collect();
                             self.switch_counters.output_slots_held += (eligible != inputs) as u64;
                             eligible
                         }
@@ -508,8 +511,8 @@ impl CellSwitch {
                     None => {
                         // SAFC: every output serves its own queues round robin; inputs are
                         // unconstrained.
-                        for (output, &inputs) in self.requests.iter().enumerate() {
-                            if let Some(input) = first_at_or_after(inputs, self.serve_ptr[output]) {
+                        for (output, inputs) in self.requests.iter().enumerate() {
+                            if let Some(input) = inputs.first_at_or_after(self.serve_ptr[output]) {
                                 self.serve_ptr[output] = (input + 1) % ports;
                                 self.transfers.push((input, output));
                             }

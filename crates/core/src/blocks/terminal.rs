@@ -9,7 +9,7 @@ use super::cell::{Cell, CellArena, CellId, CellQueue};
 use super::fabric::{Context, Node};
 use super::flow_control::{FlowSignal, TxGate};
 use super::link::Link;
-use super::matching::{first_at_or_after, members, MAX_PORTS};
+use super::port_set::{PortSet, MAX_PORTS};
 use super::routing::Router;
 use super::traffic::{Generator, NEVER_PS};
 use crate::engine::time::TimePs;
@@ -39,7 +39,7 @@ pub struct Terminal {
     /// One transmit queue per channel of the link.
     tx_queues: Vec<CellQueue>,
     /// Channels whose queue holds cells.
-    nonempty: u64,
+    nonempty: PortSet,
     queued_cells: u32,
     /// Round-robin pointer over channels.
     next_channel: usize,
@@ -76,7 +76,7 @@ impl Terminal {
         Terminal {
             generator,
             tx_queues: (0..channels).map(|_| CellQueue::default()).collect(),
-            nonempty: 0,
+            nonempty: PortSet::EMPTY,
             queued_cells: 0,
             next_channel: 0,
             link,
@@ -122,31 +122,39 @@ impl Terminal {
             let channel = cell.vc as usize;
             let id = cells.alloc(cell);
             cells.push_back(&mut self.tx_queues[channel], id);
-            self.nonempty |= 1 << channel;
+            self.nonempty.insert(channel);
             self.queued_cells += 1;
         }
         sent.or_else(|| self.send(now_ps, cells))
     }
 
-    /// Channels with cells waiting whose flow control lets them send.
-    fn sendable(&self) -> u64 {
-        members(self.nonempty)
-            .filter(|&channel| self.gate.may_send(channel as u16))
-            .fold(0, |set, channel| set | 1 << channel)
+    /// The next channel round robin with cells waiting that flow control lets send.
+    fn next_sendable(&self) -> Option<usize> {
+        if self.tx_queues.len() == 1 {
+            // One channel: a FIFO.
+            return (!self.nonempty.is_empty() && self.gate.may_send(0)).then_some(0);
+        }
+        match self.gate {
+            TxGate::Open => self.nonempty.first_at_or_after(self.next_channel),
+            _ => self
+                .nonempty
+                .iter_from(self.next_channel)
+                .find(|&channel| self.gate.may_send(channel as u16)),
+        }
     }
 
     fn send(&mut self, now_ps: TimePs, cells: &mut CellArena) -> Option<(CellId, TimePs)> {
         if !self.link.is_idle(now_ps) {
             return None;
         }
-        let channel = first_at_or_after(self.sendable(), self.next_channel)?;
+        let channel = self.next_sendable()?;
         self.next_channel = (channel + 1) % self.tx_queues.len();
         let queue = &mut self.tx_queues[channel];
         let head = cells
             .pop_front(queue)
             .expect("a sendable channel has cells");
         if queue.is_empty() {
-            self.nonempty &= !(1 << channel);
+            self.nonempty.remove(channel);
         }
         self.queued_cells -= 1;
         self.gate.on_send(channel as u16);
@@ -155,7 +163,7 @@ impl Terminal {
 
     /// When the terminal next has something to do on its own (not counting signals).
     pub fn next_step_ps(&self) -> TimePs {
-        let send_ps = if self.sendable() != 0 {
+        let send_ps = if self.next_sendable().is_some() {
             self.link.busy_until_ps()
         } else {
             NEVER_PS

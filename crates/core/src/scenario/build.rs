@@ -6,7 +6,7 @@ use super::*;
 use crate::blocks::fabric::cell_network::NetworkSpec;
 use crate::blocks::flow_control::{FlowControlPlan, RxFlowControl};
 use crate::blocks::link::Link;
-use crate::blocks::matching::MAX_PORTS;
+use crate::blocks::port_set::MAX_PORTS;
 use crate::blocks::switch::{SchedulerKind, SwitchSpec};
 use crate::blocks::topology::{Clos, Topology, TopologyError};
 use crate::blocks::traffic::{Arrival, Destinations, PacketSizes, TrafficSpec};

@@ -5,7 +5,7 @@
 use serde::Deserialize;
 
 use super::nic::{Retransmission, REORDER_WINDOW};
-use crate::blocks::matching::MAX_PORTS;
+use crate::blocks::port_set::MAX_PORTS;
 use crate::scenario::{RunConfig, ScenarioError};
 
 fn invalid(key: &str, message: impl Into<String>) -> ScenarioError {

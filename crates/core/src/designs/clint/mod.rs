@@ -31,6 +31,7 @@ use serde::Serialize;
 
 use crate::blocks::collision_switch::{CollisionSwitch, Mixing, OnBusy, Verdict};
 use crate::blocks::lcf::LcfArbiter;
+use crate::blocks::port_set::PortSet;
 use crate::engine::arena::Arena;
 use crate::engine::kernel::{Clock, Model};
 use crate::engine::queue::{CalendarQueue, EventQueue, Origin, Phase};
@@ -275,8 +276,8 @@ pub struct Clint {
     quick_switch: CollisionSwitch<QuickMove>,
     quick_verdicts: Vec<Verdict<QuickMove>>,
     arbiter: LcfArbiter,
-    requests: Vec<u64>,
-    enabled: Vec<u64>,
+    requests: Vec<PortSet>,
+    enabled: Vec<PortSet>,
     grants: Vec<u16>,
     latency: LatencyHistogram,
     latency_accepted: LatencyHistogram,
@@ -309,12 +310,12 @@ pub fn build(json: &str) -> Result<Clint, ScenarioError> {
         1
     };
     let mean_burst = (1 + burst_max_packets) as f64 / 2.0;
-    let all = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
-    let disabled = c
+    let disabled: PortSet = c
         .bulk
         .disabled_initiators
         .iter()
-        .fold(0u64, |s, &i| s | 1 << i);
+        .map(|&i| i as usize)
+        .collect();
     let (on_busy, mixing) = match arch {
         Architecture::B2 => (OnBusy::Wait, Mixing::Preempt),
         Architecture::Q2 => (OnBusy::Drop, Mixing::Interleave),
@@ -367,8 +368,8 @@ pub fn build(json: &str) -> Result<Clint, ScenarioError> {
         quick_switch: CollisionSwitch::new(n, OnBusy::Drop, mixing),
         quick_verdicts: Vec::with_capacity(n),
         arbiter: LcfArbiter::new(n),
-        requests: vec![0; n],
-        enabled: vec![all & !disabled; n],
+        requests: vec![PortSet::EMPTY; n],
+        enabled: vec![PortSet::below(n).without(disabled); n],
         grants: vec![0; n],
         latency: LatencyHistogram::new(),
         latency_accepted: LatencyHistogram::new(),

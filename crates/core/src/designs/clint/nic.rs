@@ -10,6 +10,7 @@
 //! [`Retransmission::Selective`] holds requests that arrive ahead of a missing one in their
 //! receive buffers until it arrives; [`Retransmission::GoBackN`] NAKs them instead.
 
+use crate::blocks::port_set::PortSet;
 use crate::engine::arena::{Arena, Id, Queue};
 use crate::engine::time::TimePs;
 
@@ -253,12 +254,13 @@ impl Nic {
     }
 
     /// Targets with a send buffer ready to go: the request vector of a configuration packet.
-    pub fn request_vector(&self, packets: &Arena<Packet>) -> u64 {
+    pub fn request_vector(&self, packets: &Arena<Packet>) -> PortSet {
         self.send
             .iter()
             .map(|&id| &packets[id])
             .filter(|p| p.state == State::Ready)
-            .fold(0, |set, p| set | 1 << p.dst)
+            .map(|p| p.dst as usize)
+            .collect()
     }
 
     /// Marks `id` sent now and returns the transmission.
