@@ -1,7 +1,7 @@
 //! Crossbar matching: iSLIP (McKeown 1999) and PIM (Anderson et al. 1993) over port sets
 //! ([`PortSet`]), so one iteration costs O(N) word operations whatever the load.
 
-use super::port_set::{PortSet, MAX_PORTS};
+use super::port_set::{after, PortSet, MAX_PORTS};
 use crate::engine::rng::Rng;
 
 /// Marks an input left unmatched in a matching.
@@ -93,8 +93,8 @@ impl Matcher {
                             .first_at_or_after(accept_ptr[input])
                             .expect("input was granted");
                         if iteration == 0 {
-                            accept_ptr[input] = (output + 1) % ports;
-                            grant_ptr[output] = (input + 1) % ports;
+                            accept_ptr[input] = after(output, ports);
+                            grant_ptr[output] = after(input, ports);
                         }
                         output
                     }

@@ -13,6 +13,17 @@ pub const MAX_PORTS: usize = 256;
 
 const WORDS: usize = MAX_PORTS / 64;
 
+/// The port after `port` among `ports`, round robin (a pointer's next position; a comparison,
+/// not a division, on the schedulers' hot path).
+#[inline]
+pub fn after(port: usize, ports: usize) -> usize {
+    if port + 1 >= ports {
+        0
+    } else {
+        port + 1
+    }
+}
+
 /// A set of port indices below [`MAX_PORTS`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PortSet([u64; WORDS]);

@@ -11,7 +11,7 @@ use super::fabric::{Context, Node};
 use super::flow_control::{FlowSignal, RxFlowControl, TxGate};
 use super::link::Link;
 use super::matching::{Matcher, UNMATCHED};
-use super::port_set::PortSet;
+use super::port_set::{after, PortSet};
 use super::routing::{LocalView, Router};
 use crate::engine::rng::Rng;
 use crate::engine::stats::OccupancyHistogram;
@@ -513,7 +513,7 @@ impl CellSwitch {
                         // unconstrained.
                         for (output, inputs) in self.requests.iter().enumerate() {
                             if let Some(input) = inputs.first_at_or_after(self.serve_ptr[output]) {
-                                self.serve_ptr[output] = (input + 1) % ports;
+                                self.serve_ptr[output] = after(input, ports);
                                 self.transfers.push((input, output));
                             }
                         }
@@ -535,6 +535,10 @@ impl LocalView for CellSwitch {
 impl<R: Router> Node<R> for CellSwitch {
     fn is_slotted(&self) -> bool {
         true
+    }
+
+    fn is_sink(&self) -> bool {
+        false
     }
 
     fn cell_arrives(

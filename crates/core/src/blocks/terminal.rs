@@ -9,10 +9,13 @@ use super::cell::{Cell, CellArena, CellId, CellQueue};
 use super::fabric::{Context, Node};
 use super::flow_control::{FlowSignal, TxGate};
 use super::link::Link;
-use super::port_set::{PortSet, MAX_PORTS};
+use super::port_set::{after, PortSet, MAX_PORTS};
 use super::routing::Router;
 use super::traffic::{Generator, NEVER_PS};
 use crate::engine::time::TimePs;
+
+/// How many cell times ahead a terminal that nothing can hold back sends.
+const SEND_AHEAD_CELLS: TimePs = 64;
 
 /// Per-terminal counters.
 #[derive(Clone, Copy, Debug, Default)]
@@ -148,7 +151,7 @@ impl Terminal {
             return None;
         }
         let channel = self.next_sendable()?;
-        self.next_channel = (channel + 1) % self.tx_queues.len();
+        self.next_channel = after(channel, self.tx_queues.len());
         let queue = &mut self.tx_queues[channel];
         let head = cells
             .pop_front(queue)
@@ -208,11 +211,30 @@ impl Terminal {
     }
 
     /// Generates and sends what is due now, then sets the timer for the next thing to do.
+    ///
+    /// A terminal that nothing outside can hold back (no flow control on its link, an
+    /// unbounded queue) does now what it will do over the next [`SEND_AHEAD_CELLS`] cell
+    /// times: its cells go onto the wire with the times they would have left at, and wait there
+    /// until the switch latches them. Same cells at the same times, one event instead of one
+    /// per cell.
     fn step_and_wait<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
         let now_ps = ctx.now_ps;
-        let (cells, mut routes) = ctx.routes();
-        if let Some((cell, arrive_ps)) = self.step(now_ps, cells, |c| routes.write(0, c)) {
-            ctx.send_cell(0, cell, arrive_ps);
+        let horizon_ps = if matches!(self.gate, TxGate::Open) && self.queue_limit_cells.is_none() {
+            let ahead_ps = SEND_AHEAD_CELLS * self.link.frame_ps(self.cell_bytes);
+            (now_ps + ahead_ps).min(self.generator.stop_ps())
+        } else {
+            now_ps
+        };
+        let mut at_ps = now_ps;
+        loop {
+            let (cells, mut routes) = ctx.routes();
+            if let Some((cell, arrive_ps)) = self.step(at_ps, cells, |c| routes.write(0, c)) {
+                ctx.send_cell(0, cell, arrive_ps);
+            }
+            at_ps = self.next_step_ps();
+            if at_ps > horizon_ps {
+                break;
+            }
         }
         self.wait(ctx);
     }
@@ -232,6 +254,11 @@ impl Terminal {
 impl<R: Router> Node<R> for Terminal {
     fn is_slotted(&self) -> bool {
         false
+    }
+
+    /// What reaches a host only counts, so it is counted when it is sent.
+    fn is_sink(&self) -> bool {
+        true
     }
 
     fn cell_arrives(

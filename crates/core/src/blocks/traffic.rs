@@ -165,6 +165,11 @@ impl Generator {
         self.next_ps
     }
 
+    /// The source emits nothing at or after this time.
+    pub fn stop_ps(&self) -> TimePs {
+        self.spec.stop_ps
+    }
+
     /// Emits the cell due at [`next_cell_ps`](Self::next_cell_ps) and advances.
     pub fn emit(&mut self) -> Cell {
         debug_assert!(self.next_ps != NEVER_PS);

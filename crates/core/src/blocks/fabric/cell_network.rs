@@ -39,6 +39,10 @@ impl<R: Router> Node<R> for CellNode {
         matches!(self, CellNode::Switch(_))
     }
 
+    fn is_sink(&self) -> bool {
+        matches!(self, CellNode::Terminal(_))
+    }
+
     fn cell_arrives(
         &mut self,
         ctx: &mut Context<'_, R>,
@@ -359,6 +363,8 @@ impl<R: Router> Network<R> {
             peers,
             delays_ps,
             slotted: nodes.iter().map(|n| Node::<R>::is_slotted(n)).collect(),
+            sink: nodes.iter().map(|n| Node::<R>::is_sink(n)).collect(),
+            end_ps,
             router_index: (0..nodes.len()).map(|n| n.checked_sub(hosts)).collect(),
             slot_ps,
             per_voq,

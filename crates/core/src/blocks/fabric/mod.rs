@@ -10,6 +10,9 @@
 //! inputs). So what a slotted node does never depends on the order in which its neighbours'
 //! events ran, and it costs one event per cell time however many cells it moves.
 //!
+//! A cell on its way to a sink (a host, whose arrivals only count) costs no event either: the
+//! sink is told of it as the sender's handler returns, at the cell's arrival time.
+//!
 //! Every event carries its sender as its origin, so same-instant events run in an order that
 //! does not depend on which node ran first (see [`crate::engine::queue`]).
 
@@ -95,6 +98,11 @@ pub struct Plumbing {
     /// Each node's next clock edge, or `NEVER_PS`.
     tick_at_ps: Vec<TimePs>,
     slotted: Vec<bool>,
+    sink: Vec<bool>,
+    /// Cells sent to sinks by the handler running now: (node, port, cell, arrival), in order.
+    to_sinks: Vec<(u32, u16, CellId, TimePs)>,
+    /// The end of the run: cells reaching a sink later stay on the wire (as events never run).
+    end_ps: TimePs,
     /// Each node's index among the router's switches, or `u32::MAX`.
     router_index: Vec<u32>,
     slot_ps: TimePs,
@@ -127,6 +135,11 @@ impl Plumbing {
         self.metrics.moves += 1;
         let (peer, peer_port) = self.peer[self.port(node, port)];
         let (peer, peer_port) = (peer as usize, peer_port as usize);
+        if self.sink[peer] && arrive_ps <= self.end_ps {
+            self.to_sinks
+                .push((peer as u32, peer_port as u16, cell, arrive_ps));
+            return;
+        }
         if !self.slotted[peer] {
             let event = Event::Cell {
                 node: peer as u32,
@@ -207,6 +220,10 @@ pub struct Wiring {
     pub delays_ps: Vec<Vec<TimePs>>,
     /// Per node: slotted (latches its inputs at clock edges).
     pub slotted: Vec<bool>,
+    /// Per node: a sink (told of a cell when it is sent; see [`Node::is_sink`]).
+    pub sink: Vec<bool>,
+    /// The end of the run.
+    pub end_ps: TimePs,
     /// Per node: its index among the router's switches, if it is one.
     pub router_index: Vec<Option<usize>>,
     /// Length of a slotted node's cell time.
@@ -230,6 +247,8 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
             peers,
             delays_ps,
             slotted,
+            sink,
+            end_ps,
             router_index,
             slot_ps,
             per_voq,
@@ -251,6 +270,9 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
             wire_cells: vec![0; nodes.len()],
             tick_at_ps: vec![NEVER_PS; nodes.len()],
             slotted,
+            sink,
+            to_sinks: Vec::new(),
+            end_ps,
             router_index: router_index
                 .into_iter()
                 .map(|i| i.map_or(u32::MAX, |i| i as u32))
@@ -309,7 +331,24 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
             node,
             plumbing: &mut self.plumbing,
         };
-        act(&mut self.nodes[node], &mut ctx)
+        let result = act(&mut self.nodes[node], &mut ctx);
+        if !self.plumbing.to_sinks.is_empty() {
+            self.reach_sinks();
+        }
+        result
+    }
+
+    /// Tells sinks of the cells just sent to them, in the order they were sent.
+    fn reach_sinks(&mut self) {
+        let mut to_sinks = std::mem::take(&mut self.plumbing.to_sinks);
+        for &(node, port, cell, arrive_ps) in &to_sinks {
+            self.with_node(arrive_ps, node as usize, |n, ctx| {
+                n.cell_arrives(ctx, port as usize, cell, arrive_ps)
+            });
+        }
+        debug_assert!(self.plumbing.to_sinks.is_empty(), "a sink sent a cell");
+        to_sinks.clear();
+        self.plumbing.to_sinks = to_sinks;
     }
 
     /// Runs a node's part of the start of the run.

@@ -20,6 +20,10 @@ pub trait Node<R: Router> {
     /// its next clock edge (inputs in port order), just before [`tick`](Self::tick). False for a
     /// node that takes each cell as it arrives.
     fn is_slotted(&self) -> bool;
+    /// True for a node whose cell arrivals change nothing but what it counts (a host's sink):
+    /// it is told of a cell as soon as the cell is sent, with the cell's arrival time as its
+    /// now, and the cell costs no event. Arrivals after the end of the run stay on the wire.
+    fn is_sink(&self) -> bool;
     /// Cell `cell` reached input `port` at `arrive_ps` (for a slotted node, latched at the clock
     /// edge `ctx.now_ps`).
     fn cell_arrives(
