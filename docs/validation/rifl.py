@@ -91,6 +91,26 @@ def layer1() -> None:
               f"| {recovery['p50']:.2f} / {recovery['max']:.2f} | {s['pause_per_error_rtt']:.2f} |")
 
 
+def rack_layer1() -> None:
+    """Table I's switch at load 0.9 with every cable a Layer 1 link at several BERs."""
+    rtt_frames = 14  # 2 x 7 cell times of propagation
+    frame_bits = 264 * 8
+    print("| BER | throughput | p50 | p99 | max | errors detected | paused (measured) "
+          "| paused (2 p 2.5 RTT) | cells dropped |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for ber in [0.0, 1e-8, 1e-7, 1e-6]:
+        s = cellfabric.run("scenarios/rifl/table1.toml",
+                           overrides={"traffic.load": 0.9, "link.ber": ber}).summary
+        layer1 = s.get("layer1") or {"errors_detected": 0, "pause_slots": 0}
+        frames = s["sim_time_ps"] / s["cell_time_ps"]
+        paused = layer1["pause_slots"] / (2 * s["terminals"] * frames)
+        frame_p = 1 - (1 - ber) ** frame_bits
+        lat = s["latency_cells"]
+        print(f"| {ber:g} | {s['throughput']:.3f} | {lat['p50']:.0f} | {lat['p99']:.0f} | {lat['max']:.0f} "
+              f"| {layer1['errors_detected']} | {paused:.4f} | {2 * frame_p * 2.5 * rtt_frames:.4f} "
+              f"| {s['cells_dropped']} |")
+
+
 def main() -> None:
     print("## Table I: latency percentiles in cell times (closed-loop hosts, table1.toml)\n")
     table1()
@@ -100,6 +120,8 @@ def main() -> None:
     fig5()
     print("\n## Layer 1: goodput against bit error rate and cable length (link.toml, ~400 errors per run)\n")
     layer1()
+    print("\n## Layer 1 inside the rack: Table I's switch at load 0.9 with bit errors (table1.toml)\n")
+    rack_layer1()
 
 
 if __name__ == "__main__":

@@ -206,3 +206,53 @@ fn rifl_rules_name_the_key() {
     ]));
     assert_eq!(bad_links.unwrap_err().key, "topology.links");
 }
+
+/// A Layer 1 cable with no error is a plain cable: the run's summary is the plain run's (but
+/// for the event count and the Layer 1 counters), which checks that Layer 1's frame-time
+/// pipeline adds exactly the cable's propagation.
+#[test]
+fn error_free_layer_one_cables_deliver_when_plain_cables_do() {
+    let load = ("traffic", "load", "0.9");
+    let plain = run(&table1(&[load]));
+    let layer1 = run(&table1(&[load, ("link", "ber", "1e-30")]));
+    let counters = layer1.layer1.clone().expect("Layer 1 counters");
+    assert_eq!((counters.errors_detected, counters.frames_replayed), (0, 0));
+    let comparable = |s: &Summary| {
+        let mut v = serde_json::to_value(s).unwrap();
+        let object = v.as_object_mut().unwrap();
+        object.remove("events");
+        object.remove("layer1");
+        v
+    };
+    assert_eq!(comparable(&plain), comparable(&layer1));
+}
+
+/// Bit errors cost time, never cells. Each corrupted frame pauses new data at both ends of its
+/// cable for at least 2.5 round trips (seed 004 §II-A), so an end is paused for a fraction of
+/// about 2 · p · 2.5 · RTT of its frame times, p the frame error probability; with RTT = 14
+/// frame times (7 of propagation each way), 2 112-bit frames and a BER of 1e-7 that is 1.48%.
+#[test]
+fn bit_errors_cost_time_and_no_cell() {
+    let errors = run(&table1(&[
+        ("traffic", "load", "0.9"),
+        ("link", "ber", "1e-7"),
+    ]));
+    let plain = run(&table1(&[("traffic", "load", "0.9")]));
+    let counters = errors.layer1.clone().expect("Layer 1 counters");
+    let frame_p = 1.0 - (1.0 - 1e-7_f64).powi(2112);
+    let ends = 2.0 * 32.0; // 32 host cables
+    let frames = (errors.sim_time_ps / errors.cell_time_ps) as f64;
+    let paused = counters.pause_slots as f64 / (ends * frames);
+    let expected = 2.0 * frame_p * 2.5 * 14.0;
+    assert!(
+        (paused / expected - 1.0).abs() < 0.25,
+        "paused {paused:.4}, expected about {expected:.4}"
+    );
+    assert!(counters.errors_detected > 0 && counters.frames_replayed > 0);
+    assert!(
+        errors.latency_cells.p99 > plain.latency_cells.p99,
+        "replays delay cells: p99 {} against {}",
+        errors.latency_cells.p99,
+        plain.latency_cells.p99
+    );
+}

@@ -48,6 +48,12 @@ impl Link {
         self.busy_until_ps <= now_ps
     }
 
+    /// Keeps the transmitter from starting a frame before `at_ps` (a link protocol holding
+    /// the port).
+    pub fn hold_until(&mut self, at_ps: TimePs) {
+        self.busy_until_ps = self.busy_until_ps.max(at_ps);
+    }
+
     /// When the transmitter becomes free.
     pub fn busy_until_ps(&self) -> TimePs {
         self.busy_until_ps

@@ -569,6 +569,13 @@ impl<R: Router> Node<R> for CellSwitch {
 
     fn tick(&mut self, ctx: &mut Context<'_, R>) -> Option<TimePs> {
         let now_ps = ctx.now_ps;
+        if ctx.fabric_has_link_protocols() {
+            for (port, link) in self.out_links.iter_mut().enumerate() {
+                if !ctx.port_ready(port) {
+                    link.hold_until(now_ps + self.slot_ps);
+                }
+            }
+        }
         let (departures, signals) = self.run_slot(now_ps, ctx.cells);
         for &(port, signal) in signals {
             ctx.send_signal(port as usize, signal, now_ps);

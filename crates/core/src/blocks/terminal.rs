@@ -212,18 +212,25 @@ impl Terminal {
 
     /// Generates and sends what is due now, then sets the timer for the next thing to do.
     ///
-    /// A terminal that nothing outside can hold back (no flow control on its link, an
-    /// unbounded queue) does now what it will do over the next [`SEND_AHEAD_CELLS`] cell
+    /// A terminal that nothing outside can hold back (no flow control or link protocol on its
+    /// link, an unbounded queue) does now what it will do over the next [`SEND_AHEAD_CELLS`] cell
     /// times: its cells go onto the wire with the times they would have left at, and wait there
     /// until the switch latches them. Same cells at the same times, one event instead of one
     /// per cell.
     fn step_and_wait<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
         let now_ps = ctx.now_ps;
-        let horizon_ps = if matches!(self.gate, TxGate::Open) && self.queue_limit_cells.is_none() {
-            let ahead_ps = SEND_AHEAD_CELLS * self.link.frame_ps(self.cell_bytes);
-            (now_ps + ahead_ps).min(self.generator.stop_ps())
-        } else {
+        let cell_ps = self.link.frame_ps(self.cell_bytes);
+        if !ctx.port_ready(0) {
+            // A link protocol holds the port (a Layer 1 replay): try again next cell time.
+            self.link.hold_until(now_ps + cell_ps);
+        }
+        let held_back = !matches!(self.gate, TxGate::Open)
+            || self.queue_limit_cells.is_some()
+            || !ctx.port_is_plain(0);
+        let horizon_ps = if held_back {
             now_ps
+        } else {
+            (now_ps + SEND_AHEAD_CELLS * cell_ps).min(self.generator.stop_ps())
         };
         let mut at_ps = now_ps;
         loop {

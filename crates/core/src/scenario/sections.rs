@@ -342,6 +342,9 @@ pub struct LinkConfig {
     /// Bytes every cell carries on the wire beyond its own (FEC, framing); a cell time is a
     /// cell and its overhead at the line rate.
     pub overhead_bytes: u32,
+    /// Bit error rate of every cable; above zero (design `rifl`) every cable runs RIFL Layer
+    /// 1 retransmission.
+    pub ber: f64,
     /// ON/OFF: occupancy (cells) at which the switch sends OFF.
     pub off_threshold_cells: Option<u32>,
     /// ON/OFF: occupancy (cells) at which the switch sends ON again.
@@ -355,6 +358,7 @@ impl Default for LinkConfig {
             propagation_ns: 0.0,
             flow_control: FlowControlKind::None,
             overhead_bytes: 0,
+            ber: 0.0,
             off_threshold_cells: None,
             on_threshold_cells: None,
         }

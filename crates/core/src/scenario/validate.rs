@@ -81,6 +81,7 @@ impl Scenario {
         self.validate_topology()?;
         self.validate_routing()?;
         self.validate_flow_control()?;
+        self.validate_bit_errors()?;
         self.validate_traffic(t)
     }
 
@@ -208,6 +209,39 @@ impl Scenario {
             return Err(invalid(
                 "routing.spray_rounds",
                 "expected at least one pass per random order",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Bit errors run RIFL Layer 1 on every cable, which works in whole frame times.
+    fn validate_bit_errors(&self) -> Result<(), ScenarioError> {
+        let link = &self.link;
+        if !(link.ber.is_finite() && (0.0..=1e-3).contains(&link.ber)) {
+            return Err(invalid(
+                "link.ber",
+                format!("expected a bit error rate from 0 to 1e-3, got {}", link.ber),
+            ));
+        }
+        if link.ber == 0.0 {
+            return Ok(());
+        }
+        if self.design.as_deref() != Some("rifl") {
+            return Err(invalid(
+                "link.ber",
+                "bit errors are corrected by RIFL Layer 1 retransmission: expected design = \"rifl\" (or ber = 0)",
+            ));
+        }
+        let cell_ps = self.cell_time_ps();
+        let propagation_ps = link.propagation_ps();
+        if propagation_ps < cell_ps || !propagation_ps.is_multiple_of(cell_ps) {
+            return Err(invalid(
+                "link.propagation_ns",
+                format!(
+                    "RIFL Layer 1 acts on whole frames: expected a whole number (at least one) of {} ns cell times, got {} ns",
+                    cell_ps as f64 / 1e3,
+                    link.propagation_ns
+                ),
             ));
         }
         Ok(())

@@ -5,10 +5,11 @@
 
 use serde::Serialize;
 
-use super::{Context, Fabric, Node, Wiring};
+use super::{Context, Fabric, Layer1Spec, Node, Wiring};
 use crate::blocks::cell::CellId;
 use crate::blocks::flow_control::{FlowControlPlan, FlowSignal};
 use crate::blocks::link::Link;
+use crate::blocks::retransmission::{frame_error_probability, FrameErrors};
 use crate::blocks::routing::Router;
 use crate::blocks::switch::{CellSwitch, SwitchSpec};
 use crate::blocks::terminal::Terminal;
@@ -23,6 +24,7 @@ use crate::run::{Design, Ledger, Perf, Report, RunError};
 
 const KIND_TERMINAL: u32 = 1;
 const KIND_SWITCH: u32 = 2;
+const KIND_LAYER1: u32 = 3;
 
 /// The node kinds of a cell network. Nodes live inline in one vector, indexed by node: a host
 /// wastes the difference in size, which costs less than a pointer chase on every event.
@@ -78,6 +80,72 @@ impl<R: Router> Node<R> for CellNode {
     }
 }
 
+/// Every cable of `topology` as a RIFL Layer 1 cable with bit error rate `ber`: a host's cable
+/// with the host as end 0, a cable between switches from its lower (switch, port) end.
+fn layer1_cables(
+    topology: &Topology,
+    ber: f64,
+    seed: u64,
+    slot_ps: TimePs,
+    link: &Link,
+    switch: &SwitchSpec,
+) -> Vec<Layer1Spec> {
+    let hosts = topology.endpoints();
+    let frame_probability =
+        frame_error_probability(ber, switch.cell_bytes + link.overhead_bytes as u64);
+    let mut ends: Vec<[(u32, u16, TimePs); 2]> = Vec::new();
+    for host in 0..hosts {
+        let (s, p) = topology.endpoint_port(host).expect("every host is cabled");
+        ends.push([
+            (host as u32, 0, 0),
+            ((hosts + s) as u32, p as u16, switch.pipeline_ps),
+        ]);
+    }
+    for (s, p) in topology.switch_port_list() {
+        if let Some(Attachment::SwitchPort {
+            switch: s2,
+            port: p2,
+        }) = topology.peer(s, p)
+        {
+            if (s, p) < (s2, p2) {
+                let end = |s: usize, p: usize| ((hosts + s) as u32, p as u16, switch.pipeline_ps);
+                ends.push([end(s, p), end(s2, p2)]);
+            }
+        }
+    }
+    let cable_of = |node: u32, port: u16| -> (usize, usize) {
+        match (node as usize).checked_sub(hosts) {
+            Some(s) => (s, port as usize),
+            None => topology
+                .endpoint_port(node as usize)
+                .expect("every host is cabled"),
+        }
+    };
+    ends.into_iter()
+        .enumerate()
+        .map(|(c, [a, b])| {
+            let (s, p) = cable_of(a.0, a.1);
+            let propagation_ps = topology
+                .cable(s, p)
+                .propagation_ps
+                .unwrap_or(link.propagation_ps);
+            let errors = [0, 1].map(|end| {
+                let id = ComponentId {
+                    kind: KIND_LAYER1,
+                    index: (2 * c + end) as u32,
+                };
+                FrameErrors::new(frame_probability, stream(seed, id))
+            });
+            Layer1Spec {
+                ends: [(a.0, a.1), (b.0, b.1)],
+                latency_slots: (propagation_ps / slot_ps).saturating_sub(1) as u32,
+                errors,
+                after_ps: [a.2, b.2],
+            }
+        })
+        .collect()
+}
+
 /// Everything a [`Network`] is built from.
 pub struct NetworkSpec {
     /// Design name reported in the summary.
@@ -109,6 +177,9 @@ pub struct NetworkSpec {
     pub end_ps: TimePs,
     /// The configuration promises to drop nothing; a drop fails the run.
     pub lossless: bool,
+    /// Bit error rate of every cable; above zero every cable runs RIFL Layer 1 retransmission
+    /// (its propagation a whole number of at least one cell time).
+    pub layer1_ber: f64,
 }
 
 /// The headline numbers of a run.
@@ -174,6 +245,23 @@ pub struct Summary {
     pub events: u64,
     /// Cells switched (one cell crossing one switch) over the whole run.
     pub cell_hops: u64,
+    /// What the RIFL Layer 1 cables counted, where the cables run it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layer1: Option<Layer1Summary>,
+}
+
+/// What the RIFL Layer 1 cables of a network counted over the whole run (both directions of
+/// every cable).
+#[derive(Clone, Debug, Serialize)]
+pub struct Layer1Summary {
+    /// Bit error rate of every cable.
+    pub ber: f64,
+    /// Corrupted frames detected (each starts a recovery).
+    pub errors_detected: u64,
+    /// Data frames sent again in retransmission cycles.
+    pub frames_replayed: u64,
+    /// Frame times a cable end could not send new data because of a recovery.
+    pub pause_slots: u64,
 }
 
 /// Latency histogram rows: bucket upper bound and count.
@@ -239,6 +327,7 @@ pub struct Network<R: Router> {
     end_ps: TimePs,
     lossless: bool,
     cell_payload_bytes: u32,
+    layer1_ber: f64,
 }
 
 impl<R: Router> Network<R> {
@@ -259,6 +348,7 @@ impl<R: Router> Network<R> {
             warmup_ps,
             end_ps,
             lossless,
+            layer1_ber,
         } = spec;
         let per_voq = switch.per_voq_buffers;
         let channels = |ports: usize| if per_voq { ports } else { 1 };
@@ -368,6 +458,11 @@ impl<R: Router> Network<R> {
             router_index: (0..nodes.len()).map(|n| n.checked_sub(hosts)).collect(),
             slot_ps,
             per_voq,
+            layer1: if layer1_ber > 0.0 {
+                layer1_cables(&topology, layer1_ber, seed, slot_ps, &link, &switch)
+            } else {
+                Vec::new()
+            },
         };
         let mut fabric = Fabric::new(nodes, router, wiring, warmup_ps);
         for host in 0..hosts {
@@ -390,6 +485,7 @@ impl<R: Router> Network<R> {
             end_ps,
             lossless,
             cell_payload_bytes: traffic.cell_payload_bytes,
+            layer1_ber,
         }
     }
 
@@ -559,6 +655,12 @@ impl<R: Router> Network<R> {
             warmup_ps: self.warmup_ps,
             events: clock.events,
             cell_hops: switched,
+            layer1: self.fabric.layer1_counters().map(|c| Layer1Summary {
+                ber: self.layer1_ber,
+                errors_detected: c.errors_detected,
+                frames_replayed: c.frames_replayed,
+                pause_slots: c.pause_slots,
+            }),
         };
         let tables = self.tables(measured_slots);
         Ok((summary, tables, clock.perf(Some(("cell-hops", switched)))))

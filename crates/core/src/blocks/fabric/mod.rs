@@ -17,6 +17,7 @@
 //! does not depend on which node ran first (see [`crate::engine::queue`]).
 
 pub mod cell_network;
+pub mod layer1;
 pub mod node;
 
 use crate::blocks::cell::{Cell, CellArena, CellId, CellQueue};
@@ -26,6 +27,8 @@ use crate::blocks::traffic::NEVER_PS;
 use crate::engine::queue::{CalendarQueue, EventQueue, Origin, Phase};
 use crate::engine::stats::LatencyHistogram;
 use crate::engine::time::{next_boundary_ps, TimePs};
+use layer1::Layer1;
+pub use layer1::{Layer1Counters, Layer1Spec};
 pub use node::{Context, Node};
 
 /// The messages of a fabric; small and `Copy`.
@@ -44,6 +47,8 @@ pub enum Event {
         /// The cell.
         cell: CellId,
     },
+    /// Every Layer 1 cable runs one frame time.
+    Layer1Step,
     /// A flow-control signal reaches a node's output.
     Signal {
         /// Receiving node.
@@ -110,8 +115,20 @@ pub struct Plumbing {
     delay_ps: Vec<TimePs>,
     /// Flow control is per VOQ: a cell's channel on a link is its VOQ at the next switch.
     per_voq: bool,
+    /// The cables that run RIFL Layer 1.
+    layer1: Layer1,
+    /// Scratch: the cells a Layer 1 step delivers.
+    layer1_arrivals: Vec<(u32, u16, CellId, TimePs)>,
     /// What the fabric measures.
     pub metrics: Metrics,
+}
+
+/// The origin of the fabric's own events (Layer 1 steps): before every node's at an instant.
+const FABRIC_ORIGIN: Origin = 0;
+
+/// The origin of node `node`'s events.
+fn origin(node: usize) -> Origin {
+    node as Origin + 1
 }
 
 impl Plumbing {
@@ -133,8 +150,33 @@ impl Plumbing {
         cells: &mut CellArena,
     ) {
         self.metrics.moves += 1;
-        let (peer, peer_port) = self.peer[self.port(node, port)];
-        let (peer, peer_port) = (peer as usize, peer_port as usize);
+        let index = self.port(node, port);
+        if self.layer1.hand_over(index, cell, cells) {
+            return;
+        }
+        let (peer, peer_port) = self.peer[index];
+        self.arrive(
+            origin(node),
+            peer as usize,
+            peer_port as usize,
+            cell,
+            arrive_ps,
+            cells,
+        );
+    }
+
+    /// `cell` reaches input `peer_port` of `peer` at `arrive_ps`, sent by `origin`: a sink is
+    /// told at once, a node that takes cells as they arrive gets an event, a slotted node finds
+    /// it on the wire at its clock edge.
+    fn arrive(
+        &mut self,
+        sender: Origin,
+        peer: usize,
+        peer_port: usize,
+        cell: CellId,
+        arrive_ps: TimePs,
+        cells: &mut CellArena,
+    ) {
         if self.sink[peer] && arrive_ps <= self.end_ps {
             self.to_sinks
                 .push((peer as u32, peer_port as u16, cell, arrive_ps));
@@ -146,8 +188,7 @@ impl Plumbing {
                 port: peer_port as u16,
                 cell,
             };
-            self.queue
-                .push(arrive_ps, Phase::Message, node as Origin, event);
+            self.queue.push(arrive_ps, Phase::Message, sender, event);
             return;
         }
         cells[cell].switch_arrive_ps = arrive_ps;
@@ -158,8 +199,7 @@ impl Plumbing {
         if edge_ps < self.tick_at_ps[peer] {
             self.tick_at_ps[peer] = edge_ps;
             let event = Event::Tick(peer as u32);
-            self.queue
-                .push(edge_ps, Phase::Clock, peer as Origin, event);
+            self.queue.push(edge_ps, Phase::Clock, origin(peer), event);
         }
     }
 
@@ -176,14 +216,12 @@ impl Plumbing {
             port: peer_port,
             signal,
         };
-        self.queue
-            .push(at_ps, Phase::Message, node as Origin, event);
+        self.queue.push(at_ps, Phase::Message, origin(node), event);
     }
 
     fn set_timer(&mut self, node: usize, at_ps: TimePs) {
         let event = Event::Timer(node as u32);
-        self.queue
-            .push(at_ps, Phase::Message, node as Origin, event);
+        self.queue.push(at_ps, Phase::Message, origin(node), event);
     }
 
     fn next_channel<R: Router>(&self, node: usize, port: usize, cell: &Cell, router: &R) -> u16 {
@@ -230,6 +268,8 @@ pub struct Wiring {
     pub slot_ps: TimePs,
     /// Flow control is per VOQ.
     pub per_voq: bool,
+    /// The cables that run RIFL Layer 1.
+    pub layer1: Vec<Layer1Spec>,
 }
 
 /// Nodes of kind `N`, routed by `R`, wired into a fabric.
@@ -252,6 +292,7 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
             router_index,
             slot_ps,
             per_voq,
+            layer1,
         } = wiring;
         let port_base = peers
             .iter()
@@ -262,7 +303,11 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
             })
             .collect();
         let ports: usize = peers.iter().map(Vec::len).sum();
-        let plumbing = Plumbing {
+        let layer1 = {
+            let base: &Vec<u32> = &port_base;
+            Layer1::new(layer1, ports, |node, port| base[node] as usize + port)
+        };
+        let mut plumbing = Plumbing {
             queue: CalendarQueue::for_gap(slot_ps),
             port_base,
             peer: peers.into_iter().flatten().collect(),
@@ -280,6 +325,8 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
             slot_ps,
             delay_ps: delays_ps.into_iter().flatten().collect(),
             per_voq,
+            layer1,
+            layer1_arrivals: Vec::new(),
             metrics: Metrics {
                 warmup_ps,
                 latency: LatencyHistogram::new(),
@@ -289,11 +336,51 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
                 moves: 0,
             },
         };
+        if plumbing.layer1.is_used() {
+            plumbing
+                .queue
+                .push(0, Phase::Message, FABRIC_ORIGIN, Event::Layer1Step);
+        }
         Fabric {
             nodes,
             router,
             cells: CellArena::new(),
             plumbing,
+        }
+    }
+
+    /// What the Layer 1 cables counted.
+    pub fn layer1_counters(&self) -> Option<Layer1Counters> {
+        let layer1 = &self.plumbing.layer1;
+        layer1.is_used().then(|| layer1.counters())
+    }
+
+    /// One frame time of every Layer 1 cable: deliver what the far ends accept, and book the
+    /// next frame time.
+    fn step_layer1(&mut self, now_ps: TimePs) {
+        let plumbing = &mut self.plumbing;
+        let mut arrivals = std::mem::take(&mut plumbing.layer1_arrivals);
+        plumbing.layer1.step(now_ps, &mut self.cells, &mut arrivals);
+        for &(node, port, cell, arrive_ps) in &arrivals {
+            plumbing.arrive(
+                FABRIC_ORIGIN,
+                node as usize,
+                port as usize,
+                cell,
+                arrive_ps,
+                &mut self.cells,
+            );
+        }
+        arrivals.clear();
+        plumbing.layer1_arrivals = arrivals;
+        if !plumbing.to_sinks.is_empty() {
+            self.reach_sinks();
+        }
+        let next_ps = now_ps + self.plumbing.slot_ps;
+        if next_ps <= self.plumbing.end_ps {
+            self.plumbing
+                .queue
+                .push(next_ps, Phase::Message, FABRIC_ORIGIN, Event::Layer1Step);
         }
     }
 
@@ -367,6 +454,7 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
             Event::Cell { node, port, cell } => self.with_node(now_ps, node as usize, |n, ctx| {
                 n.cell_arrives(ctx, port as usize, cell, now_ps)
             }),
+            Event::Layer1Step => self.step_layer1(now_ps),
             Event::Signal { node, port, signal } => {
                 self.with_node(now_ps, node as usize, |n, ctx| {
                     n.signal_arrives(ctx, port as usize, signal)
@@ -408,7 +496,7 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
             let event = Event::Tick(node as u32);
             self.plumbing
                 .queue
-                .push(next_ps, Phase::Clock, node as Origin, event);
+                .push(next_ps, Phase::Clock, origin(node), event);
         }
     }
 

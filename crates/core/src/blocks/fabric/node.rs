@@ -74,6 +74,28 @@ impl<R: Router> Context<'_, R> {
         self.plumbing.send_signal(self.node, port, signal, at_ps);
     }
 
+    /// True unless the cable on `port` runs a link protocol that cannot take a cell now (a
+    /// RIFL Layer 1 end pausing for a replay, or still holding the last cell handed to it).
+    pub fn port_ready(&self, port: usize) -> bool {
+        self.plumbing
+            .layer1
+            .is_ready(self.plumbing.port(self.node, port))
+    }
+
+    /// True if the cable on `port` is a plain wire (no link protocol of its own that may hold
+    /// cells back).
+    pub fn port_is_plain(&self, port: usize) -> bool {
+        !self
+            .plumbing
+            .layer1
+            .has(self.plumbing.port(self.node, port))
+    }
+
+    /// True if any cable of the fabric runs a link protocol (see [`port_ready`](Self::port_ready)).
+    pub fn fabric_has_link_protocols(&self) -> bool {
+        self.plumbing.layer1.is_used()
+    }
+
     /// Sets this node's timer to fire at `at_ps` (a node ignores the firings it no longer
     /// wants).
     pub fn set_timer(&mut self, at_ps: TimePs) {

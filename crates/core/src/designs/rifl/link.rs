@@ -12,10 +12,9 @@
 //! `run.seed`.
 
 use rand::Rng as _;
-use rand_distr::{Distribution, Geometric};
 use serde::{Deserialize, Serialize};
 
-use crate::blocks::retransmission::{Layer1Link, SlotInput};
+use crate::blocks::retransmission::{frame_error_probability, FrameErrors, Layer1Link, SlotInput};
 use crate::engine::kernel::{Clock, Model};
 use crate::engine::queue::{CalendarQueue, EventQueue, Phase};
 use crate::engine::rng::{stream, ComponentId, Rng};
@@ -236,44 +235,7 @@ impl LinkScenario {
 
     /// Probability that a frame has at least one bit error.
     pub fn frame_error_probability(&self) -> f64 {
-        let bits = 8.0 * self.link.frame_bytes as f64;
-        -(bits * (-self.link.ber).ln_1p()).exp_m1()
-    }
-}
-
-/// The corrupted frames of one direction: geometric gaps between frame errors.
-struct FrameErrors {
-    gaps: Option<Geometric>,
-    rng: Rng,
-    next_slot: u64,
-}
-
-impl FrameErrors {
-    fn new(probability: f64, rng: Rng) -> Self {
-        let gaps = (probability > 0.0).then(|| Geometric::new(probability).expect("0 < p <= 1"));
-        let mut errors = FrameErrors {
-            gaps,
-            rng,
-            next_slot: 0,
-        };
-        errors.next_slot = errors.gap();
-        errors
-    }
-
-    fn gap(&mut self) -> u64 {
-        match &self.gaps {
-            Some(g) => g.sample(&mut self.rng),
-            None => u64::MAX,
-        }
-    }
-
-    /// Whether the frame sent in `slot` is corrupted (slots must be asked in increasing order).
-    fn corrupts(&mut self, slot: u64) -> bool {
-        if slot < self.next_slot {
-            return false;
-        }
-        self.next_slot = slot.saturating_add(1).saturating_add(self.gap());
-        true
+        frame_error_probability(self.link.ber, self.link.frame_bytes as u64)
     }
 }
 
@@ -544,7 +506,7 @@ impl Model for LinkStudy {
         let next_error = self
             .errors
             .iter()
-            .map(|e| e.next_slot)
+            .map(|e| e.next_slot())
             .min()
             .unwrap_or(u64::MAX);
         let quiet_until = next_error.min(self.end_slot);

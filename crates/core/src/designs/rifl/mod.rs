@@ -14,8 +14,10 @@
 //! - Racks: one switch, two switches joined by parallel links, or a leaf-spine, all routed by
 //!   the same headers (at most five hops).
 //!
-//! The Layer 1 retransmitting link (§II-A) is studied on its own in [`link`]; the links of these
-//! switched networks are error-free (see the README's "What is not built yet").
+//! - Layer 1 (§II-A): with `link.ber` above zero every cable of the rack runs the retransmitting
+//!   link as its cable protocol (`blocks::fabric::layer1`): corrupted frames are replayed hop by
+//!   hop, and a switch leaves out of its matching the outputs whose link pauses for a replay.
+//!   The link alone, with its own frame format and receive buffers, is studied in [`link`].
 
 pub mod addressing;
 pub mod header;
