@@ -185,20 +185,22 @@ impl Clint {
         self.watch_output(output);
     }
 
-    /// B4, arbitration stage: every node reports the targets it has a ready request for.
+    /// B4, arbitration stage: every node sends the arbiter a configuration packet naming the
+    /// targets it has a ready request for.
     pub(super) fn configure(&mut self) {
-        for (requests, nic) in self.requests.iter_mut().zip(&self.nics) {
-            *requests = nic.request_vector(&self.packets);
-        }
         let cfg_at_arbiter_ps = self.now_ps + self.t.cfg_ps + self.t.propagation_ps;
+        for node in 0..self.nodes() {
+            let requests = self.nics[node].request_vector(&self.packets);
+            let node = node as u16;
+            self.schedule(cfg_at_arbiter_ps, Event::Configuration { node, requests });
+        }
         self.schedule_clock(cfg_at_arbiter_ps, Event::Arbitrate);
         self.schedule_clock(self.now_ps + self.t.slot_ps, Event::Configure);
     }
 
-    /// B4: the arbiter computes the schedule and sends the grant packets.
+    /// B4: the arbiter computes the schedule from the configuration packets it heard and sends
+    /// every node its grant packet.
     pub(super) fn arbitrate(&mut self) {
-        self.arbiter
-            .schedule(&self.requests, &self.enabled, &mut self.grants);
         let t = &self.t;
         let grant_ps = self.now_ps + t.arbiter_ps + t.gnt_ps + t.propagation_ps;
         debug_assert_eq!(
@@ -206,22 +208,30 @@ impl Clint {
             0,
             "grants arrive at the slot boundary"
         );
-        self.schedule_clock(grant_ps, Event::Grant);
+        self.arbiter.arbitrate();
+        for node in 0..self.nodes() {
+            let target = self.arbiter.grant(node);
+            self.schedule_clock(
+                grant_ps,
+                Event::Grant {
+                    node: node as u16,
+                    target,
+                },
+            );
+        }
     }
 
-    /// B4, transfer stage: granted initiators send their oldest request to the granted target.
-    pub(super) fn grant(&mut self) {
-        for node in 0..self.nodes() {
-            let target = self.grants[node];
-            if target == UNMATCHED {
-                continue;
-            }
-            self.node_table.grants[node] += 1;
-            let id = self.nics[node]
-                .oldest_ready(&self.packets, Some(target))
-                .expect("a requested target still has its request ready");
-            self.start_request(node as u16, id, self.now_ps + self.t.slot_gap_ps);
+    /// B4, transfer stage: a granted initiator sends its oldest request to the granted target.
+    pub(super) fn grant(&mut self, node: u16, target: u16) {
+        if target == UNMATCHED {
+            return;
         }
+        let node = node as usize;
+        self.node_table.grants[node] += 1;
+        let id = self.nics[node]
+            .oldest_ready(&self.packets, Some(target))
+            .expect("a requested target still has its request ready");
+        self.start_request(node as u16, id, self.now_ps + self.t.slot_gap_ps);
     }
 }
 

@@ -19,6 +19,7 @@
 //!   packets; latency from generation to the start of the packet's transmission out of the send
 //!   buffer (the first, and the accepted one).
 
+pub mod arbiter;
 pub mod bulk;
 pub mod config;
 pub mod nic;
@@ -30,7 +31,6 @@ use rand_distr::{Distribution, Geometric};
 use serde::Serialize;
 
 use crate::blocks::collision_switch::{CollisionSwitch, Mixing, OnBusy, Verdict};
-use crate::blocks::lcf::LcfArbiter;
 use crate::blocks::port_set::PortSet;
 use crate::engine::arena::Arena;
 use crate::engine::kernel::{Clock, Model};
@@ -40,6 +40,7 @@ use crate::engine::stats::{LatencyHistogram, Percentiles};
 use crate::engine::time::{TimePs, PS_PER_NS};
 use crate::run::{Design, Ledger, Report, RunError};
 use crate::scenario::ScenarioError;
+use arbiter::BulkArbiter;
 use bulk::{BulkMove, OutputBuffers};
 use config::{Architecture, ClintConfig, Intervals};
 use nic::{Ack, Nic, Packet, Receipt, Transmission};
@@ -80,10 +81,14 @@ pub enum Event {
     HostConsume(u16),
     /// Every node sends its configuration packet (B4).
     Configure,
+    /// A node's configuration packet reaches the arbiter: the targets it has a ready request
+    /// for (B4).
+    Configuration { node: u16, requests: PortSet },
     /// The arbiter has every configuration packet (B4).
     Arbitrate,
-    /// Grant packets arrive: the transfer slot begins (B4).
-    Grant,
+    /// A grant packet reaches its node, naming its target or `UNMATCHED`: the transfer slot
+    /// begins (B4).
+    Grant { node: u16, target: u16 },
 }
 
 /// The law of the intervals between a node's injections, in whole 4 ns cycles, with the mean
@@ -275,10 +280,7 @@ pub struct Clint {
     free_pending: Vec<bool>,
     quick_switch: CollisionSwitch<QuickMove>,
     quick_verdicts: Vec<Verdict<QuickMove>>,
-    arbiter: LcfArbiter,
-    requests: Vec<PortSet>,
-    enabled: Vec<PortSet>,
-    grants: Vec<u16>,
+    arbiter: BulkArbiter,
     latency: LatencyHistogram,
     latency_accepted: LatencyHistogram,
     counters: Counters,
@@ -367,10 +369,7 @@ pub fn build(json: &str) -> Result<Clint, ScenarioError> {
         free_pending: vec![false; n],
         quick_switch: CollisionSwitch::new(n, OnBusy::Drop, mixing),
         quick_verdicts: Vec::with_capacity(n),
-        arbiter: LcfArbiter::new(n),
-        requests: vec![PortSet::EMPTY; n],
-        enabled: vec![PortSet::below(n).without(disabled); n],
-        grants: vec![0; n],
+        arbiter: BulkArbiter::new(n, disabled),
         latency: LatencyHistogram::new(),
         latency_accepted: LatencyHistogram::new(),
         counters: Counters::default(),
@@ -428,7 +427,8 @@ impl Clint {
             Event::BulkResolve | Event::BulkFree(_) => bulk_switch,
             Event::RequestArrive { .. } if !self.arch.is_quick() => bulk_switch,
             Event::RequestArrive { .. } | Event::QuickResolve | Event::AckArrive(_) => quick_switch,
-            Event::Configure | Event::Arbitrate | Event::Grant => arbiter,
+            Event::Configure | Event::Arbitrate | Event::Grant { .. } => arbiter,
+            Event::Configuration { node, .. } => node as Origin,
         }
     }
 
@@ -452,8 +452,9 @@ impl Clint {
             Event::Timeout(tx) => self.timeout(tx),
             Event::HostConsume(node) => self.nics[node as usize].receive_free += 1,
             Event::Configure => self.configure(),
+            Event::Configuration { node, requests } => self.arbiter.hear(node, requests),
             Event::Arbitrate => self.arbitrate(),
-            Event::Grant => self.grant(),
+            Event::Grant { node, target } => self.grant(node, target),
         }
     }
 
