@@ -15,7 +15,7 @@ use super::traffic::{Generator, NEVER_PS};
 use crate::engine::time::TimePs;
 
 /// How many cell times ahead a terminal that nothing can hold back sends.
-const SEND_AHEAD_CELLS: TimePs = 64;
+const SEND_AHEAD_CELLS: TimePs = 8;
 
 /// Per-terminal counters.
 #[derive(Clone, Copy, Debug, Default)]

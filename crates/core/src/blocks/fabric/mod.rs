@@ -98,6 +98,9 @@ pub struct Plumbing {
     peer: Vec<(u32, u16)>,
     /// Cells on their way to each input of a slotted node, in arrival order.
     wires: Vec<CellQueue>,
+    /// When the first cell on each wire arrives (`NEVER_PS` for an empty wire): kept beside the
+    /// wires so that a clock edge finds what is due without touching cells not yet due.
+    wire_front_ps: Vec<TimePs>,
     /// Cells on the wires into each node.
     wire_cells: Vec<u32>,
     /// Each node's next clock edge, or `NEVER_PS`.
@@ -193,6 +196,9 @@ impl Plumbing {
         }
         cells[cell].switch_arrive_ps = arrive_ps;
         let wire = self.port(peer, peer_port);
+        if self.wires[wire].is_empty() {
+            self.wire_front_ps[wire] = arrive_ps;
+        }
         cells.push_back(&mut self.wires[wire], cell);
         self.wire_cells[peer] += 1;
         let edge_ps = next_boundary_ps(arrive_ps, self.slot_ps);
@@ -239,13 +245,30 @@ impl Plumbing {
     }
 
     /// The clock edge at which the earliest cell on a wire into `node` is latched.
-    fn first_wire_edge(&self, node: usize, ports: usize, cells: &CellArena) -> Option<TimePs> {
+    fn first_wire_edge(&self, node: usize, ports: usize) -> Option<TimePs> {
         let base = self.port_base[node] as usize;
-        (0..ports)
-            .filter_map(|port| self.wires[base + port].front())
-            .map(|cell| cells[cell].switch_arrive_ps)
-            .min()
-            .map(|first_ps| next_boundary_ps(first_ps, self.slot_ps))
+        let first_ps = *self.wire_front_ps[base..base + ports].iter().min()?;
+        (first_ps != NEVER_PS).then(|| next_boundary_ps(first_ps, self.slot_ps))
+    }
+
+    /// Takes the first cell off wire `wire` if it has arrived by `now_ps`, with its arrival.
+    fn latch(
+        &mut self,
+        wire: usize,
+        now_ps: TimePs,
+        cells: &mut CellArena,
+    ) -> Option<(CellId, TimePs)> {
+        let arrive_ps = self.wire_front_ps[wire];
+        if arrive_ps > now_ps {
+            return None;
+        }
+        let cell = cells
+            .pop_front(&mut self.wires[wire])
+            .expect("a wire with a front");
+        self.wire_front_ps[wire] = self.wires[wire]
+            .front()
+            .map_or(NEVER_PS, |next| cells[next].switch_arrive_ps);
+        Some((cell, arrive_ps))
     }
 }
 
@@ -312,6 +335,7 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
             port_base,
             peer: peers.into_iter().flatten().collect(),
             wires: (0..ports).map(|_| CellQueue::default()).collect(),
+            wire_front_ps: vec![NEVER_PS; ports],
             wire_cells: vec![0; nodes.len()],
             tick_at_ps: vec![NEVER_PS; nodes.len()],
             slotted,
@@ -469,12 +493,9 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
         if self.plumbing.wire_cells[node] > 0 {
             let base = self.plumbing.port_base[node] as usize;
             for port in 0..ports {
-                while let Some(cell) = self.plumbing.wires[base + port].front() {
-                    let arrive_ps = self.cells[cell].switch_arrive_ps;
-                    if arrive_ps > now_ps {
-                        break;
-                    }
-                    self.cells.pop_front(&mut self.plumbing.wires[base + port]);
+                while let Some((cell, arrive_ps)) =
+                    self.plumbing.latch(base + port, now_ps, &mut self.cells)
+                {
                     self.plumbing.wire_cells[node] -= 1;
                     self.with_node(now_ps, node, |n, ctx| {
                         n.cell_arrives(ctx, port, cell, arrive_ps)
@@ -487,7 +508,7 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
             Some(at_ps) => at_ps,
             None if self.plumbing.wire_cells[node] > 0 => self
                 .plumbing
-                .first_wire_edge(node, ports, &self.cells)
+                .first_wire_edge(node, ports)
                 .expect("a wire holds a cell"),
             None => NEVER_PS,
         };
