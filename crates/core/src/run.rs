@@ -23,6 +23,15 @@ pub enum RunError {
         /// Items still in the system at the end.
         in_flight: u64,
     },
+    /// The cells counted where they are held differ from the cells allocated: a cell lost from
+    /// every queue, or held in two.
+    #[error("cell account broken: {held} cells held in queues, wires and events, but {allocated} allocated")]
+    Unaccounted {
+        /// Cells counted where they are held.
+        held: u64,
+        /// Cells alive in the cell arena.
+        allocated: u64,
+    },
     /// A configuration that promises no loss dropped items.
     #[error("lossless configuration dropped {0} cells")]
     LossInLosslessRun(u64),

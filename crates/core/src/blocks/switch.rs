@@ -541,6 +541,10 @@ impl<R: Router> Node<R> for CellSwitch {
         false
     }
 
+    fn cells_held(&self) -> u64 {
+        self.held_cells
+    }
+
     fn cell_arrives(
         &mut self,
         ctx: &mut Context<'_, R>,

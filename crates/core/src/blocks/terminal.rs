@@ -268,6 +268,10 @@ impl<R: Router> Node<R> for Terminal {
         true
     }
 
+    fn cells_held(&self) -> u64 {
+        self.queued_cells as u64
+    }
+
     fn cell_arrives(
         &mut self,
         ctx: &mut Context<'_, R>,

@@ -45,6 +45,13 @@ impl<R: Router> Node<R> for CellNode {
         matches!(self, CellNode::Terminal(_))
     }
 
+    fn cells_held(&self) -> u64 {
+        match self {
+            CellNode::Terminal(t) => Node::<R>::cells_held(t),
+            CellNode::Switch(s) => Node::<R>::cells_held(s),
+        }
+    }
+
     fn cell_arrives(
         &mut self,
         ctx: &mut Context<'_, R>,
@@ -596,7 +603,14 @@ impl<R: Router> Network<R> {
         let sum = |f: fn(&Terminal) -> u64| self.terminals().map(f).sum::<u64>();
         let injected = sum(|t| t.counters.cells_injected);
         let delivered = sum(|t| t.counters.cells_delivered);
-        let in_flight = self.fabric.cells_live();
+        let in_flight = self.fabric.cells_held();
+        let allocated = self.fabric.cells_live();
+        if in_flight != allocated {
+            return Err(RunError::Unaccounted {
+                held: in_flight,
+                allocated,
+            });
+        }
         let metrics = self.fabric.metrics();
         let ledger = Ledger {
             injected,
@@ -743,5 +757,65 @@ impl<R: Router> Design for Network<R> {
     fn report(self, clock: Clock) -> Result<Report, RunError> {
         let (summary, tables, perf) = self.finish(clock)?;
         Ok(Report::new(&summary, &tables, perf))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::blocks::cell::Cell;
+    use crate::designs::cell_fabric;
+    use crate::engine::kernel::Kernel;
+    use crate::run::RunError;
+    use crate::scenario::Scenario;
+
+    /// A small fabric stopped halfway through, with cells in every place they can be.
+    fn halfway() -> (
+        super::Network<crate::blocks::routing::FabricRouter>,
+        crate::engine::kernel::Clock,
+    ) {
+        let json = r#"{"design": "cell_fabric",
+            "run": {"seed": 2, "duration_ns": 5120, "warmup_ns": 512},
+            "topology": {"kind": "fat_tree", "k": 4},
+            "routing": {"mode": "spray"},
+            "switch": {"scheduler": "output_queued", "buffer_cells": 4},
+            "traffic": {"load": 1.0}}"#;
+        let network = cell_fabric::build(&Scenario::from_json(json).unwrap()).unwrap();
+        let mut kernel = Kernel::new(network, 5_120_000);
+        kernel.advance(2_560_000);
+        let (network, clock, deadlock) = kernel.into_parts();
+        assert!(deadlock.is_none());
+        (network, clock)
+    }
+
+    #[test]
+    fn the_account_settles_where_the_cells_are() {
+        let (network, clock) = halfway();
+        assert!(
+            network.fabric.cells_held() > 0,
+            "cells are in flight halfway"
+        );
+        assert!(network.finish(clock).is_ok());
+    }
+
+    /// A cell allocated but held in no queue (a lost handle) breaks the account.
+    #[test]
+    fn a_cell_held_nowhere_fails_the_run() {
+        let (mut network, clock) = halfway();
+        network.fabric.cells.alloc(Cell::new(0, 1, 64, true, 0, 0));
+        assert!(matches!(
+            network.finish(clock),
+            Err(RunError::Unaccounted { held, allocated }) if allocated == held + 1
+        ));
+    }
+
+    /// A drop counted for a cell that is still held breaks the balance.
+    #[test]
+    fn a_miscounted_drop_fails_the_run() {
+        let (mut network, clock) = halfway();
+        network.fabric.plumbing.metrics.cells_dropped += 1;
+        assert!(matches!(
+            network.finish(clock),
+            Err(RunError::Conservation { .. })
+        ));
     }
 }

@@ -164,6 +164,15 @@ impl Layer1 {
         }
     }
 
+    /// Cells the cables hold: waiting for a frame or sent and not yet accepted.
+    pub(super) fn cells_held(&self) -> u64 {
+        self.cables
+            .iter()
+            .flat_map(|c| c.waiting.iter().chain(&c.in_flight))
+            .map(|q| q.len() as u64)
+            .sum()
+    }
+
     /// What the cables counted, both ends of all.
     pub(super) fn counters(&self) -> Layer1Counters {
         let mut total = Layer1Counters::default();

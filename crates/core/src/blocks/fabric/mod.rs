@@ -103,6 +103,8 @@ pub struct Plumbing {
     wire_front_ps: Vec<TimePs>,
     /// Cells on the wires into each node.
     wire_cells: Vec<u32>,
+    /// Cells travelling as events (to a node that takes cells as they arrive).
+    cells_in_events: u64,
     /// Each node's next clock edge, or `NEVER_PS`.
     tick_at_ps: Vec<TimePs>,
     slotted: Vec<bool>,
@@ -192,6 +194,7 @@ impl Plumbing {
                 cell,
             };
             self.queue.push(arrive_ps, Phase::Message, sender, event);
+            self.cells_in_events += 1;
             return;
         }
         cells[cell].switch_arrive_ps = arrive_ps;
@@ -337,6 +340,7 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
             wires: (0..ports).map(|_| CellQueue::default()).collect(),
             wire_front_ps: vec![NEVER_PS; ports],
             wire_cells: vec![0; nodes.len()],
+            cells_in_events: 0,
             tick_at_ps: vec![NEVER_PS; nodes.len()],
             slotted,
             sink,
@@ -423,9 +427,19 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
         &self.plumbing.metrics
     }
 
-    /// Cells alive: generated and neither delivered nor dropped.
+    /// Cells alive in the arena: generated and neither delivered nor dropped.
     pub fn cells_live(&self) -> u64 {
         self.cells.live() as u64
+    }
+
+    /// Cells counted where they are: held by the nodes, on the wires, in link protocols and
+    /// in events on their way. It equals [`cells_live`](Self::cells_live) unless a cell was
+    /// lost from every queue or held in two.
+    pub fn cells_held(&self) -> u64 {
+        let plumbing = &self.plumbing;
+        let on_wires: u64 = plumbing.wire_cells.iter().map(|&c| c as u64).sum();
+        let in_nodes: u64 = self.nodes.iter().map(|n| n.cells_held()).sum();
+        in_nodes + on_wires + plumbing.layer1.cells_held() + plumbing.cells_in_events
     }
 
     /// Runs `act` on node `node` with its context at `now_ps`.
@@ -475,9 +489,12 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
             }
             Event::Tick(_) => {} // superseded by an earlier clock edge
             Event::Timer(node) => self.with_node(now_ps, node as usize, |n, ctx| n.timer(ctx)),
-            Event::Cell { node, port, cell } => self.with_node(now_ps, node as usize, |n, ctx| {
-                n.cell_arrives(ctx, port as usize, cell, now_ps)
-            }),
+            Event::Cell { node, port, cell } => {
+                self.plumbing.cells_in_events -= 1;
+                self.with_node(now_ps, node as usize, |n, ctx| {
+                    n.cell_arrives(ctx, port as usize, cell, now_ps)
+                })
+            }
             Event::Layer1Step => self.step_layer1(now_ps),
             Event::Signal { node, port, signal } => {
                 self.with_node(now_ps, node as usize, |n, ctx| {

@@ -24,6 +24,9 @@ pub trait Node<R: Router> {
     /// it is told of a cell as soon as the cell is sent, with the cell's arrival time as its
     /// now, and the cell costs no event. Arrivals after the end of the run stay on the wire.
     fn is_sink(&self) -> bool;
+    /// Cells the node holds (waiting to send, buffered), counted where they are: the cell
+    /// account's "in flight" term adds these to the fabric's wires.
+    fn cells_held(&self) -> u64;
     /// Cell `cell` reached input `port` at `arrive_ps` (for a slotted node, latched at the clock
     /// edge `ctx.now_ps`).
     fn cell_arrives(
