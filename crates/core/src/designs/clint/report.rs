@@ -1,0 +1,208 @@
+//! What a Clint run reports (seed 002 §4): the summary, the per-node and latency tables, and
+//! the packet account it settles at the end.
+
+use serde::Serialize;
+
+use super::Clint;
+use crate::engine::kernel::Clock;
+use crate::engine::stats::Percentiles;
+use crate::engine::time::{TimePs, PS_PER_NS};
+use crate::run::{Design, Ledger, Report, RunError};
+
+/// Per-node columns of the `nodes` table.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct NodeTable {
+    /// Node index.
+    pub node: Vec<u32>,
+    /// Packets the node generated.
+    pub injected: Vec<u64>,
+    /// Packets its targets accepted.
+    pub delivered: Vec<u64>,
+    /// Bulk grants it received (B4).
+    pub grants: Vec<u64>,
+}
+
+/// Latency distribution columns.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct HistogramTable {
+    /// Highest latency of the bucket, ns.
+    pub latency_ns: Vec<f64>,
+    /// Packets in the bucket.
+    pub count: Vec<u64>,
+}
+
+/// The tables of a Clint run.
+#[derive(Clone, Debug, Serialize)]
+pub struct ClintTables {
+    /// Per node.
+    pub nodes: NodeTable,
+    /// Latency histogram.
+    pub latency_histogram: HistogramTable,
+}
+
+/// The headline numbers of a Clint run.
+#[derive(Clone, Debug, Serialize)]
+pub struct ClintSummary {
+    /// Always `clint`.
+    pub design: &'static str,
+    /// `B1` … `Q2`.
+    pub architecture: &'static str,
+    /// Seed of the run.
+    pub seed: u64,
+    /// Nodes.
+    pub nodes: u32,
+    /// Requests generated during measurement, per node, as a fraction of link bandwidth.
+    pub offered_load: f64,
+    /// Requests accepted by targets during measurement, per node, as a fraction of link
+    /// bandwidth.
+    pub throughput: f64,
+    /// The seed's latency (§4.1): from generation to the start of the packet's transmission
+    /// out of the send buffer (its first), packets generated during measurement and accepted
+    /// by the end.
+    pub latency_ns: Percentiles,
+    /// From generation to the start of the transmission the target accepted: adds the
+    /// timeouts and retransmissions of lost requests.
+    pub latency_accepted_ns: Percentiles,
+    /// Packets whose latency was measured.
+    pub packets_measured: u64,
+    /// Packets generated over the run.
+    pub packets_injected: u64,
+    /// Packets accepted by their targets over the run.
+    pub packets_delivered: u64,
+    /// Packets lost for good (none: every loss is retransmitted).
+    pub packets_dropped: u64,
+    /// Packets not yet accepted at the end.
+    pub packets_in_flight: u64,
+    /// Request transmissions during measurement.
+    pub transmissions: u64,
+    /// Requests sent again after a NAK or a timeout, during measurement.
+    pub retransmissions: u64,
+    /// Requests dropped in a switch, per request transmission (Fig. 10; B1 and Q1/Q2).
+    pub collision_rate: f64,
+    /// Requests dropped because they met an acknowledgment, per request transmission (Fig. 10).
+    pub ack_collision_rate: f64,
+    /// Requests dropped in a switch by another request.
+    pub collisions_with_request: u64,
+    /// Requests dropped in a switch by an acknowledgment.
+    pub collisions_with_ack: u64,
+    /// B3: requests dropped at a full output buffer.
+    pub overflow_drops: u64,
+    /// B2: requests held back by back pressure.
+    pub back_pressure_stalls: u64,
+    /// Acknowledgments dropped in the quick switch.
+    pub ack_drops: u64,
+    /// Packets the globally scheduled channel let collide (must be 0).
+    pub scheduled_collisions: u64,
+    /// Requests NAKed for want of a receive buffer.
+    pub naks_no_buffer: u64,
+    /// Requests NAKed because an earlier one of their pair was missing (go-back-N).
+    pub naks_out_of_sequence: u64,
+    /// Requests accepted ahead of a missing one of their pair and held for it (selective).
+    pub held_for_order: u64,
+    /// Loss timeouts.
+    pub timeouts: u64,
+    /// Requests received again after being accepted (acknowledged, discarded).
+    pub duplicates: u64,
+    /// Requests accepted out of generation order within their pair (must be 0).
+    pub out_of_order: u64,
+    /// Bulk slot, ns.
+    pub slot_ns: f64,
+    /// Request packet time on its link, ns.
+    pub packet_ns: f64,
+    /// Events processed.
+    pub events: u64,
+    /// Simulated time, ps.
+    pub sim_time_ps: u64,
+}
+
+impl Clint {
+    fn summary(&self, clock: &Clock) -> ClintSummary {
+        let c = &self.counters;
+        let n = self.nodes() as f64;
+        let window_ps = (self.end_ps - self.warmup_ps) as f64;
+        let per_link = |packets: u64| packets as f64 * self.request_ps as f64 / (n * window_ps);
+        let rate = |count: u64| {
+            if c.transmissions == 0 {
+                0.0
+            } else {
+                count as f64 / c.transmissions as f64
+            }
+        };
+        let in_flight: u64 = self
+            .nics
+            .iter()
+            .map(|nic| nic.undelivered(&self.packets))
+            .sum();
+        ClintSummary {
+            design: "clint",
+            architecture: self.arch.name(),
+            seed: self.seed,
+            nodes: self.nodes() as u32,
+            offered_load: per_link(c.generated_measured),
+            throughput: per_link(c.delivered_measured),
+            latency_ns: self.latency.percentiles().scaled(PS_PER_NS as f64),
+            latency_accepted_ns: self.latency_accepted.percentiles().scaled(PS_PER_NS as f64),
+            packets_measured: self.latency.count(),
+            packets_injected: c.injected,
+            packets_delivered: c.delivered,
+            packets_dropped: 0,
+            packets_in_flight: in_flight,
+            transmissions: c.transmissions,
+            retransmissions: c.timeouts + c.naks_received,
+            collision_rate: rate(c.collisions_with_request + c.collisions_with_ack),
+            ack_collision_rate: rate(c.collisions_with_ack),
+            collisions_with_request: c.collisions_with_request,
+            collisions_with_ack: c.collisions_with_ack,
+            overflow_drops: c.overflow_drops,
+            back_pressure_stalls: c.back_pressure_stalls,
+            ack_drops: c.ack_drops,
+            scheduled_collisions: c.scheduled_collisions,
+            naks_no_buffer: c.naks_no_buffer,
+            naks_out_of_sequence: c.naks_out_of_sequence,
+            held_for_order: c.held_for_order,
+            timeouts: c.timeouts,
+            duplicates: c.duplicates,
+            out_of_order: c.out_of_order,
+            slot_ns: self.t.slot_ps as f64 / PS_PER_NS as f64,
+            packet_ns: self.request_ps as f64 / PS_PER_NS as f64,
+            events: clock.events,
+            sim_time_ps: clock.now_ps,
+        }
+    }
+
+    fn tables(&self) -> ClintTables {
+        let (latency_ns, count) = self
+            .latency
+            .buckets()
+            .map(|(ps, count)| (ps as f64 / PS_PER_NS as f64, count))
+            .unzip();
+        ClintTables {
+            nodes: self.node_table.clone(),
+            latency_histogram: HistogramTable { latency_ns, count },
+        }
+    }
+}
+
+impl Design for Clint {
+    fn end_ps(&self) -> TimePs {
+        self.end_ps
+    }
+
+    fn report(self, clock: Clock) -> Result<Report, RunError> {
+        let summary = self.summary(&clock);
+        // A NIC retransmits every request until its target accepts it, so no packet is ever
+        // dropped; collisions and overflows drop transmissions, counted in the summary.
+        let ledger = Ledger {
+            injected: summary.packets_injected,
+            delivered: summary.packets_delivered,
+            dropped: summary.packets_dropped,
+            in_flight: summary.packets_in_flight,
+        };
+        ledger.check(false)?;
+        if summary.scheduled_collisions > 0 {
+            return Err(RunError::LossInLosslessRun(summary.scheduled_collisions));
+        }
+        let perf = clock.perf(Some(("request transmissions", summary.transmissions)));
+        Ok(Report::new(&summary, &self.tables(), perf))
+    }
+}
