@@ -93,7 +93,8 @@ impl Terminal {
         }
     }
 
-    /// Sizes the in-order check for a network of `terminals` terminals.
+    /// Sizes the in-order check for a network of `terminals` terminals (a word per source;
+    /// left unsized, the terminal checks nothing).
     pub fn set_peers(&mut self, terminals: usize) {
         self.last_inject_from = vec![0; terminals];
     }

@@ -1,6 +1,6 @@
 //! Topology: switches with numbered ports, endpoints, and the cables between them, with
 //! shortest-path routes expressed as the output port taken at every switch on the way. The
-//! named shapes (star, leaf-spine, fat-tree, Dragonfly, ...) are in [`shapes`].
+//! named shapes (star, leaf-spine, fat-tree, Clos, Dragonfly, ...) are in `shapes.rs`.
 
 use std::collections::VecDeque;
 
