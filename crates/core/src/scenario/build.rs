@@ -26,7 +26,8 @@ impl Scenario {
 
     /// Length of one cell time on the links.
     pub fn cell_time_ps(&self) -> TimePs {
-        serialization_ps(self.cell.size_bytes as u64, self.link.rate_bps())
+        let wire_bytes = self.cell.size_bytes as u64 + self.link.overhead_bytes as u64;
+        serialization_ps(wire_bytes, self.link.rate_bps())
     }
 
     /// The switch scheduler as a building-block choice.

@@ -1,6 +1,10 @@
 //! The checks a cell network's scenario passes before it runs, one function per concern.
 
 use super::*;
+
+/// The shortest cell time a run may have: cell times are whole picoseconds, so shorter ones
+/// would round by more than 1%.
+const MIN_CELL_TIME_PS: TimePs = 100;
 use crate::blocks::routing::{mode, MODES};
 
 impl Scenario {
@@ -64,6 +68,21 @@ impl Scenario {
             return Err(invalid(
                 "link.rate_gbps",
                 "expected a positive rate in Gbit/s",
+            ));
+        }
+        if self.cell_time_ps() < MIN_CELL_TIME_PS {
+            return Err(invalid(
+                "link.rate_gbps",
+                format!(
+                    "a cell would take {} ps on the wire; time is counted in picoseconds, so expected a rate at which a cell takes at least {MIN_CELL_TIME_PS} ps",
+                    self.cell_time_ps()
+                ),
+            ));
+        }
+        if self.nic.queue_cells == Some(0) {
+            return Err(invalid(
+                "nic.queue_cells",
+                "expected at least one cell (omit it for an unbounded, open-loop NIC)",
             ));
         }
         if cell.size_bytes == 0 || cell.size_bytes > u16::MAX as u32 {
@@ -294,11 +313,11 @@ impl Scenario {
     }
 
     fn validate_traffic(&self, t: &TrafficConfig) -> Result<(), ScenarioError> {
-        if !(0.0..=1.0).contains(&t.load) {
+        if !(t.load > 0.0 && t.load <= 1.0) {
             return Err(invalid(
                 "traffic.load",
                 format!(
-                    "expected a fraction of line rate from 0 to 1, got {}",
+                    "expected a fraction of line rate above 0 and at most 1 (a run without traffic measures nothing), got {}",
                     t.load
                 ),
             ));

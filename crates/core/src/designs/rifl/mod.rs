@@ -25,7 +25,9 @@ pub mod link;
 pub mod router;
 
 use crate::blocks::fabric::cell_network::Network;
-use crate::scenario::{FlowControlKind, Scenario, ScenarioError, SchedulerName, TopologyName};
+use crate::scenario::{
+    FlowControlKind, Named, Scenario, ScenarioError, SchedulerName, TopologyName,
+};
 use header::{HEADER_BYTES, SEGMENT_BYTES};
 use router::RiflRouter;
 
@@ -57,6 +59,18 @@ pub fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
         return Err(invalid(
             "cell.size_bytes",
             format!("RIFL carries {SEGMENT_BYTES}-byte segments with {HEADER_BYTES} bytes of header: set size_bytes = {wire_bytes} and payload_bytes = {SEGMENT_BYTES}"),
+        ));
+    }
+    if !matches!(
+        sw.scheduler,
+        SchedulerName::Islip | SchedulerName::Pim | SchedulerName::Safc
+    ) {
+        return Err(invalid(
+            "switch.scheduler",
+            format!(
+                "a RIFL switch keeps a queue per output at every input (§IV-C): expected islip, pim or safc, got {:?}",
+                sw.scheduler.as_str()
+            ),
         ));
     }
     if link.flow_control != FlowControlKind::Onoff {
