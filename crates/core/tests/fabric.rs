@@ -335,3 +335,16 @@ fn each_cable_may_name_its_own_flow_control() {
         "without flow control 8-cell buffers overflow"
     );
 }
+
+/// Flow-control headroom counts a cable's own rate: a host on a 400 Gbit/s cable puts four times
+/// as many cells in flight during a round trip as one at the scenario's 100 Gbit/s.
+#[test]
+fn a_faster_cable_needs_more_headroom() {
+    let link = r#", "link": {"propagation_ns": 51.2}"#;
+    let plain = file_scenario("rtt-plain", &leaf_spine_file(""), link);
+    assert_eq!(plain.round_trip_cells(), 2 * 10 + 2);
+    let fast =
+        leaf_spine_file("").replace("cable h0 leaf0:0\n", "cable h0 leaf0:0 rate_gbps=400\n");
+    let fast = file_scenario("rtt-fast", &fast, link);
+    assert_eq!(fast.round_trip_cells(), 2 * 40 + 2);
+}

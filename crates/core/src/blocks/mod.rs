@@ -16,3 +16,26 @@ pub mod switch;
 pub mod terminal;
 pub mod topology;
 pub mod traffic;
+
+/// The kind of every random stream (`engine::rng::stream(seed, ComponentId { kind, index })`),
+/// in one list so that no two kinds of component draw from the same stream.
+pub mod stream_kind {
+    /// A host's traffic source.
+    pub const TERMINAL: u32 = 1;
+    /// A switch (random grants, random head-of-line choices).
+    pub const SWITCH: u32 = 2;
+    /// The destination pattern of a scenario (a permutation's shuffle).
+    pub const PATTERN: u32 = 3;
+    /// A router's choices at one switch.
+    pub const ROUTER: u32 = 4;
+    /// The frame errors of one direction of a fabric's Layer 1 cable.
+    pub const LAYER1_ERRORS: u32 = 5;
+    /// The frame errors of one direction of the Layer 1 link study.
+    pub const LINK_STUDY_ERRORS: u32 = 10;
+    /// The data source of one end of the Layer 1 link study.
+    pub const LINK_STUDY_SOURCE: u32 = 11;
+    /// The receive-buffer drain of one end of the Layer 1 link study.
+    pub const LINK_STUDY_DRAIN: u32 = 12;
+    /// A Clint node's packet generator.
+    pub const CLINT_SOURCE: u32 = 20;
+}

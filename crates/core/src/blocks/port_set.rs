@@ -106,6 +106,9 @@ impl PortSet {
     /// The lowest member at or after `start`, wrapping around (the round-robin pointer rule).
     #[inline]
     pub fn first_at_or_after(&self, start: usize) -> Option<usize> {
+        if start >= MAX_PORTS {
+            return self.first();
+        }
         let start_word = Self::word(start);
         let upper = self.0[start_word] & (u64::MAX << (start % 64));
         if upper != 0 {
@@ -251,6 +254,11 @@ mod tests {
         assert_eq!(set.first_at_or_after(71), Some(200));
         assert_eq!(set.first_at_or_after(201), Some(3));
         assert_eq!(set.first_at_or_after(255), Some(3));
+        assert_eq!(
+            set.first_at_or_after(266),
+            Some(3),
+            "a start past the last port wraps"
+        );
         assert_eq!(set.iter_from(71).collect::<Vec<_>>(), vec![200, 3, 70]);
         assert_eq!(PortSet::EMPTY.first_at_or_after(9), None);
         assert_eq!(set.iter().collect::<Vec<_>>(), vec![3, 70, 200]);

@@ -13,9 +13,6 @@ use crate::blocks::traffic::{Arrival, Destinations, PacketSizes, TrafficSpec};
 use crate::engine::rng::{stream, ComponentId};
 use crate::engine::time::serialization_ps;
 
-/// Random-stream kind of the destination permutation.
-const KIND_PATTERN: u32 = 3;
-
 impl Scenario {
     /// Parses and validates a scenario from JSON text.
     pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
@@ -110,7 +107,40 @@ impl Scenario {
     /// end, rounded up.
     pub fn round_trip_cells(&self) -> u64 {
         let cell_ps = self.cell_time_ps();
-        (2 * self.longest_cable_ps()).div_ceil(cell_ps) + 2
+        let scenario_links = (2 * self.longest_cable_ps()).div_ceil(cell_ps) + 2;
+        // A cable of a topology file with a rate of its own: its sender fills the buffer at
+        // that rate while its OFF signal travels back.
+        let own_cables = self
+            .cable_cell_times_ps()
+            .into_iter()
+            .map(|(propagation_ps, cell_ps)| (2 * propagation_ps).div_ceil(cell_ps) + 2);
+        own_cables.fold(scenario_links, u64::max)
+    }
+
+    /// Every cable of a topology file as (propagation, cell time on it), where it has a rate,
+    /// overhead or length of its own.
+    pub(super) fn cable_cell_times_ps(&self) -> Vec<(TimePs, TimePs)> {
+        if self.topology.kind != TopologyName::File {
+            return Vec::new();
+        }
+        let Ok(topology) = self.topology() else {
+            return Vec::new();
+        };
+        let link = &self.link;
+        topology
+            .switch_port_list()
+            .map(|(s, p)| topology.cable(s, p))
+            .filter(|cable| !cable.is_default())
+            .map(|cable| {
+                let rate_bps = cable.rate_bps.unwrap_or(link.rate_bps());
+                let overhead = cable.overhead_bytes.unwrap_or(link.overhead_bytes) as u64;
+                let wire_bytes = self.cell.size_bytes as u64 + overhead;
+                (
+                    cable.propagation_ps.unwrap_or(link.propagation_ps()),
+                    serialization_ps(wire_bytes, rate_bps.max(1)),
+                )
+            })
+            .collect()
     }
 
     /// The cabling the topology section describes.
@@ -282,7 +312,7 @@ impl Scenario {
         let terminals = topology.endpoints();
         let mut permutation: Vec<u16> = (0..terminals as u16).collect();
         let id = ComponentId {
-            kind: KIND_PATTERN,
+            kind: crate::blocks::stream_kind::PATTERN,
             index: 0,
         };
         permutation.shuffle(&mut stream(self.run.seed, id));

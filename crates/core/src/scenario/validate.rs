@@ -163,7 +163,9 @@ impl Scenario {
                 ))
             }
             TopologyName::Clos
-                if t.radix > max || t.hosts_per_edge + t.uplinks_per_edge * t.bundle > max =>
+                if t.radix > max
+                    || t.hosts_per_edge as u64 + t.uplinks_per_edge as u64 * t.bundle as u64
+                        > max as u64 =>
             {
                 Err(invalid(
                     "topology.radix",
@@ -175,14 +177,26 @@ impl Scenario {
             }
             TopologyName::File => {
                 let topology = self.topology()?;
-                match (0..topology.switches()).find(|&s| topology.switch_ports(s) as u32 > max) {
-                    Some(s) => Err(invalid(
+                if let Some(s) =
+                    (0..topology.switches()).find(|&s| topology.switch_ports(s) as u32 > max)
+                {
+                    return Err(invalid(
                         "topology.file",
                         format!(
                             "switch {s} has {} ports; expected at most {}",
                             topology.switch_ports(s),
                             self.port_limit()
                         ),
+                    ));
+                }
+                match self
+                    .cable_cell_times_ps()
+                    .into_iter()
+                    .find(|&(_, cell_ps)| cell_ps < MIN_CELL_TIME_PS)
+                {
+                    Some((_, cell_ps)) => Err(invalid(
+                        "topology.file",
+                        format!("a cable's rate_gbps gives a cell time of {cell_ps} ps; expected at least {MIN_CELL_TIME_PS} ps (time is counted in picoseconds)"),
                     )),
                     None => Ok(()),
                 }

@@ -11,6 +11,7 @@ use crate::blocks::flow_control::{FlowControlPlan, FlowSignal};
 use crate::blocks::link::Link;
 use crate::blocks::retransmission::{frame_error_probability, FrameErrors};
 use crate::blocks::routing::Router;
+use crate::blocks::stream_kind;
 use crate::blocks::switch::{CellSwitch, SwitchSpec};
 use crate::blocks::terminal::Terminal;
 use crate::blocks::topology::{Attachment, Topology};
@@ -21,10 +22,6 @@ use crate::engine::rng::{stream, ComponentId};
 use crate::engine::stats::Percentiles;
 use crate::engine::time::{TimePs, PS_PER_NS};
 use crate::run::{Design, Ledger, Perf, Report, RunError};
-
-const KIND_TERMINAL: u32 = 1;
-const KIND_SWITCH: u32 = 2;
-const KIND_LAYER1: u32 = 3;
 
 /// The most hosts for which a network checks in-order delivery: every host keeps a word per
 /// source, so the check costs 8 · hosts² bytes (32 MB at 2 048 hosts, 512 MB at 8 192).
@@ -142,7 +139,7 @@ fn layer1_cables(
                 .unwrap_or(link.propagation_ps);
             let errors = [0, 1].map(|end| {
                 let id = ComponentId {
-                    kind: KIND_LAYER1,
+                    kind: stream_kind::LAYER1_ERRORS,
                     index: (2 * c + end) as u32,
                 };
                 FrameErrors::new(frame_probability, stream(seed, id))
@@ -386,7 +383,7 @@ impl<R: Router> Network<R> {
         let mut nodes: Vec<CellNode> = Vec::with_capacity(hosts + topology.switches());
         for (i, &dst) in destinations.iter().enumerate() {
             let id = ComponentId {
-                kind: KIND_TERMINAL,
+                kind: stream_kind::TERMINAL,
                 index: i as u32,
             };
             let generator = Generator::new(i as u16, traffic, dst, stream(seed, id));
@@ -414,7 +411,7 @@ impl<R: Router> Network<R> {
                 ..switch.clone()
             };
             let id = ComponentId {
-                kind: KIND_SWITCH,
+                kind: stream_kind::SWITCH,
                 index: s as u32,
             };
             let mut cell_switch = CellSwitch::new(spec, stream(seed, id));

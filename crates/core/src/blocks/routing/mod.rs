@@ -13,9 +13,6 @@ use crate::blocks::cell::Cell;
 use crate::engine::rng::{mix, stream, ComponentId, Rng};
 pub use table::RouteTable;
 
-/// Random-stream kind of the routers (one stream per switch).
-const KIND_ROUTER: u32 = 4;
-
 /// What a router may read of the switch it routes in: its own output queues, nothing else.
 pub trait LocalView {
     /// Cells queued in this switch for `output`.
@@ -205,7 +202,7 @@ impl FabricRouter {
         let rngs: Vec<Rng> = (0..table.switches())
             .map(|s| {
                 let id = ComponentId {
-                    kind: KIND_ROUTER,
+                    kind: super::stream_kind::ROUTER,
                     index: s as u32,
                 };
                 stream(seed, id)

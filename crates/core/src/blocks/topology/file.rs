@@ -123,6 +123,9 @@ fn cable_attributes(attributes: &[&str]) -> Result<Cable, String> {
             }
             Some(("rate_gbps", v)) => {
                 let bps = (positive(v, "rate_gbps")? * 1e9).round();
+                if bps < 1.0 {
+                    return Err(format!("rate_gbps={v}: expected at least one bit per second"));
+                }
                 if bps > MAX_RATE_BPS as f64 {
                     return Err(format!("rate_gbps={v}: expected at most {} Gbit/s", MAX_RATE_BPS / 1_000_000_000));
                 }
@@ -277,6 +280,10 @@ mod tests {
             (
                 "switch s0 ports=2\nhost a\ncable a s0:0 rate_gbps=1e9",
                 "expected at most",
+            ),
+            (
+                "switch s0 ports=2\nhost a\ncable a s0:0 rate_gbps=1e-10",
+                "expected at least one bit per second",
             ),
             (
                 "switch s0 ports=2\nhost a\ncable a s0:0 overhead_bytes=-3",

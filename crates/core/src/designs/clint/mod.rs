@@ -50,9 +50,6 @@ use quick::{QuickMove, QuickUplink};
 pub use report::{ClintSummary, ClintTables, HistogramTable, NodeTable};
 use timing::{ReservedWindows, Timing, CYCLE_PS};
 
-/// Random-stream kind of a node's packet generator.
-const KIND_CLINT_SOURCE: u32 = 20;
-
 /// The messages of a Clint run; small and `Copy`.
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
@@ -252,7 +249,7 @@ pub fn build(json: &str) -> Result<Clint, ScenarioError> {
         sources: (0..n as u32)
             .map(|index| {
                 let id = ComponentId {
-                    kind: KIND_CLINT_SOURCE,
+                    kind: crate::blocks::stream_kind::CLINT_SOURCE,
                     index,
                 };
                 stream(c.run.seed, id)

@@ -15,6 +15,7 @@ use rand::Rng as _;
 use serde::{Deserialize, Serialize};
 
 use crate::blocks::retransmission::{frame_error_probability, FrameErrors, Layer1Link, SlotInput};
+use crate::blocks::stream_kind;
 use crate::engine::kernel::{Clock, Model};
 use crate::engine::queue::{CalendarQueue, EventQueue, Phase};
 use crate::engine::rng::{stream, ComponentId, Rng};
@@ -22,11 +23,6 @@ use crate::engine::stats::{LatencyHistogram, Percentiles};
 use crate::engine::time::{ps_from_ns, serialization_ps, TimePs, PS_PER_NS};
 use crate::run::{Design, Ledger, Report, RunError};
 use crate::scenario::ScenarioError;
-
-/// Random-stream kinds of the link study: bit errors, traffic, receiving hosts.
-const KIND_ERRORS: u32 = 10;
-const KIND_SOURCE: u32 = 11;
-const KIND_DRAIN: u32 = 12;
 
 /// The link study's scenario.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -360,14 +356,15 @@ impl LinkStudy {
         let p = scenario.frame_error_probability();
         let rtt = link.rtt_slots() as u64;
         let hosts = [0, 1].map(|i| Host {
-            source: stream(seed, id(KIND_SOURCE, i)),
-            drain: stream(seed, id(KIND_DRAIN, i)),
+            source: stream(seed, id(stream_kind::LINK_STUDY_SOURCE, i)),
+            drain: stream(seed, id(stream_kind::LINK_STUDY_DRAIN, i)),
             waiting_frames: 0,
             rx_frames: 0,
             rx_max_frames: 0,
         });
         LinkStudy {
-            errors: [0, 1].map(|i| FrameErrors::new(p, stream(seed, id(KIND_ERRORS, i)))),
+            errors: [0, 1]
+                .map(|i| FrameErrors::new(p, stream(seed, id(stream_kind::LINK_STUDY_ERRORS, i)))),
             hosts,
             rx_buffer_frames: scenario.nic.rx_buffer_frames.unwrap_or(2 * rtt),
             load: scenario.traffic.load,
