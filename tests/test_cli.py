@@ -234,6 +234,15 @@ def test_clint_human_summary_shows_the_architecture():
     assert "architecture B1" in done.stdout.splitlines()[0]
 
 
+def test_rifl_rack_with_bit_errors_reports_its_layer_one_counters():
+    done = cli("run", "scenarios/rifl/table1.toml", "--set", "link.ber=1e-6",
+               "--set", "run.duration_ns=211200", "--set", "run.warmup_ns=21120")
+    assert done.returncode == 0, done.stderr
+    line = next(line for line in done.stdout.splitlines() if line.startswith("layer1"))
+    errors = int(line.split("errors_detected ")[1].split()[0])
+    assert errors > 0 and "cells_dropped 0" in done.stdout
+
+
 def test_list_names_every_design_mechanism_and_shipped_scenario():
     done = cli("list")
     assert done.returncode == 0, done.stderr

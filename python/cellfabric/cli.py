@@ -31,7 +31,7 @@ def _number(value) -> str:
 
 def _report(summary: dict) -> str:
     """A human-readable summary of any design: the headline, then every number and every
-    percentile set (mean, p1 ... max) the design reports."""
+    percentile set (mean, p1 ... max) and every other section (such as layer1) it reports."""
     lines = ["  ".join(f"{k} {summary[k]}" for k in HEADLINE if k in summary)]
     scalars = [(k, v) for k, v in summary.items() if k not in HEADLINE and not isinstance(v, dict | list)]
     for start in range(0, len(scalars), 4):
@@ -39,6 +39,8 @@ def _report(summary: dict) -> str:
     for key, value in summary.items():
         if isinstance(value, dict) and set(PERCENTILES) <= set(value):
             lines.append(f"{key}  " + "  ".join(f"{p} {value[p]:.1f}" for p in PERCENTILES))
+        elif isinstance(value, dict):
+            lines.append(f"{key}  " + "  ".join(f"{k} {_number(v)}" for k, v in value.items()))
     return "\n".join(lines)
 
 
