@@ -92,6 +92,20 @@ def test_bad_input_gets_one_clear_message_and_status_2(small_scenario: Path, arg
     assert done.stdout == ""
 
 
+def test_out_is_checked_before_the_run_and_loses_stale_tables(small_scenario: Path, tmp_path: Path):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    done = cli("run", str(small_scenario), "--out", str(blocked / "result"))
+    assert done.returncode == 2 and "--out" in done.stderr and "throughput" not in done.stdout, done.stderr
+    out = tmp_path / "result"
+    out.mkdir()
+    (out / "nodes.parquet").write_text("a table of an earlier Clint run")
+    (out / "notes.txt").write_text("the user's own file")
+    assert cli("run", str(small_scenario), "--out", str(out)).returncode == 0
+    assert not (out / "nodes.parquet").exists() and (out / "notes.txt").exists()
+    assert (out / "ports.parquet").exists()
+
+
 def test_missing_file_and_broken_toml_are_bad_input(tmp_path: Path):
     missing = cli("run", str(tmp_path / "nope.toml"))
     assert missing.returncode == 2 and "not found" in missing.stderr and "nope.toml" in missing.stderr
@@ -99,6 +113,12 @@ def test_missing_file_and_broken_toml_are_bad_input(tmp_path: Path):
     broken.write_text("[switch\nports = 4\n")
     done = cli("run", str(broken))
     assert done.returncode == 2 and "broken.toml" in done.stderr and "Traceback" not in done.stderr
+    for name, content in [("empty.toml", b"# only a comment\n"), ("binary.toml", b"\xff\xfe\x00\x01")]:
+        path = tmp_path / name
+        path.write_bytes(content)
+        done = cli("run", str(path))
+        assert done.returncode == 2 and name in done.stderr and "Traceback" not in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
 
 
 @pytest.mark.parametrize(

@@ -62,6 +62,8 @@ def run(
     scenario: str, assignments: tuple[str, ...], seed: int | None, out_dir: str | None, as_json: bool
 ) -> None:
     """Run one SCENARIO (a TOML file)."""
+    if out_dir is not None:
+        _check_writable(out_dir)
     try:
         overrides = dict(parse_assignment(a) for a in assignments)
         result = run_scenario(scenario, overrides=overrides, seed=seed)
@@ -76,6 +78,18 @@ def run(
     else:
         click.echo(_report(result.summary))
         click.echo("perf  " + "  ".join(f"{k} {_number(v)}" for k, v in result.perf.items()))
+
+
+def _check_writable(out_dir: str) -> None:
+    """Fails before the run, not after it, if the results could not be written to ``out_dir``."""
+    try:
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".cellfabric-write-check"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as error:
+        _fail(f"--out {out_dir}: cannot write results there ({error.strerror or error})", EXIT_BAD_INPUT)
 
 
 def _scenario_root() -> Path | None:

@@ -32,9 +32,13 @@ class Result:
 
     def write(self, out_dir: str | Path) -> Path:
         """Writes ``summary.json``, ``perf.json``, ``scenario.json`` and one Parquet file per table into
-        ``out_dir``."""
+        ``out_dir``, removing the Parquet tables an earlier run left there."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
+        # Tables of an earlier run that this one does not write would be read as this run's.
+        for stale in out.glob("*.parquet"):
+            if stale.stem not in self.tables:
+                stale.unlink()
         (out / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
         (out / "perf.json").write_text(json.dumps(self.perf, indent=2) + "\n")
         (out / "scenario.json").write_text(json.dumps(self.scenario, indent=2) + "\n")

@@ -66,12 +66,18 @@ def load_scenario(
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise ScenarioError(f"scenario file not found: {path}") from None
+        except UnicodeDecodeError:
+            raise ScenarioError(f"{path}: not a text file (expected UTF-8 TOML)") from None
         except OSError as error:
             raise ScenarioError(f"cannot read scenario file {path}: {error.strerror}") from None
         try:
             scenario = tomllib.loads(text)
         except tomllib.TOMLDecodeError as error:
             raise ScenarioError(f"{path}: not valid TOML: {error}") from None
+        if not scenario:
+            raise ScenarioError(
+                f"{path}: the scenario is empty (expected at least a design or a section such as [run])"
+            )
         _resolve_relative_to(scenario, path.parent)
     for key, value in (overrides or {}).items():
         apply_override(scenario, key, value)
