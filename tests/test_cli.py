@@ -1,8 +1,10 @@
 """The command line: --json, --out, --set, --seed, and one clear message with status 2 for bad input."""
 
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -104,6 +106,17 @@ def test_out_is_checked_before_the_run_and_loses_stale_tables(small_scenario: Pa
     assert cli("run", str(small_scenario), "--out", str(out)).returncode == 0
     assert not (out / "nodes.parquet").exists() and (out / "notes.txt").exists()
     assert (out / "ports.parquet").exists()
+
+
+def test_ctrl_c_stops_a_long_run_within_a_second_with_status_130():
+    command = [sys.executable, "-m", "cellfabric.cli", "run", "scenarios/bench/islip-reference.toml"]
+    run = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2.0)
+    sent = time.perf_counter()
+    run.send_signal(signal.SIGINT)
+    _, stderr = run.communicate(timeout=30)
+    assert time.perf_counter() - sent < 1.0
+    assert run.returncode == 130 and "interrupted" in stderr and "Traceback" not in stderr, stderr
 
 
 def test_missing_file_and_broken_toml_are_bad_input(tmp_path: Path):

@@ -14,6 +14,7 @@ from cellfabric.scenario import parse_assignment
 
 EXIT_BAD_INPUT = 2
 EXIT_RUN_FAILED = 1
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports an interrupted command
 
 
 def _fail(message: str, status: int) -> None:
@@ -71,6 +72,8 @@ def run(
         _fail(str(error), EXIT_BAD_INPUT)
     except SimulationError as error:
         _fail(str(error), EXIT_RUN_FAILED)
+    except KeyboardInterrupt:
+        _fail("interrupted; no results written", EXIT_INTERRUPTED)
     if out_dir is not None:
         result.write(out_dir)
     if as_json:
