@@ -219,7 +219,7 @@ fn error_free_layer_one_cables_deliver_when_plain_cables_do() {
     let load = ("traffic", "load", "0.9");
     let plain = run(&table1(&[load]));
     let layer1 = run(&table1(&[load, ("link", "ber", "1e-30")]));
-    let counters = layer1.layer1.clone().expect("Layer 1 counters");
+    let counters = layer1.layer1.clone().expect("Layer 1 counters").counters;
     assert_eq!((counters.errors_detected, counters.frames_replayed), (0, 0));
     let comparable = |s: &Summary| {
         let mut v = serde_json::to_value(s).unwrap();
@@ -242,7 +242,7 @@ fn bit_errors_cost_time_and_no_cell() {
         ("link", "ber", "1e-7"),
     ]));
     let plain = run(&table1(&[("traffic", "load", "0.9")]));
-    let counters = errors.layer1.clone().expect("Layer 1 counters");
+    let counters = errors.layer1.clone().expect("Layer 1 counters").counters;
     let frame_p = 1.0 - (1.0 - 1e-7_f64).powi(2112);
     let ends = 2.0 * 32.0; // 32 host cables
     let frames = (errors.sim_time_ps / errors.cell_time_ps) as f64;

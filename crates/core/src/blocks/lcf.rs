@@ -133,7 +133,7 @@ mod tests {
         // would never give it target 5. The diagonal still grants each (i, 5) within N slots.
         let n = 8;
         let mut arbiter = LcfArbiter::new(n);
-        let mut requests = vec![PortSet::single(5); n];
+        let mut requests: Vec<PortSet> = vec![[5].into_iter().collect(); n];
         requests[0] = PortSet::below(n);
         let mut out = vec![0u16; n];
         let mut waited = vec![0u32; n];

@@ -47,14 +47,6 @@ impl PortSet {
         set
     }
 
-    /// The set holding `port` alone.
-    #[inline]
-    pub fn single(port: usize) -> PortSet {
-        let mut set = PortSet::EMPTY;
-        set.insert(port);
-        set
-    }
-
     /// The word holding `port` (masked into range: ports are below [`MAX_PORTS`], and the
     /// mask spares a bounds check on the schedulers' hot path).
     #[inline]
@@ -264,7 +256,7 @@ mod tests {
         assert_eq!(set.iter().collect::<Vec<_>>(), vec![3, 70, 200]);
         assert_eq!(PortSet::below(130).len(), 130);
         assert_eq!(PortSet::below(256).len(), 256);
-        assert_eq!(set.without(PortSet::single(70)).len(), 2);
+        assert_eq!(set.without([70].into_iter().collect()).len(), 2);
     }
 
     proptest! {

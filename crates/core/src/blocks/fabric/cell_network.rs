@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::{Context, Fabric, Layer1Spec, Node, Wiring};
+use super::{Context, Fabric, Layer1Counters, Layer1Spec, Node, Wiring};
 use crate::blocks::cell::CellId;
 use crate::blocks::flow_control::{FlowControlPlan, FlowSignal};
 use crate::blocks::link::Link;
@@ -88,6 +88,9 @@ impl<R: Router> Node<R> for CellNode {
     }
 }
 
+/// One end of a Layer 1 cable as it is built: (node, port, the sending node's pipeline delay).
+type CableEnd = (u32, u16, TimePs);
+
 /// Every cable of `topology` as a RIFL Layer 1 cable with bit error rate `ber`: a host's cable
 /// with the host as end 0, a cable between switches from its lower (switch, port) end.
 fn layer1_cables(
@@ -101,13 +104,13 @@ fn layer1_cables(
     let hosts = topology.endpoints();
     let frame_probability =
         frame_error_probability(ber, switch.cell_bytes + link.overhead_bytes as u64);
-    let mut ends: Vec<[(u32, u16, TimePs); 2]> = Vec::new();
+    // Each cable: its two ends as (node, port, sender's pipeline), and the switch port it is
+    // cabled to (where the topology keeps its length).
+    let switch_end = |s: usize, p: usize| ((hosts + s) as u32, p as u16, switch.pipeline_ps);
+    let mut cables: Vec<([CableEnd; 2], (usize, usize))> = Vec::new();
     for host in 0..hosts {
         let (s, p) = topology.endpoint_port(host).expect("every host is cabled");
-        ends.push([
-            (host as u32, 0, 0),
-            ((hosts + s) as u32, p as u16, switch.pipeline_ps),
-        ]);
+        cables.push(([(host as u32, 0, 0), switch_end(s, p)], (s, p)));
     }
     for (s, p) in topology.switch_port_list() {
         if let Some(Attachment::SwitchPort {
@@ -116,23 +119,14 @@ fn layer1_cables(
         }) = topology.peer(s, p)
         {
             if (s, p) < (s2, p2) {
-                let end = |s: usize, p: usize| ((hosts + s) as u32, p as u16, switch.pipeline_ps);
-                ends.push([end(s, p), end(s2, p2)]);
+                cables.push(([switch_end(s, p), switch_end(s2, p2)], (s, p)));
             }
         }
     }
-    let cable_of = |node: u32, port: u16| -> (usize, usize) {
-        match (node as usize).checked_sub(hosts) {
-            Some(s) => (s, port as usize),
-            None => topology
-                .endpoint_port(node as usize)
-                .expect("every host is cabled"),
-        }
-    };
-    ends.into_iter()
+    cables
+        .into_iter()
         .enumerate()
-        .map(|(c, [a, b])| {
-            let (s, p) = cable_of(a.0, a.1);
+        .map(|(c, ([a, b], (s, p)))| {
             let propagation_ps = topology
                 .cable(s, p)
                 .propagation_ps
@@ -262,17 +256,14 @@ pub struct Summary {
 }
 
 /// What the RIFL Layer 1 cables of a network counted over the whole run (both directions of
-/// every cable).
+/// every cable), with their bit error rate.
 #[derive(Clone, Debug, Serialize)]
 pub struct Layer1Summary {
     /// Bit error rate of every cable.
     pub ber: f64,
-    /// Corrupted frames detected (each starts a recovery).
-    pub errors_detected: u64,
-    /// Data frames sent again in retransmission cycles.
-    pub frames_replayed: u64,
-    /// Frame times a cable end could not send new data because of a recovery.
-    pub pause_slots: u64,
+    /// The counts.
+    #[serde(flatten)]
+    pub counters: Layer1Counters,
 }
 
 /// Latency histogram rows: bucket upper bound and count.
@@ -676,11 +667,9 @@ impl<R: Router> Network<R> {
             warmup_ps: self.warmup_ps,
             events: clock.events,
             cell_hops: switched,
-            layer1: self.fabric.layer1_counters().map(|c| Layer1Summary {
+            layer1: self.fabric.layer1_counters().map(|counters| Layer1Summary {
                 ber: self.layer1_ber,
-                errors_detected: c.errors_detected,
-                frames_replayed: c.frames_replayed,
-                pause_slots: c.pause_slots,
+                counters,
             }),
         };
         let tables = self.tables(measured_slots);

@@ -37,7 +37,7 @@ pub struct Layer1Spec {
 }
 
 /// What the Layer 1 cables of a fabric counted.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Layer1Counters {
     /// Corrupted frames detected by a receiver (each starts a recovery).
     pub errors_detected: u64,
