@@ -33,7 +33,19 @@ pub struct Cell {
     pub in_port: u16,
     /// When the cell reached the switch it is currently in.
     pub switch_arrive_ps: TimePs,
+    /// Position of the cell in its stream, for reassembly where cells may arrive out of order
+    /// (a design that packs packets into cells numbers them per stream).
+    pub seq: u32,
+    /// The packet (an index into the fabric's [`PacketArena`](crate::blocks::packet::PacketArena))
+    /// whose last byte the cell carries, the first of them if several; [`NO_PACKET`] if none.
+    pub packet: u32,
+    /// What the design keeps in the cell beside routing (its kind, congestion marks); only the
+    /// design that wrote it reads it.
+    pub flags: u8,
 }
+
+/// [`Cell::packet`] of a cell that ends no packet.
+pub const NO_PACKET: u32 = u32::MAX;
 
 impl Cell {
     /// A fresh cell from `src` to `dst` carrying `payload_bytes`, generated at `inject_ps` as part
@@ -60,6 +72,9 @@ impl Cell {
             packet_inject_ps,
             in_port: 0,
             switch_arrive_ps: 0,
+            seq: 0,
+            packet: NO_PACKET,
+            flags: 0,
         }
     }
 }
@@ -78,6 +93,7 @@ mod tests {
     #[test]
     fn a_cell_in_flight_fits_a_cache_line() {
         assert!(std::mem::size_of::<super::Cell>() <= 56);
+        assert!(std::mem::size_of::<super::Cell>() + 4 <= 64);
         let slot = std::mem::size_of::<super::Cell>() + std::mem::size_of::<u32>();
         assert!(slot <= 64, "{slot} bytes");
     }

@@ -590,5 +590,5 @@ impl<R: Router> Node<R> for CellSwitch {
         (self.held_cells > 0).then_some(now_ps + self.slot_ps)
     }
 
-    fn timer(&mut self, _ctx: &mut Context<'_, R>) {}
+    fn timer(&mut self, _ctx: &mut Context<'_, R>, _tag: u32) {}
 }

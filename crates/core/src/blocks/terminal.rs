@@ -252,7 +252,7 @@ impl Terminal {
         let next_ps = self.next_step_ps();
         if next_ps < self.wake_at_ps {
             self.wake_at_ps = next_ps;
-            ctx.set_timer(next_ps);
+            ctx.set_timer(next_ps, 0);
         }
     }
 }
@@ -293,7 +293,7 @@ impl<R: Router> Node<R> for Terminal {
         None
     }
 
-    fn timer(&mut self, ctx: &mut Context<'_, R>) {
+    fn timer(&mut self, ctx: &mut Context<'_, R>, _tag: u32) {
         if self.wake_at_ps == ctx.now_ps {
             self.wake_at_ps = NEVER_PS;
         }

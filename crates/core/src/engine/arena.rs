@@ -16,6 +16,11 @@ impl<T> Id<T> {
     pub fn index(self) -> u32 {
         self.0
     }
+
+    /// The handle of slot `index` (one that [`index`](Self::index) gave, stored compactly).
+    pub fn from_index(index: u32) -> Self {
+        Id(index, PhantomData)
+    }
 }
 
 impl<T> Clone for Id<T> {

@@ -80,10 +80,10 @@ impl<R: Router> Node<R> for CellNode {
         }
     }
 
-    fn timer(&mut self, ctx: &mut Context<'_, R>) {
+    fn timer(&mut self, ctx: &mut Context<'_, R>, tag: u32) {
         match self {
-            CellNode::Terminal(t) => t.timer(ctx),
-            CellNode::Switch(s) => Node::<R>::timer(s, ctx),
+            CellNode::Terminal(t) => t.timer(ctx, tag),
+            CellNode::Switch(s) => Node::<R>::timer(s, ctx, tag),
         }
     }
 }

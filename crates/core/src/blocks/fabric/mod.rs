@@ -22,6 +22,7 @@ pub mod node;
 
 use crate::blocks::cell::{Cell, CellArena, CellId, CellQueue};
 use crate::blocks::flow_control::FlowSignal;
+use crate::blocks::packet::PacketArena;
 use crate::blocks::routing::Router;
 use crate::blocks::traffic::NEVER_PS;
 use crate::engine::queue::{CalendarQueue, EventQueue, Origin, Phase};
@@ -37,7 +38,12 @@ pub enum Event {
     /// A node's clock edge.
     Tick(u32),
     /// A node's timer.
-    Timer(u32),
+    Timer {
+        /// The node.
+        node: u32,
+        /// Which of its timers (the node's own numbering).
+        tag: u32,
+    },
     /// A cell reaches a node that takes cells as they arrive.
     Cell {
         /// Receiving node.
@@ -228,8 +234,11 @@ impl Plumbing {
         self.queue.push(at_ps, Phase::Message, origin(node), event);
     }
 
-    fn set_timer(&mut self, node: usize, at_ps: TimePs) {
-        let event = Event::Timer(node as u32);
+    fn set_timer(&mut self, node: usize, at_ps: TimePs, tag: u32) {
+        let event = Event::Timer {
+            node: node as u32,
+            tag,
+        };
         self.queue.push(at_ps, Phase::Message, origin(node), event);
     }
 
@@ -303,6 +312,7 @@ pub struct Fabric<N, R> {
     nodes: Vec<N>,
     router: R,
     cells: CellArena,
+    packets: PacketArena,
     plumbing: Plumbing,
 }
 
@@ -373,6 +383,7 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
             nodes,
             router,
             cells: CellArena::new(),
+            packets: PacketArena::new(),
             plumbing,
         }
     }
@@ -427,6 +438,16 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
         &self.plumbing.metrics
     }
 
+    /// Packets alive in the packet store: created and neither delivered nor dropped.
+    pub fn packets_live(&self) -> u64 {
+        self.packets.live() as u64
+    }
+
+    /// The router, to read its tables after the run.
+    pub fn router(&self) -> &R {
+        &self.router
+    }
+
     /// Cells alive in the arena: generated and neither delivered nor dropped.
     pub fn cells_live(&self) -> u64 {
         self.cells.live() as u64
@@ -452,6 +473,7 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
         let mut ctx = Context {
             now_ps,
             cells: &mut self.cells,
+            packets: &mut self.packets,
             router: &mut self.router,
             node,
             plumbing: &mut self.plumbing,
@@ -488,7 +510,9 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
                 self.tick(now_ps, node as usize)
             }
             Event::Tick(_) => {} // superseded by an earlier clock edge
-            Event::Timer(node) => self.with_node(now_ps, node as usize, |n, ctx| n.timer(ctx)),
+            Event::Timer { node, tag } => {
+                self.with_node(now_ps, node as usize, |n, ctx| n.timer(ctx, tag))
+            }
             Event::Cell { node, port, cell } => {
                 self.plumbing.cells_in_events -= 1;
                 self.with_node(now_ps, node as usize, |n, ctx| {

@@ -11,6 +11,7 @@
 use super::Plumbing;
 use crate::blocks::cell::{Cell, CellArena, CellId};
 use crate::blocks::flow_control::FlowSignal;
+use crate::blocks::packet::PacketArena;
 use crate::blocks::routing::Router;
 use crate::engine::time::TimePs;
 
@@ -41,8 +42,8 @@ pub trait Node<R: Router> {
     /// The node's clock edge; returns the next one it needs, if any (the fabric adds one for
     /// cells still on the wires).
     fn tick(&mut self, ctx: &mut Context<'_, R>) -> Option<TimePs>;
-    /// The node's timer fired.
-    fn timer(&mut self, ctx: &mut Context<'_, R>);
+    /// The node's timer `tag` fired.
+    fn timer(&mut self, ctx: &mut Context<'_, R>, tag: u32);
 }
 
 /// What a node may do while it handles an event.
@@ -51,6 +52,9 @@ pub struct Context<'a, R> {
     pub now_ps: TimePs,
     /// Every cell; a node touches only the cells it holds or receives.
     pub cells: &'a mut CellArena,
+    /// Every packet of a design that packs packets into cells; a node touches only the
+    /// packets it holds or whose cells it receives.
+    pub packets: &'a mut PacketArena,
     /// The routing tables and state (a switch routes through them, a host writes its cells'
     /// routes).
     pub router: &'a mut R,
@@ -99,10 +103,10 @@ impl<R: Router> Context<'_, R> {
         self.plumbing.layer1.is_used()
     }
 
-    /// Sets this node's timer to fire at `at_ps` (a node ignores the firings it no longer
-    /// wants).
-    pub fn set_timer(&mut self, at_ps: TimePs) {
-        self.plumbing.set_timer(self.node, at_ps);
+    /// Sets this node's timer `tag` (the node's own numbering of its timers) to fire at
+    /// `at_ps` (a node ignores the firings it no longer wants).
+    pub fn set_timer(&mut self, at_ps: TimePs, tag: u32) {
+        self.plumbing.set_timer(self.node, at_ps, tag);
     }
 
     /// The flow-control channel `cell` will use on the link out of `port`: the VOQ it will join
@@ -129,6 +133,13 @@ impl<R: Router> Context<'_, R> {
             .metrics
             .deliver(self.now_ps, &self.cells[cell]);
         self.cells.free(cell);
+    }
+
+    /// Releases `cell`, which reached the node that consumes it (a design that keeps its own
+    /// delivery statistics, per packet or per control message, counts it).
+    pub fn consume(&mut self, cell: CellId) {
+        self.cells.free(cell);
+        self.plumbing.metrics.moves += 1;
     }
 
     /// Discards `cell` (a full buffer) and counts it as dropped.

@@ -1,0 +1,46 @@
+//! Packets, the unit hosts send and receive, kept apart from the cells that carry them: a
+//! design that packs packets into cells (Stardust §3.2) stores each packet once, here, and its
+//! cells refer to it by index ([`Cell::packet`](crate::blocks::cell::Cell::packet)).
+
+use crate::blocks::cell::NO_PACKET;
+use crate::engine::arena::{Arena, Id, Queue};
+use crate::engine::time::TimePs;
+
+/// One packet of a flow.
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    /// Host that sent it.
+    pub src: u16,
+    /// Host it is addressed to.
+    pub dst: u16,
+    /// Bytes.
+    pub size_bytes: u32,
+    /// When its host created it.
+    pub created_ps: TimePs,
+    /// Sequence number of the cell carrying its last byte, once it is packed.
+    pub end_seq: u32,
+    /// The next packet whose last byte is in the same cell ([`NO_PACKET`] if none): a cell
+    /// that ends several packets names the first, and the rest follow by this link.
+    pub next_in_cell: u32,
+}
+
+impl Packet {
+    /// A packet of `size_bytes` from `src` to `dst`, created at `created_ps`.
+    pub fn new(src: u16, dst: u16, size_bytes: u32, created_ps: TimePs) -> Packet {
+        Packet {
+            src,
+            dst,
+            size_bytes,
+            created_ps,
+            end_seq: 0,
+            next_in_cell: NO_PACKET,
+        }
+    }
+}
+
+/// Where every packet between its creation and its delivery or drop is stored.
+pub type PacketArena = Arena<Packet>;
+/// A handle to a stored packet.
+pub type PacketId = Id<Packet>;
+/// A FIFO of packets threaded through the arena (a VOQ, an egress port queue).
+pub type PacketQueue = Queue<Packet>;

@@ -1,0 +1,239 @@
+//! Segmentation and reassembly with packing (Stardust §3.2, §3.4, §4.1, Fig. 4): on a credit,
+//! whole packets of one queue are taken as one unit and cut into cells of up to the cell
+//! payload, so a cell may end one packet and start the next, and only a burst's last cell may
+//! be short; the receiver puts each stream's cells back in sequence and releases whole packets
+//! in order.
+
+use crate::blocks::cell::{CellId, NO_PACKET};
+use crate::blocks::packet::{PacketArena, PacketId, PacketQueue};
+
+/// A queue's credit balance in bytes (Stardust §3.3: "the amount of surplus data is stored for
+/// later accounting"). Whole packets are taken while the balance is positive; the overshoot of
+/// the last one is owed by the next credit, and a credit the queue cannot use is forfeited
+/// (digest reading A7).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CreditBalance {
+    bytes: i64,
+}
+
+impl CreditBalance {
+    /// Bytes the queue may still take (negative: owed).
+    pub fn bytes(self) -> i64 {
+        self.bytes
+    }
+}
+
+/// One cell cut from a burst: its payload, its sequence number in the stream, and the first
+/// packet whose last byte it carries ([`NO_PACKET`] if none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CutCell {
+    /// Payload bytes (the cell's header is the caller's).
+    pub payload_bytes: u32,
+    /// Position in the stream.
+    pub seq: u32,
+    /// First packet ending in the cell, as a packet index, or [`NO_PACKET`].
+    pub packet: u32,
+}
+
+/// Spends a credit of `credit_bytes` on `queue`: takes whole packets while the balance is
+/// positive, cuts them as one burst into cells of at most `payload_max` bytes numbered from
+/// `next_seq` (advanced), and hands each cell to `emit` in order. Returns the bytes taken.
+pub fn pack_credit(
+    packets: &mut PacketArena,
+    queue: &mut PacketQueue,
+    balance: &mut CreditBalance,
+    credit_bytes: u32,
+    payload_max: u32,
+    next_seq: &mut u32,
+    mut emit: impl FnMut(CutCell),
+) -> u64 {
+    debug_assert!(payload_max > 0);
+    balance.bytes += credit_bytes as i64;
+    let mut taken = 0u64;
+    let mut fill = 0u32;
+    let mut first_end = NO_PACKET;
+    let mut last_end: Option<PacketId> = None;
+    while balance.bytes > 0 {
+        let Some(id) = packets.pop_front(queue) else {
+            balance.bytes = 0; // forfeited: nothing left to send
+            break;
+        };
+        let size = packets[id].size_bytes;
+        balance.bytes -= size as i64;
+        taken += size as u64;
+        let mut remaining = size;
+        while remaining > 0 {
+            let take = remaining.min(payload_max - fill);
+            fill += take;
+            remaining -= take;
+            if remaining == 0 {
+                packets[id].end_seq = *next_seq;
+                match last_end {
+                    Some(previous) => packets[previous].next_in_cell = id.index(),
+                    None => first_end = id.index(),
+                }
+                last_end = Some(id);
+            }
+            if fill == payload_max {
+                emit(CutCell {
+                    payload_bytes: fill,
+                    seq: *next_seq,
+                    packet: first_end,
+                });
+                *next_seq = next_seq.wrapping_add(1);
+                (fill, first_end, last_end) = (0, NO_PACKET, None);
+            }
+        }
+    }
+    if fill > 0 {
+        emit(CutCell {
+            payload_bytes: fill,
+            seq: *next_seq,
+            packet: first_end,
+        });
+        *next_seq = next_seq.wrapping_add(1);
+    }
+    taken
+}
+
+/// The receiving end of one stream: cells arrive in any order and leave in sequence.
+#[derive(Clone, Debug, Default)]
+pub struct Reassembly {
+    next_seq: u32,
+    /// Cells that arrived ahead of a missing one, with their sequence numbers.
+    held: Vec<(u32, CellId)>,
+}
+
+impl Reassembly {
+    /// Takes cell `cell` numbered `seq`, and hands `release` every cell now in sequence (it,
+    /// then those it unblocked), in order. Returns the cells held back after it.
+    pub fn accept(&mut self, seq: u32, cell: CellId, mut release: impl FnMut(CellId)) -> usize {
+        if seq != self.next_seq {
+            self.held.push((seq, cell));
+            return self.held.len();
+        }
+        release(cell);
+        self.next_seq = self.next_seq.wrapping_add(1);
+        while let Some(at) = self.held.iter().position(|&(s, _)| s == self.next_seq) {
+            release(self.held.swap_remove(at).1);
+            self.next_seq = self.next_seq.wrapping_add(1);
+        }
+        self.held.len()
+    }
+
+    /// Cells held back waiting for an earlier one.
+    pub fn held(&self) -> usize {
+        self.held.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blocks::packet::Packet;
+    use crate::engine::arena::{Arena, Id};
+    use proptest::prelude::*;
+
+    fn queue_of(packets: &mut PacketArena, sizes: &[u32]) -> PacketQueue {
+        let mut queue = PacketQueue::default();
+        for &size in sizes {
+            let id = packets.alloc(Packet::new(0, 1, size, 0));
+            packets.push_back(&mut queue, id);
+        }
+        queue
+    }
+
+    /// Fig. 4's situation: packets are cut as one unit, so a cell carries the tail of one and
+    /// the head of the next, and only the burst's last cell is short.
+    #[test]
+    fn a_burst_is_cut_as_one_unit() {
+        let mut packets = Arena::new();
+        let mut queue = queue_of(&mut packets, &[300, 100, 50, 700]);
+        let mut balance = CreditBalance::default();
+        let (mut seq, mut cells) = (7, Vec::new());
+        let taken = pack_credit(
+            &mut packets,
+            &mut queue,
+            &mut balance,
+            1000,
+            240,
+            &mut seq,
+            |c| cells.push(c),
+        );
+        assert_eq!(taken, 1150);
+        let payloads: Vec<u32> = cells.iter().map(|c| c.payload_bytes).collect();
+        assert_eq!(payloads, vec![240, 240, 240, 240, 190]);
+        assert_eq!(seq, 12);
+        // Packet 0 ends in cell 8 (bytes 240..480); packets 1 and 2 both end in cell 8 too
+        // (bytes 300..400 and 400..450); packet 3 ends in the last cell.
+        assert_eq!(cells[0].packet, NO_PACKET);
+        assert_eq!(cells[1].packet, 0);
+        assert_eq!(packets[Id::from_index(0)].next_in_cell, 1);
+        assert_eq!(packets[Id::from_index(1)].next_in_cell, 2);
+        assert_eq!(packets[Id::from_index(2)].next_in_cell, NO_PACKET);
+        assert_eq!(cells[4].packet, 3);
+        assert_eq!(packets[Id::from_index(3)].end_seq, 11);
+        // The last packet overshot the credit by 150 bytes: owed by the next one.
+        assert_eq!(balance.bytes(), -150);
+    }
+
+    #[test]
+    fn the_overshoot_is_owed_by_the_next_credit() {
+        let mut packets = Arena::new();
+        let mut queue = queue_of(&mut packets, &[1500, 1500, 1500]);
+        let mut balance = CreditBalance::default();
+        let mut seq = 0;
+        let taken = pack_credit(&mut packets, &mut queue, &mut balance, 2000, 240, &mut seq, |_| {});
+        assert_eq!((taken, balance.bytes()), (3000, -1000));
+        let taken = pack_credit(&mut packets, &mut queue, &mut balance, 2000, 240, &mut seq, |_| {});
+        assert_eq!((taken, balance.bytes()), (1500, -500));
+        let taken = pack_credit(&mut packets, &mut queue, &mut balance, 2000, 240, &mut seq, |_| {});
+        assert_eq!((taken, balance.bytes()), (0, 0), "a credit an empty queue cannot use is forfeited");
+    }
+
+    proptest! {
+        /// Payload bytes are conserved, at most one cell per burst is short, and every packet
+        /// ends in the cell its end_seq names.
+        #[test]
+        fn packing_conserves_bytes(sizes in proptest::collection::vec(1u32..3000, 1..40), credit in 64u32..8192, payload in 16u32..600) {
+            let mut packets = Arena::new();
+            let mut queue = queue_of(&mut packets, &sizes);
+            let mut balance = CreditBalance::default();
+            let mut seq = 0;
+            let mut cells = Vec::new();
+            let (mut taken, mut credits) = (0, 0);
+            while !queue.is_empty() {
+                credits += 1;
+                taken += pack_credit(&mut packets, &mut queue, &mut balance, credit, payload, &mut seq, |c| cells.push(c));
+            }
+            prop_assert_eq!(taken, sizes.iter().map(|&s| s as u64).sum::<u64>());
+            prop_assert_eq!(cells.iter().map(|c| c.payload_bytes as u64).sum::<u64>(), taken);
+            let short = cells.iter().filter(|c| c.payload_bytes < payload).count();
+            prop_assert!(short <= credits, "{short} short cells from {credits} credits");
+            let mut ends = 0;
+            for c in &cells {
+                let mut p = c.packet;
+                while p != NO_PACKET {
+                    prop_assert_eq!(packets[Id::from_index(p)].end_seq, c.seq);
+                    ends += 1;
+                    p = packets[Id::from_index(p)].next_in_cell;
+                }
+            }
+            prop_assert_eq!(ends, sizes.len());
+        }
+
+        /// Whatever the arrival order, cells leave in sequence.
+        #[test]
+        fn reassembly_releases_in_sequence(order in Just((0u32..50).collect::<Vec<_>>()).prop_shuffle()) {
+            let mut cells = Arena::new();
+            let ids: Vec<_> = (0..50u32).map(|i| cells.alloc(crate::blocks::cell::Cell::new(0, 1, i as u16, true, 0, 0))).collect();
+            let mut r = Reassembly::default();
+            let mut out = Vec::new();
+            for &seq in &order {
+                r.accept(seq, ids[seq as usize], |c| out.push(c));
+            }
+            prop_assert_eq!(out, ids);
+            prop_assert_eq!(r.held(), 0);
+        }
+    }
+}
