@@ -11,6 +11,7 @@ pub mod link;
 pub mod matching;
 pub mod packet;
 pub mod port_set;
+pub mod priority_port;
 pub mod retransmission;
 pub mod routing;
 pub mod sar;
@@ -40,4 +41,6 @@ pub mod stream_kind {
     pub const LINK_STUDY_DRAIN: u32 = 12;
     /// A Clint node's packet generator.
     pub const CLINT_SOURCE: u32 = 20;
+    /// A Stardust fabric adapter (its hosts' start times).
+    pub const STARDUST_ADAPTER: u32 = 30;
 }

@@ -14,12 +14,18 @@ use crate::blocks::packet::{PacketArena, PacketId, PacketQueue};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CreditBalance {
     bytes: i64,
+    forfeited_bytes: u64,
 }
 
 impl CreditBalance {
     /// Bytes the queue may still take (negative: owed).
     pub fn bytes(self) -> i64 {
         self.bytes
+    }
+
+    /// Credit bytes forfeited so far because the queue had nothing left to send.
+    pub fn forfeited_bytes(self) -> u64 {
+        self.forfeited_bytes
     }
 }
 
@@ -55,7 +61,8 @@ pub fn pack_credit(
     let mut last_end: Option<PacketId> = None;
     while balance.bytes > 0 {
         let Some(id) = packets.pop_front(queue) else {
-            balance.bytes = 0; // forfeited: nothing left to send
+            balance.forfeited_bytes += balance.bytes as u64;
+            balance.bytes = 0;
             break;
         };
         let size = packets[id].size_bytes;
@@ -183,12 +190,41 @@ mod tests {
         let mut queue = queue_of(&mut packets, &[1500, 1500, 1500]);
         let mut balance = CreditBalance::default();
         let mut seq = 0;
-        let taken = pack_credit(&mut packets, &mut queue, &mut balance, 2000, 240, &mut seq, |_| {});
+        let taken = pack_credit(
+            &mut packets,
+            &mut queue,
+            &mut balance,
+            2000,
+            240,
+            &mut seq,
+            |_| {},
+        );
         assert_eq!((taken, balance.bytes()), (3000, -1000));
-        let taken = pack_credit(&mut packets, &mut queue, &mut balance, 2000, 240, &mut seq, |_| {});
+        let taken = pack_credit(
+            &mut packets,
+            &mut queue,
+            &mut balance,
+            2000,
+            240,
+            &mut seq,
+            |_| {},
+        );
         assert_eq!((taken, balance.bytes()), (1500, -500));
-        let taken = pack_credit(&mut packets, &mut queue, &mut balance, 2000, 240, &mut seq, |_| {});
-        assert_eq!((taken, balance.bytes()), (0, 0), "a credit an empty queue cannot use is forfeited");
+        let taken = pack_credit(
+            &mut packets,
+            &mut queue,
+            &mut balance,
+            2000,
+            240,
+            &mut seq,
+            |_| {},
+        );
+        assert_eq!(
+            (taken, balance.bytes()),
+            (0, 0),
+            "a credit an empty queue cannot use is forfeited"
+        );
+        assert_eq!(balance.forfeited_bytes(), 1500);
     }
 
     proptest! {

@@ -6,6 +6,7 @@ pub mod cell_fabric;
 pub mod clint;
 pub mod rifl;
 pub mod single_switch;
+pub mod stardust;
 
 use crate::engine::kernel::Kernel;
 use crate::run::{Design, Simulation};
@@ -49,6 +50,12 @@ pub const DESIGNS: &[DesignEntry] = &[
         name: "rifl_link",
         description: "RIFL Layer 1: one retransmitting link against bit errors (seed 004 §II-A)",
         build: |json| Ok(on_kernel(rifl::link::build(json)?)),
+    },
+    DesignEntry {
+        name: "stardust",
+        description:
+            "Stardust: fabric adapters and elements, packed cells solicited by credits (seed 001)",
+        build: |json| Ok(on_kernel(stardust::build(json)?)),
     },
     DesignEntry {
         name: "clint",

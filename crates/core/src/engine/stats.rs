@@ -74,6 +74,15 @@ impl LatencyHistogram {
         self.max = self.max.max(value);
     }
 
+    /// Adds every sample of `other`.
+    pub fn add(&mut self, other: &LatencyHistogram) {
+        self.buckets
+            .add(&other.buckets)
+            .expect("histograms of the same bounds add");
+        self.sum += other.sum;
+        self.max = self.max.max(other.max);
+    }
+
     /// Number of samples.
     pub fn count(&self) -> u64 {
         self.buckets.len()

@@ -1,0 +1,732 @@
+//! The Fabric Adapter (seed 001 §3.2–3.3, §4.1, Fig. 5): the edge device between hosts and the
+//! fabric.
+//!
+//! Ingress: packets from the adapter's hosts wait in a VOQ per destination host (a full VOQ
+//! drops at the ingress, §3.1); a VOQ that becomes non-empty tells the destination port's
+//! scheduler with a request cell, and one that empties withdraws (reading A1). A credit that
+//! arrives joins a FIFO; the adapter serves credits in arrival order whenever its uplinks can
+//! take more cells (§3.3), packing whole packets of the credited VOQ into cells as one burst
+//! with surplus accounting ([`pack_credit`]) and spraying the cells over every uplink the
+//! routing table allows toward the destination (§3.2, §5.3). In push mode there are no
+//! credits: the adapter serves its non-empty VOQs round robin, one credit's worth at a time.
+//!
+//! Egress: cells from the fabric are put back in sequence per (source adapter, destination
+//! host) stream ([`Reassembly`]) and whole packets join the host port's queue, which drains
+//! at the host's line rate. Each host port has a credit scheduler: round robin over the
+//! adapters whose VOQs asked, one credit of `credit_bytes` every `credit_bytes` / (port rate ×
+//! (1 + speed-up)) (§4.1), stopping while the port's queue is above a threshold and resuming
+//! below another (reading A6). A data cell marked FCI by an element cuts the credit rate of all
+//! the adapter's ports (§4.2; readings A12, A28), at most once a window; the rate recovers
+//! additively while no mark arrives.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use rand::Rng as _;
+
+use super::{Addressing, CellFormat, Kind, FCI, REQUEST_ON};
+use crate::blocks::cell::{Cell, CellId, NO_PACKET};
+use crate::blocks::fabric::{Context, Node};
+use crate::blocks::flow_control::FlowSignal;
+use crate::blocks::packet::{Packet, PacketId, PacketQueue};
+use crate::blocks::priority_port::PriorityPort;
+use crate::blocks::routing::{LocalView, Router};
+use crate::blocks::sar::{pack_credit, CreditBalance, CutCell, Reassembly};
+use crate::engine::rng::Rng;
+use crate::engine::stats::LatencyHistogram;
+use crate::engine::time::{serialization_ps, TimePs};
+
+/// Timer tags: the kind in the top byte, the uplink, flow or host port below.
+const UPLINK: u32 = 0;
+const SOURCE: u32 = 1 << 24;
+const EGRESS: u32 = 2 << 24;
+const CREDIT: u32 = 3 << 24;
+const INDEX: u32 = (1 << 24) - 1;
+
+/// A host's flow: packets of one size to one host at a constant rate.
+#[derive(Clone, Copy, Debug)]
+pub struct Flow {
+    /// Sending host (one of the adapter's).
+    pub src: u16,
+    /// Receiving host.
+    pub dst: u16,
+    /// Bytes per packet.
+    pub packet_bytes: u32,
+    /// Time between packets.
+    pub gap_ps: TimePs,
+}
+
+/// One VOQ: the packets for one destination host and its credit state.
+#[derive(Default)]
+struct Voq {
+    packets: PacketQueue,
+    balance: CreditBalance,
+    /// Next cell sequence number of the stream to the destination.
+    next_seq: u32,
+    /// Requests sent so far: numbers each, so the scheduler can ignore one that a later
+    /// request overtook in the fabric (requests are sprayed too).
+    requests: u32,
+    /// Push mode: the VOQ is in the round-robin ring. Pull mode: the destination's scheduler
+    /// was told the VOQ has packets.
+    active: bool,
+}
+
+/// A host port's credit scheduler (§4.1).
+struct CreditScheduler {
+    /// Adapters whose VOQs for this port asked for credits, in round-robin order.
+    asking: VecDeque<u16>,
+    /// Per adapter: the number of the latest request heard from its VOQ for this port, plus
+    /// one (0: none yet).
+    heard: Vec<u32>,
+    period_ps: TimePs,
+    /// Earliest time of the next credit.
+    next_ps: TimePs,
+    /// A credit timer is set.
+    armed: bool,
+    /// Stopped: the port's queue is above `stop_bytes`.
+    stopped: bool,
+}
+
+/// The egress side of one host port.
+struct EgressPort {
+    host: u16,
+    queue: PacketQueue,
+    queued_bytes: u64,
+    rate_bps: u64,
+    propagation_ps: TimePs,
+    /// The packet on the host link, if any.
+    sending: Option<PacketId>,
+    scheduler: CreditScheduler,
+}
+
+/// How an adapter's credit rate reacts to FCI marks.
+#[derive(Clone, Copy, Debug)]
+pub struct FciReaction {
+    /// Fraction cut on a mark.
+    pub decrease: f64,
+    /// Fraction of the nominal rate regained per quiet window.
+    pub increase: f64,
+    /// At most one cut, or one raise, per window.
+    pub window_ps: TimePs,
+}
+
+/// The adapter's credit rate as a fraction of nominal, moved by FCI.
+struct CreditRate {
+    reaction: FciReaction,
+    fraction: f64,
+    last_cut_ps: Option<TimePs>,
+    last_raise_ps: TimePs,
+}
+
+impl CreditRate {
+    /// A marked cell arrived.
+    fn mark(&mut self, now_ps: TimePs) -> bool {
+        let r = self.reaction;
+        if r.decrease == 0.0 || self.last_cut_ps.is_some_and(|t| now_ps < t + r.window_ps) {
+            return false;
+        }
+        self.fraction *= 1.0 - r.decrease;
+        self.last_cut_ps = Some(now_ps);
+        self.last_raise_ps = now_ps;
+        true
+    }
+
+    /// The fraction to issue a credit at now, after any raise due.
+    fn now(&mut self, now_ps: TimePs) -> f64 {
+        let r = self.reaction;
+        if self.fraction < 1.0 && now_ps >= self.last_raise_ps + r.window_ps {
+            self.fraction = (self.fraction + r.increase).min(1.0);
+            self.last_raise_ps = now_ps;
+        }
+        self.fraction
+    }
+}
+
+/// What an adapter counts.
+#[derive(Clone, Debug, Default)]
+pub struct AdapterCounters {
+    /// Packets its hosts created.
+    pub packets_created: u64,
+    /// Packets dropped at a full VOQ.
+    pub packets_dropped: u64,
+    /// Packets taken from VOQs into cells.
+    pub packets_packed: u64,
+    /// Packets reassembled at this adapter's egress.
+    pub packets_reassembled: u64,
+    /// Packets delivered to its hosts.
+    pub packets_delivered: u64,
+    /// Data cells cut.
+    pub data_cells: u64,
+    /// Data cells cut shorter than a full cell.
+    pub short_cells: u64,
+    /// Payload bytes of the data cells cut.
+    pub payload_bytes_cut: u64,
+    /// Request cells sent.
+    pub requests_sent: u64,
+    /// Credit cells sent.
+    pub credits_sent: u64,
+    /// Credit bytes forfeited by VOQs that had nothing left to send.
+    pub credit_bytes_forfeited: u64,
+    /// Cells sent on its uplinks (cell-hops).
+    pub cells_sent: u64,
+    /// Cells that reached this adapter and were consumed here (data, requests, credits).
+    pub cells_received: u64,
+    /// Data cells received carrying the FCI bit.
+    pub fci_cells_received: u64,
+    /// Cuts of the credit rate on FCI.
+    pub fci_cuts: u64,
+    /// Most cells held for reordering in one stream.
+    pub reorder_peak_cells: u32,
+    /// Deepest egress port queue, in bytes.
+    pub egress_peak_bytes: u64,
+    /// Most credits waiting to be served.
+    pub credit_backlog_peak: u32,
+}
+
+/// Bytes delivered to one host during measurement.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HostDelivery {
+    /// The host.
+    pub host: u16,
+    /// Payload bytes delivered since the warm-up.
+    pub bytes_measured: u64,
+}
+
+/// How an adapter is configured.
+pub struct AdapterSpec {
+    /// Its index among adapters.
+    pub index: u16,
+    /// Its index among the router's switches.
+    pub switch: usize,
+    /// Host and adapter numbering of the fabric.
+    pub addressing: Arc<Addressing>,
+    /// Its uplinks, in fabric port order.
+    pub uplinks: Vec<PriorityPort>,
+    /// For each port of its switch in the topology, the uplink it is (or `u16::MAX`).
+    pub uplink_of_port: Vec<u16>,
+    /// Its hosts' links: (host, rate, propagation), one per host port.
+    pub host_links: Vec<(u16, u64, TimePs)>,
+    /// Its hosts' flows.
+    pub flows: Vec<Flow>,
+    /// Cell sizes.
+    pub format: CellFormat,
+    /// Credits (pull) or push.
+    pub credits: bool,
+    /// Bytes per credit.
+    pub credit_bytes: u32,
+    /// Credit rate above the port rate.
+    pub credit_speedup: f64,
+    /// Egress queue bytes that stop a port's credits.
+    pub egress_stop_bytes: u64,
+    /// The credit rate's reaction to FCI.
+    pub fci: FciReaction,
+    /// Packets a VOQ holds.
+    pub voq_packets: u32,
+    /// Statistics count from here.
+    pub measure_from_ps: TimePs,
+    /// The adapter's random stream (source start times).
+    pub rng: Rng,
+}
+
+/// A fabric adapter.
+pub struct Adapter {
+    index: u16,
+    switch: usize,
+    addressing: Arc<Addressing>,
+    uplinks: Vec<PriorityPort>,
+    uplink_of_port: Vec<u16>,
+    /// Data cells waiting on the uplinks: the adapter packs more only while it is below the
+    /// number of uplinks, so credits wait in their FIFO rather than as cells.
+    uplink_data_cells: u32,
+    /// Next uplink for cells to this adapter's own hosts (they cross the fabric, reading A16).
+    local_next: usize,
+    format: CellFormat,
+    credits: bool,
+    credit_bytes: u32,
+    egress_stop_bytes: u64,
+    credit_rate: CreditRate,
+    voq_packets: u32,
+    voqs: Vec<Voq>,
+    /// Push mode: non-empty VOQs (destination hosts), round robin.
+    ring: VecDeque<u16>,
+    /// Pull mode: credited VOQs (destination hosts), in credit arrival order.
+    credit_fifo: VecDeque<u16>,
+    flows: Vec<Flow>,
+    egress: Vec<EgressPort>,
+    /// Per (source adapter, host port).
+    streams: Vec<Reassembly>,
+    cut: Vec<CutCell>,
+    released: Vec<CellId>,
+    measure_from_ps: TimePs,
+    rng: Rng,
+    /// What it counted.
+    pub counters: AdapterCounters,
+    /// Per host port: bytes delivered during measurement.
+    pub delivered: Vec<HostDelivery>,
+    /// Packet latency, creation to the last bit reaching the host.
+    pub packet_latency: LatencyHistogram,
+    /// Data cell latency through the fabric, cut to arrival here.
+    pub fabric_latency: LatencyHistogram,
+}
+
+/// The adapter's uplink queues, as routing sees them.
+struct Backlog<'a>(&'a [PriorityPort], &'a [u16]);
+
+impl LocalView for Backlog<'_> {
+    fn backlog_cells(&self, output: usize) -> u32 {
+        match self.1.get(output) {
+            Some(&uplink) if uplink != u16::MAX => self.0[uplink as usize].data_cells(),
+            _ => u32::MAX,
+        }
+    }
+}
+
+impl Adapter {
+    /// An adapter as `spec` says.
+    pub fn new(spec: AdapterSpec) -> Self {
+        let adapters = spec.addressing.adapters();
+        let hosts = spec.addressing.hosts();
+        let rate_factor = 1.0 + spec.credit_speedup;
+        let egress: Vec<EgressPort> = spec
+            .host_links
+            .iter()
+            .map(|&(host, rate_bps, propagation_ps)| EgressPort {
+                host,
+                queue: PacketQueue::default(),
+                queued_bytes: 0,
+                rate_bps,
+                propagation_ps,
+                sending: None,
+                scheduler: CreditScheduler {
+                    asking: VecDeque::new(),
+                    heard: vec![0; adapters],
+                    period_ps: (spec.credit_bytes as f64 * 8e12 / (rate_bps as f64 * rate_factor))
+                        .round() as TimePs,
+                    next_ps: 0,
+                    armed: false,
+                    stopped: false,
+                },
+            })
+            .collect();
+        Adapter {
+            index: spec.index,
+            switch: spec.switch,
+            addressing: spec.addressing,
+            uplinks: spec.uplinks,
+            uplink_of_port: spec.uplink_of_port,
+            uplink_data_cells: 0,
+            local_next: 0,
+            format: spec.format,
+            credits: spec.credits,
+            credit_bytes: spec.credit_bytes,
+            egress_stop_bytes: spec.egress_stop_bytes,
+            credit_rate: CreditRate {
+                reaction: spec.fci,
+                fraction: 1.0,
+                last_cut_ps: None,
+                last_raise_ps: 0,
+            },
+            voq_packets: spec.voq_packets,
+            voqs: (0..hosts).map(|_| Voq::default()).collect(),
+            ring: VecDeque::new(),
+            credit_fifo: VecDeque::new(),
+            flows: spec.flows,
+            delivered: egress
+                .iter()
+                .map(|p| HostDelivery {
+                    host: p.host,
+                    bytes_measured: 0,
+                })
+                .collect(),
+            streams: vec![Reassembly::default(); adapters * egress.len()],
+            egress,
+            cut: Vec::new(),
+            released: Vec::new(),
+            measure_from_ps: spec.measure_from_ps,
+            rng: spec.rng,
+            counters: AdapterCounters::default(),
+            packet_latency: LatencyHistogram::new(),
+            fabric_latency: LatencyHistogram::new(),
+        }
+    }
+
+    /// Starts the adapter's flows, each at a random point of its first packet gap (so that
+    /// saturated hosts do not start in lockstep).
+    pub fn start<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
+        for (i, flow) in self.flows.iter().enumerate() {
+            let offset_ps = self.rng.gen_range(0..flow.gap_ps.max(1));
+            ctx.set_timer(offset_ps, SOURCE | i as u32);
+        }
+    }
+
+    /// Packets held at this adapter: in VOQs and host port queues.
+    pub fn packets_held(&self) -> u64 {
+        let in_voqs: u64 = self.voqs.iter().map(|v| v.packets.len() as u64).sum();
+        let at_ports: u64 = self.egress.iter().map(|p| p.queue.len() as u64).sum();
+        let sending = self.egress.iter().filter(|p| p.sending.is_some()).count() as u64;
+        in_voqs + at_ports + sending
+    }
+
+    fn measuring(&self, now_ps: TimePs) -> bool {
+        now_ps >= self.measure_from_ps
+    }
+
+    /// Flow `i` creates its next packet.
+    fn generate<R: Router>(&mut self, ctx: &mut Context<'_, R>, i: usize) {
+        let flow = self.flows[i];
+        ctx.set_timer(ctx.now_ps + flow.gap_ps, SOURCE | i as u32);
+        self.counters.packets_created += 1;
+        let voq = &mut self.voqs[flow.dst as usize];
+        if voq.packets.len() >= self.voq_packets {
+            self.counters.packets_dropped += 1;
+            return;
+        }
+        let packet = Packet::new(flow.src, flow.dst, flow.packet_bytes, ctx.now_ps);
+        let id = ctx.packets.alloc(packet);
+        ctx.packets.push_back(&mut voq.packets, id);
+        if voq.active {
+            return;
+        }
+        voq.active = true;
+        if self.credits {
+            self.send_request(ctx, flow.dst, true);
+        } else {
+            self.ring.push_back(flow.dst);
+            self.serve(ctx);
+        }
+    }
+
+    /// Tells the scheduler of host `dst`'s port that this adapter's VOQ for it has packets
+    /// (`on`) or has none left.
+    fn send_request<R: Router>(&mut self, ctx: &mut Context<'_, R>, dst: u16, on: bool) {
+        self.counters.requests_sent += 1;
+        let flags = Kind::Request as u8 | if on { REQUEST_ON } else { 0 };
+        let voq = &mut self.voqs[dst as usize];
+        voq.requests = voq.requests.wrapping_add(1);
+        let number = voq.requests;
+        self.send_control(ctx, self.index, dst, flags, number);
+    }
+
+    /// Sends a control cell addressed to host `dst`'s adapter, numbered `seq`.
+    fn send_control<R: Router>(
+        &mut self,
+        ctx: &mut Context<'_, R>,
+        src: u16,
+        dst: u16,
+        flags: u8,
+        seq: u32,
+    ) {
+        let mut cell = Cell::new(src, dst, 0, true, ctx.now_ps, ctx.now_ps);
+        cell.flags = flags;
+        cell.seq = seq;
+        let uplink = self.route(ctx, &mut cell);
+        let id = ctx.cells.alloc(cell);
+        self.uplinks[uplink].push_control(ctx.cells, id);
+        self.kick(ctx, uplink);
+    }
+
+    /// The uplink a new cell takes: sprayed toward its destination adapter, or round robin
+    /// for this adapter's own hosts.
+    fn route<R: Router>(&mut self, ctx: &mut Context<'_, R>, cell: &mut Cell) -> usize {
+        ctx.router.inject(cell.src as usize, cell);
+        if self.addressing.adapter_of(cell.dst) == self.index {
+            self.local_next = (self.local_next + 1) % self.uplinks.len();
+            return self.local_next;
+        }
+        let port = ctx.router.route(
+            self.switch,
+            0,
+            cell,
+            &Backlog(&self.uplinks, &self.uplink_of_port),
+        );
+        self.uplink_of_port[port] as usize
+    }
+
+    /// Sends on uplink `uplink` if its link is free, else makes sure it wakes when it frees.
+    fn kick<R: Router>(&mut self, ctx: &mut Context<'_, R>, uplink: usize) {
+        let format = self.format;
+        let mut wake = None;
+        let departure = self.uplinks[uplink].send_next(
+            ctx.now_ps,
+            ctx.cells,
+            |c, cells| format.wire_bytes(&cells[c]),
+            &mut wake,
+        );
+        if let Some(d) = departure {
+            if d.data_depth > 0 {
+                self.uplink_data_cells -= 1;
+            }
+            self.counters.cells_sent += 1;
+            ctx.send_cell(uplink, d.cell, d.arrive_ps);
+        }
+        if let Some(at_ps) = wake {
+            ctx.set_timer(at_ps, UPLINK | uplink as u32);
+        }
+    }
+
+    /// Packs and sends while the uplinks have room: credited VOQs in credit order (pull), or
+    /// non-empty VOQs round robin (push).
+    fn serve<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
+        while self.uplink_data_cells < self.uplinks.len() as u32 {
+            let next = if self.credits {
+                self.credit_fifo.pop_front()
+            } else {
+                self.ring.pop_front()
+            };
+            let Some(dst) = next else { return };
+            self.send_burst(ctx, dst);
+            let voq = &mut self.voqs[dst as usize];
+            let (emptied, was_active) = (voq.packets.is_empty(), voq.active);
+            if emptied {
+                voq.active = false;
+                if was_active && self.credits {
+                    self.send_request(ctx, dst, false);
+                }
+            } else if !self.credits {
+                self.ring.push_back(dst);
+            }
+        }
+    }
+
+    /// Spends one credit on the VOQ for `dst`: packs its packets and sprays the cells.
+    fn send_burst<R: Router>(&mut self, ctx: &mut Context<'_, R>, dst: u16) {
+        let voq = &mut self.voqs[dst as usize];
+        let mut cut = std::mem::take(&mut self.cut);
+        let packets_before = voq.packets.len();
+        let forfeited_before = voq.balance.forfeited_bytes();
+        pack_credit(
+            ctx.packets,
+            &mut voq.packets,
+            &mut voq.balance,
+            self.credit_bytes,
+            self.format.payload_bytes,
+            &mut voq.next_seq,
+            |c| cut.push(c),
+        );
+        self.counters.packets_packed += (packets_before - voq.packets.len()) as u64;
+        self.counters.credit_bytes_forfeited += voq.balance.forfeited_bytes() - forfeited_before;
+        self.counters.payload_bytes_cut += cut.iter().map(|c| c.payload_bytes as u64).sum::<u64>();
+        for c in cut.drain(..) {
+            let mut cell = Cell::new(
+                self.index,
+                dst,
+                c.payload_bytes as u16,
+                c.packet != NO_PACKET,
+                ctx.now_ps,
+                ctx.now_ps,
+            );
+            cell.seq = c.seq;
+            cell.packet = c.packet;
+            cell.flags = Kind::Data as u8;
+            self.counters.data_cells += 1;
+            self.counters.short_cells += u64::from(c.payload_bytes < self.format.payload_bytes);
+            let uplink = self.route(ctx, &mut cell);
+            let id = ctx.cells.alloc(cell);
+            self.uplinks[uplink].push_data(ctx.cells, id);
+            self.uplink_data_cells += 1;
+            self.kick(ctx, uplink);
+        }
+        self.cut = cut;
+    }
+
+    /// A data cell from the fabric: back in sequence, and whole packets to the host port.
+    fn receive_data<R: Router>(&mut self, ctx: &mut Context<'_, R>, cell: CellId) {
+        let c = ctx.cells[cell];
+        let port = self.addressing.port_of(c.dst);
+        if c.flags & FCI != 0 {
+            self.counters.fci_cells_received += 1;
+            self.counters.fci_cuts += u64::from(self.credit_rate.mark(ctx.now_ps));
+        }
+        if self.measuring(c.inject_ps) {
+            self.fabric_latency.record(ctx.now_ps - c.inject_ps);
+        }
+        let stream = c.src as usize * self.egress.len() + port;
+        let mut released = std::mem::take(&mut self.released);
+        let held = self.streams[stream].accept(c.seq, cell, |id| released.push(id));
+        self.counters.reorder_peak_cells = self.counters.reorder_peak_cells.max(held as u32);
+        for id in released.drain(..) {
+            let mut packet = ctx.cells[id].packet;
+            while packet != NO_PACKET {
+                let pid = PacketId::from_index(packet);
+                let egress = &mut self.egress[port];
+                egress.queued_bytes += ctx.packets[pid].size_bytes as u64;
+                ctx.packets.push_back(&mut egress.queue, pid);
+                self.counters.packets_reassembled += 1;
+                packet = ctx.packets[pid].next_in_cell;
+            }
+            ctx.consume(id);
+            self.counters.cells_received += 1;
+        }
+        self.released = released;
+        let egress = &self.egress[port];
+        self.counters.egress_peak_bytes = self.counters.egress_peak_bytes.max(egress.queued_bytes);
+        self.egress_kick(ctx, port);
+    }
+
+    /// Starts the next packet on host port `port` if its link is free.
+    fn egress_kick<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize) {
+        let egress = &mut self.egress[port];
+        if egress.sending.is_some() {
+            return;
+        }
+        let Some(id) = ctx.packets.pop_front(&mut egress.queue) else {
+            return;
+        };
+        egress.sending = Some(id);
+        let size = ctx.packets[id].size_bytes as u64;
+        let done_ps = ctx.now_ps + serialization_ps(size, egress.rate_bps);
+        ctx.set_timer(done_ps, EGRESS | port as u32);
+    }
+
+    /// Host port `port` finished sending a packet: it is delivered.
+    fn egress_done<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize) {
+        let measuring = self.measuring(ctx.now_ps);
+        let counted = |created_ps| created_ps >= self.measure_from_ps;
+        let egress = &mut self.egress[port];
+        let id = egress
+            .sending
+            .take()
+            .expect("a packet was on the host link");
+        let packet = ctx.packets[id];
+        egress.queued_bytes -= packet.size_bytes as u64;
+        if measuring {
+            self.delivered[port].bytes_measured += packet.size_bytes as u64;
+        }
+        if counted(packet.created_ps) {
+            let arrive_ps = ctx.now_ps + egress.propagation_ps;
+            self.packet_latency.record(arrive_ps - packet.created_ps);
+        }
+        ctx.packets.free(id);
+        self.counters.packets_delivered += 1;
+        let resume_bytes = self
+            .egress_stop_bytes
+            .saturating_sub(self.credit_bytes as u64);
+        let egress = &mut self.egress[port];
+        if egress.scheduler.stopped && egress.queued_bytes <= resume_bytes {
+            egress.scheduler.stopped = false;
+            self.arm(ctx, port);
+        }
+        self.egress_kick(ctx, port);
+    }
+
+    /// A request cell reached host port `port`'s scheduler.
+    /// A request numbered `number` from adapter `from` reached host port `port`'s scheduler;
+    /// one older than the latest heard is stale and ignored.
+    fn receive_request<R: Router>(
+        &mut self,
+        ctx: &mut Context<'_, R>,
+        port: usize,
+        from: u16,
+        on: bool,
+        number: u32,
+    ) {
+        let s = &mut self.egress[port].scheduler;
+        let heard = &mut s.heard[from as usize];
+        if (number.wrapping_sub(*heard) as i32) <= 0 && *heard != 0 {
+            return;
+        }
+        *heard = number;
+        let asking = &mut s.asking;
+        let at = asking.iter().position(|&a| a == from);
+        match (on, at) {
+            (true, None) => asking.push_back(from),
+            (false, Some(at)) => {
+                asking.remove(at);
+            }
+            _ => {}
+        }
+        self.arm(ctx, port);
+    }
+
+    /// Sets port `port`'s credit timer if it has someone to credit and may.
+    fn arm<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize) {
+        let s = &mut self.egress[port].scheduler;
+        if s.armed || s.stopped || s.asking.is_empty() {
+            return;
+        }
+        s.armed = true;
+        ctx.set_timer(s.next_ps.max(ctx.now_ps), CREDIT | port as u32);
+    }
+
+    /// Port `port`'s credit timer: issue one credit round robin, unless the port is full.
+    fn issue_credit<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize) {
+        let egress = &mut self.egress[port];
+        let s = &mut egress.scheduler;
+        s.armed = false;
+        if egress.queued_bytes >= self.egress_stop_bytes {
+            s.stopped = true;
+            return;
+        }
+        let Some(adapter) = s.asking.pop_front() else {
+            return;
+        };
+        s.asking.push_back(adapter);
+        let fraction = self.credit_rate.now(ctx.now_ps);
+        s.next_ps = ctx.now_ps + (s.period_ps as f64 / fraction).round() as TimePs;
+        let (host, to) = (egress.host, self.addressing.first_host(adapter));
+        self.counters.credits_sent += 1;
+        self.send_control(ctx, host, to, Kind::Credit as u8, 0);
+        self.arm(ctx, port);
+    }
+}
+
+impl<R: Router> Node<R> for Adapter {
+    fn is_slotted(&self) -> bool {
+        false
+    }
+
+    fn is_sink(&self) -> bool {
+        false
+    }
+
+    fn cells_held(&self) -> u64 {
+        let queued: u64 = self.uplinks.iter().map(|p| p.cells() as u64).sum();
+        let reordering: u64 = self.streams.iter().map(|s| s.held() as u64).sum();
+        queued + reordering
+    }
+
+    fn cell_arrives(&mut self, ctx: &mut Context<'_, R>, _port: usize, cell: CellId, _: TimePs) {
+        let c = ctx.cells[cell];
+        match Kind::of(c.flags) {
+            Kind::Data => self.receive_data(ctx, cell),
+            Kind::Request => {
+                ctx.consume(cell);
+                self.counters.cells_received += 1;
+                let port = self.addressing.port_of(c.dst);
+                self.receive_request(ctx, port, c.src, c.flags & REQUEST_ON != 0, c.seq);
+            }
+            Kind::Credit => {
+                ctx.consume(cell);
+                self.counters.cells_received += 1;
+                self.credit_fifo.push_back(c.src);
+                let backlog = self.credit_fifo.len() as u32;
+                self.counters.credit_backlog_peak = self.counters.credit_backlog_peak.max(backlog);
+                self.serve(ctx);
+            }
+        }
+    }
+
+    /// An element paused (OFF) or resumed (ON) data on uplink `port`.
+    fn signal_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, signal: FlowSignal) {
+        self.uplinks[port].pause_data(matches!(signal, FlowSignal::Off { .. }));
+        self.kick(ctx, port);
+        self.serve(ctx);
+    }
+
+    fn tick(&mut self, _: &mut Context<'_, R>) -> Option<TimePs> {
+        None
+    }
+
+    fn timer(&mut self, ctx: &mut Context<'_, R>, tag: u32) {
+        let index = (tag & INDEX) as usize;
+        match tag & !INDEX {
+            UPLINK => {
+                self.kick(ctx, index);
+                self.serve(ctx);
+            }
+            SOURCE => self.generate(ctx, index),
+            EGRESS => self.egress_done(ctx, index),
+            _ => self.issue_credit(ctx, index),
+        }
+    }
+}

@@ -1,0 +1,459 @@
+//! Stardust's scenario (seed 001): the validated description of one run. Unknown keys, wrong
+//! types and impossible values are rejected with one [`ScenarioError`] naming the key. Where
+//! the paper leaves a value open, the default is the reading of `../shared/specs/stardust.md`
+//! §4 named beside it.
+
+use serde::Deserialize;
+
+use crate::blocks::routing::mode;
+use crate::blocks::topology::Topology;
+use crate::engine::time::{ps_from_ns, TimePs};
+use crate::scenario::{
+    invalid, RoutingConfig, RunConfig, Scenario, ScenarioError, TopologyConfig, TopologyName,
+    MAX_HOSTS,
+};
+
+/// A whole Stardust scenario.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StardustConfig {
+    /// Always `"stardust"` (read by [`crate::designs::build`]).
+    pub design: String,
+    /// Run length, warm-up and seed.
+    #[serde(default)]
+    pub run: RunConfig,
+    /// The Clos: edge switches become fabric adapters, every other switch a fabric element.
+    #[serde(default = "default_topology")]
+    pub topology: TopologyConfig,
+    /// Every cable (a topology file may give a cable its own rate and length).
+    #[serde(default)]
+    pub link: LinkConfig,
+    /// Cell format (§4.1).
+    #[serde(default)]
+    pub cell: CellConfig,
+    /// Credits (§3.3, §4.1).
+    #[serde(default)]
+    pub credit: CreditConfig,
+    /// Pull (credits) or push.
+    #[serde(default)]
+    pub stardust: ModeConfig,
+    /// Fabric adapters (§3.3, §4.1).
+    #[serde(default)]
+    pub adapter: AdapterConfig,
+    /// Fabric elements (§4.2).
+    #[serde(default)]
+    pub element: ElementConfig,
+    /// How adapters and elements spray cells over the links toward a destination (§5.3).
+    #[serde(default = "default_routing")]
+    pub routing: RoutingConfig,
+    /// What the hosts send.
+    #[serde(default)]
+    pub traffic: TrafficConfig,
+}
+
+fn default_topology() -> TopologyConfig {
+    TopologyConfig {
+        kind: TopologyName::FatTree,
+        k: 4,
+        ..TopologyConfig::default()
+    }
+}
+
+fn default_routing() -> RoutingConfig {
+    RoutingConfig {
+        mode: "spray".into(),
+        spray_rounds: 4,
+    }
+}
+
+/// Every cable, both directions.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LinkConfig {
+    /// Line rate in Gbit/s.
+    pub rate_gbps: f64,
+    /// One-way propagation delay in nanoseconds.
+    pub propagation_ns: f64,
+}
+
+impl Default for LinkConfig {
+    /// The htsim setup of §6.3: 10 Gbit/s, 1 µs per link.
+    fn default() -> Self {
+        LinkConfig {
+            rate_gbps: 10.0,
+            propagation_ns: 1_000.0,
+        }
+    }
+}
+
+/// Cell format.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CellConfig {
+    /// Largest cell on the wire, header included (C; 256 B in §4.1).
+    pub size_bytes: u32,
+    /// Header of a data cell (H; not given by the paper, reading A2).
+    pub header_bytes: u32,
+    /// A control cell (credit, request) on the wire (reading A3: the 24 B of Table 4).
+    pub control_bytes: u32,
+}
+
+impl Default for CellConfig {
+    fn default() -> Self {
+        CellConfig {
+            size_bytes: 256,
+            header_bytes: 16,
+            control_bytes: 24,
+        }
+    }
+}
+
+/// Credits.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CreditConfig {
+    /// Bytes one credit lets a VOQ send (2–4 KB in the paper).
+    pub size_bytes: u32,
+    /// Credit rate above the port rate (3% in the htsim runs of §6.3).
+    pub speedup: f64,
+}
+
+impl Default for CreditConfig {
+    fn default() -> Self {
+        CreditConfig {
+            size_bytes: 2048,
+            speedup: 0.03,
+        }
+    }
+}
+
+/// Pull or push.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ModeConfig {
+    /// True: VOQs send only on credit (Stardust). False: adapters push what arrives, round
+    /// robin over their VOQs, and elements drop what does not fit (the push fabric of Fig. 7).
+    pub credits: bool,
+}
+
+impl Default for ModeConfig {
+    fn default() -> Self {
+        ModeConfig { credits: true }
+    }
+}
+
+/// Fabric adapters.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AdapterConfig {
+    /// Packets a VOQ holds; a packet arriving at a full VOQ is dropped at the ingress
+    /// (reading A14: 100 packets).
+    pub voq_packets: u32,
+    /// Egress buffer (bytes queued for a host port) above which its scheduler stops issuing
+    /// credits; absent: two credits plus a fabric round trip of data at the port rate
+    /// (reading A6).
+    pub egress_stop_bytes: Option<u64>,
+    /// An adapter that receives a cell marked FCI cuts the credit rate of all its ports by
+    /// this fraction, at most once per `fci_window_ns` (§4.2; reading A12/A28: β = 1/8). 0:
+    /// no reaction.
+    pub fci_decrease: f64,
+    /// Every `fci_window_ns` without a cut, the credit rate recovers by this fraction of the
+    /// nominal rate (additive increase; the paper gives no law).
+    pub fci_increase: f64,
+    /// The FCI reaction's window; absent: four fabric round trips (reading A12).
+    pub fci_window_ns: Option<f64>,
+}
+
+impl Default for AdapterConfig {
+    fn default() -> Self {
+        AdapterConfig {
+            voq_packets: 100,
+            egress_stop_bytes: None,
+            fci_decrease: 0.125,
+            fci_increase: 1.0 / 64.0,
+            fci_window_ns: None,
+        }
+    }
+}
+
+/// Fabric elements.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ElementConfig {
+    /// Data cells an output link's queue holds (128 in §6.2's extrapolation); a data cell
+    /// that finds it full is dropped and counted.
+    pub queue_cells: u32,
+    /// Queue depth at and above which data cells leaving the queue carry the FCI bit (§4.2;
+    /// reading A12: 32 cells).
+    pub fci_threshold_cells: u32,
+    /// Queue depth at which an output pauses the inputs that feed it (§5.5's last resort);
+    /// it resumes them at half this depth. Absent: half the queue, leaving the other half
+    /// for the cells paused inputs still have on their way (there is no shared pool, reading
+    /// A13). Push mode never pauses.
+    pub pause_cells: Option<u32>,
+}
+
+impl Default for ElementConfig {
+    fn default() -> Self {
+        ElementConfig {
+            queue_cells: 128,
+            fci_threshold_cells: 32,
+            pause_cells: None,
+        }
+    }
+}
+
+impl ElementConfig {
+    /// The queue depth that pauses inputs.
+    pub fn pause_cells(&self) -> u32 {
+        self.pause_cells.unwrap_or(self.queue_cells.div_ceil(2))
+    }
+}
+
+/// Destination patterns.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Pattern {
+    /// Every host sends to one other host and receives from one (a random derangement).
+    #[default]
+    Permutation,
+    /// The flows listed in `traffic.flows`.
+    Flows,
+}
+
+/// One flow of `traffic.flows`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowConfig {
+    /// Sending host.
+    pub src: u32,
+    /// Receiving host.
+    pub dst: u32,
+    /// Offered rate as a fraction of the sending host's line rate.
+    pub load: f64,
+}
+
+/// What the hosts send: packets of one size at a constant rate.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrafficConfig {
+    /// Who sends to whom.
+    pub pattern: Pattern,
+    /// Bytes per host packet (9000 in §6.3).
+    pub packet_bytes: u32,
+    /// Permutation: offered rate per host as a fraction of its line rate (1: saturated).
+    pub load: f64,
+    /// Flows: the list.
+    pub flows: Vec<FlowConfig>,
+}
+
+impl Default for TrafficConfig {
+    fn default() -> Self {
+        TrafficConfig {
+            pattern: Pattern::Permutation,
+            packet_bytes: 9000,
+            load: 1.0,
+            flows: Vec::new(),
+        }
+    }
+}
+
+/// The largest cell: cells count their payload in 16 bits.
+const MAX_CELL_BYTES: u32 = 16_384;
+
+impl StardustConfig {
+    /// Reads and validates a scenario.
+    pub fn from_json(json: &str) -> Result<StardustConfig, ScenarioError> {
+        let config: StardustConfig = crate::scenario::parse(json)?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// The cabling; edge switches (those with hosts) are the adapters.
+    pub fn topology(&self) -> Result<Topology, ScenarioError> {
+        let scenario = Scenario {
+            topology: self.topology.clone(),
+            ..Scenario::default()
+        };
+        let topology = scenario.topology()?;
+        if topology.endpoints() > MAX_HOSTS {
+            return Err(invalid(
+                "topology",
+                format!("at most {MAX_HOSTS} hosts, got {}", topology.endpoints()),
+            ));
+        }
+        Ok(topology)
+    }
+
+    /// Line rate in bit/s.
+    pub fn rate_bps(&self) -> u64 {
+        (self.link.rate_gbps * 1e9).round() as u64
+    }
+
+    /// Propagation delay of a cable.
+    pub fn propagation_ps(&self) -> TimePs {
+        ps_from_ns(self.link.propagation_ns)
+    }
+
+    /// Payload bytes of a full data cell.
+    pub fn payload_bytes(&self) -> u32 {
+        self.cell.size_bytes - self.cell.header_bytes
+    }
+
+    fn validate(&self) -> Result<(), ScenarioError> {
+        self.run.validate()?;
+        if !(self.link.rate_gbps.is_finite() && self.link.rate_gbps >= 0.001) {
+            return Err(invalid("link.rate_gbps", "expected at least 0.001 Gbit/s"));
+        }
+        if !(self.link.propagation_ns.is_finite() && self.link.propagation_ns >= 0.0) {
+            return Err(invalid(
+                "link.propagation_ns",
+                "expected 0 or more nanoseconds",
+            ));
+        }
+        let cell = &self.cell;
+        if cell.size_bytes > MAX_CELL_BYTES {
+            return Err(invalid(
+                "cell.size_bytes",
+                format!("expected at most {MAX_CELL_BYTES} bytes"),
+            ));
+        }
+        if cell.header_bytes >= cell.size_bytes {
+            return Err(invalid(
+                "cell.header_bytes",
+                format!(
+                    "expected fewer bytes than the cell (cell.size_bytes = {})",
+                    cell.size_bytes
+                ),
+            ));
+        }
+        if cell.control_bytes == 0 || cell.control_bytes > cell.size_bytes {
+            return Err(invalid(
+                "cell.control_bytes",
+                format!("expected 1 to cell.size_bytes ({}) bytes", cell.size_bytes),
+            ));
+        }
+        if self.credit.size_bytes < cell.size_bytes {
+            return Err(invalid(
+                "credit.size_bytes",
+                format!(
+                    "expected at least one cell (cell.size_bytes = {})",
+                    cell.size_bytes
+                ),
+            ));
+        }
+        if !(self.credit.speedup.is_finite() && (0.0..=1.0).contains(&self.credit.speedup)) {
+            return Err(invalid(
+                "credit.speedup",
+                "expected 0 to 1 (a fraction above the port rate)",
+            ));
+        }
+        if self.adapter.voq_packets == 0 {
+            return Err(invalid("adapter.voq_packets", "expected at least 1 packet"));
+        }
+        let fraction = |x: f64| x.is_finite() && (0.0..1.0).contains(&x);
+        if !fraction(self.adapter.fci_decrease) {
+            return Err(invalid(
+                "adapter.fci_decrease",
+                "expected at least 0, below 1",
+            ));
+        }
+        if !fraction(self.adapter.fci_increase) {
+            return Err(invalid(
+                "adapter.fci_increase",
+                "expected at least 0, below 1",
+            ));
+        }
+        if let Some(ns) = self.adapter.fci_window_ns {
+            if !(ns.is_finite() && ps_from_ns(ns) > 0) {
+                return Err(invalid(
+                    "adapter.fci_window_ns",
+                    "expected a positive number of nanoseconds",
+                ));
+            }
+        }
+        let element = &self.element;
+        if element.queue_cells == 0 {
+            return Err(invalid("element.queue_cells", "expected at least 1 cell"));
+        }
+        if element.fci_threshold_cells > element.queue_cells {
+            return Err(invalid(
+                "element.fci_threshold_cells",
+                format!(
+                    "expected at most element.queue_cells ({})",
+                    element.queue_cells
+                ),
+            ));
+        }
+        let pause = element.pause_cells();
+        if pause == 0 || pause > element.queue_cells {
+            return Err(invalid(
+                "element.pause_cells",
+                format!(
+                    "expected 1 to element.queue_cells ({})",
+                    element.queue_cells
+                ),
+            ));
+        }
+        match mode(&self.routing.mode) {
+            Some(m) if !m.needs_groups => {}
+            _ => {
+                return Err(invalid(
+                    "routing.mode",
+                    format!(
+                        "expected spray, random, least_loaded, ecmp or deterministic, got {:?}",
+                        self.routing.mode
+                    ),
+                ))
+            }
+        }
+        if self.routing.spray_rounds == 0 {
+            return Err(invalid("routing.spray_rounds", "expected at least 1"));
+        }
+        self.validate_traffic()
+    }
+
+    fn validate_traffic(&self) -> Result<(), ScenarioError> {
+        let t = &self.traffic;
+        if t.packet_bytes == 0 {
+            return Err(invalid("traffic.packet_bytes", "expected at least 1 byte"));
+        }
+        let load_ok = |load: f64| load.is_finite() && load > 0.0 && load <= 1.0;
+        match t.pattern {
+            Pattern::Permutation => {
+                if !t.flows.is_empty() {
+                    return Err(invalid(
+                        "traffic.flows",
+                        "applies only to traffic.pattern = \"flows\"",
+                    ));
+                }
+                if !load_ok(t.load) {
+                    return Err(invalid("traffic.load", "expected more than 0, at most 1"));
+                }
+            }
+            Pattern::Flows => {
+                if t.flows.is_empty() {
+                    return Err(invalid(
+                        "traffic.flows",
+                        "expected at least one {src, dst, load} with traffic.pattern = \"flows\"",
+                    ));
+                }
+                for (i, flow) in t.flows.iter().enumerate() {
+                    if flow.src == flow.dst {
+                        return Err(invalid(
+                            &format!("traffic.flows[{i}].dst"),
+                            "expected a host other than src",
+                        ));
+                    }
+                    if !load_ok(flow.load) {
+                        return Err(invalid(
+                            &format!("traffic.flows[{i}].load"),
+                            "expected more than 0, at most 1",
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

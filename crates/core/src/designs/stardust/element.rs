@@ -1,0 +1,206 @@
+//! The Fabric Element (seed 001 §4.2, Fig. 6): a cell switch with no packet logic. Every cell
+//! is forwarded on arrival to one of the links its routing table allows toward the cell's
+//! destination adapter, chosen per cell by the fabric's spraying mode (§3.2, §5.3); each output
+//! link has a data queue and a control queue served first (the separate control crossbar);
+//! data cells that leave a queue at or above the FCI threshold carry the congestion bit
+//! (§4.2). As the last resort (§5.5) an output queue that reaches its pause threshold sends
+//! OFF to each input that feeds it a cell, and ON once it has drained below the resume
+//! threshold (link-level ON/OFF of the data path; control cells are never paused). A data cell
+//! that still finds its queue full is dropped and counted: the push fabric of Fig. 7 has no
+//! pause and drops; in Stardust a drop fails the run's lossless check.
+
+use super::{CellFormat, FCI};
+use crate::blocks::cell::CellId;
+use crate::blocks::fabric::{Context, Node};
+use crate::blocks::flow_control::FlowSignal;
+use crate::blocks::port_set::PortSet;
+use crate::blocks::priority_port::PriorityPort;
+use crate::blocks::routing::{LocalView, Router};
+use crate::engine::time::TimePs;
+
+/// What an element counts.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ElementCounters {
+    /// Cells sent on its links (cell-hops).
+    pub cells_sent: u64,
+    /// Data cells dropped on a full queue.
+    pub cells_dropped: u64,
+    /// Data cells sent with the FCI bit.
+    pub cells_marked: u64,
+    /// Deepest data queue seen, in cells.
+    pub queue_peak_cells: u32,
+    /// OFF signals sent upstream.
+    pub pauses: u64,
+}
+
+/// When an element pauses its inputs: a data queue at `off_cells` pauses each input that adds
+/// to it, and releases them all once down to `on_cells`. `None`: never (push fabric).
+#[derive(Clone, Copy, Debug)]
+pub struct Pause {
+    /// Queue depth that pauses an input.
+    pub off_cells: u32,
+    /// Queue depth that resumes the inputs it paused.
+    pub on_cells: u32,
+}
+
+/// A fabric element.
+pub struct Element {
+    /// Index among the router's switches.
+    switch: usize,
+    ports: Vec<PriorityPort>,
+    format: CellFormat,
+    queue_cells: u32,
+    fci_threshold_cells: u32,
+    pause: Option<Pause>,
+    /// Per output: the inputs it paused.
+    paused_by: Vec<PortSet>,
+    /// Per input: the outputs holding it paused.
+    pauses_on: Vec<u16>,
+    /// What it counted.
+    pub counters: ElementCounters,
+}
+
+/// The element's output queues, as routing sees them.
+struct Backlog<'a>(&'a [PriorityPort]);
+
+impl LocalView for Backlog<'_> {
+    fn backlog_cells(&self, output: usize) -> u32 {
+        self.0[output].data_cells()
+    }
+}
+
+impl Element {
+    /// An element that is switch `switch` of the routing tables, driving `ports`.
+    pub fn new(
+        switch: usize,
+        ports: Vec<PriorityPort>,
+        format: CellFormat,
+        queue_cells: u32,
+        fci_threshold_cells: u32,
+        pause: Option<Pause>,
+    ) -> Self {
+        let n = ports.len();
+        Element {
+            switch,
+            ports,
+            format,
+            queue_cells,
+            fci_threshold_cells,
+            pause,
+            paused_by: vec![PortSet::EMPTY; n],
+            pauses_on: vec![0; n],
+            counters: ElementCounters::default(),
+        }
+    }
+
+    /// A data cell from `input` joined `output`'s queue, now `depth` deep: pause the input if
+    /// the queue is at its threshold.
+    fn maybe_pause<R: Router>(
+        &mut self,
+        ctx: &mut Context<'_, R>,
+        input: usize,
+        output: usize,
+        depth: u32,
+    ) {
+        let Some(pause) = self.pause else { return };
+        if depth < pause.off_cells || self.paused_by[output].contains(input) {
+            return;
+        }
+        self.paused_by[output].insert(input);
+        self.pauses_on[input] += 1;
+        if self.pauses_on[input] == 1 {
+            self.counters.pauses += 1;
+            ctx.send_signal(input, FlowSignal::Off { channel: 0 }, ctx.now_ps);
+        }
+    }
+
+    /// `output`'s queue drained a cell: release the inputs it paused once it is low enough.
+    fn maybe_resume<R: Router>(&mut self, ctx: &mut Context<'_, R>, output: usize) {
+        let Some(pause) = self.pause else { return };
+        if self.ports[output].data_cells() > pause.on_cells || self.paused_by[output].is_empty() {
+            return;
+        }
+        for input in std::mem::take(&mut self.paused_by[output]).iter() {
+            self.pauses_on[input] -= 1;
+            if self.pauses_on[input] == 0 {
+                ctx.send_signal(input, FlowSignal::On { channel: 0 }, ctx.now_ps);
+            }
+        }
+    }
+
+    /// Sends on `port` if its link is free, else makes sure it wakes when it frees.
+    fn kick<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize) {
+        let format = self.format;
+        let mut wake = None;
+        let departure = self.ports[port].send_next(
+            ctx.now_ps,
+            ctx.cells,
+            |c, cells| format.wire_bytes(&cells[c]),
+            &mut wake,
+        );
+        if let Some(d) = departure {
+            if d.data_depth >= self.fci_threshold_cells && d.data_depth > 0 {
+                ctx.cells[d.cell].flags |= FCI;
+                self.counters.cells_marked += 1;
+            }
+            self.counters.cells_sent += 1;
+            ctx.send_cell(port, d.cell, d.arrive_ps);
+            if d.data_depth > 0 {
+                self.maybe_resume(ctx, port);
+            }
+        }
+        if let Some(at_ps) = wake {
+            ctx.set_timer(at_ps, port as u32);
+        }
+    }
+}
+
+impl<R: Router> Node<R> for Element {
+    fn is_slotted(&self) -> bool {
+        false
+    }
+
+    fn is_sink(&self) -> bool {
+        false
+    }
+
+    fn cells_held(&self) -> u64 {
+        self.ports.iter().map(|p| p.cells() as u64).sum()
+    }
+
+    fn cell_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId, _: TimePs) {
+        let output = ctx.router.route(
+            self.switch,
+            port,
+            &mut ctx.cells[cell],
+            &Backlog(&self.ports),
+        );
+        if CellFormat::is_control(&ctx.cells[cell]) {
+            self.ports[output].push_control(ctx.cells, cell);
+        } else {
+            let depth = self.ports[output].data_cells();
+            if depth >= self.queue_cells {
+                self.counters.cells_dropped += 1;
+                ctx.drop_cell(cell);
+                return;
+            }
+            self.ports[output].push_data(ctx.cells, cell);
+            self.counters.queue_peak_cells = self.counters.queue_peak_cells.max(depth + 1);
+            self.maybe_pause(ctx, port, output, depth + 1);
+        }
+        self.kick(ctx, output);
+    }
+
+    fn signal_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, signal: FlowSignal) {
+        self.ports[port].pause_data(matches!(signal, FlowSignal::Off { .. }));
+        self.kick(ctx, port);
+    }
+
+    fn tick(&mut self, _: &mut Context<'_, R>) -> Option<TimePs> {
+        None
+    }
+
+    fn timer(&mut self, ctx: &mut Context<'_, R>, tag: u32) {
+        self.kick(ctx, tag as usize);
+    }
+}

@@ -1,0 +1,569 @@
+//! Stardust (seed 001, Zilberman et al., NSDI'19): a Clos of Fabric Adapters at the edge and
+//! Fabric Elements inside, moving packed cells that egress ports solicit with credits.
+//!
+//! The edge switches of the scenario's topology become [`Adapter`]s (their host ports are the
+//! adapter's; hosts are sources and sinks inside it), every other switch an [`Element`]. Both
+//! run on the shared [`Fabric`] as event-driven nodes. Cells address hosts: a data cell or a
+//! request carries its source adapter in `src` and its destination host in `dst`; a credit
+//! carries the granting host in `src` and the first host of the credited adapter in `dst`, so
+//! every cell is routed toward its `dst` host's adapter by the fabric's [`FabricRouter`].
+//!
+//! Built: packing with surplus accounting, reassembly in sequence, ON/OFF requests, credit
+//! schedulers with egress stop/resume, control cells with strict priority and their bandwidth,
+//! spraying by routing mode, FCI marking, push mode, permutation and listed flows of
+//! constant-rate hosts. Not yet built (see the README): the FCI reaction, ON/OFF pause of
+//! elements, reachability cells and failures, the reassembly timeout, traffic classes, flows
+//! from size distributions and transports.
+
+mod adapter;
+mod config;
+mod element;
+mod report;
+
+use std::sync::Arc;
+
+use rand::seq::SliceRandom;
+
+use crate::blocks::cell::Cell;
+use crate::blocks::fabric::{Context, Fabric, Node, Wiring};
+use crate::blocks::flow_control::FlowSignal;
+use crate::blocks::link::Link;
+use crate::blocks::priority_port::PriorityPort;
+use crate::blocks::routing::{mode, FabricRouter, RouteTable, Router};
+use crate::blocks::stream_kind;
+use crate::blocks::topology::{Attachment, Topology};
+use crate::engine::kernel::{Clock, Model};
+use crate::engine::queue::CalendarQueue;
+use crate::engine::rng::{stream, ComponentId};
+use crate::engine::time::{ps_from_ns, serialization_ps, TimePs};
+use crate::run::{Design, Report, RunError};
+use crate::scenario::{invalid, ScenarioError};
+use adapter::{Adapter, AdapterSpec, FciReaction, Flow};
+use config::Pattern;
+pub use config::StardustConfig;
+use element::{Element, Pause};
+pub use report::{StardustSummary, StardustTables};
+
+/// What a cell is, in the low bits of its flags.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    /// Packed packet bytes.
+    Data = 0,
+    /// A VOQ's request to a port scheduler (on or off).
+    Request = 1,
+    /// A port scheduler's credit to a VOQ.
+    Credit = 2,
+}
+
+const KIND_MASK: u8 = 0b11;
+/// Flag: the cell left a fabric element queue above its FCI threshold (§4.2).
+pub const FCI: u8 = 0b100;
+/// Flag of a request: the VOQ has packets (clear: it has none left).
+pub const REQUEST_ON: u8 = 0b1000;
+
+impl Kind {
+    /// The kind a cell's flags say.
+    pub fn of(flags: u8) -> Kind {
+        match flags & KIND_MASK {
+            0 => Kind::Data,
+            1 => Kind::Request,
+            _ => Kind::Credit,
+        }
+    }
+}
+
+/// Cell sizes on the wire.
+#[derive(Clone, Copy, Debug)]
+pub struct CellFormat {
+    /// Header of a data cell.
+    pub header_bytes: u32,
+    /// Payload of a full data cell.
+    pub payload_bytes: u32,
+    /// A control cell.
+    pub control_bytes: u32,
+}
+
+impl CellFormat {
+    /// True for requests and credits.
+    pub fn is_control(cell: &Cell) -> bool {
+        Kind::of(cell.flags) != Kind::Data
+    }
+
+    /// Bytes `cell` takes on a link: a data cell's header and actual payload (reading A11),
+    /// or a control cell.
+    pub fn wire_bytes(&self, cell: &Cell) -> u64 {
+        if Self::is_control(cell) {
+            self.control_bytes as u64
+        } else {
+            (self.header_bytes + cell.payload_bytes as u32) as u64
+        }
+    }
+}
+
+/// Which adapter and host port each host is, and each adapter's first host.
+pub struct Addressing {
+    adapter_of_host: Vec<u16>,
+    port_of_host: Vec<u16>,
+    first_host: Vec<u16>,
+}
+
+impl Addressing {
+    /// Adapters.
+    pub fn adapters(&self) -> usize {
+        self.first_host.len()
+    }
+
+    /// Hosts.
+    pub fn hosts(&self) -> usize {
+        self.adapter_of_host.len()
+    }
+
+    /// The adapter of `host`.
+    pub fn adapter_of(&self, host: u16) -> u16 {
+        self.adapter_of_host[host as usize]
+    }
+
+    /// The host port of `host` on its adapter.
+    pub fn port_of(&self, host: u16) -> usize {
+        self.port_of_host[host as usize] as usize
+    }
+
+    /// The first host of `adapter` (what credits to it are addressed to).
+    pub fn first_host(&self, adapter: u16) -> u16 {
+        self.first_host[adapter as usize]
+    }
+}
+
+/// The node kinds of a Stardust fabric.
+#[allow(clippy::large_enum_variant)]
+pub enum StardustNode {
+    /// A fabric adapter.
+    Adapter(Adapter),
+    /// A fabric element.
+    Element(Element),
+}
+
+impl<R: Router> Node<R> for StardustNode {
+    fn is_slotted(&self) -> bool {
+        false
+    }
+
+    fn is_sink(&self) -> bool {
+        false
+    }
+
+    fn cells_held(&self) -> u64 {
+        match self {
+            StardustNode::Adapter(a) => Node::<R>::cells_held(a),
+            StardustNode::Element(e) => Node::<R>::cells_held(e),
+        }
+    }
+
+    fn cell_arrives(
+        &mut self,
+        ctx: &mut Context<'_, R>,
+        port: usize,
+        cell: crate::blocks::cell::CellId,
+        arrive_ps: TimePs,
+    ) {
+        match self {
+            StardustNode::Adapter(a) => a.cell_arrives(ctx, port, cell, arrive_ps),
+            StardustNode::Element(e) => e.cell_arrives(ctx, port, cell, arrive_ps),
+        }
+    }
+
+    fn signal_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, signal: FlowSignal) {
+        match self {
+            StardustNode::Adapter(a) => a.signal_arrives(ctx, port, signal),
+            StardustNode::Element(e) => e.signal_arrives(ctx, port, signal),
+        }
+    }
+
+    fn tick(&mut self, _: &mut Context<'_, R>) -> Option<TimePs> {
+        None
+    }
+
+    fn timer(&mut self, ctx: &mut Context<'_, R>, tag: u32) {
+        match self {
+            StardustNode::Adapter(a) => a.timer(ctx, tag),
+            StardustNode::Element(e) => e.timer(ctx, tag),
+        }
+    }
+}
+
+/// A Stardust run: adapters are nodes `0..adapters`, elements follow.
+pub struct Stardust {
+    fabric: Fabric<StardustNode, FabricRouter>,
+    config: StardustConfig,
+    addressing: Arc<Addressing>,
+    /// Hosts that receive a flow (goodput is averaged over them).
+    receivers: Vec<bool>,
+    host_rate_bps: Vec<u64>,
+    longest_cable_ps: TimePs,
+    cell_ps: TimePs,
+}
+
+/// Builds the Stardust run a scenario (JSON text) describes.
+pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
+    let config = StardustConfig::from_json(json)?;
+    let topology = config.topology()?;
+    let table = RouteTable::new(&topology).map_err(|e| invalid("topology", e.to_string()))?;
+    let addressing = Arc::new(addressing(&topology)?);
+    let edge_of: Vec<usize> = edges(&topology);
+    let a = addressing.adapters();
+    // Each switch's node, and each switch port's port on that node (adapters number their
+    // uplinks only).
+    let mut node_of = vec![0usize; topology.switches()];
+    let mut switch_of_node = edge_of.clone();
+    for (s, node) in node_of.iter_mut().enumerate() {
+        match edge_of.iter().position(|&e| e == s) {
+            Some(adapter) => *node = adapter,
+            None => {
+                *node = switch_of_node.len();
+                switch_of_node.push(s);
+            }
+        }
+    }
+    let is_adapter = |s: usize| node_of[s] < a;
+    let uplink_of_port: Vec<Vec<u16>> = (0..topology.switches())
+        .map(|s| {
+            let mut next = 0u16;
+            (0..topology.switch_ports(s))
+                .map(|p| match topology.peer(s, p) {
+                    Some(Attachment::SwitchPort { .. }) if is_adapter(s) => {
+                        next += 1;
+                        next - 1
+                    }
+                    _ if is_adapter(s) => u16::MAX,
+                    _ => p as u16,
+                })
+                .collect()
+        })
+        .collect();
+    for (adapter, &s) in edge_of.iter().enumerate() {
+        if uplink_of_port[s].iter().all(|&u| u == u16::MAX) {
+            return Err(invalid(
+                "topology",
+                format!("adapter {adapter} (switch {s}) has no link to a fabric element"),
+            ));
+        }
+    }
+    let cable_link = |s: usize, p: usize| {
+        let cable = topology.cable(s, p);
+        Link::new(
+            cable.rate_bps.unwrap_or(config.rate_bps()),
+            cable.propagation_ps.unwrap_or(config.propagation_ps()),
+        )
+    };
+    let format = CellFormat {
+        header_bytes: config.cell.header_bytes,
+        payload_bytes: config.payload_bytes(),
+        control_bytes: config.cell.control_bytes,
+    };
+    let cell_ps = serialization_ps(config.cell.size_bytes as u64, config.rate_bps());
+    let longest_cable_ps = topology
+        .switch_port_list()
+        .map(|(s, p)| cable_link(s, p).propagation_ps)
+        .max()
+        .unwrap_or(0);
+    let round_trip_ps = round_trip_ps(&table, &edge_of, cell_ps, longest_cable_ps);
+    let flows = flows(&config, &topology)?;
+    let mut host_rate_bps = vec![0; addressing.hosts()];
+    let mut receivers = vec![false; addressing.hosts()];
+    for f in &flows {
+        receivers[f.dst as usize] = true;
+    }
+    let mut peers = vec![Vec::new(); topology.switches()];
+    let mut delays_ps = vec![Vec::new(); topology.switches()];
+    let mut nodes: Vec<Option<StardustNode>> = (0..topology.switches()).map(|_| None).collect();
+    for s in 0..topology.switches() {
+        let node = node_of[s];
+        let mut ports = Vec::new();
+        for p in 0..topology.switch_ports(s) {
+            if is_adapter(s) && uplink_of_port[s][p] == u16::MAX {
+                continue;
+            }
+            let peer = match topology.peer(s, p) {
+                Some(Attachment::SwitchPort { switch, port }) => {
+                    (node_of[switch] as u32, uplink_of_port[switch][port])
+                }
+                _ => (node as u32, p as u16), // an unused port: routing never picks it
+            };
+            peers[node].push(peer);
+            delays_ps[node].push(cable_link(s, p).propagation_ps);
+            ports.push(PriorityPort::new(cable_link(s, p)));
+        }
+        nodes[node] = Some(if is_adapter(s) {
+            let index = node as u16;
+            let host_links: Vec<(u16, u64, TimePs)> = (0..topology.switch_ports(s))
+                .filter_map(|p| match topology.peer(s, p) {
+                    Some(Attachment::Endpoint(h)) => {
+                        let link = cable_link(s, p);
+                        host_rate_bps[h] = link.rate_bps;
+                        Some((h as u16, link.rate_bps, link.propagation_ps))
+                    }
+                    _ => None,
+                })
+                .collect();
+            let port_rate = host_links.iter().map(|l| l.1).max().unwrap_or(0);
+            let stop_bytes = config.adapter.egress_stop_bytes.unwrap_or(
+                2 * config.credit.size_bytes as u64
+                    + (round_trip_ps as u128 * port_rate as u128 / 8_000_000_000_000) as u64,
+            );
+            let id = ComponentId {
+                kind: stream_kind::STARDUST_ADAPTER,
+                index: index as u32,
+            };
+            StardustNode::Adapter(Adapter::new(AdapterSpec {
+                index,
+                switch: s,
+                addressing: addressing.clone(),
+                uplinks: ports,
+                uplink_of_port: uplink_of_port[s].clone(),
+                host_links,
+                flows: flows
+                    .iter()
+                    .filter(|f| addressing.adapter_of(f.src) == index)
+                    .copied()
+                    .collect(),
+                format,
+                credits: config.stardust.credits,
+                credit_bytes: config.credit.size_bytes,
+                credit_speedup: config.credit.speedup,
+                egress_stop_bytes: stop_bytes,
+                fci: FciReaction {
+                    decrease: config.adapter.fci_decrease,
+                    increase: config.adapter.fci_increase,
+                    window_ps: config
+                        .adapter
+                        .fci_window_ns
+                        .map_or(4 * round_trip_ps, ps_from_ns),
+                },
+                voq_packets: config.adapter.voq_packets,
+                measure_from_ps: config.run.warmup_ps(),
+                rng: stream(config.run.seed, id),
+            }))
+        } else {
+            StardustNode::Element(Element::new(
+                s,
+                ports,
+                format,
+                config.element.queue_cells,
+                config.element.fci_threshold_cells,
+                config.stardust.credits.then(|| Pause {
+                    off_cells: config.element.pause_cells(),
+                    on_cells: config.element.pause_cells() / 2,
+                }),
+            ))
+        });
+    }
+    let nodes: Vec<StardustNode> = nodes
+        .into_iter()
+        .map(|n| n.expect("every switch is a node"))
+        .collect();
+    let switches = topology.switches();
+    let wiring = Wiring {
+        peers,
+        delays_ps,
+        slotted: vec![false; switches],
+        sink: vec![false; switches],
+        end_ps: config.run.end_ps(),
+        router_index: switch_of_node.into_iter().map(Some).collect(),
+        slot_ps: cell_ps,
+        per_voq: false,
+        layer1: Vec::new(),
+    };
+    let mode = mode(&config.routing.mode).expect("validated");
+    let router = FabricRouter::new(table, mode, config.run.seed, config.routing.spray_rounds);
+    let mut fabric = Fabric::new(nodes, router, wiring, config.run.warmup_ps());
+    for n in 0..a {
+        fabric.start(n, |node, ctx| {
+            if let StardustNode::Adapter(adapter) = node {
+                adapter.start(ctx);
+            }
+        });
+    }
+    Ok(Stardust {
+        fabric,
+        config,
+        addressing,
+        receivers,
+        host_rate_bps,
+        longest_cable_ps,
+        cell_ps,
+    })
+}
+
+/// The edge switches (those with hosts), in switch order: adapter `i` is `edges[i]`.
+fn edges(topology: &Topology) -> Vec<usize> {
+    (0..topology.switches())
+        .filter(|&s| {
+            (0..topology.switch_ports(s))
+                .any(|p| matches!(topology.peer(s, p), Some(Attachment::Endpoint(_))))
+        })
+        .collect()
+}
+
+/// Numbers hosts by adapter and port.
+fn addressing(topology: &Topology) -> Result<Addressing, ScenarioError> {
+    let hosts = topology.endpoints();
+    let mut adapter_of_host = vec![0u16; hosts];
+    let mut port_of_host = vec![0u16; hosts];
+    let mut first_host = Vec::new();
+    for (adapter, s) in edges(topology).into_iter().enumerate() {
+        let mut port = 0u16;
+        for p in 0..topology.switch_ports(s) {
+            if let Some(Attachment::Endpoint(h)) = topology.peer(s, p) {
+                if port == 0 {
+                    first_host.push(h as u16);
+                }
+                adapter_of_host[h] = adapter as u16;
+                port_of_host[h] = port;
+                port += 1;
+            }
+        }
+    }
+    Ok(Addressing {
+        adapter_of_host,
+        port_of_host,
+        first_host,
+    })
+}
+
+/// A fabric round trip between the farthest adapters: every link twice, each a cell time plus
+/// its propagation.
+fn round_trip_ps(
+    table: &RouteTable,
+    edges: &[usize],
+    cell_ps: TimePs,
+    longest_cable_ps: TimePs,
+) -> TimePs {
+    let hops = edges
+        .iter()
+        .flat_map(|&from| edges.iter().map(move |&to| table.hops(from, to)))
+        .max()
+        .unwrap_or(0)
+        .max(2) as TimePs;
+    2 * hops * (cell_ps + longest_cable_ps)
+}
+
+/// The flows the traffic section describes.
+fn flows(config: &StardustConfig, topology: &Topology) -> Result<Vec<Flow>, ScenarioError> {
+    let t = &config.traffic;
+    let hosts = topology.endpoints();
+    let host_rate = |h: usize| {
+        let (s, p) = topology.endpoint_port(h).expect("hosts are cabled");
+        topology.cable(s, p).rate_bps.unwrap_or(config.rate_bps())
+    };
+    let flow = |src: usize, dst: usize, load: f64| Flow {
+        src: src as u16,
+        dst: dst as u16,
+        packet_bytes: t.packet_bytes,
+        gap_ps: (serialization_ps(t.packet_bytes as u64, host_rate(src)) as f64 / load).round()
+            as TimePs,
+    };
+    match t.pattern {
+        Pattern::Permutation => {
+            if hosts < 2 {
+                return Err(invalid("topology", "a permutation needs at least 2 hosts"));
+            }
+            let id = ComponentId {
+                kind: stream_kind::PATTERN,
+                index: 0,
+            };
+            let mut rng = stream(config.run.seed, id);
+            // A random derangement: shuffle, then swap away every fixed point.
+            let mut to: Vec<usize> = (0..hosts).collect();
+            to.shuffle(&mut rng);
+            for i in 0..hosts {
+                if to[i] == i {
+                    let j = (i + 1) % hosts;
+                    to.swap(i, j);
+                }
+            }
+            Ok((0..hosts).map(|h| flow(h, to[h], t.load)).collect())
+        }
+        Pattern::Flows => {
+            let mut load_of = vec![0.0; hosts];
+            for (i, f) in t.flows.iter().enumerate() {
+                for (key, host) in [("src", f.src), ("dst", f.dst)] {
+                    if host as usize >= hosts {
+                        return Err(invalid(
+                            &format!("traffic.flows[{i}].{key}"),
+                            format!("expected a host below {hosts}, got {host}"),
+                        ));
+                    }
+                }
+                load_of[f.src as usize] += f.load;
+                if load_of[f.src as usize] > 1.0 + 1e-9 {
+                    return Err(invalid(
+                        &format!("traffic.flows[{i}].load"),
+                        format!("host {} offers more than its line rate in all", f.src),
+                    ));
+                }
+            }
+            Ok(t.flows
+                .iter()
+                .map(|f| flow(f.src as usize, f.dst as usize, f.load))
+                .collect())
+        }
+    }
+}
+
+impl Stardust {
+    fn adapters(&self) -> impl Iterator<Item = &Adapter> {
+        self.fabric.nodes().iter().filter_map(|n| match n {
+            StardustNode::Adapter(a) => Some(a),
+            StardustNode::Element(_) => None,
+        })
+    }
+
+    fn elements(&self) -> impl Iterator<Item = &Element> {
+        self.fabric.nodes().iter().filter_map(|n| match n {
+            StardustNode::Element(e) => Some(e),
+            StardustNode::Adapter(_) => None,
+        })
+    }
+}
+
+impl Model for Stardust {
+    type Event = crate::blocks::fabric::Event;
+
+    fn queue(&mut self) -> &mut CalendarQueue<Self::Event> {
+        self.fabric.queue()
+    }
+
+    fn handle(&mut self, now_ps: TimePs, event: Self::Event) {
+        self.fabric.dispatch(now_ps, event);
+    }
+
+    fn progress(&self) -> u64 {
+        self.fabric.metrics().moves
+    }
+
+    fn in_flight(&self) -> u64 {
+        self.fabric.cells_live()
+    }
+
+    /// A thousand cell times plus ten round trips over the longest cable.
+    fn stall_ps(&self) -> TimePs {
+        1_000 * self.cell_ps + 20 * self.longest_cable_ps
+    }
+
+    fn stall_report(&self) -> String {
+        format!("{} cells in flight, none moved", self.fabric.cells_live())
+    }
+}
+
+impl Design for Stardust {
+    fn end_ps(&self) -> TimePs {
+        self.config.run.end_ps()
+    }
+
+    fn report(self, clock: Clock) -> Result<Report, RunError> {
+        let (summary, tables) = self.finish(&clock)?;
+        let perf = clock.perf(Some(("cell-hops", summary.cell_hops)));
+        Ok(Report::new(&summary, &tables, perf))
+    }
+}

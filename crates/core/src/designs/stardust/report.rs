@@ -1,0 +1,292 @@
+//! What a Stardust run reports, and the accounts it settles first: every cell (data and
+//! control) and every packet, each term counted where the items are.
+
+use serde::Serialize;
+
+use super::Stardust;
+use crate::engine::kernel::Clock;
+use crate::engine::stats::Percentiles;
+use crate::engine::time::{TimePs, PS_PER_NS};
+use crate::run::{Ledger, RunError};
+
+/// Per-flow goodput across the receiving hosts, in Gbit/s.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Spread {
+    /// Mean.
+    pub mean: f64,
+    /// Smallest.
+    pub min: f64,
+    /// 1st percentile.
+    pub p1: f64,
+    /// 10th percentile.
+    pub p10: f64,
+    /// Median.
+    pub p50: f64,
+    /// Largest.
+    pub max: f64,
+}
+
+impl Spread {
+    fn of(mut values: Vec<f64>) -> Spread {
+        if values.is_empty() {
+            return Spread::default();
+        }
+        values.sort_by(f64::total_cmp);
+        let at =
+            |q: f64| values[((q * values.len() as f64).ceil() as usize).clamp(1, values.len()) - 1];
+        Spread {
+            mean: values.iter().sum::<f64>() / values.len() as f64,
+            min: values[0],
+            p1: at(0.01),
+            p10: at(0.10),
+            p50: at(0.50),
+            max: values[values.len() - 1],
+        }
+    }
+}
+
+/// Headline numbers of a Stardust run.
+#[derive(Clone, Debug, Serialize)]
+pub struct StardustSummary {
+    /// Always `stardust`.
+    pub design: &'static str,
+    /// `pull` (credits) or `push`.
+    pub mode: &'static str,
+    /// Spraying mode.
+    pub routing: String,
+    /// Seed of the run.
+    pub seed: u64,
+    /// Fabric adapters.
+    pub adapters: u32,
+    /// Fabric elements.
+    pub elements: u32,
+    /// Hosts.
+    pub hosts: u32,
+    /// Largest cell, header included.
+    pub cell_bytes: u32,
+    /// Data cell header.
+    pub header_bytes: u32,
+    /// Bytes per credit.
+    pub credit_bytes: u32,
+    /// Mean goodput of the receiving hosts over the measurement window, as a fraction of
+    /// their line rate.
+    pub goodput: f64,
+    /// Goodput per receiving host over the window.
+    pub flow_goodput_gbps: Spread,
+    /// Fraction of receiving hosts whose goodput is at least 94.4% of their line rate (the
+    /// paper's 9.44 Gbit/s of 10, Fig. 10a).
+    pub flows_at_least_94_4_percent: f64,
+    /// Packet latency, creation at the host to its last bit at the receiving host.
+    pub packet_latency_us: Percentiles,
+    /// Data cell latency through the fabric, cut at the source adapter to arrival at the
+    /// destination adapter.
+    pub fabric_latency_ns: Percentiles,
+    /// Packets hosts created.
+    pub packets_created: u64,
+    /// Packets delivered to hosts.
+    pub packets_delivered: u64,
+    /// Packets dropped at a full ingress VOQ.
+    pub packets_dropped_ingress: u64,
+    /// Packets in VOQs, in cells and at host ports at the end.
+    pub packets_in_flight: u64,
+    /// Cells created: data, requests and credits.
+    pub cells_injected: u64,
+    /// Cells that reached their adapter.
+    pub cells_delivered: u64,
+    /// Cells dropped at a full element queue.
+    pub cells_dropped: u64,
+    /// Cells on links and in queues at the end.
+    pub cells_in_flight: u64,
+    /// Data cells.
+    pub data_cells: u64,
+    /// Data cells shorter than a full cell (a burst's last).
+    pub short_cells: u64,
+    /// Request cells.
+    pub requests: u64,
+    /// Credit cells.
+    pub credits: u64,
+    /// Credit bytes forfeited by VOQs that had nothing left to send.
+    pub credit_bytes_forfeited: u64,
+    /// Control bytes as a fraction of all bytes adapters put on their uplinks.
+    pub control_overhead: f64,
+    /// Deepest element output queue, in cells.
+    pub element_queue_peak_cells: u32,
+    /// Data cells that carried the FCI bit out of an element.
+    pub fci_marked_cells: u64,
+    /// Cuts of an adapter's credit rate on FCI.
+    pub fci_cuts: u64,
+    /// OFF signals elements sent upstream (the last resort against loss).
+    pub pauses: u64,
+    /// Most cells one stream held for reordering.
+    pub reorder_peak_cells: u32,
+    /// Deepest host port queue at an egress adapter, in bytes.
+    pub egress_peak_bytes: u64,
+    /// Most credits one adapter had waiting to be served.
+    pub credit_backlog_peak: u32,
+    /// Simulated time.
+    pub sim_time_ps: TimePs,
+    /// Warm-up excluded from statistics.
+    pub warmup_ps: TimePs,
+    /// Events processed.
+    pub events: u64,
+    /// Cells sent on fabric links.
+    pub cell_hops: u64,
+}
+
+/// Tables of a Stardust run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct StardustTables {
+    /// Goodput of every receiving host.
+    pub hosts: HostTable,
+}
+
+/// Goodput per receiving host.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct HostTable {
+    /// Host.
+    pub host: Vec<u32>,
+    /// Goodput over the measurement window.
+    pub goodput_gbps: Vec<f64>,
+}
+
+impl Stardust {
+    /// Settles the cell and packet accounts and reports.
+    pub(super) fn finish(
+        &self,
+        clock: &Clock,
+    ) -> Result<(StardustSummary, StardustTables), RunError> {
+        let adapters: Vec<_> = self.adapters().collect();
+        let elements: Vec<_> = self.elements().collect();
+        let sum = |f: &dyn Fn(&super::adapter::AdapterCounters) -> u64| -> u64 {
+            adapters.iter().map(|a| f(&a.counters)).sum()
+        };
+        let (data_cells, requests, credits) = (
+            sum(&|c| c.data_cells),
+            sum(&|c| c.requests_sent),
+            sum(&|c| c.credits_sent),
+        );
+        let cells = Ledger {
+            injected: data_cells + requests + credits,
+            delivered: sum(&|c| c.cells_received),
+            dropped: elements.iter().map(|e| e.counters.cells_dropped).sum(),
+            in_flight: self.fabric.cells_held(),
+        };
+        if cells.in_flight != self.fabric.cells_live() {
+            return Err(RunError::Unaccounted {
+                held: cells.in_flight,
+                allocated: self.fabric.cells_live(),
+            });
+        }
+        cells.check(self.config.stardust.credits)?;
+        let packets_in_cells = sum(&|c| c.packets_packed) - sum(&|c| c.packets_reassembled);
+        let packets = Ledger {
+            injected: sum(&|c| c.packets_created),
+            delivered: sum(&|c| c.packets_delivered),
+            dropped: sum(&|c| c.packets_dropped),
+            in_flight: adapters.iter().map(|a| a.packets_held()).sum::<u64>() + packets_in_cells,
+        };
+        if packets.in_flight != self.fabric.packets_live() {
+            return Err(RunError::Unaccounted {
+                held: packets.in_flight,
+                allocated: self.fabric.packets_live(),
+            });
+        }
+        packets.check(false)?;
+
+        let window_s = (self.config.run.end_ps() - self.config.run.warmup_ps()) as f64 * 1e-12;
+        let mut hosts = HostTable::default();
+        let mut fractions = Vec::new();
+        for a in &adapters {
+            for d in &a.delivered {
+                if !self.receivers[d.host as usize] {
+                    continue;
+                }
+                let gbps = d.bytes_measured as f64 * 8.0 / window_s / 1e9;
+                hosts.host.push(d.host as u32);
+                hosts.goodput_gbps.push(gbps);
+                fractions.push(gbps * 1e9 / self.host_rate_bps[d.host as usize] as f64);
+            }
+        }
+        let goodput = fractions.iter().sum::<f64>() / fractions.len().max(1) as f64;
+        let at_least = fractions.iter().filter(|&&f| f >= 0.944).count() as f64
+            / fractions.len().max(1) as f64;
+        let merged =
+            |pick: &dyn Fn(&super::adapter::Adapter) -> &crate::engine::stats::LatencyHistogram| {
+                let mut all = crate::engine::stats::LatencyHistogram::new();
+                for a in &adapters {
+                    all.add(pick(a));
+                }
+                all.percentiles()
+            };
+        let format = &self.config.cell;
+        let control_bytes = (requests + credits) as f64 * format.control_bytes as f64;
+        let payload_bytes = sum(&|c| c.payload_bytes_cut) as f64;
+        let control_overhead = control_bytes
+            / (control_bytes + payload_bytes + data_cells as f64 * format.header_bytes as f64)
+                .max(1.0);
+        let summary = StardustSummary {
+            design: "stardust",
+            mode: if self.config.stardust.credits {
+                "pull"
+            } else {
+                "push"
+            },
+            routing: self.config.routing.mode.clone(),
+            seed: self.config.run.seed,
+            adapters: adapters.len() as u32,
+            elements: elements.len() as u32,
+            hosts: self.addressing.hosts() as u32,
+            cell_bytes: format.size_bytes,
+            header_bytes: format.header_bytes,
+            credit_bytes: self.config.credit.size_bytes,
+            goodput,
+            flow_goodput_gbps: Spread::of(hosts.goodput_gbps.clone()),
+            flows_at_least_94_4_percent: at_least,
+            packet_latency_us: merged(&|a| &a.packet_latency).scaled(1e6),
+            fabric_latency_ns: merged(&|a| &a.fabric_latency).scaled(PS_PER_NS as f64),
+            packets_created: packets.injected,
+            packets_delivered: packets.delivered,
+            packets_dropped_ingress: packets.dropped,
+            packets_in_flight: packets.in_flight,
+            cells_injected: cells.injected,
+            cells_delivered: cells.delivered,
+            cells_dropped: cells.dropped,
+            cells_in_flight: cells.in_flight,
+            data_cells,
+            short_cells: sum(&|c| c.short_cells),
+            requests,
+            credits,
+            credit_bytes_forfeited: sum(&|c| c.credit_bytes_forfeited),
+            control_overhead,
+            element_queue_peak_cells: elements
+                .iter()
+                .map(|e| e.counters.queue_peak_cells)
+                .max()
+                .unwrap_or(0),
+            fci_marked_cells: elements.iter().map(|e| e.counters.cells_marked).sum(),
+            fci_cuts: sum(&|c| c.fci_cuts),
+            pauses: elements.iter().map(|e| e.counters.pauses).sum(),
+            reorder_peak_cells: adapters
+                .iter()
+                .map(|a| a.counters.reorder_peak_cells)
+                .max()
+                .unwrap_or(0),
+            egress_peak_bytes: adapters
+                .iter()
+                .map(|a| a.counters.egress_peak_bytes)
+                .max()
+                .unwrap_or(0),
+            credit_backlog_peak: adapters
+                .iter()
+                .map(|a| a.counters.credit_backlog_peak)
+                .max()
+                .unwrap_or(0),
+            sim_time_ps: clock.now_ps,
+            warmup_ps: self.config.run.warmup_ps(),
+            events: clock.events,
+            cell_hops: sum(&|c| c.cells_sent)
+                + elements.iter().map(|e| e.counters.cells_sent).sum::<u64>(),
+        };
+        Ok((summary, StardustTables { hosts }))
+    }
+}
