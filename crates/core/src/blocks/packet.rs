@@ -17,6 +17,8 @@ pub struct Packet {
     pub size_bytes: u32,
     /// When its host created it.
     pub created_ps: TimePs,
+    /// Sequence number of the cell carrying its first byte, once it is packed.
+    pub start_seq: u32,
     /// Sequence number of the cell carrying its last byte, once it is packed.
     pub end_seq: u32,
     /// The next packet whose last byte is in the same cell ([`NO_PACKET`] if none): a cell
@@ -32,6 +34,7 @@ impl Packet {
             dst,
             size_bytes,
             created_ps,
+            start_seq: 0,
             end_seq: 0,
             next_in_cell: NO_PACKET,
         }

@@ -6,6 +6,7 @@
 
 use crate::blocks::cell::{CellId, NO_PACKET};
 use crate::blocks::packet::{PacketArena, PacketId, PacketQueue};
+use crate::engine::time::TimePs;
 
 /// A queue's credit balance in bytes (Stardust §3.3: "the amount of surplus data is stored for
 /// later accounting"). Whole packets are taken while the balance is positive; the overshoot of
@@ -66,6 +67,7 @@ pub fn pack_credit(
             break;
         };
         let size = packets[id].size_bytes;
+        packets[id].start_seq = *next_seq;
         balance.bytes -= size as i64;
         taken += size as u64;
         let mut remaining = size;
@@ -103,29 +105,76 @@ pub fn pack_credit(
     taken
 }
 
-/// The receiving end of one stream: cells arrive in any order and leave in sequence.
+/// The receiving end of one stream: cells arrive in any order and leave in sequence. A gap
+/// is given up once a cell behind it has waited the reassembly timeout (§4.1: after a link
+/// error, say): the stream goes on from the next cell it holds, and packets that began before
+/// that point are incomplete ([`Reassembly::is_complete`] says so, and the caller discards
+/// them).
 #[derive(Clone, Debug, Default)]
 pub struct Reassembly {
     next_seq: u32,
-    /// Cells that arrived ahead of a missing one, with their sequence numbers.
-    held: Vec<(u32, CellId)>,
+    /// Cells that arrived ahead of a missing one: sequence number, cell, arrival.
+    held: Vec<(u32, CellId, TimePs)>,
+    /// Packets that began before this cell lost part of themselves in a gap given up.
+    complete_from: u32,
+}
+
+/// `a` comes before `b` in a stream's wrapping sequence numbers.
+fn before(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) < 0
 }
 
 impl Reassembly {
-    /// Takes cell `cell` numbered `seq`, and hands `release` every cell now in sequence (it,
-    /// then those it unblocked), in order. Returns the cells held back after it.
-    pub fn accept(&mut self, seq: u32, cell: CellId, mut release: impl FnMut(CellId)) -> usize {
-        if seq != self.next_seq {
-            self.held.push((seq, cell));
-            return self.held.len();
+    /// Takes cell `cell` numbered `seq` at `now_ps`, and hands `release` every cell now in
+    /// sequence (it, then those it unblocked), in order, giving up every gap a cell has waited
+    /// behind for `timeout_ps`. Returns the cells held back after it.
+    pub fn accept(
+        &mut self,
+        seq: u32,
+        cell: CellId,
+        now_ps: TimePs,
+        timeout_ps: TimePs,
+        mut release: impl FnMut(CellId),
+    ) -> usize {
+        if seq == self.next_seq {
+            release(cell);
+            self.next_seq = self.next_seq.wrapping_add(1);
+        } else {
+            self.held.push((seq, cell, now_ps));
         }
-        release(cell);
-        self.next_seq = self.next_seq.wrapping_add(1);
-        while let Some(at) = self.held.iter().position(|&(s, _)| s == self.next_seq) {
+        loop {
+            self.release_held(&mut release);
+            let overdue = self
+                .held
+                .iter()
+                .any(|&(_, _, at)| now_ps >= at + timeout_ps);
+            if !overdue {
+                break;
+            }
+            let next = self.next_seq;
+            let first = self
+                .held
+                .iter()
+                .map(|&(s, _, _)| s)
+                .min_by_key(|&s| s.wrapping_sub(next))
+                .expect("a cell is held");
+            self.next_seq = first;
+            self.complete_from = first;
+        }
+        self.held.len()
+    }
+
+    /// Releases the held cells that are now in sequence.
+    fn release_held(&mut self, release: &mut impl FnMut(CellId)) {
+        while let Some(at) = self.held.iter().position(|&(s, _, _)| s == self.next_seq) {
             release(self.held.swap_remove(at).1);
             self.next_seq = self.next_seq.wrapping_add(1);
         }
-        self.held.len()
+    }
+
+    /// True if a packet whose first byte was in cell `start_seq` lost none of its cells.
+    pub fn is_complete(&self, start_seq: u32) -> bool {
+        !before(start_seq, self.complete_from)
     }
 
     /// Cells held back waiting for an earlier one.
@@ -227,6 +276,29 @@ mod tests {
         assert_eq!(balance.forfeited_bytes(), 1500);
     }
 
+    /// A lost cell holds its stream back until the timeout, then the stream goes on and the
+    /// packets that spanned the gap are known to be incomplete.
+    #[test]
+    fn a_gap_is_given_up_after_the_timeout() {
+        let mut cells = Arena::new();
+        let ids: Vec<_> = (0..5u32)
+            .map(|i| cells.alloc(crate::blocks::cell::Cell::new(0, 1, i as u16, true, 0, 0)))
+            .collect();
+        let mut r = Reassembly::default();
+        let mut out = Vec::new();
+        r.accept(0, ids[0], 0, 100, |c| out.push(c));
+        // Cell 1 is lost; 2 and 3 wait.
+        assert_eq!(r.accept(2, ids[2], 10, 100, |c| out.push(c)), 1);
+        assert_eq!(r.accept(3, ids[3], 50, 100, |c| out.push(c)), 2);
+        assert_eq!(out, vec![ids[0]]);
+        // Cell 4 arrives after the timeout: the stream goes on from 2.
+        assert_eq!(r.accept(4, ids[4], 110, 100, |c| out.push(c)), 0);
+        assert_eq!(out, vec![ids[0], ids[2], ids[3], ids[4]]);
+        assert!(!r.is_complete(1), "a packet that began in the lost cell");
+        assert!(!r.is_complete(0), "a packet that spanned it");
+        assert!(r.is_complete(2));
+    }
+
     proptest! {
         /// Payload bytes are conserved, at most one cell per burst is short, and every packet
         /// ends in the cell its end_seq names.
@@ -266,10 +338,11 @@ mod tests {
             let mut r = Reassembly::default();
             let mut out = Vec::new();
             for &seq in &order {
-                r.accept(seq, ids[seq as usize], |c| out.push(c));
+                r.accept(seq, ids[seq as usize], 0, 1_000, |c| out.push(c));
             }
             prop_assert_eq!(out, ids);
             prop_assert_eq!(r.held(), 0);
+            prop_assert!(r.is_complete(0));
         }
     }
 }

@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use rand::Rng as _;
 
-use super::{Addressing, CellFormat, Kind, FCI, REQUEST_ON};
+use super::{Addressing, CellFormat, Kind, FCI, FIRST, REQUEST_ON};
 use crate::blocks::cell::{Cell, CellId, NO_PACKET};
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;
@@ -149,6 +149,10 @@ pub struct AdapterCounters {
     pub packets_created: u64,
     /// Packets dropped at a full VOQ.
     pub packets_dropped: u64,
+    /// Packets discarded at reassembly: part of them was lost in the fabric.
+    pub packets_discarded: u64,
+    /// Reassembled packets dropped at a full host port queue.
+    pub packets_dropped_egress: u64,
     /// Packets taken from VOQs into cells.
     pub packets_packed: u64,
     /// Packets reassembled at this adapter's egress.
@@ -183,13 +187,15 @@ pub struct AdapterCounters {
     pub credit_backlog_peak: u32,
 }
 
-/// Bytes delivered to one host during measurement.
-#[derive(Clone, Copy, Debug, Default)]
+/// Bytes delivered to one host during measurement, in all and per sending host.
+#[derive(Clone, Debug, Default)]
 pub struct HostDelivery {
     /// The host.
     pub host: u16,
     /// Payload bytes delivered since the warm-up.
     pub bytes_measured: u64,
+    /// The same, per sending host.
+    pub from: Vec<(u16, u64)>,
 }
 
 /// How an adapter is configured.
@@ -218,6 +224,10 @@ pub struct AdapterSpec {
     pub credit_speedup: f64,
     /// Egress queue bytes that stop a port's credits.
     pub egress_stop_bytes: u64,
+    /// Bytes a host port queue holds.
+    pub egress_buffer_bytes: u64,
+    /// How long a stream gap stays open before it is given up.
+    pub reassembly_timeout_ps: TimePs,
     /// The credit rate's reaction to FCI.
     pub fci: FciReaction,
     /// Packets a VOQ holds.
@@ -244,6 +254,8 @@ pub struct Adapter {
     credits: bool,
     credit_bytes: u32,
     egress_stop_bytes: u64,
+    egress_buffer_bytes: u64,
+    reassembly_timeout_ps: TimePs,
     credit_rate: CreditRate,
     voq_packets: u32,
     voqs: Vec<Voq>,
@@ -320,6 +332,8 @@ impl Adapter {
             credits: spec.credits,
             credit_bytes: spec.credit_bytes,
             egress_stop_bytes: spec.egress_stop_bytes,
+            egress_buffer_bytes: spec.egress_buffer_bytes,
+            reassembly_timeout_ps: spec.reassembly_timeout_ps,
             credit_rate: CreditRate {
                 reaction: spec.fci,
                 fraction: 1.0,
@@ -336,6 +350,7 @@ impl Adapter {
                 .map(|p| HostDelivery {
                     host: p.host,
                     bytes_measured: 0,
+                    from: Vec::new(),
                 })
                 .collect(),
             streams: vec![Reassembly::default(); adapters * egress.len()],
@@ -494,11 +509,18 @@ impl Adapter {
         let mut cut = std::mem::take(&mut self.cut);
         let packets_before = voq.packets.len();
         let forfeited_before = voq.balance.forfeited_bytes();
+        // Push: one packet at a time, as it arrived (an element can then discard it whole).
+        let budget_bytes = if self.credits {
+            self.credit_bytes
+        } else {
+            voq.balance = CreditBalance::default();
+            1
+        };
         pack_credit(
             ctx.packets,
             &mut voq.packets,
             &mut voq.balance,
-            self.credit_bytes,
+            budget_bytes,
             self.format.payload_bytes,
             &mut voq.next_seq,
             |c| cut.push(c),
@@ -506,7 +528,7 @@ impl Adapter {
         self.counters.packets_packed += (packets_before - voq.packets.len()) as u64;
         self.counters.credit_bytes_forfeited += voq.balance.forfeited_bytes() - forfeited_before;
         self.counters.payload_bytes_cut += cut.iter().map(|c| c.payload_bytes as u64).sum::<u64>();
-        for c in cut.drain(..) {
+        for (i, c) in cut.drain(..).enumerate() {
             let mut cell = Cell::new(
                 self.index,
                 dst,
@@ -517,7 +539,7 @@ impl Adapter {
             );
             cell.seq = c.seq;
             cell.packet = c.packet;
-            cell.flags = Kind::Data as u8;
+            cell.flags = Kind::Data as u8 | if i == 0 { FIRST } else { 0 };
             self.counters.data_cells += 1;
             self.counters.short_cells += u64::from(c.payload_bytes < self.format.payload_bytes);
             let uplink = self.route(ctx, &mut cell);
@@ -542,17 +564,28 @@ impl Adapter {
         }
         let stream = c.src as usize * self.egress.len() + port;
         let mut released = std::mem::take(&mut self.released);
-        let held = self.streams[stream].accept(c.seq, cell, |id| released.push(id));
+        let timeout_ps = self.reassembly_timeout_ps;
+        let reassembly = &mut self.streams[stream];
+        let held = reassembly.accept(c.seq, cell, ctx.now_ps, timeout_ps, |id| released.push(id));
         self.counters.reorder_peak_cells = self.counters.reorder_peak_cells.max(held as u32);
         for id in released.drain(..) {
             let mut packet = ctx.cells[id].packet;
             while packet != NO_PACKET {
                 let pid = PacketId::from_index(packet);
-                let egress = &mut self.egress[port];
-                egress.queued_bytes += ctx.packets[pid].size_bytes as u64;
-                ctx.packets.push_back(&mut egress.queue, pid);
+                let p = ctx.packets[pid];
+                packet = p.next_in_cell;
                 self.counters.packets_reassembled += 1;
-                packet = ctx.packets[pid].next_in_cell;
+                let egress = &mut self.egress[port];
+                if !self.streams[stream].is_complete(p.start_seq) {
+                    self.counters.packets_discarded += 1;
+                    ctx.packets.free(pid);
+                } else if egress.queued_bytes + p.size_bytes as u64 > self.egress_buffer_bytes {
+                    self.counters.packets_dropped_egress += 1;
+                    ctx.packets.free(pid);
+                } else {
+                    egress.queued_bytes += p.size_bytes as u64;
+                    ctx.packets.push_back(&mut egress.queue, pid);
+                }
             }
             ctx.consume(id);
             self.counters.cells_received += 1;
@@ -590,7 +623,12 @@ impl Adapter {
         let packet = ctx.packets[id];
         egress.queued_bytes -= packet.size_bytes as u64;
         if measuring {
-            self.delivered[port].bytes_measured += packet.size_bytes as u64;
+            let host = &mut self.delivered[port];
+            host.bytes_measured += packet.size_bytes as u64;
+            match host.from.iter_mut().find(|(src, _)| *src == packet.src) {
+                Some((_, bytes)) => *bytes += packet.size_bytes as u64,
+                None => host.from.push((packet.src, packet.size_bytes as u64)),
+            }
         }
         if counted(packet.created_ps) {
             let arrive_ps = ctx.now_ps + egress.propagation_ps;

@@ -150,9 +150,17 @@ pub struct AdapterConfig {
     /// (reading A14: 100 packets).
     pub voq_packets: u32,
     /// Egress buffer (bytes queued for a host port) above which its scheduler stops issuing
-    /// credits; absent: two credits plus a fabric round trip of data at the port rate
-    /// (reading A6).
+    /// credits, resuming a credit below it. Absent: a fabric round trip of data at the port
+    /// rate plus twice what one credit can release (a credit and, with surplus accounting,
+    /// one more packet): reading A6's two credits plus a round trip, widened so that jumbo
+    /// packets on small credits do not starve the port.
     pub egress_stop_bytes: Option<u64>,
+    /// Bytes a host port's queue holds; a reassembled packet that does not fit is dropped at
+    /// the egress. Absent: twice the stop threshold.
+    pub egress_buffer_bytes: Option<u64>,
+    /// A stream gap still open after this long is given up and the packets it broke are
+    /// discarded (§4.1; reading A15: 100 µs). Checked when the stream's next cell arrives.
+    pub reassembly_timeout_ns: f64,
     /// An adapter that receives a cell marked FCI cuts the credit rate of all its ports by
     /// this fraction, at most once per `fci_window_ns` (§4.2; reading A12/A28: β = 1/8). 0:
     /// no reaction.
@@ -169,6 +177,8 @@ impl Default for AdapterConfig {
         AdapterConfig {
             voq_packets: 100,
             egress_stop_bytes: None,
+            egress_buffer_bytes: None,
+            reassembly_timeout_ns: 100_000.0,
             fci_decrease: 0.125,
             fci_increase: 1.0 / 64.0,
             fci_window_ns: None,
@@ -350,6 +360,13 @@ impl StardustConfig {
         }
         if self.adapter.voq_packets == 0 {
             return Err(invalid("adapter.voq_packets", "expected at least 1 packet"));
+        }
+        let timeout = self.adapter.reassembly_timeout_ns;
+        if !(timeout.is_finite() && ps_from_ns(timeout) > 0) {
+            return Err(invalid(
+                "adapter.reassembly_timeout_ns",
+                "expected a positive number of nanoseconds",
+            ));
         }
         let fraction = |x: f64| x.is_finite() && (0.0..1.0).contains(&x);
         if !fraction(self.adapter.fci_decrease) {

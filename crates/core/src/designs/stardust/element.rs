@@ -6,13 +6,17 @@
 //! (§4.2). As the last resort (§5.5) an output queue that reaches its pause threshold sends
 //! OFF to each input that feeds it a cell, and ON once it has drained below the resume
 //! threshold (link-level ON/OFF of the data path; control cells are never paused). A data cell
-//! that still finds its queue full is dropped and counted: the push fabric of Fig. 7 has no
-//! pause and drops; in Stardust a drop fails the run's lossless check.
+//! that still finds its queue full is dropped and counted, which fails a Stardust run's
+//! lossless check. The push fabric of Fig. 7 has no pause: it drops, and discards whole
+//! packets as cell switches do (Romanow and Floyd 1995): once a cell of a packet is dropped
+//! the rest of the packet is too (partial packet discard), and a queue at the threshold
+//! refuses new packets whole (early packet discard).
 
-use super::{CellFormat, FCI};
-use crate::blocks::cell::CellId;
+use super::{CellFormat, FCI, FIRST};
+use crate::blocks::cell::{Cell, CellId, NO_PACKET};
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;
+use crate::blocks::packet::PacketId;
 use crate::blocks::port_set::PortSet;
 use crate::blocks::priority_port::PriorityPort;
 use crate::blocks::routing::{LocalView, Router};
@@ -25,6 +29,9 @@ pub struct ElementCounters {
     pub cells_sent: u64,
     /// Data cells dropped on a full queue.
     pub cells_dropped: u64,
+    /// Packets lost with them (those whose last byte a dropped cell carried; the packets a
+    /// dropped cell began or crossed are discarded at reassembly).
+    pub packets_lost: u64,
     /// Data cells sent with the FCI bit.
     pub cells_marked: u64,
     /// Deepest data queue seen, in cells.
@@ -33,14 +40,23 @@ pub struct ElementCounters {
     pub pauses: u64,
 }
 
-/// When an element pauses its inputs: a data queue at `off_cells` pauses each input that adds
-/// to it, and releases them all once down to `on_cells`. `None`: never (push fabric).
+/// What an element does about a filling queue.
 #[derive(Clone, Copy, Debug)]
-pub struct Pause {
-    /// Queue depth that pauses an input.
-    pub off_cells: u32,
-    /// Queue depth that resumes the inputs it paused.
-    pub on_cells: u32,
+pub enum Congestion {
+    /// Stardust: a data queue at `off_cells` pauses each input that adds to it, and releases
+    /// them all once down to `on_cells`.
+    Pause {
+        /// Queue depth that pauses an input.
+        off_cells: u32,
+        /// Queue depth that resumes the inputs it paused.
+        on_cells: u32,
+    },
+    /// A push fabric: a queue at `early_cells` refuses new packets; a packet that lost a cell
+    /// loses the rest.
+    Discard {
+        /// Queue depth from which a packet's first cell is refused.
+        early_cells: u32,
+    },
 }
 
 /// A fabric element.
@@ -51,7 +67,10 @@ pub struct Element {
     format: CellFormat,
     queue_cells: u32,
     fci_threshold_cells: u32,
-    pause: Option<Pause>,
+    congestion: Congestion,
+    /// Push fabric: streams (source adapter, destination host) whose current packet is being
+    /// discarded.
+    discarding: Vec<(u16, u16)>,
     /// Per output: the inputs it paused.
     paused_by: Vec<PortSet>,
     /// Per input: the outputs holding it paused.
@@ -77,7 +96,7 @@ impl Element {
         format: CellFormat,
         queue_cells: u32,
         fci_threshold_cells: u32,
-        pause: Option<Pause>,
+        congestion: Congestion,
     ) -> Self {
         let n = ports.len();
         Element {
@@ -86,7 +105,8 @@ impl Element {
             format,
             queue_cells,
             fci_threshold_cells,
-            pause,
+            congestion,
+            discarding: Vec::new(),
             paused_by: vec![PortSet::EMPTY; n],
             pauses_on: vec![0; n],
             counters: ElementCounters::default(),
@@ -102,8 +122,10 @@ impl Element {
         output: usize,
         depth: u32,
     ) {
-        let Some(pause) = self.pause else { return };
-        if depth < pause.off_cells || self.paused_by[output].contains(input) {
+        let Congestion::Pause { off_cells, .. } = self.congestion else {
+            return;
+        };
+        if depth < off_cells || self.paused_by[output].contains(input) {
             return;
         }
         self.paused_by[output].insert(input);
@@ -116,8 +138,10 @@ impl Element {
 
     /// `output`'s queue drained a cell: release the inputs it paused once it is low enough.
     fn maybe_resume<R: Router>(&mut self, ctx: &mut Context<'_, R>, output: usize) {
-        let Some(pause) = self.pause else { return };
-        if self.ports[output].data_cells() > pause.on_cells || self.paused_by[output].is_empty() {
+        let Congestion::Pause { on_cells, .. } = self.congestion else {
+            return;
+        };
+        if self.ports[output].data_cells() > on_cells || self.paused_by[output].is_empty() {
             return;
         }
         for input in std::mem::take(&mut self.paused_by[output]).iter() {
@@ -126,6 +150,28 @@ impl Element {
                 ctx.send_signal(input, FlowSignal::On { channel: 0 }, ctx.now_ps);
             }
         }
+    }
+
+    /// True if data cell `cell` is dropped rather than joining a queue `depth` deep: a full
+    /// queue, or a push fabric discarding the cell's packet.
+    fn refuses(&mut self, cell: &Cell, depth: u32) -> bool {
+        let Congestion::Discard { early_cells } = self.congestion else {
+            return depth >= self.queue_cells;
+        };
+        let stream = (cell.src, cell.dst);
+        let ends_packet = cell.packet != NO_PACKET;
+        if let Some(at) = self.discarding.iter().position(|&s| s == stream) {
+            if ends_packet {
+                self.discarding.swap_remove(at);
+            }
+            return true;
+        }
+        let refused =
+            depth >= self.queue_cells || (cell.flags & FIRST != 0 && depth >= early_cells);
+        if refused && !ends_packet {
+            self.discarding.push(stream);
+        }
+        refused
     }
 
     /// Sends on `port` if its link is free, else makes sure it wakes when it frees.
@@ -179,8 +225,15 @@ impl<R: Router> Node<R> for Element {
             self.ports[output].push_control(ctx.cells, cell);
         } else {
             let depth = self.ports[output].data_cells();
-            if depth >= self.queue_cells {
+            if self.refuses(&ctx.cells[cell], depth) {
                 self.counters.cells_dropped += 1;
+                let mut packet = ctx.cells[cell].packet;
+                while packet != NO_PACKET {
+                    let id = PacketId::from_index(packet);
+                    packet = ctx.packets[id].next_in_cell;
+                    ctx.packets.free(id);
+                    self.counters.packets_lost += 1;
+                }
                 ctx.drop_cell(cell);
                 return;
             }

@@ -41,7 +41,7 @@ use crate::scenario::{invalid, ScenarioError};
 use adapter::{Adapter, AdapterSpec, FciReaction, Flow};
 use config::Pattern;
 pub use config::StardustConfig;
-use element::{Element, Pause};
+use element::{Congestion, Element};
 pub use report::{StardustSummary, StardustTables};
 
 /// What a cell is, in the low bits of its flags.
@@ -61,6 +61,8 @@ const KIND_MASK: u8 = 0b11;
 pub const FCI: u8 = 0b100;
 /// Flag of a request: the VOQ has packets (clear: it has none left).
 pub const REQUEST_ON: u8 = 0b1000;
+/// Flag of a data cell: the first of its burst (in push mode, of its packet).
+pub const FIRST: u8 = 0b1_0000;
 
 impl Kind {
     /// The kind a cell's flags say.
@@ -199,6 +201,8 @@ pub struct Stardust {
     addressing: Arc<Addressing>,
     /// Hosts that receive a flow (goodput is averaged over them).
     receivers: Vec<bool>,
+    /// Every flow: (sending host, receiving host).
+    flows: Vec<(u16, u16)>,
     host_rate_bps: Vec<u64>,
     longest_cable_ps: TimePs,
     cell_ps: TimePs,
@@ -274,6 +278,7 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
     for f in &flows {
         receivers[f.dst as usize] = true;
     }
+    let flow_pairs: Vec<(u16, u16)> = flows.iter().map(|f| (f.src, f.dst)).collect();
     let mut peers = vec![Vec::new(); topology.switches()];
     let mut delays_ps = vec![Vec::new(); topology.switches()];
     let mut nodes: Vec<Option<StardustNode>> = (0..topology.switches()).map(|_| None).collect();
@@ -308,7 +313,7 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
                 .collect();
             let port_rate = host_links.iter().map(|l| l.1).max().unwrap_or(0);
             let stop_bytes = config.adapter.egress_stop_bytes.unwrap_or(
-                2 * config.credit.size_bytes as u64
+                2 * (config.credit.size_bytes as u64 + config.traffic.packet_bytes as u64)
                     + (round_trip_ps as u128 * port_rate as u128 / 8_000_000_000_000) as u64,
             );
             let id = ComponentId {
@@ -332,6 +337,8 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
                 credit_bytes: config.credit.size_bytes,
                 credit_speedup: config.credit.speedup,
                 egress_stop_bytes: stop_bytes,
+                egress_buffer_bytes: config.adapter.egress_buffer_bytes.unwrap_or(2 * stop_bytes),
+                reassembly_timeout_ps: ps_from_ns(config.adapter.reassembly_timeout_ns),
                 fci: FciReaction {
                     decrease: config.adapter.fci_decrease,
                     increase: config.adapter.fci_increase,
@@ -351,10 +358,16 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
                 format,
                 config.element.queue_cells,
                 config.element.fci_threshold_cells,
-                config.stardust.credits.then(|| Pause {
-                    off_cells: config.element.pause_cells(),
-                    on_cells: config.element.pause_cells() / 2,
-                }),
+                if config.stardust.credits {
+                    Congestion::Pause {
+                        off_cells: config.element.pause_cells(),
+                        on_cells: config.element.pause_cells() / 2,
+                    }
+                } else {
+                    Congestion::Discard {
+                        early_cells: config.element.pause_cells(),
+                    }
+                },
             ))
         });
     }
@@ -389,6 +402,7 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
         config,
         addressing,
         receivers,
+        flows: flow_pairs,
         host_rate_bps,
         longest_cable_ps,
         cell_ps,
@@ -565,5 +579,76 @@ impl Design for Stardust {
         let (summary, tables) = self.finish(&clock)?;
         let perf = clock.perf(Some(("cell-hops", summary.cell_hops)));
         Ok(Report::new(&summary, &tables, perf))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blocks::packet::Packet;
+    use crate::engine::kernel::Kernel;
+
+    /// A k = 4 fat-tree stopped halfway, with cells and packets in every place they can be.
+    fn halfway() -> (Stardust, Clock) {
+        let json = r#"{"design": "stardust", "run": {"seed": 2, "duration_ns": 200000, "warmup_ns": 20000},
+            "topology": {"kind": "fat_tree", "k": 4}}"#;
+        let mut kernel = Kernel::new(build(json).unwrap(), 200_000_000);
+        kernel.advance(100_000_000);
+        let (stardust, clock, deadlock) = kernel.into_parts();
+        assert!(deadlock.is_none());
+        (stardust, clock)
+    }
+
+    #[test]
+    fn the_accounts_settle_where_cells_and_packets_are() {
+        let (stardust, clock) = halfway();
+        let (summary, _) = stardust.finish(&clock).expect("balanced");
+        assert!(summary.cells_in_flight > 0 && summary.packets_in_flight > 0);
+    }
+
+    /// A cell allocated but held nowhere (a lost handle) breaks the cell account.
+    #[test]
+    fn a_cell_held_nowhere_fails_the_run() {
+        let (mut stardust, clock) = halfway();
+        stardust.fabric.start(0, |_, ctx| {
+            ctx.cells.alloc(Cell::new(0, 1, 64, true, 0, 0));
+        });
+        assert!(matches!(
+            stardust.finish(&clock),
+            Err(RunError::Unaccounted { held, allocated }) if allocated == held + 1
+        ));
+    }
+
+    /// A packet stored but held nowhere breaks the packet account.
+    #[test]
+    fn a_packet_held_nowhere_fails_the_run() {
+        let (mut stardust, clock) = halfway();
+        stardust.fabric.start(0, |_, ctx| {
+            ctx.packets.alloc(Packet::new(0, 1, 100, 0));
+        });
+        assert!(matches!(
+            stardust.finish(&clock),
+            Err(RunError::Unaccounted { held, allocated }) if allocated == held + 1
+        ));
+    }
+
+    /// A drop counted for a cell still held breaks the balance, and in pull mode is a loss.
+    #[test]
+    fn a_miscounted_drop_fails_the_run() {
+        let (mut stardust, clock) = halfway();
+        let element = stardust
+            .fabric
+            .nodes_mut()
+            .iter_mut()
+            .find_map(|n| match n {
+                StardustNode::Element(e) => Some(e),
+                StardustNode::Adapter(_) => None,
+            })
+            .unwrap();
+        element.counters.cells_dropped += 1;
+        assert!(matches!(
+            stardust.finish(&clock),
+            Err(RunError::Conservation { .. })
+        ));
     }
 }

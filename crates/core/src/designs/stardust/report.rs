@@ -71,10 +71,10 @@ pub struct StardustSummary {
     /// Mean goodput of the receiving hosts over the measurement window, as a fraction of
     /// their line rate.
     pub goodput: f64,
-    /// Goodput per receiving host over the window.
+    /// Goodput per flow over the window.
     pub flow_goodput_gbps: Spread,
-    /// Fraction of receiving hosts whose goodput is at least 94.4% of their line rate (the
-    /// paper's 9.44 Gbit/s of 10, Fig. 10a).
+    /// Fraction of flows whose goodput is at least 94.4% of the receiving host's line rate
+    /// (the paper's 9.44 Gbit/s of 10, Fig. 10a).
     pub flows_at_least_94_4_percent: f64,
     /// Packet latency, creation at the host to its last bit at the receiving host.
     pub packet_latency_us: Percentiles,
@@ -87,6 +87,10 @@ pub struct StardustSummary {
     pub packets_delivered: u64,
     /// Packets dropped at a full ingress VOQ.
     pub packets_dropped_ingress: u64,
+    /// Packets lost in the fabric: a cell of theirs was dropped.
+    pub packets_dropped_fabric: u64,
+    /// Packets dropped at a full host port queue of the egress adapter.
+    pub packets_dropped_egress: u64,
     /// Packets in VOQs, in cells and at host ports at the end.
     pub packets_in_flight: u64,
     /// Cells created: data, requests and credits.
@@ -138,6 +142,19 @@ pub struct StardustSummary {
 pub struct StardustTables {
     /// Goodput of every receiving host.
     pub hosts: HostTable,
+    /// Goodput of every flow.
+    pub flows: FlowTable,
+}
+
+/// Goodput per flow (sending host, receiving host).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FlowTable {
+    /// Sending host.
+    pub src: Vec<u32>,
+    /// Receiving host.
+    pub dst: Vec<u32>,
+    /// Goodput over the measurement window.
+    pub goodput_gbps: Vec<f64>,
 }
 
 /// Goodput per receiving host.
@@ -178,11 +195,16 @@ impl Stardust {
             });
         }
         cells.check(self.config.stardust.credits)?;
-        let packets_in_cells = sum(&|c| c.packets_packed) - sum(&|c| c.packets_reassembled);
+        let packets_lost: u64 = elements.iter().map(|e| e.counters.packets_lost).sum();
+        let packets_in_cells =
+            sum(&|c| c.packets_packed) - sum(&|c| c.packets_reassembled) - packets_lost;
+        let packets_dropped_fabric = packets_lost + sum(&|c| c.packets_discarded);
         let packets = Ledger {
             injected: sum(&|c| c.packets_created),
             delivered: sum(&|c| c.packets_delivered),
-            dropped: sum(&|c| c.packets_dropped),
+            dropped: sum(&|c| c.packets_dropped)
+                + packets_dropped_fabric
+                + sum(&|c| c.packets_dropped_egress),
             in_flight: adapters.iter().map(|a| a.packets_held()).sum::<u64>() + packets_in_cells,
         };
         if packets.in_flight != self.fabric.packets_live() {
@@ -194,22 +216,37 @@ impl Stardust {
         packets.check(false)?;
 
         let window_s = (self.config.run.end_ps() - self.config.run.warmup_ps()) as f64 * 1e-12;
+        let gbps = |bytes: u64| bytes as f64 * 8.0 / window_s / 1e9;
         let mut hosts = HostTable::default();
+        let mut flows = FlowTable::default();
         let mut fractions = Vec::new();
+        let mut flow_fractions = Vec::new();
         for a in &adapters {
             for d in &a.delivered {
                 if !self.receivers[d.host as usize] {
                     continue;
                 }
-                let gbps = d.bytes_measured as f64 * 8.0 / window_s / 1e9;
+                let line_gbps = self.host_rate_bps[d.host as usize] as f64 / 1e9;
                 hosts.host.push(d.host as u32);
-                hosts.goodput_gbps.push(gbps);
-                fractions.push(gbps * 1e9 / self.host_rate_bps[d.host as usize] as f64);
+                hosts.goodput_gbps.push(gbps(d.bytes_measured));
+                fractions.push(gbps(d.bytes_measured) / line_gbps);
             }
         }
+        for &(src, dst) in &self.flows {
+            let delivered = adapters[self.addressing.adapter_of(dst) as usize].delivered
+                [self.addressing.port_of(dst)]
+            .from
+            .iter()
+            .find(|&&(from, _)| from == src)
+            .map_or(0, |&(_, bytes)| bytes);
+            flows.src.push(src as u32);
+            flows.dst.push(dst as u32);
+            flows.goodput_gbps.push(gbps(delivered));
+            flow_fractions.push(gbps(delivered) / (self.host_rate_bps[dst as usize] as f64 / 1e9));
+        }
         let goodput = fractions.iter().sum::<f64>() / fractions.len().max(1) as f64;
-        let at_least = fractions.iter().filter(|&&f| f >= 0.944).count() as f64
-            / fractions.len().max(1) as f64;
+        let at_least = flow_fractions.iter().filter(|&&f| f >= 0.944).count() as f64
+            / flow_fractions.len().max(1) as f64;
         let merged =
             |pick: &dyn Fn(&super::adapter::Adapter) -> &crate::engine::stats::LatencyHistogram| {
                 let mut all = crate::engine::stats::LatencyHistogram::new();
@@ -240,13 +277,15 @@ impl Stardust {
             header_bytes: format.header_bytes,
             credit_bytes: self.config.credit.size_bytes,
             goodput,
-            flow_goodput_gbps: Spread::of(hosts.goodput_gbps.clone()),
+            flow_goodput_gbps: Spread::of(flows.goodput_gbps.clone()),
             flows_at_least_94_4_percent: at_least,
             packet_latency_us: merged(&|a| &a.packet_latency).scaled(1e6),
             fabric_latency_ns: merged(&|a| &a.fabric_latency).scaled(PS_PER_NS as f64),
             packets_created: packets.injected,
             packets_delivered: packets.delivered,
-            packets_dropped_ingress: packets.dropped,
+            packets_dropped_ingress: sum(&|c| c.packets_dropped),
+            packets_dropped_fabric,
+            packets_dropped_egress: sum(&|c| c.packets_dropped_egress),
             packets_in_flight: packets.in_flight,
             cells_injected: cells.injected,
             cells_delivered: cells.delivered,
@@ -287,6 +326,6 @@ impl Stardust {
             cell_hops: sum(&|c| c.cells_sent)
                 + elements.iter().map(|e| e.counters.cells_sent).sum::<u64>(),
         };
-        Ok((summary, StardustTables { hosts }))
+        Ok((summary, StardustTables { hosts, flows }))
     }
 }
