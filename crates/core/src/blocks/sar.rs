@@ -6,6 +6,8 @@
 
 use crate::blocks::cell::{CellId, NO_PACKET};
 use crate::blocks::packet::{PacketArena, PacketId, PacketQueue};
+use std::collections::VecDeque;
+
 use crate::engine::time::TimePs;
 
 /// A queue's credit balance in bytes (Stardust §3.3: "the amount of surplus data is stored for
@@ -109,12 +111,16 @@ pub fn pack_credit(
 /// is given up once a cell behind it has waited the reassembly timeout (§4.1: after a link
 /// error, say): the stream goes on from the next cell it holds, and packets that began before
 /// that point are incomplete ([`Reassembly::is_complete`] says so, and the caller discards
-/// them).
+/// them). A cell that arrives after its gap was given up is released at once (its packets
+/// are incomplete too).
 #[derive(Clone, Debug, Default)]
 pub struct Reassembly {
     next_seq: u32,
-    /// Cells that arrived ahead of a missing one: sequence number, cell, arrival.
-    held: Vec<(u32, CellId, TimePs)>,
+    /// The cells after `next_seq`, by distance from it: each held cell and its arrival.
+    window: VecDeque<Option<(CellId, TimePs)>>,
+    held: usize,
+    /// Arrival of the longest-waiting held cell.
+    oldest_ps: TimePs,
     /// Packets that began before this cell lost part of themselves in a gap given up.
     complete_from: u32,
 }
@@ -126,7 +132,7 @@ fn before(a: u32, b: u32) -> bool {
 
 impl Reassembly {
     /// Takes cell `cell` numbered `seq` at `now_ps`, and hands `release` every cell now in
-    /// sequence (it, then those it unblocked), in order, giving up every gap a cell has waited
+    /// sequence (it, then those it unblocked), in order, giving up the gap a cell has waited
     /// behind for `timeout_ps`. Returns the cells held back after it.
     pub fn accept(
         &mut self,
@@ -136,39 +142,52 @@ impl Reassembly {
         timeout_ps: TimePs,
         mut release: impl FnMut(CellId),
     ) -> usize {
-        if seq == self.next_seq {
-            release(cell);
-            self.next_seq = self.next_seq.wrapping_add(1);
-        } else {
-            self.held.push((seq, cell, now_ps));
+        if before(seq, self.next_seq) {
+            release(cell); // late: its gap was given up
+            return self.held;
         }
-        loop {
-            self.release_held(&mut release);
-            let overdue = self
-                .held
-                .iter()
-                .any(|&(_, _, at)| now_ps >= at + timeout_ps);
-            if !overdue {
-                break;
+        // window[i] is the cell numbered next_seq + i.
+        let ahead = seq.wrapping_sub(self.next_seq) as usize;
+        if self.window.len() <= ahead {
+            self.window.resize(ahead + 1, None);
+        }
+        self.window[ahead] = Some((cell, now_ps));
+        self.held += 1;
+        if ahead > 0 && self.held == 1 {
+            self.oldest_ps = now_ps;
+        }
+        self.release_run(&mut release);
+        while self.held > 0 && now_ps >= self.oldest_ps + timeout_ps {
+            // Give up the gap: go on from the first held cell.
+            while let Some(None) = self.window.front() {
+                self.window.pop_front();
+                self.next_seq = self.next_seq.wrapping_add(1);
             }
-            let next = self.next_seq;
-            let first = self
-                .held
-                .iter()
-                .map(|&(s, _, _)| s)
-                .min_by_key(|&s| s.wrapping_sub(next))
-                .expect("a cell is held");
-            self.next_seq = first;
-            self.complete_from = first;
+            self.complete_from = self.next_seq;
+            self.release_run(&mut release);
         }
-        self.held.len()
+        self.held
     }
 
-    /// Releases the held cells that are now in sequence.
-    fn release_held(&mut self, release: &mut impl FnMut(CellId)) {
-        while let Some(at) = self.held.iter().position(|&(s, _, _)| s == self.next_seq) {
-            release(self.held.swap_remove(at).1);
+    /// Releases the cells in sequence at the front of the window.
+    fn release_run(&mut self, release: &mut impl FnMut(CellId)) {
+        let mut oldest_gone = false;
+        while let Some(Some((cell, at_ps))) = self.window.front().copied() {
+            self.window.pop_front();
+            self.held -= 1;
             self.next_seq = self.next_seq.wrapping_add(1);
+            oldest_gone |= at_ps == self.oldest_ps;
+            release(cell);
+        }
+        // The longest-waiting cell went: find the next (a scan per gap closed).
+        if oldest_gone && self.held > 0 {
+            self.oldest_ps = self
+                .window
+                .iter()
+                .flatten()
+                .map(|&(_, at)| at)
+                .min()
+                .expect("held");
         }
     }
 
@@ -179,7 +198,7 @@ impl Reassembly {
 
     /// Cells held back waiting for an earlier one.
     pub fn held(&self) -> usize {
-        self.held.len()
+        self.held
     }
 }
 
@@ -328,6 +347,31 @@ mod tests {
                 }
             }
             prop_assert_eq!(ends, sizes.len());
+        }
+
+        /// With cells lost and the rest in any order, every cell that arrives leaves exactly
+        /// once, in sequence, once the timeout has passed.
+        #[test]
+        fn lost_cells_are_given_up_and_the_rest_released_in_order(
+            order in Just((0u32..60).collect::<Vec<_>>()).prop_shuffle(),
+            lost in proptest::collection::btree_set(0u32..60, 0..10),
+        ) {
+            let mut cells = Arena::new();
+            let ids: Vec<_> = (0..62u32).map(|i| cells.alloc(crate::blocks::cell::Cell::new(0, 1, i as u16, true, 0, 0))).collect();
+            let mut r = Reassembly::default();
+            let mut out = Vec::new();
+            for (t, &seq) in order.iter().filter(|s| !lost.contains(s)).enumerate() {
+                r.accept(seq, ids[seq as usize], t as u64, 1_000, |c| out.push(c));
+            }
+            // Two late arrivals: by the second, every gap has waited out the timeout.
+            r.accept(60, ids[60], 10_000, 1_000, |c| out.push(c));
+            r.accept(61, ids[61], 20_000, 1_000, |c| out.push(c));
+            let expected: Vec<_> = (0..62u32).filter(|s| !lost.contains(s)).map(|s| ids[s as usize]).collect();
+            prop_assert_eq!(out, expected);
+            prop_assert_eq!(r.held(), 0);
+            if let Some(&first_lost) = lost.iter().next() {
+                prop_assert!(!r.is_complete(first_lost));
+            }
         }
 
         /// Whatever the arrival order, cells leave in sequence.

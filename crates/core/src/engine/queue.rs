@@ -261,6 +261,15 @@ impl<E: Copy> CalendarQueue<E> {
         Self::new(63 - width.leading_zeros(), 6)
     }
 
+    /// A calendar whose buckets are about `bucket_ps` wide and whose ring reaches at least
+    /// `horizon_ps` ahead (events scheduled further go to the heap): for event-driven fabrics
+    /// where many nodes schedule events a link's delay ahead.
+    pub fn for_horizon(bucket_ps: TimePs, horizon_ps: TimePs) -> Self {
+        let shift = 63 - bucket_ps.max(1).leading_zeros();
+        let buckets = (horizon_ps >> shift).max(1).next_power_of_two();
+        Self::new(shift, buckets.trailing_zeros().clamp(6, 16))
+    }
+
     fn ring_mask(&self) -> u64 {
         self.ring.len() as u64 - 1
     }

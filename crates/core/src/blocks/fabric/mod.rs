@@ -388,6 +388,18 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
         }
     }
 
+    /// Sizes the event calendar for event-driven nodes that schedule about every `bucket_ps`
+    /// and up to `horizon_ps` ahead (a slotted fabric's calendar is sized by its cell time).
+    /// Call before any event is scheduled.
+    pub fn set_calendar(&mut self, bucket_ps: TimePs, horizon_ps: TimePs) {
+        assert_eq!(
+            self.plumbing.queue.len(),
+            0,
+            "the calendar is set before the run starts"
+        );
+        self.plumbing.queue = CalendarQueue::for_horizon(bucket_ps, horizon_ps);
+    }
+
     /// What the Layer 1 cables counted.
     pub fn layer1_counters(&self) -> Option<Layer1Counters> {
         let layer1 = &self.plumbing.layer1;

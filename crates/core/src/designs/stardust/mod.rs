@@ -390,6 +390,7 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
     let mode = mode(&config.routing.mode).expect("validated");
     let router = FabricRouter::new(table, mode, config.run.seed, config.routing.spray_rounds);
     let mut fabric = Fabric::new(nodes, router, wiring, config.run.warmup_ps());
+    fabric.set_calendar(cell_ps / 4, 4 * (cell_ps + longest_cable_ps));
     for n in 0..a {
         fabric.start(n, |node, ctx| {
             if let StardustNode::Adapter(adapter) = node {
