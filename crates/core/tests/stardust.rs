@@ -166,3 +166,120 @@ fn an_adapter_without_uplinks_is_refused() {
     );
     assert_eq!(error.key, "topology");
 }
+
+/// §4.2.1: a last-stage link fed by many adapters is an M/D/1 queue. With Poisson one-cell
+/// packets from 31 adapters into one element, the depth arriving cells find has the
+/// Pollaczek-Khinchine mean rho^2 / (2 (1 - rho)) and a tail that decays by 1/z* per cell,
+/// where z* > 1 solves z = exp(rho (z - 1)).
+#[test]
+fn a_last_stage_link_queues_like_md1() {
+    for rho in [0.5, 0.8, 0.9] {
+        let load = rho * (240.0 * 8.0 / 10.0) / (256.0 * 8.0 / 10.0) / 31.0;
+        let report = run(&format!(
+            r#"{{"design": "stardust", "run": {{"seed": 4, "duration_ns": 50000000, "warmup_ns": 1000000}},
+                "topology": {{"kind": "clos", "tiers": 1, "radix": 32, "hosts_per_edge": 1, "uplinks_per_edge": 1}},
+                "link": {{"rate_gbps": 10, "propagation_ns": 100}},
+                "stardust": {{"credits": false}}, "element": {{"queue_cells": 4096}},
+                "traffic": {{"pattern": "incast", "incast_host": 0, "packet_bytes": 240,
+                             "arrival": "poisson", "load": {load}}}}}"#
+        ));
+        assert_eq!(u(&report, "cells_dropped"), 0);
+        let mean = report.summary["last_stage_queue_mean_cells"]
+            .as_f64()
+            .unwrap();
+        let theory = rho * rho / (2.0 * (1.0 - rho));
+        assert!(
+            (mean / theory - 1.0).abs() < 0.08,
+            "rho {rho}: mean depth {mean}, M/D/1 {theory}"
+        );
+        // The tail: P(depth >= n) against n, fitted where it is above 1e-3.
+        let table = &report.tables["last_stage_queue"];
+        let depths: Vec<u64> = table["depth_cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_u64().unwrap())
+            .collect();
+        let counts: Vec<u64> = table["arrivals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_u64().unwrap())
+            .collect();
+        let total: u64 = counts.iter().sum();
+        let at_least = |n: u64| -> f64 {
+            depths
+                .iter()
+                .zip(&counts)
+                .filter(|(&d, _)| d >= n)
+                .map(|(_, &c)| c)
+                .sum::<u64>() as f64
+                / total as f64
+        };
+        let points: Vec<(f64, f64)> = (2..200)
+            .map(|n| (n as f64, at_least(n)))
+            .take_while(|&(_, p)| p > 1e-3)
+            .map(|(n, p)| (n, p.ln()))
+            .collect();
+        assert!(points.len() >= 4, "rho {rho}: too short a tail to fit");
+        let (sx, sy) = points
+            .iter()
+            .fold((0.0, 0.0), |(a, b), &(x, y)| (a + x, b + y));
+        let k = points.len() as f64;
+        let (mx, my) = (sx / k, sy / k);
+        let slope = points
+            .iter()
+            .map(|&(x, y)| (x - mx) * (y - my))
+            .sum::<f64>()
+            / points
+                .iter()
+                .map(|&(x, _)| (x - mx) * (x - mx))
+                .sum::<f64>();
+        let mut z: f64 = 2.0 / rho; // Newton on f(z) = exp(rho (z - 1)) - z from the right of z*
+        for _ in 0..100 {
+            let f = (rho * (z - 1.0)).exp() - z;
+            let df = rho * (rho * (z - 1.0)).exp() - 1.0;
+            z -= f / df;
+        }
+        let decay = -z.ln();
+        assert!(
+            (slope / decay - 1.0).abs() < 0.1,
+            "rho {rho}: tail slope {slope} per cell, M/D/1 {decay} (z* = {z})"
+        );
+    }
+}
+
+/// §5.4 and Fig. 10c: an incast of N senders × 450 KB to one 10G host waits at the ingress
+/// adapters, loses nothing, and drains evenly: every sender (each on its own adapter, as
+/// credits are fair between adapters' VOQs) finishes close to the last, which finishes close
+/// to the ideal N × 450 KB at 10G.
+#[test]
+fn an_incast_is_absorbed_at_the_ingress_and_drains_evenly() {
+    let n = 7;
+    let flows: Vec<String> = (1..=n)
+        .map(|a| format!(r#"{{"src": {}, "dst": 0, "load": 1.0}}"#, 2 * a))
+        .collect();
+    let report = run(&format!(
+        r#"{{"design": "stardust", "run": {{"seed": 7, "duration_ns": 4000000, "warmup_ns": 0}},
+            "topology": {{"kind": "fat_tree", "k": 4}},
+            "traffic": {{"pattern": "flows", "flows": [{}], "flow_bytes": 450000}}}}"#,
+        flows.join(", ")
+    ));
+    assert_eq!(u(&report, "flows_completed"), n);
+    assert_eq!(u(&report, "cells_dropped"), 0);
+    assert_eq!(u(&report, "packets_dropped_ingress"), 0);
+    let fct = &report.summary["fct_us"];
+    let (first, last) = (
+        fct["first"].as_f64().unwrap(),
+        fct["last"].as_f64().unwrap(),
+    );
+    let ideal_us = n as f64 * 450_000.0 * 8.0 / 10e9 * 1e6;
+    assert!(
+        last > ideal_us && last < 1.05 * ideal_us,
+        "last {last} us, ideal {ideal_us} us"
+    );
+    assert!(
+        first > 0.9 * last,
+        "first {first} us, last {last} us: not even"
+    );
+}

@@ -52,8 +52,23 @@ pub struct Flow {
     pub dst: u16,
     /// Bytes per packet.
     pub packet_bytes: u32,
-    /// Time between packets.
+    /// Mean time between packets.
     pub gap_ps: TimePs,
+    /// Gaps are exponential (Poisson arrivals) rather than all equal.
+    pub poisson: bool,
+    /// Bytes the flow sends in all (the last packet may be shorter); `None`: it never ends.
+    pub size_bytes: Option<u64>,
+}
+
+impl Flow {
+    /// The time to the flow's next packet.
+    fn next_gap_ps(&self, rng: &mut Rng) -> TimePs {
+        if !self.poisson {
+            return self.gap_ps;
+        }
+        let uniform: f64 = rng.gen_range(f64::MIN_POSITIVE..1.0);
+        (-uniform.ln() * self.gap_ps as f64).round().max(1.0) as TimePs
+    }
 }
 
 /// One VOQ: the packets for one destination host and its credit state.
@@ -187,15 +202,28 @@ pub struct AdapterCounters {
     pub credit_backlog_peak: u32,
 }
 
-/// Bytes delivered to one host during measurement, in all and per sending host.
+/// Bytes delivered to one host, in all and per sending host.
 #[derive(Clone, Debug, Default)]
 pub struct HostDelivery {
     /// The host.
     pub host: u16,
     /// Payload bytes delivered since the warm-up.
     pub bytes_measured: u64,
-    /// The same, per sending host.
-    pub from: Vec<(u16, u64)>,
+    /// Per sending host.
+    pub from: Vec<FromHost>,
+}
+
+/// What one host received from one sender.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FromHost {
+    /// The sender.
+    pub src: u16,
+    /// Payload bytes delivered since the warm-up.
+    pub bytes_measured: u64,
+    /// Payload bytes delivered since the start.
+    pub bytes: u64,
+    /// When the last of them reached the host.
+    pub last_ps: TimePs,
 }
 
 /// How an adapter is configured.
@@ -264,6 +292,8 @@ pub struct Adapter {
     /// Pull mode: credited VOQs (destination hosts), in credit arrival order.
     credit_fifo: VecDeque<u16>,
     flows: Vec<Flow>,
+    /// Per flow: bytes created so far.
+    flow_bytes_created: Vec<u64>,
     egress: Vec<EgressPort>,
     /// Per (source adapter, host port).
     streams: Vec<Reassembly>,
@@ -344,6 +374,7 @@ impl Adapter {
             voqs: (0..hosts).map(|_| Voq::default()).collect(),
             ring: VecDeque::new(),
             credit_fifo: VecDeque::new(),
+            flow_bytes_created: vec![0; spec.flows.len()],
             flows: spec.flows,
             delivered: egress
                 .iter()
@@ -367,9 +398,13 @@ impl Adapter {
 
     /// Starts the adapter's flows, each at a random point of its first packet gap (so that
     /// saturated hosts do not start in lockstep).
+    /// Finite flows all start at time 0 (an incast's senders answer together).
     pub fn start<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
         for (i, flow) in self.flows.iter().enumerate() {
-            let offset_ps = self.rng.gen_range(0..flow.gap_ps.max(1));
+            let offset_ps = match flow.size_bytes {
+                Some(_) => 0,
+                None => self.rng.gen_range(0..flow.gap_ps.max(1)),
+            };
             ctx.set_timer(offset_ps, SOURCE | i as u32);
         }
     }
@@ -389,14 +424,30 @@ impl Adapter {
     /// Flow `i` creates its next packet.
     fn generate<R: Router>(&mut self, ctx: &mut Context<'_, R>, i: usize) {
         let flow = self.flows[i];
-        ctx.set_timer(ctx.now_ps + flow.gap_ps, SOURCE | i as u32);
+        let size_bytes = match flow.size_bytes {
+            None => flow.packet_bytes,
+            Some(total) => {
+                let left = total - self.flow_bytes_created[i];
+                self.flow_bytes_created[i] += left.min(flow.packet_bytes as u64);
+                left.min(flow.packet_bytes as u64) as u32
+            }
+        };
+        if flow
+            .size_bytes
+            .is_none_or(|total| self.flow_bytes_created[i] < total)
+        {
+            ctx.set_timer(
+                ctx.now_ps + flow.next_gap_ps(&mut self.rng),
+                SOURCE | i as u32,
+            );
+        }
         self.counters.packets_created += 1;
         let voq = &mut self.voqs[flow.dst as usize];
         if voq.packets.len() >= self.voq_packets {
             self.counters.packets_dropped += 1;
             return;
         }
-        let packet = Packet::new(flow.src, flow.dst, flow.packet_bytes, ctx.now_ps);
+        let packet = Packet::new(flow.src, flow.dst, size_bytes, ctx.now_ps);
         let id = ctx.packets.alloc(packet);
         ctx.packets.push_back(&mut voq.packets, id);
         if voq.active {
@@ -622,16 +673,27 @@ impl Adapter {
             .expect("a packet was on the host link");
         let packet = ctx.packets[id];
         egress.queued_bytes -= packet.size_bytes as u64;
-        if measuring {
-            let host = &mut self.delivered[port];
-            host.bytes_measured += packet.size_bytes as u64;
-            match host.from.iter_mut().find(|(src, _)| *src == packet.src) {
-                Some((_, bytes)) => *bytes += packet.size_bytes as u64,
-                None => host.from.push((packet.src, packet.size_bytes as u64)),
+        let arrive_ps = ctx.now_ps + egress.propagation_ps;
+        let host = &mut self.delivered[port];
+        let at = match host.from.iter().position(|f| f.src == packet.src) {
+            Some(at) => at,
+            None => {
+                host.from.push(FromHost {
+                    src: packet.src,
+                    ..FromHost::default()
+                });
+                host.from.len() - 1
             }
+        };
+        let from = &mut host.from[at];
+        let size = packet.size_bytes as u64;
+        from.bytes += size;
+        from.last_ps = arrive_ps;
+        if measuring {
+            from.bytes_measured += size;
+            host.bytes_measured += size;
         }
         if counted(packet.created_ps) {
-            let arrive_ps = ctx.now_ps + egress.propagation_ps;
             self.packet_latency.record(arrive_ps - packet.created_ps);
         }
         ctx.packets.free(id);

@@ -150,10 +150,12 @@ pub struct AdapterConfig {
     /// (reading A14: 100 packets).
     pub voq_packets: u32,
     /// Egress buffer (bytes queued for a host port) above which its scheduler stops issuing
-    /// credits, resuming a credit below it. Absent: a fabric round trip of data at the port
-    /// rate plus twice what one credit can release (a credit and, with surplus accounting,
-    /// one more packet): reading A6's two credits plus a round trip, widened so that jumbo
-    /// packets on small credits do not starve the port.
+    /// credits, resuming a credit below it. Absent: three fabric round trips of data at the
+    /// port rate plus twice what one credit can release (a credit and, with surplus
+    /// accounting, one more packet). Reading A6 says two credits plus one round trip; a
+    /// credit's loop is longer (the credit's trip, then its data's, each with queueing, and
+    /// the burst of a jumbo packet at the source's uplinks), and at A6's value jumbo packets
+    /// on small credits starve the port (an incast finishes 13% late).
     pub egress_stop_bytes: Option<u64>,
     /// Bytes a host port's queue holds; a reassembled packet that does not fit is dropped at
     /// the egress. Absent: twice the stop threshold.
@@ -162,8 +164,10 @@ pub struct AdapterConfig {
     /// discarded (§4.1; reading A15: 100 µs). Checked when the stream's next cell arrives.
     pub reassembly_timeout_ns: f64,
     /// An adapter that receives a cell marked FCI cuts the credit rate of all its ports by
-    /// this fraction, at most once per `fci_window_ns` (§4.2; reading A12/A28: β = 1/8). 0:
-    /// no reaction.
+    /// this fraction, at most once per `fci_window_ns` (§4.2; reading A12/A28 suggests 1/8).
+    /// Default 0, no reaction: the paper gives no law, reading A12's must be calibrated
+    /// against Fig. 9's 120% → 0.9 (not built yet), and uncalibrated it cuts credits on the
+    /// bursts of jumbo packets in fabrics that are not over-subscribed.
     pub fci_decrease: f64,
     /// Every `fci_window_ns` without a cut, the credit rate recovers by this fraction of the
     /// nominal rate (additive increase; the paper gives no law).
@@ -179,7 +183,7 @@ impl Default for AdapterConfig {
             egress_stop_bytes: None,
             egress_buffer_bytes: None,
             reassembly_timeout_ns: 100_000.0,
-            fci_decrease: 0.125,
+            fci_decrease: 0.0,
             fci_increase: 1.0 / 64.0,
             fci_window_ns: None,
         }
@@ -229,6 +233,19 @@ pub enum Pattern {
     Permutation,
     /// The flows listed in `traffic.flows`.
     Flows,
+    /// Every host but `traffic.incast_host` sends to it, each at `traffic.load`.
+    Incast,
+}
+
+/// How a flow's packets are spaced.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrival {
+    /// Evenly, at the flow's rate.
+    #[default]
+    Constant,
+    /// Exponential gaps of the same mean (Poisson arrivals).
+    Poisson,
 }
 
 /// One flow of `traffic.flows`.
@@ -251,8 +268,18 @@ pub struct TrafficConfig {
     pub pattern: Pattern,
     /// Bytes per host packet (9000 in §6.3).
     pub packet_bytes: u32,
-    /// Permutation: offered rate per host as a fraction of its line rate (1: saturated).
+    /// Permutation and incast: offered rate per sending host as a fraction of its line rate
+    /// (1: saturated).
     pub load: f64,
+    /// How packets are spaced.
+    pub arrival: Arrival,
+    /// Incast: the receiving host.
+    pub incast_host: u32,
+    /// Incast: how many hosts send (drawn at random from the run's seed); absent: all others.
+    pub senders: Option<u32>,
+    /// Bytes every flow sends before it ends (finite flows all start at time 0, and report
+    /// their completion times); absent: flows never end.
+    pub flow_bytes: Option<u64>,
     /// Flows: the list.
     pub flows: Vec<FlowConfig>,
 }
@@ -263,6 +290,10 @@ impl Default for TrafficConfig {
             pattern: Pattern::Permutation,
             packet_bytes: 9000,
             load: 1.0,
+            arrival: Arrival::Constant,
+            incast_host: 0,
+            senders: None,
+            flow_bytes: None,
             flows: Vec::new(),
         }
     }
@@ -435,9 +466,18 @@ impl StardustConfig {
         if t.packet_bytes == 0 {
             return Err(invalid("traffic.packet_bytes", "expected at least 1 byte"));
         }
+        if t.flow_bytes == Some(0) {
+            return Err(invalid("traffic.flow_bytes", "expected at least 1 byte"));
+        }
+        if t.pattern != Pattern::Incast && t.senders.is_some() {
+            return Err(invalid(
+                "traffic.senders",
+                "applies only to traffic.pattern = \"incast\"",
+            ));
+        }
         let load_ok = |load: f64| load.is_finite() && load > 0.0 && load <= 1.0;
         match t.pattern {
-            Pattern::Permutation => {
+            Pattern::Permutation | Pattern::Incast => {
                 if !t.flows.is_empty() {
                     return Err(invalid(
                         "traffic.flows",

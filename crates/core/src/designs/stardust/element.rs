@@ -20,6 +20,7 @@ use crate::blocks::packet::PacketId;
 use crate::blocks::port_set::PortSet;
 use crate::blocks::priority_port::PriorityPort;
 use crate::blocks::routing::{LocalView, Router};
+use crate::engine::stats::OccupancyHistogram;
 use crate::engine::time::TimePs;
 
 /// What an element counts.
@@ -75,8 +76,34 @@ pub struct Element {
     paused_by: Vec<PortSet>,
     /// Per input: the outputs holding it paused.
     pauses_on: Vec<u16>,
+    /// Per output: it leads to an adapter (a last-stage link).
+    last_stage: Vec<bool>,
+    measure_from_ps: TimePs,
     /// What it counted.
     pub counters: ElementCounters,
+    /// Depth of the last-stage data queue each data cell found on arrival, during measurement
+    /// (§4.2.1's quantity; reading A18: sampled per cell arrival).
+    pub last_stage_depth: OccupancyHistogram,
+}
+
+/// Where an element sits and what it measures.
+pub struct ElementSpec {
+    /// Index among the router's switches.
+    pub switch: usize,
+    /// Its ports' transmit sides.
+    pub ports: Vec<PriorityPort>,
+    /// Per port: it leads to an adapter.
+    pub last_stage: Vec<bool>,
+    /// Cell sizes.
+    pub format: CellFormat,
+    /// Data cells a queue holds.
+    pub queue_cells: u32,
+    /// Depth from which departing data cells carry FCI.
+    pub fci_threshold_cells: u32,
+    /// What it does about a filling queue.
+    pub congestion: Congestion,
+    /// Queue depths are sampled from here.
+    pub measure_from_ps: TimePs,
 }
 
 /// The element's output queues, as routing sees them.
@@ -89,27 +116,23 @@ impl LocalView for Backlog<'_> {
 }
 
 impl Element {
-    /// An element that is switch `switch` of the routing tables, driving `ports`.
-    pub fn new(
-        switch: usize,
-        ports: Vec<PriorityPort>,
-        format: CellFormat,
-        queue_cells: u32,
-        fci_threshold_cells: u32,
-        congestion: Congestion,
-    ) -> Self {
-        let n = ports.len();
+    /// An element as `spec` says.
+    pub fn new(spec: ElementSpec) -> Self {
+        let n = spec.ports.len();
         Element {
-            switch,
-            ports,
-            format,
-            queue_cells,
-            fci_threshold_cells,
-            congestion,
+            switch: spec.switch,
+            ports: spec.ports,
+            format: spec.format,
+            queue_cells: spec.queue_cells,
+            fci_threshold_cells: spec.fci_threshold_cells,
+            congestion: spec.congestion,
             discarding: Vec::new(),
             paused_by: vec![PortSet::EMPTY; n],
             pauses_on: vec![0; n],
+            last_stage: spec.last_stage,
+            measure_from_ps: spec.measure_from_ps,
             counters: ElementCounters::default(),
+            last_stage_depth: OccupancyHistogram::default(),
         }
     }
 
@@ -225,6 +248,9 @@ impl<R: Router> Node<R> for Element {
             self.ports[output].push_control(ctx.cells, cell);
         } else {
             let depth = self.ports[output].data_cells();
+            if self.last_stage[output] && ctx.now_ps >= self.measure_from_ps {
+                self.last_stage_depth.record_n(depth as usize, 1);
+            }
             if self.refuses(&ctx.cells[cell], depth) {
                 self.counters.cells_dropped += 1;
                 let mut packet = ctx.cells[cell].packet;

@@ -39,9 +39,9 @@ use crate::engine::time::{ps_from_ns, serialization_ps, TimePs};
 use crate::run::{Design, Report, RunError};
 use crate::scenario::{invalid, ScenarioError};
 use adapter::{Adapter, AdapterSpec, FciReaction, Flow};
-use config::Pattern;
 pub use config::StardustConfig;
-use element::{Congestion, Element};
+use config::{Arrival, Pattern};
+use element::{Congestion, Element, ElementSpec};
 pub use report::{StardustSummary, StardustTables};
 
 /// What a cell is, in the low bits of its flags.
@@ -314,7 +314,7 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
             let port_rate = host_links.iter().map(|l| l.1).max().unwrap_or(0);
             let stop_bytes = config.adapter.egress_stop_bytes.unwrap_or(
                 2 * (config.credit.size_bytes as u64 + config.traffic.packet_bytes as u64)
-                    + (round_trip_ps as u128 * port_rate as u128 / 8_000_000_000_000) as u64,
+                    + (3 * round_trip_ps as u128 * port_rate as u128 / 8_000_000_000_000) as u64,
             );
             let id = ComponentId {
                 kind: stream_kind::STARDUST_ADAPTER,
@@ -352,13 +352,20 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
                 rng: stream(config.run.seed, id),
             }))
         } else {
-            StardustNode::Element(Element::new(
-                s,
+            let last_stage = (0..topology.switch_ports(s))
+                .map(|p| match topology.peer(s, p) {
+                    Some(Attachment::SwitchPort { switch, .. }) => is_adapter(switch),
+                    _ => false,
+                })
+                .collect();
+            StardustNode::Element(Element::new(ElementSpec {
+                switch: s,
                 ports,
+                last_stage,
                 format,
-                config.element.queue_cells,
-                config.element.fci_threshold_cells,
-                if config.stardust.credits {
+                queue_cells: config.element.queue_cells,
+                fci_threshold_cells: config.element.fci_threshold_cells,
+                congestion: if config.stardust.credits {
                     Congestion::Pause {
                         off_cells: config.element.pause_cells(),
                         on_cells: config.element.pause_cells() / 2,
@@ -368,7 +375,8 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
                         early_cells: config.element.pause_cells(),
                     }
                 },
-            ))
+                measure_from_ps: config.run.warmup_ps(),
+            }))
         });
     }
     let nodes: Vec<StardustNode> = nodes
@@ -463,6 +471,15 @@ fn round_trip_ps(
     2 * hops * (cell_ps + longest_cable_ps)
 }
 
+/// The random stream that draws a scenario's destination pattern.
+fn pattern_rng(seed: u64) -> crate::engine::rng::Rng {
+    let id = ComponentId {
+        kind: stream_kind::PATTERN,
+        index: 0,
+    };
+    stream(seed, id)
+}
+
 /// The flows the traffic section describes.
 fn flows(config: &StardustConfig, topology: &Topology) -> Result<Vec<Flow>, ScenarioError> {
     let t = &config.traffic;
@@ -477,17 +494,15 @@ fn flows(config: &StardustConfig, topology: &Topology) -> Result<Vec<Flow>, Scen
         packet_bytes: t.packet_bytes,
         gap_ps: (serialization_ps(t.packet_bytes as u64, host_rate(src)) as f64 / load).round()
             as TimePs,
+        poisson: t.arrival == Arrival::Poisson,
+        size_bytes: t.flow_bytes,
     };
     match t.pattern {
         Pattern::Permutation => {
             if hosts < 2 {
                 return Err(invalid("topology", "a permutation needs at least 2 hosts"));
             }
-            let id = ComponentId {
-                kind: stream_kind::PATTERN,
-                index: 0,
-            };
-            let mut rng = stream(config.run.seed, id);
+            let mut rng = pattern_rng(config.run.seed);
             // A random derangement: shuffle, then swap away every fixed point.
             let mut to: Vec<usize> = (0..hosts).collect();
             to.shuffle(&mut rng);
@@ -498,6 +513,28 @@ fn flows(config: &StardustConfig, topology: &Topology) -> Result<Vec<Flow>, Scen
                 }
             }
             Ok((0..hosts).map(|h| flow(h, to[h], t.load)).collect())
+        }
+        Pattern::Incast => {
+            let dst = t.incast_host as usize;
+            if dst >= hosts {
+                return Err(invalid(
+                    "traffic.incast_host",
+                    format!("expected a host below {hosts}, got {dst}"),
+                ));
+            }
+            let mut senders: Vec<usize> = (0..hosts).filter(|&h| h != dst).collect();
+            if let Some(n) = t.senders {
+                if n == 0 || n as usize > senders.len() {
+                    return Err(invalid(
+                        "traffic.senders",
+                        format!("expected 1 to {} (the other hosts)", senders.len()),
+                    ));
+                }
+                senders.shuffle(&mut pattern_rng(config.run.seed));
+                senders.truncate(n as usize);
+                senders.sort_unstable();
+            }
+            Ok(senders.into_iter().map(|h| flow(h, dst, t.load)).collect())
         }
         Pattern::Flows => {
             let mut load_of = vec![0.0; hosts];

@@ -45,6 +45,30 @@ impl Spread {
     }
 }
 
+/// Completion times of finite flows.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Completion {
+    /// The first flow to finish.
+    pub first: f64,
+    /// Mean.
+    pub mean: f64,
+    /// The last flow to finish.
+    pub last: f64,
+}
+
+impl Completion {
+    fn of(fcts: &[f64]) -> Completion {
+        if fcts.is_empty() {
+            return Completion::default();
+        }
+        Completion {
+            first: fcts.iter().copied().fold(f64::INFINITY, f64::min),
+            mean: fcts.iter().sum::<f64>() / fcts.len() as f64,
+            last: fcts.iter().copied().fold(0.0, f64::max),
+        }
+    }
+}
+
 /// Headline numbers of a Stardust run.
 #[derive(Clone, Debug, Serialize)]
 pub struct StardustSummary {
@@ -73,6 +97,10 @@ pub struct StardustSummary {
     pub goodput: f64,
     /// Goodput per flow over the window.
     pub flow_goodput_gbps: Spread,
+    /// Finite flows that delivered all their bytes.
+    pub flows_completed: u64,
+    /// Their completion times: the first, the mean and the last.
+    pub fct_us: Completion,
     /// Fraction of flows whose goodput is at least 94.4% of the receiving host's line rate
     /// (the paper's 9.44 Gbit/s of 10, Fig. 10a).
     pub flows_at_least_94_4_percent: f64,
@@ -115,6 +143,8 @@ pub struct StardustSummary {
     pub control_overhead: f64,
     /// Deepest element output queue, in cells.
     pub element_queue_peak_cells: u32,
+    /// Mean depth of the last-stage element queue a data cell found on arrival.
+    pub last_stage_queue_mean_cells: f64,
     /// Data cells that carried the FCI bit out of an element.
     pub fci_marked_cells: u64,
     /// Cuts of an adapter's credit rate on FCI.
@@ -144,6 +174,18 @@ pub struct StardustTables {
     pub hosts: HostTable,
     /// Goodput of every flow.
     pub flows: FlowTable,
+    /// Depth of the last-stage element queues (toward adapters) each data cell found on
+    /// arrival, during measurement.
+    pub last_stage_queue: QueueTable,
+}
+
+/// A distribution of queue depths seen by arriving cells.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct QueueTable {
+    /// Depth in data cells (the cell on the wire not counted).
+    pub depth_cells: Vec<u32>,
+    /// Arrivals that found it.
+    pub arrivals: Vec<u64>,
 }
 
 /// Goodput per flow (sending host, receiving host).
@@ -155,6 +197,9 @@ pub struct FlowTable {
     pub dst: Vec<u32>,
     /// Goodput over the measurement window.
     pub goodput_gbps: Vec<f64>,
+    /// Finite flows: completion time, from the start of the run (when every finite flow
+    /// starts) to its last byte reaching its host; absent while unfinished.
+    pub fct_us: Vec<Option<f64>>,
 }
 
 /// Goodput per receiving host.
@@ -232,17 +277,25 @@ impl Stardust {
                 fractions.push(gbps(d.bytes_measured) / line_gbps);
             }
         }
+        let mut fcts = Vec::new();
+        let size_bytes = self.config.traffic.flow_bytes;
         for &(src, dst) in &self.flows {
-            let delivered = adapters[self.addressing.adapter_of(dst) as usize].delivered
+            let from = adapters[self.addressing.adapter_of(dst) as usize].delivered
                 [self.addressing.port_of(dst)]
             .from
             .iter()
-            .find(|&&(from, _)| from == src)
-            .map_or(0, |&(_, bytes)| bytes);
+            .find(|f| f.src == src)
+            .copied()
+            .unwrap_or_default();
             flows.src.push(src as u32);
             flows.dst.push(dst as u32);
-            flows.goodput_gbps.push(gbps(delivered));
-            flow_fractions.push(gbps(delivered) / (self.host_rate_bps[dst as usize] as f64 / 1e9));
+            flows.goodput_gbps.push(gbps(from.bytes_measured));
+            flow_fractions
+                .push(gbps(from.bytes_measured) / (self.host_rate_bps[dst as usize] as f64 / 1e9));
+            let done = size_bytes.is_some_and(|size| from.bytes == size);
+            let fct_us = done.then(|| from.last_ps as f64 / 1e6);
+            flows.fct_us.push(fct_us);
+            fcts.extend(fct_us);
         }
         let goodput = fractions.iter().sum::<f64>() / fractions.len().max(1) as f64;
         let at_least = flow_fractions.iter().filter(|&&f| f >= 0.944).count() as f64
@@ -261,6 +314,19 @@ impl Stardust {
         let control_overhead = control_bytes
             / (control_bytes + payload_bytes + data_cells as f64 * format.header_bytes as f64)
                 .max(1.0);
+        let mut depths = crate::engine::stats::OccupancyHistogram::default();
+        for e in &elements {
+            for (depth, &n) in e.last_stage_depth.counts().iter().enumerate() {
+                depths.record_n(depth, n);
+            }
+        }
+        let mut last_stage_queue = QueueTable::default();
+        for (depth, &n) in depths.counts().iter().enumerate() {
+            if n > 0 {
+                last_stage_queue.depth_cells.push(depth as u32);
+                last_stage_queue.arrivals.push(n);
+            }
+        }
         let summary = StardustSummary {
             design: "stardust",
             mode: if self.config.stardust.credits {
@@ -279,6 +345,8 @@ impl Stardust {
             goodput,
             flow_goodput_gbps: Spread::of(flows.goodput_gbps.clone()),
             flows_at_least_94_4_percent: at_least,
+            flows_completed: fcts.len() as u64,
+            fct_us: Completion::of(&fcts),
             packet_latency_us: merged(&|a| &a.packet_latency).scaled(1e6),
             fabric_latency_ns: merged(&|a| &a.fabric_latency).scaled(PS_PER_NS as f64),
             packets_created: packets.injected,
@@ -297,6 +365,7 @@ impl Stardust {
             credits,
             credit_bytes_forfeited: sum(&|c| c.credit_bytes_forfeited),
             control_overhead,
+            last_stage_queue_mean_cells: depths.mean(),
             element_queue_peak_cells: elements
                 .iter()
                 .map(|e| e.counters.queue_peak_cells)
@@ -326,6 +395,13 @@ impl Stardust {
             cell_hops: sum(&|c| c.cells_sent)
                 + elements.iter().map(|e| e.counters.cells_sent).sum::<u64>(),
         };
-        Ok((summary, StardustTables { hosts, flows }))
+        Ok((
+            summary,
+            StardustTables {
+                hosts,
+                flows,
+                last_stage_queue,
+            },
+        ))
     }
 }
