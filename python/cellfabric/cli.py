@@ -141,5 +141,41 @@ def list_all() -> None:
         click.echo(f"  {name:<42} {_first_sentence(path)}")
 
 
+@main.group()
+def plan() -> None:
+    """Planning arithmetic of a design, from its paper (no simulation)."""
+
+
+@plan.command(name="stardust")
+@click.option("--radix", type=click.IntRange(min=2), default=256, show_default=True,
+              help="Fabric switch ports (bundles), k.")
+@click.option("--uplinks", type=click.IntRange(min=1), default=32, show_default=True,
+              help="Uplink bundles per ToR, t.")
+@click.option("--bundle", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Lanes per bundle, l.")
+@click.option("--hosts-per-tor", type=click.IntRange(min=1), default=40, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def plan_stardust(radix: int, uplinks: int, bundle: int, hosts_per_tor: int, as_json: bool) -> None:
+    """Stardust (seed 001): Table 2's counts for 1-3 tiers, Fig. 2's scale, App. B's pipeline
+    parallelism, App. E's recovery time and overhead, the M/D/1 tail of §4.2.1 and §4.1's
+    smallest credit."""
+    from cellfabric.plan import stardust
+
+    result = stardust(radix, uplinks, bundle, hosts_per_tor)
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    for section, value in result.items():
+        click.echo(f"{section}:")
+        if isinstance(value, list):  # a table: one row a line
+            for row in value:
+                click.echo("  " + "  ".join(f"{k} {_number(v)}" for k, v in row.items()))
+        elif isinstance(value, dict):  # named values: one a line
+            for k, v in value.items():
+                click.echo(f"  {k}: {_number(v)}")
+        else:
+            click.echo(f"  {_number(value)}")
+
+
 if __name__ == "__main__":
     main()

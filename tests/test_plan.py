@@ -1,0 +1,82 @@
+"""Stardust's planning arithmetic against the numbers the paper prints (seed 001) and the
+digest's checks of them (shared/specs/stardust.md)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from cellfabric.cli import main
+from cellfabric.plan import clos_counts, md1_tail, min_credit_bytes, pipeline_parallelism, recovery, scale
+
+
+def test_table_2_rows_as_printed():
+    k, t, bundle = 12, 3, 2
+    one, two, three = (clos_counts(n, k, t, bundle) for n in (1, 2, 3))
+    assert (one.max_tors, one.switches, one.switches_per_tor, one.link_bundles, one.links_per_tor) == (
+        k, t, t / k, t * k, t * bundle)
+    assert (two.max_tors, two.switches, two.switches_per_tor, two.link_bundles, two.links_per_tor) == (
+        k**2 // 2, 1.5 * t * k, 3 * t / k, t * k**2, 2 * t * bundle)
+    row = (three.max_tors, three.switches, three.switches_per_tor, three.link_bundles, three.links_per_tor)
+    assert row == (k**3 // 4, 1.25 * t * k**2, 5 * t / k, 0.75 * t * k**3, 3 * t * bundle)
+
+
+def test_two_tiers_of_radix_12_are_the_k12_fat_tree_stardust_ran():
+    counts = clos_counts(2, 12, 6)
+    assert (counts.max_tors, counts.switches) == (72, 108)  # 72 adapters, 72 + 36 elements
+
+
+def test_fig_2_scale():
+    assert scale(1, 1) == 10_240  # "over ten thousand" servers at one tier
+    assert scale(1, 8) == 1_280  # one eighth of that
+    assert scale(2, 8) == 20_480  # "about 20K"
+    assert scale(2, 1) == 64 * 20_480
+
+
+def test_appendix_b_parallelism():
+    assert pipeline_parallelism(12.8e12, 64) == pytest.approx(19.047, abs=1e-3)
+    assert pipeline_parallelism(12.8e12, 256) == pytest.approx(5.797, abs=1e-3)  # paper: 6.06
+    assert pipeline_parallelism(12.8e12, 256, gap_bytes=8) == pytest.approx(6.06, abs=1e-2)
+
+
+def test_appendix_e_recovery_matches_table_4():
+    r = recovery()
+    assert r.messages_per_table == 7
+    assert r.one_pass_us == pytest.approx(210)
+    assert r.with_threshold_us == pytest.approx(630)
+    assert r.with_propagation_us == pytest.approx(652.05)
+    assert r.overhead == pytest.approx(0.000384)
+    with pytest.raises(ValueError, match="2n - 1 hops"):
+        recovery(propagation_ns=(50.0,))
+
+
+def test_md1_tail_table():
+    expected = {
+        0.5: (3.513, 11),
+        0.8: (1.539, 32),
+        0.9: (1.230, 67),
+        0.95: (1.107, 136),
+        1 / 1.05: (1.102, 143),
+    }
+    for rho, (z, cells) in expected.items():
+        tail = md1_tail(rho)
+        assert tail["z"] == pytest.approx(z, abs=1e-3)
+        assert tail["cells"] == pytest.approx(cells, abs=1.0)
+
+
+def test_min_credit_is_2500_bytes_not_the_printed_2000():
+    assert min_credit_bytes() == pytest.approx(2500)
+
+
+def test_cli_prints_every_section_and_json():
+    result = CliRunner().invoke(main, ["plan", "stardust", "--json"])
+    assert result.exit_code == 0, result.output
+    plan = json.loads(result.output)
+    assert plan["appendix_e_recovery"]["with_threshold_us"] == pytest.approx(630)
+    assert [row["max_tors"] for row in plan["table2"]] == [256, 256**2 // 2, 256**3 // 4]
+    text = CliRunner().invoke(main, ["plan", "stardust", "--radix", "12", "--uplinks", "6"])
+    assert text.exit_code == 0 and "table2:" in text.output and "max_tors 72" in text.output
+    bad = CliRunner().invoke(main, ["plan", "stardust", "--radix", "1"])
+    assert bad.exit_code == 2 and "radix" in bad.output
