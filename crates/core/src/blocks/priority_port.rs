@@ -1,6 +1,7 @@
 //! The transmit side of an event-driven device's port: a link, a control queue served with
-//! strict priority over a data queue (Stardust §4.2: control cells have a crossbar of their
-//! own; reading A3: strict priority on the link), one cell on the wire at a time. The device
+//! strict priority over data queues (Stardust §4.2: control cells have a crossbar of their
+//! own; reading A3: strict priority on the link), and the data queues, one per traffic class,
+//! by strict priority among themselves (class 0 first), one cell on the wire at a time. The device
 //! sends through [`PriorityPort::send_next`] when the link is free and wakes itself with a
 //! timer when it is not.
 
@@ -26,7 +27,9 @@ pub struct PriorityPort {
     /// The link the port drives.
     pub link: Link,
     control: CellQueue,
-    data: CellQueue,
+    /// Per traffic class, class 0 first.
+    data: Vec<CellQueue>,
+    data_len: u32,
     /// When the port's wake-up timer is set for, or `NEVER_PS`.
     wake_at_ps: TimePs,
     /// The far end paused data (link-level ON/OFF); control cells still go.
@@ -34,12 +37,13 @@ pub struct PriorityPort {
 }
 
 impl PriorityPort {
-    /// An idle port on `link`.
-    pub fn new(link: Link) -> Self {
+    /// An idle port on `link` with one data queue per class of `classes`.
+    pub fn new(link: Link, classes: usize) -> Self {
         PriorityPort {
             link,
             control: CellQueue::default(),
-            data: CellQueue::default(),
+            data: (0..classes.max(1)).map(|_| CellQueue::default()).collect(),
+            data_len: 0,
             wake_at_ps: NEVER_PS,
             data_paused: false,
         }
@@ -52,7 +56,7 @@ impl PriorityPort {
 
     /// Cells that may go now: control cells, and data cells unless paused.
     fn sendable(&self) -> u32 {
-        self.control.len() + if self.data_paused { 0 } else { self.data.len() }
+        self.control.len() + if self.data_paused { 0 } else { self.data_len }
     }
 
     /// Queues a control cell.
@@ -60,19 +64,25 @@ impl PriorityPort {
         cells.push_back(&mut self.control, cell);
     }
 
-    /// Queues a data cell.
-    pub fn push_data(&mut self, cells: &mut CellArena, cell: CellId) {
-        cells.push_back(&mut self.data, cell);
+    /// Queues a data cell of traffic class `class`.
+    pub fn push_data(&mut self, cells: &mut CellArena, cell: CellId, class: usize) {
+        cells.push_back(&mut self.data[class], cell);
+        self.data_len += 1;
     }
 
     /// Data cells queued.
     pub fn data_cells(&self) -> u32 {
-        self.data.len()
+        self.data_len
+    }
+
+    /// Data cells queued in traffic class `class`.
+    pub fn class_cells(&self, class: usize) -> u32 {
+        self.data[class].len()
     }
 
     /// Cells queued, control and data.
     pub fn cells(&self) -> u32 {
-        self.control.len() + self.data.len()
+        self.control.len() + self.data_len
     }
 
     /// If the link is free at `now_ps`, takes the next cell (control first), puts it on the
@@ -100,8 +110,10 @@ impl PriorityPort {
             Some(cell) => (cell, 0),
             None if self.data_paused => return None,
             None => {
-                let depth = self.data.len();
-                (cells.pop_front(&mut self.data)?, depth)
+                let depth = self.data_len;
+                let queue = self.data.iter_mut().find(|q| !q.is_empty())?;
+                self.data_len -= 1;
+                (cells.pop_front(queue).expect("a non-empty queue"), depth)
             }
         };
         let arrive_ps = self.link.transmit(now_ps, wire_bytes(cell, cells));
@@ -126,10 +138,10 @@ mod tests {
     #[test]
     fn control_overtakes_data_and_the_link_paces_both() {
         let mut cells = CellArena::new();
-        let mut port = PriorityPort::new(Link::new(8_000_000_000, 100)); // 1 byte per ns
+        let mut port = PriorityPort::new(Link::new(8_000_000_000, 100), 1); // 1 byte per ns
         let data = cells.alloc(Cell::new(0, 1, 10, true, 0, 0));
         let control = cells.alloc(Cell::new(0, 1, 4, true, 0, 0));
-        port.push_data(&mut cells, data);
+        port.push_data(&mut cells, data, 0);
         port.push_control(&mut cells, control);
         let size = |c: CellId, cells: &CellArena| cells[c].payload_bytes as u64;
         let mut wake = None;
@@ -155,10 +167,10 @@ mod tests {
     #[test]
     fn a_paused_port_sends_control_cells_only() {
         let mut cells = CellArena::new();
-        let mut port = PriorityPort::new(Link::new(8_000_000_000, 0));
+        let mut port = PriorityPort::new(Link::new(8_000_000_000, 0), 1);
         let data = cells.alloc(Cell::new(0, 1, 10, true, 0, 0));
         let control = cells.alloc(Cell::new(0, 1, 4, true, 0, 0));
-        port.push_data(&mut cells, data);
+        port.push_data(&mut cells, data, 0);
         port.pause_data(true);
         let size = |c: CellId, cells: &CellArena| cells[c].payload_bytes as u64;
         let mut wake = None;
@@ -170,5 +182,21 @@ mod tests {
         port.pause_data(false);
         let sent = port.send_next(4_000, &mut cells, size, &mut wake).unwrap();
         assert_eq!(sent.cell, data);
+    }
+
+    #[test]
+    fn class_zero_goes_first() {
+        let mut cells = CellArena::new();
+        let mut port = PriorityPort::new(Link::new(8_000_000_000, 0), 2);
+        let low = cells.alloc(Cell::new(0, 1, 10, true, 0, 0));
+        let high = cells.alloc(Cell::new(0, 1, 10, true, 0, 0));
+        port.push_data(&mut cells, low, 1);
+        port.push_data(&mut cells, high, 0);
+        let size = |c: CellId, cells: &CellArena| cells[c].payload_bytes as u64;
+        let mut wake = None;
+        let first = port.send_next(0, &mut cells, size, &mut wake).unwrap();
+        assert_eq!((first.cell, first.data_depth), (high, 2));
+        let second = port.send_next(10_000, &mut cells, size, &mut wake).unwrap();
+        assert_eq!((second.cell, second.data_depth), (low, 1));
     }
 }

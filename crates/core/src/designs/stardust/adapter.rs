@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use rand::Rng as _;
 
-use super::{Addressing, CellFormat, Kind, FCI, FIRST, REQUEST_ON};
+use super::{class_flags, class_of, Addressing, CellFormat, Kind, FCI, FIRST, REQUEST_ON};
 use crate::blocks::cell::{Cell, CellId, NO_PACKET};
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;
@@ -50,6 +50,8 @@ pub struct Flow {
     pub src: u16,
     /// Receiving host.
     pub dst: u16,
+    /// Traffic class (0 first).
+    pub class: u8,
     /// Bytes per packet.
     pub packet_bytes: u32,
     /// Mean time between packets.
@@ -88,10 +90,11 @@ struct Voq {
 
 /// A host port's credit scheduler (§4.1).
 struct CreditScheduler {
-    /// Adapters whose VOQs for this port asked for credits, in round-robin order.
-    asking: VecDeque<u16>,
-    /// Per adapter: the number of the latest request heard from its VOQ for this port, plus
-    /// one (0: none yet).
+    /// Per traffic class: adapters whose VOQs for this port asked for credits, in round-robin
+    /// order; classes are served by strict priority (class 0 first; reading A22).
+    asking: Vec<VecDeque<u16>>,
+    /// Per (class, adapter): the number of the latest request heard from its VOQ for this
+    /// port (0: none yet).
     heard: Vec<u32>,
     period_ps: TimePs,
     /// Earliest time of the next credit.
@@ -246,6 +249,8 @@ pub struct AdapterSpec {
     pub format: CellFormat,
     /// Credits (pull) or push.
     pub credits: bool,
+    /// Traffic classes.
+    pub classes: usize,
     /// Bytes per credit.
     pub credit_bytes: u32,
     /// Credit rate above the port rate.
@@ -280,6 +285,7 @@ pub struct Adapter {
     local_next: usize,
     format: CellFormat,
     credits: bool,
+    classes: usize,
     credit_bytes: u32,
     egress_stop_bytes: u64,
     egress_buffer_bytes: u64,
@@ -287,10 +293,11 @@ pub struct Adapter {
     credit_rate: CreditRate,
     voq_packets: u32,
     voqs: Vec<Voq>,
-    /// Push mode: non-empty VOQs (destination hosts), round robin.
-    ring: VecDeque<u16>,
-    /// Pull mode: credited VOQs (destination hosts), in credit arrival order.
-    credit_fifo: VecDeque<u16>,
+    /// Push mode: non-empty VOQs, round robin.
+    ring: VecDeque<u32>,
+    /// Pull mode, per traffic class: credited VOQs in credit arrival order; classes are served
+    /// by strict priority (§3.3: "by the order of credit arrival and a priority").
+    credit_fifo: Vec<VecDeque<u32>>,
     flows: Vec<Flow>,
     /// Per flow: bytes created so far.
     flow_bytes_created: Vec<u64>,
@@ -340,8 +347,8 @@ impl Adapter {
                 propagation_ps,
                 sending: None,
                 scheduler: CreditScheduler {
-                    asking: VecDeque::new(),
-                    heard: vec![0; adapters],
+                    asking: vec![VecDeque::new(); spec.classes],
+                    heard: vec![0; adapters * spec.classes],
                     period_ps: (spec.credit_bytes as f64 * 8e12 / (rate_bps as f64 * rate_factor))
                         .round() as TimePs,
                     next_ps: 0,
@@ -360,6 +367,7 @@ impl Adapter {
             local_next: 0,
             format: spec.format,
             credits: spec.credits,
+            classes: spec.classes,
             credit_bytes: spec.credit_bytes,
             egress_stop_bytes: spec.egress_stop_bytes,
             egress_buffer_bytes: spec.egress_buffer_bytes,
@@ -371,9 +379,9 @@ impl Adapter {
                 last_raise_ps: 0,
             },
             voq_packets: spec.voq_packets,
-            voqs: (0..hosts).map(|_| Voq::default()).collect(),
+            voqs: (0..hosts * spec.classes).map(|_| Voq::default()).collect(),
             ring: VecDeque::new(),
-            credit_fifo: VecDeque::new(),
+            credit_fifo: vec![VecDeque::new(); spec.classes],
             flow_bytes_created: vec![0; spec.flows.len()],
             flows: spec.flows,
             delivered: egress
@@ -384,7 +392,7 @@ impl Adapter {
                     from: Vec::new(),
                 })
                 .collect(),
-            streams: vec![Reassembly::default(); adapters * egress.len()],
+            streams: vec![Reassembly::default(); adapters * egress.len() * spec.classes],
             egress,
             cut: Vec::new(),
             released: Vec::new(),
@@ -442,7 +450,8 @@ impl Adapter {
             );
         }
         self.counters.packets_created += 1;
-        let voq = &mut self.voqs[flow.dst as usize];
+        let key = flow.dst as u32 * self.classes as u32 + flow.class as u32;
+        let voq = &mut self.voqs[key as usize];
         if voq.packets.len() >= self.voq_packets {
             self.counters.packets_dropped += 1;
             return;
@@ -455,19 +464,26 @@ impl Adapter {
         }
         voq.active = true;
         if self.credits {
-            self.send_request(ctx, flow.dst, true);
+            self.send_request(ctx, key, true);
         } else {
-            self.ring.push_back(flow.dst);
+            self.ring.push_back(key);
             self.serve(ctx);
         }
     }
 
-    /// Tells the scheduler of host `dst`'s port that this adapter's VOQ for it has packets
-    /// (`on`) or has none left.
-    fn send_request<R: Router>(&mut self, ctx: &mut Context<'_, R>, dst: u16, on: bool) {
+    /// The destination host and traffic class of VOQ `key`.
+    fn voq_of(&self, key: u32) -> (u16, usize) {
+        let classes = self.classes as u32;
+        ((key / classes) as u16, (key % classes) as usize)
+    }
+
+    /// Tells the scheduler of its destination's port that VOQ `key` has packets (`on`) or has
+    /// none left.
+    fn send_request<R: Router>(&mut self, ctx: &mut Context<'_, R>, key: u32, on: bool) {
         self.counters.requests_sent += 1;
-        let flags = Kind::Request as u8 | if on { REQUEST_ON } else { 0 };
-        let voq = &mut self.voqs[dst as usize];
+        let (dst, class) = self.voq_of(key);
+        let flags = Kind::Request as u8 | class_flags(class) | if on { REQUEST_ON } else { 0 };
+        let voq = &mut self.voqs[key as usize];
         voq.requests = voq.requests.wrapping_add(1);
         let number = voq.requests;
         self.send_control(ctx, self.index, dst, flags, number);
@@ -535,28 +551,31 @@ impl Adapter {
     fn serve<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
         while self.uplink_data_cells < self.uplinks.len() as u32 {
             let next = if self.credits {
-                self.credit_fifo.pop_front()
+                self.credit_fifo
+                    .iter_mut()
+                    .find_map(|fifo| fifo.pop_front())
             } else {
                 self.ring.pop_front()
             };
-            let Some(dst) = next else { return };
-            self.send_burst(ctx, dst);
-            let voq = &mut self.voqs[dst as usize];
+            let Some(key) = next else { return };
+            self.send_burst(ctx, key);
+            let voq = &mut self.voqs[key as usize];
             let (emptied, was_active) = (voq.packets.is_empty(), voq.active);
             if emptied {
                 voq.active = false;
                 if was_active && self.credits {
-                    self.send_request(ctx, dst, false);
+                    self.send_request(ctx, key, false);
                 }
             } else if !self.credits {
-                self.ring.push_back(dst);
+                self.ring.push_back(key);
             }
         }
     }
 
-    /// Spends one credit on the VOQ for `dst`: packs its packets and sprays the cells.
-    fn send_burst<R: Router>(&mut self, ctx: &mut Context<'_, R>, dst: u16) {
-        let voq = &mut self.voqs[dst as usize];
+    /// Spends one credit on VOQ `key`: packs its packets and sprays the cells.
+    fn send_burst<R: Router>(&mut self, ctx: &mut Context<'_, R>, key: u32) {
+        let (dst, class) = self.voq_of(key);
+        let voq = &mut self.voqs[key as usize];
         let mut cut = std::mem::take(&mut self.cut);
         let packets_before = voq.packets.len();
         let forfeited_before = voq.balance.forfeited_bytes();
@@ -590,12 +609,12 @@ impl Adapter {
             );
             cell.seq = c.seq;
             cell.packet = c.packet;
-            cell.flags = Kind::Data as u8 | if i == 0 { FIRST } else { 0 };
+            cell.flags = Kind::Data as u8 | class_flags(class) | if i == 0 { FIRST } else { 0 };
             self.counters.data_cells += 1;
             self.counters.short_cells += u64::from(c.payload_bytes < self.format.payload_bytes);
             let uplink = self.route(ctx, &mut cell);
             let id = ctx.cells.alloc(cell);
-            self.uplinks[uplink].push_data(ctx.cells, id);
+            self.uplinks[uplink].push_data(ctx.cells, id, class);
             self.uplink_data_cells += 1;
             self.kick(ctx, uplink);
         }
@@ -613,7 +632,7 @@ impl Adapter {
         if self.measuring(c.inject_ps) {
             self.fabric_latency.record(ctx.now_ps - c.inject_ps);
         }
-        let stream = c.src as usize * self.egress.len() + port;
+        let stream = (c.src as usize * self.egress.len() + port) * self.classes + class_of(c.flags);
         let mut released = std::mem::take(&mut self.released);
         let timeout_ps = self.reassembly_timeout_ps;
         let reassembly = &mut self.streams[stream];
@@ -709,24 +728,24 @@ impl Adapter {
         self.egress_kick(ctx, port);
     }
 
-    /// A request cell reached host port `port`'s scheduler.
-    /// A request numbered `number` from adapter `from` reached host port `port`'s scheduler;
-    /// one older than the latest heard is stale and ignored.
+    /// Request cell `request` (numbered in its `seq`) reached host port `port`'s scheduler;
+    /// one older than the latest heard from its VOQ is stale and ignored.
     fn receive_request<R: Router>(
         &mut self,
         ctx: &mut Context<'_, R>,
         port: usize,
-        from: u16,
-        on: bool,
-        number: u32,
+        request: &Cell,
     ) {
+        let (from, class, number) = (request.src, class_of(request.flags), request.seq);
+        let on = request.flags & REQUEST_ON != 0;
+        let adapters = self.addressing.adapters();
         let s = &mut self.egress[port].scheduler;
-        let heard = &mut s.heard[from as usize];
+        let heard = &mut s.heard[class * adapters + from as usize];
         if (number.wrapping_sub(*heard) as i32) <= 0 && *heard != 0 {
             return;
         }
         *heard = number;
-        let asking = &mut s.asking;
+        let asking = &mut s.asking[class];
         let at = asking.iter().position(|&a| a == from);
         match (on, at) {
             (true, None) => asking.push_back(from),
@@ -741,7 +760,7 @@ impl Adapter {
     /// Sets port `port`'s credit timer if it has someone to credit and may.
     fn arm<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize) {
         let s = &mut self.egress[port].scheduler;
-        if s.armed || s.stopped || s.asking.is_empty() {
+        if s.armed || s.stopped || s.asking.iter().all(VecDeque::is_empty) {
             return;
         }
         s.armed = true;
@@ -757,15 +776,16 @@ impl Adapter {
             s.stopped = true;
             return;
         }
-        let Some(adapter) = s.asking.pop_front() else {
+        let Some(class) = s.asking.iter().position(|a| !a.is_empty()) else {
             return;
         };
-        s.asking.push_back(adapter);
+        let adapter = s.asking[class].pop_front().expect("a non-empty class");
+        s.asking[class].push_back(adapter);
         let fraction = self.credit_rate.now(ctx.now_ps);
         s.next_ps = ctx.now_ps + (s.period_ps as f64 / fraction).round() as TimePs;
         let (host, to) = (egress.host, self.addressing.first_host(adapter));
         self.counters.credits_sent += 1;
-        self.send_control(ctx, host, to, Kind::Credit as u8, 0);
+        self.send_control(ctx, host, to, Kind::Credit as u8 | class_flags(class), 0);
         self.arm(ctx, port);
     }
 }
@@ -793,13 +813,15 @@ impl<R: Router> Node<R> for Adapter {
                 ctx.consume(cell);
                 self.counters.cells_received += 1;
                 let port = self.addressing.port_of(c.dst);
-                self.receive_request(ctx, port, c.src, c.flags & REQUEST_ON != 0, c.seq);
+                self.receive_request(ctx, port, &c);
             }
             Kind::Credit => {
                 ctx.consume(cell);
                 self.counters.cells_received += 1;
-                self.credit_fifo.push_back(c.src);
-                let backlog = self.credit_fifo.len() as u32;
+                let class = class_of(c.flags);
+                self.credit_fifo[class]
+                    .push_back(c.src as u32 * self.classes as u32 + class as u32);
+                let backlog = self.credit_fifo.iter().map(VecDeque::len).sum::<usize>() as u32;
                 self.counters.credit_backlog_peak = self.counters.credit_backlog_peak.max(backlog);
                 self.serve(ctx);
             }

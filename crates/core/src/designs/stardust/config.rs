@@ -258,6 +258,9 @@ pub struct FlowConfig {
     pub dst: u32,
     /// Offered rate as a fraction of the sending host's line rate.
     pub load: f64,
+    /// Traffic class, 0 (served first) to 3.
+    #[serde(default)]
+    pub class: u32,
 }
 
 /// What the hosts send: packets of one size at a constant rate.
@@ -334,6 +337,16 @@ impl StardustConfig {
     /// Propagation delay of a cable.
     pub fn propagation_ps(&self) -> TimePs {
         ps_from_ns(self.link.propagation_ns)
+    }
+
+    /// Traffic classes the flows use.
+    pub fn classes(&self) -> usize {
+        self.traffic
+            .flows
+            .iter()
+            .map(|f| f.class as usize + 1)
+            .max()
+            .unwrap_or(1)
     }
 
     /// Payload bytes of a full data cell.
@@ -500,6 +513,12 @@ impl StardustConfig {
                         return Err(invalid(
                             &format!("traffic.flows[{i}].dst"),
                             "expected a host other than src",
+                        ));
+                    }
+                    if flow.class as usize >= super::MAX_CLASSES {
+                        return Err(invalid(
+                            &format!("traffic.flows[{i}].class"),
+                            format!("expected 0 to {}", super::MAX_CLASSES - 1),
                         ));
                     }
                     if !load_ok(flow.load) {

@@ -12,7 +12,7 @@
 //! the rest of the packet is too (partial packet discard), and a queue at the threshold
 //! refuses new packets whole (early packet discard).
 
-use super::{CellFormat, FCI, FIRST};
+use super::{class_of, CellFormat, FCI, FIRST};
 use crate::blocks::cell::{Cell, CellId, NO_PACKET};
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;
@@ -175,8 +175,9 @@ impl Element {
         }
     }
 
-    /// True if data cell `cell` is dropped rather than joining a queue `depth` deep: a full
-    /// queue, or a push fabric discarding the cell's packet.
+    /// True if data cell `cell` is dropped rather than joining its class's queue, `depth`
+    /// deep: a full queue (each class has `queue_cells`), or a push fabric discarding the
+    /// cell's packet.
     fn refuses(&mut self, cell: &Cell, depth: u32) -> bool {
         let Congestion::Discard { early_cells } = self.congestion else {
             return depth >= self.queue_cells;
@@ -251,7 +252,9 @@ impl<R: Router> Node<R> for Element {
             if self.last_stage[output] && ctx.now_ps >= self.measure_from_ps {
                 self.last_stage_depth.record_n(depth as usize, 1);
             }
-            if self.refuses(&ctx.cells[cell], depth) {
+            let class = class_of(ctx.cells[cell].flags);
+            let class_depth = self.ports[output].class_cells(class);
+            if self.refuses(&ctx.cells[cell], class_depth) {
                 self.counters.cells_dropped += 1;
                 let mut packet = ctx.cells[cell].packet;
                 while packet != NO_PACKET {
@@ -263,7 +266,7 @@ impl<R: Router> Node<R> for Element {
                 ctx.drop_cell(cell);
                 return;
             }
-            self.ports[output].push_data(ctx.cells, cell);
+            self.ports[output].push_data(ctx.cells, cell, class);
             self.counters.queue_peak_cells = self.counters.queue_peak_cells.max(depth + 1);
             self.maybe_pause(ctx, port, output, depth + 1);
         }

@@ -57,12 +57,28 @@ pub enum Kind {
 }
 
 const KIND_MASK: u8 = 0b11;
+// Flag bits: kind (0-1), FCI (2), request on (3), first of burst (4), traffic class (5-6).
 /// Flag: the cell left a fabric element queue above its FCI threshold (§4.2).
 pub const FCI: u8 = 0b100;
 /// Flag of a request: the VOQ has packets (clear: it has none left).
 pub const REQUEST_ON: u8 = 0b1000;
 /// Flag of a data cell: the first of its burst (in push mode, of its packet).
 pub const FIRST: u8 = 0b1_0000;
+/// The traffic class of a cell (data, request, credit) in the top flag bits.
+const CLASS_SHIFT: u8 = 5;
+/// The most traffic classes (§3.3; Fig. 12 has two).
+pub const MAX_CLASSES: usize = 4;
+
+/// The traffic class a cell's flags carry.
+pub fn class_of(flags: u8) -> usize {
+    (flags >> CLASS_SHIFT) as usize
+}
+
+/// Flags carrying traffic class `class`.
+pub fn class_flags(class: usize) -> u8 {
+    debug_assert!(class < MAX_CLASSES);
+    (class as u8) << CLASS_SHIFT
+}
 
 impl Kind {
     /// The kind a cell's flags say.
@@ -297,7 +313,7 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
             };
             peers[node].push(peer);
             delays_ps[node].push(cable_link(s, p).propagation_ps);
-            ports.push(PriorityPort::new(cable_link(s, p)));
+            ports.push(PriorityPort::new(cable_link(s, p), config.classes()));
         }
         nodes[node] = Some(if is_adapter(s) {
             let index = node as u16;
@@ -334,6 +350,7 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
                     .collect(),
                 format,
                 credits: config.stardust.credits,
+                classes: config.classes(),
                 credit_bytes: config.credit.size_bytes,
                 credit_speedup: config.credit.speedup,
                 egress_stop_bytes: stop_bytes,
@@ -488,9 +505,10 @@ fn flows(config: &StardustConfig, topology: &Topology) -> Result<Vec<Flow>, Scen
         let (s, p) = topology.endpoint_port(h).expect("hosts are cabled");
         topology.cable(s, p).rate_bps.unwrap_or(config.rate_bps())
     };
-    let flow = |src: usize, dst: usize, load: f64| Flow {
+    let flow = |src: usize, dst: usize, load: f64, class: u32| Flow {
         src: src as u16,
         dst: dst as u16,
+        class: class as u8,
         packet_bytes: t.packet_bytes,
         gap_ps: (serialization_ps(t.packet_bytes as u64, host_rate(src)) as f64 / load).round()
             as TimePs,
@@ -512,7 +530,7 @@ fn flows(config: &StardustConfig, topology: &Topology) -> Result<Vec<Flow>, Scen
                     to.swap(i, j);
                 }
             }
-            Ok((0..hosts).map(|h| flow(h, to[h], t.load)).collect())
+            Ok((0..hosts).map(|h| flow(h, to[h], t.load, 0)).collect())
         }
         Pattern::Incast => {
             let dst = t.incast_host as usize;
@@ -534,7 +552,10 @@ fn flows(config: &StardustConfig, topology: &Topology) -> Result<Vec<Flow>, Scen
                 senders.truncate(n as usize);
                 senders.sort_unstable();
             }
-            Ok(senders.into_iter().map(|h| flow(h, dst, t.load)).collect())
+            Ok(senders
+                .into_iter()
+                .map(|h| flow(h, dst, t.load, 0))
+                .collect())
         }
         Pattern::Flows => {
             let mut load_of = vec![0.0; hosts];
@@ -557,7 +578,7 @@ fn flows(config: &StardustConfig, topology: &Topology) -> Result<Vec<Flow>, Scen
             }
             Ok(t.flows
                 .iter()
-                .map(|f| flow(f.src as usize, f.dst as usize, f.load))
+                .map(|f| flow(f.src as usize, f.dst as usize, f.load, f.class))
                 .collect())
         }
     }
