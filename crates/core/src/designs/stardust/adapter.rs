@@ -24,7 +24,9 @@ use std::sync::Arc;
 
 use rand::Rng as _;
 
-use super::{class_flags, class_of, Addressing, CellFormat, Kind, FCI, FIRST, REQUEST_ON};
+use super::{
+    class_flags, class_of, transmit, Addressing, CellFormat, Kind, FCI, FIRST, REQUEST_ON,
+};
 use crate::blocks::cell::{Cell, CellId, NO_PACKET};
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;
@@ -526,23 +528,13 @@ impl Adapter {
 
     /// Sends on uplink `uplink` if its link is free, else makes sure it wakes when it frees.
     fn kick<R: Router>(&mut self, ctx: &mut Context<'_, R>, uplink: usize) {
-        let format = self.format;
-        let mut wake = None;
-        let departure = self.uplinks[uplink].send_next(
-            ctx.now_ps,
-            ctx.cells,
-            |c, cells| format.wire_bytes(&cells[c]),
-            &mut wake,
-        );
-        if let Some(d) = departure {
+        let port = &mut self.uplinks[uplink];
+        let tag = UPLINK | uplink as u32;
+        if let Some(d) = transmit(ctx, port, uplink, self.format, tag, |_, _| {}) {
             if d.data_depth > 0 {
                 self.uplink_data_cells -= 1;
             }
             self.counters.cells_sent += 1;
-            ctx.send_cell(uplink, d.cell, d.arrive_ps);
-        }
-        if let Some(at_ps) = wake {
-            ctx.set_timer(at_ps, UPLINK | uplink as u32);
         }
     }
 

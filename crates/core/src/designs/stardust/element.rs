@@ -12,13 +12,13 @@
 //! the rest of the packet is too (partial packet discard), and a queue at the threshold
 //! refuses new packets whole (early packet discard).
 
-use super::{class_of, CellFormat, FCI, FIRST};
+use super::{class_of, transmit, CellFormat, FCI, FIRST};
 use crate::blocks::cell::{Cell, CellId, NO_PACKET};
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::packet::PacketId;
 use crate::blocks::port_set::PortSet;
-use crate::blocks::priority_port::PriorityPort;
+use crate::blocks::priority_port::{Departure, PriorityPort};
 use crate::blocks::routing::{LocalView, Router};
 use crate::engine::stats::OccupancyHistogram;
 use crate::engine::time::TimePs;
@@ -200,27 +200,27 @@ impl Element {
 
     /// Sends on `port` if its link is free, else makes sure it wakes when it frees.
     fn kick<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize) {
-        let format = self.format;
-        let mut wake = None;
-        let departure = self.ports[port].send_next(
-            ctx.now_ps,
-            ctx.cells,
-            |c, cells| format.wire_bytes(&cells[c]),
-            &mut wake,
+        let threshold = self.fci_threshold_cells;
+        let counters = &mut self.counters;
+        let mark = |cell: &mut Cell, d: &Departure| {
+            if d.data_depth >= threshold && d.data_depth > 0 {
+                cell.flags |= FCI;
+                counters.cells_marked += 1;
+            }
+        };
+        let departure = transmit(
+            ctx,
+            &mut self.ports[port],
+            port,
+            self.format,
+            port as u32,
+            mark,
         );
         if let Some(d) = departure {
-            if d.data_depth >= self.fci_threshold_cells && d.data_depth > 0 {
-                ctx.cells[d.cell].flags |= FCI;
-                self.counters.cells_marked += 1;
-            }
             self.counters.cells_sent += 1;
-            ctx.send_cell(port, d.cell, d.arrive_ps);
             if d.data_depth > 0 {
                 self.maybe_resume(ctx, port);
             }
-        }
-        if let Some(at_ps) = wake {
-            ctx.set_timer(at_ps, port as u32);
         }
     }
 }

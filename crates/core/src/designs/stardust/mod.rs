@@ -28,7 +28,7 @@ use crate::blocks::cell::Cell;
 use crate::blocks::fabric::{Context, Fabric, Node, Wiring};
 use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::link::Link;
-use crate::blocks::priority_port::PriorityPort;
+use crate::blocks::priority_port::{Departure, PriorityPort};
 use crate::blocks::routing::{mode, FabricRouter, RouteTable, Router};
 use crate::blocks::stream_kind;
 use crate::blocks::topology::{Attachment, Topology};
@@ -117,6 +117,34 @@ impl CellFormat {
             (self.header_bytes + cell.payload_bytes as u32) as u64
         }
     }
+}
+
+/// Puts the next cell of `port` (the node's port `index`) on its link if the link is free,
+/// letting `depart` see it first (to mark it), and sets the node's timer `tag` for when the
+/// link frees if cells still wait. Adapters and elements send the same way.
+fn transmit<R: Router>(
+    ctx: &mut Context<'_, R>,
+    port: &mut PriorityPort,
+    index: usize,
+    format: CellFormat,
+    tag: u32,
+    depart: impl FnOnce(&mut Cell, &Departure),
+) -> Option<Departure> {
+    let mut wake = None;
+    let departure = port.send_next(
+        ctx.now_ps,
+        ctx.cells,
+        |c, cells| format.wire_bytes(&cells[c]),
+        &mut wake,
+    );
+    if let Some(d) = &departure {
+        depart(&mut ctx.cells[d.cell], d);
+        ctx.send_cell(index, d.cell, d.arrive_ps);
+    }
+    if let Some(at_ps) = wake {
+        ctx.set_timer(at_ps, tag);
+    }
+    departure
 }
 
 /// Which adapter and host port each host is, and each adapter's first host.
