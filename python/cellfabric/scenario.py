@@ -41,14 +41,20 @@ def apply_override(scenario: dict, key: str, value: Any) -> None:
     table[parts[-1]] = value
 
 
+# The keys that name files: (section, key).
+FILE_KEYS = (("topology", "file"), ("traffic", "flow_sizes"))
+
+
 def _resolve_relative_to(scenario: dict, folder: Path) -> None:
-    """Makes a relative ``topology.file`` in a scenario file relative to the file's folder (paths
-    given with ``--set`` stay relative to the current directory)."""
-    topology = scenario.get("topology")
-    if isinstance(topology, dict) and isinstance(topology.get("file"), str):
-        file = Path(topology["file"])
-        if not file.is_absolute():
-            topology["file"] = str(folder / file)
+    """Makes a relative file path in a scenario file (``topology.file``, ``traffic.flow_sizes``)
+    relative to the file's folder (paths given with ``--set`` stay relative to the current
+    directory)."""
+    for section, key in FILE_KEYS:
+        table = scenario.get(section)
+        if isinstance(table, dict) and isinstance(table.get(key), str):
+            file = Path(table[key])
+            if not file.is_absolute():
+                table[key] = str(folder / file)
 
 
 def load_scenario(

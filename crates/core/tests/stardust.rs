@@ -163,6 +163,11 @@ fn bad_input_names_the_key() {
             "traffic.flows[0].class",
         ),
         (r#", "traffic": {"senders": 3}"#, "traffic.senders"),
+        (r#", "traffic": {"pattern": "fct"}"#, "traffic.flow_sizes"),
+        (
+            r#", "traffic": {"pattern": "fct", "flow_sizes": "/no/such/file"}"#,
+            "traffic.flow_sizes",
+        ),
         (r#", "bogus": 1"#, "bogus"),
     ];
     for (extra, key) in cases {
@@ -301,4 +306,36 @@ fn an_incast_is_absorbed_at_the_ingress_and_drains_evenly() {
         first > 0.9 * last,
         "first {first} us, last {last} us: not even"
     );
+}
+
+/// Fig. 10b's pattern: timed flows of Facebook web-server sizes under background load all
+/// complete, none faster than its own serialization at line rate, and none lost in the fabric.
+#[test]
+fn timed_flows_complete_no_faster_than_the_line_allows() {
+    let sizes = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../workloads/homasim_fb_webserver.txt"
+    );
+    let report = run(&format!(
+        r#"{{"design": "stardust", "run": {{"seed": 3, "duration_ns": 10000000, "warmup_ns": 1000000}},
+            "topology": {{"kind": "fat_tree", "k": 4}},
+            "traffic": {{"pattern": "fct", "fct_src": 0, "fct_dst": 15, "fct_load": 0.5,
+                         "flow_sizes": "{sizes}", "background_flows": 4, "load": 1.0}}}}"#
+    ));
+    assert_eq!(u(&report, "cells_dropped"), 0);
+    let table = &report.tables["timed_flows"];
+    let sizes = table["size_bytes"].as_array().unwrap();
+    let starts = table["start_us"].as_array().unwrap();
+    let fcts = table["fct_us"].as_array().unwrap();
+    assert!(sizes.len() > 20, "{} timed flows", sizes.len());
+    for ((size, start), fct) in sizes.iter().zip(starts).zip(fcts) {
+        let size = size.as_u64().unwrap() as f64;
+        match fct.as_f64() {
+            Some(fct) => assert!(fct >= size * 8.0 / 10e3, "{size} B in {fct} us"),
+            None => assert!(
+                start.as_f64().unwrap() > 8_000.0,
+                "a flow of {size} B never finished"
+            ),
+        }
+    }
 }

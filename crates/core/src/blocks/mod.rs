@@ -19,6 +19,7 @@ pub mod switch;
 pub mod terminal;
 pub mod topology;
 pub mod traffic;
+pub mod workload;
 
 /// The kind of every random stream (`engine::rng::stream(seed, ComponentId { kind, index })`),
 /// in one list so that no two kinds of component draw from the same stream.

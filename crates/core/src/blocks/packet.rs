@@ -24,7 +24,14 @@ pub struct Packet {
     /// The next packet whose last byte is in the same cell ([`NO_PACKET`] if none): a cell
     /// that ends several packets names the first, and the rest follow by this link.
     pub next_in_cell: u32,
+    /// The finite flow it belongs to, numbered by its source ([`NO_FLOW`] if none).
+    pub flow: u32,
+    /// True for the last packet of its flow.
+    pub last_of_flow: bool,
 }
+
+/// [`Packet::flow`] of a packet of no numbered flow.
+pub const NO_FLOW: u32 = u32::MAX;
 
 impl Packet {
     /// A packet of `size_bytes` from `src` to `dst`, created at `created_ps`.
@@ -37,6 +44,8 @@ impl Packet {
             start_seq: 0,
             end_seq: 0,
             next_in_cell: NO_PACKET,
+            flow: NO_FLOW,
+            last_of_flow: false,
         }
     }
 }

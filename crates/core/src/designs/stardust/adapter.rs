@@ -34,6 +34,7 @@ use crate::blocks::packet::{Packet, PacketId, PacketQueue};
 use crate::blocks::priority_port::PriorityPort;
 use crate::blocks::routing::{LocalView, Router};
 use crate::blocks::sar::{pack_credit, CreditBalance, CutCell, Reassembly};
+use crate::blocks::workload::FlowSizes;
 use crate::engine::rng::Rng;
 use crate::engine::stats::LatencyHistogram;
 use crate::engine::time::{serialization_ps, TimePs};
@@ -43,6 +44,8 @@ const UPLINK: u32 = 0;
 const SOURCE: u32 = 1 << 24;
 const EGRESS: u32 = 2 << 24;
 const CREDIT: u32 = 3 << 24;
+const FLOW_ARRIVES: u32 = 4 << 24;
+const FLOW_SENDS: u32 = 5 << 24;
 const INDEX: u32 = (1 << 24) - 1;
 
 /// A host's flow: packets of one size to one host at a constant rate.
@@ -64,15 +67,58 @@ pub struct Flow {
     pub size_bytes: Option<u64>,
 }
 
+/// An exponential draw of mean `mean_ps` (at least 1 ps).
+fn exponential_ps(mean_ps: TimePs, rng: &mut Rng) -> TimePs {
+    let uniform: f64 = rng.gen_range(f64::MIN_POSITIVE..1.0);
+    (-uniform.ln() * mean_ps as f64).round().max(1.0) as TimePs
+}
+
 impl Flow {
     /// The time to the flow's next packet.
     fn next_gap_ps(&self, rng: &mut Rng) -> TimePs {
-        if !self.poisson {
-            return self.gap_ps;
+        if self.poisson {
+            exponential_ps(self.gap_ps, rng)
+        } else {
+            self.gap_ps
         }
-        let uniform: f64 = rng.gen_range(f64::MIN_POSITIVE..1.0);
-        (-uniform.ln() * self.gap_ps as f64).round().max(1.0) as TimePs
     }
+}
+
+/// A host whose flows are timed (Fig. 10b): flows of drawn sizes arrive as a Poisson process
+/// and are sent one after another at the host's line rate.
+pub struct Foreground {
+    /// The sending host (one of the adapter's).
+    pub src: u16,
+    /// The receiving host.
+    pub dst: u16,
+    /// Flow sizes.
+    pub sizes: Arc<FlowSizes>,
+    /// Mean time between flow arrivals.
+    pub mean_gap_ps: TimePs,
+    /// Bytes per packet.
+    pub packet_bytes: u32,
+    /// The host's line rate.
+    pub rate_bps: u64,
+}
+
+/// A timed flow as its source saw it.
+#[derive(Clone, Copy, Debug)]
+pub struct TimedFlow {
+    /// Its number.
+    pub id: u32,
+    /// Bytes.
+    pub size_bytes: u64,
+    /// When it arrived at its source.
+    pub start_ps: TimePs,
+}
+
+/// The foreground source's state.
+struct ForegroundState {
+    spec: Foreground,
+    /// Flows waiting their turn, and the one being sent with its bytes left.
+    waiting: VecDeque<TimedFlow>,
+    current: Option<(TimedFlow, u64)>,
+    sending: bool,
 }
 
 /// One VOQ: the packets for one destination host and its credit state.
@@ -269,6 +315,8 @@ pub struct AdapterSpec {
     pub voq_packets: u32,
     /// Statistics count from here.
     pub measure_from_ps: TimePs,
+    /// Its timed host, if it has it.
+    pub foreground: Option<Foreground>,
     /// The adapter's random stream (source start times).
     pub rng: Rng,
 }
@@ -310,6 +358,11 @@ pub struct Adapter {
     released: Vec<CellId>,
     measure_from_ps: TimePs,
     rng: Rng,
+    foreground: Option<ForegroundState>,
+    /// Timed flows its foreground host started.
+    pub timed_flows: Vec<TimedFlow>,
+    /// Timed flows delivered to its hosts: (flow, when its last byte arrived).
+    pub timed_done: Vec<(u32, TimePs)>,
     /// What it counted.
     pub counters: AdapterCounters,
     /// Per host port: bytes delivered during measurement.
@@ -400,6 +453,14 @@ impl Adapter {
             released: Vec::new(),
             measure_from_ps: spec.measure_from_ps,
             rng: spec.rng,
+            foreground: spec.foreground.map(|spec| ForegroundState {
+                spec,
+                waiting: VecDeque::new(),
+                current: None,
+                sending: false,
+            }),
+            timed_flows: Vec::new(),
+            timed_done: Vec::new(),
             counters: AdapterCounters::default(),
             packet_latency: LatencyHistogram::new(),
             fabric_latency: LatencyHistogram::new(),
@@ -417,6 +478,55 @@ impl Adapter {
             };
             ctx.set_timer(offset_ps, SOURCE | i as u32);
         }
+        if let Some(fg) = &self.foreground {
+            let first_ps = exponential_ps(fg.spec.mean_gap_ps, &mut self.rng);
+            ctx.set_timer(first_ps, FLOW_ARRIVES);
+        }
+    }
+
+    /// A timed flow arrives at the foreground host: it waits its turn.
+    fn flow_arrives<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
+        let fg = self.foreground.as_mut().expect("a foreground host");
+        let flow = TimedFlow {
+            id: self.timed_flows.len() as u32,
+            size_bytes: fg.spec.sizes.draw(&mut self.rng),
+            start_ps: ctx.now_ps,
+        };
+        self.timed_flows.push(flow);
+        fg.waiting.push_back(flow);
+        ctx.set_timer(
+            ctx.now_ps + exponential_ps(fg.spec.mean_gap_ps, &mut self.rng),
+            FLOW_ARRIVES,
+        );
+        if !fg.sending {
+            fg.sending = true;
+            ctx.set_timer(ctx.now_ps, FLOW_SENDS);
+        }
+    }
+
+    /// The foreground host sends the next packet of its current flow.
+    fn flow_sends<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
+        let fg = self.foreground.as_mut().expect("a foreground host");
+        let Some((flow, left)) = fg
+            .current
+            .take()
+            .or_else(|| fg.waiting.pop_front().map(|f| (f, f.size_bytes)))
+        else {
+            fg.sending = false;
+            return;
+        };
+        let size = left.min(fg.spec.packet_bytes as u64);
+        let mut packet = Packet::new(fg.spec.src, fg.spec.dst, size as u32, ctx.now_ps);
+        packet.flow = flow.id;
+        packet.last_of_flow = size == left;
+        if size < left {
+            fg.current = Some((flow, left - size));
+        }
+        ctx.set_timer(
+            ctx.now_ps + serialization_ps(size, fg.spec.rate_bps),
+            FLOW_SENDS,
+        );
+        self.enqueue(ctx, packet, 0);
     }
 
     /// Packets held at this adapter: in VOQs and host port queues.
@@ -451,14 +561,19 @@ impl Adapter {
                 SOURCE | i as u32,
             );
         }
+        let packet = Packet::new(flow.src, flow.dst, size_bytes, ctx.now_ps);
+        self.enqueue(ctx, packet, flow.class as usize);
+    }
+
+    /// A host hands `packet` of traffic class `class` to its VOQ (or it is dropped there).
+    fn enqueue<R: Router>(&mut self, ctx: &mut Context<'_, R>, packet: Packet, class: usize) {
         self.counters.packets_created += 1;
-        let key = flow.dst as u32 * self.classes as u32 + flow.class as u32;
+        let key = packet.dst as u32 * self.classes as u32 + class as u32;
         let voq = &mut self.voqs[key as usize];
         if voq.packets.len() >= self.voq_packets {
             self.counters.packets_dropped += 1;
             return;
         }
-        let packet = Packet::new(flow.src, flow.dst, size_bytes, ctx.now_ps);
         let id = ctx.packets.alloc(packet);
         ctx.packets.push_back(&mut voq.packets, id);
         if voq.active {
@@ -707,6 +822,9 @@ impl Adapter {
         if counted(packet.created_ps) {
             self.packet_latency.record(arrive_ps - packet.created_ps);
         }
+        if packet.last_of_flow {
+            self.timed_done.push((packet.flow, arrive_ps));
+        }
         ctx.packets.free(id);
         self.counters.packets_delivered += 1;
         let resume_bytes = self
@@ -839,6 +957,8 @@ impl<R: Router> Node<R> for Adapter {
                 self.serve(ctx);
             }
             SOURCE => self.generate(ctx, index),
+            FLOW_ARRIVES => self.flow_arrives(ctx),
+            FLOW_SENDS => self.flow_sends(ctx),
             EGRESS => self.egress_done(ctx, index),
             _ => self.issue_credit(ctx, index),
         }

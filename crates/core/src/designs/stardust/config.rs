@@ -235,6 +235,12 @@ pub enum Pattern {
     Flows,
     /// Every host but `traffic.incast_host` sends to it, each at `traffic.load`.
     Incast,
+    /// Fig. 10b: `traffic.fct_src` sends flows of sizes drawn from `traffic.flow_sizes` to
+    /// `traffic.fct_dst`, arriving as a Poisson process at `traffic.fct_load` of its line rate
+    /// and sent one after another at line rate; every other host keeps
+    /// `traffic.background_flows` unending flows to random other hosts, `traffic.load` of its
+    /// line rate in all.
+    Fct,
 }
 
 /// How a flow's packets are spaced.
@@ -283,6 +289,17 @@ pub struct TrafficConfig {
     /// Bytes every flow sends before it ends (finite flows all start at time 0, and report
     /// their completion times); absent: flows never end.
     pub flow_bytes: Option<u64>,
+    /// Fct: the host whose flows are timed, and the host it sends them to.
+    pub fct_src: u32,
+    /// Fct: see `fct_src`.
+    pub fct_dst: u32,
+    /// Fct: the timed flows' offered load, a fraction of the line rate.
+    pub fct_load: f64,
+    /// Fct: a flow-size distribution file (`size cdf` lines; relative paths in a scenario
+    /// file are resolved against its folder by the front end).
+    pub flow_sizes: Option<String>,
+    /// Fct: unending flows per background host.
+    pub background_flows: u32,
     /// Flows: the list.
     pub flows: Vec<FlowConfig>,
 }
@@ -297,6 +314,11 @@ impl Default for TrafficConfig {
             incast_host: 0,
             senders: None,
             flow_bytes: None,
+            fct_src: 0,
+            fct_dst: 1,
+            fct_load: 0.5,
+            flow_sizes: None,
+            background_flows: 4,
             flows: Vec::new(),
         }
     }
@@ -489,8 +511,31 @@ impl StardustConfig {
             ));
         }
         let load_ok = |load: f64| load.is_finite() && load > 0.0 && load <= 1.0;
+        if t.pattern == Pattern::Fct {
+            if t.flow_sizes.is_none() {
+                return Err(invalid(
+                    "traffic.flow_sizes",
+                    "expected a flow-size distribution file with traffic.pattern = \"fct\"",
+                ));
+            }
+            if !load_ok(t.fct_load) {
+                return Err(invalid(
+                    "traffic.fct_load",
+                    "expected more than 0, at most 1",
+                ));
+            }
+            if t.fct_src == t.fct_dst {
+                return Err(invalid(
+                    "traffic.fct_dst",
+                    "expected a host other than traffic.fct_src",
+                ));
+            }
+            if t.background_flows == 0 {
+                return Err(invalid("traffic.background_flows", "expected at least 1"));
+            }
+        }
         match t.pattern {
-            Pattern::Permutation | Pattern::Incast => {
+            Pattern::Permutation | Pattern::Incast | Pattern::Fct => {
                 if !t.flows.is_empty() {
                     return Err(invalid(
                         "traffic.flows",

@@ -23,6 +23,7 @@ mod report;
 use std::sync::Arc;
 
 use rand::seq::SliceRandom;
+use rand::Rng as _;
 
 use crate::blocks::cell::Cell;
 use crate::blocks::fabric::{Context, Fabric, Node, Wiring};
@@ -32,13 +33,14 @@ use crate::blocks::priority_port::{Departure, PriorityPort};
 use crate::blocks::routing::{mode, FabricRouter, RouteTable, Router};
 use crate::blocks::stream_kind;
 use crate::blocks::topology::{Attachment, Topology};
+use crate::blocks::workload::FlowSizes;
 use crate::engine::kernel::{Clock, Model};
 use crate::engine::queue::CalendarQueue;
 use crate::engine::rng::{stream, ComponentId};
 use crate::engine::time::{ps_from_ns, serialization_ps, TimePs};
 use crate::run::{Design, Report, RunError};
 use crate::scenario::{invalid, ScenarioError};
-use adapter::{Adapter, AdapterSpec, FciReaction, Flow};
+use adapter::{Adapter, AdapterSpec, FciReaction, Flow, Foreground};
 pub use config::StardustConfig;
 use config::{Arrival, Pattern};
 use element::{Congestion, Element, ElementSpec};
@@ -317,6 +319,7 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
         .unwrap_or(0);
     let round_trip_ps = round_trip_ps(&table, &edge_of, cell_ps, longest_cable_ps);
     let flows = flows(&config, &topology)?;
+    let mut foreground = foreground(&config, &topology)?;
     let mut host_rate_bps = vec![0; addressing.hosts()];
     let mut receivers = vec![false; addressing.hosts()];
     for f in &flows {
@@ -394,6 +397,7 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
                 },
                 voq_packets: config.adapter.voq_packets,
                 measure_from_ps: config.run.warmup_ps(),
+                foreground: foreground.take_if(|f| addressing.adapter_of(f.src) == index),
                 rng: stream(config.run.seed, id),
             }))
         } else {
@@ -516,6 +520,35 @@ fn round_trip_ps(
     2 * hops * (cell_ps + longest_cable_ps)
 }
 
+/// The timed host of the `fct` pattern, its flow sizes read from `traffic.flow_sizes`.
+fn foreground(
+    config: &StardustConfig,
+    topology: &Topology,
+) -> Result<Option<Foreground>, ScenarioError> {
+    let t = &config.traffic;
+    let (Pattern::Fct, Some(path)) = (t.pattern, &t.flow_sizes) else {
+        return Ok(None);
+    };
+    let key = "traffic.flow_sizes";
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| invalid(key, format!("cannot read {path}: {e}")))?;
+    let sizes = FlowSizes::parse(&text).map_err(|e| invalid(key, format!("{path}: {e}")))?;
+    let (s, p) = topology
+        .endpoint_port(t.fct_src as usize)
+        .ok_or_else(|| invalid("traffic.fct_src", "expected a host"))?;
+    let rate_bps = topology.cable(s, p).rate_bps.unwrap_or(config.rate_bps());
+    let mean_gap_ps =
+        (sizes.mean_bytes() * 8e12 / (t.fct_load * rate_bps as f64)).round() as TimePs;
+    Ok(Some(Foreground {
+        src: t.fct_src as u16,
+        dst: t.fct_dst as u16,
+        sizes: Arc::new(sizes),
+        mean_gap_ps,
+        packet_bytes: t.packet_bytes,
+        rate_bps,
+    }))
+}
+
 /// The random stream that draws a scenario's destination pattern.
 fn pattern_rng(seed: u64) -> crate::engine::rng::Rng {
     let id = ComponentId {
@@ -559,6 +592,51 @@ fn flows(config: &StardustConfig, topology: &Topology) -> Result<Vec<Flow>, Scen
                 }
             }
             Ok((0..hosts).map(|h| flow(h, to[h], t.load, 0)).collect())
+        }
+        Pattern::Fct => {
+            if hosts < 3 {
+                return Err(invalid(
+                    "topology",
+                    "the fct pattern needs at least 3 hosts",
+                ));
+            }
+            for (key, host) in [
+                ("traffic.fct_src", t.fct_src),
+                ("traffic.fct_dst", t.fct_dst),
+            ] {
+                if host as usize >= hosts {
+                    return Err(invalid(
+                        key,
+                        format!("expected a host below {hosts}, got {host}"),
+                    ));
+                }
+            }
+            // Every other host: unending flows to independently drawn other hosts (A24), never
+            // to the timed receiver: with hosts that never back off, it would otherwise be
+            // over-subscribed and the timed flows would measure its share, not the fabric.
+            let mut rng = pattern_rng(config.run.seed);
+            let per_flow = t.load / t.background_flows as f64;
+            let timed = [t.fct_src as usize, t.fct_dst as usize];
+            // Two flows of a host to one destination are one flow of twice the rate.
+            let mut load_of = std::collections::BTreeMap::new();
+            for h in (0..hosts).filter(|h| !timed.contains(h)) {
+                // A host other than `h` and the timed receiver, uniformly: draw among the rest,
+                // then step over the two, lowest first.
+                let skipped = [h.min(timed[1]), h.max(timed[1])];
+                for _ in 0..t.background_flows {
+                    let mut dst = rng.gen_range(0..hosts - 2);
+                    for skip in skipped {
+                        if dst >= skip {
+                            dst += 1;
+                        }
+                    }
+                    *load_of.entry((h, dst)).or_insert(0.0) += per_flow;
+                }
+            }
+            Ok(load_of
+                .into_iter()
+                .map(|((h, dst), load)| flow(h, dst, load, 0))
+                .collect())
         }
         Pattern::Incast => {
             let dst = t.incast_host as usize;

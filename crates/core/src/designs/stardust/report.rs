@@ -97,6 +97,15 @@ pub struct StardustSummary {
     pub goodput: f64,
     /// Goodput per flow over the window.
     pub flow_goodput_gbps: Spread,
+    /// Pattern `fct`: timed flows started and completed.
+    pub timed_flows_started: u64,
+    /// See `timed_flows_started`.
+    pub timed_flows_completed: u64,
+    /// Completion times of the timed flows that completed.
+    pub timed_fct_us: Percentiles,
+    /// Completion times of the completed timed flows of 500 KB or more (the paper: 1 MB flows
+    /// finish in under 1 ms, Fig. 10b).
+    pub timed_fct_us_500kb_up: Completion,
     /// Finite flows that delivered all their bytes.
     pub flows_completed: u64,
     /// Their completion times: the first, the mean and the last.
@@ -177,6 +186,21 @@ pub struct StardustTables {
     /// Depth of the last-stage element queues (toward adapters) each data cell found on
     /// arrival, during measurement.
     pub last_stage_queue: QueueTable,
+    /// Pattern `fct`: every timed flow.
+    pub timed_flows: TimedTable,
+}
+
+/// The timed flows of the `fct` pattern.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TimedTable {
+    /// Flow number.
+    pub flow: Vec<u32>,
+    /// Bytes.
+    pub size_bytes: Vec<u64>,
+    /// When it arrived at its source.
+    pub start_us: Vec<f64>,
+    /// From its arrival to its last byte at the receiving host; absent while unfinished.
+    pub fct_us: Vec<Option<f64>>,
 }
 
 /// A distribution of queue depths seen by arriving cells.
@@ -262,6 +286,26 @@ impl Stardust {
 
         let window_s = (self.config.run.end_ps() - self.config.run.warmup_ps()) as f64 * 1e-12;
         let gbps = |bytes: u64| bytes as f64 * 8.0 / window_s / 1e9;
+        let mut timed = TimedTable::default();
+        let mut timed_fct = crate::engine::stats::LatencyHistogram::new();
+        let mut large = Vec::new();
+        let done: std::collections::HashMap<u32, TimePs> = adapters
+            .iter()
+            .flat_map(|a| a.timed_done.iter().copied())
+            .collect();
+        for f in adapters.iter().flat_map(|a| a.timed_flows.iter()) {
+            let fct_ps = done.get(&f.id).map(|&at| at - f.start_ps);
+            timed.flow.push(f.id);
+            timed.size_bytes.push(f.size_bytes);
+            timed.start_us.push(f.start_ps as f64 / 1e6);
+            timed.fct_us.push(fct_ps.map(|ps| ps as f64 / 1e6));
+            if let Some(ps) = fct_ps {
+                timed_fct.record(ps);
+                if f.size_bytes >= 500_000 {
+                    large.push(ps as f64 / 1e6);
+                }
+            }
+        }
         let mut hosts = HostTable::default();
         let mut flows = FlowTable::default();
         let mut fractions = Vec::new();
@@ -345,6 +389,10 @@ impl Stardust {
             goodput,
             flow_goodput_gbps: Spread::of(flows.goodput_gbps.clone()),
             flows_at_least_94_4_percent: at_least,
+            timed_flows_started: timed.flow.len() as u64,
+            timed_flows_completed: timed_fct.count(),
+            timed_fct_us: timed_fct.percentiles().scaled(1e6),
+            timed_fct_us_500kb_up: Completion::of(&large),
             flows_completed: fcts.len() as u64,
             fct_us: Completion::of(&fcts),
             packet_latency_us: merged(&|a| &a.packet_latency).scaled(1e6),
@@ -401,6 +449,7 @@ impl Stardust {
                 hosts,
                 flows,
                 last_stage_queue,
+                timed_flows: timed,
             },
         ))
     }
