@@ -67,6 +67,32 @@ pub struct Flow {
     pub size_bytes: Option<u64>,
 }
 
+/// The class a port's next credit goes to, among those with asking VOQs: the first (strict
+/// priority), or with `weights` the one a smooth weighted round robin picks (each asking
+/// class gains its weight, the highest score wins and pays the total), so classes share
+/// credits in proportion to their weights without bursts.
+fn next_class(
+    asking: &[VecDeque<u16>],
+    scores: &mut [i64],
+    weights: Option<&[u32]>,
+) -> Option<usize> {
+    let Some(weights) = weights else {
+        return asking.iter().position(|a| !a.is_empty());
+    };
+    let mut total = 0;
+    let mut best: Option<usize> = None;
+    for class in (0..asking.len()).filter(|&c| !asking[c].is_empty()) {
+        scores[class] += weights[class] as i64;
+        total += weights[class] as i64;
+        if best.is_none_or(|b| scores[class] > scores[b]) {
+            best = Some(class);
+        }
+    }
+    let chosen = best?;
+    scores[chosen] -= total;
+    Some(chosen)
+}
+
 /// An exponential draw of mean `mean_ps` (at least 1 ps).
 fn exponential_ps(mean_ps: TimePs, rng: &mut Rng) -> TimePs {
     let uniform: f64 = rng.gen_range(f64::MIN_POSITIVE..1.0);
@@ -151,6 +177,8 @@ struct CreditScheduler {
     armed: bool,
     /// Stopped: the port's queue is above `stop_bytes`.
     stopped: bool,
+    /// Weighted classes: each class's running score (smooth weighted round robin).
+    scores: Vec<i64>,
 }
 
 /// The egress side of one host port.
@@ -299,6 +327,8 @@ pub struct AdapterSpec {
     pub credits: bool,
     /// Traffic classes.
     pub classes: usize,
+    /// Weights of the classes at the credit schedulers; `None`: strict priority.
+    pub class_weights: Option<Vec<u32>>,
     /// Bytes per credit.
     pub credit_bytes: u32,
     /// Credit rate above the port rate.
@@ -336,6 +366,7 @@ pub struct Adapter {
     format: CellFormat,
     credits: bool,
     classes: usize,
+    class_weights: Option<Vec<u32>>,
     credit_bytes: u32,
     egress_stop_bytes: u64,
     egress_buffer_bytes: u64,
@@ -409,6 +440,7 @@ impl Adapter {
                     next_ps: 0,
                     armed: false,
                     stopped: false,
+                    scores: vec![0; spec.classes],
                 },
             })
             .collect();
@@ -423,6 +455,7 @@ impl Adapter {
             format: spec.format,
             credits: spec.credits,
             classes: spec.classes,
+            class_weights: spec.class_weights,
             credit_bytes: spec.credit_bytes,
             egress_stop_bytes: spec.egress_stop_bytes,
             egress_buffer_bytes: spec.egress_buffer_bytes,
@@ -657,7 +690,10 @@ impl Adapter {
     /// non-empty VOQs round robin (push).
     fn serve<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
         while self.uplink_data_cells < self.uplinks.len() as u32 {
-            let next = if self.credits {
+            let next = if self.credits && self.class_weights.is_some() {
+                // Weighted at the egress already: serve credits in arrival order.
+                self.credit_fifo[0].pop_front()
+            } else if self.credits {
                 self.credit_fifo
                     .iter_mut()
                     .find_map(|fifo| fifo.pop_front())
@@ -886,7 +922,8 @@ impl Adapter {
             s.stopped = true;
             return;
         }
-        let Some(class) = s.asking.iter().position(|a| !a.is_empty()) else {
+        let Some(class) = next_class(&s.asking, &mut s.scores, self.class_weights.as_deref())
+        else {
             return;
         };
         let adapter = s.asking[class].pop_front().expect("a non-empty class");
@@ -929,8 +966,12 @@ impl<R: Router> Node<R> for Adapter {
                 ctx.consume(cell);
                 self.counters.cells_received += 1;
                 let class = class_of(c.flags);
-                self.credit_fifo[class]
-                    .push_back(c.src as u32 * self.classes as u32 + class as u32);
+                let fifo = if self.class_weights.is_some() {
+                    0
+                } else {
+                    class
+                };
+                self.credit_fifo[fifo].push_back(c.src as u32 * self.classes as u32 + class as u32);
                 let backlog = self.credit_fifo.iter().map(VecDeque::len).sum::<usize>() as u32;
                 self.counters.credit_backlog_peak = self.counters.credit_backlog_peak.max(backlog);
                 self.serve(ctx);

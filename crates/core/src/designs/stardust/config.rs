@@ -134,11 +134,18 @@ pub struct ModeConfig {
     /// True: VOQs send only on credit (Stardust). False: adapters push what arrives, round
     /// robin over their VOQs, and elements drop what does not fit (the push fabric of Fig. 7).
     pub credits: bool,
+    /// Weights of the traffic classes at the ports' credit schedulers (weighted round robin,
+    /// §4.1), one per class in use; absent: strict priority, class 0 first. Element queues
+    /// serve classes by strict priority either way.
+    pub class_weights: Option<Vec<u32>>,
 }
 
 impl Default for ModeConfig {
     fn default() -> Self {
-        ModeConfig { credits: true }
+        ModeConfig {
+            credits: true,
+            class_weights: None,
+        }
     }
 }
 
@@ -423,6 +430,17 @@ impl StardustConfig {
                 "credit.speedup",
                 "expected 0 to 1 (a fraction above the port rate)",
             ));
+        }
+        if let Some(weights) = &self.stardust.class_weights {
+            if weights.len() != self.classes() || weights.contains(&0) {
+                return Err(invalid(
+                    "stardust.class_weights",
+                    format!(
+                        "expected {} positive weights, one per traffic class in use",
+                        self.classes()
+                    ),
+                ));
+            }
         }
         if self.adapter.voq_packets == 0 {
             return Err(invalid("adapter.voq_packets", "expected at least 1 packet"));

@@ -382,6 +382,7 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
                 format,
                 credits: config.stardust.credits,
                 classes: config.classes(),
+                class_weights: config.stardust.class_weights.clone(),
                 credit_bytes: config.credit.size_bytes,
                 credit_speedup: config.credit.speedup,
                 egress_stop_bytes: stop_bytes,
