@@ -157,6 +157,23 @@ impl Reassembly {
             self.oldest_ps = now_ps;
         }
         self.release_run(&mut release);
+        self.give_up_overdue(now_ps, timeout_ps, &mut release);
+        self.held
+    }
+
+    /// When the longest-waiting held cell will have waited `timeout_ps`, if a cell is held.
+    pub fn overdue_at(&self, timeout_ps: TimePs) -> Option<TimePs> {
+        (self.held > 0).then(|| self.oldest_ps + timeout_ps)
+    }
+
+    /// Gives up every gap a held cell has waited behind for `timeout_ps` by `now_ps`, handing
+    /// `release` the cells that are then in sequence (a timer's work, or an arrival's).
+    pub fn give_up_overdue(
+        &mut self,
+        now_ps: TimePs,
+        timeout_ps: TimePs,
+        release: &mut impl FnMut(CellId),
+    ) {
         while self.held > 0 && now_ps >= self.oldest_ps + timeout_ps {
             // Give up the gap: go on from the first held cell.
             while let Some(None) = self.window.front() {
@@ -164,9 +181,8 @@ impl Reassembly {
                 self.next_seq = self.next_seq.wrapping_add(1);
             }
             self.complete_from = self.next_seq;
-            self.release_run(&mut release);
+            self.release_run(release);
         }
-        self.held
     }
 
     /// Releases the cells in sequence at the front of the window.

@@ -34,6 +34,7 @@ use crate::blocks::packet::{Packet, PacketId, PacketQueue};
 use crate::blocks::priority_port::PriorityPort;
 use crate::blocks::routing::{LocalView, Router};
 use crate::blocks::sar::{pack_credit, CreditBalance, CutCell, Reassembly};
+use crate::blocks::traffic::NEVER_PS;
 use crate::blocks::workload::FlowSizes;
 use crate::engine::rng::Rng;
 use crate::engine::stats::LatencyHistogram;
@@ -46,6 +47,7 @@ const EGRESS: u32 = 2 << 24;
 const CREDIT: u32 = 3 << 24;
 const FLOW_ARRIVES: u32 = 4 << 24;
 const FLOW_SENDS: u32 = 5 << 24;
+const GAP: u32 = 6 << 24;
 const INDEX: u32 = (1 << 24) - 1;
 
 /// A host's flow: packets of one size to one host at a constant rate.
@@ -383,8 +385,10 @@ pub struct Adapter {
     /// Per flow: bytes created so far.
     flow_bytes_created: Vec<u64>,
     egress: Vec<EgressPort>,
-    /// Per (source adapter, host port).
+    /// Per (source adapter, host port, class).
     streams: Vec<Reassembly>,
+    /// Per stream: when its reassembly timer is set for, or `NEVER_PS`.
+    gap_timer_ps: Vec<TimePs>,
     cut: Vec<CutCell>,
     released: Vec<CellId>,
     measure_from_ps: TimePs,
@@ -481,6 +485,7 @@ impl Adapter {
                 })
                 .collect(),
             streams: vec![Reassembly::default(); adapters * egress.len() * spec.classes],
+            gap_timer_ps: vec![NEVER_PS; adapters * egress.len() * spec.classes],
             egress,
             cut: Vec::new(),
             released: Vec::new(),
@@ -781,6 +786,45 @@ impl Adapter {
         let reassembly = &mut self.streams[stream];
         let held = reassembly.accept(c.seq, cell, ctx.now_ps, timeout_ps, |id| released.push(id));
         self.counters.reorder_peak_cells = self.counters.reorder_peak_cells.max(held as u32);
+        self.deliver_released(ctx, port, stream, &mut released);
+        self.released = released;
+        self.watch_gap(ctx, stream);
+    }
+
+    /// Sets the timer that gives up stream `stream`'s gap if it holds cells and has none set
+    /// (§4.1's reassembly timer). A timer set for an earlier gap fires no later than this one
+    /// is due, and sets the next: at most one timer per stream is pending.
+    fn watch_gap<R: Router>(&mut self, ctx: &mut Context<'_, R>, stream: usize) {
+        if self.gap_timer_ps[stream] != NEVER_PS {
+            return;
+        }
+        if let Some(at_ps) = self.streams[stream].overdue_at(self.reassembly_timeout_ps) {
+            self.gap_timer_ps[stream] = at_ps;
+            ctx.set_timer(at_ps, GAP | stream as u32);
+        }
+    }
+
+    /// Stream `stream`'s reassembly timer: give up what is overdue and deliver what follows.
+    fn gap_timer<R: Router>(&mut self, ctx: &mut Context<'_, R>, stream: usize) {
+        self.gap_timer_ps[stream] = NEVER_PS;
+        let mut released = std::mem::take(&mut self.released);
+        let timeout_ps = self.reassembly_timeout_ps;
+        self.streams[stream].give_up_overdue(ctx.now_ps, timeout_ps, &mut |id| released.push(id));
+        let port = stream / self.classes % self.egress.len();
+        self.deliver_released(ctx, port, stream, &mut released);
+        self.released = released;
+        self.watch_gap(ctx, stream);
+    }
+
+    /// Cells of stream `stream` now in sequence: their whole packets join host port `port`'s
+    /// queue (or are discarded, if a gap broke them, or dropped, if the port is full).
+    fn deliver_released<R: Router>(
+        &mut self,
+        ctx: &mut Context<'_, R>,
+        port: usize,
+        stream: usize,
+        released: &mut Vec<CellId>,
+    ) {
         for id in released.drain(..) {
             let mut packet = ctx.cells[id].packet;
             while packet != NO_PACKET {
@@ -803,7 +847,6 @@ impl Adapter {
             ctx.consume(id);
             self.counters.cells_received += 1;
         }
-        self.released = released;
         let egress = &self.egress[port];
         self.counters.egress_peak_bytes = self.counters.egress_peak_bytes.max(egress.queued_bytes);
         self.egress_kick(ctx, port);
@@ -1000,6 +1043,7 @@ impl<R: Router> Node<R> for Adapter {
             SOURCE => self.generate(ctx, index),
             FLOW_ARRIVES => self.flow_arrives(ctx),
             FLOW_SENDS => self.flow_sends(ctx),
+            GAP => self.gap_timer(ctx, index),
             EGRESS => self.egress_done(ctx, index),
             _ => self.issue_credit(ctx, index),
         }

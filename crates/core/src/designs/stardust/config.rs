@@ -168,7 +168,7 @@ pub struct AdapterConfig {
     /// the egress. Absent: twice the stop threshold.
     pub egress_buffer_bytes: Option<u64>,
     /// A stream gap still open after this long is given up and the packets it broke are
-    /// discarded (§4.1; reading A15: 100 µs). Checked when the stream's next cell arrives.
+    /// discarded (§4.1; reading A15: 100 µs).
     pub reassembly_timeout_ns: f64,
     /// An adapter that receives a cell marked FCI cuts the credit rate of all its ports by
     /// this fraction, at most once per `fci_window_ns` (§4.2; reading A12/A28 suggests 1/8).
