@@ -74,6 +74,10 @@ pub struct LinkConfig {
     pub rate_gbps: f64,
     /// One-way propagation delay in nanoseconds.
     pub propagation_ns: f64,
+    /// Line rate of the hosts' links in Gbit/s; absent: `rate_gbps` (a topology file's cable
+    /// rate wins over both). Fig. 9 sizes an adapter's host side to a fraction of its fabric
+    /// side this way.
+    pub host_rate_gbps: Option<f64>,
 }
 
 impl Default for LinkConfig {
@@ -82,6 +86,7 @@ impl Default for LinkConfig {
         LinkConfig {
             rate_gbps: 10.0,
             propagation_ns: 1_000.0,
+            host_rate_gbps: None,
         }
     }
 }
@@ -201,8 +206,9 @@ impl Default for AdapterConfig {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ElementConfig {
-    /// Data cells an output link's queue holds (128 in §6.2's extrapolation); a data cell
-    /// that finds it full is dropped and counted.
+    /// Data cells per output link (128 in §6.2's extrapolation). With credits the queues share
+    /// a pool of this many per link (§5.5, reading A13) and a data cell is dropped only when
+    /// the pool is full; in push mode each queue (per traffic class) holds this many.
     pub queue_cells: u32,
     /// Queue depth at and above which data cells leaving the queue carry the FCI bit (§4.2;
     /// reading A12: 32 cells).
@@ -242,6 +248,9 @@ pub enum Pattern {
     Flows,
     /// Every host but `traffic.incast_host` sends to it, each at `traffic.load`.
     Incast,
+    /// Every host sends to every other, `traffic.load` of its line rate in all, split evenly
+    /// (Fig. 9's flows between every pair of adapters).
+    AllToAll,
     /// Fig. 10b: `traffic.fct_src` sends flows of sizes drawn from `traffic.flow_sizes` to
     /// `traffic.fct_dst`, arriving as a Poisson process at `traffic.fct_load` of its line rate
     /// and sent one after another at line rate; every other host keeps
@@ -363,6 +372,11 @@ impl StardustConfig {
         (self.link.rate_gbps * 1e9).round() as u64
     }
 
+    /// Line rate of a host's link in bit/s.
+    pub fn host_rate_bps(&self) -> u64 {
+        (self.link.host_rate_gbps.unwrap_or(self.link.rate_gbps) * 1e9).round() as u64
+    }
+
     /// Propagation delay of a cable.
     pub fn propagation_ps(&self) -> TimePs {
         ps_from_ns(self.link.propagation_ns)
@@ -387,6 +401,14 @@ impl StardustConfig {
         self.run.validate()?;
         if !(self.link.rate_gbps.is_finite() && self.link.rate_gbps >= 0.001) {
             return Err(invalid("link.rate_gbps", "expected at least 0.001 Gbit/s"));
+        }
+        if let Some(rate) = self.link.host_rate_gbps {
+            if !(rate.is_finite() && rate >= 0.001) {
+                return Err(invalid(
+                    "link.host_rate_gbps",
+                    "expected at least 0.001 Gbit/s",
+                ));
+            }
         }
         if !(self.link.propagation_ns.is_finite() && self.link.propagation_ns >= 0.0) {
             return Err(invalid(
@@ -553,7 +575,7 @@ impl StardustConfig {
             }
         }
         match t.pattern {
-            Pattern::Permutation | Pattern::Incast | Pattern::Fct => {
+            Pattern::Permutation | Pattern::Incast | Pattern::Fct | Pattern::AllToAll => {
                 if !t.flows.is_empty() {
                     return Err(invalid(
                         "traffic.flows",

@@ -45,12 +45,15 @@ pub struct ElementCounters {
 #[derive(Clone, Copy, Debug)]
 pub enum Congestion {
     /// Stardust: a data queue at `off_cells` pauses each input that adds to it, and releases
-    /// them all once down to `on_cells`.
+    /// them all once down to `on_cells`; queues draw on a pool shared by all the element's
+    /// links (§5.5), and a cell is dropped only when the pool is full.
     Pause {
         /// Queue depth that pauses an input.
         off_cells: u32,
         /// Queue depth that resumes the inputs it paused.
         on_cells: u32,
+        /// Data cells the element holds in all.
+        pool_cells: u32,
     },
     /// A push fabric: a queue at `early_cells` refuses new packets; a packet that lost a cell
     /// loses the rest.
@@ -76,6 +79,8 @@ pub struct Element {
     paused_by: Vec<PortSet>,
     /// Per input: the outputs holding it paused.
     pauses_on: Vec<u16>,
+    /// Data cells held in all its queues (what the shared pool holds).
+    pool_used: u32,
     /// Per output: it leads to an adapter (a last-stage link).
     last_stage: Vec<bool>,
     measure_from_ps: TimePs,
@@ -126,6 +131,7 @@ impl Element {
             queue_cells: spec.queue_cells,
             fci_threshold_cells: spec.fci_threshold_cells,
             congestion: spec.congestion,
+            pool_used: 0,
             discarding: Vec::new(),
             paused_by: vec![PortSet::EMPTY; n],
             pauses_on: vec![0; n],
@@ -179,8 +185,9 @@ impl Element {
     /// deep: a full queue (each class has `queue_cells`), or a push fabric discarding the
     /// cell's packet.
     fn refuses(&mut self, cell: &Cell, depth: u32) -> bool {
-        let Congestion::Discard { early_cells } = self.congestion else {
-            return depth >= self.queue_cells;
+        let early_cells = match self.congestion {
+            Congestion::Pause { pool_cells, .. } => return self.pool_used >= pool_cells,
+            Congestion::Discard { early_cells } => early_cells,
         };
         let stream = (cell.src, cell.dst);
         let ends_packet = cell.packet != NO_PACKET;
@@ -219,6 +226,7 @@ impl Element {
         if let Some(d) = departure {
             self.counters.cells_sent += 1;
             if d.data_depth > 0 {
+                self.pool_used -= 1;
                 self.maybe_resume(ctx, port);
             }
         }
@@ -267,6 +275,7 @@ impl<R: Router> Node<R> for Element {
                 return;
             }
             self.ports[output].push_data(ctx.cells, cell, class);
+            self.pool_used += 1;
             self.counters.queue_peak_cells = self.counters.queue_peak_cells.max(depth + 1);
             self.maybe_pause(ctx, port, output, depth + 1);
         }

@@ -299,10 +299,15 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
             ));
         }
     }
+    // The link each way over the cable on switch port (s, p): a host's at the host rate.
     let cable_link = |s: usize, p: usize| {
         let cable = topology.cable(s, p);
+        let default_bps = match topology.peer(s, p) {
+            Some(Attachment::Endpoint(_)) => config.host_rate_bps(),
+            _ => config.rate_bps(),
+        };
         Link::new(
-            cable.rate_bps.unwrap_or(config.rate_bps()),
+            cable.rate_bps.unwrap_or(default_bps),
             cable.propagation_ps.unwrap_or(config.propagation_ps()),
         )
     };
@@ -419,6 +424,7 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
                     Congestion::Pause {
                         off_cells: config.element.pause_cells(),
                         on_cells: config.element.pause_cells() / 2,
+                        pool_cells: config.element.queue_cells * topology.switch_ports(s) as u32,
                     }
                 } else {
                     Congestion::Discard {
@@ -537,7 +543,10 @@ fn foreground(
     let (s, p) = topology
         .endpoint_port(t.fct_src as usize)
         .ok_or_else(|| invalid("traffic.fct_src", "expected a host"))?;
-    let rate_bps = topology.cable(s, p).rate_bps.unwrap_or(config.rate_bps());
+    let rate_bps = topology
+        .cable(s, p)
+        .rate_bps
+        .unwrap_or(config.host_rate_bps());
     let mean_gap_ps =
         (sizes.mean_bytes() * 8e12 / (t.fct_load * rate_bps as f64)).round() as TimePs;
     Ok(Some(Foreground {
@@ -565,7 +574,10 @@ fn flows(config: &StardustConfig, topology: &Topology) -> Result<Vec<Flow>, Scen
     let hosts = topology.endpoints();
     let host_rate = |h: usize| {
         let (s, p) = topology.endpoint_port(h).expect("hosts are cabled");
-        topology.cable(s, p).rate_bps.unwrap_or(config.rate_bps())
+        topology
+            .cable(s, p)
+            .rate_bps
+            .unwrap_or(config.host_rate_bps())
     };
     let flow = |src: usize, dst: usize, load: f64, class: u32| Flow {
         src: src as u16,
@@ -637,6 +649,16 @@ fn flows(config: &StardustConfig, topology: &Topology) -> Result<Vec<Flow>, Scen
             Ok(load_of
                 .into_iter()
                 .map(|((h, dst), load)| flow(h, dst, load, 0))
+                .collect())
+        }
+        Pattern::AllToAll => {
+            if hosts < 2 {
+                return Err(invalid("topology", "all-to-all needs at least 2 hosts"));
+            }
+            let per_flow = t.load / (hosts - 1) as f64;
+            Ok((0..hosts)
+                .flat_map(|h| (0..hosts).filter(move |&d| d != h).map(move |d| (h, d)))
+                .map(|(h, d)| flow(h, d, per_flow, 0))
                 .collect())
         }
         Pattern::Incast => {
