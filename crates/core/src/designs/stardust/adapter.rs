@@ -345,6 +345,8 @@ pub struct AdapterSpec {
     pub fci: FciReaction,
     /// Packets a VOQ holds.
     pub voq_packets: u32,
+    /// Data cells per uplink the adapter keeps queued before it packs more.
+    pub uplink_cells: u32,
     /// Statistics count from here.
     pub measure_from_ps: TimePs,
     /// Its timed host, if it has it.
@@ -360,9 +362,10 @@ pub struct Adapter {
     addressing: Arc<Addressing>,
     uplinks: Vec<PriorityPort>,
     uplink_of_port: Vec<u16>,
-    /// Data cells waiting on the uplinks: the adapter packs more only while it is below the
-    /// number of uplinks, so credits wait in their FIFO rather than as cells.
+    /// Data cells waiting on the uplinks: the adapter packs more only while it is below
+    /// `uplink_room_cells`, so credits wait in their FIFO rather than as cells.
     uplink_data_cells: u32,
+    uplink_room_cells: u32,
     /// Next uplink for cells to this adapter's own hosts (they cross the fabric, reading A16).
     local_next: usize,
     format: CellFormat,
@@ -452,9 +455,11 @@ impl Adapter {
             index: spec.index,
             switch: spec.switch,
             addressing: spec.addressing,
+            uplink_room_cells: spec.uplink_cells * spec.uplinks.len() as u32,
             uplinks: spec.uplinks,
             uplink_of_port: spec.uplink_of_port,
             uplink_data_cells: 0,
+
             local_next: 0,
             format: spec.format,
             credits: spec.credits,
@@ -694,7 +699,7 @@ impl Adapter {
     /// Packs and sends while the uplinks have room: credited VOQs in credit order (pull), or
     /// non-empty VOQs round robin (push).
     fn serve<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
-        while self.uplink_data_cells < self.uplinks.len() as u32 {
+        while self.uplink_data_cells < self.uplink_room_cells {
             let next = if self.credits && self.class_weights.is_some() {
                 // Weighted at the egress already: serve credits in arrival order.
                 self.credit_fifo[0].pop_front()

@@ -402,6 +402,7 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
                         .map_or(4 * round_trip_ps, ps_from_ns),
                 },
                 voq_packets: config.adapter.voq_packets,
+                uplink_cells: config.adapter.uplink_cells,
                 measure_from_ps: config.run.warmup_ps(),
                 foreground: foreground.take_if(|f| addressing.adapter_of(f.src) == index),
                 rng: stream(config.run.seed, id),
