@@ -13,11 +13,22 @@ use crate::blocks::cell::Cell;
 use crate::engine::rng::{mix, stream, ComponentId, Rng};
 pub use table::RouteTable;
 
-/// What a router may read of the switch it routes in: its own output queues, nothing else.
+/// What a router may read of the switch it routes in: its own output queues and which of its
+/// outputs may carry the cell being routed, nothing else.
 pub trait LocalView {
     /// Cells queued in this switch for `output`.
     fn backlog_cells(&self, output: usize) -> u32;
+    /// False if `output` may not carry the cell now (its link is down, or the switch's
+    /// reachability table says the destination cannot be reached through it); every mode
+    /// picks among the usable candidates only.
+    fn usable(&self, _output: usize) -> bool {
+        true
+    }
 }
+
+/// What [`Router::route`] returns when no candidate output is usable (the cell has no route
+/// until the tables change).
+pub const NO_ROUTE: usize = usize::MAX;
 
 /// Picks a cell's output at each switch.
 pub trait Router {
@@ -66,6 +77,7 @@ pub const MODES: &[Mode] = &[
     modes::deterministic::MODE,
     modes::ecmp::MODE,
     modes::spray::MODE,
+    modes::rr_fixed::MODE,
     modes::random::MODE,
     modes::least_loaded::MODE,
     modes::valiant::MODE,
@@ -137,10 +149,48 @@ impl Decision<'_> {
         self.cell.route_tag = MINIMAL;
     }
 
-    /// A uniformly random candidate of `set`.
+    /// A uniformly random usable candidate of `set`, or [`NO_ROUTE`].
     pub fn random(&mut self, set: usize) -> usize {
         let ports = self.table.ports(set);
-        ports[self.rng.gen_range(0..ports.len())] as usize
+        let port = ports[self.rng.gen_range(0..ports.len())] as usize;
+        if self.view.usable(port) {
+            return port;
+        }
+        let usable = self.usable_count(set) as u64;
+        if usable == 0 {
+            return NO_ROUTE;
+        }
+        let k = self.rng.gen_range(0..usable);
+        self.nth_usable(set, k)
+    }
+
+    /// `pick` if it is usable, else the usable candidate of `set` that `hash` picks among the
+    /// usable ones (or [`NO_ROUTE`]): hashing modes keep their choice while every candidate is
+    /// usable.
+    pub fn usable_or_rehash(&self, set: usize, pick: usize, hash: u64) -> usize {
+        if self.view.usable(pick) {
+            return pick;
+        }
+        match self.usable_count(set) as u64 {
+            0 => NO_ROUTE,
+            usable => self.nth_usable(set, hash % usable),
+        }
+    }
+
+    /// How many candidates of `set` are usable.
+    fn usable_count(&self, set: usize) -> usize {
+        let ports = self.table.ports(set);
+        ports
+            .iter()
+            .filter(|&&p| self.view.usable(p as usize))
+            .count()
+    }
+
+    /// The `k`-th usable candidate of `set`, in table order (`k` below their count).
+    fn nth_usable(&self, set: usize, k: u64) -> usize {
+        let ports = self.table.ports(set);
+        let mut usable = ports.iter().filter(|&&p| self.view.usable(p as usize));
+        *usable.nth(k as usize).expect("k counts usable candidates") as usize
     }
 
     /// A random group other than the cell's source and destination groups, or `None` when there
@@ -325,7 +375,14 @@ mod tests {
     #[test]
     fn every_minimal_mode_takes_a_shortest_path_on_a_fat_tree() {
         let t = Topology::fat_tree(4).unwrap();
-        for name in ["deterministic", "ecmp", "spray", "random", "least_loaded"] {
+        for name in [
+            "deterministic",
+            "ecmp",
+            "spray",
+            "rr_fixed",
+            "random",
+            "least_loaded",
+        ] {
             let mut r = router(&t, name);
             for src in 0..t.endpoints() {
                 for dst in 0..t.endpoints() {
@@ -366,6 +423,60 @@ mod tests {
             let mut pass: Vec<usize> = (0..4).map(|_| walk(&t, &mut spray, 0, 127).1[1]).collect();
             pass.sort();
             assert_eq!(pass, vec![32, 33, 34, 35]);
+        }
+    }
+
+    /// Queues with some outputs unusable.
+    struct Masked(Vec<usize>);
+
+    impl LocalView for Masked {
+        fn backlog_cells(&self, _: usize) -> u32 {
+            0
+        }
+        fn usable(&self, output: usize) -> bool {
+            !self.0.contains(&output)
+        }
+    }
+
+    #[test]
+    fn every_minimal_mode_avoids_unusable_outputs_and_says_when_none_is_left() {
+        let t = Topology::fat_tree(4).unwrap();
+        // Edge switch 0 (hosts 0 and 1) reaches host 15 over uplinks on ports 2 and 3.
+        for name in [
+            "deterministic",
+            "ecmp",
+            "spray",
+            "rr_fixed",
+            "random",
+            "least_loaded",
+        ] {
+            let mut r = router(&t, name);
+            for _ in 0..20 {
+                let mut c = cell(0, 15);
+                r.inject(0, &mut c);
+                assert_eq!(r.route(0, 0, &mut c, &Masked(vec![2])), 3, "{name}");
+                let mut c = cell(1, 15);
+                r.inject(1, &mut c);
+                assert_eq!(r.route(0, 1, &mut c, &Masked(vec![3])), 2, "{name}");
+            }
+            let mut c = cell(0, 15);
+            r.inject(0, &mut c);
+            assert_eq!(
+                r.route(0, 0, &mut c, &Masked(vec![2, 3])),
+                NO_ROUTE,
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn rr_fixed_serves_the_table_order_every_pass() {
+        let t = Topology::fat_tree(8).unwrap();
+        let mut r = router(&t, "rr_fixed");
+        let first: Vec<usize> = (0..4).map(|_| walk(&t, &mut r, 0, 127).1[1]).collect();
+        for _ in 0..6 {
+            let pass: Vec<usize> = (0..4).map(|_| walk(&t, &mut r, 0, 127).1[1]).collect();
+            assert_eq!(pass, first);
         }
     }
 

@@ -532,7 +532,7 @@ impl StardustConfig {
                 return Err(invalid(
                     "routing.mode",
                     format!(
-                        "expected spray, random, least_loaded, ecmp or deterministic, got {:?}",
+                        "expected spray, rr_fixed, random, least_loaded, ecmp or deterministic, got {:?}",
                         self.routing.mode
                     ),
                 ))

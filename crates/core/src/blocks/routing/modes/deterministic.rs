@@ -17,7 +17,9 @@ pub const MODE: Mode = Mode {
 };
 
 fn choose(d: &mut Decision<'_>) -> usize {
-    output(d.table, d.switch, d.salt, d.cell)
+    let pick = output(d.table, d.switch, d.salt, d.cell);
+    let set = d.next_set();
+    d.usable_or_rehash(set, pick, mix(d.salt ^ d.cell.dst as u64))
 }
 
 /// The output at `switch` (whose salt is `salt`) for `cell`, not at its destination switch:

@@ -16,5 +16,7 @@ pub const MODE: Mode = Mode {
 fn choose(d: &mut Decision<'_>) -> usize {
     let set = d.next_set();
     let ports = d.table.ports(set);
-    ports[(d.flow_hash() % ports.len() as u64) as usize] as usize
+    let hash = d.flow_hash();
+    let pick = ports[(hash % ports.len() as u64) as usize] as usize;
+    d.usable_or_rehash(set, pick, hash)
 }

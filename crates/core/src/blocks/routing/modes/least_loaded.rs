@@ -1,9 +1,9 @@
 //! Minimal adaptive routing: the equal-cost next hop whose output queue in this switch is
-//! shortest, ties broken from a random starting candidate.
+//! shortest among the usable ones, ties broken from a random starting candidate.
 
 use rand::Rng as _;
 
-use super::super::{Decision, Mode};
+use super::super::{Decision, Mode, NO_ROUTE};
 
 /// The mode.
 pub const MODE: Mode = Mode {
@@ -19,7 +19,8 @@ fn choose(d: &mut Decision<'_>) -> usize {
     let ports = d.table.ports(set);
     let start = d.rng.gen_range(0..ports.len());
     let rotated = ports[start..].iter().chain(&ports[..start]);
-    *rotated
+    rotated
+        .filter(|&&port| d.view.usable(port as usize))
         .min_by_key(|&&port| d.view.backlog_cells(port as usize))
-        .expect("a switch that is not the destination has a next hop") as usize
+        .map_or(NO_ROUTE, |&port| port as usize)
 }

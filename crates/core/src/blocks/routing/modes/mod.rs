@@ -4,6 +4,7 @@ pub mod deterministic;
 pub mod ecmp;
 pub mod least_loaded;
 pub mod random;
+pub mod rr_fixed;
 pub mod spray;
 pub mod ugal;
 pub mod valiant;

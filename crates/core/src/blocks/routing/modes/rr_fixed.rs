@@ -1,0 +1,19 @@
+//! Per-cell round robin over the equal-cost next hops in one fixed order: the spraying of
+//! Stardust's htsim model, which lacked the re-drawn order that keeps sources from falling
+//! into step (seed 001, App. G; reading A9's `rr_fixed` ablation).
+
+use super::super::{Decision, Mode};
+use super::spray::round_robin;
+
+/// The mode.
+pub const MODE: Mode = Mode {
+    name: "rr_fixed",
+    description: "per cell, round robin over the equal-cost next hops in a fixed order",
+    needs_groups: false,
+    choose,
+    plan: None,
+};
+
+fn choose(d: &mut Decision<'_>) -> usize {
+    round_robin(d, false)
+}
