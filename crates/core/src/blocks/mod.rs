@@ -12,6 +12,7 @@ pub mod matching;
 pub mod packet;
 pub mod port_set;
 pub mod priority_port;
+pub mod reachability;
 pub mod retransmission;
 pub mod routing;
 pub mod sar;
@@ -44,4 +45,6 @@ pub mod stream_kind {
     pub const CLINT_SOURCE: u32 = 20;
     /// A Stardust fabric adapter (its hosts' start times).
     pub const STARDUST_ADAPTER: u32 = 30;
+    /// The phase of a Stardust device's reachability messages.
+    pub const STARDUST_REACH: u32 = 31;
 }

@@ -1,0 +1,392 @@
+//! Reachability tables kept by messages, and link liveness (Stardust, seed 001 §4.2, §5.8,
+//! §5.9, §5.10, App. E; readings A10, A19). Every device sends, on each of its fabric links,
+//! one reachability message per interval carrying the next slice of its bitmap of the adapters
+//! it can reach (an adapter reaches only itself). A receiver adopts a changed slice only after
+//! `threshold` consecutive messages agree on it; a link is declared down after `threshold`
+//! intervals without a message, or at once on loss of signal (a cut), and up again after
+//! `threshold` messages. Routing uses a link toward an adapter only if the link is up and
+//! the device at its far end advertised the adapter; a device reaches an adapter if any of its
+//! minimal candidates toward it is usable (up/down minimal routing, reading A10: a failure
+//! removes links from the healthy fabric's minimal candidates, it never adds longer paths).
+//!
+//! The state machine is pure: the design sends and receives the messages, and this block says
+//! what the tables are.
+
+/// The most adapters one message's slice carries (it travels in a cell's 64-bit routing word).
+pub const MAX_SLICE_ADAPTERS: u32 = 64;
+
+/// A link's state as its device sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkState {
+    /// Carrying traffic.
+    Up,
+    /// Heard from too seldom (or not yet often enough since it came back): no traffic is routed
+    /// to it, but it still carries what was queued and its reachability messages.
+    Down,
+    /// No signal: nothing crosses it.
+    Cut,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Port {
+    state: LinkState,
+    /// A message arrived since the last interval.
+    heard: bool,
+    /// Intervals in a row without a message.
+    missed: u32,
+    /// Messages in a row while down.
+    good: u32,
+}
+
+/// A slice value a port's neighbour is advertising, not yet adopted.
+#[derive(Clone, Copy, Debug, Default)]
+struct Pending {
+    bits: u64,
+    count: u32,
+}
+
+/// One device's reachability tables and the liveness of its links.
+pub struct Reachability {
+    slice_adapters: usize,
+    slices: usize,
+    threshold: u32,
+    ports: Vec<Port>,
+    /// `advertised[port * slices + k]`: slice `k` of the bitmap the neighbour on `port` last
+    /// advertised (adopted).
+    advertised: Vec<u64>,
+    pending: Vec<Pending>,
+    /// This device's own bitmap, by slice.
+    own: Vec<u64>,
+    /// The adapter this device is, if it is one (it advertises only itself).
+    adapter: Option<u16>,
+    /// Per adapter: the minimal candidate ports toward it, as a range of `candidate_ports`.
+    candidates: Vec<(u32, u32)>,
+    candidate_ports: Vec<u16>,
+    next_slice: usize,
+}
+
+impl Reachability {
+    /// The tables of a device with `ports` links in a fabric of `adapters` adapters, sending
+    /// slices of `slice_adapters` and changing state after `threshold` agreeing intervals;
+    /// `candidates[x]` lists its minimal candidate ports toward adapter `x` (empty for
+    /// itself). Every link starts up and every neighbour's bitmap empty: see
+    /// [`assume`](Self::assume).
+    pub fn new(
+        ports: usize,
+        adapters: usize,
+        slice_adapters: u32,
+        threshold: u32,
+        adapter: Option<u16>,
+        candidates: &[Vec<u16>],
+    ) -> Reachability {
+        assert!((1..=MAX_SLICE_ADAPTERS).contains(&slice_adapters) && threshold >= 1);
+        let slice_adapters = slice_adapters as usize;
+        let slices = adapters.div_ceil(slice_adapters).max(1);
+        let mut candidate_ports = Vec::new();
+        let candidates = candidates
+            .iter()
+            .map(|c| {
+                let start = candidate_ports.len() as u32;
+                candidate_ports.extend_from_slice(c);
+                (start, candidate_ports.len() as u32)
+            })
+            .collect();
+        let port = Port {
+            state: LinkState::Up,
+            heard: true,
+            missed: 0,
+            good: 0,
+        };
+        let mut table = Reachability {
+            slice_adapters,
+            slices,
+            threshold,
+            ports: vec![port; ports],
+            advertised: vec![0; ports * slices],
+            pending: vec![Pending::default(); ports * slices],
+            own: vec![0; slices],
+            adapter,
+            candidates,
+            candidate_ports,
+            next_slice: 0,
+        };
+        table.recompute();
+        table
+    }
+
+    /// Messages a full bitmap takes (M of App. E).
+    pub fn slices(&self) -> usize {
+        self.slices
+    }
+
+    /// Takes `bitmap` (by slice) as what the neighbour on `port` advertises, as in a fabric
+    /// whose tables have converged; returns true if this device's own bitmap changed.
+    pub fn assume(&mut self, port: usize, bitmap: &[u64]) -> bool {
+        let at = port * self.slices;
+        self.advertised[at..at + self.slices].copy_from_slice(bitmap);
+        self.recompute()
+    }
+
+    /// This device's bitmap of reachable adapters, by slice.
+    pub fn bitmap(&self) -> &[u64] {
+        &self.own
+    }
+
+    /// The state of the link on `port`.
+    pub fn state(&self, port: usize) -> LinkState {
+        self.ports[port].state
+    }
+
+    /// True if a cell for `adapter` may take `port`.
+    #[inline]
+    pub fn usable(&self, port: usize, adapter: u16) -> bool {
+        let (slice, bit) = self.locate(adapter);
+        self.ports[port].state == LinkState::Up
+            && self.advertised[port * self.slices + slice] >> bit & 1 == 1
+    }
+
+    /// True if this device reaches `adapter`.
+    pub fn reaches(&self, adapter: u16) -> bool {
+        let (slice, bit) = self.locate(adapter);
+        self.own[slice] >> bit & 1 == 1
+    }
+
+    /// The next message to send on every link: a slice index and its bits, round robin.
+    pub fn next_message(&mut self) -> (u32, u64) {
+        let k = self.next_slice;
+        self.next_slice = (k + 1) % self.slices;
+        (k as u32, self.own[k])
+    }
+
+    /// A message arrived on `port` advertising `bits` for slice `slice`; returns true if a
+    /// table changed (the link came up, or a slice was adopted).
+    pub fn receive(&mut self, port: usize, slice: u32, bits: u64) -> bool {
+        let threshold = self.threshold;
+        let p = &mut self.ports[port];
+        if p.state == LinkState::Cut {
+            return false;
+        }
+        p.heard = true;
+        let mut changed = false;
+        if p.state == LinkState::Down {
+            p.good += 1;
+            if p.good >= threshold {
+                p.state = LinkState::Up;
+                changed = true;
+            }
+        }
+        let at = port * self.slices + slice as usize;
+        let pending = &mut self.pending[at];
+        if bits == self.advertised[at] {
+            *pending = Pending::default();
+        } else {
+            if pending.count > 0 && pending.bits == bits {
+                pending.count += 1;
+            } else {
+                *pending = Pending { bits, count: 1 };
+            }
+            if pending.count >= threshold {
+                self.advertised[at] = bits;
+                *pending = Pending::default();
+                changed = true;
+            }
+        }
+        if changed {
+            self.recompute();
+        }
+        changed
+    }
+
+    /// One interval passed: links not heard from in `threshold` intervals in a row go down;
+    /// `went_down` is told of each. Returns true if a table changed.
+    pub fn interval(&mut self, mut went_down: impl FnMut(usize)) -> bool {
+        let mut changed = false;
+        for port in 0..self.ports.len() {
+            let p = &mut self.ports[port];
+            if p.state == LinkState::Cut {
+                continue;
+            }
+            if std::mem::take(&mut p.heard) {
+                p.missed = 0;
+                continue;
+            }
+            p.missed += 1;
+            p.good = 0;
+            if p.missed >= self.threshold && p.state == LinkState::Up {
+                self.go_down(port, LinkState::Down);
+                went_down(port);
+                changed = true;
+            }
+        }
+        if changed {
+            self.recompute();
+        }
+        changed
+    }
+
+    /// The link on `port` lost its signal; returns true if a table changed.
+    pub fn cut(&mut self, port: usize) -> bool {
+        let was_up = self.ports[port].state == LinkState::Up;
+        self.go_down(port, LinkState::Cut);
+        if was_up {
+            self.recompute();
+        }
+        was_up
+    }
+
+    /// The link on `port` has a signal again: it is down until heard from `threshold` times.
+    pub fn restore(&mut self, port: usize) {
+        if self.ports[port].state == LinkState::Cut {
+            self.ports[port] = Port {
+                state: LinkState::Down,
+                heard: false,
+                missed: 0,
+                good: 0,
+            };
+        }
+    }
+
+    /// The device restarts knowing nothing: every link down, every neighbour's bitmap empty.
+    pub fn forget(&mut self) {
+        for port in 0..self.ports.len() {
+            if self.ports[port].state != LinkState::Cut {
+                self.go_down(port, LinkState::Down);
+            }
+        }
+        self.recompute();
+    }
+
+    fn go_down(&mut self, port: usize, state: LinkState) {
+        self.ports[port] = Port {
+            state,
+            heard: false,
+            missed: 0,
+            good: 0,
+        };
+        let at = port * self.slices;
+        self.advertised[at..at + self.slices].fill(0);
+        self.pending[at..at + self.slices].fill(Pending::default());
+    }
+
+    /// Recomputes this device's own bitmap; true if it changed.
+    fn recompute(&mut self) -> bool {
+        let mut own = vec![0u64; self.slices];
+        for (x, &(start, end)) in self.candidates.iter().enumerate() {
+            let ports = &self.candidate_ports[start as usize..end as usize];
+            let reached = match self.adapter {
+                Some(me) => me as usize == x,
+                None => ports.iter().any(|&p| self.usable(p as usize, x as u16)),
+            };
+            if reached {
+                let (slice, bit) = self.locate(x as u16);
+                own[slice] |= 1 << bit;
+            }
+        }
+        let changed = own != self.own;
+        self.own = own;
+        changed
+    }
+
+    #[inline]
+    fn locate(&self, adapter: u16) -> (usize, u32) {
+        let x = adapter as usize;
+        (x / self.slice_adapters, (x % self.slice_adapters) as u32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An element with two links, both minimal toward adapters 0..4.
+    fn element() -> Reachability {
+        let candidates = vec![vec![0, 1]; 5];
+        let mut r = Reachability::new(2, 5, 2, 3, None, &candidates);
+        assert_eq!(r.slices(), 3);
+        r.assume(0, &[0b11, 0b11, 0b1]);
+        r.assume(1, &[0b11, 0b11, 0b1]);
+        r
+    }
+
+    #[test]
+    fn an_adapter_advertises_itself_and_an_element_what_its_links_reach() {
+        let a = Reachability::new(2, 5, 2, 3, Some(3), &vec![vec![0, 1]; 5]);
+        assert_eq!(a.bitmap(), &[0, 0b10, 0]);
+        let mut e = element();
+        assert_eq!(e.bitmap(), &[0b11, 0b11, 0b1]);
+        assert!(e.usable(0, 4) && e.reaches(4));
+        e.assume(0, &[0b11, 0b01, 0b1]);
+        assert!(!e.usable(0, 3) && e.usable(1, 3) && e.reaches(3));
+    }
+
+    #[test]
+    fn a_changed_slice_is_adopted_after_threshold_agreeing_messages() {
+        let mut e = element();
+        assert!(!e.receive(0, 1, 0b01));
+        assert!(!e.receive(0, 1, 0b01));
+        // A disagreeing message starts the count again.
+        assert!(!e.receive(0, 1, 0b11));
+        assert!(!e.receive(0, 1, 0b01));
+        assert!(!e.receive(0, 1, 0b01));
+        assert!(e.usable(0, 3));
+        assert!(e.receive(0, 1, 0b01));
+        assert!(!e.usable(0, 3) && e.reaches(3), "link 1 still reaches adapter 3");
+        assert!(!e.receive(1, 1, 0b01) && !e.receive(1, 1, 0b01));
+        assert!(e.receive(1, 1, 0b01));
+        assert!(!e.reaches(3));
+    }
+
+    #[test]
+    fn a_silent_link_goes_down_after_threshold_intervals_and_up_after_threshold_messages() {
+        let mut e = element();
+        let mut down = vec![];
+        // A link counts as heard at the start (the first messages are on their way).
+        for _ in 0..3 {
+            e.receive(1, 0, 0b11);
+            assert!(!e.interval(|p| down.push(p)));
+        }
+        e.receive(1, 0, 0b11);
+        assert!(e.interval(|p| down.push(p)));
+        assert_eq!(down, vec![0]);
+        assert_eq!(e.state(0), LinkState::Down);
+        assert!(!e.usable(0, 0) && e.usable(1, 0));
+        // Back: up after three messages, its slices adopted after three agreeing each.
+        assert!(!e.receive(0, 0, 0b11) && !e.receive(0, 0, 0b11));
+        assert!(e.receive(0, 0, 0b11));
+        assert_eq!(e.state(0), LinkState::Up);
+        assert!(e.usable(0, 1) && !e.usable(0, 2), "slice 1 not heard yet");
+    }
+
+    #[test]
+    fn a_cut_link_is_down_at_once_and_stays_down_until_restored_and_heard() {
+        let mut e = element();
+        assert!(e.cut(1));
+        assert_eq!(e.state(1), LinkState::Cut);
+        assert!(!e.receive(1, 0, 0b11), "a cut link hears nothing");
+        for _ in 0..10 {
+            e.receive(0, 0, 0b11);
+            e.interval(|_| panic!("link 0 is heard, link 1 cut"));
+        }
+        e.restore(1);
+        assert_eq!(e.state(1), LinkState::Down);
+        for _ in 0..3 {
+            e.receive(1, 0, 0b11);
+        }
+        assert!(e.state(1) == LinkState::Up && e.usable(1, 0));
+    }
+
+    #[test]
+    fn messages_cycle_through_the_slices() {
+        let mut e = element();
+        let sent: Vec<(u32, u64)> = (0..4).map(|_| e.next_message()).collect();
+        assert_eq!(sent, vec![(0, 0b11), (1, 0b11), (2, 0b1), (0, 0b11)]);
+    }
+
+    #[test]
+    fn forgetting_everything_leaves_nothing_reachable() {
+        let mut e = element();
+        e.forget();
+        assert!((0..5).all(|x| !e.reaches(x)));
+        assert_eq!(e.state(0), LinkState::Down);
+    }
+}
