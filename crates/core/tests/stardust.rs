@@ -173,6 +173,42 @@ fn bad_input_names_the_key() {
             "traffic.flow_sizes",
         ),
         (r#", "bogus": 1"#, "bogus"),
+        (
+            r#", "failures": [{"at_ns": 1000, "switch": 8, "port": 0}]"#,
+            "failures",
+        ),
+        (
+            r#", "reachability": {"mode": "messages", "slice_adapters": 65}"#,
+            "reachability.slice_adapters",
+        ),
+        (
+            r#", "reachability": {"mode": "messages", "threshold": 0}"#,
+            "reachability.threshold",
+        ),
+        (
+            r#", "reachability": {"interval_ns": 0}"#,
+            "reachability.interval_ns",
+        ),
+        (
+            r#", "reachability": {"mode": "messages"}, "failures": [{"at_ns": 1000, "switch": 99}]"#,
+            "failures[0].switch",
+        ),
+        (
+            r#", "reachability": {"mode": "messages"}, "failures": [{"at_ns": 1000, "switch": 0}]"#,
+            "failures[0].switch",
+        ),
+        (
+            r#", "reachability": {"mode": "messages"}, "failures": [{"at_ns": 1000, "switch": 0, "port": 0}]"#,
+            "failures[0].port",
+        ),
+        (
+            r#", "reachability": {"mode": "messages"}, "failures": [{"at_ns": 1000, "switch": 0, "port": 9}]"#,
+            "failures[0].port",
+        ),
+        (
+            r#", "reachability": {"mode": "messages"}, "failures": [{"at_ns": 1000, "switch": 8, "restore_ns": 10}]"#,
+            "failures[0].restore_ns",
+        ),
     ];
     for (extra, key) in cases {
         let error = cellfabric_core::build(&fat_tree(1, extra))
@@ -399,5 +435,101 @@ fn a_two_tier_fabric_carries_all_to_all_without_loss() {
     assert!(
         (2_300.0..6_000.0).contains(&p99_ns),
         "fabric latency p99 {p99_ns} ns"
+    );
+}
+
+/// The fabric of `scenarios/stardust/self-heal.topo` (4 planes; plane 0 reaches adapter 0
+/// only over the cable on switch 0's port 2) with reachability messages every microsecond,
+/// 7 slices of 4 adapters and th = 3, run for `duration_ns` with `failures`.
+fn self_heal(duration_ns: u64, failures: &str) -> Report {
+    let topo = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/stardust/self-heal.topo"
+    );
+    run(&format!(
+        r#"{{"design": "stardust", "run": {{"seed": 3, "duration_ns": {duration_ns}, "warmup_ns": 10000}},
+            "topology": {{"kind": "file", "file": "{topo}"}},
+            "link": {{"rate_gbps": 50, "propagation_ns": 50}},
+            "adapter": {{"reassembly_timeout_ns": 20000}},
+            "traffic": {{"packet_bytes": 1500, "load": 0.8, "arrival": "poisson"}},
+            "reachability": {{"mode": "messages", "interval_ns": 1000, "slice_adapters": 4,
+                "threshold": 3, "request_refresh_ns": 50000}},
+            "failures": [{failures}]}}"#
+    ))
+}
+
+fn f(report: &Report, key: &str) -> f64 {
+    report.summary[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{key}"))
+}
+
+/// §5.9 / App. E: a cut adapter-element cable is reported over 2n - 1 = 3 hops, each taking
+/// th consecutive agreeing messages of the slice that changed, one every M intervals: every
+/// source has stopped using it after between 3 (th - 1) M t' and 3 th M t' plus the hops'
+/// propagation, and from then on nothing more is lost; congestion loses nothing throughout.
+#[test]
+fn a_cut_cable_is_routed_around_within_app_e_bound_and_losses_stop() {
+    let cut = r#"{"at_ns": 50000, "switch": 0, "port": 2}"#;
+    let report = self_heal(200_000, cut);
+    let (t, m, th) = (1.0, 7.0, 3.0);
+    let reroute = f(&report, "reroute_us");
+    assert!(
+        reroute >= 3.0 * (th - 1.0) * m * t && reroute <= 3.0 * th * m * t + 1.5,
+        "rerouted after {reroute} us"
+    );
+    assert_eq!(u(&report, "cells_dropped_congestion"), 0);
+    let lost = u(&report, "cells_lost_no_route") + u(&report, "cells_lost_link_cut");
+    assert!(
+        lost > 0,
+        "cells sprayed into the dead plane are lost until sources learn"
+    );
+    assert_eq!(
+        u(&report, "cells_dropped"),
+        lost + u(&report, "reachability_cells_lost")
+    );
+    // Stopping just after the sources settled loses as much as running on: nothing after.
+    let settled_ns = 50_000 + (reroute * 1e3) as u64 + 2_000;
+    let early = self_heal(settled_ns, cut);
+    assert_eq!(
+        u(&early, "cells_lost_no_route") + u(&early, "cells_lost_link_cut"),
+        lost
+    );
+    assert_eq!(
+        report.summary,
+        self_heal(200_000, cut).summary,
+        "deterministic"
+    );
+}
+
+/// A repaired cable comes back up after th messages, and its adapter's slice reaches every
+/// source four hops later; a failed second-tier element is noticed by its neighbours after th
+/// silent intervals, and since the other element of its plane still reaches every adapter,
+/// no adapter's table changes.
+#[test]
+fn a_repaired_cable_returns_and_a_failed_element_is_bypassed() {
+    let report = self_heal(
+        300_000,
+        r#"{"at_ns": 50000, "switch": 0, "port": 2, "restore_ns": 150000}"#,
+    );
+    let events = &report.tables["failures"];
+    let back = events["adapters_settled_us"][1].as_f64().expect("settled");
+    assert!(back <= 3.0 + 4.0 * 3.0 * 7.0 + 2.0, "back after {back} us");
+    assert_eq!(u(&report, "cells_dropped_congestion"), 0);
+
+    let report = self_heal(150_000, r#"{"at_ns": 50000, "switch": 56}"#);
+    let events = &report.tables["failures"];
+    assert!(events["adapters_settled_us"][0].is_null(), "{events}");
+    let noticed = events["all_settled_us"][0]
+        .as_f64()
+        .expect("neighbours notice");
+    assert!((2.0..=4.5).contains(&noticed), "noticed after {noticed} us");
+    assert!(u(&report, "cells_lost_device_failed") > 0);
+    assert_eq!(u(&report, "cells_dropped_congestion"), 0);
+    let early = self_heal(60_000, r#"{"at_ns": 50000, "switch": 56}"#);
+    assert_eq!(
+        u(&early, "cells_lost_device_failed"),
+        u(&report, "cells_lost_device_failed"),
+        "nothing is sent to it once it is noticed"
     );
 }

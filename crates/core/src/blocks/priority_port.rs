@@ -85,6 +85,24 @@ impl PriorityPort {
         self.control.len() + self.data_len
     }
 
+    /// Empties the queues (the link is gone), handing each cell to `each` with true for data
+    /// cells; the port stays paused or not as it was.
+    pub fn drain(
+        &mut self,
+        cells: &mut CellArena,
+        mut each: impl FnMut(&mut CellArena, CellId, bool),
+    ) {
+        while let Some(cell) = cells.pop_front(&mut self.control) {
+            each(cells, cell, false);
+        }
+        for queue in &mut self.data {
+            while let Some(cell) = cells.pop_front(queue) {
+                each(cells, cell, true);
+            }
+        }
+        self.data_len = 0;
+    }
+
     /// If the link is free at `now_ps`, takes the next cell (control first), puts it on the
     /// link as `wire_bytes(cell)` bytes and returns it. Otherwise returns `None` and, if cells
     /// wait and no wake-up is set for when the link frees, returns that time in `wake`.

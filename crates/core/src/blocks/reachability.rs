@@ -270,21 +270,29 @@ impl Reachability {
 
     /// Recomputes this device's own bitmap; true if it changed.
     fn recompute(&mut self) -> bool {
-        let mut own = vec![0u64; self.slices];
-        for (x, &(start, end)) in self.candidates.iter().enumerate() {
-            let ports = &self.candidate_ports[start as usize..end as usize];
-            let reached = match self.adapter {
-                Some(me) => me as usize == x,
-                None => ports.iter().any(|&p| self.usable(p as usize, x as u16)),
-            };
-            if reached {
-                let (slice, bit) = self.locate(x as u16);
-                own[slice] |= 1 << bit;
+        let own = self.bitmap_with(|x| match self.adapter {
+            Some(me) => me == x,
+            None => {
+                let (start, end) = self.candidates[x as usize];
+                let ports = &self.candidate_ports[start as usize..end as usize];
+                ports.iter().any(|&p| self.usable(p as usize, x))
             }
-        }
+        });
         let changed = own != self.own;
         self.own = own;
         changed
+    }
+
+    /// The bitmap, by slice, of the adapters `reached` says yes to.
+    pub fn bitmap_with(&self, reached: impl Fn(u16) -> bool) -> Vec<u64> {
+        let mut bitmap = vec![0u64; self.slices];
+        for x in 0..self.candidates.len() as u16 {
+            if reached(x) {
+                let (slice, bit) = self.locate(x);
+                bitmap[slice] |= 1 << bit;
+            }
+        }
+        bitmap
     }
 
     #[inline]
@@ -330,7 +338,10 @@ mod tests {
         assert!(!e.receive(0, 1, 0b01));
         assert!(e.usable(0, 3));
         assert!(e.receive(0, 1, 0b01));
-        assert!(!e.usable(0, 3) && e.reaches(3), "link 1 still reaches adapter 3");
+        assert!(
+            !e.usable(0, 3) && e.reaches(3),
+            "link 1 still reaches adapter 3"
+        );
         assert!(!e.receive(1, 1, 0b01) && !e.receive(1, 1, 0b01));
         assert!(e.receive(1, 1, 0b01));
         assert!(!e.reaches(3));

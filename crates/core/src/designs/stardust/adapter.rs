@@ -24,6 +24,7 @@ use std::sync::Arc;
 
 use rand::Rng as _;
 
+use super::reach::{self, DeviceReach, Loss, ReachDevice};
 use super::{
     class_flags, class_of, transmit, Addressing, CellFormat, Kind, FCI, FIRST, REQUEST_ON,
 };
@@ -32,7 +33,7 @@ use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::packet::{Packet, PacketId, PacketQueue};
 use crate::blocks::priority_port::PriorityPort;
-use crate::blocks::routing::{LocalView, Router};
+use crate::blocks::routing::{LocalView, Router, NO_ROUTE};
 use crate::blocks::sar::{pack_credit, CreditBalance, CutCell, Reassembly};
 use crate::blocks::traffic::NEVER_PS;
 use crate::blocks::workload::FlowSizes;
@@ -48,6 +49,7 @@ const CREDIT: u32 = 3 << 24;
 const FLOW_ARRIVES: u32 = 4 << 24;
 const FLOW_SENDS: u32 = 5 << 24;
 const GAP: u32 = 6 << 24;
+const REFRESH: u32 = 7 << 24;
 const INDEX: u32 = (1 << 24) - 1;
 
 /// A host's flow: packets of one size to one host at a constant rate.
@@ -162,6 +164,10 @@ struct Voq {
     /// Push mode: the VOQ is in the round-robin ring. Pull mode: the destination's scheduler
     /// was told the VOQ has packets.
     active: bool,
+    /// When it last asked for or received a credit.
+    credited_ps: TimePs,
+    /// A request refresh timer is set.
+    refresh_armed: bool,
 }
 
 /// A host port's credit scheduler (§4.1).
@@ -263,6 +269,8 @@ pub struct AdapterCounters {
     pub payload_bytes_cut: u64,
     /// Request cells sent.
     pub requests_sent: u64,
+    /// Requests sent again by VOQs that waited too long for a credit.
+    pub requests_refreshed: u64,
     /// Credit cells sent.
     pub credits_sent: u64,
     /// Credit bytes forfeited by VOQs that had nothing left to send.
@@ -353,6 +361,11 @@ pub struct AdapterSpec {
     pub foreground: Option<Foreground>,
     /// The adapter's random stream (source start times).
     pub rng: Rng,
+    /// Its reachability tables, if the fabric keeps them by messages.
+    pub reach: Option<DeviceReach>,
+    /// Where cells can be lost (reachability kept by messages, failures): a VOQ that has
+    /// waited this long for a credit asks again.
+    pub request_refresh_ps: Option<TimePs>,
 }
 
 /// A fabric adapter.
@@ -409,21 +422,40 @@ pub struct Adapter {
     pub packet_latency: LatencyHistogram,
     /// Data cell latency through the fabric, cut to arrival here.
     pub fabric_latency: LatencyHistogram,
+    /// Its reachability tables, if the fabric keeps them by messages.
+    pub reach: Option<DeviceReach>,
+    request_refresh_ps: Option<TimePs>,
 }
 
-/// The adapter's uplink queues, as routing sees them.
-struct Backlog<'a>(&'a [PriorityPort], &'a [u16]);
+/// The adapter's uplink queues and, where it keeps them, its reachability tables for the
+/// cell's destination host, as routing sees them (routing names its switch's ports).
+struct Backlog<'a> {
+    uplinks: &'a [PriorityPort],
+    uplink_of_port: &'a [u16],
+    reach: Option<&'a DeviceReach>,
+    dst: u16,
+}
 
 impl LocalView for Backlog<'_> {
     fn backlog_cells(&self, output: usize) -> u32 {
-        match self.1.get(output) {
-            Some(&uplink) if uplink != u16::MAX => self.0[uplink as usize].data_cells(),
+        match self.uplink_of_port.get(output) {
+            Some(&uplink) if uplink != u16::MAX => self.uplinks[uplink as usize].data_cells(),
             _ => u32::MAX,
         }
+    }
+
+    fn usable(&self, output: usize) -> bool {
+        let uplink = self.uplink_of_port[output] as usize;
+        self.reach.is_none_or(|r| r.usable(uplink, self.dst))
     }
 }
 
 impl Adapter {
+    /// Its switch in the topology.
+    pub fn switch(&self) -> usize {
+        self.switch
+    }
+
     /// An adapter as `spec` says.
     pub fn new(spec: AdapterSpec) -> Self {
         let adapters = spec.addressing.adapters();
@@ -507,6 +539,8 @@ impl Adapter {
             counters: AdapterCounters::default(),
             packet_latency: LatencyHistogram::new(),
             fabric_latency: LatencyHistogram::new(),
+            reach: spec.reach,
+            request_refresh_ps: spec.request_refresh_ps,
         }
     }
 
@@ -646,7 +680,33 @@ impl Adapter {
         let voq = &mut self.voqs[key as usize];
         voq.requests = voq.requests.wrapping_add(1);
         let number = voq.requests;
+        if let (true, Some(refresh_ps)) = (on, self.request_refresh_ps) {
+            voq.credited_ps = ctx.now_ps;
+            if !voq.refresh_armed {
+                voq.refresh_armed = true;
+                ctx.set_timer(ctx.now_ps + refresh_ps, REFRESH | key);
+            }
+        }
         self.send_control(ctx, self.index, dst, flags, number);
+    }
+
+    /// VOQ `key`'s refresh timer: if it still waits for a credit after the refresh time, its
+    /// request (or the credits answering it) may have been lost to a failure: ask again.
+    fn refresh_request<R: Router>(&mut self, ctx: &mut Context<'_, R>, key: u32) {
+        let refresh_ps = self.request_refresh_ps.expect("set only with refreshes");
+        let voq = &mut self.voqs[key as usize];
+        voq.refresh_armed = false;
+        if !voq.active {
+            return;
+        }
+        let due_ps = voq.credited_ps + refresh_ps;
+        if ctx.now_ps >= due_ps {
+            self.counters.requests_refreshed += 1;
+            self.send_request(ctx, key, true);
+        } else {
+            voq.refresh_armed = true;
+            ctx.set_timer(due_ps, REFRESH | key);
+        }
     }
 
     /// Sends a control cell addressed to host `dst`'s adapter, numbered `seq`.
@@ -661,27 +721,63 @@ impl Adapter {
         let mut cell = Cell::new(src, dst, 0, true, ctx.now_ps, ctx.now_ps);
         cell.flags = flags;
         cell.seq = seq;
+        self.launch(ctx, cell, None);
+    }
+
+    /// Sends a new cell (data of traffic class `class`, or control) toward its destination:
+    /// queued on the uplink routing picks, or lost if no uplink is usable.
+    fn launch<R: Router>(
+        &mut self,
+        ctx: &mut Context<'_, R>,
+        mut cell: Cell,
+        class: Option<usize>,
+    ) {
         let uplink = self.route(ctx, &mut cell);
         let id = ctx.cells.alloc(cell);
-        self.uplinks[uplink].push_control(ctx.cells, id);
+        let Some(uplink) = uplink else {
+            let reach = self
+                .reach
+                .as_mut()
+                .expect("only reachability leaves no route");
+            reach::lose(ctx, &mut reach.counters, id, Loss::NoRoute);
+            return;
+        };
+        match class {
+            Some(class) => {
+                self.uplinks[uplink].push_data(ctx.cells, id, class);
+                self.uplink_data_cells += 1;
+            }
+            None => self.uplinks[uplink].push_control(ctx.cells, id),
+        }
         self.kick(ctx, uplink);
     }
 
     /// The uplink a new cell takes: sprayed toward its destination adapter, or round robin
-    /// for this adapter's own hosts.
-    fn route<R: Router>(&mut self, ctx: &mut Context<'_, R>, cell: &mut Cell) -> usize {
+    /// for this adapter's own hosts; `None` if no uplink is usable.
+    fn route<R: Router>(&mut self, ctx: &mut Context<'_, R>, cell: &mut Cell) -> Option<usize> {
         ctx.router.inject(cell.src as usize, cell);
         if self.addressing.adapter_of(cell.dst) == self.index {
-            self.local_next = (self.local_next + 1) % self.uplinks.len();
-            return self.local_next;
+            let n = self.uplinks.len();
+            for _ in 0..n {
+                self.local_next = (self.local_next + 1) % n;
+                if self
+                    .reach
+                    .as_ref()
+                    .is_none_or(|r| r.usable(self.local_next, cell.dst))
+                {
+                    return Some(self.local_next);
+                }
+            }
+            return None;
         }
-        let port = ctx.router.route(
-            self.switch,
-            0,
-            cell,
-            &Backlog(&self.uplinks, &self.uplink_of_port),
-        );
-        self.uplink_of_port[port] as usize
+        let view = Backlog {
+            uplinks: &self.uplinks,
+            uplink_of_port: &self.uplink_of_port,
+            reach: self.reach.as_ref(),
+            dst: cell.dst,
+        };
+        let port = ctx.router.route(self.switch, 0, cell, &view);
+        (port != NO_ROUTE).then(|| self.uplink_of_port[port] as usize)
     }
 
     /// Sends on uplink `uplink` if its link is free, else makes sure it wakes when it frees.
@@ -765,11 +861,7 @@ impl Adapter {
             cell.flags = Kind::Data as u8 | class_flags(class) | if i == 0 { FIRST } else { 0 };
             self.counters.data_cells += 1;
             self.counters.short_cells += u64::from(c.payload_bytes < self.format.payload_bytes);
-            let uplink = self.route(ctx, &mut cell);
-            let id = ctx.cells.alloc(cell);
-            self.uplinks[uplink].push_data(ctx.cells, id, class);
-            self.uplink_data_cells += 1;
-            self.kick(ctx, uplink);
+            self.launch(ctx, cell, Some(class));
         }
         self.cut = cut;
     }
@@ -1000,7 +1092,10 @@ impl<R: Router> Node<R> for Adapter {
         queued + reordering
     }
 
-    fn cell_arrives(&mut self, ctx: &mut Context<'_, R>, _port: usize, cell: CellId, _: TimePs) {
+    fn cell_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId, _: TimePs) {
+        if reach::arrival(self, ctx, port, cell) {
+            return;
+        }
         let c = ctx.cells[cell];
         match Kind::of(c.flags) {
             Kind::Data => self.receive_data(ctx, cell),
@@ -1019,11 +1114,14 @@ impl<R: Router> Node<R> for Adapter {
                 } else {
                     class
                 };
-                self.credit_fifo[fifo].push_back(c.src as u32 * self.classes as u32 + class as u32);
+                let key = c.src as u32 * self.classes as u32 + class as u32;
+                self.voqs[key as usize].credited_ps = ctx.now_ps;
+                self.credit_fifo[fifo].push_back(key);
                 let backlog = self.credit_fifo.iter().map(VecDeque::len).sum::<usize>() as u32;
                 self.counters.credit_backlog_peak = self.counters.credit_backlog_peak.max(backlog);
                 self.serve(ctx);
             }
+            Kind::Reach => unreachable!("reachability cells are taken on arrival"),
         }
     }
 
@@ -1039,6 +1137,9 @@ impl<R: Router> Node<R> for Adapter {
     }
 
     fn timer(&mut self, ctx: &mut Context<'_, R>, tag: u32) {
+        if reach::is_reach_tag(tag) {
+            return reach::timer(self, ctx, tag);
+        }
         let index = (tag & INDEX) as usize;
         match tag & !INDEX {
             UPLINK => {
@@ -1049,8 +1150,44 @@ impl<R: Router> Node<R> for Adapter {
             FLOW_ARRIVES => self.flow_arrives(ctx),
             FLOW_SENDS => self.flow_sends(ctx),
             GAP => self.gap_timer(ctx, index),
+            REFRESH => self.refresh_request(ctx, index as u32),
             EGRESS => self.egress_done(ctx, index),
             _ => self.issue_credit(ctx, index),
         }
     }
+}
+
+impl ReachDevice for Adapter {
+    fn reach(&mut self) -> Option<&mut DeviceReach> {
+        self.reach.as_mut()
+    }
+
+    fn fabric_ports(&self) -> usize {
+        self.uplinks.len()
+    }
+
+    fn queue_control<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId) {
+        self.uplinks[port].push_control(ctx.cells, cell);
+        self.kick(ctx, port);
+    }
+
+    fn flush<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize, loss: Loss) {
+        let mut lost = Vec::new();
+        self.uplinks[port].drain(ctx.cells, |_, cell, data| lost.push((cell, data)));
+        let reach = self.reach.as_mut().expect("only reachability flushes");
+        for (cell, data) in lost {
+            self.uplink_data_cells -= u32::from(data);
+            reach::lose(ctx, &mut reach.counters, cell, loss);
+        }
+        self.serve(ctx);
+    }
+
+    fn release<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize) {
+        self.uplinks[port].pause_data(false);
+        self.kick(ctx, port);
+        self.serve(ctx);
+    }
+
+    /// Adapters do not fail (a scenario may fail elements only).
+    fn reset(&mut self) {}
 }

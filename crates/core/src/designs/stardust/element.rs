@@ -12,6 +12,7 @@
 //! the rest of the packet is too (partial packet discard), and a queue at the threshold
 //! refuses new packets whole (early packet discard).
 
+use super::reach::{self, DeviceReach, Loss, ReachDevice};
 use super::{class_of, transmit, CellFormat, FCI, FIRST};
 use crate::blocks::cell::{Cell, CellId, NO_PACKET};
 use crate::blocks::fabric::{Context, Node};
@@ -19,7 +20,7 @@ use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::packet::PacketId;
 use crate::blocks::port_set::PortSet;
 use crate::blocks::priority_port::{Departure, PriorityPort};
-use crate::blocks::routing::{LocalView, Router};
+use crate::blocks::routing::{LocalView, Router, NO_ROUTE};
 use crate::engine::stats::OccupancyHistogram;
 use crate::engine::time::TimePs;
 
@@ -89,6 +90,8 @@ pub struct Element {
     /// Depth of the last-stage data queue each data cell found on arrival, during measurement
     /// (§4.2.1's quantity; reading A18: sampled per cell arrival).
     pub last_stage_depth: OccupancyHistogram,
+    /// Its reachability tables, if the fabric keeps them by messages.
+    pub reach: Option<DeviceReach>,
 }
 
 /// Where an element sits and what it measures.
@@ -109,18 +112,34 @@ pub struct ElementSpec {
     pub congestion: Congestion,
     /// Queue depths are sampled from here.
     pub measure_from_ps: TimePs,
+    /// Its reachability tables, if the fabric keeps them by messages.
+    pub reach: Option<DeviceReach>,
 }
 
-/// The element's output queues, as routing sees them.
-struct Backlog<'a>(&'a [PriorityPort]);
+/// The element's output queues and, where it keeps them, its reachability tables for the
+/// cell's destination host, as routing sees them.
+struct Backlog<'a> {
+    ports: &'a [PriorityPort],
+    reach: Option<&'a DeviceReach>,
+    dst: u16,
+}
 
 impl LocalView for Backlog<'_> {
     fn backlog_cells(&self, output: usize) -> u32 {
-        self.0[output].data_cells()
+        self.ports[output].data_cells()
+    }
+
+    fn usable(&self, output: usize) -> bool {
+        self.reach.is_none_or(|r| r.usable(output, self.dst))
     }
 }
 
 impl Element {
+    /// Its switch in the topology.
+    pub fn switch(&self) -> usize {
+        self.switch
+    }
+
     /// An element as `spec` says.
     pub fn new(spec: ElementSpec) -> Self {
         let n = spec.ports.len();
@@ -139,6 +158,7 @@ impl Element {
             measure_from_ps: spec.measure_from_ps,
             counters: ElementCounters::default(),
             last_stage_depth: OccupancyHistogram::default(),
+            reach: spec.reach,
         }
     }
 
@@ -247,12 +267,26 @@ impl<R: Router> Node<R> for Element {
     }
 
     fn cell_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId, _: TimePs) {
-        let output = ctx.router.route(
-            self.switch,
-            port,
-            &mut ctx.cells[cell],
-            &Backlog(&self.ports),
-        );
+        if reach::arrival(self, ctx, port, cell) {
+            return;
+        }
+        let dst = ctx.cells[cell].dst;
+        let view = Backlog {
+            ports: &self.ports,
+            reach: self.reach.as_ref(),
+            dst,
+        };
+        let output = ctx
+            .router
+            .route(self.switch, port, &mut ctx.cells[cell], &view);
+        if output == NO_ROUTE {
+            let reach = self
+                .reach
+                .as_mut()
+                .expect("only reachability leaves no route");
+            reach::lose(ctx, &mut reach.counters, cell, Loss::NoRoute);
+            return;
+        }
         if CellFormat::is_control(&ctx.cells[cell]) {
             self.ports[output].push_control(ctx.cells, cell);
         } else {
@@ -283,6 +317,9 @@ impl<R: Router> Node<R> for Element {
     }
 
     fn signal_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, signal: FlowSignal) {
+        if self.reach.as_ref().is_some_and(|r| r.failed) {
+            return;
+        }
         self.ports[port].pause_data(matches!(signal, FlowSignal::Off { .. }));
         self.kick(ctx, port);
     }
@@ -292,6 +329,49 @@ impl<R: Router> Node<R> for Element {
     }
 
     fn timer(&mut self, ctx: &mut Context<'_, R>, tag: u32) {
-        self.kick(ctx, tag as usize);
+        if reach::is_reach_tag(tag) {
+            reach::timer(self, ctx, tag);
+        } else {
+            self.kick(ctx, tag as usize);
+        }
+    }
+}
+
+impl ReachDevice for Element {
+    fn reach(&mut self) -> Option<&mut DeviceReach> {
+        self.reach.as_mut()
+    }
+
+    fn fabric_ports(&self) -> usize {
+        self.ports.len()
+    }
+
+    fn queue_control<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId) {
+        self.ports[port].push_control(ctx.cells, cell);
+        self.kick(ctx, port);
+    }
+
+    fn flush<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize, loss: Loss) {
+        let mut lost = Vec::new();
+        self.ports[port].drain(ctx.cells, |_, cell, data| lost.push((cell, data)));
+        let reach = self.reach.as_mut().expect("only reachability flushes");
+        for (cell, data) in lost {
+            self.pool_used -= u32::from(data);
+            reach::lose(ctx, &mut reach.counters, cell, loss);
+        }
+        if !reach.failed {
+            self.maybe_resume(ctx, port);
+        }
+    }
+
+    fn release<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize) {
+        self.ports[port].pause_data(false);
+        self.kick(ctx, port);
+    }
+
+    fn reset(&mut self) {
+        self.discarding.clear();
+        self.paused_by.fill(PortSet::EMPTY);
+        self.pauses_on.fill(0);
     }
 }

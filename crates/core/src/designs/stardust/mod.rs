@@ -18,6 +18,7 @@
 mod adapter;
 mod config;
 mod element;
+mod reach;
 mod report;
 
 use std::sync::Arc;
@@ -42,7 +43,7 @@ use crate::run::{Design, Report, RunError};
 use crate::scenario::{invalid, ScenarioError};
 use adapter::{Adapter, AdapterSpec, FciReaction, Flow, Foreground};
 pub use config::StardustConfig;
-use config::{Arrival, Pattern};
+use config::{Arrival, Pattern, ReachMode};
 use element::{Congestion, Element, ElementSpec};
 pub use report::{StardustSummary, StardustTables};
 
@@ -56,6 +57,8 @@ pub enum Kind {
     Request = 1,
     /// A port scheduler's credit to a VOQ.
     Credit = 2,
+    /// A device's reachability message to its neighbour (one link, never routed).
+    Reach = 3,
 }
 
 const KIND_MASK: u8 = 0b11;
@@ -88,7 +91,8 @@ impl Kind {
         match flags & KIND_MASK {
             0 => Kind::Data,
             1 => Kind::Request,
-            _ => Kind::Credit,
+            2 => Kind::Credit,
+            _ => Kind::Reach,
         }
     }
 }
@@ -105,7 +109,7 @@ pub struct CellFormat {
 }
 
 impl CellFormat {
-    /// True for requests and credits.
+    /// True for requests, credits and reachability messages.
     pub fn is_control(cell: &Cell) -> bool {
         Kind::of(cell.flags) != Kind::Data
     }
@@ -299,6 +303,18 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
             ));
         }
     }
+    let mut planned = reach::plan(
+        &config,
+        &reach::Devices {
+            topology: &topology,
+            table: &table,
+            edges: &edge_of,
+            uplink_of_port: &uplink_of_port,
+        },
+        &addressing,
+    )?;
+    // When each node first sends reachability messages, and when its scripted actions happen.
+    let mut reach_timers: Vec<(usize, TimePs, Vec<TimePs>)> = Vec::new();
     // The link each way over the cable on switch port (s, p): a host's at the host rate.
     let cable_link = |s: usize, p: usize| {
         let cable = topology.cable(s, p);
@@ -336,6 +352,10 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
     let mut nodes: Vec<Option<StardustNode>> = (0..topology.switches()).map(|_| None).collect();
     for s in 0..topology.switches() {
         let node = node_of[s];
+        let reach = planned[s].take().map(|p| {
+            reach_timers.push((node, p.phase_ps, p.script_ps));
+            p.reach
+        });
         let mut ports = Vec::new();
         for p in 0..topology.switch_ports(s) {
             if is_adapter(s) && uplink_of_port[s][p] == u16::MAX {
@@ -406,6 +426,9 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
                 measure_from_ps: config.run.warmup_ps(),
                 foreground: foreground.take_if(|f| addressing.adapter_of(f.src) == index),
                 rng: stream(config.run.seed, id),
+                reach,
+                request_refresh_ps: (config.reachability.mode == ReachMode::Messages)
+                    .then(|| ps_from_ns(config.reachability.request_refresh_ns)),
             }))
         } else {
             let last_stage = (0..topology.switch_ports(s))
@@ -433,6 +456,7 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
                     }
                 },
                 measure_from_ps: config.run.warmup_ps(),
+                reach,
             }))
         });
     }
@@ -462,6 +486,9 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
                 adapter.start(ctx);
             }
         });
+    }
+    for (node, phase_ps, script_ps) in reach_timers {
+        fabric.start(node, |_, ctx| reach::start(ctx, phase_ps, &script_ps));
     }
     Ok(Stardust {
         fabric,
@@ -818,6 +845,31 @@ mod tests {
         assert!(matches!(
             stardust.finish(&clock),
             Err(RunError::Unaccounted { held, allocated }) if allocated == held + 1
+        ));
+    }
+
+    /// A cell counted as lost to a failure that is still held breaks the balance.
+    #[test]
+    fn a_miscounted_failure_loss_fails_the_run() {
+        let json = r#"{"design": "stardust", "run": {"seed": 2, "duration_ns": 200000, "warmup_ns": 20000},
+            "topology": {"kind": "fat_tree", "k": 4}, "reachability": {"mode": "messages"}}"#;
+        let mut kernel = Kernel::new(build(json).unwrap(), 200_000_000);
+        kernel.advance(100_000_000);
+        let (mut stardust, clock, _) = kernel.into_parts();
+        assert!(stardust.finish(&clock).is_ok());
+        let element = stardust
+            .fabric
+            .nodes_mut()
+            .iter_mut()
+            .find_map(|n| match n {
+                StardustNode::Element(e) => Some(e),
+                StardustNode::Adapter(_) => None,
+            })
+            .unwrap();
+        element.reach.as_mut().unwrap().counters.lost_no_route += 1;
+        assert!(matches!(
+            stardust.finish(&clock),
+            Err(RunError::Conservation { .. })
         ));
     }
 

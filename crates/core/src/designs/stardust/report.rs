@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::reach::{self, ChangeTable, DeviceReport, EventTable, ReachSummary};
 use super::Stardust;
 use crate::engine::kernel::Clock;
 use crate::engine::stats::Percentiles;
@@ -134,8 +135,13 @@ pub struct StardustSummary {
     pub cells_injected: u64,
     /// Cells that reached their adapter.
     pub cells_delivered: u64,
-    /// Cells dropped at a full element queue.
+    /// Cells dropped, every cause.
     pub cells_dropped: u64,
+    /// Cells dropped at a full element queue (congestion: a pull fabric must drop none).
+    pub cells_dropped_congestion: u64,
+    /// Cells lost to failures, by cause, and reachability messages.
+    #[serde(flatten)]
+    pub reachability: ReachSummary,
     /// Cells on links and in queues at the end.
     pub cells_in_flight: u64,
     /// Data cells.
@@ -144,8 +150,12 @@ pub struct StardustSummary {
     pub short_cells: u64,
     /// Request cells.
     pub requests: u64,
+    /// Requests sent again by VOQs that waited too long for a credit (reachability kept by
+    /// messages).
+    pub requests_refreshed: u64,
     /// Credit cells.
     pub credits: u64,
+
     /// Credit bytes forfeited by VOQs that had nothing left to send.
     pub credit_bytes_forfeited: u64,
     /// Control bytes as a fraction of all bytes adapters put on their uplinks.
@@ -188,6 +198,10 @@ pub struct StardustTables {
     pub last_stage_queue: QueueTable,
     /// Pattern `fct`: every timed flow.
     pub timed_flows: TimedTable,
+    /// Reachability kept by messages: every change of a device's table.
+    pub table_changes: ChangeTable,
+    /// Every scripted failure and repair, and when the tables settled after it.
+    pub failures: EventTable,
 }
 
 /// The timed flows of the `fct` pattern.
@@ -251,10 +265,34 @@ impl Stardust {
             sum(&|c| c.requests_sent),
             sum(&|c| c.credits_sent),
         );
+        let devices: Vec<DeviceReport> = adapters
+            .iter()
+            .map(|a| (a.switch(), true, a.reach.as_ref()))
+            .chain(
+                elements
+                    .iter()
+                    .map(|e| (e.switch(), false, e.reach.as_ref())),
+            )
+            .filter_map(|(switch, adapter, reach)| {
+                reach.map(|reach| DeviceReport {
+                    switch: switch as u32,
+                    adapter,
+                    reach,
+                })
+            })
+            .collect();
+        let (reachability, lost, table_changes, failures) = reach::report(
+            &devices,
+            &self.config.failures,
+            self.config.cell.control_bytes,
+            self.config.rate_bps(),
+            clock.now_ps,
+        );
+        let congestion: u64 = elements.iter().map(|e| e.counters.cells_dropped).sum();
         let cells = Ledger {
-            injected: data_cells + requests + credits,
-            delivered: sum(&|c| c.cells_received),
-            dropped: elements.iter().map(|e| e.counters.cells_dropped).sum(),
+            injected: data_cells + requests + credits + lost.cells_sent,
+            delivered: sum(&|c| c.cells_received) + lost.cells_received,
+            dropped: congestion + lost.cells_lost(),
             in_flight: self.fabric.cells_held(),
         };
         if cells.in_flight != self.fabric.cells_live() {
@@ -263,8 +301,15 @@ impl Stardust {
                 allocated: self.fabric.cells_live(),
             });
         }
-        cells.check(self.config.stardust.credits)?;
-        let packets_lost: u64 = elements.iter().map(|e| e.counters.packets_lost).sum();
+        cells.check(false)?;
+        if self.config.stardust.credits && congestion > 0 {
+            return Err(RunError::LossInLosslessRun(congestion));
+        }
+        let packets_lost: u64 = elements
+            .iter()
+            .map(|e| e.counters.packets_lost)
+            .sum::<u64>()
+            + lost.packets_lost;
         let packets_in_cells =
             sum(&|c| c.packets_packed) - sum(&|c| c.packets_reassembled) - packets_lost;
         let packets_dropped_fabric = packets_lost + sum(&|c| c.packets_discarded);
@@ -406,10 +451,13 @@ impl Stardust {
             cells_injected: cells.injected,
             cells_delivered: cells.delivered,
             cells_dropped: cells.dropped,
+            cells_dropped_congestion: congestion,
+            reachability,
             cells_in_flight: cells.in_flight,
             data_cells,
             short_cells: sum(&|c| c.short_cells),
             requests,
+            requests_refreshed: sum(&|c| c.requests_refreshed),
             credits,
             credit_bytes_forfeited: sum(&|c| c.credit_bytes_forfeited),
             control_overhead,
@@ -450,6 +498,8 @@ impl Stardust {
                 flows,
                 last_stage_queue,
                 timed_flows: timed,
+                table_changes,
+                failures,
             },
         ))
     }

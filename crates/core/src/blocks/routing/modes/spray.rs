@@ -26,7 +26,8 @@ pub fn round_robin(d: &mut Decision<'_>, redraw: bool) -> usize {
     let set = d.next_set();
     let order = &mut d.spray.order[d.table.set_range(set)];
     let next = &mut d.spray.next[set];
-    for _ in 0..order.len() {
+    // The rest of this pass, then (re-drawn, perhaps) one whole pass: every candidate seen.
+    for _ in 0..2 * order.len() {
         if *next == 0 && redraw {
             let passes_left = &mut d.spray.passes_left[set];
             if *passes_left == 0 {
