@@ -8,12 +8,13 @@
 //! carries the granting host in `src` and the first host of the credited adapter in `dst`, so
 //! every cell is routed toward its `dst` host's adapter by the fabric's [`FabricRouter`].
 //!
-//! Built: packing with surplus accounting, reassembly in sequence, ON/OFF requests, credit
-//! schedulers with egress stop/resume, control cells with strict priority and their bandwidth,
-//! spraying by routing mode, FCI marking, push mode, permutation and listed flows of
-//! constant-rate hosts. Not yet built (see the README): the FCI reaction, ON/OFF pause of
-//! elements, reachability cells and failures, the reassembly timeout, traffic classes, flows
-//! from size distributions and transports.
+//! Built: packing with surplus accounting, reassembly in sequence with its timeout, ON/OFF
+//! requests, credit schedulers with egress stop/resume and class weights, control cells with
+//! strict priority and their bandwidth, spraying by routing mode, FCI marking and reaction,
+//! ON/OFF pause of elements over a shared pool, push mode, traffic classes, reachability
+//! messages with scripted failures ([`reach`]), and hosts from permutations to flow-size
+//! distributions. Not yet built (see the README): transports, low-latency VOQs, error-rate
+//! marking of links.
 
 mod adapter;
 mod config;
