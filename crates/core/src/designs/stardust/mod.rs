@@ -12,7 +12,7 @@
 //! requests, credit schedulers with egress stop/resume and class weights, control cells with
 //! strict priority and their bandwidth, spraying by routing mode, FCI marking and reaction,
 //! ON/OFF pause of elements over a shared pool, push mode, traffic classes, reachability
-//! messages with scripted failures ([`reach`]), and hosts from permutations to flow-size
+//! messages with scripted failures (`reach`), and hosts from permutations to flow-size
 //! distributions. Not yet built (see the README): transports, low-latency VOQs, error-rate
 //! marking of links.
 
