@@ -32,6 +32,9 @@ pub enum RunError {
         /// Cells alive in the cell arena.
         allocated: u64,
     },
+    /// Items released twice: a cell or packet delivered or dropped twice.
+    #[error("account broken: {0} cells or packets were delivered or dropped twice")]
+    ReleasedTwice(u64),
     /// A configuration that promises no loss dropped items.
     #[error("lossless configuration dropped {0} cells")]
     LossInLosslessRun(u64),

@@ -1,22 +1,31 @@
 //! The single-switch models against results we did not write: Karol–Hluchyj–Morgan (FIFO head-of-
-//! line blocking), the output-queued switch's mean wait, iSLIP's and PIM's saturation throughput,
-//! and Little's law. Every run also checks conservation (see `common::run`).
+//! line blocking), the output-queued switch's mean wait, iSLIP's and PIM's saturation throughput.
+//! Every run also checks conservation (see `common::run`).
 
 mod common;
 
 use common::{run, switch};
 
-/// Karol, Hluchyj & Morgan (1987), Table I: saturation throughput of FIFO input queueing.
+/// Karol, Hluchyj & Morgan (1987), Table I: saturation throughput of FIFO input queueing, exact
+/// for N = 4 and 8; it decreases with N toward 2 − √2, so N = 32 lies between that limit and
+/// N = 8's value (the table gives no N = 32 entry).
 #[test]
 fn fifo_saturates_where_karol_hluchyj_morgan_predict() {
-    for (ports, theory, tolerance) in [(4, 0.6553, 0.008), (8, 0.6184, 0.008), (32, 0.5900, 0.01)] {
+    for (ports, theory) in [(4, 0.6553), (8, 0.6184)] {
         let (s, _) = run(&switch(ports, "fifo", 1.0, 200_000, ""));
         assert!(
-            (s.throughput - theory).abs() < tolerance,
+            (s.throughput - theory).abs() < 0.004,
             "N={ports}: throughput {:.4}, theory {theory}",
             s.throughput
         );
     }
+    let (s, _) = run(&switch(32, "fifo", 1.0, 200_000, ""));
+    let limit = 2.0 - 2f64.sqrt();
+    assert!(
+        s.throughput > limit && s.throughput < 0.6184,
+        "N=32: throughput {:.4} outside ({limit:.4}, 0.6184)",
+        s.throughput
+    );
 }
 
 /// Output-queued switch under Bernoulli uniform load p: mean wait (N-1)/N · p / (2(1-p)) slots.
@@ -61,27 +70,6 @@ fn pim_one_iteration_saturates_near_one_minus_one_over_e() {
         s.throughput
     );
     assert!((s.throughput - (1.0 - (-1.0f64).exp())).abs() < 0.015);
-}
-
-/// Little's law: mean occupancy = arrival rate × mean time in the switch.
-#[test]
-fn littles_law_holds_in_the_switch() {
-    for (scheduler, load) in [
-        ("islip", 0.8),
-        ("fifo", 0.5),
-        ("output_queued", 0.9),
-        ("safc", 0.7),
-    ] {
-        let ports = 16;
-        let (s, _) = run(&switch(ports, scheduler, load, 200_000, ""));
-        let predicted = s.throughput * ports as f64 * s.switch_delay_mean_cells;
-        let error = (s.queue_occupancy_mean_cells - predicted).abs() / predicted;
-        assert!(
-            error < 0.02,
-            "{scheduler}: occupancy {:.3}, λW {predicted:.3}",
-            s.queue_occupancy_mean_cells
-        );
-    }
 }
 
 /// Below saturation every scheduler carries the offered load.

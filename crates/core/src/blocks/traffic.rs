@@ -3,8 +3,11 @@
 //! A source alternates ON periods, during which it emits one cell per slot, and idle periods of
 //! geometrically distributed length chosen so the long-run fraction of busy slots equals the
 //! offered load. Under Bernoulli arrivals an ON period is one packet; under bursty arrivals it is
-//! a geometrically distributed number of packets, all to one destination. Packets are cut into
-//! cells; the last cell of a packet is padded.
+//! a geometrically distributed number of cells (iSLIP §VI; RIFL §V: "each bursty period contains
+//! a geometrically distributed number of cells"), all to one destination, filled with whole
+//! packets drawn from the size distribution, the last cut to the cells left, so bursts have the
+//! configured mean whatever the packet sizes. Packets are cut into cells; the last cell of a
+//! packet is padded.
 
 use rand::Rng as _;
 use rand_distr::{Distribution, Geometric};
@@ -22,9 +25,9 @@ pub enum Arrival {
     /// Independent packets separated by geometric idle gaps (i.i.d. Bernoulli cells when packets
     /// are one cell long).
     Bernoulli,
-    /// Geometric bursts of packets to one destination, mean burst length in cells.
+    /// Geometric bursts of cells to one destination, filled with whole packets.
     Bursty {
-        /// Mean burst length in cells (at least one packet per burst).
+        /// Mean burst length in cells (at least 1).
         mean_burst_cells: f64,
     },
 }
@@ -117,11 +120,13 @@ pub struct Generator {
     destinations: Destinations,
     rng: Rng,
     idle_slots: Option<Geometric>,
-    extra_packets_per_burst: Option<Geometric>,
+    /// Bursty arrivals: cells of a burst beyond its first.
+    extra_burst_cells: Option<Geometric>,
     next_ps: TimePs,
     dst: u16,
     packet_bytes_left: u32,
-    packets_left_in_burst: u64,
+    /// Cells of the current burst not yet given to a packet.
+    burst_cells_left: u64,
     /// When the first cell of the packet being emitted was due, or `NEVER_PS` between packets.
     packet_start_ps: TimePs,
 }
@@ -129,14 +134,12 @@ pub struct Generator {
 impl Generator {
     /// A source at `terminal`; its first ON period starts after an idle gap from slot 0.
     pub fn new(terminal: u16, spec: TrafficSpec, destinations: Destinations, rng: Rng) -> Self {
-        let mean_packet_cells = spec.sizes.mean_cells(spec.cell_payload_bytes);
-        let (mean_on_cells, extra_packets_per_burst) = match spec.arrival {
-            Arrival::Bernoulli => (mean_packet_cells, None),
+        let (mean_on_cells, extra_burst_cells) = match spec.arrival {
+            Arrival::Bernoulli => (spec.sizes.mean_cells(spec.cell_payload_bytes), None),
             Arrival::Bursty { mean_burst_cells } => {
-                let mean_packets = (mean_burst_cells / mean_packet_cells).max(1.0);
-                let extra =
-                    Geometric::new(1.0 / mean_packets).expect("mean packets per burst >= 1");
-                (mean_packets * mean_packet_cells, Some(extra))
+                let mean = mean_burst_cells.max(1.0);
+                let extra = Geometric::new(1.0 / mean).expect("mean burst of at least one cell");
+                (mean, Some(extra))
             }
         };
         let idle_slots = (spec.load > 0.0).then(|| {
@@ -149,11 +152,11 @@ impl Generator {
             destinations,
             rng,
             idle_slots,
-            extra_packets_per_burst,
+            extra_burst_cells,
             next_ps: NEVER_PS,
             dst: 0,
             packet_bytes_left: 0,
-            packets_left_in_burst: 0,
+            burst_cells_left: 0,
             packet_start_ps: NEVER_PS,
         };
         generator.start_on_period(0);
@@ -193,9 +196,8 @@ impl Generator {
         }
         if !last_of_packet {
             self.next_ps = next_slot_ps;
-        } else if self.packets_left_in_burst > 0 {
-            self.packets_left_in_burst -= 1;
-            self.packet_bytes_left = self.spec.sizes.draw(&mut self.rng);
+        } else if self.burst_cells_left > 0 {
+            self.next_packet_of_burst();
             self.next_ps = next_slot_ps;
         } else {
             self.start_on_period(next_slot_ps);
@@ -227,10 +229,28 @@ impl Generator {
         let gap = idle.sample(&mut self.rng);
         self.next_ps = from_ps.saturating_add(gap.saturating_mul(self.spec.slot_ps));
         self.dst = self.draw_destination();
-        self.packet_bytes_left = self.spec.sizes.draw(&mut self.rng);
-        self.packets_left_in_burst = self
-            .extra_packets_per_burst
-            .map_or(0, |g| g.sample(&mut self.rng));
+        let size = self.spec.sizes.draw(&mut self.rng);
+        match self.extra_burst_cells {
+            None => self.packet_bytes_left = size,
+            Some(extra) => {
+                self.burst_cells_left = 1 + extra.sample(&mut self.rng);
+                self.take_burst_cells(size);
+            }
+        }
+    }
+
+    /// Draws the next packet of a burst.
+    fn next_packet_of_burst(&mut self) {
+        let size = self.spec.sizes.draw(&mut self.rng);
+        self.take_burst_cells(size);
+    }
+
+    /// Starts a packet of `size_bytes`, cut to the burst's cells left.
+    fn take_burst_cells(&mut self, size_bytes: u32) {
+        let payload = self.spec.cell_payload_bytes as u64;
+        let bytes = (size_bytes as u64).min(self.burst_cells_left * payload);
+        self.packet_bytes_left = bytes as u32;
+        self.burst_cells_left -= bytes.div_ceil(payload);
     }
 
     fn draw_destination(&mut self) -> u16 {
@@ -334,31 +354,50 @@ mod tests {
         .is_empty());
     }
 
+    /// Bursts go to one destination, hold whole packets, and have the configured mean length
+    /// in cells whatever the packet sizes, even when a mean packet is longer than a mean burst
+    /// (RIFL's Fig. 5: 1024-byte bursts of 64-2048-byte packets).
     #[test]
-    fn bursts_share_a_destination_and_have_the_requested_mean_length() {
-        let cells = run(
-            spec(
-                0.5,
-                Arrival::Bursty {
-                    mean_burst_cells: 16.0,
+    fn bursts_share_a_destination_end_with_a_packet_and_have_the_requested_mean_length() {
+        for (mean_burst_cells, sizes) in [
+            (16.0, PacketSizes::Fixed(64)),
+            (16.0, PacketSizes::Uniform { min: 1, max: 300 }),
+            (4.0, PacketSizes::Uniform { min: 1, max: 1000 }),
+        ] {
+            let cells = run(
+                spec(0.5, Arrival::Bursty { mean_burst_cells }, sizes),
+                Destinations::Uniform {
+                    ports: 64,
+                    include_self: true,
                 },
-                PacketSizes::Fixed(64),
-            ),
-            Destinations::Uniform {
-                ports: 64,
-                include_self: true,
-            },
-        );
-        // Consecutive slots with the same destination form one burst (adjacent bursts to the
-        // same destination are rare with 64 destinations and are merged, biasing slightly up).
-        let mut bursts = 1;
-        for pair in cells.windows(2) {
-            if pair[1].inject_ps != pair[0].inject_ps + 10 || pair[1].dst != pair[0].dst {
-                bursts += 1;
+            );
+            // Consecutive slots with the same destination form one burst (adjacent bursts to
+            // the same destination are rare with 64 destinations and are merged, biasing
+            // slightly up).
+            let mut bursts = 1;
+            let mut one_cell_bursts = 0;
+            let mut length = 1;
+            for pair in cells.windows(2) {
+                if pair[1].inject_ps != pair[0].inject_ps + 10 || pair[1].dst != pair[0].dst {
+                    assert!(pair[0].last_of_packet, "a burst ends with a whole packet");
+                    bursts += 1;
+                    one_cell_bursts += u32::from(length == 1);
+                    length = 0;
+                }
+                length += 1;
             }
+            let mean = cells.len() as f64 / bursts as f64;
+            assert!(
+                (mean - mean_burst_cells).abs() < mean_burst_cells / 16.0,
+                "{sizes:?}: mean burst {mean}"
+            );
+            // Geometric lengths: a fraction 1/mean of bursts is one cell long.
+            let single = one_cell_bursts as f64 / bursts as f64;
+            assert!(
+                (single - 1.0 / mean_burst_cells).abs() < 0.02,
+                "{sizes:?}: {single} of bursts are one cell"
+            );
         }
-        let mean = cells.len() as f64 / bursts as f64;
-        assert!((mean - 16.0).abs() < 1.0, "mean burst {mean}");
     }
 
     #[test]

@@ -45,13 +45,17 @@ struct Slot<T> {
     value: T,
     /// Next element in the queue this slot is on, or in the free list.
     next: u32,
+    /// On the free list (it fits in the slot's padding beside `next`).
+    freed: bool,
 }
 
-/// A growable slab with a free list.
+/// A growable slab with a free list. Releasing a handle twice (a cell delivered or dropped
+/// twice) is not an error here but is counted, so that a run's account can fail on it.
 pub struct Arena<T> {
     slots: Vec<Slot<T>>,
     free_head: u32,
     live: usize,
+    released_twice: u64,
 }
 
 impl<T> Default for Arena<T> {
@@ -67,6 +71,7 @@ impl<T> Arena<T> {
             slots: Vec::new(),
             free_head: NIL,
             live: 0,
+            released_twice: 0,
         }
     }
 
@@ -79,20 +84,37 @@ impl<T> Arena<T> {
             self.free_head = slot.next;
             slot.value = value;
             slot.next = NIL;
+            slot.freed = false;
             return Id(index, PhantomData);
         }
         let index = u32::try_from(self.slots.len()).expect("arena holds at most 2^32 - 1 values");
         assert!(index != NIL, "arena holds at most 2^32 - 1 values");
-        self.slots.push(Slot { value, next: NIL });
+        self.slots.push(Slot {
+            value,
+            next: NIL,
+            freed: false,
+        });
         Id(index, PhantomData)
     }
 
-    /// Releases the slot of `id`; the handle must not be used again.
+    /// Releases the slot of `id`; the handle must not be used again. A handle already
+    /// released is counted ([`released_twice`](Self::released_twice)) and left alone.
     pub fn free(&mut self, id: Id<T>) {
-        self.live -= 1;
         let slot = &mut self.slots[id.0 as usize];
+        if slot.freed {
+            self.released_twice += 1;
+            return;
+        }
+        slot.freed = true;
         slot.next = self.free_head;
         self.free_head = id.0;
+        self.live -= 1;
+    }
+
+    /// Handles released again after their release: each is a cell (or packet) delivered or
+    /// dropped twice, which a run's account reports as broken.
+    pub fn released_twice(&self) -> u64 {
+        self.released_twice
     }
 
     /// Number of values currently stored.

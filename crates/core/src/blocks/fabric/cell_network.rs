@@ -600,6 +600,7 @@ impl<R: Router> Network<R> {
         let sum = |f: fn(&Terminal) -> u64| self.terminals().map(f).sum::<u64>();
         let injected = sum(|t| t.counters.cells_injected);
         let delivered = sum(|t| t.counters.cells_delivered);
+        self.fabric.check_released_once()?;
         let in_flight = self.fabric.cells_held();
         let allocated = self.fabric.cells_live();
         if in_flight != allocated {
@@ -801,6 +802,21 @@ mod tests {
         assert!(matches!(
             network.finish(clock),
             Err(RunError::Unaccounted { held, allocated }) if allocated == held + 1
+        ));
+    }
+
+    /// A cell delivered twice breaks the account.
+    #[test]
+    fn a_cell_delivered_twice_fails_the_run() {
+        let (mut network, clock) = halfway();
+        network.fabric.start(0, |_, ctx| {
+            let cell = ctx.cells.alloc(Cell::new(0, 1, 64, true, 0, 0));
+            ctx.deliver(cell);
+            ctx.deliver(cell);
+        });
+        assert!(matches!(
+            network.finish(clock),
+            Err(RunError::ReleasedTwice(1))
         ));
     }
 

@@ -465,6 +465,14 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
         self.cells.live() as u64
     }
 
+    /// Fails if a cell or packet was released twice (delivered or dropped twice).
+    pub fn check_released_once(&self) -> Result<(), crate::run::RunError> {
+        match self.cells.released_twice() + self.packets.released_twice() {
+            0 => Ok(()),
+            twice => Err(crate::run::RunError::ReleasedTwice(twice)),
+        }
+    }
+
     /// Cells counted where they are: held by the nodes, on the wires, in link protocols and
     /// in events on their way. It equals [`cells_live`](Self::cells_live) unless a cell was
     /// lost from every queue or held in two.

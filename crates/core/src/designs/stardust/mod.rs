@@ -836,6 +836,21 @@ mod tests {
         ));
     }
 
+    /// A packet freed twice (delivered to its host twice, say) breaks the account.
+    #[test]
+    fn a_packet_released_twice_fails_the_run() {
+        let (mut stardust, clock) = halfway();
+        stardust.fabric.start(0, |_, ctx| {
+            let packet = ctx.packets.alloc(Packet::new(0, 1, 100, 0));
+            ctx.packets.free(packet);
+            ctx.packets.free(packet);
+        });
+        assert!(matches!(
+            stardust.finish(&clock),
+            Err(RunError::ReleasedTwice(1))
+        ));
+    }
+
     /// A packet stored but held nowhere breaks the packet account.
     #[test]
     fn a_packet_held_nowhere_fails_the_run() {

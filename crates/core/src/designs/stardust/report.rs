@@ -255,6 +255,7 @@ impl Stardust {
         &self,
         clock: &Clock,
     ) -> Result<(StardustSummary, StardustTables), RunError> {
+        self.fabric.check_released_once()?;
         let adapters: Vec<_> = self.adapters().collect();
         let elements: Vec<_> = self.elements().collect();
         let sum = |f: &dyn Fn(&super::adapter::AdapterCounters) -> u64| -> u64 {
