@@ -22,6 +22,7 @@ limit: each flow split evenly over all its minimal paths. It prints
 
 import argparse
 import math
+import sys
 import time
 from fractions import Fraction
 
@@ -300,7 +301,7 @@ def main() -> None:
     )
     for label, formula, value, gl, lo, sat in dragonfly_table():
         print(f"| {label} | {formula} | {value:.5f} | {gl:.5f} | {lo:.5f} | {sat:.5f} |")
-    print(f"\n(run time {time.perf_counter() - t0:.1f} s)")
+    print(f"\n(run time {time.perf_counter() - t0:.1f} s)", file=sys.stderr)
 
 
 if __name__ == "__main__":
