@@ -105,6 +105,7 @@ fn full_bursty_load_is_lossless() {
     ]));
     assert!(s.flow_control_signals > 0, "VOQs were paused");
     assert!(s.offered_load < 1.0, "hosts were held back");
+    assert!(s.source_wait_mean_cells > 0.0 && s.source_wait_max_cells >= s.source_wait_mean_cells);
     assert!(s.goodput < s.throughput, "padding costs bandwidth");
     assert!(s.packets_delivered > 0);
 }

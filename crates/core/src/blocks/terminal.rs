@@ -34,6 +34,12 @@ pub struct TerminalCounters {
     pub packets_delivered: u64,
     /// Cells delivered behind a later cell of the same source (in-order delivery is 0).
     pub cells_out_of_order: u64,
+    /// Packets generated from the start of measurement.
+    pub packets_generated_measured: u64,
+    /// Their total time held back at the source by a full host queue (closed loop).
+    pub source_wait_ps_sum: u64,
+    /// The longest of those waits.
+    pub source_wait_ps_max: u64,
 }
 
 /// A host attached to the fabric by one link in each direction.
@@ -123,6 +129,12 @@ impl Terminal {
             self.counters.cells_injected += 1;
             self.counters.cells_injected_measured +=
                 (cell.inject_ps >= self.measure_from_ps) as u64;
+            if cell.last_of_packet && cell.packet_inject_ps >= self.measure_from_ps {
+                let held_ps = self.generator.last_packet_held_ps();
+                self.counters.packets_generated_measured += 1;
+                self.counters.source_wait_ps_sum += held_ps;
+                self.counters.source_wait_ps_max = self.counters.source_wait_ps_max.max(held_ps);
+            }
             let channel = cell.vc as usize;
             let id = cells.alloc(cell);
             cells.push_back(&mut self.tx_queues[channel], id);

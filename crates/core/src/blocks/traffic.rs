@@ -129,6 +129,10 @@ pub struct Generator {
     burst_cells_left: u64,
     /// When the first cell of the packet being emitted was due, or `NEVER_PS` between packets.
     packet_start_ps: TimePs,
+    /// How long the packet being emitted has been held back (closed loop).
+    packet_held_ps: TimePs,
+    /// How long the last packet emitted whole was held back.
+    last_packet_held_ps: TimePs,
 }
 
 impl Generator {
@@ -158,6 +162,8 @@ impl Generator {
             packet_bytes_left: 0,
             burst_cells_left: 0,
             packet_start_ps: NEVER_PS,
+            packet_held_ps: 0,
+            last_packet_held_ps: 0,
         };
         generator.start_on_period(0);
         generator
@@ -166,6 +172,12 @@ impl Generator {
     /// When the next cell is due, or [`NEVER_PS`].
     pub fn next_cell_ps(&self) -> TimePs {
         self.next_ps
+    }
+
+    /// How long the last packet emitted whole was held back at the source, its cells' due
+    /// times moved later because the host's queue was full (0 in open loop).
+    pub fn last_packet_held_ps(&self) -> TimePs {
+        self.last_packet_held_ps
     }
 
     /// The source emits nothing at or after this time.
@@ -193,6 +205,7 @@ impl Generator {
         let next_slot_ps = self.next_ps + self.spec.slot_ps;
         if last_of_packet {
             self.packet_start_ps = NEVER_PS;
+            self.last_packet_held_ps = std::mem::take(&mut self.packet_held_ps);
         }
         if !last_of_packet {
             self.next_ps = next_slot_ps;
@@ -213,6 +226,7 @@ impl Generator {
     /// generator stalls while its output is full.
     pub fn defer_to(&mut self, now_ps: TimePs) {
         if self.next_ps < now_ps {
+            self.packet_held_ps += now_ps - self.next_ps;
             self.next_ps = now_ps;
             if self.next_ps >= self.spec.stop_ps {
                 self.next_ps = NEVER_PS;

@@ -117,6 +117,11 @@ impl<T> Arena<T> {
         self.released_twice
     }
 
+    /// The values currently stored, in slot order (for end-of-run reports).
+    pub fn live_values(&self) -> impl Iterator<Item = &T> {
+        self.slots.iter().filter(|s| !s.freed).map(|s| &s.value)
+    }
+
     /// Number of values currently stored.
     pub fn live(&self) -> usize {
         self.live

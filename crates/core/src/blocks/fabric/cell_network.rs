@@ -19,7 +19,7 @@ use crate::blocks::traffic::{Destinations, Generator, TrafficSpec};
 use crate::engine::kernel::{Clock, Kernel, Model};
 use crate::engine::queue::CalendarQueue;
 use crate::engine::rng::{stream, ComponentId};
-use crate::engine::stats::Percentiles;
+use crate::engine::stats::{LatencyHistogram, Percentiles};
 use crate::engine::time::{TimePs, PS_PER_NS};
 use crate::run::{Design, Ledger, Perf, Report, RunError};
 
@@ -225,6 +225,17 @@ pub struct Summary {
     pub cells_in_flight: u64,
     /// Cells whose latency was measured.
     pub cells_measured: u64,
+    /// Cells generated during measurement and still in flight at the end: their latency is
+    /// not in `latency_cells`, which therefore reads low when many are.
+    pub cells_in_flight_measured: u64,
+    /// How long those cells had been in flight at the end, in cell times: a censored tail
+    /// (each is a lower bound of that cell's latency).
+    pub in_flight_age_cells: Percentiles,
+    /// Mean time a packet generated during measurement was held back at its source by a full
+    /// host queue (closed-loop hosts), in cell times; `latency_cells` starts after it.
+    pub source_wait_mean_cells: f64,
+    /// The longest such wait, in cell times.
+    pub source_wait_max_cells: f64,
     /// Packets whose last cell was delivered over the whole run.
     pub packets_delivered: u64,
     /// Cells that reached their terminal ahead of an earlier cell of the same source; absent
@@ -617,6 +628,12 @@ impl<R: Router> Network<R> {
             in_flight,
         };
         ledger.check(self.lossless)?;
+        let mut in_flight_ages = LatencyHistogram::new();
+        for cell in self.fabric.live_cells() {
+            if cell.inject_ps >= self.warmup_ps {
+                in_flight_ages.record(clock.now_ps.saturating_sub(cell.inject_ps));
+            }
+        }
         let measured_slots = (self.end_ps - self.warmup_ps) / slot_ps;
         let terminals = self.terminals().count();
         let capacity_cells = (terminals as u64 * measured_slots) as f64;
@@ -653,6 +670,17 @@ impl<R: Router> Network<R> {
             cells_dropped: metrics.cells_dropped,
             cells_in_flight: in_flight,
             cells_measured: metrics.latency.count(),
+            cells_in_flight_measured: in_flight_ages.count(),
+            in_flight_age_cells: in_flight_ages.percentiles().scaled(slot_ps as f64),
+            source_wait_mean_cells: sum(|t| t.counters.source_wait_ps_sum) as f64
+                / slot_ps as f64
+                / (sum(|t| t.counters.packets_generated_measured) as f64).max(1.0),
+            source_wait_max_cells: self
+                .terminals()
+                .map(|t| t.counters.source_wait_ps_max)
+                .max()
+                .unwrap_or(0) as f64
+                / slot_ps as f64,
             packets_delivered: sum(|t| t.counters.packets_delivered),
             cells_out_of_order: (terminals <= IN_ORDER_CHECK_MAX_HOSTS)
                 .then(|| sum(|t| t.counters.cells_out_of_order)),

@@ -460,6 +460,11 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
         &self.router
     }
 
+    /// The cells alive at the end of a run (for what a report says of them).
+    pub fn live_cells(&self) -> impl Iterator<Item = &crate::blocks::cell::Cell> {
+        self.cells.live_values()
+    }
+
     /// Cells alive in the arena: generated and neither delivered nor dropped.
     pub fn cells_live(&self) -> u64 {
         self.cells.live() as u64
