@@ -51,6 +51,25 @@ fn output_queued_mean_wait_matches_theory() {
     }
 }
 
+/// SAFC (N² dedicated queues, each output serving its own round robin with no input
+/// constraint) is work-conserving per output, so its mean wait is the output-queued switch's:
+/// a free theory check of the ideal switch RIFL's Table I compares against.
+#[test]
+fn safc_waits_like_an_output_queued_switch() {
+    let ports = 32;
+    for load in [0.5, 0.9] {
+        let (s, _) = run(&switch(ports, "safc", load, 200_000, ""));
+        let n = ports as f64;
+        let theory = (n - 1.0) / n * load / (2.0 * (1.0 - load));
+        let error = (s.switch_delay_mean_cells - theory).abs() / theory;
+        assert!(
+            error < 0.03,
+            "p={load}: wait {:.4} slots, theory {theory:.4}",
+            s.switch_delay_mean_cells
+        );
+    }
+}
+
 /// McKeown (1999): iSLIP with one iteration sustains 100% of uniform Bernoulli traffic.
 #[test]
 fn islip_one_iteration_reaches_full_throughput() {

@@ -833,6 +833,27 @@ mod tests {
         ));
     }
 
+    /// A cell lost without being counted (here: an injection no cell stands for) breaks the
+    /// balance.
+    #[test]
+    fn a_cell_lost_silently_fails_the_run() {
+        let (mut network, clock) = halfway();
+        let terminal = network
+            .fabric
+            .nodes_mut()
+            .iter_mut()
+            .find_map(|n| match n {
+                super::CellNode::Terminal(t) => Some(t),
+                super::CellNode::Switch(_) => None,
+            })
+            .unwrap();
+        terminal.counters.cells_injected += 1;
+        assert!(matches!(
+            network.finish(clock),
+            Err(RunError::Conservation { .. })
+        ));
+    }
+
     /// A cell delivered twice breaks the account.
     #[test]
     fn a_cell_delivered_twice_fails_the_run() {

@@ -189,6 +189,9 @@ impl Design for Clint {
     }
 
     fn report(self, clock: Clock) -> Result<Report, RunError> {
+        if self.packets.released_twice() > 0 {
+            return Err(RunError::ReleasedTwice(self.packets.released_twice()));
+        }
         let summary = self.summary(&clock);
         // A NIC retransmits every request until its target accepts it, so no packet is ever
         // dropped; collisions and overflows drop transmissions, counted in the summary.
