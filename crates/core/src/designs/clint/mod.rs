@@ -503,6 +503,7 @@ impl Model for Clint {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::{Design, RunError};
 
     /// Mean and variance of many intervals, in cycles.
     fn moments(law: IntervalLaw) -> (f64, f64) {
@@ -539,5 +540,47 @@ mod tests {
             (variance / geometric_variance - 1.0).abs() < 0.03,
             "{variance}"
         );
+    }
+
+    /// A B4 run stopped halfway, with packets queued, buffered and awaiting acknowledgment.
+    fn halfway() -> (Clint, crate::engine::kernel::Clock) {
+        let json = r#"{"design": "clint", "nodes": 16, "run": {"seed": 1, "duration_ns": 400000},
+            "channel": {"architecture": "B4"}, "traffic": {"load": 0.8}}"#;
+        let mut kernel = crate::engine::kernel::Kernel::new(build(json).unwrap(), 400_000_000);
+        kernel.advance(200_000_000);
+        let (clint, clock, deadlock) = kernel.into_parts();
+        assert!(deadlock.is_none());
+        (clint, clock)
+    }
+
+    #[test]
+    fn the_packet_account_settles_where_packets_are() {
+        let (clint, clock) = halfway();
+        assert!(clint.in_flight() > 0);
+        assert!(Design::report(clint, clock).is_ok());
+    }
+
+    /// A packet stored but held by no NIC (a lost handle) breaks the account.
+    #[test]
+    fn a_packet_held_nowhere_fails_the_run() {
+        let (mut clint, clock) = halfway();
+        clint.packets.alloc(Packet::new(0, 1, 0, 0));
+        assert!(matches!(
+            Design::report(clint, clock),
+            Err(RunError::Unaccounted { held, allocated }) if allocated == held + 1
+        ));
+    }
+
+    /// A packet acknowledged twice (freed twice) breaks the account.
+    #[test]
+    fn a_packet_freed_twice_fails_the_run() {
+        let (mut clint, clock) = halfway();
+        let id = clint.packets.alloc(Packet::new(0, 1, 0, 0));
+        clint.packets.free(id);
+        clint.packets.free(id);
+        assert!(matches!(
+            Design::report(clint, clock),
+            Err(RunError::ReleasedTwice(1))
+        ));
     }
 }

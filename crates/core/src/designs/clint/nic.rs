@@ -371,7 +371,14 @@ impl Nic {
         pending
     }
 
-    /// Packets not yet accepted by their target: queued on the host or in send buffers.
+    /// Packets the NIC holds, counted where they are: host queues and send buffers (accepted
+    /// ones wait there for their acknowledgment).
+    pub fn held(&self) -> u64 {
+        self.host.iter().map(|q| q.len() as u64).sum::<u64>() + self.send.len() as u64
+    }
+
+    /// Packets not yet accepted by their target: in host queues, or in send buffers and not
+    /// yet accepted.
     pub fn undelivered(&self, packets: &Arena<Packet>) -> u64 {
         let queued: u64 = self.host.iter().map(|q| q.len() as u64).sum();
         let buffered = self

@@ -192,6 +192,13 @@ impl Design for Clint {
         if self.packets.released_twice() > 0 {
             return Err(RunError::ReleasedTwice(self.packets.released_twice()));
         }
+        let held: u64 = self.nics.iter().map(|nic| nic.held()).sum();
+        if held != self.packets.live() as u64 {
+            return Err(RunError::Unaccounted {
+                held,
+                allocated: self.packets.live() as u64,
+            });
+        }
         let summary = self.summary(&clock);
         // A NIC retransmits every request until its target accepts it, so no packet is ever
         // dropped; collisions and overflows drop transmissions, counted in the summary.
