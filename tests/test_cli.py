@@ -108,8 +108,10 @@ def test_out_is_checked_before_the_run_and_loses_stale_tables(small_scenario: Pa
     assert (out / "ports.parquet").exists()
 
 
-def test_ctrl_c_stops_a_long_run_within_a_second_with_status_130():
-    command = [sys.executable, "-m", "cellfabric.cli", "run", "scenarios/bench/islip-reference.toml"]
+def test_ctrl_c_stops_a_long_run_within_a_second_with_status_130_and_partial_results(tmp_path: Path):
+    out = tmp_path / "partial"
+    command = [sys.executable, "-m", "cellfabric.cli", "run", "scenarios/bench/islip-reference.toml",
+               "--out", str(out)]
     run = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(2.0)
     sent = time.perf_counter()
@@ -117,6 +119,32 @@ def test_ctrl_c_stops_a_long_run_within_a_second_with_status_130():
     _, stderr = run.communicate(timeout=30)
     assert time.perf_counter() - sent < 1.0
     assert run.returncode == 130 and "interrupted" in stderr and "Traceback" not in stderr, stderr
+    provenance = json.loads((out / "provenance.json").read_text())
+    summary = json.loads((out / "summary.json").read_text())
+    assert provenance["interrupted"] is True
+    assert 0 < summary["sim_time_ps"] < 51_200_000_000, "stopped part of the way"
+    assert summary["cells_injected"] == (
+        summary["cells_delivered"] + summary["cells_dropped"] + summary["cells_in_flight"]
+    ), "the partial run's account settles"
+
+
+def test_results_carry_their_provenance_and_are_not_written_over_by_accident(small_scenario: Path,
+                                                                            tmp_path: Path):
+    done = cli("run", str(small_scenario), "--json", "--set", "traffic.load=0.4")
+    provenance = json.loads(done.stdout)["provenance"]
+    assert provenance["cellfabric_version"] == cli("--version").stdout.split()[-1]
+    assert provenance["seed"] == 3 and provenance["interrupted"] is False
+    assert provenance["scenario"]["traffic"]["load"] == 0.4
+    assert "--set" in provenance["command_line"] and provenance["source_revision"]
+    out = tmp_path / "result"
+    assert cli("run", str(small_scenario), "--out", str(out)).returncode == 0
+    again = cli("run", str(small_scenario), "--out", str(out), "--seed", "9")
+    assert again.returncode == 2 and "--force" in again.stderr
+    assert json.loads((out / "summary.json").read_text())["seed"] == 3, "the first run's results stand"
+    assert cli("run", str(small_scenario), "--out", str(out), "--seed", "9", "--force").returncode == 0
+    assert json.loads((out / "summary.json").read_text())["seed"] == 9
+    assert json.loads((out / "provenance.json").read_text())["seed"] == 9
+    assert not list(out.glob(".*.tmp")), "no temporary file left behind"
 
 
 def test_missing_file_and_broken_toml_are_bad_input(tmp_path: Path):

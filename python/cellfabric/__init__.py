@@ -5,9 +5,20 @@
     res.summary["throughput"], res.tables["latency_histogram"]
 """
 
-from cellfabric._core import ScenarioError, SimulationError
+from cellfabric._core import BugError, Error, ScenarioError, SimulationError
+from cellfabric.provenance import __version__
 from cellfabric.result import Result
-from cellfabric.runner import run
+from cellfabric.runner import Interrupted, run
 from cellfabric.scenario import load_scenario
 
-__all__ = ["Result", "ScenarioError", "SimulationError", "load_scenario", "run"]
+__all__ = [
+    "BugError",
+    "Error",
+    "Interrupted",
+    "Result",
+    "ScenarioError",
+    "SimulationError",
+    "__version__",
+    "load_scenario",
+    "run",
+]

@@ -8,12 +8,16 @@ from pathlib import Path
 
 import click
 
-from cellfabric._core import ScenarioError, SimulationError, catalog
+from cellfabric._core import BugError, ScenarioError, SimulationError, catalog
+from cellfabric.provenance import __version__
+from cellfabric.result import clear_results, holds_results
+from cellfabric.runner import Interrupted
 from cellfabric.runner import run as run_scenario
 from cellfabric.scenario import parse_assignment
 
 EXIT_BAD_INPUT = 2
 EXIT_RUN_FAILED = 1
+EXIT_BUG = 3
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports an interrupted command
 
 
@@ -46,6 +50,7 @@ def _report(summary: dict) -> str:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="cellfabric")
 def main() -> None:
     """cellfabric: a cell-accurate simulator of scheduled, low-latency fabrics."""
 
@@ -57,14 +62,21 @@ def main() -> None:
 )
 @click.option("--seed", type=int, default=None, help="Seed of the run (same as --set run.seed=N).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Write results here.")
+@click.option("--force", is_flag=True,
+              help="Write into an --out folder that holds another run's results (clearing them).")
 @click.option("--json", "as_json", is_flag=True,
-              help="Print exactly one JSON object on stdout: the summary, wall-clock figures under 'perf'.")
+              help="Print exactly one JSON object on stdout: the summary, wall-clock figures under 'perf', "
+              "version, scenario and command line under 'provenance'.")
 def run(
-    scenario: str, assignments: tuple[str, ...], seed: int | None, out_dir: str | None, as_json: bool
+    scenario: str, assignments: tuple[str, ...], seed: int | None, out_dir: str | None, force: bool,
+    as_json: bool,
 ) -> None:
     """Run one SCENARIO (a TOML file)."""
     if out_dir is not None:
         _check_writable(out_dir)
+        if holds_results(out_dir) and not force:
+            _fail(f"--out {out_dir}: holds another run's results (add --force to replace them)",
+                  EXIT_BAD_INPUT)
     try:
         overrides = dict(parse_assignment(a) for a in assignments)
         result = run_scenario(scenario, overrides=overrides, seed=seed)
@@ -72,15 +84,28 @@ def run(
         _fail(str(error), EXIT_BAD_INPUT)
     except SimulationError as error:
         _fail(str(error), EXIT_RUN_FAILED)
-    except KeyboardInterrupt:
-        _fail("interrupted; no results written", EXIT_INTERRUPTED)
+    except BugError as error:
+        where = f"scenario {scenario}" + "".join(f" --set {a}" for a in assignments)
+        where += f" --seed {seed}" if seed is not None else ""
+        _fail(f"{error} (to reproduce: {where}; please report it)", EXIT_BUG)
+    except Interrupted as stop:
+        if out_dir is not None:
+            _write(stop.result, out_dir, force)
+        _fail("interrupted" + (f"; partial results in {out_dir}" if out_dir else ""), EXIT_INTERRUPTED)
     if out_dir is not None:
-        result.write(out_dir)
+        _write(result, out_dir, force)
     if as_json:
-        click.echo(json.dumps({**result.summary, "perf": result.perf}))
+        click.echo(json.dumps({**result.summary, "perf": result.perf, "provenance": result.provenance}))
     else:
         click.echo(_report(result.summary))
         click.echo("perf  " + "  ".join(f"{k} {_number(v)}" for k, v in result.perf.items()))
+
+
+def _write(result, out_dir: str, force: bool) -> None:
+    """Writes a result into ``out_dir``, first clearing an earlier run's results if ``force``."""
+    if force:
+        clear_results(out_dir)
+    result.write(out_dir)
 
 
 def _check_writable(out_dir: str) -> None:

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from cellfabric.provenance import provenance
+
+# The files a result folder holds besides its Parquet tables.
+RESULT_FILES = ("summary.json", "perf.json", "scenario.json", "provenance.json")
 
 
 @dataclass
@@ -19,29 +25,62 @@ class Result:
     tables: dict[str, pd.DataFrame]
     scenario: dict[str, Any] = field(repr=False)
     perf: dict[str, Any] = field(default_factory=dict)
+    #: True for the partial results of a run stopped early (Ctrl-C).
+    interrupted: bool = False
+
+    @property
+    def provenance(self) -> dict[str, Any]:
+        """Version, source revision, scenario, seed and command line of this result."""
+        return provenance(self.scenario, self.interrupted)
 
     def __getitem__(self, key: str) -> Any:
         return self.summary[key]
 
     @classmethod
-    def from_core(cls, summary_json: str, tables_json: str, perf_json: str, scenario: dict) -> Result:
+    def from_core(cls, summary_json: str, tables_json: str, perf_json: str, scenario: dict,
+                  interrupted: bool = False) -> Result:
         """Builds a result from the JSON the core returns."""
         tables = {name: pd.DataFrame(columns) for name, columns in json.loads(tables_json).items()}
         summary, perf = json.loads(summary_json), json.loads(perf_json)
-        return cls(summary=summary, tables=tables, scenario=scenario, perf=perf)
+        return cls(summary=summary, tables=tables, scenario=scenario, perf=perf, interrupted=interrupted)
 
     def write(self, out_dir: str | Path) -> Path:
-        """Writes ``summary.json``, ``perf.json``, ``scenario.json`` and one Parquet file per table into
-        ``out_dir``, removing the Parquet tables an earlier run left there."""
+        """Writes ``summary.json``, ``perf.json``, ``scenario.json``, ``provenance.json`` and one
+        Parquet file per table into ``out_dir``, each under a temporary name first and then renamed,
+        so that no file is ever half written; Parquet tables an earlier run left there are removed."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         # Tables of an earlier run that this one does not write would be read as this run's.
         for stale in out.glob("*.parquet"):
             if stale.stem not in self.tables:
                 stale.unlink()
-        (out / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
-        (out / "perf.json").write_text(json.dumps(self.perf, indent=2) + "\n")
-        (out / "scenario.json").write_text(json.dumps(self.scenario, indent=2) + "\n")
+        texts = {"summary.json": self.summary, "perf.json": self.perf, "scenario.json": self.scenario,
+                 "provenance.json": self.provenance}
+        for name, value in texts.items():
+            text = json.dumps(value, indent=2) + "\n"
+            _write_atomically(out / name, lambda tmp, text=text: tmp.write_text(text))
         for name, frame in self.tables.items():
-            frame.to_parquet(out / f"{name}.parquet", index=False)
+            table = out / f"{name}.parquet"
+            _write_atomically(table, lambda tmp, frame=frame: frame.to_parquet(tmp, index=False))
         return out
+
+
+def holds_results(out_dir: str | Path) -> bool:
+    """True if ``out_dir`` holds the results of a run."""
+    return (Path(out_dir) / "summary.json").exists()
+
+
+def clear_results(out_dir: str | Path) -> None:
+    """Removes a run's results from ``out_dir`` (and nothing else)."""
+    out = Path(out_dir)
+    for name in RESULT_FILES:
+        (out / name).unlink(missing_ok=True)
+    for table in out.glob("*.parquet"):
+        table.unlink()
+
+
+def _write_atomically(path: Path, write) -> None:
+    """Writes ``path`` through ``write(temporary path)``, then renames it into place."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    write(tmp)
+    os.replace(tmp, path)

@@ -18,6 +18,14 @@ STEP_WALL_S = 0.2
 PROGRESS_AFTER_S = 2.0
 
 
+class Interrupted(KeyboardInterrupt):
+    """A run stopped by Ctrl-C; ``result`` holds its partial results (``result.interrupted``)."""
+
+    def __init__(self, result: Result):
+        super().__init__("interrupted")
+        self.result = result
+
+
 class _Progress:
     """A stderr progress bar (simulated time, events/s, ETA), shown only on a terminal and only
     once the run has lasted ``PROGRESS_AFTER_S``."""
@@ -58,6 +66,7 @@ def run(
     sim = Simulation(json.dumps(config))
     bar = _Progress(sim, sys.stderr.isatty() if progress is None else progress)
     step_ps = max(sim.end_ps // 1000, 1)
+    interrupted = False
     try:
         while True:
             t0 = time.perf_counter()
@@ -66,7 +75,14 @@ def run(
             wall = max(time.perf_counter() - t0, 1e-6)
             step_ps = max(1, min(int(step_ps * min(STEP_WALL_S / wall, 4.0)), sim.end_ps))
             bar.update()
+    except KeyboardInterrupt:
+        # Steps last about STEP_WALL_S, so Ctrl-C lands within a fraction of a second; the run
+        # so far is settled and reported as partial.
+        interrupted = True
     finally:
         bar.close()
     summary_json, tables_json, perf_json = sim.finish()
-    return Result.from_core(summary_json, tables_json, perf_json, config)
+    result = Result.from_core(summary_json, tables_json, perf_json, config, interrupted=interrupted)
+    if interrupted:
+        raise Interrupted(result)
+    return result

@@ -1,23 +1,49 @@
 //! Python bindings: `cellfabric._core.Simulation` steps a scenario with the GIL released, so the
-//! Python front end can draw progress between steps.
+//! Python front end can draw progress between steps. Every error is a `cellfabric.Error`: a
+//! rejected scenario, a run that broke an invariant, or a bug (a panic in the core, caught here
+//! so that it reaches Python as an ordinary exception rather than one `except Exception` misses).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use cellfabric_core::{build, Simulation as Run};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 
+create_exception!(_core, Error, PyException, "Any error cellfabric reports.");
 create_exception!(
     _core,
     ScenarioError,
-    PyValueError,
+    Error,
     "The scenario was rejected: names the key and what was expected."
 );
 create_exception!(
     _core,
     SimulationError,
-    PyRuntimeError,
+    Error,
     "A run broke one of its invariants."
 );
+create_exception!(
+    _core,
+    BugError,
+    Error,
+    "cellfabric itself failed (a bug): the message says where; please report it with the scenario and seed."
+);
+
+thread_local! {
+    /// The last panic on this thread, with where it happened (set by the module's panic hook).
+    static LAST_PANIC: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// Runs `work`, turning a panic of the core into a `BugError` saying what and where.
+fn guarded<T>(work: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    catch_unwind(AssertUnwindSafe(work)).unwrap_or_else(|_| {
+        let what = LAST_PANIC.with(|last| last.borrow().replace('\n', " "));
+        Err(BugError::new_err(format!(
+            "internal error (a bug in cellfabric): {what}"
+        )))
+    })
+}
 
 /// One simulation run, advanced in steps of simulated time.
 #[pyclass(module = "cellfabric._core")]
@@ -39,18 +65,24 @@ impl Simulation {
     /// Validates the scenario (JSON text) and builds the system.
     #[new]
     fn new(scenario_json: &str) -> PyResult<Self> {
-        let sim = build(scenario_json).map_err(|e| ScenarioError::new_err(e.to_string()))?;
-        let end_ps = sim.end_ps();
-        Ok(Simulation {
-            sim: Some(sim),
-            end_ps,
+        guarded(|| {
+            let sim = build(scenario_json).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+            let end_ps = sim.end_ps();
+            Ok(Simulation {
+                sim: Some(sim),
+                end_ps,
+            })
         })
     }
 
     /// Runs events up to `until_ps` without holding the GIL; returns True once the run is complete.
     fn advance(&mut self, py: Python<'_>, until_ps: u64) -> PyResult<bool> {
         let sim = self.sim()?;
-        Ok(py.allow_threads(|| sim.advance(until_ps)))
+        let done = py.allow_threads(|| guarded(|| Ok(sim.advance(until_ps))));
+        if done.is_err() {
+            self.sim = None; // a run that panicked is in no state to go on
+        }
+        done
     }
 
     /// Current simulated time in picoseconds.
@@ -77,9 +109,12 @@ impl Simulation {
             .sim
             .take()
             .ok_or_else(|| SimulationError::new_err("the simulation has already finished"))?;
-        let report = py
-            .allow_threads(|| sim.finish())
-            .map_err(|e| SimulationError::new_err(e.to_string()))?;
+        let report = py.allow_threads(|| {
+            guarded(|| {
+                sim.finish()
+                    .map_err(|e| SimulationError::new_err(e.to_string()))
+            })
+        })?;
         let summary = report.summary.to_string();
         let tables = report.tables.to_string();
         let perf = serde_json::to_string(&report.perf).expect("perf serializes");
@@ -98,7 +133,14 @@ fn catalog() -> String {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
+    m.add("Error", m.py().get_type::<Error>())?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
+    m.add("BugError", m.py().get_type::<BugError>())?;
+    // A panic is reported once, as a BugError; the default hook would also print it and a
+    // backtrace hint to stderr.
+    std::panic::set_hook(Box::new(|info| {
+        LAST_PANIC.with(|last| *last.borrow_mut() = info.to_string());
+    }));
     Ok(())
 }
