@@ -25,6 +25,16 @@ pub const MAX_PORTS_OUTPUT_QUEUED: u32 = 4096;
 /// The most hosts a network may have (cells address hosts with 16 bits).
 pub const MAX_HOSTS: usize = u16::MAX as usize;
 
+/// The smallest offered load (a fraction of line rate) a source takes: below it a run of any
+/// practical length carries nothing, and the idle gaps' geometric draws lose their precision
+/// (the fuzzer found a load of 1e-80 that never finished).
+pub const MIN_LOAD: f64 = 1e-6;
+
+/// True for an offered load a source can generate: from [`MIN_LOAD`] to 1.
+pub fn is_load(load: f64) -> bool {
+    (MIN_LOAD..=1.0).contains(&load)
+}
+
 /// A scenario rejected before it ran: the offending key and what was expected.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{key}: {message}")]

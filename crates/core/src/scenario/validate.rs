@@ -64,10 +64,10 @@ impl Scenario {
                 "expected at least one cell (omit it for unbounded buffers)",
             ));
         }
-        if !(link.rate_gbps.is_finite() && link.rate_gbps > 0.0) {
+        if !(link.rate_gbps.is_finite() && link.rate_gbps >= 0.001) {
             return Err(invalid(
                 "link.rate_gbps",
-                "expected a positive rate in Gbit/s",
+                "expected a rate of at least 0.001 Gbit/s",
             ));
         }
         if self.cell_time_ps() < MIN_CELL_TIME_PS {
@@ -327,11 +327,12 @@ impl Scenario {
     }
 
     fn validate_traffic(&self, t: &TrafficConfig) -> Result<(), ScenarioError> {
-        if !(t.load > 0.0 && t.load <= 1.0) {
+        if !super::is_load(t.load) {
             return Err(invalid(
                 "traffic.load",
                 format!(
-                    "expected a fraction of line rate above 0 and at most 1 (a run without traffic measures nothing), got {}",
+                    "expected a fraction of line rate from {} to 1 (a run without traffic measures nothing), got {}",
+                    super::MIN_LOAD,
                     t.load
                 ),
             ));

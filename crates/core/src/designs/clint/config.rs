@@ -266,10 +266,10 @@ impl ClintConfig {
         }
         self.run.validate()?;
         let load = self.traffic.load;
-        if !(load > 0.0 && load <= 1.0) {
+        if !crate::scenario::is_load(load) {
             return Err(invalid(
                 "traffic.load",
-                format!("expected a fraction of link bandwidth in (0, 1], got {load}"),
+                format!("expected a fraction of link bandwidth from 1e-6 to 1, got {load}"),
             ));
         }
         if self.traffic.burst_max_packets == 0 {
@@ -324,8 +324,8 @@ impl ClintConfig {
             ("bulk.rate_gbps", self.bulk.rate_gbps),
             ("quick.rate_gbps", self.quick.rate_gbps),
         ] {
-            if !(value.is_finite() && value > 0.0) {
-                return Err(invalid(key, "expected a positive rate in Gbit/s"));
+            if !(value.is_finite() && value >= 0.001) {
+                return Err(invalid(key, "expected a rate of at least 0.001 Gbit/s"));
             }
         }
         let switch_delay_ns = self.bulk.switch_delay_ns;

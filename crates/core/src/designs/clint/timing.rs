@@ -99,7 +99,7 @@ impl Timing {
         } else {
             0
         };
-        Ok(Timing {
+        let timing = Timing {
             breq_ps,
             qreq_ps: quick(bytes::QREQ),
             ack_ps,
@@ -118,7 +118,22 @@ impl Timing {
                 .bulk_timeout_ns
                 .map_or(20_000 * PS_PER_NS + output_drain_ps, |ns| ns * PS_PER_NS),
             quick_timeout_ps: c.nic.quick_timeout_ns * PS_PER_NS,
-        })
+        };
+        // A quick request (stretched by an acknowledgment in Q2) must fit between the windows
+        // reserved every slot, or no node could ever start one.
+        let longest_ps = timing.qreq_ps + timing.ack_ps;
+        let gap_ps = timing.reserved_windows().largest_gap_ps();
+        if longest_ps > gap_ps {
+            return Err(ScenarioError {
+                key: "quick.rate_gbps".into(),
+                message: format!(
+                    "a quick request ({} ns at this rate) must fit between the windows reserved every slot for scheduling and acknowledgments (the largest gap is {} ns)",
+                    longest_ps / PS_PER_NS,
+                    gap_ps / PS_PER_NS
+                ),
+            });
+        }
+        Ok(timing)
     }
 
     /// From a node starting a quick packet to its head leaving the quick switch output.
@@ -163,6 +178,26 @@ pub struct ReservedWindows {
 }
 
 impl ReservedWindows {
+    /// The longest stretch of a period that no span covers.
+    pub fn largest_gap_ps(&self) -> TimePs {
+        let mut spans: Vec<(TimePs, TimePs)> = self
+            .spans
+            .iter()
+            .map(|&(offset, len)| (offset % self.period_ps, len))
+            .collect();
+        spans.sort_unstable();
+        // Walk the spans in order, once round the period and into the next, tracking where the
+        // covered time ends.
+        let (first_start, _) = spans[0];
+        let mut covered_to = first_start;
+        let mut largest = 0;
+        for &(start, len) in spans.iter().chain(&[(first_start + self.period_ps, 0)]) {
+            largest = largest.max(start.saturating_sub(covered_to));
+            covered_to = covered_to.max(start + len);
+        }
+        largest
+    }
+
     /// The earliest time at or after `start_ps` at which a packet of `duration_ps` overlaps no
     /// reserved span.
     pub fn clear_start(&self, mut start_ps: TimePs, duration_ps: TimePs) -> TimePs {
@@ -204,6 +239,21 @@ mod tests {
         assert!(
             (0.04..0.06).contains(&share),
             "§3.3: about 5% of the quick channel, {share}"
+        );
+    }
+
+    #[test]
+    fn the_largest_gap_goes_round_the_period() {
+        let windows = ReservedWindows {
+            period_ps: 100,
+            spans: [(10, 5), (40, 10), (95, 10)],
+        };
+        assert_eq!(windows.largest_gap_ps(), 45);
+        let t = timing();
+        let gap = t.reserved_windows().largest_gap_ps();
+        assert!(
+            gap > t.qreq_ps && gap <= t.slot_ps - t.cfg_ps - t.ack_ps,
+            "{gap}"
         );
     }
 

@@ -675,7 +675,7 @@ impl StardustConfig {
                 "applies only to traffic.pattern = \"incast\"",
             ));
         }
-        let load_ok = |load: f64| load.is_finite() && load > 0.0 && load <= 1.0;
+        let load_ok = crate::scenario::is_load;
         if t.pattern == Pattern::Fct {
             if t.flow_sizes.is_none() {
                 return Err(invalid(
@@ -686,7 +686,7 @@ impl StardustConfig {
             if !load_ok(t.fct_load) {
                 return Err(invalid(
                     "traffic.fct_load",
-                    "expected more than 0, at most 1",
+                    "expected a fraction of line rate from 1e-6 to 1",
                 ));
             }
             if t.fct_src == t.fct_dst {
@@ -708,7 +708,10 @@ impl StardustConfig {
                     ));
                 }
                 if !load_ok(t.load) {
-                    return Err(invalid("traffic.load", "expected more than 0, at most 1"));
+                    return Err(invalid(
+                        "traffic.load",
+                        "expected a fraction of line rate from 1e-6 to 1",
+                    ));
                 }
             }
             Pattern::Flows => {
@@ -734,7 +737,7 @@ impl StardustConfig {
                     if !load_ok(flow.load) {
                         return Err(invalid(
                             &format!("traffic.flows[{i}].load"),
-                            "expected more than 0, at most 1",
+                            "expected a fraction of line rate from 1e-6 to 1",
                         ));
                     }
                 }
