@@ -368,6 +368,16 @@ mod tests {
         }
     }
 
+    /// Every mode that routes minimally on any topology.
+    const MINIMAL_MODES: [&str; 6] = [
+        "deterministic",
+        "ecmp",
+        "spray",
+        "rr_fixed",
+        "random",
+        "least_loaded",
+    ];
+
     fn router(t: &Topology, name: &str) -> FabricRouter {
         FabricRouter::new(RouteTable::new(t).unwrap(), mode(name).unwrap(), 7, 4)
     }
@@ -375,14 +385,7 @@ mod tests {
     #[test]
     fn every_minimal_mode_takes_a_shortest_path_on_a_fat_tree() {
         let t = Topology::fat_tree(4).unwrap();
-        for name in [
-            "deterministic",
-            "ecmp",
-            "spray",
-            "rr_fixed",
-            "random",
-            "least_loaded",
-        ] {
+        for name in MINIMAL_MODES {
             let mut r = router(&t, name);
             for src in 0..t.endpoints() {
                 for dst in 0..t.endpoints() {
@@ -442,14 +445,7 @@ mod tests {
     fn every_minimal_mode_avoids_unusable_outputs_and_says_when_none_is_left() {
         let t = Topology::fat_tree(4).unwrap();
         // Edge switch 0 (hosts 0 and 1) reaches host 15 over uplinks on ports 2 and 3.
-        for name in [
-            "deterministic",
-            "ecmp",
-            "spray",
-            "rr_fixed",
-            "random",
-            "least_loaded",
-        ] {
+        for name in MINIMAL_MODES {
             let mut r = router(&t, name);
             for _ in 0..20 {
                 let mut c = cell(0, 15);

@@ -1172,13 +1172,9 @@ impl ReachDevice for Adapter {
     }
 
     fn flush<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize, loss: Loss) {
-        let mut lost = Vec::new();
-        self.uplinks[port].drain(ctx.cells, |_, cell, data| lost.push((cell, data)));
         let reach = self.reach.as_mut().expect("only reachability flushes");
-        for (cell, data) in lost {
-            self.uplink_data_cells -= u32::from(data);
-            reach::lose(ctx, &mut reach.counters, cell, loss);
-        }
+        let uplink = &mut self.uplinks[port];
+        self.uplink_data_cells -= reach::flush_port(ctx, &mut reach.counters, uplink, loss);
         self.serve(ctx);
     }
 

@@ -17,7 +17,6 @@ use super::{class_of, transmit, CellFormat, FCI, FIRST};
 use crate::blocks::cell::{Cell, CellId, NO_PACKET};
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;
-use crate::blocks::packet::PacketId;
 use crate::blocks::port_set::PortSet;
 use crate::blocks::priority_port::{Departure, PriorityPort};
 use crate::blocks::routing::{LocalView, Router, NO_ROUTE};
@@ -298,14 +297,7 @@ impl<R: Router> Node<R> for Element {
             let class_depth = self.ports[output].class_cells(class);
             if self.refuses(&ctx.cells[cell], class_depth) {
                 self.counters.cells_dropped += 1;
-                let mut packet = ctx.cells[cell].packet;
-                while packet != NO_PACKET {
-                    let id = PacketId::from_index(packet);
-                    packet = ctx.packets[id].next_in_cell;
-                    ctx.packets.free(id);
-                    self.counters.packets_lost += 1;
-                }
-                ctx.drop_cell(cell);
+                self.counters.packets_lost += super::drop_with_packets(ctx, cell);
                 return;
             }
             self.ports[output].push_data(ctx.cells, cell, class);
@@ -352,13 +344,8 @@ impl ReachDevice for Element {
     }
 
     fn flush<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize, loss: Loss) {
-        let mut lost = Vec::new();
-        self.ports[port].drain(ctx.cells, |_, cell, data| lost.push((cell, data)));
         let reach = self.reach.as_mut().expect("only reachability flushes");
-        for (cell, data) in lost {
-            self.pool_used -= u32::from(data);
-            reach::lose(ctx, &mut reach.counters, cell, loss);
-        }
+        self.pool_used -= reach::flush_port(ctx, &mut reach.counters, &mut self.ports[port], loss);
         if !reach.failed {
             self.maybe_resume(ctx, port);
         }

@@ -27,10 +27,11 @@ use std::sync::Arc;
 use rand::seq::SliceRandom;
 use rand::Rng as _;
 
-use crate::blocks::cell::Cell;
+use crate::blocks::cell::{Cell, CellId, NO_PACKET};
 use crate::blocks::fabric::{Context, Fabric, Node, Wiring};
 use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::link::Link;
+use crate::blocks::packet::PacketId;
 use crate::blocks::priority_port::{Departure, PriorityPort};
 use crate::blocks::routing::{mode, FabricRouter, RouteTable, Router};
 use crate::blocks::stream_kind;
@@ -154,6 +155,20 @@ fn transmit<R: Router>(
     departure
 }
 
+/// Drops `cell` with the packets whose last byte it carries; returns how many packets.
+fn drop_with_packets<R: Router>(ctx: &mut Context<'_, R>, cell: CellId) -> u64 {
+    let mut packets = 0;
+    let mut packet = ctx.cells[cell].packet;
+    while packet != NO_PACKET {
+        let id = PacketId::from_index(packet);
+        packet = ctx.packets[id].next_in_cell;
+        ctx.packets.free(id);
+        packets += 1;
+    }
+    ctx.drop_cell(cell);
+    packets
+}
+
 /// Which adapter and host port each host is, and each adapter's first host.
 pub struct Addressing {
     adapter_of_host: Vec<u16>,
@@ -217,7 +232,7 @@ impl<R: Router> Node<R> for StardustNode {
         &mut self,
         ctx: &mut Context<'_, R>,
         port: usize,
-        cell: crate::blocks::cell::CellId,
+        cell: CellId,
         arrive_ps: TimePs,
     ) {
         match self {
@@ -807,13 +822,33 @@ mod tests {
 
     /// A k = 4 fat-tree stopped halfway, with cells and packets in every place they can be.
     fn halfway() -> (Stardust, Clock) {
-        let json = r#"{"design": "stardust", "run": {"seed": 2, "duration_ns": 200000, "warmup_ns": 20000},
-            "topology": {"kind": "fat_tree", "k": 4}}"#;
-        let mut kernel = Kernel::new(build(json).unwrap(), 200_000_000);
+        halfway_with("")
+    }
+
+    /// The same with `extra` JSON members (another section, say).
+    fn halfway_with(extra: &str) -> (Stardust, Clock) {
+        let json = format!(
+            r#"{{"design": "stardust", "run": {{"seed": 2, "duration_ns": 200000, "warmup_ns": 20000}},
+            "topology": {{"kind": "fat_tree", "k": 4}} {extra}}}"#
+        );
+        let mut kernel = Kernel::new(build(&json).unwrap(), 200_000_000);
         kernel.advance(100_000_000);
         let (stardust, clock, deadlock) = kernel.into_parts();
         assert!(deadlock.is_none());
         (stardust, clock)
+    }
+
+    /// The run's first element.
+    fn first_element(stardust: &mut Stardust) -> &mut Element {
+        stardust
+            .fabric
+            .nodes_mut()
+            .iter_mut()
+            .find_map(|n| match n {
+                StardustNode::Element(e) => Some(e),
+                StardustNode::Adapter(_) => None,
+            })
+            .unwrap()
     }
 
     #[test]
@@ -867,22 +902,14 @@ mod tests {
     /// A cell counted as lost to a failure that is still held breaks the balance.
     #[test]
     fn a_miscounted_failure_loss_fails_the_run() {
-        let json = r#"{"design": "stardust", "run": {"seed": 2, "duration_ns": 200000, "warmup_ns": 20000},
-            "topology": {"kind": "fat_tree", "k": 4}, "reachability": {"mode": "messages"}}"#;
-        let mut kernel = Kernel::new(build(json).unwrap(), 200_000_000);
-        kernel.advance(100_000_000);
-        let (mut stardust, clock, _) = kernel.into_parts();
+        let (mut stardust, clock) = halfway_with(r#", "reachability": {"mode": "messages"}"#);
         assert!(stardust.finish(&clock).is_ok());
-        let element = stardust
-            .fabric
-            .nodes_mut()
-            .iter_mut()
-            .find_map(|n| match n {
-                StardustNode::Element(e) => Some(e),
-                StardustNode::Adapter(_) => None,
-            })
-            .unwrap();
-        element.reach.as_mut().unwrap().counters.lost_no_route += 1;
+        first_element(&mut stardust)
+            .reach
+            .as_mut()
+            .unwrap()
+            .counters
+            .lost_no_route += 1;
         assert!(matches!(
             stardust.finish(&clock),
             Err(RunError::Conservation { .. })
@@ -893,16 +920,7 @@ mod tests {
     #[test]
     fn a_miscounted_drop_fails_the_run() {
         let (mut stardust, clock) = halfway();
-        let element = stardust
-            .fabric
-            .nodes_mut()
-            .iter_mut()
-            .find_map(|n| match n {
-                StardustNode::Element(e) => Some(e),
-                StardustNode::Adapter(_) => None,
-            })
-            .unwrap();
-        element.counters.cells_dropped += 1;
+        first_element(&mut stardust).counters.cells_dropped += 1;
         assert!(matches!(
             stardust.finish(&clock),
             Err(RunError::Conservation { .. })

@@ -17,9 +17,9 @@ use serde::Serialize;
 
 use super::config::{FailureConfig, ReachMode, StardustConfig};
 use super::{Addressing, Kind};
-use crate::blocks::cell::{Cell, CellId, NO_PACKET};
+use crate::blocks::cell::{Cell, CellId};
 use crate::blocks::fabric::Context;
-use crate::blocks::packet::PacketId;
+use crate::blocks::priority_port::PriorityPort;
 use crate::blocks::reachability::{LinkState, Reachability};
 use crate::blocks::routing::{RouteTable, Router};
 use crate::blocks::stream_kind;
@@ -126,8 +126,8 @@ pub trait ReachDevice {
     fn fabric_ports(&self) -> usize;
     /// Queues control cell `cell` on fabric port `port` and sends if the link is free.
     fn queue_control<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId);
-    /// Empties `port`'s queues (its cable is cut, or the device failed), handing each cell
-    /// to [`lose`].
+    /// Empties `port`'s queues (its cable is cut, or the device failed), through
+    /// [`flush_port`].
     fn flush<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize, loss: Loss);
     /// The far end of `port` no longer holds its data paused (it is gone or forgot).
     fn release<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize);
@@ -144,6 +144,24 @@ pub fn start<R: Router>(ctx: &mut Context<'_, R>, phase_ps: TimePs, script_ps: &
     }
 }
 
+/// Empties `port` (its cable is cut, or its device failed), each cell lost to `loss`; returns
+/// the data cells it held.
+pub fn flush_port<R: Router>(
+    ctx: &mut Context<'_, R>,
+    counters: &mut ReachCounters,
+    port: &mut PriorityPort,
+    loss: Loss,
+) -> u32 {
+    let mut cells = Vec::new();
+    port.drain(ctx.cells, |_, cell, data| cells.push((cell, data)));
+    let mut data_cells = 0;
+    for (cell, data) in cells {
+        data_cells += u32::from(data);
+        lose(ctx, counters, cell, loss);
+    }
+    data_cells
+}
+
 /// Drops `cell`, lost to a failure, with the packets whose last byte it carries.
 pub fn lose<R: Router>(
     ctx: &mut Context<'_, R>,
@@ -151,20 +169,13 @@ pub fn lose<R: Router>(
     cell: CellId,
     loss: Loss,
 ) {
-    let mut packet = ctx.cells[cell].packet;
-    while packet != NO_PACKET {
-        let id = PacketId::from_index(packet);
-        packet = ctx.packets[id].next_in_cell;
-        ctx.packets.free(id);
-        counters.packets_lost += 1;
-    }
     *match loss {
         _ if Kind::of(ctx.cells[cell].flags) == Kind::Reach => &mut counters.lost_reachability,
         Loss::NoRoute => &mut counters.lost_no_route,
         Loss::LinkCut => &mut counters.lost_link_cut,
         Loss::DeviceFailed => &mut counters.lost_device_failed,
     } += 1;
-    ctx.drop_cell(cell);
+    counters.packets_lost += super::drop_with_packets(ctx, cell);
 }
 
 /// Handles a cell arriving on `port` if reachability has a say: a reachability cell updates
