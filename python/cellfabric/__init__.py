@@ -10,6 +10,7 @@ from cellfabric.provenance import __version__
 from cellfabric.result import Result
 from cellfabric.runner import Interrupted, run
 from cellfabric.scenario import load_scenario
+from cellfabric.sweeps import sweep
 
 __all__ = [
     "BugError",
@@ -21,4 +22,5 @@ __all__ = [
     "__version__",
     "load_scenario",
     "run",
+    "sweep",
 ]

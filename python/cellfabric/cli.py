@@ -202,5 +202,66 @@ def plan_stardust(radix: int, uplinks: int, bundle: int, hosts_per_tor: int, as_
             click.echo(f"  {_number(value)}")
 
 
+HEADLINE_METRICS = ("throughput", "goodput", "latency_cells.mean", "latency_cells.p99", "latency_ns.mean",
+                    "latency_ns.p99")
+
+
+def _points_text(points, axes: list[str]) -> str:
+    """The sweep's points, one a line: the axes, the seeds and headline metrics as mean ± CI."""
+    metrics = [m for m in HEADLINE_METRICS if m in points.columns][:4]
+    lines = []
+    for row in points.to_dict("records"):
+        cells = [f"{a} {row[a]}" for a in axes] + [f"seeds {row['seeds']}"]
+        for m in metrics:
+            ci = row.get(f"{m}.ci95")
+            cells.append(f"{m} {_number(row[m])}" + (f" ± {ci:.2g}" if ci == ci and ci is not None else ""))
+        lines.append("  ".join(cells))
+    return "\n".join(lines)
+
+
+@main.command()
+@click.argument("spec", metavar="SCENARIO_OR_SWEEP.toml", type=click.Path(dir_okay=False, path_type=str))
+@click.option("--grid", "grids", multiple=True, metavar="KEY.PATH=V1,V2,...",
+              help="An axis: a scenario key and its values (repeat for more axes; a+b=[1,2],[3,4] sets "
+              "two keys together).")
+@click.option("--set", "assignments", multiple=True, metavar="KEY.PATH=VALUE",
+              help="Override a scenario key at every point.")
+@click.option("--seeds", type=int, default=None, help="Seeds per point, counted up from run.seed [1].")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="The sweep folder.")
+@click.option("--jobs", type=int, default=None, help="Runs at once [the cores].")
+@click.option("--backend", default="local", show_default=True, help="local (a process pool) or ray.")
+@click.option("--ray-address", default=None, help="A Ray cluster to join (default: start a local one).")
+def sweep(spec: str, grids: tuple[str, ...], assignments: tuple[str, ...], seeds: int | None, out_dir: str,
+          jobs: int | None, backend: str, ray_address: str | None) -> None:
+    """Run a scenario at every point of a grid (or a sweep file's), for --seeds seeds each, into
+    --out: one folder per run, results.parquet (one row per run) and points.parquet (means and 95%
+    confidence intervals over seeds). A rerun skips the runs already finished."""
+    from cellfabric.sweeps import is_sweep_file, load_sweep_file, parse_grid
+    from cellfabric.sweeps import sweep as run_sweep
+
+    _check_writable(out_dir)
+    try:
+        if is_sweep_file(spec):
+            base = load_sweep_file(spec)
+        else:
+            base = {"scenario": spec, "grid": {}, "seeds": 1, "overrides": {}}
+        grid = {**base["grid"], **dict(parse_grid(g) for g in grids)}
+        overrides = {**base["overrides"], **dict(parse_assignment(a) for a in assignments)}
+        result = run_sweep(base["scenario"], grid, out_dir, seeds=base["seeds"] if seeds is None else seeds,
+                           overrides=overrides, jobs=jobs, backend=backend, ray_address=ray_address)
+    except ScenarioError as error:
+        _fail(str(error), EXIT_BAD_INPUT)
+    except KeyboardInterrupt:
+        _fail(f"interrupted; the finished runs are in {out_dir}", EXIT_INTERRUPTED)
+    total = len(result.runs)
+    click.echo(f"{total} runs ({len(result.points)} points x {total // max(len(result.points), 1)} seeds): "
+               f"{result.ran} run, {result.skipped} already finished (skipped), {result.failed} failed")
+    click.echo(_points_text(result.points, result.axes))
+    click.echo(f"results: {Path(out_dir) / 'results.parquet'}")
+    if result.failed:
+        _fail(f"{result.failed} of {total} runs failed (their errors are in the error column of "
+              f"{Path(out_dir) / 'results.parquet'})", EXIT_RUN_FAILED)
+
+
 if __name__ == "__main__":
     main()

@@ -1,0 +1,87 @@
+"""Where a sweep's runs execute: a local process pool, or a Ray cluster (the ``ray`` extra).
+
+Both take a list of scenarios (dicts) and yield ``(index, outcome)`` as runs finish, the outcome
+being what ``cellfabric.sweeps.run_point`` returns; the sweep writes every result itself, so
+workers need no shared file system.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from typing import Any
+
+from cellfabric._core import ScenarioError
+
+# What a worker returns for one run: see cellfabric.sweeps.run_point.
+Outcome = tuple[str, Any]
+RAY_MISSING = "--backend ray: Ray is not installed (install it with: pip install 'cellfabric[ray]')"
+
+
+def run_locally(configs: list[dict[str, Any]], jobs: int) -> Iterator[tuple[int, Outcome]]:
+    """Runs the scenarios in ``jobs`` worker processes (in this process when ``jobs`` is 1)."""
+    from cellfabric.sweeps import run_point
+
+    if jobs == 1 or len(configs) <= 1:
+        for index, config in enumerate(configs):
+            yield index, run_point(config)
+        return
+    # Fresh interpreters rather than forks: the parent may hold threads (a progress bar, Ray).
+    # Forked workers (where the system has fork) need no `if __name__ == "__main__"` guard in a
+    # user's script. They ignore Ctrl-C: the sweep stops them itself, whatever they were doing.
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(configs)), initializer=_ignore_interrupts,
+                               mp_context=multiprocessing.get_context(method))
+    pending = {pool.submit(run_point, config): index for index, config in enumerate(configs)}
+    try:
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                yield pending.pop(future), future.result()
+    finally:
+        if pending:  # stopped early: the runs in progress are lost, by design
+            for process in list(getattr(pool, "_processes", {}).values()):
+                process.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _ignore_interrupts() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def require_ray():
+    """The ``ray`` module, or ``ScenarioError`` saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise ScenarioError(RAY_MISSING) from None
+    return ray
+
+
+def run_on_ray(
+    configs: list[dict[str, Any]], jobs: int, address: str | None
+) -> Iterator[tuple[int, Outcome]]:
+    """Runs the scenarios as Ray tasks of one CPU each: on the cluster at ``address``
+    (``"auto"``: the one this machine belongs to), or on a local Ray instance of ``jobs`` CPUs
+    started for this sweep and stopped after it."""
+    from cellfabric.sweeps import run_point
+
+    ray = require_ray()
+    started = not ray.is_initialized()
+    if started:
+        local = {"num_cpus": jobs, "include_dashboard": False} if address is None else {}
+        ray.init(address=address, log_to_driver=False, configure_logging=False, **local)
+    task = ray.remote(num_cpus=1)(run_point)
+    pending = {task.remote(config): index for index, config in enumerate(configs)}
+    try:
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                yield pending.pop(ref), ray.get(ref)
+    finally:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+        if started:
+            ray.shutdown()
