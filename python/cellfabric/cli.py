@@ -263,5 +263,22 @@ def sweep(spec: str, grids: tuple[str, ...], assignments: tuple[str, ...], seeds
               f"{Path(out_dir) / 'results.parquet'})", EXIT_RUN_FAILED)
 
 
+@main.command()
+@click.argument("folder", type=click.Path(file_okay=False, path_type=str))
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), default=None,
+              help="Where to write the page [FOLDER/report.html].")
+def report(folder: str, out_file: str | None) -> None:
+    """Write a self-contained HTML report (plots inline, nothing fetched) of a run, a sweep or a
+    reproduction's FOLDER: curves against load, latency percentiles and CDFs, per-port tables,
+    the scenario and version, and the paper's numbers beside ours where the sweep has them."""
+    from cellfabric.report import write_report
+
+    try:
+        path = write_report(folder, out_file)
+    except ScenarioError as error:
+        _fail(str(error), EXIT_BAD_INPUT)
+    click.echo(str(path))
+
+
 if __name__ == "__main__":
     main()
