@@ -120,6 +120,19 @@ seeds = 2
     assert "traffic.load 0.3  switch.ports 4  switch.scheduler islip  seeds 2  throughput" in done.stdout
 
 
+def test_an_axis_of_tables_sets_only_the_keys_each_value_names(small_scenario: Path, tmp_path: Path):
+    arrivals = [{"traffic.arrival": "bernoulli"},
+                {"traffic.arrival": "bursty", "traffic.burst_mean_cells": 8}]
+    result = sweep(small_scenario, {"arrival": arrivals, "traffic.load": [0.5]}, tmp_path / "s",
+                   overrides=SHORT)
+    assert result.failed == 0
+    assert result.axes == ["traffic.arrival", "traffic.burst_mean_cells", "traffic.load"]
+    scenarios = [json.loads((tmp_path / "s" / f / "scenario.json").read_text())["traffic"]
+                 for f in result.runs["folder"]]
+    assert "burst_mean_cells" not in scenarios[0] and scenarios[1]["burst_mean_cells"] == 8
+    assert result.runs["traffic.burst_mean_cells"].isna().tolist() == [True, False]
+
+
 @pytest.mark.parametrize(("args", "expected"), [
     (["--grid", "traffic.lod=0.5,0.9"], "traffic.lod: unknown field `lod`"),
     (["--grid", "switch.ports=8,abc"], '--grid switch.ports="abc": switch.ports: invalid type'),

@@ -118,24 +118,29 @@ def is_sweep_file(path: str | Path) -> bool:
     return isinstance(spec.get("scenario"), str) and isinstance(spec.get("grid"), dict)
 
 
-def _axes(grid: Mapping[str, Sequence[Any]]) -> list[tuple[list[str], list[list[Any]]]]:
-    """Each grid axis as (its keys, its values as one list per point), checked for shape."""
+def _axes(grid: Mapping[str, Sequence[Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """Each grid axis as (its name, the overrides of each of its values), checked for shape: a
+    plain key takes values; ``"a+b"`` takes lists of one value per key; an axis whose values are
+    tables takes each table as the overrides of one value (keys a value leaves out stay unset)."""
     axes = []
     for name, values in grid.items():
-        keys = name.split(KEY_JOINER)
-        if isinstance(values, str | bytes) or not isinstance(values, Sequence) or not values:
+        if isinstance(values, str | bytes | Mapping) or not isinstance(values, Sequence) or not values:
             raise ScenarioError(f"--grid {name}: expected a non-empty list of values")
-        if len(keys) > 1 and any(not isinstance(v, list | tuple) or len(v) != len(keys) for v in values):
-            raise ScenarioError(f"--grid {name}: expected lists of {len(keys)} values, one per key")
-        rows = [list(v) if len(keys) > 1 else [v] for v in values]
-        axes.append((keys, rows))
+        keys = name.split(KEY_JOINER)
+        if all(isinstance(v, Mapping) for v in values):
+            axes.append((name, [dict(v) for v in values]))
+        elif len(keys) > 1:
+            if any(not isinstance(v, list | tuple) or len(v) != len(keys) for v in values):
+                raise ScenarioError(f"--grid {name}: expected lists of {len(keys)} values, one per key")
+            axes.append((name, [dict(zip(keys, v, strict=True)) for v in values]))
+        else:
+            axes.append((name, [{name: v} for v in values]))
     return axes
 
 
 def _points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     """Every combination of the grid's values, first axis slowest, as {dotted key: value}."""
-    axes = _axes(grid)
-    combos = itertools.product(*[[dict(zip(keys, row, strict=True)) for row in rows] for keys, rows in axes])
+    combos = itertools.product(*[parts for _, parts in _axes(grid)])
     return [{k: v for part in combo for k, v in part.items()} for combo in combos]
 
 
@@ -166,12 +171,12 @@ def _validate(runs: list[_Run], grid: Mapping[str, Sequence[Any]]) -> None:
         r.invalid = errors[name]
     if all(e is not None for e in errors.values()):
         raise ScenarioError(next(iter(errors.values())))
-    for keys, rows in _axes(grid):
-        for row in rows:
-            using = [r for r in runs if all(r.point[k] == v for k, v in zip(keys, row, strict=True))]
+    for name, parts in _axes(grid):
+        for part in parts:
+            using = [r for r in runs if all(k in r.point and r.point[k] == v for k, v in part.items())]
             if all(r.invalid is not None for r in using):
-                value = ",".join(json.dumps(v) for v in row)
-                raise ScenarioError(f"--grid {KEY_JOINER.join(keys)}={value}: {using[0].invalid}")
+                value = ",".join(json.dumps(v) for v in part.values())
+                raise ScenarioError(f"--grid {name}={value}: {using[0].invalid}")
 
 
 def run_point(config: dict[str, Any]) -> tuple[str, Any]:
@@ -237,6 +242,7 @@ def _row(run: _Run, out: Path) -> dict[str, Any]:
 def _table(rows: list[dict[str, Any]], axes: list[str]) -> pd.DataFrame:
     """The rows as a DataFrame; an axis mixing types (3 and "auto") is kept as text."""
     frame = pd.DataFrame(rows)
+    frame = frame[[*axes, *(c for c in frame.columns if c not in axes)]]
     for axis in axes:
         if frame[axis].map(type).nunique() > 1:
             frame[axis] = frame[axis].map(str)
@@ -291,7 +297,8 @@ def sweep(
     reference: Mapping[str, Any] | None = None,
 ) -> SweepResult:
     """Runs ``scenario`` (a TOML path or a dict) with ``overrides`` at every point of ``grid``
-    (dotted key -> list of values; ``"a+b": [[a1, b1], ...]`` sets keys together), each for
+    (dotted key -> list of values; ``"a+b": [[a1, b1], ...]`` sets keys together, and a
+    list of tables ``{"name": [{"a": 1}, {"a": 2, "b": 3}]}`` sets each table's keys), each for
     ``seeds`` seeds counted up from the scenario's own ``run.seed`` (default 1), on ``jobs``
     workers (default: the cores), and writes the sweep into ``out``.
 
@@ -323,7 +330,7 @@ def sweep(
     runs = [_Run(p, s, out / "points" / point_name(p) / f"seed-{s}", load_scenario(base, p, s))
             for p in points for s in range(first_seed, first_seed + seeds)]
     _validate(runs, grid)
-    axes = list(dict.fromkeys(k for p in points for k in p))
+    axes = list(dict.fromkeys(k for _, parts in _axes(grid) for part in parts for k in part))
 
     out.mkdir(parents=True, exist_ok=True)
     spec = {"cellfabric_version": __version__, "scenario": str(scenario) if not isinstance(scenario, Mapping)
