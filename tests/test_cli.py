@@ -181,6 +181,7 @@ def test_rifl_scenarios_run_lossless_with_both_schedulers(name: str, arrival: st
     for scheduler in ("islip", "safc"):
         done = cli("run", f"scenarios/rifl/{name}.toml", "--json", "--set", f"switch.scheduler={scheduler}",
                    "--set", f"traffic.arrival={arrival}", "--set", "traffic.load=0.8",
+                   *(["--set", "traffic.burst_mean_bytes=1024"] if arrival == "bursty" else []),
                    "--set", "run.duration_ns=84480", "--set", "run.warmup_ns=8448")
         assert done.returncode == 0, done.stderr
         summary = json.loads(done.stdout)

@@ -16,7 +16,7 @@ def run(ports: int, scheduler: str, load: float, iterations: int = 1, length: in
     overrides = {
         "switch.ports": ports,
         "switch.scheduler": scheduler,
-        "switch.iterations": iterations,
+        **({"switch.iterations": iterations} if scheduler in ("islip", "pim") else {}),
         "traffic.load": load,
         "run.duration_ns": BASE["run"]["duration_ns"] * length,
         "run.warmup_ns": BASE["run"]["warmup_ns"] * length,

@@ -63,7 +63,7 @@ def run(
     scenario and ``SimulationError`` when a run breaks an invariant (conservation, lossless, deadlock).
     """
     config = load_scenario(scenario, overrides, seed)
-    sim = Simulation(json.dumps(config))
+    sim = Simulation(json.dumps(config), [*(overrides or {}), *(["run.seed"] if seed is not None else [])])
     bar = _Progress(sim, sys.stderr.isatty() if progress is None else progress)
     step_ps = max(sim.end_ps // 1000, 1)
     interrupted = False

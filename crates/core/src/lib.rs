@@ -16,7 +16,7 @@ pub mod run;
 pub mod scenario;
 
 pub use blocks::fabric::cell_network::{Summary, Tables};
-pub use designs::build;
 pub use designs::single_switch::SingleSwitch;
+pub use designs::{build, build_with_overrides};
 pub use run::{Report, RunError, Simulation};
 pub use scenario::{Scenario, ScenarioError};

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::engine::kernel::{Clock, Kernel, Model};
+use crate::engine::kernel::{Clock, Kernel, Model, Supervision};
 use crate::engine::time::TimePs;
 
 /// A run's failure to keep its own invariants.
@@ -154,8 +154,11 @@ pub trait Simulation: Send + Sync {
     fn end_ps(&self) -> TimePs;
     /// Events processed so far.
     fn events(&self) -> u64;
+    /// Sets what the kernel watches besides stalls, before the run starts.
+    fn supervise(&mut self, supervision: Supervision);
     /// Checks the run's invariants (conservation, no loss where lossless, no deadlock) and
-    /// reports.
+    /// reports, with the run's stability, its early stop and the scenario's warnings in the
+    /// summary.
     fn finish(self: Box<Self>) -> Result<Report, RunError>;
 }
 
@@ -176,12 +179,25 @@ impl<D: Design + Send + Sync> Simulation for Kernel<D> {
         Kernel::events(self)
     }
 
+    fn supervise(&mut self, supervision: Supervision) {
+        Kernel::supervise(self, supervision)
+    }
+
     fn finish(self: Box<Self>) -> Result<Report, RunError> {
+        let stable = self.stable();
+        let stopped = self.stopped().map(str::to_owned);
+        let warnings = self.warnings().to_vec();
         let (model, clock, deadlock) = self.into_parts();
         if let Some(report) = deadlock {
             return Err(RunError::Deadlock(report));
         }
-        model.report(clock)
+        let mut report = model.report(clock)?;
+        if let serde_json::Value::Object(summary) = &mut report.summary {
+            summary.insert("stable".into(), stable.into());
+            summary.insert("stopped_early".into(), stopped.into());
+            summary.insert("warnings".into(), warnings.into());
+        }
+        Ok(report)
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use cellfabric_core::{build, Simulation as Run};
+use cellfabric_core::{build_with_overrides, Simulation as Run};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -62,11 +62,15 @@ impl Simulation {
 
 #[pymethods]
 impl Simulation {
-    /// Validates the scenario (JSON text) and builds the system.
+    /// Validates the scenario (JSON text) and builds the system; `overridden` lists the dotted
+    /// keys the user's overrides set (a file key left unused by an overridden choice is then a
+    /// warning, not an error).
     #[new]
-    fn new(scenario_json: &str) -> PyResult<Self> {
+    #[pyo3(signature = (scenario_json, overridden = Vec::new()))]
+    fn new(scenario_json: &str, overridden: Vec<String>) -> PyResult<Self> {
         guarded(|| {
-            let sim = build(scenario_json).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+            let sim = build_with_overrides(scenario_json, &overridden)
+                .map_err(|e| ScenarioError::new_err(e.to_string()))?;
             let end_ps = sim.end_ps();
             Ok(Simulation {
                 sim: Some(sim),

@@ -5,6 +5,11 @@
 //! A stall is a model holding work (cells, packets in flight) that makes no progress for
 //! [`Model::stall_ps`] of simulated time, or holding work with no event left to run. Either stops
 //! the run with the model's own description of what is stuck.
+//!
+//! The kernel also watches the work held against [`Supervision::max_in_flight`] (an overloaded
+//! run stops early, with its partial results, rather than growing until memory runs out) and
+//! samples it through the measured window, so a run whose backlog keeps growing is reported as
+//! not [`Clock::stable`].
 
 use std::time::{Duration, Instant};
 
@@ -40,6 +45,55 @@ pub struct Clock {
     pub wall_s: f64,
 }
 
+/// What the kernel watches besides stalls (when measurement starts, the most work the run may
+/// hold) and what the scenario's validation warned of, for the report.
+#[derive(Clone, Debug)]
+pub struct Supervision {
+    /// Start of the measured window (the end of warm-up).
+    pub warmup_ps: TimePs,
+    /// Work items (cells, packets) held at once beyond which the run stops early.
+    pub max_in_flight: u64,
+    /// Warnings about the scenario, reported in the summary.
+    pub warnings: Vec<String>,
+}
+
+impl Default for Supervision {
+    /// No warm-up, no limit, no warning.
+    fn default() -> Self {
+        Supervision {
+            warmup_ps: 0,
+            max_in_flight: u64::MAX,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// Samples of the work held taken evenly through the measured window.
+pub const BACKLOG_SAMPLES: u64 = 64;
+/// Fewer samples than this (a run stopped early, or a model whose events are sparse) say
+/// nothing about stability.
+const MIN_BACKLOG_SAMPLES: usize = 8;
+
+/// Whether the backlog sampled through the measured window stayed level: `None` when there are
+/// too few samples to tell. A backlog that rises from each quarter of the window to the next
+/// and ends above 1.25× its first quarter's plus one item is growing: the run is saturated, and
+/// its latencies describe the run's length, not a steady state (BookSim's `latency_thres`
+/// serves the same purpose). A steady backlog rises through four quarters by chance 1 time in
+/// 24, and by a quarter as well far more rarely.
+pub fn backlog_is_stable(samples: &[u64]) -> Option<bool> {
+    if samples.len() < MIN_BACKLOG_SAMPLES {
+        return None;
+    }
+    let quarter = samples.len() / 4;
+    let means: Vec<f64> = samples
+        .chunks(quarter)
+        .take(4)
+        .map(|q| q.iter().sum::<u64>() as f64 / q.len() as f64)
+        .collect();
+    let rising = means.windows(2).all(|pair| pair[1] > pair[0]);
+    Some(!(rising && means[3] > 1.25 * means[0] + 1.0))
+}
+
 /// Runs a model from time 0 to `end_ps`.
 pub struct Kernel<M: Model> {
     model: M,
@@ -51,13 +105,20 @@ pub struct Kernel<M: Model> {
     progress_seen: u64,
     check_at_ps: TimePs,
     deadlock: Option<String>,
+    supervision: Supervision,
+    /// Work held, sampled every `sample_every_ps` through the measured window.
+    backlog: Vec<u64>,
+    sample_at_ps: TimePs,
+    sample_every_ps: TimePs,
+    /// Why the run stopped before its end, when it did (not a failure).
+    stopped: Option<String>,
 }
 
 impl<M: Model> Kernel<M> {
     /// A run of `model` ending at `end_ps`.
     pub fn new(model: M, end_ps: TimePs) -> Self {
         let check_at_ps = model.stall_ps();
-        Kernel {
+        let mut kernel = Kernel {
             model,
             now_ps: 0,
             end_ps,
@@ -66,7 +127,22 @@ impl<M: Model> Kernel<M> {
             progress_seen: 0,
             check_at_ps,
             deadlock: None,
-        }
+            supervision: Supervision::default(),
+            backlog: Vec::new(),
+            sample_at_ps: 0,
+            sample_every_ps: 0,
+            stopped: None,
+        };
+        kernel.supervise(Supervision::default());
+        kernel
+    }
+
+    /// Sets what the kernel watches besides stalls (before the run starts).
+    pub fn supervise(&mut self, supervision: Supervision) {
+        let measured_ps = self.end_ps.saturating_sub(supervision.warmup_ps);
+        self.sample_every_ps = (measured_ps / BACKLOG_SAMPLES).max(1);
+        self.sample_at_ps = supervision.warmup_ps + self.sample_every_ps;
+        self.supervision = supervision;
     }
 
     /// Current simulated time.
@@ -87,20 +163,20 @@ impl<M: Model> Kernel<M> {
     /// Runs every event due at or before `until_ps` (capped at the end of the run); returns true
     /// once the run is complete or stuck.
     pub fn advance(&mut self, until_ps: TimePs) -> bool {
-        if self.deadlock.is_some() {
+        if self.deadlock.is_some() || self.stopped.is_some() {
             return true;
         }
         let limit_ps = until_ps.min(self.end_ps);
         let started = Instant::now();
         while let Some((time_ps, event)) = self.model.queue().pop_until(limit_ps) {
-            if time_ps >= self.check_at_ps && self.stalled(time_ps) {
+            if time_ps >= self.check_at_ps.min(self.sample_at_ps) && self.must_stop(time_ps) {
                 break;
             }
             self.now_ps = time_ps;
             self.events += 1;
             self.model.handle(time_ps, event);
         }
-        if self.deadlock.is_none() {
+        if self.deadlock.is_none() && self.stopped.is_none() {
             if self.model.queue().is_empty() && self.model.in_flight() > 0 {
                 self.deadlock = Some(format!(
                     "no event pending at {} ps: {}",
@@ -112,7 +188,29 @@ impl<M: Model> Kernel<M> {
             }
         }
         self.wall += started.elapsed();
-        limit_ps == self.end_ps || self.deadlock.is_some()
+        limit_ps == self.end_ps || self.deadlock.is_some() || self.stopped.is_some()
+    }
+
+    /// The checks due at or before `time_ps`: a stall, the limit on work held, a backlog
+    /// sample. Returns true when the run must stop (stuck, or holding too much).
+    fn must_stop(&mut self, time_ps: TimePs) -> bool {
+        if time_ps >= self.check_at_ps && self.stalled(time_ps) {
+            return true;
+        }
+        let held = self.model.in_flight();
+        if held > self.supervision.max_in_flight {
+            self.stopped = Some(format!(
+                "stopped at {} ns, holding {held} cells (packets, for Clint): more than run.max_cells_in_flight ({}); the network is not carrying what is offered (lower the load, bound the buffers, or raise the limit)",
+                time_ps / 1_000,
+                self.supervision.max_in_flight
+            ));
+            return true;
+        }
+        while time_ps >= self.sample_at_ps {
+            self.backlog.push(held);
+            self.sample_at_ps += self.sample_every_ps;
+        }
+        false
     }
 
     /// Checks for progress since the last check (due at or before `time_ps`); records a
@@ -141,6 +239,25 @@ impl<M: Model> Kernel<M> {
             wall_s: self.wall.as_secs_f64(),
         };
         (self.model, clock, self.deadlock)
+    }
+
+    /// Whether the backlog stayed level through the measured window (see
+    /// [`backlog_is_stable`]); `Some(false)` for a run stopped for holding too much.
+    pub fn stable(&self) -> Option<bool> {
+        if self.stopped.is_some() {
+            return Some(false);
+        }
+        backlog_is_stable(&self.backlog)
+    }
+
+    /// Why the run stopped before its end, if it did without failing.
+    pub fn stopped(&self) -> Option<&str> {
+        self.stopped.as_deref()
+    }
+
+    /// The scenario's warnings.
+    pub fn warnings(&self) -> &[String] {
+        &self.supervision.warnings
     }
 }
 
@@ -213,6 +330,95 @@ mod tests {
         assert!(
             clock.now_ps < 22_000,
             "stopped within a stall window or two"
+        );
+    }
+
+    /// Gains one item every 10 ps and never lets one go: an overloaded queue.
+    struct Pile {
+        queue: CalendarQueue<u32>,
+        held: u64,
+    }
+
+    impl Model for Pile {
+        type Event = u32;
+        fn queue(&mut self) -> &mut CalendarQueue<u32> {
+            &mut self.queue
+        }
+        fn handle(&mut self, now_ps: TimePs, _: u32) {
+            self.held += 1;
+            self.queue.push(now_ps + 10, Phase::Message, 0, 0);
+        }
+        fn progress(&self) -> u64 {
+            self.held
+        }
+        fn in_flight(&self) -> u64 {
+            self.held
+        }
+        fn stall_ps(&self) -> TimePs {
+            1_000
+        }
+        fn stall_report(&self) -> String {
+            String::new()
+        }
+    }
+
+    fn supervised<M: Model>(model: M, max_in_flight: u64) -> Kernel<M> {
+        let mut kernel = Kernel::new(model, 100_000);
+        kernel.supervise(Supervision {
+            warmup_ps: 10_000,
+            max_in_flight,
+            warnings: vec!["a warning".into()],
+        });
+        kernel
+    }
+
+    fn pile() -> Pile {
+        let mut queue = CalendarQueue::for_gap(10);
+        queue.push(0, Phase::Message, 0, 0);
+        Pile { queue, held: 0 }
+    }
+
+    #[test]
+    fn a_growing_backlog_is_unstable_and_a_level_one_stable() {
+        let mut growing = supervised(pile(), u64::MAX);
+        assert!(growing.advance(TimePs::MAX));
+        assert_eq!(growing.stable(), Some(false));
+        assert_eq!(growing.stopped(), None);
+        assert_eq!(growing.warnings(), ["a warning"]);
+
+        let mut level = supervised(ring(TimePs::MAX).model, u64::MAX);
+        assert!(level.advance(TimePs::MAX));
+        assert_eq!(level.stable(), Some(true));
+
+        let short = Kernel::new(pile(), 50);
+        assert_eq!(short.stable(), None, "too few samples to tell");
+    }
+
+    #[test]
+    fn stability_needs_a_rise_through_every_quarter_and_by_a_quarter() {
+        let ramp: Vec<u64> = (0..64).collect();
+        assert_eq!(backlog_is_stable(&ramp), Some(false));
+        let level = [50, 52, 49, 51, 50, 53, 48, 50].repeat(8);
+        assert_eq!(backlog_is_stable(&level), Some(true));
+        // Rising through every quarter, but by less than a quarter: noise about a level.
+        let creep: Vec<u64> = (0..64).map(|i| 1_000 + i).collect();
+        assert_eq!(backlog_is_stable(&creep), Some(true));
+        assert_eq!(backlog_is_stable(&ramp[..7]), None);
+    }
+
+    #[test]
+    fn a_run_holding_more_than_its_limit_stops_early_and_says_which_key() {
+        let mut kernel = supervised(pile(), 2_000);
+        assert!(kernel.advance(TimePs::MAX), "a stopped run is over");
+        let why = kernel.stopped().expect("the limit stopped it").to_string();
+        assert!(why.contains("run.max_cells_in_flight (2000)"), "{why}");
+        assert_eq!(kernel.stable(), Some(false));
+        let (model, clock, deadlock) = kernel.into_parts();
+        assert_eq!(deadlock, None, "stopping at a limit is not a deadlock");
+        assert!(clock.now_ps < 100_000);
+        assert!(
+            model.held > 2_000 && model.held < 2_200,
+            "checked within a stall window"
         );
     }
 

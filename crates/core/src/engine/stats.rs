@@ -3,6 +3,36 @@
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
+/// How evenly a quantity (each host's throughput, say) is spread: its smallest and largest
+/// value and Jain's fairness index, (Σx)² / (n·Σx²): 1 when all are equal, 1/n when one host
+/// has everything (Jain, Chiu & Hawe 1984). `None` over no values or all zeros.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Fairness {
+    /// Smallest value.
+    pub min: f64,
+    /// Largest value.
+    pub max: f64,
+    /// Jain's index.
+    pub jain_index: Option<f64>,
+}
+
+impl Fairness {
+    /// The spread of `values`.
+    pub fn of(values: &[f64]) -> Fairness {
+        let sum: f64 = values.iter().sum();
+        let squares: f64 = values.iter().map(|x| x * x).sum();
+        Fairness {
+            min: if values.is_empty() {
+                0.0
+            } else {
+                values.iter().copied().fold(f64::INFINITY, f64::min)
+            },
+            max: values.iter().copied().fold(0.0, f64::max),
+            jain_index: (squares > 0.0).then(|| sum * sum / (values.len() as f64 * squares)),
+        }
+    }
+}
+
 /// Percentiles reported for every latency distribution (the RIFL paper's Table I set, plus mean).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Percentiles {

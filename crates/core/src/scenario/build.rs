@@ -58,7 +58,10 @@ impl Scenario {
                     .burst_mean_bytes
                     .map(|b| b / self.cell.payload_bytes() as f64);
                 Arrival::Bursty {
-                    mean_burst_cells: t.burst_mean_cells.or(from_bytes).unwrap_or(1.0),
+                    mean_burst_cells: t
+                        .burst_mean_cells
+                        .or(from_bytes)
+                        .expect("validated: bursty arrivals have a burst length"),
                 }
             }
         }

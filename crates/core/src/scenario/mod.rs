@@ -12,6 +12,7 @@
 
 mod build;
 pub mod sections;
+mod strict;
 mod validate;
 
 use serde::de::DeserializeOwned;
@@ -19,6 +20,7 @@ use serde::Deserialize;
 
 use crate::engine::time::{ps_from_ns, TimePs};
 pub use sections::*;
+pub use strict::{check_unused, Unused};
 
 /// The most ports an output-queued switch may have.
 pub const MAX_PORTS_OUTPUT_QUEUED: u32 = 4096;
@@ -63,7 +65,15 @@ pub struct RunConfig {
     pub duration_ns: f64,
     /// Leading time excluded from statistics, in nanoseconds.
     pub warmup_ns: f64,
+    /// The most cells (packets, for Clint) the run may hold at once: an overloaded run stops
+    /// there, with its partial results, instead of growing until memory runs out.
+    pub max_cells_in_flight: u64,
+    /// Keys the chosen mechanisms do not use are errors (true) or warnings (false).
+    pub strict: bool,
 }
+
+/// The default of `run.max_cells_in_flight`: a few GB at most, at under 128 bytes a cell.
+pub const DEFAULT_MAX_CELLS_IN_FLIGHT: u64 = 20_000_000;
 
 impl Default for RunConfig {
     /// 10⁵ cell times of 64 bytes at 100 Gbit/s, a tenth of them warm-up.
@@ -72,6 +82,8 @@ impl Default for RunConfig {
             seed: 1,
             duration_ns: 512_000.0,
             warmup_ns: 51_200.0,
+            max_cells_in_flight: DEFAULT_MAX_CELLS_IN_FLIGHT,
+            strict: true,
         }
     }
 }
@@ -87,8 +99,14 @@ impl RunConfig {
         ps_from_ns(self.warmup_ns)
     }
 
-    /// A positive duration and a warm-up shorter than it.
+    /// A positive duration, a warm-up shorter than it, and room for at least one cell.
     pub fn validate(&self) -> Result<(), ScenarioError> {
+        if self.max_cells_in_flight == 0 {
+            return Err(invalid(
+                "run.max_cells_in_flight",
+                format!("expected at least 1 (default {DEFAULT_MAX_CELLS_IN_FLIGHT})"),
+            ));
+        }
         if !(self.duration_ns.is_finite() && self.end_ps() > 0) {
             return Err(invalid(
                 "run.duration_ns",

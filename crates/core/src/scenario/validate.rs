@@ -345,6 +345,15 @@ impl Scenario {
                 return Err(invalid(key, "expected a positive mean burst length"));
             }
         }
+        if t.arrival == ArrivalName::Bursty
+            && t.burst_mean_cells.is_none()
+            && t.burst_mean_bytes.is_none()
+        {
+            return Err(invalid(
+                "traffic.arrival",
+                "bursty arrivals need a mean burst length: set traffic.burst_mean_cells or traffic.burst_mean_bytes",
+            ));
+        }
         if t.burst_mean_cells.is_some() && t.burst_mean_bytes.is_some() {
             return Err(invalid(
                 "traffic.burst_mean_bytes",

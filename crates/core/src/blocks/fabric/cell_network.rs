@@ -19,7 +19,7 @@ use crate::blocks::traffic::{Destinations, Generator, TrafficSpec};
 use crate::engine::kernel::{Clock, Kernel, Model};
 use crate::engine::queue::CalendarQueue;
 use crate::engine::rng::{stream, ComponentId};
-use crate::engine::stats::{LatencyHistogram, Percentiles};
+use crate::engine::stats::{Fairness, LatencyHistogram, Percentiles};
 use crate::engine::time::{TimePs, PS_PER_NS};
 use crate::run::{Design, Ledger, Perf, Report, RunError};
 
@@ -202,10 +202,14 @@ pub struct Summary {
     pub terminals: u32,
     /// Seed of the run.
     pub seed: u64,
-    /// Cells generated during measurement per terminal per cell time.
+    /// The configured offered load per terminal (`traffic.load`), cells per cell time.
     pub offered_load: f64,
+    /// Cells generated during measurement per terminal per cell time.
+    pub injected_load: f64,
     /// Cells delivered during measurement per terminal per cell time.
     pub throughput: f64,
+    /// How evenly that throughput is spread over the receiving hosts.
+    pub host_throughput: Fairness,
     /// Payload bytes delivered during measurement per byte of line capacity.
     pub goodput: f64,
     /// Cell latency from generation to delivery, in nanoseconds.
@@ -341,6 +345,7 @@ pub struct Network<R: Router> {
     lossless: bool,
     cell_payload_bytes: u32,
     layer1_ber: f64,
+    offered_load: f64,
 }
 
 impl<R: Router> Network<R> {
@@ -501,6 +506,7 @@ impl<R: Router> Network<R> {
             lossless,
             cell_payload_bytes: traffic.cell_payload_bytes,
             layer1_ber,
+            offered_load: traffic.load,
         }
     }
 
@@ -659,8 +665,15 @@ impl<R: Router> Network<R> {
             switches: self.switches().count() as u32,
             terminals: terminals as u32,
             seed: self.seed,
-            offered_load: sum(|t| t.counters.cells_injected_measured) as f64 / capacity_cells,
+            offered_load: self.offered_load,
+            injected_load: sum(|t| t.counters.cells_injected_measured) as f64 / capacity_cells,
             throughput: sum(|t| t.counters.cells_delivered_measured) as f64 / capacity_cells,
+            host_throughput: Fairness::of(
+                &self
+                    .terminals()
+                    .map(|t| t.counters.cells_delivered_measured as f64 / measured_slots as f64)
+                    .collect::<Vec<_>>(),
+            ),
             goodput: sum(|t| t.counters.payload_bytes_delivered_measured) as f64 / payload_capacity,
             latency_ns: latency.scaled(PS_PER_NS as f64),
             latency_cells: latency.scaled(slot_ps as f64),

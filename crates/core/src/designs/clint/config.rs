@@ -56,6 +56,7 @@ fn default_run() -> RunConfig {
         seed: 1,
         duration_ns: 40_000_000.0,
         warmup_ns: 4_000_000.0,
+        ..RunConfig::default()
     }
 }
 

@@ -44,7 +44,8 @@ use crate::engine::time::{TimePs, PS_PER_NS};
 use crate::scenario::ScenarioError;
 use arbiter::BulkArbiter;
 use bulk::{BulkMove, OutputBuffers};
-use config::{Architecture, ClintConfig, Intervals};
+pub use config::ClintConfig;
+use config::{Architecture, Intervals};
 use nic::{Ack, Nic, Packet, Receipt, Transmission};
 use quick::{QuickMove, QuickUplink};
 pub use report::{ClintSummary, ClintTables, HistogramTable, NodeTable};
@@ -159,6 +160,8 @@ pub struct Clint {
     intervals: IntervalLaw,
     burst_max_packets: u32,
     host_receive_ps: TimePs,
+    /// The configured offered load, a fraction of link bandwidth.
+    offered_load: f64,
     warmup_ps: TimePs,
     end_ps: TimePs,
     now_ps: TimePs,
@@ -229,6 +232,7 @@ pub fn build(json: &str) -> Result<Clint, ScenarioError> {
         ),
         burst_max_packets,
         host_receive_ps: c.nic.host_receive_ns * PS_PER_NS,
+        offered_load: c.traffic.load,
         warmup_ps: c.run.warmup_ps(),
         end_ps: c.run.end_ps(),
         now_ps: 0,

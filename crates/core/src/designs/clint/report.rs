@@ -51,8 +51,10 @@ pub struct ClintSummary {
     pub seed: u64,
     /// Nodes.
     pub nodes: u32,
-    /// Requests generated during measurement, per node, as a fraction of link bandwidth.
+    /// The configured offered load (`traffic.load`), a fraction of link bandwidth.
     pub offered_load: f64,
+    /// Requests generated during measurement, per node, as a fraction of link bandwidth.
+    pub injected_load: f64,
     /// Requests accepted by targets during measurement, per node, as a fraction of link
     /// bandwidth.
     pub throughput: f64,
@@ -138,7 +140,8 @@ impl Clint {
             architecture: self.arch.name(),
             seed: self.seed,
             nodes: self.nodes() as u32,
-            offered_load: per_link(c.generated_measured),
+            offered_load: self.offered_load,
+            injected_load: per_link(c.generated_measured),
             throughput: per_link(c.delivered_measured),
             latency_ns: self.latency.percentiles().scaled(PS_PER_NS as f64),
             latency_accepted_ns: self.latency_accepted.percentiles().scaled(PS_PER_NS as f64),

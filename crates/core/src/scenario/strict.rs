@@ -1,0 +1,273 @@
+//! Strict keys: a key a scenario sets that its chosen mechanisms do not use is an error naming
+//! the key and the choice that ignores it, or, with `run.strict = false`, a warning in the
+//! summary. A scenario then says only what the run does.
+//!
+//! One exception keeps overrides usable: a key of the scenario file left unused by a choice the
+//! user overrode (`--set switch.scheduler=safc` on a file that sets iSLIP's `iterations`) is
+//! only a warning, since an override cannot remove a file's key.
+
+use serde_json::Value;
+
+use super::{invalid, Scenario, ScenarioError, SchedulerName, TopologyName};
+use super::{ArrivalName, DestinationName, FlowControlKind, Named};
+
+/// A key the chosen mechanisms ignore, and the choice that ignores it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Unused {
+    /// Dotted path of the key.
+    pub key: String,
+    /// Dotted path of the choice that ignores it (`traffic.arrival`).
+    pub choice: &'static str,
+    /// The choice as the user wrote it (`traffic.arrival = "bernoulli"`), and why, if not plain.
+    pub because: String,
+}
+
+/// True when the scenario (its JSON document) sets the dotted `key`.
+fn is_set(scenario: &Value, key: &str) -> bool {
+    key.split('.')
+        .try_fold(scenario, |table, part| table.get(part))
+        .is_some()
+}
+
+/// Checks the keys `scenario` sets against those its mechanisms leave `unused`, given the
+/// keys the user `overridden` (`--set`): the first one set is an error when `strict`, unless
+/// only an overridden choice left it unused; every other one set is a warning.
+pub fn check_unused(
+    scenario: &Value,
+    unused: &[Unused],
+    strict: bool,
+    overridden: &[String],
+) -> Result<Vec<String>, ScenarioError> {
+    let mut warnings = Vec::new();
+    let is_overridden = |key: &str| overridden.iter().any(|o| o == key);
+    for u in unused.iter().filter(|u| is_set(scenario, &u.key)) {
+        let orphaned = is_overridden(u.choice) && !is_overridden(&u.key);
+        if strict && !orphaned {
+            return Err(invalid(
+                &u.key,
+                format!(
+                    "not used with {}: remove it, or set run.strict = false to run with it ignored",
+                    u.because
+                ),
+            ));
+        }
+        warnings.push(format!("{}: not used with {}, ignored", u.key, u.because));
+    }
+    Ok(warnings)
+}
+
+/// The topology keys each kind reads.
+fn topology_keys(kind: TopologyName) -> &'static [&'static str] {
+    match kind {
+        TopologyName::Star => &[],
+        TopologyName::TwoSwitch => &["links"],
+        TopologyName::LeafSpine => &["leaves", "spines", "hosts_per_leaf"],
+        TopologyName::FatTree => &["k"],
+        TopologyName::Clos => &[
+            "tiers",
+            "radix",
+            "hosts_per_edge",
+            "uplinks_per_edge",
+            "bundle",
+            "edges",
+        ],
+        TopologyName::Dragonfly => &[
+            "hosts_per_router",
+            "routers_per_group",
+            "global_links_per_router",
+            "groups",
+        ],
+        TopologyName::File => &["file"],
+    }
+}
+
+/// Every shape's own topology keys.
+const SHAPE_KEYS: &[&str] = &[
+    "links",
+    "leaves",
+    "spines",
+    "hosts_per_leaf",
+    "k",
+    "tiers",
+    "radix",
+    "hosts_per_edge",
+    "uplinks_per_edge",
+    "bundle",
+    "edges",
+    "hosts_per_router",
+    "routers_per_group",
+    "global_links_per_router",
+    "groups",
+    "file",
+];
+
+impl Scenario {
+    /// The keys of a cell network's scenario that its chosen mechanisms do not read.
+    pub fn unused_keys(&self) -> Vec<Unused> {
+        let (sw, t, topology) = (&self.switch, &self.traffic, &self.topology);
+        let mut unused = Vec::new();
+        let mut add = |keys: &[&str], choice: &'static str, because: String| {
+            unused.extend(keys.iter().map(|key| Unused {
+                key: key.to_string(),
+                choice,
+                because: because.clone(),
+            }));
+        };
+        if t.arrival != ArrivalName::Bursty {
+            add(
+                &["traffic.burst_mean_cells", "traffic.burst_mean_bytes"],
+                "traffic.arrival",
+                "traffic.arrival = \"bernoulli\" (it draws no bursts)".into(),
+            );
+        }
+        let destinations = format!("traffic.destinations = {:?}", t.destinations.as_str());
+        if t.destinations != DestinationName::Hotspot {
+            add(
+                &["traffic.hotspot_port", "traffic.hotspot_fraction"],
+                "traffic.destinations",
+                destinations.clone(),
+            );
+        }
+        if t.destinations != DestinationName::Uniform {
+            add(
+                &["traffic.include_self"],
+                "traffic.destinations",
+                destinations,
+            );
+        }
+        let scheduler = format!("switch.scheduler = {:?}", sw.scheduler.as_str());
+        if !matches!(sw.scheduler, SchedulerName::Islip | SchedulerName::Pim) {
+            add(
+                &["switch.iterations"],
+                "switch.scheduler",
+                scheduler.clone(),
+            );
+        }
+        if matches!(
+            sw.scheduler,
+            SchedulerName::Fifo | SchedulerName::OutputQueued
+        ) {
+            add(
+                &["switch.per_voq_buffers"],
+                "switch.scheduler",
+                scheduler.clone(),
+            );
+        }
+        if sw.scheduler == SchedulerName::OutputQueued {
+            add(&["switch.batcher_banyan"], "switch.scheduler", scheduler);
+        }
+        let onoff = self
+            .flow_control_kinds()
+            .is_ok_and(|kinds| kinds.contains(&FlowControlKind::Onoff));
+        if !onoff {
+            add(
+                &["link.off_threshold_cells", "link.on_threshold_cells"],
+                "link.flow_control",
+                format!(
+                    "link.flow_control = {:?} (thresholds are ON/OFF's)",
+                    self.link.flow_control.as_str()
+                ),
+            );
+        }
+        let kind = format!("topology.kind = {:?}", topology.kind.as_str());
+        if !matches!(topology.kind, TopologyName::Star | TopologyName::TwoSwitch) {
+            add(
+                &["switch.ports"],
+                "topology.kind",
+                format!("{kind} (its switches' ports follow from the topology's own keys)"),
+            );
+        }
+        let own = topology_keys(topology.kind);
+        for key in SHAPE_KEYS.iter().filter(|key| !own.contains(key)) {
+            add(&[&format!("topology.{key}")], "topology.kind", kind.clone());
+        }
+        if let Some(routing) = &self.routing {
+            if routing.mode != "spray" {
+                add(
+                    &["routing.spray_rounds"],
+                    "routing.mode",
+                    format!("routing.mode = {:?}", routing.mode),
+                );
+            }
+        }
+        unused
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn checked(json: &str, strict: bool, overridden: &[&str]) -> Result<Vec<String>, String> {
+        let scenario: Scenario = super::super::parse(json).unwrap();
+        let value: Value = serde_json::from_str(json).unwrap();
+        let overridden: Vec<String> = overridden.iter().map(|k| k.to_string()).collect();
+        check_unused(&value, &scenario.unused_keys(), strict, &overridden).map_err(|e| e.key)
+    }
+
+    fn rejected(json: &str) -> String {
+        checked(json, true, &[]).expect_err("an unused key is rejected")
+    }
+
+    #[test]
+    fn a_key_the_mechanism_ignores_is_named_and_a_used_one_passes() {
+        let accepted = |json: &str| checked(json, true, &[]).expect("every key is used");
+        assert_eq!(
+            rejected(r#"{"traffic": {"burst_mean_cells": 8}}"#),
+            "traffic.burst_mean_cells"
+        );
+        accepted(r#"{"traffic": {"arrival": "bursty", "burst_mean_cells": 8}}"#);
+        assert_eq!(
+            rejected(r#"{"switch": {"scheduler": "fifo", "iterations": 4}}"#),
+            "switch.iterations"
+        );
+        accepted(r#"{"switch": {"scheduler": "pim", "iterations": 4}}"#);
+        assert_eq!(
+            rejected(r#"{"topology": {"leaves": 4}}"#),
+            "topology.leaves"
+        );
+        assert_eq!(
+            rejected(r#"{"topology": {"kind": "leaf_spine"}, "switch": {"ports": 8}}"#),
+            "switch.ports"
+        );
+        assert_eq!(
+            rejected(r#"{"switch": {"scheduler": "output_queued", "batcher_banyan": false}}"#),
+            "switch.batcher_banyan"
+        );
+        assert_eq!(
+            rejected(r#"{"link": {"on_threshold_cells": 3}}"#),
+            "link.on_threshold_cells"
+        );
+        assert_eq!(
+            rejected(
+                r#"{"design": "cell_fabric", "topology": {"kind": "fat_tree"}, "routing": {"mode": "ecmp", "spray_rounds": 2}}"#
+            ),
+            "routing.spray_rounds"
+        );
+    }
+
+    #[test]
+    fn without_strict_every_unused_key_is_a_warning() {
+        let warnings = checked(
+            r#"{"run": {"strict": false}, "traffic": {"burst_mean_cells": 8, "hotspot_port": 2}}"#,
+            false,
+            &[],
+        )
+        .unwrap();
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].starts_with("traffic.burst_mean_cells: not used with traffic.arrival"));
+    }
+
+    #[test]
+    fn a_file_key_orphaned_by_an_overridden_choice_is_a_warning_but_an_overridden_key_is_not() {
+        let json = r#"{"switch": {"scheduler": "safc", "iterations": 3}}"#;
+        assert_eq!(
+            checked(json, true, &["switch.scheduler"]).unwrap(),
+            ["switch.iterations: not used with switch.scheduler = \"safc\", ignored"]
+        );
+        assert_eq!(
+            checked(json, true, &["switch.scheduler", "switch.iterations"]).unwrap_err(),
+            "switch.iterations"
+        );
+    }
+}
