@@ -198,3 +198,28 @@ def test_ray_backend_gives_the_same_results_as_the_local_one(small_scenario: Pat
     pd.testing.assert_frame_equal(local.points, on_ray.points)
     for folder in on_ray.runs["folder"]:
         assert (tmp_path / "ray" / folder / "summary.json").exists()
+
+
+def test_ctrl_c_keeps_the_finished_runs_and_a_rerun_completes_the_sweep(small_scenario: Path, tmp_path: Path):
+    import signal
+    import time
+
+    out = tmp_path / "s"
+    args = [sys.executable, "-m", "cellfabric.cli", "sweep", str(small_scenario), "--out", str(out),
+            "--grid", "traffic.load=0.5,0.6,0.7,0.8,0.9,0.95", "--set", "switch.ports=32",
+            "--set", "run.duration_ns=2048000", "--jobs", "2"]  # runs of a few tenths of a second
+    process = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not list(out.glob("points/*/seed-3/summary.json")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    assert stderr.startswith("cellfabric: error: interrupted") and "Traceback" not in stderr
+    runs = pd.read_parquet(out / "results.parquet")
+    done = runs[runs["status"] == "ok"]
+    assert 1 <= len(done) < 6 and set(runs["status"]) <= {"ok", "not run"}
+    assert not list(out.rglob(".*tmp*")), "no half-written folder is left behind"
+    rerun = cli(*args[3:])
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"{6 - len(done)} run, {len(done)} already finished (skipped)" in rerun.stdout

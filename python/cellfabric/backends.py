@@ -1,8 +1,8 @@
 """Where a sweep's runs execute: a local process pool, or a Ray cluster (the ``ray`` extra).
 
-Both take a list of scenarios (dicts) and yield ``(index, outcome)`` as runs finish, the outcome
-being what ``cellfabric.sweeps.run_point`` returns; the sweep writes every result itself, so
-workers need no shared file system.
+Both take a list of jobs and yield ``(index, outcome)`` as runs finish, a job being what
+``cellfabric.sweeps.run_point`` takes and the outcome what it returns; the sweep writes every
+result itself, so workers need no shared file system.
 """
 
 from __future__ import annotations
@@ -20,21 +20,21 @@ Outcome = tuple[str, Any]
 RAY_MISSING = "--backend ray: Ray is not installed (install it with: pip install 'cellfabric[ray]')"
 
 
-def run_locally(configs: list[dict[str, Any]], jobs: int) -> Iterator[tuple[int, Outcome]]:
-    """Runs the scenarios in ``jobs`` worker processes (in this process when ``jobs`` is 1)."""
+def run_locally(work: list[Any], workers: int) -> Iterator[tuple[int, Outcome]]:
+    """Runs the jobs in ``workers`` processes (in this process when ``workers`` is 1)."""
     from cellfabric.sweeps import run_point
 
-    if jobs == 1 or len(configs) <= 1:
-        for index, config in enumerate(configs):
-            yield index, run_point(config)
+    if workers == 1 or len(work) <= 1:
+        for index, job in enumerate(work):
+            yield index, run_point(job)
         return
     # Fresh interpreters rather than forks: the parent may hold threads (a progress bar, Ray).
     # Forked workers (where the system has fork) need no `if __name__ == "__main__"` guard in a
     # user's script. They ignore Ctrl-C: the sweep stops them itself, whatever they were doing.
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(configs)), initializer=_ignore_interrupts,
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(work)), initializer=_ignore_interrupts,
                                mp_context=multiprocessing.get_context(method))
-    pending = {pool.submit(run_point, config): index for index, config in enumerate(configs)}
+    pending = {pool.submit(run_point, job): index for index, job in enumerate(work)}
     try:
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -61,20 +61,20 @@ def require_ray():
 
 
 def run_on_ray(
-    configs: list[dict[str, Any]], jobs: int, address: str | None
+    work: list[Any], workers: int, address: str | None
 ) -> Iterator[tuple[int, Outcome]]:
-    """Runs the scenarios as Ray tasks of one CPU each: on the cluster at ``address``
-    (``"auto"``: the one this machine belongs to), or on a local Ray instance of ``jobs`` CPUs
+    """Runs the jobs as Ray tasks of one CPU each: on the cluster at ``address``
+    (``"auto"``: the one this machine belongs to), or on a local Ray instance of ``workers`` CPUs
     started for this sweep and stopped after it."""
     from cellfabric.sweeps import run_point
 
     ray = require_ray()
     started = not ray.is_initialized()
     if started:
-        local = {"num_cpus": jobs, "include_dashboard": False} if address is None else {}
+        local = {"num_cpus": workers, "include_dashboard": False} if address is None else {}
         ray.init(address=address, log_to_driver=False, configure_logging=False, **local)
     task = ray.remote(num_cpus=1)(run_point)
-    pending = {task.remote(config): index for index, config in enumerate(configs)}
+    pending = {task.remote(job): index for index, job in enumerate(work)}
     try:
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)

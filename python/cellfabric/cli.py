@@ -282,3 +282,58 @@ def report(folder: str, out_file: str | None) -> None:
 
 if __name__ == "__main__":
     main()
+@main.command()
+@click.argument("name", required=False)
+@click.option("--list", "show_list", is_flag=True, help="List the reproductions and how long each takes.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
+              help="Where to write the sweeps and the report [results/NAME].")
+@click.option("--set", "assignments", multiple=True, metavar="KEY.PATH=VALUE",
+              help="Override a scenario key in every run (e.g. a shorter run.duration_ns for a first look).")
+@click.option("--seeds", type=int, default=1, show_default=True, help="Seeds per point.")
+@click.option("--jobs", type=int, default=None, help="Runs at once [the cores].")
+@click.option("--backend", default="local", show_default=True, help="local (a process pool) or ray.")
+@click.option("--ray-address", default=None, help="A Ray cluster to join (default: start a local one).")
+def reproduce(name: str | None, show_list: bool, out_dir: str | None, assignments: tuple[str, ...],
+              seeds: int, jobs: int | None, backend: str, ray_address: str | None) -> None:
+    """Run the sweep behind one paper table or figure (NAME; see --list) and write its report,
+    our numbers beside the paper's."""
+    from cellfabric.report import comparison, reference_frame
+    from cellfabric.reproduce import REPRODUCTIONS, listing
+    from cellfabric.reproduce import reproduce as run_reproduction
+
+    if show_list:
+        click.echo("\n".join(listing()))
+        return
+    if name is None:
+        _fail("reproduce: expected a NAME (cellfabric reproduce --list shows them)", EXIT_BAD_INPUT)
+    out_dir = out_dir or str(Path("results") / name)
+    root = _scenario_root()
+    if root is None:
+        _fail("reproduce: the shipped scenarios/ folder was not found (run from a cellfabric checkout)",
+              EXIT_BAD_INPUT)
+    _check_writable(out_dir)
+    try:
+        overrides = dict(parse_assignment(a) for a in assignments)
+        results, page = run_reproduction(name, out_dir, root, seeds=seeds, jobs=jobs, backend=backend,
+                                         ray_address=ray_address, overrides=overrides)
+    except ScenarioError as error:
+        _fail(str(error), EXIT_BAD_INPUT)
+    except KeyboardInterrupt:
+        _fail(f"interrupted; the finished runs are in {out_dir}", EXIT_INTERRUPTED)
+    failed = 0
+    for part, result in results.items():
+        failed += result.failed
+        click.echo(f"{part}: {len(result.runs)} runs, {result.ran} run, {result.skipped} already finished, "
+                   f"{result.failed} failed")
+        reference = reference_frame(REPRODUCTIONS[name].parts[part].reference)
+        if reference is not None:
+            table = comparison(result.points, result.axes, reference).dropna(axis="columns", how="all")
+            if "relative" in table:
+                table["relative"] = table["relative"].map(lambda v: f"{v:+.1%}" if v == v else "")
+            click.echo(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    click.echo(f"report: {page}")
+    if failed:
+        _fail(f"{failed} runs failed (their errors are in the report and in results.parquet)",
+              EXIT_RUN_FAILED)
+
+

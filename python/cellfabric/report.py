@@ -93,10 +93,10 @@ def _axes_figure(title: str, xlabel: str, ylabel: str) -> tuple[Figure, Any]:
     return figure, axes
 
 
-def _table(frame: pd.DataFrame) -> str:
-    """A DataFrame as an HTML table, cut to MAX_TABLE_ROWS rows."""
-    shown = frame.head(MAX_TABLE_ROWS)
-    note = f"<p>First {MAX_TABLE_ROWS} of {len(frame)} rows.</p>" if len(frame) > MAX_TABLE_ROWS else ""
+def _table(frame: pd.DataFrame, max_rows: int | None = MAX_TABLE_ROWS) -> str:
+    """A DataFrame as an HTML table, cut to ``max_rows`` rows (None: all)."""
+    shown = frame if max_rows is None else frame.head(max_rows)
+    note = f"<p>First {max_rows} of {len(frame)} rows.</p>" if len(shown) < len(frame) else ""
     return shown.to_html(index=False, na_rep="", float_format=lambda v: f"{v:.4g}", border=0) + note
 
 
@@ -171,8 +171,18 @@ def _series(points: pd.DataFrame, axes: list[str], x: str) -> list[tuple[str, pd
     if not others:
         return [("", points.sort_values(x))]
     groups = points.groupby(others, sort=False, dropna=False)
-    return [(", ".join(f"{a.rsplit('.', 1)[-1]}={v}" for a, v in zip(others, key if isinstance(key, tuple)
-                       else (key,), strict=True)), group.sort_values(x)) for key, group in groups]
+    return [(_label(dict(zip(others, key if isinstance(key, tuple) else (key,), strict=True))),
+             group.sort_values(x)) for key, group in groups]
+
+
+def _label(values: dict[str, Any]) -> str:
+    """``scheduler=islip, iterations=3`` for {"switch.scheduler": "islip", "switch.iterations": 3.0},
+    leaving out keys a point does not set."""
+    def text(v):
+        return str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
+
+    return ", ".join(f"{k.rsplit('.', 1)[-1]}={text(v)}" for k, v in values.items()
+                     if v is not None and v == v)
 
 
 def _curves(points: pd.DataFrame, axes: list[str], x: str, metrics: list[str], title: str,
@@ -212,7 +222,7 @@ def _matching(reference: pd.DataFrame, group: pd.DataFrame, keys: list[str]) -> 
     return reference[mask]
 
 
-def _reference_frame(reference: dict | None) -> pd.DataFrame | None:
+def reference_frame(reference: dict | None) -> pd.DataFrame | None:
     """The paper's numbers as a DataFrame, or None."""
     return pd.DataFrame(reference["rows"], columns=reference["columns"]) if reference else None
 
@@ -243,7 +253,7 @@ def comparison(points: pd.DataFrame, axes: list[str], reference: pd.DataFrame) -
 def _comparison_html(table: pd.DataFrame) -> str:
     shown = table.copy()
     shown["relative"] = shown["relative"].map(lambda v: "" if v != v else f"{v:+.1%}")
-    return _table(shown)
+    return _table(shown, max_rows=None)
 
 
 def _sweep_section(folder: Path) -> str:
@@ -259,7 +269,7 @@ def _sweep_section(folder: Path) -> str:
              f"{len(points)} points × {spec.get('seeds', 1)} seeds = {len(runs)} runs; grid "
              f"<code>{html.escape(json.dumps(spec.get('grid', {})))}</code>, fixed "
              f"<code>{html.escape(json.dumps(spec.get('overrides', {})))}</code>.</p>"]
-    reference = _reference_frame(spec.get("reference"))
+    reference = reference_frame(spec.get("reference"))
     if reference is not None:
         parts.append(f"<h3>Beside the paper: {html.escape(spec['reference'].get('source', ''))}</h3>")
         parts.append(_comparison_html(comparison(points, axes, reference)))
@@ -282,7 +292,7 @@ def _sweep_section(folder: Path) -> str:
     for row in runs[runs["status"] == "ok"].drop_duplicates(subset=axes or None).to_dict("records"):
         path = folder / row["folder"] / "latency_histogram.parquet"
         if path.exists() and len(histograms) < MAX_CDF_CURVES:
-            label = ", ".join(f"{a.rsplit('.', 1)[-1]}={row[a]}" for a in axes)
+            label = _label({a: row[a] for a in axes})
             histograms.append((label or row["folder"], pd.read_parquet(path)))
     parts.append(_cdf_plot(histograms))
     family = _latency_family(points.columns)
@@ -291,7 +301,8 @@ def _sweep_section(folder: Path) -> str:
     parts.append(f"<h3>Points (means over seeds, ± 95% half-widths)</h3>{_table(points[headline])}")
     failed = runs[runs["status"] != "ok"]
     if len(failed):
-        parts.append(f"<h3 class=\"bad\">Failed runs</h3>{_table(failed[[*axes, 'seed', 'error']])}")
+        columns = [*axes, "seed", "status", "error"]
+        parts.append(f"<h3 class=\"bad\">Runs without results</h3>{_table(failed[columns])}")
     if len(first):
         parts.append(_scenario_html(_read_json(folder / first["folder"].iloc[0] / "scenario.json")))
     return "".join(parts)

@@ -15,6 +15,7 @@ or to a Ray cluster (``backend="ray"``); the results do not depend on which.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import itertools
 import json
@@ -65,13 +66,25 @@ class SweepResult:
 
 @dataclass
 class _Run:
-    """One (point, seed): its overrides, its folder, and the scenario it runs (or why it cannot)."""
+    """One (point, seed): its folder, what it runs (the scenario file's contents without the keys
+    the point removes, the sweep's and the point's overrides, the seed), the scenario that makes,
+    and why it cannot run, if it cannot."""
 
     point: dict[str, Any]
     seed: int
     folder: Path
-    config: dict[str, Any] | None = None
-    invalid: str | None = field(default=None)
+    base: dict[str, Any]
+    overrides: dict[str, Any]
+    config: dict[str, Any] = field(init=False)
+    invalid: str | None = None
+
+    def __post_init__(self):
+        self.config = load_scenario(self.base, self.overrides, self.seed)
+
+    @property
+    def job(self) -> tuple[dict[str, Any], dict[str, Any], int]:
+        """What a worker needs to run it: see ``run_point``."""
+        return self.base, self.overrides, self.seed
 
 
 def parse_grid(text: str) -> tuple[str, list[Any]]:
@@ -163,11 +176,7 @@ def _validate(runs: list[_Run], grid: Mapping[str, Sequence[Any]]) -> None:
     for r in runs:
         name = r.folder.parent.name
         if name not in errors:
-            try:
-                Simulation(json.dumps(r.config))
-                errors[name] = None
-            except ScenarioError as error:
-                errors[name] = str(error)
+            errors[name] = _check(r)
         r.invalid = errors[name]
     if all(e is not None for e in errors.values()):
         raise ScenarioError(next(iter(errors.values())))
@@ -179,11 +188,38 @@ def _validate(runs: list[_Run], grid: Mapping[str, Sequence[Any]]) -> None:
                 raise ScenarioError(f"--grid {name}={value}: {using[0].invalid}")
 
 
-def run_point(config: dict[str, Any]) -> tuple[str, Any]:
-    """Runs one point's scenario: ``("ok", Result)``, or ``("failed", "Kind: message")`` for a
-    run that broke an invariant or hit a bug, or ``("interrupted", None)``. Runs in a worker."""
+def _run(point: dict[str, Any], seed: int, folder: Path, base: dict[str, Any],
+         overrides: Mapping[str, Any]) -> _Run:
+    """The run of ``point`` for ``seed``: keys the point sets to None are removed from the
+    scenario, the others override it after the sweep's own ``overrides``."""
+    base = copy.deepcopy(base)
+    for key in (k for k, v in point.items() if v is None):
+        *path, last = key.split(".")
+        table = base
+        for part in path:
+            table = table.get(part) if isinstance(table, dict) else None
+        if isinstance(table, dict):
+            table.pop(last, None)
+    values = {k: v for k, v in point.items() if v is not None}
+    return _Run(point, seed, folder, base, {**overrides, **values})
+
+
+def _check(run: _Run) -> str | None:
+    """The core's objection to the run's scenario, or None: the scenario is built as
+    ``cellfabric.run`` builds it, without running it."""
     try:
-        return "ok", run_scenario(config, progress=False)
+        Simulation(json.dumps(run.config), [*run.overrides, "run.seed"])
+    except ScenarioError as error:
+        return str(error)
+    return None
+
+
+def run_point(job: tuple[dict[str, Any], dict[str, Any], int]) -> tuple[str, Any]:
+    """Runs one (scenario, overrides, seed): ``("ok", Result)``, or ``("failed", "Kind: message")``
+    for a run that broke an invariant or hit a bug, or ``("interrupted", None)``. Runs in a worker."""
+    base, overrides, seed = job
+    try:
+        return "ok", run_scenario(base, overrides=overrides, seed=seed, progress=False)
     except Interrupted:
         return "interrupted", None
     except Error as error:
@@ -232,8 +268,10 @@ def _row(run: _Run, out: Path) -> dict[str, Any]:
         status, error = "ok", None
     elif run.invalid is None and error_file.exists():
         status, error = "failed", json.loads(error_file.read_text())["error"]
+    elif run.invalid is not None:
+        status, error = "failed", run.invalid
     else:
-        status, error = "failed", run.invalid or "not run"
+        status, error = "not run", None  # the sweep was interrupted before it
     head = {**run.point, "seed": run.seed, "status": status, "error": error,
             "folder": run.folder.relative_to(out).as_posix()}
     return {**head, **{k: v for k, v in row.items() if k not in head}}
@@ -273,7 +311,7 @@ def summarize(runs: pd.DataFrame, axes: list[str]) -> pd.DataFrame:
 
 def _execute(todo: list[_Run], backend: str, jobs: int, ray_address: str | None) -> Iterator[tuple]:
     """Runs ``todo`` on the chosen backend, yielding each run with its outcome as it finishes."""
-    configs = [r.config for r in todo]
+    configs = [r.job for r in todo]
     from cellfabric.backends import run_locally, run_on_ray
 
     outcomes = run_on_ray(configs, jobs, ray_address) if backend == "ray" else run_locally(configs, jobs)
@@ -298,7 +336,8 @@ def sweep(
 ) -> SweepResult:
     """Runs ``scenario`` (a TOML path or a dict) with ``overrides`` at every point of ``grid``
     (dotted key -> list of values; ``"a+b": [[a1, b1], ...]`` sets keys together, and a
-    list of tables ``{"name": [{"a": 1}, {"a": 2, "b": 3}]}`` sets each table's keys), each for
+    list of tables ``{"name": [{"a": 1}, {"a": 2, "b": 3}]}`` sets each table's keys; a value of
+    None removes the key from the scenario), each for
     ``seeds`` seeds counted up from the scenario's own ``run.seed`` (default 1), on ``jobs``
     workers (default: the cores), and writes the sweep into ``out``.
 
@@ -320,14 +359,14 @@ def sweep(
     out = Path(out)
     if (out / "summary.json").exists():
         raise ScenarioError(f"--out {out}: holds a single run's results, not a sweep")
-    base = load_scenario(scenario, overrides)
+    base = load_scenario(scenario)
     reference = reference if reference is not None else base.pop("reference", None)
     base.pop("reference", None)
-    first_seed = base.get("run", {}).get("seed", 1)
+    first_seed = load_scenario(base, overrides).get("run", {}).get("seed", 1)
     if not isinstance(first_seed, int) or isinstance(first_seed, bool):
         raise ScenarioError(f"run.seed: expected an integer, got {first_seed!r}")
     points = _points(grid)
-    runs = [_Run(p, s, out / "points" / point_name(p) / f"seed-{s}", load_scenario(base, p, s))
+    runs = [_run(p, s, out / "points" / point_name(p) / f"seed-{s}", base, overrides or {})
             for p in points for s in range(first_seed, first_seed + seeds)]
     _validate(runs, grid)
     axes = list(dict.fromkeys(k for _, parts in _axes(grid) for part in parts for k in part))
@@ -361,7 +400,7 @@ def sweep(
             bar.close()
         result.runs = _table([_row(r, out) for r in runs], axes)
         result.points = summarize(result.runs, axes)
-        result.failed = int((result.runs["status"] != "ok").sum())
+        result.failed = int((result.runs["status"] == "failed").sum())
         _write_table(result.runs, out / RUNS_FILE)
         _write_table(result.points, out / POINTS_FILE)
     return result
