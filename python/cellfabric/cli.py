@@ -18,6 +18,7 @@ from cellfabric.scenario import parse_assignment
 EXIT_BAD_INPUT = 2
 EXIT_RUN_FAILED = 1
 EXIT_BUG = 3
+EXIT_STOPPED_EARLY = 4  # the run reached run.max_cells_in_flight; its partial results stand
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports an interrupted command
 
 
@@ -38,6 +39,9 @@ def _report(summary: dict) -> str:
     """A human-readable summary of any design: the headline, then every number and every
     percentile set (mean, p1 ... max) and every other section (such as layer1) it reports."""
     lines = ["  ".join(f"{k} {summary[k]}" for k in HEADLINE if k in summary)]
+    if summary.get("stable") is False:
+        lines.append("SATURATED: the backlog grew through the measured window; the latencies below "
+                     "describe this run's length, not a steady state")
     scalars = [(k, v) for k, v in summary.items() if k not in HEADLINE and not isinstance(v, dict | list)]
     for start in range(0, len(scalars), 4):
         lines.append("  ".join(f"{k} {_number(v)}" for k, v in scalars[start : start + 4]))
@@ -94,11 +98,16 @@ def run(
         _fail("interrupted" + (f"; partial results in {out_dir}" if out_dir else ""), EXIT_INTERRUPTED)
     if out_dir is not None:
         _write(result, out_dir, force)
+    for warning in result.summary.get("warnings", []):
+        click.echo(f"cellfabric: warning: {warning}", err=True)
     if as_json:
         click.echo(json.dumps({**result.summary, "perf": result.perf, "provenance": result.provenance}))
     else:
         click.echo(_report(result.summary))
         click.echo("perf  " + "  ".join(f"{k} {_number(v)}" for k, v in result.perf.items()))
+    if result.summary.get("stopped_early"):
+        where = f"; partial results in {out_dir}" if out_dir else ""
+        _fail(f"{result.summary['stopped_early']}{where}", EXIT_STOPPED_EARLY)
 
 
 def _write(result, out_dir: str, force: bool) -> None:
@@ -280,8 +289,6 @@ def report(folder: str, out_file: str | None) -> None:
     click.echo(str(path))
 
 
-if __name__ == "__main__":
-    main()
 @main.command()
 @click.argument("name", required=False)
 @click.option("--list", "show_list", is_flag=True, help="List the reproductions and how long each takes.")
@@ -337,3 +344,5 @@ def reproduce(name: str | None, show_list: bool, out_dir: str | None, assignment
               EXIT_RUN_FAILED)
 
 
+if __name__ == "__main__":
+    main()

@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from cellfabric._core import Simulation
+from cellfabric._core import ScenarioError, Simulation
 from cellfabric.result import Result
-from cellfabric.scenario import load_scenario
+from cellfabric.scenario import load_scenario, locate
 
 STEP_WALL_S = 0.2
 PROGRESS_AFTER_S = 2.0
@@ -63,7 +63,11 @@ def run(
     scenario and ``SimulationError`` when a run breaks an invariant (conservation, lossless, deadlock).
     """
     config = load_scenario(scenario, overrides, seed)
-    sim = Simulation(json.dumps(config), [*(overrides or {}), *(["run.seed"] if seed is not None else [])])
+    overridden = [*(overrides or {}), *(["run.seed"] if seed is not None else [])]
+    try:
+        sim = Simulation(json.dumps(config), overridden)
+    except ScenarioError as error:
+        raise locate(error, scenario, overrides, seed) from None
     bar = _Progress(sim, sys.stderr.isatty() if progress is None else progress)
     step_ps = max(sim.end_ps // 1000, 1)
     interrupted = False

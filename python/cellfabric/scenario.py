@@ -41,6 +41,45 @@ def apply_override(scenario: dict, key: str, value: Any) -> None:
     table[parts[-1]] = value
 
 
+def key_line(text: str, key: str) -> int | None:
+    """The line (from 1) of a TOML text that sets the dotted ``key``, or the table or inline table
+    holding it; None when the text does not set it."""
+    table = ""
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if line.startswith("[") and line.endswith("]"):
+            table = line.strip("[] ")
+            name = table
+        elif "=" in line:
+            name = ".".join(p for p in (table, line.split("=", 1)[0].strip().replace(" ", "")) if p)
+        else:
+            continue
+        if key == name or key.startswith(name + ".") and "=" in line:
+            return number
+    return None
+
+
+def locate(error: ScenarioError, source: str | Path | Mapping[str, Any], overrides: Mapping[str, Any] | None,
+           seed: int | None) -> ScenarioError:
+    """The core's error (``key: message``) with where the key came from: the ``--set`` that gave
+    it, the file and line that set it, or, when nothing set it, that its default applies."""
+    message = str(error)
+    key = message.split(":", 1)[0]
+    if " " in key or key == "scenario":
+        return error
+    if key in (overrides or {}):
+        return ScenarioError(f"--set {key}={overrides[key]}: {message}")
+    if key == "run.seed" and seed is not None:
+        return ScenarioError(f"seed {seed}: {message}")
+    if not isinstance(source, Mapping):
+        text = Path(source).read_text(encoding="utf-8")
+        line = key_line(text, key)
+        if line is not None:
+            return ScenarioError(f"{source}:{line}: {message}")
+        return ScenarioError(f"{message} ({key} is not set in {source}: its default applies)")
+    return error
+
+
 # The keys that name files: (section, key).
 FILE_KEYS = (("topology", "file"), ("traffic", "flow_sizes"))
 

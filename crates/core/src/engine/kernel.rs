@@ -200,7 +200,7 @@ impl<M: Model> Kernel<M> {
         let held = self.model.in_flight();
         if held > self.supervision.max_in_flight {
             self.stopped = Some(format!(
-                "stopped at {} ns, holding {held} cells (packets, for Clint): more than run.max_cells_in_flight ({}); the network is not carrying what is offered (lower the load, bound the buffers, or raise the limit)",
+                "stopped at {} ns holding {held} cells (packets, for Clint), more than run.max_cells_in_flight = {}: the network is not carrying what is offered (lower the load, bound the buffers, or raise the limit)",
                 time_ps / 1_000,
                 self.supervision.max_in_flight
             ));
@@ -411,7 +411,7 @@ mod tests {
         let mut kernel = supervised(pile(), 2_000);
         assert!(kernel.advance(TimePs::MAX), "a stopped run is over");
         let why = kernel.stopped().expect("the limit stopped it").to_string();
-        assert!(why.contains("run.max_cells_in_flight (2000)"), "{why}");
+        assert!(why.contains("run.max_cells_in_flight = 2000"), "{why}");
         assert_eq!(kernel.stable(), Some(false));
         let (model, clock, deadlock) = kernel.into_parts();
         assert_eq!(deadlock, None, "stopping at a limit is not a deadlock");

@@ -1,0 +1,113 @@
+"""Strict keys, where a bad key came from, honest summaries (configured against injected load,
+stability, fairness over hosts) and the bound on cells in flight: each through the command line,
+as a user meets them."""
+
+import json
+from pathlib import Path
+
+import pytest
+from test_cli import cli
+
+SHORT = ["--set", "run.duration_ns=51200", "--set", "run.warmup_ns=5120"]  # 10 000 cell times
+
+
+def _scenario(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "s.toml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_a_key_the_mechanism_ignores_is_refused_with_its_file_and_line(tmp_path: Path):
+    path = _scenario(tmp_path, '# FIFO\n\n[switch]\nscheduler = "fifo"\niterations = 4\n')
+    done = cli("run", path)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        f'cellfabric: error: {path}:5: switch.iterations: not used with switch.scheduler = "fifo": '
+        "remove it, or set run.strict = false to run with it ignored"
+    )
+
+
+def test_without_strict_an_ignored_key_runs_with_a_warning(tmp_path: Path):
+    path = _scenario(tmp_path, '[run]\nstrict = false\n[switch]\nscheduler = "fifo"\niterations = 4\n')
+    done = cli("run", path, "--json", *SHORT)
+    assert done.returncode == 0, done.stderr
+    warning = 'switch.iterations: not used with switch.scheduler = "fifo", ignored'
+    assert json.loads(done.stdout)["warnings"] == [warning]
+    assert f"cellfabric: warning: {warning}" in done.stderr
+
+
+def test_a_file_key_orphaned_by_a_set_choice_warns_but_a_set_ignored_key_is_refused():
+    orphaned = cli("run", "scenarios/rifl/table1.toml", "--json", "--set", "switch.scheduler=safc", *SHORT)
+    assert orphaned.returncode == 0, orphaned.stderr
+    assert "switch.iterations: not used with switch.scheduler" in orphaned.stderr
+    asked = cli("run", "scenarios/classic/fifo.toml", "--set", "switch.iterations=4")
+    assert asked.returncode == 2
+    assert asked.stderr.startswith(
+        "cellfabric: error: --set switch.iterations=4: switch.iterations: not used")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--set", "traffic.arrival=bursty"],
+     "traffic.arrival: bursty arrivals need a mean burst length: set traffic.burst_mean_cells or"),
+    (["--set", "run.duration_ns=10"],
+     "scenarios/classic/fifo.toml:11: run.warmup_ns: expected 0 to less than run.duration_ns (10 ns)"),
+    (["--set", "topology.leaves=4"],
+     '--set topology.leaves=4: topology.leaves: not used with topology.kind = "star"'),
+])
+def test_messages_say_where_the_key_came_from(args: list[str], message: str):
+    done = cli("run", "scenarios/classic/fifo.toml", *args)
+    assert done.returncode == 2
+    assert message in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_key_left_at_its_default_says_so(tmp_path: Path):
+    path = _scenario(tmp_path, "[run]\nduration_ns = 1000\n")
+    done = cli("run", path)
+    assert done.returncode == 2
+    assert f"(run.warmup_ns is not set in {path}: its default applies)" in done.stderr
+
+
+def test_configured_and_injected_load_are_both_reported_and_hosts_share_evenly():
+    done = cli("run", "scenarios/classic/output-queued.toml", "--json", "--set", "traffic.load=0.5", *SHORT)
+    summary = json.loads(done.stdout)
+    assert summary["offered_load"] == 0.5
+    assert summary["injected_load"] == pytest.approx(0.5, abs=0.01) and summary["injected_load"] != 0.5
+    spread = summary["host_throughput"]
+    assert spread["min"] < summary["throughput"] < spread["max"]
+    assert 0.99 < spread["jain_index"] <= 1.0, "uniform traffic spreads evenly over 32 hosts"
+    assert summary["stable"] is True and summary["stopped_early"] is None
+
+
+def test_a_hotspot_is_visible_in_the_fairness_over_hosts():
+    done = cli("run", "scenarios/classic/output-queued.toml", "--json", "--set", "traffic.load=0.3",
+               "--set", "traffic.destinations=hotspot", "--set", "traffic.hotspot_fraction=0.5", *SHORT)
+    spread = json.loads(done.stdout)["host_throughput"]
+    # Half of 32 × 0.3 cells per slot go to one host, which can take only 1; the other 31 get
+    # 0.15 each: Jain's index (1 + 31·0.15)² / (32·(1 + 31·0.15²)) = 0.588.
+    assert spread["max"] > 0.97 and spread["min"] < 0.2
+    assert spread["jain_index"] == pytest.approx(0.588, abs=0.02)
+
+
+def test_a_saturated_run_says_so():
+    done = cli("run", "scenarios/classic/fifo.toml", *SHORT)
+    assert done.returncode == 0, done.stderr
+    assert "SATURATED" in done.stdout
+    stable = cli("run", "scenarios/classic/output-queued.toml", "--set", "traffic.load=0.5", *SHORT)
+    assert "SATURATED" not in stable.stdout
+
+
+def test_a_run_over_its_cell_limit_stops_with_partial_results_and_status_4(tmp_path: Path):
+    out = tmp_path / "out"
+    done = cli("run", "scenarios/classic/fifo.toml", "--set", "run.max_cells_in_flight=20000",
+               "--out", str(out))
+    assert done.returncode == 4
+    assert "more than run.max_cells_in_flight = 20000" in done.stderr
+    assert f"partial results in {out}" in done.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stable"] is False and "run.max_cells_in_flight" in summary["stopped_early"]
+    assert summary["sim_time_ps"] < 0.1 * 1_024_000_000, "stopped long before the end"
+    assert summary["cells_in_flight"] > 20_000
+    assert summary["cells_injected"] == (
+        summary["cells_delivered"] + summary["cells_dropped"] + summary["cells_in_flight"]
+    )
