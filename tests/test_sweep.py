@@ -58,11 +58,15 @@ def test_rerun_skips_finished_runs_and_reruns_changed_or_missing_ones(small_scen
     assert (again.ran, again.skipped) == (0, 4)
     pd.testing.assert_frame_equal(without_wall_clock(first.runs), without_wall_clock(again.runs))
 
-    # A run whose folder is gone is run again; so is every run of a changed scenario.
+    # A run whose folder is gone is run again (a half-written one left by a killed sweep is
+    # cleared); so is every run of a changed scenario.
     import shutil
 
-    shutil.rmtree(out / first.runs["folder"][1])
+    folder = out / first.runs["folder"][1]
+    shutil.rmtree(folder)
+    (folder.parent / f".{folder.name}.tmp-999999").mkdir()
     assert sweep(small_scenario, {"traffic.load": [0.3, 0.8]}, out, seeds=2, overrides=SHORT).ran == 1
+    assert (folder / "summary.json").exists() and not list(out.rglob(".*tmp*"))
     longer = {**SHORT, "run.duration_ns": 61440}
     changed = sweep(small_scenario, {"traffic.load": [0.3, 0.8]}, out, seeds=2, overrides=longer)
     assert (changed.ran, changed.skipped) == (4, 0)

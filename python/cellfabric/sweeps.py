@@ -237,8 +237,9 @@ def _finished(run: _Run) -> bool:
 
 def _store(run: _Run, outcome: tuple[str, Any]) -> None:
     """Writes a run's results (or its error) into a temporary folder and renames it into place."""
+    for stale in run.folder.parent.glob(f".{run.folder.name}.tmp-*"):  # left by a killed sweep
+        shutil.rmtree(stale, ignore_errors=True)
     tmp = run.folder.with_name(f".{run.folder.name}.tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
     status, value = outcome
     if status == "ok":
         value.write(tmp)
