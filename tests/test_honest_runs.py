@@ -7,6 +7,10 @@ from pathlib import Path
 
 import pytest
 from test_cli import cli
+from test_golden import SCENARIOS
+from test_golden import _overrides as golden_overrides
+
+import cellfabric
 
 SHORT = ["--set", "run.duration_ns=51200", "--set", "run.warmup_ns=5120"]  # 10 000 cell times
 
@@ -111,3 +115,16 @@ def test_a_run_over_its_cell_limit_stops_with_partial_results_and_status_4(tmp_p
     assert summary["cells_injected"] == (
         summary["cells_delivered"] + summary["cells_dropped"] + summary["cells_in_flight"]
     )
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: f"{p.parent.name}-{p.stem}")
+def test_the_effective_scenario_runs_as_the_scenario_did(path: Path):
+    """Provenance's effective scenario (every default filled in, nothing unused) is itself a
+    scenario, and it runs to the same summary: nothing was lost or added in writing it out."""
+    overrides = golden_overrides(path)
+    given = cellfabric.run(path, overrides=overrides, progress=False)
+    effective = given.provenance["effective_scenario"]
+    assert effective["design"] == given.summary["design"]
+    again = cellfabric.run(effective, progress=False)
+    assert again.summary == given.summary
+    assert again.provenance["effective_scenario"] == effective

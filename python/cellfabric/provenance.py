@@ -31,14 +31,17 @@ def source_revision() -> str:
     return head + ("+dirty" if dirty else "")
 
 
-def provenance(scenario: dict[str, Any], interrupted: bool = False) -> dict[str, Any]:
-    """What produced a result: version, revision, the scenario as run (with its seed) and the
-    command line that ran it; ``interrupted`` marks partial results."""
+def provenance(scenario: dict[str, Any], effective: dict[str, Any],
+               interrupted: bool = False) -> dict[str, Any]:
+    """What produced a result: version, revision, the scenario as given (file plus overrides) and
+    as run (``effective_scenario``, every default filled in), its seed and the command line that
+    ran it; ``interrupted`` marks partial results."""
     return {
         "cellfabric_version": __version__,
         "source_revision": source_revision(),
-        "seed": scenario.get("run", {}).get("seed"),
+        "seed": effective.get("run", {}).get("seed", scenario.get("run", {}).get("seed")),
         "command_line": sys.argv,
         "interrupted": interrupted,
         "scenario": scenario,
+        "effective_scenario": effective,
     }

@@ -27,22 +27,26 @@ class Result:
     perf: dict[str, Any] = field(default_factory=dict)
     #: True for the partial results of a run stopped early (Ctrl-C).
     interrupted: bool = False
+    #: The scenario with every default of its design filled in, as the core read it.
+    effective: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def provenance(self) -> dict[str, Any]:
-        """Version, source revision, scenario, seed and command line of this result."""
-        return provenance(self.scenario, self.interrupted)
+        """Version, source revision, scenario (as given and with its defaults), seed and command
+        line of this result."""
+        return provenance(self.scenario, self.effective, self.interrupted)
 
     def __getitem__(self, key: str) -> Any:
         return self.summary[key]
 
     @classmethod
     def from_core(cls, summary_json: str, tables_json: str, perf_json: str, scenario: dict,
-                  interrupted: bool = False) -> Result:
+                  interrupted: bool = False, effective: dict | None = None) -> Result:
         """Builds a result from the JSON the core returns."""
         tables = {name: pd.DataFrame(columns) for name, columns in json.loads(tables_json).items()}
         summary, perf = json.loads(summary_json), json.loads(perf_json)
-        return cls(summary=summary, tables=tables, scenario=scenario, perf=perf, interrupted=interrupted)
+        return cls(summary=summary, tables=tables, scenario=scenario, perf=perf, interrupted=interrupted,
+                   effective=effective or {})
 
     def write(self, out_dir: str | Path) -> Path:
         """Writes ``summary.json``, ``perf.json``, ``scenario.json``, ``provenance.json`` and one

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from cellfabric._core import ScenarioError, Simulation
+from cellfabric._core import ScenarioError, Simulation, effective_scenario
 from cellfabric.result import Result
 from cellfabric.scenario import load_scenario, locate
 
@@ -86,7 +86,8 @@ def run(
     finally:
         bar.close()
     summary_json, tables_json, perf_json = sim.finish()
-    result = Result.from_core(summary_json, tables_json, perf_json, config, interrupted=interrupted)
+    result = Result.from_core(summary_json, tables_json, perf_json, config, interrupted=interrupted,
+                              effective=json.loads(effective_scenario(json.dumps(config))))
     if interrupted:
         raise Interrupted(result)
     return result

@@ -17,6 +17,6 @@ pub mod scenario;
 
 pub use blocks::fabric::cell_network::{Summary, Tables};
 pub use designs::single_switch::SingleSwitch;
-pub use designs::{build, build_with_overrides};
+pub use designs::{build, build_with_overrides, effective_scenario};
 pub use run::{Report, RunError, Simulation};
 pub use scenario::{Scenario, ScenarioError};

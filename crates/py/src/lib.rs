@@ -126,6 +126,16 @@ impl Simulation {
     }
 }
 
+/// The scenario (JSON text) with every default of its design filled in, as JSON.
+#[pyfunction]
+fn effective_scenario(scenario_json: &str) -> PyResult<String> {
+    guarded(|| {
+        let effective = cellfabric_core::effective_scenario(scenario_json)
+            .map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        Ok(effective.to_string())
+    })
+}
+
 /// Every design and mechanism a scenario can name, as JSON: a list of {key, name, description}.
 #[pyfunction]
 fn catalog() -> String {
@@ -137,6 +147,7 @@ fn catalog() -> String {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
+    m.add_function(wrap_pyfunction!(effective_scenario, m)?)?;
     m.add("Error", m.py().get_type::<Error>())?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;

@@ -8,7 +8,7 @@ pub mod rifl;
 pub mod single_switch;
 pub mod stardust;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::engine::kernel::{Kernel, Supervision};
@@ -23,20 +23,40 @@ pub struct DesignEntry {
     pub description: &'static str,
     /// Validates a scenario (JSON text) and builds the run.
     pub build: fn(&str) -> Result<Box<dyn Simulation>, ScenarioError>,
-    /// A scenario's run section and the keys its mechanisms leave unused; `None` when the
-    /// scenario does not parse (`build` then says why) or the design has no shared run
-    /// section.
+    /// What [`build`] needs of a scenario before building it; `None` when the scenario does
+    /// not parse (`build` then says why).
     pub review: fn(&Value) -> Option<Review>,
 }
 
-/// What [`build`] needs of a scenario before building it: its run section and the keys its
-/// chosen mechanisms leave unused.
-pub type Review = (RunConfig, Vec<Unused>);
+/// A scenario as its design reads it, before it is built.
+pub struct Review {
+    /// Its run section (every design's but the link study's, which holds no cells).
+    pub run: Option<RunConfig>,
+    /// The keys its chosen mechanisms leave unused.
+    pub unused: Vec<Unused>,
+    /// The scenario with every default filled in.
+    pub effective: Value,
+}
 
-/// A cell network's run section and unused keys.
+impl Review {
+    /// A design's parsed scenario, with its run section and unused keys.
+    fn of(config: &impl Serialize, run: Option<RunConfig>, unused: Vec<Unused>) -> Review {
+        Review {
+            run,
+            unused,
+            effective: serde_json::to_value(config).expect("scenarios serialize"),
+        }
+    }
+}
+
+/// A cell network's review.
 fn review_cell_network(scenario: &Value) -> Option<Review> {
     let scenario = Scenario::deserialize(scenario).ok()?;
-    Some((scenario.run.clone(), scenario.unused_keys()))
+    Some(Review::of(
+        &scenario,
+        Some(scenario.run.clone()),
+        scenario.unused_keys(),
+    ))
 }
 
 /// Every design, by name; the first is the default.
@@ -70,7 +90,10 @@ pub const DESIGNS: &[DesignEntry] = &[
         name: "rifl_link",
         description: "RIFL Layer 1: one retransmitting link against bit errors (seed 004 §II-A)",
         build: |json| Ok(on_kernel(rifl::link::build(json)?)),
-        review: |_| None,
+        review: |scenario| {
+            let config = rifl::link::LinkScenario::deserialize(scenario).ok()?;
+            Some(Review::of(&config, None, Vec::new()))
+        },
     },
     DesignEntry {
         name: "stardust",
@@ -79,7 +102,7 @@ pub const DESIGNS: &[DesignEntry] = &[
         build: |json| Ok(on_kernel(stardust::build(json)?)),
         review: |scenario| {
             let config = stardust::StardustConfig::deserialize(scenario).ok()?;
-            Some((config.run, Vec::new()))
+            Some(Review::of(&config, Some(config.run.clone()), Vec::new()))
         },
     },
     DesignEntry {
@@ -88,7 +111,7 @@ pub const DESIGNS: &[DesignEntry] = &[
         build: |json| Ok(on_kernel(clint::build(json)?)),
         review: |scenario| {
             let config = clint::ClintConfig::deserialize(scenario).ok()?;
-            Some((config.run, Vec::new()))
+            Some(Review::of(&config, Some(config.run.clone()), Vec::new()))
         },
     },
 ];
@@ -111,33 +134,83 @@ pub fn build_with_overrides(
     json: &str,
     overridden: &[String],
 ) -> Result<Box<dyn Simulation>, ScenarioError> {
-    let value: serde_json::Value = serde_json::from_str(json).map_err(|e| ScenarioError {
+    let (value, design) = design_of(json)?;
+    let review = (design.review)(&value);
+    let warnings = match &review {
+        Some(Review {
+            run: Some(run),
+            unused,
+            ..
+        }) => check_unused(&value, unused, run.strict, overridden)?,
+        _ => Vec::new(),
+    };
+    let mut sim = (design.build)(json)?;
+    if let Some(Review { run: Some(run), .. }) = review {
+        sim.supervise(Supervision {
+            warmup_ps: run.warmup_ps(),
+            max_in_flight: run.max_cells_in_flight,
+            warnings,
+        });
+    }
+    Ok(sim)
+}
+
+/// A scenario (JSON text) with every default of its design filled in and nothing its
+/// mechanisms leave unused: the scenario as the run reads it, itself a valid scenario, for
+/// provenance and `cellfabric show`. It is parsed, not validated (a build does that).
+pub fn effective_scenario(json: &str) -> Result<Value, ScenarioError> {
+    let (value, design) = design_of(json)?;
+    match (design.review)(&value) {
+        Some(Review {
+            mut effective,
+            unused,
+            ..
+        }) => {
+            effective["design"] = design.name.into();
+            for Unused { key, .. } in unused {
+                let (section, name) = key.split_once('.').expect("dotted keys");
+                if let Some(Value::Object(table)) = effective.get_mut(section) {
+                    table.remove(name);
+                }
+            }
+            Ok(without_nulls(effective))
+        }
+        None => Err((design.build)(json)
+            .err()
+            .expect("a scenario that does not parse does not build")),
+    }
+}
+
+/// `value` without its null (absent) members, at every depth.
+fn without_nulls(value: Value) -> Value {
+    match value {
+        Value::Object(table) => Value::Object(
+            table
+                .into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k, without_nulls(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(without_nulls).collect()),
+        other => other,
+    }
+}
+
+/// A scenario's JSON document and the design its `design` key names.
+fn design_of(json: &str) -> Result<(Value, &'static DesignEntry), ScenarioError> {
+    let value: Value = serde_json::from_str(json).map_err(|e| ScenarioError {
         key: "scenario".into(),
         message: format!("not valid JSON: {e}"),
     })?;
     let name = match value.get("design") {
         None => DESIGNS[0].name,
-        Some(serde_json::Value::String(name)) => name.as_str(),
+        Some(Value::String(name)) => name.as_str(),
         Some(_) => "",
     };
-    match DESIGNS.iter().find(|d| d.name == name) {
-        Some(design) => {
-            let review = (design.review)(&value);
-            let warnings = match &review {
-                Some((run, unused)) => check_unused(&value, unused, run.strict, overridden)?,
-                None => Vec::new(),
-            };
-            let mut sim = (design.build)(json)?;
-            if let Some((run, _)) = review {
-                sim.supervise(Supervision {
-                    warmup_ps: run.warmup_ps(),
-                    max_in_flight: run.max_cells_in_flight,
-                    warnings,
-                });
-            }
-            Ok(sim)
-        }
-        None => Err(ScenarioError {
+    let design = DESIGNS
+        .iter()
+        .find(|d| d.name == name)
+        .ok_or_else(|| ScenarioError {
             key: "design".into(),
             message: format!(
                 "expected one of {}, got {name:?}",
@@ -147,6 +220,6 @@ pub fn build_with_overrides(
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-        }),
-    }
+        })?;
+    Ok((value, design))
 }

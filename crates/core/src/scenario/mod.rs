@@ -16,7 +16,7 @@ mod strict;
 mod validate;
 
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::engine::time::{ps_from_ns, TimePs};
 pub use sections::*;
@@ -56,7 +56,7 @@ pub(crate) fn invalid(key: &str, message: impl Into<String>) -> ScenarioError {
 
 /// Run length, warm-up and seed; every design's `run` section. Like every duration and delay
 /// in a scenario, in nanoseconds.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RunConfig {
     /// Seed of every random stream in the run.

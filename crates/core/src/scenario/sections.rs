@@ -1,7 +1,7 @@
 //! The cell networks' scenario (designs `single_switch`, `cell_fabric`, `rifl`) and its
 //! sections, with every mechanism name a section takes.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::RunConfig;
 pub use crate::blocks::flow_control::FlowControlKind;
@@ -26,7 +26,7 @@ pub trait Named: Copy + 'static {
 use crate::engine::time::{ps_from_ns, TimePs};
 
 /// A whole scenario.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// The system to build (read by [`crate::designs::build`]).
@@ -59,7 +59,7 @@ pub struct Scenario {
 }
 
 /// How switches pick among next hops.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RoutingConfig {
     /// A mechanism of [`crate::blocks::routing::MODES`] by name.
@@ -78,7 +78,7 @@ impl Default for RoutingConfig {
 }
 
 /// Topology names as written in scenarios.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum TopologyName {
     /// One switch with a host on every port.
@@ -143,7 +143,7 @@ impl Named for TopologyName {
 }
 
 /// How switches and hosts are cabled.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TopologyConfig {
     /// Which shape.
@@ -212,7 +212,7 @@ impl Default for TopologyConfig {
 }
 
 /// The hosts' network interfaces.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct NicConfig {
     /// Cells a NIC holds waiting to send; a full NIC holds its traffic source back (closed
@@ -221,7 +221,7 @@ pub struct NicConfig {
 }
 
 /// Scheduler names as written in scenarios.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum SchedulerName {
     /// Ideal output-queued switch.
@@ -273,7 +273,7 @@ impl Named for SchedulerName {
 }
 
 /// The switch.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SwitchConfig {
     /// Number of ports (1 to 64).
@@ -330,7 +330,7 @@ impl Named for FlowControlKind {
 }
 
 /// Links between terminals and the switch (both directions alike).
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LinkConfig {
     /// Line rate in Gbit/s.
@@ -378,7 +378,7 @@ impl LinkConfig {
 }
 
 /// Cell format.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CellConfig {
     /// Bytes on the wire per cell, header included.
@@ -404,7 +404,7 @@ impl CellConfig {
 }
 
 /// Arrival process names.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum ArrivalName {
     /// Geometric gaps between packets.
@@ -415,7 +415,7 @@ pub enum ArrivalName {
 }
 
 /// Destination pattern names.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum DestinationName {
     /// Uniform over terminals.
@@ -457,7 +457,7 @@ impl Named for DestinationName {
 }
 
 /// Offered traffic.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TrafficConfig {
     /// Offered load per terminal, as a fraction of line rate in cells, 0 to 1.

@@ -25,7 +25,7 @@ use crate::run::{Design, Ledger, Report, RunError};
 use crate::scenario::ScenarioError;
 
 /// The link study's scenario.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkScenario {
     /// Always `"rifl_link"`.
@@ -45,7 +45,7 @@ pub struct LinkScenario {
 }
 
 /// Run length and seed.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RunSection {
     /// Seed of every random stream.
@@ -67,7 +67,7 @@ impl Default for RunSection {
 }
 
 /// The link.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LinkSection {
     /// Line rate in Gbit/s.
@@ -98,7 +98,7 @@ impl Default for LinkSection {
 }
 
 /// What each end offers.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TrafficSection {
     /// Fraction of frame slots in which a new data frame arrives for sending (1: saturated).
@@ -112,7 +112,7 @@ impl Default for TrafficSection {
 }
 
 /// The receiving hosts.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct NicSection {
     /// Receive buffer in frames; absent: two round trips (the seed asks for at least 1.5).

@@ -3,7 +3,7 @@
 //! the paper leaves a value open, the default is the reading of `../shared/specs/stardust.md`
 //! §4 named beside it.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::blocks::reachability::MAX_SLICE_ADAPTERS;
 use crate::blocks::routing::mode;
@@ -15,7 +15,7 @@ use crate::scenario::{
 };
 
 /// A whole Stardust scenario.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct StardustConfig {
     /// Always `"stardust"` (read by [`crate::designs::build`]).
@@ -59,7 +59,7 @@ pub struct StardustConfig {
 }
 
 /// Where reachability tables come from.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum ReachMode {
     /// Computed from the topology before the run; no messages (runs without failures).
@@ -70,7 +70,7 @@ pub enum ReachMode {
 }
 
 /// Reachability tables.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ReachabilityConfig {
     /// Static tables, or tables kept by messages (needed for failures).
@@ -103,7 +103,7 @@ impl Default for ReachabilityConfig {
 
 /// A scripted failure: a cable cut (both directions lose their signal at once) or a fabric
 /// element failing, at a time, and optionally its repair.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FailureConfig {
     /// When it fails, in nanoseconds from the start.
@@ -133,7 +133,7 @@ fn default_routing() -> RoutingConfig {
 }
 
 /// Every cable, both directions.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LinkConfig {
     /// Line rate in Gbit/s.
@@ -158,7 +158,7 @@ impl Default for LinkConfig {
 }
 
 /// Cell format.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CellConfig {
     /// Largest cell on the wire, header included (C; 256 B in §4.1).
@@ -180,7 +180,7 @@ impl Default for CellConfig {
 }
 
 /// Credits.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CreditConfig {
     /// Bytes one credit lets a VOQ send (2–4 KB in the paper).
@@ -199,7 +199,7 @@ impl Default for CreditConfig {
 }
 
 /// Pull or push.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ModeConfig {
     /// True: VOQs send only on credit (Stardust). False: adapters push what arrives, round
@@ -221,7 +221,7 @@ impl Default for ModeConfig {
 }
 
 /// Fabric adapters.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AdapterConfig {
     /// Packets a VOQ holds; a packet arriving at a full VOQ is dropped at the ingress
@@ -274,7 +274,7 @@ impl Default for AdapterConfig {
 }
 
 /// Fabric elements.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ElementConfig {
     /// Data cells per output link (128 in §6.2's extrapolation). With credits the queues share
@@ -309,7 +309,7 @@ impl ElementConfig {
 }
 
 /// Destination patterns.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Pattern {
     /// Every host sends to one other host and receives from one (a random derangement).
@@ -331,7 +331,7 @@ pub enum Pattern {
 }
 
 /// How a flow's packets are spaced.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Arrival {
     /// Evenly, at the flow's rate.
@@ -342,7 +342,7 @@ pub enum Arrival {
 }
 
 /// One flow of `traffic.flows`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowConfig {
     /// Sending host.
@@ -357,7 +357,7 @@ pub struct FlowConfig {
 }
 
 /// What the hosts send: packets of one size at a constant rate.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TrafficConfig {
     /// Who sends to whom.
