@@ -241,11 +241,15 @@ def _store(run: _Run, outcome: tuple[str, Any]) -> None:
         shutil.rmtree(stale, ignore_errors=True)
     tmp = run.folder.with_name(f".{run.folder.name}.tmp-{os.getpid()}")
     status, value = outcome
-    if status == "ok":
-        value.write(tmp)
-    else:
-        tmp.mkdir(parents=True)
-        (tmp / ERROR_FILE).write_text(json.dumps({"error": value}) + "\n")
+    try:
+        if status == "ok":
+            value.write(tmp)
+        else:
+            tmp.mkdir(parents=True)
+            (tmp / ERROR_FILE).write_text(json.dumps({"error": value}) + "\n")
+    except BaseException:  # Ctrl-C while writing: the run counts as not run
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     shutil.rmtree(run.folder, ignore_errors=True)
     os.rename(tmp, run.folder)
 
