@@ -344,5 +344,22 @@ def reproduce(name: str | None, show_list: bool, out_dir: str | None, assignment
               EXIT_RUN_FAILED)
 
 
+@main.command()
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=str))
+@click.option("--set", "assignments", multiple=True, metavar="KEY.PATH=VALUE",
+              help="Override a scenario key.")
+@click.option("--seed", type=int, default=None, help="Seed of the run (same as --set run.seed=N).")
+def show(scenario: str, assignments: tuple[str, ...], seed: int | None) -> None:
+    """Print the scenario a run of SCENARIO would use, checked as a run checks it and with every
+    default filled in, as TOML (a key without a value, such as an unbounded buffer, as a comment)."""
+    from cellfabric.show import effective, to_toml
+
+    try:
+        overrides = dict(parse_assignment(a) for a in assignments)
+        click.echo(to_toml(effective(scenario, overrides, seed)), nl=False)
+    except ScenarioError as error:
+        _fail(str(error), EXIT_BAD_INPUT)
+
+
 if __name__ == "__main__":
     main()
