@@ -146,3 +146,13 @@ def test_report_on_a_folder_without_results_is_refused_with_status_2(tmp_path: P
     assert done.returncode == 2
     assert done.stderr.startswith(f"cellfabric: error: {folder}: ") and done.stderr.count("\n") == 1
     assert not (folder / "report.html").exists()
+
+
+def test_curves_run_against_a_numeric_axis_and_true_false_is_not_one():
+    from cellfabric.report import _x_axis
+
+    points = pd.DataFrame({"stardust.credits": [True, False], "switch.ports": [4, 8], "x.kind": ["a", "b"]})
+    assert _x_axis(points, ["stardust.credits", "switch.ports"]) == "switch.ports"
+    assert _x_axis(points, ["stardust.credits", "x.kind"]) == "stardust.credits"  # categories
+    loads = points.assign(**{"traffic.load": [0.5, 0.9]})
+    assert _x_axis(loads, ["switch.ports", "traffic.load"]) == "traffic.load"

@@ -161,8 +161,13 @@ def _scenario_html(scenario: dict) -> str:
 
 def _x_axis(points: pd.DataFrame, axes: list[str]) -> str | None:
     """The axis to plot against: traffic.load if swept, else the first numeric axis, else the first."""
-    numeric = [a for a in axes if pd.api.types.is_numeric_dtype(points[a])]
+    numeric = [a for a in axes if _numeric(points[a])]
     return next(iter([a for a in axes if a == "traffic.load"] + numeric + axes), None)
+
+
+def _numeric(values: pd.Series) -> bool:
+    """True for an axis of numbers (not of true/false, which is plotted as two categories)."""
+    return pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
 
 
 def _series(points: pd.DataFrame, axes: list[str], x: str) -> list[tuple[str, pd.DataFrame]]:
@@ -191,7 +196,7 @@ def _curves(points: pd.DataFrame, axes: list[str], x: str, metrics: list[str], t
     values for the same metrics as open markers on dashed lines."""
     figure, ax = _axes_figure(title, x, ", ".join(m.rsplit(".", 1)[-1] for m in metrics)
                               if len(metrics) > 1 else metrics[0])
-    categorical = not pd.api.types.is_numeric_dtype(points[x])
+    categorical = not _numeric(points[x])
     order = list(dict.fromkeys(points[x])) if categorical else None
     position = (lambda values: [order.index(v) for v in values]) if categorical else (lambda values: values)
     for label, group in _series(points, axes, x):
