@@ -128,3 +128,18 @@ def test_the_effective_scenario_runs_as_the_scenario_did(path: Path):
     again = cellfabric.run(effective, progress=False)
     assert again.summary == given.summary
     assert again.provenance["effective_scenario"] == effective
+
+
+def test_a_run_that_can_say_little_is_warned_of():
+    short = cli("run", "scenarios/classic/islip.toml", "--json", "--set", "link.propagation_ns=500",
+                "--set", "run.duration_ns=2000", "--set", "run.warmup_ns=1000")
+    assert short.returncode == 0, short.stderr
+    assert json.loads(short.stdout)["warnings"] == [
+        "run.duration_ns: the measured window (1000 ns) is shorter than one round trip over the longest "
+        "cable (1010 ns)"]
+    long_bursts = cli("run", "scenarios/rifl/table1.toml", "--json", "--set", "traffic.arrival=bursty",
+                      "--set", "traffic.burst_mean_cells=100000", *SHORT)
+    assert long_bursts.returncode == 0, long_bursts.stderr
+    warnings = json.loads(long_bursts.stdout)["warnings"]
+    burst = "traffic.burst_mean_cells: a mean burst (100000 cells) lasts longer"
+    assert any(w.startswith(burst) for w in warnings), warnings

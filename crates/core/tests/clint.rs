@@ -198,3 +198,45 @@ fn bad_input_names_the_key() {
         assert_eq!(error.key, key, "{json}: {error}");
     }
 }
+
+/// Keys the chosen architecture or traffic ignore are refused by name (issue 11's strict
+/// keys): the other channel's buffers, B3's output buffers elsewhere, the burst bound without
+/// bursts; they pass where they are read.
+#[test]
+fn keys_the_chosen_architecture_ignores_are_refused() {
+    for (architecture, extra, key) in [
+        (
+            "Q2",
+            r#", "nic": {"bulk_send_buffers": 8}"#,
+            "nic.bulk_send_buffers",
+        ),
+        (
+            "B4",
+            r#", "nic": {"quick_timeout_ns": 3000}"#,
+            "nic.quick_timeout_ns",
+        ),
+        (
+            "B1",
+            r#", "bulk": {"output_buffers": 8}"#,
+            "bulk.output_buffers",
+        ),
+    ] {
+        let json = traffic(architecture, r#""load": 0.3"#, 100, extra);
+        let error = cellfabric_core::build(&json).err().expect("refused");
+        assert_eq!(error.key, key, "{error}");
+    }
+    let json = traffic("B4", r#""load": 0.3, "burst_max_packets": 3"#, 100, "");
+    let error = cellfabric_core::build(&json).err().expect("refused");
+    assert_eq!(error.key, "traffic.burst_max_packets");
+    for (architecture, traffic_keys, extra) in [
+        ("B3", r#""load": 0.3"#, r#", "bulk": {"output_buffers": 8}"#),
+        (
+            "Q1",
+            r#""load": 0.3, "bursty": true, "burst_max_packets": 3"#,
+            "",
+        ),
+    ] {
+        let json = traffic(architecture, traffic_keys, 100, extra);
+        assert!(cellfabric_core::build(&json).is_ok(), "{json}");
+    }
+}

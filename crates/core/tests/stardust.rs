@@ -533,3 +533,38 @@ fn a_repaired_cable_returns_and_a_failed_element_is_bypassed() {
         "nothing is sent to it once it is noticed"
     );
 }
+
+/// Keys the chosen pattern, mode, reachability or FCI reaction ignore are refused by name
+/// (issue 11's strict keys), and the same keys pass where they are read.
+#[test]
+fn keys_the_chosen_mechanisms_ignore_are_refused() {
+    let refused = [
+        (r#""traffic": {"incast_host": 3}"#, "traffic.incast_host"),
+        (r#""traffic": {"fct_load": 0.1}"#, "traffic.fct_load"),
+        (
+            r#""reachability": {"threshold": 5}"#,
+            "reachability.threshold",
+        ),
+        (
+            r#""adapter": {"fci_increase": 0.1}"#,
+            "adapter.fci_increase",
+        ),
+        (
+            r#""stardust": {"credits": false}, "element": {"pause_cells": 8}"#,
+            "element.pause_cells",
+        ),
+    ];
+    for (extra, key) in refused {
+        let json = fat_tree(1, &format!(", {extra}"));
+        let error = cellfabric_core::build(&json)
+            .err()
+            .unwrap_or_else(|| panic!("{extra} was accepted"));
+        assert_eq!(error.key, key, "{error}");
+        assert!(error.message.contains("not used with"), "{error}");
+    }
+    let used = fat_tree(
+        1,
+        r#", "traffic": {"pattern": "incast", "incast_host": 3}, "adapter": {"fci_decrease": 0.125, "fci_increase": 0.1}"#,
+    );
+    assert!(cellfabric_core::build(&used).is_ok());
+}

@@ -34,6 +34,8 @@ pub struct Review {
     pub run: Option<RunConfig>,
     /// The keys its chosen mechanisms leave unused.
     pub unused: Vec<Unused>,
+    /// Values that make the run say little (a measured window shorter than a round trip).
+    pub warnings: Vec<String>,
     /// The scenario with every default filled in.
     pub effective: Value,
 }
@@ -44,6 +46,7 @@ impl Review {
         Review {
             run,
             unused,
+            warnings: Vec::new(),
             effective: serde_json::to_value(config).expect("scenarios serialize"),
         }
     }
@@ -52,11 +55,20 @@ impl Review {
 /// A cell network's review.
 fn review_cell_network(scenario: &Value) -> Option<Review> {
     let scenario = Scenario::deserialize(scenario).ok()?;
-    Some(Review::of(
-        &scenario,
-        Some(scenario.run.clone()),
-        scenario.unused_keys(),
-    ))
+    // Warnings read derived values (cell time, bursts) that only a valid scenario has; an
+    // invalid one is refused by the build anyway.
+    let warnings = match scenario.validate() {
+        Ok(()) => scenario.warnings(),
+        Err(_) => Vec::new(),
+    };
+    Some(Review {
+        warnings,
+        ..Review::of(
+            &scenario,
+            Some(scenario.run.clone()),
+            scenario.unused_keys(),
+        )
+    })
 }
 
 /// Every design, by name; the first is the default.
@@ -102,7 +114,11 @@ pub const DESIGNS: &[DesignEntry] = &[
         build: |json| Ok(on_kernel(stardust::build(json)?)),
         review: |scenario| {
             let config = stardust::StardustConfig::deserialize(scenario).ok()?;
-            Some(Review::of(&config, Some(config.run.clone()), Vec::new()))
+            Some(Review::of(
+                &config,
+                Some(config.run.clone()),
+                config.unused_keys(),
+            ))
         },
     },
     DesignEntry {
@@ -111,7 +127,11 @@ pub const DESIGNS: &[DesignEntry] = &[
         build: |json| Ok(on_kernel(clint::build(json)?)),
         review: |scenario| {
             let config = clint::ClintConfig::deserialize(scenario).ok()?;
-            Some(Review::of(&config, Some(config.run.clone()), Vec::new()))
+            Some(Review::of(
+                &config,
+                Some(config.run.clone()),
+                config.unused_keys(),
+            ))
         },
     },
 ];
@@ -140,8 +160,13 @@ pub fn build_with_overrides(
         Some(Review {
             run: Some(run),
             unused,
+            warnings,
             ..
-        }) => check_unused(&value, unused, run.strict, overridden)?,
+        }) => {
+            let mut unused = check_unused(&value, unused, run.strict, overridden)?;
+            unused.extend(warnings.iter().cloned());
+            unused
+        }
         _ => Vec::new(),
     };
     let mut sim = (design.build)(json)?;

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::{invalid, Scenario, ScenarioError, SchedulerName, TopologyName};
 use super::{ArrivalName, DestinationName, FlowControlKind, Named};
+use crate::blocks::traffic::Arrival;
 
 /// A key the chosen mechanisms ignore, and the choice that ignores it.
 #[derive(Clone, Debug, PartialEq)]
@@ -102,6 +103,31 @@ const SHAPE_KEYS: &[&str] = &[
 ];
 
 impl Scenario {
+    /// Values that leave a cell network's run with little to say: a measured window shorter
+    /// than a flow-control round trip over the longest cable, or than one mean burst.
+    pub fn warnings(&self) -> Vec<String> {
+        let window_ps = self.run.end_ps().saturating_sub(self.run.warmup_ps());
+        let cell_ps = self.cell_time_ps();
+        let mut warnings = Vec::new();
+        let round_trip_ps = 2 * (self.longest_cable_ps() + cell_ps);
+        if window_ps < round_trip_ps {
+            warnings.push(format!(
+                "run.duration_ns: the measured window ({} ns) is shorter than one round trip over the longest cable ({} ns)",
+                window_ps / 1_000,
+                round_trip_ps / 1_000
+            ));
+        }
+        if let Arrival::Bursty { mean_burst_cells } = self.arrival() {
+            if mean_burst_cells * cell_ps as f64 > window_ps as f64 {
+                warnings.push(format!(
+                    "traffic.burst_mean_cells: a mean burst ({mean_burst_cells} cells) lasts longer than the measured window ({} cell times)",
+                    window_ps / cell_ps.max(1)
+                ));
+            }
+        }
+        warnings
+    }
+
     /// The keys of a cell network's scenario that its chosen mechanisms do not read.
     pub fn unused_keys(&self) -> Vec<Unused> {
         let (sw, t, topology) = (&self.switch, &self.traffic, &self.topology);

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::nic::{Retransmission, REORDER_WINDOW};
 use crate::blocks::port_set::MAX_PORTS;
-use crate::scenario::{RunConfig, ScenarioError};
+use crate::scenario::{RunConfig, ScenarioError, Unused};
 
 fn invalid(key: &str, message: impl Into<String>) -> ScenarioError {
     ScenarioError {
@@ -253,6 +253,60 @@ impl Default for LinkConfig {
 }
 
 impl ClintConfig {
+    /// The keys the chosen architecture and traffic do not read: the other channel's buffers
+    /// and timeout, B3's output buffers, B4's enable vectors, the burst bound without bursts.
+    pub fn unused_keys(&self) -> Vec<Unused> {
+        let arch = self.channel.architecture;
+        let because = format!("channel.architecture = {:?}", arch.name());
+        let (other_channel, quick_note) = if arch.is_quick() {
+            (
+                &[
+                    "nic.bulk_send_buffers",
+                    "nic.bulk_prefetch_per_target",
+                    "nic.bulk_receive_buffers",
+                    "nic.bulk_timeout_ns",
+                ][..],
+                " (its data rides the quick channel)",
+            )
+        } else {
+            (
+                &[
+                    "nic.quick_send_buffers",
+                    "nic.quick_receive_buffers",
+                    "nic.quick_timeout_ns",
+                ][..],
+                " (its data rides the bulk channel)",
+            )
+        };
+        let mut unused: Vec<Unused> = other_channel
+            .iter()
+            .map(|key| Unused {
+                key: key.to_string(),
+                choice: "channel.architecture",
+                because: format!("{because}{quick_note}"),
+            })
+            .collect();
+        let arch_only = [
+            ("bulk.output_buffers", Architecture::B3),
+            ("bulk.disabled_initiators", Architecture::B4),
+        ];
+        for (key, owner) in arch_only.into_iter().filter(|&(_, owner)| owner != arch) {
+            unused.push(Unused {
+                key: key.to_string(),
+                choice: "channel.architecture",
+                because: format!("{because} (only {} reads it)", owner.name()),
+            });
+        }
+        if !self.traffic.bursty {
+            unused.push(Unused {
+                key: "traffic.burst_max_packets".into(),
+                choice: "traffic.bursty",
+                because: "traffic.bursty = false".into(),
+            });
+        }
+        unused
+    }
+
     /// Parses and validates a Clint scenario from JSON text.
     pub fn from_json(text: &str) -> Result<ClintConfig, ScenarioError> {
         let config: ClintConfig = crate::scenario::parse(text)?;
