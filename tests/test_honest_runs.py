@@ -143,3 +143,30 @@ def test_a_run_that_can_say_little_is_warned_of():
     warnings = json.loads(long_bursts.stdout)["warnings"]
     burst = "traffic.burst_mean_cells: a mean burst (100000 cells) lasts longer"
     assert any(w.startswith(burst) for w in warnings), warnings
+
+
+def test_latencies_are_null_when_nothing_was_measured():
+    done = cli("run", "scenarios/classic/islip.toml", "--json", "--set", "traffic.load=0.000001",
+               "--set", "run.duration_ns=10000", "--set", "run.warmup_ns=1000")
+    summary = json.loads(done.stdout)
+    assert summary["cells_measured"] == 0
+    assert summary["latency_cells"] is None and summary["latency_ns"] is None
+    assert summary["stable"] is None, "too few samples to say"
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("nan", "--set traffic.load=nan: traffic.load: expected a finite number, got nan"),
+    ("-inf", "--set traffic.load=-inf: traffic.load: expected a finite number, got -inf"),
+    ('"high"', '--set traffic.load=high: traffic.load: invalid type: expected a number, got "high"'),
+])
+def test_bad_values_are_told_in_the_users_words(value: str, message: str):
+    done = cli("run", "scenarios/classic/islip.toml", "--set", f"traffic.load={value}")
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"cellfabric: error: {message}"
+
+
+def test_a_whole_number_key_says_so_and_gives_its_range():
+    done = cli("run", "scenarios/classic/islip.toml", "--set", "switch.ports=-1")
+    assert done.stderr.strip().endswith(
+        "switch.ports: invalid value: expected a whole number from 0 to 4294967295, got -1")
+    assert "u32" not in done.stderr

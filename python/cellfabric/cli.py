@@ -32,6 +32,8 @@ HEADLINE = ("design", "scheduler", "architecture", "ports", "seed")
 
 
 def _number(value) -> str:
+    if value is None:
+        return "-"  # nothing measured
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from cellfabric._core import ScenarioError, Simulation, effective_scenario
 from cellfabric.result import Result
-from cellfabric.scenario import load_scenario, locate
+from cellfabric.scenario import check_finite, load_scenario, locate
 
 STEP_WALL_S = 0.2
 PROGRESS_AFTER_S = 2.0
@@ -65,6 +65,7 @@ def run(
     config = load_scenario(scenario, overrides, seed)
     overridden = [*(overrides or {}), *(["run.seed"] if seed is not None else [])]
     try:
+        check_finite(config)
         sim = Simulation(json.dumps(config), overridden)
     except ScenarioError as error:
         raise locate(error, scenario, overrides, seed) from None

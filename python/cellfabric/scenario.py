@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import json
+import math
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -59,6 +61,15 @@ def key_line(text: str, key: str) -> int | None:
     return None
 
 
+def _as_written(value: Any) -> str:
+    """An override's value as a user would have written it (``true``, ``nan``, ``"text"``)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float):
+        return repr(value)
+    return json.dumps(value)
+
+
 def locate(error: ScenarioError, source: str | Path | Mapping[str, Any], overrides: Mapping[str, Any] | None,
            seed: int | None) -> ScenarioError:
     """The core's error (``key: message``) with where the key came from: the ``--set`` that gave
@@ -68,7 +79,7 @@ def locate(error: ScenarioError, source: str | Path | Mapping[str, Any], overrid
     if " " in key or key == "scenario":
         return error
     if key in (overrides or {}):
-        return ScenarioError(f"--set {key}={overrides[key]}: {message}")
+        return ScenarioError(f"--set {key}={_as_written(overrides[key])}: {message}")
     if key == "run.seed" and seed is not None:
         return ScenarioError(f"seed {seed}: {message}")
     if not isinstance(source, Mapping):
@@ -78,6 +89,17 @@ def locate(error: ScenarioError, source: str | Path | Mapping[str, Any], overrid
             return ScenarioError(f"{source}:{line}: {message}")
         return ScenarioError(f"{message} ({key} is not set in {source}: its default applies)")
     return error
+
+
+def check_finite(scenario: Mapping[str, Any], prefix: str = "") -> None:
+    """Refuses a nan or infinite number anywhere in a scenario, naming its key (TOML allows
+    them; no key of any design means them)."""
+    for name, value in scenario.items():
+        key = f"{prefix}{name}"
+        if isinstance(value, Mapping):
+            check_finite(value, key + ".")
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise ScenarioError(f"{key}: expected a finite number, got {value}")
 
 
 # The keys that name files: (section, key).

@@ -34,8 +34,11 @@ impl Fairness {
 }
 
 /// Percentiles reported for every latency distribution (the RIFL paper's Table I set, plus mean).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+/// A distribution of no sample reports `null`, not zeros: nothing was measured.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Percentiles {
+    /// Samples behind the percentiles.
+    pub samples: u64,
     /// Arithmetic mean (exact).
     pub mean: f64,
     /// 1st percentile.
@@ -54,10 +57,35 @@ pub struct Percentiles {
     pub max: f64,
 }
 
+impl Serialize for Percentiles {
+    /// `null` without samples, else the eight values (mean, p1 ... max).
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        if self.samples == 0 {
+            return serializer.serialize_none();
+        }
+        let mut out = serializer.serialize_struct("Percentiles", 8)?;
+        for (name, value) in [
+            ("mean", self.mean),
+            ("p1", self.p1),
+            ("p50", self.p50),
+            ("p75", self.p75),
+            ("p90", self.p90),
+            ("p95", self.p95),
+            ("p99", self.p99),
+            ("max", self.max),
+        ] {
+            out.serialize_field(name, &value)?;
+        }
+        out.end()
+    }
+}
+
 impl Percentiles {
     /// The same percentiles with every value divided by `unit` (e.g. picoseconds to cell times).
     pub fn scaled(&self, unit: f64) -> Percentiles {
         Percentiles {
+            samples: self.samples,
             mean: self.mean / unit,
             p1: self.p1 / unit,
             p50: self.p50 / unit,
@@ -127,7 +155,7 @@ impl LatencyHistogram {
         }
     }
 
-    /// The standard percentile set (all zero with no samples).
+    /// The standard percentile set (no samples: all zero, reported as `null`).
     pub fn percentiles(&self) -> Percentiles {
         if self.count() == 0 {
             return Percentiles::default();
@@ -138,6 +166,7 @@ impl LatencyHistogram {
                 .lowest_equivalent(self.buckets.value_at_quantile(quantile)) as f64
         };
         Percentiles {
+            samples: self.count(),
             mean: self.mean(),
             p1: q(0.01),
             p50: q(0.50),

@@ -159,6 +159,84 @@ pub fn parse<T: DeserializeOwned>(text: &str) -> Result<T, ScenarioError> {
     serde_path_to_error::deserialize(value).map_err(|error| {
         let key = error.path().to_string();
         let key = if key == "." { "scenario" } else { &key };
-        invalid(key, error.into_inner().to_string())
+        invalid(key, plain_words(&error.into_inner().to_string()))
     })
+}
+
+/// What a scenario writes for each type a parser expects.
+const TYPE_WORDS: &[(&str, &str)] = &[
+    ("f64", "a number"),
+    ("u64", "a whole number from 0 to 18446744073709551615"),
+    ("u32", "a whole number from 0 to 4294967295"),
+    ("u16", "a whole number from 0 to 65535"),
+    ("u8", "a whole number from 0 to 255"),
+    ("a boolean", "true or false"),
+    ("a string", "a string"),
+    ("a sequence", "a list"),
+];
+
+/// A parser's message in the words of a scenario: `invalid type: string "abc", expected f64`
+/// becomes `invalid type: expected a number, got "abc"`; Rust type names do not leak.
+fn plain_words(message: &str) -> String {
+    let Some((kind, rest)) = message.split_once(": ") else {
+        return message.to_string();
+    };
+    let Some((got, expected)) = rest.split_once(", expected ") else {
+        return message.to_string();
+    };
+    if !matches!(kind, "invalid type" | "invalid value") {
+        return message.to_string();
+    }
+    let expected = if expected.starts_with("struct ") || expected == "a map" {
+        "a table"
+    } else {
+        TYPE_WORDS
+            .iter()
+            .find(|(rust, _)| *rust == expected)
+            .map_or(expected, |(_, words)| words)
+    };
+    let got = match got.split_once(' ') {
+        Some(("string" | "integer" | "floating" | "boolean", value)) => value
+            .trim_start_matches("point ")
+            .trim_matches('`')
+            .to_string(),
+        _ if got == "map" => "a table".into(),
+        _ if got == "sequence" => "a list".into(),
+        _ => got.to_string(),
+    };
+    format!("{kind}: expected {expected}, got {got}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_words;
+
+    #[test]
+    fn parser_messages_speak_of_numbers_and_tables_not_rust_types() {
+        for (message, words) in [
+            (
+                "invalid type: string \"abc\", expected f64",
+                "invalid type: expected a number, got \"abc\"",
+            ),
+            (
+                "invalid value: integer `-1`, expected u32",
+                "invalid value: expected a whole number from 0 to 4294967295, got -1",
+            ),
+            (
+                "invalid type: floating point `1.5`, expected u16",
+                "invalid type: expected a whole number from 0 to 65535, got 1.5",
+            ),
+            (
+                "invalid type: integer `3`, expected struct TrafficConfig",
+                "invalid type: expected a table, got 3",
+            ),
+            (
+                "invalid type: map, expected a boolean",
+                "invalid type: expected true or false, got a table",
+            ),
+            ("unknown field `lod`", "unknown field `lod`"),
+        ] {
+            assert_eq!(plain_words(message), words);
+        }
+    }
 }
