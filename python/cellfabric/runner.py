@@ -51,6 +51,18 @@ class _Progress:
             self.bar.close()
 
 
+def overridden_keys(overrides: Mapping[str, Any] | None, seed: int | None) -> list[str]:
+    """The keys a user's overrides set (``--set``, and ``--seed`` as ``run.seed``)."""
+    return [*(overrides or {}), *(["run.seed"] if seed is not None else [])]
+
+
+def build(config: Mapping[str, Any], overridden: list[str]) -> Simulation:
+    """Checks a loaded scenario as every run checks it and builds it; ``overridden`` names the keys
+    the user's overrides set. Raises the core's ``ScenarioError`` (``key: message``)."""
+    check_finite(config)
+    return Simulation(json.dumps(config), overridden)
+
+
 def run(
     scenario: str | Path | Mapping[str, Any],
     overrides: Mapping[str, Any] | None = None,
@@ -63,10 +75,8 @@ def run(
     scenario and ``SimulationError`` when a run breaks an invariant (conservation, lossless, deadlock).
     """
     config = load_scenario(scenario, overrides, seed)
-    overridden = [*(overrides or {}), *(["run.seed"] if seed is not None else [])]
     try:
-        check_finite(config)
-        sim = Simulation(json.dumps(config), overridden)
+        sim = build(config, overridden_keys(overrides, seed))
     except ScenarioError as error:
         raise locate(error, scenario, overrides, seed) from None
     bar = _Progress(sim, sys.stderr.isatty() if progress is None else progress)

@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from cellfabric._core import ScenarioError, Simulation, effective_scenario
+from cellfabric._core import ScenarioError, effective_scenario
+from cellfabric.runner import build, overridden_keys
 from cellfabric.scenario import FILE_KEYS, load_scenario, locate
 
 
@@ -20,7 +21,7 @@ def effective(scenario: str | Path | Mapping[str, Any], overrides: Mapping[str, 
     as absolute paths, so the text runs from any folder."""
     config = load_scenario(scenario, overrides, seed)
     try:
-        Simulation(json.dumps(config), [*(overrides or {}), *(["run.seed"] if seed is not None else [])])
+        build(config, overridden_keys(overrides, seed))
     except ScenarioError as error:
         raise locate(error, scenario, overrides, seed) from None
     shown = json.loads(effective_scenario(json.dumps(config)))

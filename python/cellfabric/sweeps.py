@@ -32,9 +32,9 @@ from typing import Any
 
 import pandas as pd
 
-from cellfabric._core import Error, ScenarioError, Simulation
+from cellfabric._core import Error, ScenarioError
 from cellfabric.provenance import __version__
-from cellfabric.runner import Interrupted
+from cellfabric.runner import Interrupted, build
 from cellfabric.runner import run as run_scenario
 from cellfabric.scenario import load_scenario, parse_value
 
@@ -208,7 +208,7 @@ def _check(run: _Run) -> str | None:
     """The core's objection to the run's scenario, or None: the scenario is built as
     ``cellfabric.run`` builds it, without running it."""
     try:
-        Simulation(json.dumps(run.config), [*run.overrides, "run.seed"])
+        build(run.config, [*run.overrides, "run.seed"])
     except ScenarioError as error:
         return str(error)
     return None
