@@ -120,6 +120,21 @@ def _cdf_plot(histograms: list[tuple[str, pd.DataFrame]]) -> str:
     return _svg(figure)
 
 
+def _time_series_plot(series: pd.DataFrame) -> str:
+    """Throughput (items delivered per ns of each interval) and backlog (items held) against
+    simulated time, from a run's ``time_series`` table (``run.sample_ns``)."""
+    if not len(series):
+        return ""
+    figure, axes = _axes_figure("Over simulated time", "time (ns)", "delivered per ns")
+    interval_ns = series["time_ns"].diff().fillna(series["time_ns"].iloc[0])
+    axes.plot(series["time_ns"], series["delivered"] / interval_ns, label="delivered per ns")
+    held = axes.twinx()
+    held.plot(series["time_ns"], series["in_flight"], color="tab:orange", label="held (backlog)")
+    held.set_ylabel("held (backlog)")
+    figure.legend(fontsize="x-small", loc="upper left")
+    return _svg(figure)
+
+
 def _run_section(folder: Path) -> str:
     """A single run: provenance, summary numbers, latency CDF and its tables."""
     summary = json.loads((folder / "summary.json").read_text())
@@ -133,6 +148,8 @@ def _run_section(folder: Path) -> str:
         parts.append(_table(nested))
     if "latency_histogram" in tables:
         parts.append(_cdf_plot([(folder.name, tables["latency_histogram"])]))
+    if "time_series" in tables:
+        parts.append(_time_series_plot(tables["time_series"]))
     for name, frame in tables.items():
         if name != "latency_histogram":
             parts.append(f"<h3>{html.escape(name)}</h3>{_table(frame)}")

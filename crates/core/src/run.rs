@@ -187,6 +187,7 @@ impl<D: Design + Send + Sync> Simulation for Kernel<D> {
         let stable = self.stable();
         let stopped = self.stopped().map(str::to_owned);
         let warnings = self.warnings().to_vec();
+        let series = self.series().cloned();
         let (model, clock, deadlock) = self.into_parts();
         if let Some(report) = deadlock {
             return Err(RunError::Deadlock(report));
@@ -196,6 +197,10 @@ impl<D: Design + Send + Sync> Simulation for Kernel<D> {
             summary.insert("stable".into(), stable.into());
             summary.insert("stopped_early".into(), stopped.into());
             summary.insert("warnings".into(), warnings.into());
+        }
+        if let (Some(series), serde_json::Value::Object(tables)) = (series, &mut report.tables) {
+            let series = serde_json::to_value(series).expect("series serialize");
+            tables.insert("time_series".into(), series);
         }
         Ok(report)
     }

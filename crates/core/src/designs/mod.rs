@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::engine::kernel::{Kernel, Supervision};
+use crate::engine::time::ps_from_ns;
 use crate::run::{Design, Simulation};
 use crate::scenario::{check_unused, RunConfig, Scenario, ScenarioError, Unused};
 
@@ -175,6 +176,7 @@ pub fn build_with_overrides(
             warmup_ps: run.warmup_ps(),
             max_in_flight: run.max_cells_in_flight,
             warnings,
+            series_every_ps: run.sample_ns.map(ps_from_ns),
         });
     }
     Ok(sim)

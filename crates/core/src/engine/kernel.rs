@@ -28,6 +28,8 @@ pub trait Model {
     fn progress(&self) -> u64;
     /// Work items the model holds (0: an idle model is not stuck).
     fn in_flight(&self) -> u64;
+    /// Work items delivered so far (cells, packets or frames), for the time series.
+    fn delivered(&self) -> u64;
     /// Simulated time without progress, while holding work, after which the model is stuck.
     fn stall_ps(&self) -> TimePs;
     /// What is stuck, for the deadlock report.
@@ -55,6 +57,9 @@ pub struct Supervision {
     pub max_in_flight: u64,
     /// Warnings about the scenario, reported in the summary.
     pub warnings: Vec<String>,
+    /// Sample the work held and delivered every this long, for the time series; `None`: no
+    /// time series.
+    pub series_every_ps: Option<TimePs>,
 }
 
 impl Default for Supervision {
@@ -64,8 +69,21 @@ impl Default for Supervision {
             warmup_ps: 0,
             max_in_flight: u64::MAX,
             warnings: Vec::new(),
+            series_every_ps: None,
         }
     }
+}
+
+/// The work held and delivered, sampled through a run at a fixed interval (the time series a
+/// run asks for with `run.sample_ns`).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct TimeSeries {
+    /// End of each interval, nanoseconds.
+    pub time_ns: Vec<f64>,
+    /// Items held at that time (cells, packets or frames in the system: the backlog).
+    pub in_flight: Vec<u64>,
+    /// Items delivered during the interval.
+    pub delivered: Vec<u64>,
 }
 
 /// Samples of the work held taken evenly through the measured window.
@@ -112,6 +130,11 @@ pub struct Kernel<M: Model> {
     sample_every_ps: TimePs,
     /// Why the run stopped before its end, when it did (not a failure).
     stopped: Option<String>,
+    series: TimeSeries,
+    series_at_ps: TimePs,
+    delivered_seen: u64,
+    /// The earliest of the next stall check, backlog sample and series sample.
+    next_check_ps: TimePs,
 }
 
 impl<M: Model> Kernel<M> {
@@ -132,6 +155,10 @@ impl<M: Model> Kernel<M> {
             sample_at_ps: 0,
             sample_every_ps: 0,
             stopped: None,
+            series: TimeSeries::default(),
+            series_at_ps: TimePs::MAX,
+            delivered_seen: 0,
+            next_check_ps: 0,
         };
         kernel.supervise(Supervision::default());
         kernel
@@ -142,7 +169,12 @@ impl<M: Model> Kernel<M> {
         let measured_ps = self.end_ps.saturating_sub(supervision.warmup_ps);
         self.sample_every_ps = (measured_ps / BACKLOG_SAMPLES).max(1);
         self.sample_at_ps = supervision.warmup_ps + self.sample_every_ps;
+        self.series_at_ps = supervision.series_every_ps.unwrap_or(TimePs::MAX);
         self.supervision = supervision;
+        self.next_check_ps = self
+            .check_at_ps
+            .min(self.sample_at_ps)
+            .min(self.series_at_ps);
     }
 
     /// Current simulated time.
@@ -169,7 +201,7 @@ impl<M: Model> Kernel<M> {
         let limit_ps = until_ps.min(self.end_ps);
         let started = Instant::now();
         while let Some((time_ps, event)) = self.model.queue().pop_until(limit_ps) {
-            if time_ps >= self.check_at_ps.min(self.sample_at_ps) && self.must_stop(time_ps) {
+            if time_ps >= self.next_check_ps && self.must_stop(time_ps) {
                 break;
             }
             self.now_ps = time_ps;
@@ -177,6 +209,10 @@ impl<M: Model> Kernel<M> {
             self.model.handle(time_ps, event);
         }
         if self.deadlock.is_none() && self.stopped.is_none() {
+            self.record_series(limit_ps);
+            if limit_ps == self.end_ps {
+                self.close_series();
+            }
             if self.model.queue().is_empty() && self.model.in_flight() > 0 {
                 self.deadlock = Some(format!(
                     "no event pending at {} ps: {}",
@@ -210,7 +246,28 @@ impl<M: Model> Kernel<M> {
             self.backlog.push(held);
             self.sample_at_ps += self.sample_every_ps;
         }
+        self.record_series(time_ps);
+        self.next_check_ps = self
+            .check_at_ps
+            .min(self.sample_at_ps)
+            .min(self.series_at_ps);
         false
+    }
+
+    /// Adds a time-series row for every interval that ended at or before `time_ps` (the state
+    /// then is the state now: no event came between).
+    fn record_series(&mut self, time_ps: TimePs) {
+        let Some(every_ps) = self.supervision.series_every_ps else {
+            return;
+        };
+        while time_ps >= self.series_at_ps {
+            let delivered = self.model.delivered();
+            self.series.time_ns.push(self.series_at_ps as f64 / 1e3);
+            self.series.in_flight.push(self.model.in_flight());
+            self.series.delivered.push(delivered - self.delivered_seen);
+            self.delivered_seen = delivered;
+            self.series_at_ps += every_ps;
+        }
     }
 
     /// Checks for progress since the last check (due at or before `time_ps`); records a
@@ -259,6 +316,30 @@ impl<M: Model> Kernel<M> {
     pub fn warnings(&self) -> &[String] {
         &self.supervision.warnings
     }
+
+    /// Ends the time series at the end of the run: a last, shorter interval if the run's length
+    /// is not a whole number of intervals, and what the events at the last instant delivered,
+    /// so the series adds up to the run's deliveries.
+    fn close_series(&mut self) {
+        if self.supervision.series_every_ps.is_none() {
+            return;
+        }
+        let end_ns = self.end_ps as f64 / 1e3;
+        if self.series.time_ns.last().is_none_or(|&t| t < end_ns) {
+            self.series.time_ns.push(end_ns);
+            self.series.in_flight.push(0);
+            self.series.delivered.push(0);
+        }
+        let delivered = self.model.delivered();
+        *self.series.in_flight.last_mut().expect("a row") = self.model.in_flight();
+        *self.series.delivered.last_mut().expect("a row") += delivered - self.delivered_seen;
+        self.delivered_seen = delivered;
+    }
+
+    /// The time series, if the run asked for one.
+    pub fn series(&self) -> Option<&TimeSeries> {
+        self.supervision.series_every_ps.map(|_| &self.series)
+    }
 }
 
 #[cfg(test)]
@@ -287,6 +368,9 @@ mod tests {
                 .push(now_ps + 10, Phase::Message, node, (node + 1) % 4);
         }
         fn progress(&self) -> u64 {
+            self.hops
+        }
+        fn delivered(&self) -> u64 {
             self.hops
         }
         fn in_flight(&self) -> u64 {
@@ -351,6 +435,9 @@ mod tests {
         fn progress(&self) -> u64 {
             self.held
         }
+        fn delivered(&self) -> u64 {
+            0
+        }
         fn in_flight(&self) -> u64 {
             self.held
         }
@@ -368,6 +455,7 @@ mod tests {
             warmup_ps: 10_000,
             max_in_flight,
             warnings: vec!["a warning".into()],
+            series_every_ps: None,
         });
         kernel
     }
@@ -419,6 +507,39 @@ mod tests {
         assert!(
             model.held > 2_000 && model.held < 2_200,
             "checked within a stall window"
+        );
+    }
+
+    #[test]
+    fn the_time_series_counts_each_interval_and_ignores_how_the_run_is_stepped() {
+        let series = |steps: &[TimePs]| {
+            let mut kernel = ring(TimePs::MAX);
+            kernel.supervise(Supervision {
+                series_every_ps: Some(1_000),
+                ..Supervision::default()
+            });
+            for &until_ps in steps {
+                kernel.advance(until_ps);
+            }
+            assert!(kernel.advance(TimePs::MAX));
+            kernel.series().expect("asked for").clone()
+        };
+        let whole = series(&[]);
+        assert_eq!(whole.time_ns.len(), 100, "one row per microsecond of 100");
+        let hops: u64 = whole.delivered.iter().sum();
+        assert_eq!(
+            hops, 10_001,
+            "every hop, the last at the run's last instant"
+        );
+        assert_eq!(whole.time_ns[0], 1.0);
+        // A hop every 10 ps: 100 in every interval.
+        assert_eq!(whole.delivered[0], 100);
+        assert!(whole.delivered[1..99].iter().all(|&d| d == 100));
+        assert!(whole.in_flight.iter().all(|&held| held == 1));
+        assert_eq!(series(&[999, 1_000, 1_001, 4_567, 50_000]), whole);
+        assert_eq!(
+            series(&(1..100).map(|i| i * 997).collect::<Vec<_>>()),
+            whole
         );
     }
 

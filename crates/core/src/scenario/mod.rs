@@ -70,7 +70,13 @@ pub struct RunConfig {
     pub max_cells_in_flight: u64,
     /// Keys the chosen mechanisms do not use are errors (true) or warnings (false).
     pub strict: bool,
+    /// Record a time series (cells held and delivered) every this many nanoseconds; absent:
+    /// none.
+    pub sample_ns: Option<f64>,
 }
+
+/// The most rows a time series may have.
+pub const MAX_SERIES_SAMPLES: f64 = 1e6;
 
 /// The default of `run.max_cells_in_flight`: a few GB at most, at under 128 bytes a cell.
 pub const DEFAULT_MAX_CELLS_IN_FLIGHT: u64 = 20_000_000;
@@ -84,6 +90,7 @@ impl Default for RunConfig {
             warmup_ns: 51_200.0,
             max_cells_in_flight: DEFAULT_MAX_CELLS_IN_FLIGHT,
             strict: true,
+            sample_ns: None,
         }
     }
 }
@@ -101,6 +108,19 @@ impl RunConfig {
 
     /// A positive duration, a warm-up shorter than it, and room for at least one cell.
     pub fn validate(&self) -> Result<(), ScenarioError> {
+        if let Some(sample_ns) = self.sample_ns {
+            if !(sample_ns.is_finite() && ps_from_ns(sample_ns) > 0)
+                || self.duration_ns / sample_ns > MAX_SERIES_SAMPLES
+            {
+                return Err(invalid(
+                    "run.sample_ns",
+                    format!(
+                        "expected a positive interval giving at most {MAX_SERIES_SAMPLES} samples of run.duration_ns ({} ns)",
+                        self.duration_ns
+                    ),
+                ));
+            }
+        }
         if self.max_cells_in_flight == 0 {
             return Err(invalid(
                 "run.max_cells_in_flight",

@@ -777,6 +777,10 @@ impl<R: Router> Model for Network<R> {
         self.fabric.cells_live()
     }
 
+    fn delivered(&self) -> u64 {
+        self.fabric.metrics().cells_delivered
+    }
+
     /// A thousand cell times, plus ten flow-control round trips over the longest cable.
     fn stall_ps(&self) -> TimePs {
         1_000 * self.slot_ps + 20 * self.longest_cable_ps

@@ -80,11 +80,14 @@ pub struct Metrics {
     pub flow_control_signals: u64,
     /// Cells sent, delivered or dropped: the kernel's progress count.
     pub moves: u64,
+    /// Cells delivered.
+    pub cells_delivered: u64,
 }
 
 impl Metrics {
     fn deliver(&mut self, now_ps: TimePs, cell: &Cell) {
         self.moves += 1;
+        self.cells_delivered += 1;
         if cell.inject_ps >= self.warmup_ps {
             self.latency.record(now_ps - cell.inject_ps);
         }
@@ -372,6 +375,7 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
                 cells_dropped: 0,
                 flow_control_signals: 0,
                 moves: 0,
+                cells_delivered: 0,
             },
         };
         if plumbing.layer1.is_used() {

@@ -487,6 +487,10 @@ impl Model for Clint {
         self.counters.transmissions + self.counters.delivered
     }
 
+    fn delivered(&self) -> u64 {
+        self.counters.delivered
+    }
+
     fn in_flight(&self) -> u64 {
         self.nics
             .iter()

@@ -544,6 +544,10 @@ impl Model for LinkStudy {
         self.link.slot()
     }
 
+    fn delivered(&self) -> u64 {
+        self.link.counters(0).frames_delivered + self.link.counters(1).frames_delivered
+    }
+
     /// Frames on the link that must still move; none once the run has reached its last frame
     /// time (no event is left then, and that is the end, not a deadlock).
     fn in_flight(&self) -> u64 {

@@ -792,6 +792,10 @@ impl Model for Stardust {
         self.fabric.cells_live()
     }
 
+    fn delivered(&self) -> u64 {
+        self.fabric.metrics().cells_delivered
+    }
+
     /// A thousand cell times plus ten round trips over the longest cable.
     fn stall_ps(&self) -> TimePs {
         1_000 * self.cell_ps + 20 * self.longest_cable_ps
