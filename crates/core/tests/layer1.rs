@@ -53,6 +53,9 @@ proptest! {
             });
             let output = link.step(input);
             for end in 0..2 {
+                prop_assert_eq!(link.ledger(end).check(true), Ok(()), "slot {}: the account of end {}", slot, end);
+            }
+            for end in 0..2 {
                 let buffer = &mut buffers[end];
                 if let Some(seq) = output[end].delivered {
                     prop_assert_eq!(seq, next_expected[end], "end {} got a frame out of order", end);
@@ -71,7 +74,7 @@ proptest! {
             let sent = link.counters(end).frames_new;
             let peer = link.counters(1 - end);
             prop_assert_eq!(peer.frames_lost, 0);
-            prop_assert_eq!(link.frames_in_flight(end), 0, "frames from end {} never arrived", end);
+            prop_assert_eq!(link.frames_held(end), 0, "frames from end {} never arrived", end);
             prop_assert_eq!(next_expected[1 - end], sent);
             prop_assert!(buffers[end].max_occupancy <= buffers[end].capacity,
                 "end {} buffer reached {} of {}", end, buffers[end].max_occupancy, buffers[end].capacity);

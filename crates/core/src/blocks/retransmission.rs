@@ -42,6 +42,7 @@ use std::collections::VecDeque;
 use rand_distr::{Distribution, Geometric};
 
 use crate::engine::rng::Rng;
+use crate::run::Ledger;
 
 /// What occupies one frame slot.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -213,9 +214,25 @@ impl Layer1Link {
         &self.ends[end].counters
     }
 
-    /// Data frames end `end` has sent that its peer has not delivered yet.
-    pub fn frames_in_flight(&self, end: usize) -> u64 {
-        self.ends[end].next_seq - self.ends[1 - end].expected_seq
+    /// Data frames end `end` has sent that its peer has not delivered yet, counted where they
+    /// are: in `end`'s replay buffer, which holds its last RTT of data frames (the frames a
+    /// retransmission cycle replays). A frame that left the buffer undelivered can never
+    /// arrive and is in no count, so [`Layer1Link::ledger`] no longer balances.
+    pub fn frames_held(&self, end: usize) -> u64 {
+        let sender = &self.ends[end];
+        let oldest_replayable = sender.next_seq.saturating_sub(self.rtt_slots as u64);
+        sender.next_seq - self.ends[1 - end].expected_seq.max(oldest_replayable)
+    }
+
+    /// The account of the data frames end `end` sent: sent = delivered by its peer + held in
+    /// its replay buffer. Layer 1 drops nothing.
+    pub fn ledger(&self, end: usize) -> Ledger {
+        Ledger {
+            injected: self.ends[end].counters.frames_new,
+            delivered: self.ends[1 - end].counters.frames_delivered,
+            dropped: 0,
+            in_flight: self.frames_held(end),
+        }
     }
 
     /// True while end `end` may not send new data because of the retransmission process.
@@ -520,6 +537,41 @@ mod tests {
         assert_eq!(link.counters(1).frames_lost, 0);
     }
 
+    /// Breaks the protocol on purpose: a data frame vanishes from the wire without a CRC error,
+    /// so its receiver never asks for it and it leaves its sender's replay buffer undelivered.
+    /// The account, which counts frames where they are, must stop balancing.
+    #[test]
+    fn a_frame_lost_outside_the_protocol_breaks_the_account() {
+        let mut link = Layer1Link::new(2);
+        let busy = [SlotInput {
+            has_data: true,
+            ..SlotInput::default()
+        }; 2];
+        for _ in 0..20 {
+            link.step(busy);
+        }
+        assert_eq!(link.ledger(0).check(true), Ok(()));
+        let vanished = link.lines[0]
+            .iter_mut()
+            .find(|f| f.kind == FrameKind::New)
+            .expect("data on the wire");
+        vanished.kind = FrameKind::Control;
+        vanished.seq = u64::MAX; // never a frame count the receiver agrees with
+        link.unplain[0] += 1; // the line's own count of frames that are not plain data
+        for _ in 0..3 * link.rtt_slots() {
+            link.step(busy);
+        }
+        assert!(matches!(
+            link.ledger(0).check(true),
+            Err(crate::run::RunError::Conservation { .. })
+        ));
+        assert_eq!(
+            link.ledger(1).check(true),
+            Ok(()),
+            "the other direction is whole"
+        );
+    }
+
     #[test]
     fn a_corrupted_replay_runs_another_cycle() {
         let mut link = Layer1Link::new(4);
@@ -529,7 +581,7 @@ mod tests {
         run(&mut link, 2_000, &[(0, t1), (0, t1 + rtt)]);
         assert_eq!(link.counters(0).cycles, 2);
         assert_eq!(link.counters(1).frames_lost, 0);
-        assert_eq!(link.frames_in_flight(0), link.latency_slots() as u64 + 1);
+        assert_eq!(link.frames_held(0), link.latency_slots() as u64 + 1);
     }
 
     #[test]

@@ -21,7 +21,7 @@ use crate::engine::queue::{CalendarQueue, EventQueue, Phase};
 use crate::engine::rng::{stream, ComponentId, Rng};
 use crate::engine::stats::{LatencyHistogram, Percentiles};
 use crate::engine::time::{ps_from_ns, serialization_ps, TimePs, PS_PER_NS};
-use crate::run::{Design, Ledger, Report, RunError};
+use crate::run::{Design, Report, RunError};
 use crate::scenario::ScenarioError;
 
 /// The link study's scenario.
@@ -312,7 +312,8 @@ pub struct LinkSummary {
     pub frames_injected: u64,
     /// Data frames delivered exactly once and in order.
     pub frames_delivered: u64,
-    /// Data frames sent but not yet delivered at the end.
+    /// Data frames sent but not yet delivered at the end, counted in the senders' replay
+    /// buffers.
     pub frames_in_flight: u64,
     /// Replayed frames the receiver already had.
     pub duplicates_discarded: u64,
@@ -486,7 +487,7 @@ impl LinkStudy {
                 .unwrap_or(0),
             frames_injected: total(|c| c.frames_new),
             frames_delivered: total(|c| c.frames_delivered),
-            frames_in_flight: link.frames_in_flight(0) + link.frames_in_flight(1),
+            frames_in_flight: link.frames_held(0) + link.frames_held(1),
             duplicates_discarded: total(|c| c.duplicates_discarded),
             events: clock.events,
             sim_time_ps: link.slot() * self.frame_ps,
@@ -554,7 +555,7 @@ impl Model for LinkStudy {
         if self.link.slot() >= self.end_slot {
             return 0;
         }
-        self.link.frames_in_flight(0) + self.link.frames_in_flight(1)
+        self.link.frames_held(0) + self.link.frames_held(1)
     }
 
     /// The link advances every frame time; it cannot stall.
@@ -574,14 +575,13 @@ impl Design for LinkStudy {
 
     fn report(self, clock: Clock) -> Result<Report, RunError> {
         let summary = self.summary(&clock);
+        for end in 0..2 {
+            self.link.ledger(end).check(true)?;
+        }
         let lost: u64 = (0..2).map(|e| self.link.counters(e).frames_lost).sum();
-        let ledger = Ledger {
-            injected: summary.frames_injected,
-            delivered: summary.frames_delivered,
-            dropped: lost,
-            in_flight: summary.frames_in_flight,
-        };
-        ledger.check(true)?;
+        if lost > 0 {
+            return Err(RunError::LossInLosslessRun(lost));
+        }
         if summary.rx_buffer_max_frames > self.rx_buffer_frames {
             return Err(RunError::LossInLosslessRun(
                 summary.rx_buffer_max_frames - self.rx_buffer_frames,
