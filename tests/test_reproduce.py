@@ -10,6 +10,7 @@ import pandas as pd
 
 from cellfabric.report import comparison, reference_frame
 from cellfabric.reproduce import REPRODUCTIONS
+from cellfabric.scenario import reference_of
 from conftest import ROOT
 
 
@@ -54,7 +55,7 @@ def test_rifl_table1_short_puts_every_paper_cell_beside_ours(tmp_path: Path):
                "--set", "run.duration_ns=168960", "--set", "run.warmup_ns=8448")  # 1/50 of the runs
     assert done.returncode == 0, done.stderr
     points = pd.read_parquet(out / "points.parquet")
-    reference = reference_frame(REPRODUCTIONS["rifl-table1"].parts["table1"].reference)
+    reference = reference_frame(reference_of(ROOT / "scenarios" / "rifl" / "table1.toml"))
     table = comparison(points, ["traffic.arrival", "switch.scheduler", "traffic.load"], reference)
     assert len(table) == 16 * 7 and table["cellfabric"].notna().all()
     # An unqueued cell takes 18 cell times by construction: the p1 column at light load.
@@ -76,13 +77,24 @@ def test_clint_table2_short_writes_both_channels_and_one_report(tmp_path: Path):
     assert "<h2>bulk</h2>" in page and "<h2>quick</h2>" in page and "Table 2: quick channel" in page
 
 
-def test_the_paper_numbers_agree_with_the_validation_scripts():
-    """The reproductions and docs/validation/*.py quote the same tables of the papers."""
+def test_the_paper_numbers_are_written_once_in_the_scenarios():
+    """The reproductions and docs/validation/*.py take the papers' tables from the shipped
+    scenarios' [reference] tables; a few cells checked against the papers themselves."""
+    scenarios = ROOT / "scenarios"
+    for reproduction in REPRODUCTIONS.values():
+        for part in reproduction.parts.values():
+            assert not hasattr(part, "reference")
+            assert reference_of(scenarios / part.scenario) is not None
+    table1 = reference_of(scenarios / "rifl" / "table1.toml")["rows"]
     rifl = runpy.run_path(str(ROOT / "docs" / "validation" / "rifl.py"))["PAPER"]
-    ours = REPRODUCTIONS["rifl-table1"].parts["table1"].reference["rows"]
-    assert {tuple(row[:3]): row[3:] for row in ours} == rifl
+    assert {tuple(row[:3]): row[3:] for row in table1} == rifl
+    assert rifl[("bursty", "islip", 1.0)] == [18, 57, 107, 178, 229, 339, 683]  # seed 004, Table I
+    assert rifl[("bernoulli", "safc", 0.9)] == [18, 20, 24, 29, 35, 54, 260]
     clint = runpy.run_path(str(ROOT / "docs" / "validation" / "clint.py"))["PAPER"]
-    for part, column in (("bulk", 0), ("quick", 1)):
-        rows = REPRODUCTIONS["clint-table2"].parts[part].reference["rows"]
-        expected = {key: values[column] * 1000 for key, values in clint.items() if values[column] is not None}
-        assert {(load, bursty): ns for load, bursty, ns in rows} == expected
+    for channel, column in (("bulk", 0), ("quick", 1)):
+        rows = reference_of(scenarios / "clint" / f"{channel}.toml")["rows"]
+        expected = {key: values[column] for key, values in clint.items() if values[column] is not None}
+        assert {(load, bursty): ns / 1000 for _, load, bursty, ns in rows} == expected
+    assert clint[(0.9, True)] == (1636.7, None) and clint[(0.3, True)] == (32.9, 2.8)  # seed 002, Table 2
+    fifo = reference_of(scenarios / "classic" / "fifo.toml")["rows"]
+    assert [(n, t) for n, _, t in fifo] == [(2, 0.75), (4, 0.6553), (8, 0.6184), (32, 0.5858)]  # Karol et al.

@@ -8,25 +8,10 @@ link study (§II-A) from scenarios/rifl/link.toml.
 import cellfabric
 
 PERCENTILES = ["p1", "p50", "p75", "p90", "p95", "p99", "max"]
-# Table I of the seed: (arrival, scheduler, load) -> latency percentiles 1/50/75/90/95/99/100.
-PAPER = {
-    ("bernoulli", "islip", 0.3): [18, 18, 18, 19, 20, 21, 30],
-    ("bernoulli", "safc", 0.3): [18, 18, 18, 19, 19, 20, 30],
-    ("bernoulli", "islip", 0.6): [18, 19, 20, 21, 23, 26, 52],
-    ("bernoulli", "safc", 0.6): [18, 18, 19, 20, 21, 24, 52],
-    ("bernoulli", "islip", 0.9): [18, 25, 32, 43, 54, 84, 348],
-    ("bernoulli", "safc", 0.9): [18, 20, 24, 29, 35, 54, 260],
-    ("bernoulli", "islip", 1.0): [18, 213, 361, 476, 524, 573, 611],
-    ("bernoulli", "safc", 1.0): [18, 65, 129, 219, 283, 401, 574],
-    ("bursty", "islip", 0.3): [18, 19, 21, 26, 30, 42, 105],
-    ("bursty", "safc", 0.3): [18, 18, 20, 23, 26, 36, 117],
-    ("bursty", "islip", 0.6): [18, 20, 25, 33, 40, 63, 325],
-    ("bursty", "safc", 0.6): [18, 19, 23, 30, 36, 56, 179],
-    ("bursty", "islip", 0.9): [18, 52, 96, 161, 211, 323, 683],
-    ("bursty", "safc", 0.9): [18, 26, 43, 75, 105, 184, 440],
-    ("bursty", "islip", 1.0): [18, 57, 107, 178, 229, 339, 683],
-    ("bursty", "safc", 1.0): [18, 27, 46, 81, 113, 194, 436],
-}
+# Table I of the seed, from table1.toml's [reference] (the one place it is written):
+# (arrival, scheduler, load) -> latency percentiles 1/50/75/90/95/99/100.
+PAPER = {tuple(row[:3]): row[3:]
+         for row in cellfabric.scenario.reference_of("scenarios/rifl/table1.toml")["rows"]}
 # 312 500 cell times of 21.12 ns (264-byte cells at 100 Gbit/s): 80 MB per input at 100%.
 OPEN_LOOP = {"nic.queue_cells": 100_000_000, "run.warmup_ns": 0, "run.duration_ns": 6_600_000}
 

@@ -307,7 +307,7 @@ def reproduce(name: str | None, show_list: bool, out_dir: str | None, assignment
     """Run the sweep behind one paper table or figure (NAME; see --list) and write its report,
     our numbers beside the paper's."""
     from cellfabric.report import comparison, reference_frame
-    from cellfabric.reproduce import REPRODUCTIONS, listing
+    from cellfabric.reproduce import listing
     from cellfabric.reproduce import reproduce as run_reproduction
 
     if show_list:
@@ -334,7 +334,7 @@ def reproduce(name: str | None, show_list: bool, out_dir: str | None, assignment
         failed += result.failed
         click.echo(f"{part}: {len(result.runs)} runs, {result.ran} run, {result.skipped} already finished, "
                    f"{result.failed} failed")
-        reference = reference_frame(REPRODUCTIONS[name].parts[part].reference)
+        reference = reference_frame(result.reference)
         if reference is not None:
             table = comparison(result.points, result.axes, reference).dropna(axis="columns", how="all")
             if "relative" in table:

@@ -12,7 +12,7 @@ from typing import Any
 
 from cellfabric._core import ScenarioError, Simulation, effective_scenario
 from cellfabric.result import Result
-from cellfabric.scenario import check_finite, load_scenario, locate
+from cellfabric.scenario import REFERENCE, check_finite, load_scenario, locate, reference_of
 
 STEP_WALL_S = 0.2
 PROGRESS_AFTER_S = 2.0
@@ -79,6 +79,8 @@ def run(
         sim = build(config, overridden_keys(overrides, seed))
     except ScenarioError as error:
         raise locate(error, scenario, overrides, seed) from None
+    if not isinstance(scenario, Mapping) or REFERENCE in scenario:
+        reference_of(scenario)  # a file's paper numbers are checked too, though a run ignores them
     bar = _Progress(sim, sys.stderr.isatty() if progress is None else progress)
     step_ps = max(sim.end_ps // 1000, 1)
     interrupted = False

@@ -10,7 +10,7 @@ from typing import Any
 
 from cellfabric._core import ScenarioError, effective_scenario
 from cellfabric.runner import build, overridden_keys
-from cellfabric.scenario import FILE_KEYS, load_scenario, locate
+from cellfabric.scenario import FILE_KEYS, load_scenario, locate, reference_of
 
 
 def effective(scenario: str | Path | Mapping[str, Any], overrides: Mapping[str, Any] | None = None,
@@ -24,6 +24,7 @@ def effective(scenario: str | Path | Mapping[str, Any], overrides: Mapping[str, 
         build(config, overridden_keys(overrides, seed))
     except ScenarioError as error:
         raise locate(error, scenario, overrides, seed) from None
+    reference_of(scenario)  # checked as a run checks it; not shown (it is no key of the model)
     shown = json.loads(effective_scenario(json.dumps(config)))
     for section, key in FILE_KEYS:
         table = shown.get(section)

@@ -32,11 +32,11 @@ from typing import Any
 
 import pandas as pd
 
-from cellfabric._core import Error, ScenarioError
+from cellfabric._core import Error, ScenarioError, effective_scenario
 from cellfabric.provenance import __version__
 from cellfabric.runner import Interrupted, build
 from cellfabric.runner import run as run_scenario
-from cellfabric.scenario import load_scenario, parse_value
+from cellfabric.scenario import load_scenario, parse_value, reference_of
 
 SPEC_FILE = "sweep.json"
 RUNS_FILE = "results.parquet"
@@ -62,6 +62,7 @@ class SweepResult:
     ran: int = 0
     skipped: int = 0
     failed: int = 0
+    reference: dict[str, Any] | None = None
 
 
 @dataclass
@@ -314,6 +315,39 @@ def summarize(runs: pd.DataFrame, axes: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Equal values, numbers within rounding (a reference's 0.3 and a scenario's 0.3)."""
+    numbers = [isinstance(v, int | float) and not isinstance(v, bool) for v in (a, b)]
+    if not all(numbers):
+        return a == b
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def comparable(reference: Mapping[str, Any] | None, axes: list[str],
+               config: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The rows of a reference a sweep can be compared with: a column that is a key of the
+    scenario but not an axis of the sweep holds one value at every point (the scenario's, with
+    its default filled in), so only the rows with that value are kept, and the column is left
+    out. None if no row is left."""
+    if not reference or config is None:
+        return dict(reference) if reference else None
+    try:
+        fixed: Any = json.loads(effective_scenario(json.dumps(config)))
+    except Error:
+        return dict(reference)
+    columns, rows = list(reference["columns"]), [list(r) for r in reference["rows"]]
+    for column in [c for c in columns if c not in axes]:
+        value = fixed
+        for part in column.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is None or isinstance(value, dict | list):
+            continue  # not a key of this scenario: a metric
+        index = columns.index(column)
+        rows = [r[:index] + r[index + 1:] for r in rows if _same(r[index], value)]
+        columns.pop(index)
+    return {**reference, "columns": columns, "rows": rows} if rows else None
+
+
 def _execute(todo: list[_Run], backend: str, jobs: int, ray_address: str | None) -> Iterator[tuple]:
     """Runs ``todo`` on the chosen backend, yielding each run with its outcome as it finishes."""
     configs = [r.job for r in todo]
@@ -365,8 +399,7 @@ def sweep(
     if (out / "summary.json").exists():
         raise ScenarioError(f"--out {out}: holds a single run's results, not a sweep")
     base = load_scenario(scenario)
-    reference = reference if reference is not None else base.pop("reference", None)
-    base.pop("reference", None)
+    reference = reference if reference is not None else reference_of(scenario)
     first_seed = load_scenario(base, overrides).get("run", {}).get("seed", 1)
     if not isinstance(first_seed, int) or isinstance(first_seed, bool):
         raise ScenarioError(f"run.seed: expected an integer, got {first_seed!r}")
@@ -375,6 +408,7 @@ def sweep(
             for p in points for s in range(first_seed, first_seed + seeds)]
     _validate(runs, grid)
     axes = list(dict.fromkeys(k for _, parts in _axes(grid) for part in parts for k in part))
+    reference = comparable(reference, axes, next((r.config for r in runs if r.invalid is None), None))
 
     out.mkdir(parents=True, exist_ok=True)
     spec = {"cellfabric_version": __version__, "scenario": str(scenario) if not isinstance(scenario, Mapping)
@@ -383,7 +417,7 @@ def sweep(
     (out / SPEC_FILE).write_text(json.dumps(spec, indent=2, default=str) + "\n")
 
     todo = [r for r in runs if r.invalid is None and not _finished(r)]
-    result = SweepResult(out=out, runs=pd.DataFrame(), points=pd.DataFrame(), axes=axes,
+    result = SweepResult(out=out, runs=pd.DataFrame(), points=pd.DataFrame(), axes=axes, reference=reference,
                          skipped=sum(r.invalid is None for r in runs) - len(todo))
     bar = None
     if todo and (sys.stderr.isatty() if progress is None else progress):
