@@ -5,7 +5,7 @@ fetched) for a run folder (``run --out``), a sweep folder (``sweep --out``) or a
 A sweep's page plots throughput and latency percentiles against its first numeric axis
 (``traffic.load`` where it is one), one line per combination of the other axes with 95%
 confidence bars over seeds, and latency CDFs; a run's page its latency CDF and tables. Where the
-sweep carries the paper's numbers (a scenario's ``[reference]`` table, or a reproduction's), they
+sweep carries the paper's numbers (its scenario's ``[reference]`` table, or one given to ``sweep``), they
 are plotted beside ours and tabled with the difference. A reference has ``source`` (text),
 ``columns`` (axis keys, then summary metrics by dotted name, e.g. ``latency_cells.p99``) and
 ``rows`` (one list of values per row).
