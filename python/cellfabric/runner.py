@@ -47,7 +47,10 @@ class _Progress:
         self.bar.refresh()
 
     def close(self) -> None:
+        """Ends the bar where the run ended: at 100% for a complete run."""
         if self.bar is not None:
+            self.bar.n = self.sim.now_ps / 1e6
+            self.bar.refresh()
             self.bar.close()
 
 
