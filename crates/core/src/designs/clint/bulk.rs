@@ -17,7 +17,9 @@ use std::collections::VecDeque;
 use super::nic::{Packet, State, Transmission};
 use super::Architecture;
 use super::{Clint, Event};
-use crate::blocks::collision_switch::{Contender, Priority, Verdict};
+use crate::blocks::collision_switch::{
+    CollisionSwitch, Contender, Mixing, OnBusy, Priority, Verdict,
+};
 use crate::blocks::matching::UNMATCHED;
 use crate::engine::arena::Id;
 
@@ -73,11 +75,114 @@ impl OutputBuffers {
     }
 }
 
+/// The bulk channel's own state: each node's uplink, the bufferless crossbar, and B3's output
+/// buffers. It decides what happens to a request at the switch; Clint's loop carries its
+/// decisions as events and tells the NICs.
+pub struct BulkChannel {
+    /// Until when each node's uplink sends (`TimePs::MAX`: a request held by back pressure).
+    uplink_busy_until_ps: Vec<TimePs>,
+    switch: CollisionSwitch<BulkMove>,
+    /// The verdicts of the instant being resolved (kept to reuse their memory).
+    verdicts: Vec<Verdict<BulkMove>>,
+    /// B3's output buffers; `None` in the other architectures.
+    output_buffers: Option<OutputBuffers>,
+    /// Outputs with a `BulkFree` event pending (B2).
+    free_pending: Vec<bool>,
+}
+
+/// What became of a request whose head reached its switch output.
+pub enum HeadOutcome {
+    /// Stored in B3's output buffer; it leaves at `start_ps`.
+    Buffered(TimePs),
+    /// B3's output buffer was full: dropped.
+    Overflow,
+    /// Contends with the other heads of this instant; `resolve` decides. True for the first
+    /// head of the instant (the caller schedules the resolution).
+    Contending(bool),
+}
+
+impl BulkChannel {
+    /// The bulk channel of `nodes` nodes in architecture `arch`, B3's outputs holding
+    /// `output_buffers` requests each.
+    pub fn new(nodes: usize, arch: Architecture, output_buffers: u32) -> Self {
+        let on_busy = if arch == Architecture::B2 {
+            OnBusy::Wait
+        } else {
+            OnBusy::Drop
+        };
+        BulkChannel {
+            uplink_busy_until_ps: vec![0; nodes],
+            switch: CollisionSwitch::new(nodes, on_busy, Mixing::Preempt),
+            verdicts: Vec::with_capacity(nodes),
+            output_buffers: (arch == Architecture::B3)
+                .then(|| OutputBuffers::new(nodes, output_buffers)),
+            free_pending: vec![false; nodes],
+        }
+    }
+
+    /// True when `node`'s uplink is not sending at `now_ps`.
+    pub fn uplink_idle(&self, node: u16, now_ps: TimePs) -> bool {
+        now_ps >= self.uplink_busy_until_ps[node as usize]
+    }
+
+    /// `node`'s uplink sends until `until_ps` (`TimePs::MAX`: held by back pressure).
+    pub fn occupy(&mut self, node: u16, until_ps: TimePs) {
+        self.uplink_busy_until_ps[node as usize] = until_ps;
+    }
+
+    /// A request of `duration_ps` has its head at its output now.
+    pub fn head(&mut self, now_ps: TimePs, head: BulkMove, duration_ps: TimePs) -> HeadOutcome {
+        if let Some(buffers) = &mut self.output_buffers {
+            return match buffers.admit(now_ps, head.to, duration_ps) {
+                Some(start_ps) => HeadOutcome::Buffered(start_ps),
+                None => HeadOutcome::Overflow,
+            };
+        }
+        let contender = Contender {
+            input: head.from,
+            output: head.to,
+            priority: Priority::Low,
+            duration_ps,
+            payload: head,
+        };
+        HeadOutcome::Contending(self.switch.offer(contender))
+    }
+
+    /// Decides this instant's contending heads; give the verdicts back with [`Self::recycle`].
+    pub fn resolve(&mut self, now_ps: TimePs) -> Vec<Verdict<BulkMove>> {
+        let mut verdicts = std::mem::take(&mut self.verdicts);
+        self.switch.resolve(now_ps, &mut verdicts);
+        verdicts
+    }
+
+    /// Takes back the (drained) verdicts of [`Self::resolve`], to reuse their memory.
+    pub fn recycle(&mut self, verdicts: Vec<Verdict<BulkMove>>) {
+        debug_assert!(verdicts.is_empty());
+        self.verdicts = verdicts;
+    }
+
+    /// B2: when `output` frees, if requests wait for it and no `BulkFree` is pending yet.
+    pub fn watch(&mut self, output: u16) -> Option<TimePs> {
+        let o = output as usize;
+        if self.free_pending[o] || self.switch.waiters(output) == 0 {
+            return None;
+        }
+        self.free_pending[o] = true;
+        Some(self.switch.busy_until_ps(output))
+    }
+
+    /// B2: `output` is free: the longest-waiting request takes it, for `restart_ps` from now.
+    pub fn free(&mut self, now_ps: TimePs, output: u16, restart_ps: TimePs) -> Option<BulkMove> {
+        self.free_pending[output as usize] = false;
+        self.switch.next_waiter(now_ps, output, restart_ps)
+    }
+}
+
 impl Clint {
     /// Unscheduled: the node's bulk link is free; send its oldest ready request.
     pub(super) fn bulk_wake(&mut self, node: u16) {
         let n = node as usize;
-        if self.now_ps < self.bulk_busy_until_ps[n] {
+        if !self.bulk.uplink_idle(node, self.now_ps) {
             return;
         }
         let Some(id) = self.nics[n].oldest_ready(&self.packets, None) else {
@@ -91,7 +196,7 @@ impl Clint {
         let to = self.packets[id].dst;
         let tx = self.transmit(id, start_ps);
         let end_ps = start_ps + self.t.breq_ps;
-        self.bulk_busy_until_ps[node as usize] = end_ps;
+        self.bulk.occupy(node, end_ps);
         if self.arch != Architecture::B4 {
             self.schedule(end_ps, Event::BulkWake(node));
         }
@@ -100,25 +205,14 @@ impl Clint {
     }
 
     pub(super) fn bulk_head(&mut self, head: BulkMove) {
-        if self.arch == Architecture::B3 {
-            match self
-                .output_buffers
-                .admit(self.now_ps, head.to, self.t.breq_ps)
-            {
-                Some(start_ps) => self.forward_request(head, start_ps),
-                None => self.counters.overflow_drops += u64::from(self.measuring()),
+        match self.bulk.head(self.now_ps, head, self.t.breq_ps) {
+            HeadOutcome::Buffered(start_ps) => self.forward_request(head, start_ps),
+            HeadOutcome::Overflow => self.counters.overflow_drops += u64::from(self.measuring()),
+            HeadOutcome::Contending(first) => {
+                if first {
+                    self.schedule_clock(self.now_ps, Event::BulkResolve);
+                }
             }
-            return;
-        }
-        let contender = Contender {
-            input: head.from,
-            output: head.to,
-            priority: Priority::Low,
-            duration_ps: self.t.breq_ps,
-            payload: head,
-        };
-        if self.bulk_switch.offer(contender) {
-            self.schedule_clock(self.now_ps, Event::BulkResolve);
         }
     }
 
@@ -129,8 +223,7 @@ impl Clint {
     }
 
     pub(super) fn bulk_resolve(&mut self) {
-        let mut verdicts = std::mem::take(&mut self.bulk_verdicts);
-        self.bulk_switch.resolve(self.now_ps, &mut verdicts);
+        let mut verdicts = self.bulk.resolve(self.now_ps);
         for verdict in verdicts.drain(..) {
             match verdict {
                 Verdict::Forward { payload, start_ps } => self.forward_request(payload, start_ps),
@@ -145,22 +238,19 @@ impl Clint {
                 Verdict::Preempted { .. } => unreachable!("bulk requests are all of one priority"),
             }
         }
-        self.bulk_verdicts = verdicts;
+        self.bulk.recycle(verdicts);
     }
 
     /// B2: back pressure stops the request; its initiator holds it until the output is free.
     fn stall(&mut self, head: BulkMove) {
         self.counters.back_pressure_stalls += u64::from(self.measuring());
         self.packets[head.tx.packet].state = State::Ready;
-        self.bulk_busy_until_ps[head.from as usize] = TimePs::MAX;
+        self.bulk.occupy(head.from, TimePs::MAX);
         self.watch_output(head.to);
     }
 
     fn watch_output(&mut self, output: u16) {
-        let o = output as usize;
-        if !self.free_pending[o] && self.bulk_switch.waiters(output) > 0 {
-            self.free_pending[o] = true;
-            let free_ps = self.bulk_switch.busy_until_ps(output);
+        if let Some(free_ps) = self.bulk.watch(output) {
             self.schedule(free_ps, Event::BulkFree(output));
         }
     }
@@ -168,16 +258,12 @@ impl Clint {
     /// B2: the output is free: the longest-waiting request gets it; the go signal reaches its
     /// initiator one propagation delay later, which sends the request again from the start.
     pub(super) fn bulk_free(&mut self, output: u16) {
-        self.free_pending[output as usize] = false;
         let restart_ps = 2 * self.t.propagation_ps + self.t.bulk_switch_ps;
-        if let Some(head) = self
-            .bulk_switch
-            .next_waiter(self.now_ps, output, restart_ps)
-        {
+        if let Some(head) = self.bulk.free(self.now_ps, output, restart_ps) {
             let start_ps = self.now_ps + self.t.propagation_ps;
             let tx = self.transmit(head.tx.packet, start_ps);
             let end_ps = start_ps + self.t.breq_ps;
-            self.bulk_busy_until_ps[head.from as usize] = end_ps;
+            self.bulk.occupy(head.from, end_ps);
             self.schedule(end_ps, Event::BulkWake(head.from));
             let output_start_ps = start_ps + self.t.bulk_to_output_ps();
             self.forward_request(BulkMove { tx, ..head }, output_start_ps);

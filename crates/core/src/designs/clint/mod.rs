@@ -16,24 +16,27 @@
 //!   delivery per pair.
 //! - The bulk arbiter (§3.3, [`arbiter`]): a component that hears configuration packets and
 //!   answers with grant packets, as messages; it reads no NIC.
-//! - What a run reports ([`report`]): summary, tables and the packet account.
-//! - The workload and measurements of §4.1: uniform destinations, uniformly distributed
-//!   injection intervals (or injection instants: geometric intervals), optional bursts of 1 to 5
-//!   packets; latency from generation to the start of the packet's transmission out of the send
-//!   buffer (the first, and the accepted one).
+//! - The hosts ([`hosts`]): the workload of §4.1 (uniform destinations, uniformly distributed
+//!   injection intervals or injection instants, optional bursts of 1 to 5 packets) and what a
+//!   node does when a request reaches it, an acknowledgment returns or a timeout fires.
+//! - What a run reports ([`report`]): summary, tables and the packet account; latency runs from
+//!   generation to the start of the packet's transmission out of the send buffer (the first,
+//!   and the accepted one).
+//!
+//! Each channel is a part with its own state behind an interface ([`bulk::BulkChannel`],
+//! [`quick::QuickChannel`]): it decides what its uplinks and switch do with a packet, and this
+//! module's loop carries those decisions between the parts as events, on the one kernel loop
+//! every design runs on.
 
 pub mod arbiter;
 pub mod bulk;
 pub mod config;
+pub mod hosts;
 pub mod nic;
 pub mod quick;
 pub mod report;
 pub mod timing;
 
-use rand::Rng as _;
-use rand_distr::{Distribution, Geometric};
-
-use crate::blocks::collision_switch::{CollisionSwitch, Mixing, OnBusy, Verdict};
 use crate::blocks::port_set::PortSet;
 use crate::engine::arena::Arena;
 use crate::engine::kernel::Model;
@@ -43,13 +46,14 @@ use crate::engine::stats::LatencyHistogram;
 use crate::engine::time::{TimePs, PS_PER_NS};
 use crate::scenario::ScenarioError;
 use arbiter::BulkArbiter;
-use bulk::{BulkMove, OutputBuffers};
+use bulk::{BulkChannel, BulkMove};
+use config::Architecture;
 pub use config::ClintConfig;
-use config::{Architecture, Intervals};
-use nic::{Ack, Nic, Packet, Receipt, Transmission};
-use quick::{QuickMove, QuickUplink};
+use hosts::IntervalLaw;
+use nic::{Ack, Nic, Packet, Transmission};
+use quick::{QuickChannel, QuickMove};
 pub use report::{ClintSummary, ClintTables, HistogramTable, NodeTable};
-use timing::{ReservedWindows, Timing, CYCLE_PS};
+use timing::{Timing, CYCLE_PS};
 
 /// The messages of a Clint run; small and `Copy`.
 #[derive(Clone, Copy, Debug)]
@@ -92,40 +96,6 @@ pub enum Event {
     Grant { node: u16, target: u16 },
 }
 
-/// The law of the intervals between a node's injections, in whole 4 ns cycles, with the mean
-/// that gives the offered load.
-#[derive(Clone, Copy, Debug)]
-enum IntervalLaw {
-    /// Uniform over [0, 2 × mean].
-    Uniform { mean_ps: f64 },
-    /// One cycle plus geometrically many more: each cycle injects with probability 1 / mean.
-    Geometric(Geometric),
-}
-
-impl IntervalLaw {
-    fn new(intervals: Intervals, mean_ps: f64) -> IntervalLaw {
-        match intervals {
-            Intervals::Uniform => IntervalLaw::Uniform { mean_ps },
-            Intervals::Geometric => {
-                // Load ≤ 1 keeps the mean at least one request, so at least one cycle.
-                let per_cycle = CYCLE_PS as f64 / mean_ps;
-                IntervalLaw::Geometric(Geometric::new(per_cycle).expect("0 < p <= 1"))
-            }
-        }
-    }
-
-    fn draw_ps(&self, rng: &mut Rng) -> TimePs {
-        let cycles = match *self {
-            IntervalLaw::Uniform { mean_ps } => {
-                let draw_ps: f64 = rng.gen_range(0.0..2.0 * mean_ps);
-                (draw_ps / CYCLE_PS as f64).round() as TimePs
-            }
-            IntervalLaw::Geometric(law) => 1 + law.sample(rng),
-        };
-        cycles * CYCLE_PS
-    }
-}
-
 /// Counters of a run; protocol counters count during measurement only.
 #[derive(Default)]
 struct Counters {
@@ -154,8 +124,6 @@ pub struct Clint {
     arch: Architecture,
     seed: u64,
     t: Timing,
-    /// Quick channel windows kept free for scheduling packets (quick architectures).
-    windows: Option<ReservedWindows>,
     request_ps: TimePs,
     intervals: IntervalLaw,
     burst_max_packets: u32,
@@ -169,14 +137,8 @@ pub struct Clint {
     packets: Arena<Packet>,
     nics: Vec<Nic>,
     sources: Vec<Rng>,
-    bulk_busy_until_ps: Vec<TimePs>,
-    uplinks: Vec<QuickUplink>,
-    bulk_switch: CollisionSwitch<BulkMove>,
-    bulk_verdicts: Vec<Verdict<BulkMove>>,
-    output_buffers: OutputBuffers,
-    free_pending: Vec<bool>,
-    quick_switch: CollisionSwitch<QuickMove>,
-    quick_verdicts: Vec<Verdict<QuickMove>>,
+    bulk: BulkChannel,
+    quick: QuickChannel,
     arbiter: BulkArbiter,
     latency: LatencyHistogram,
     latency_accepted: LatencyHistogram,
@@ -215,16 +177,10 @@ pub fn build(json: &str) -> Result<Clint, ScenarioError> {
         .iter()
         .map(|&i| i as usize)
         .collect();
-    let (on_busy, mixing) = match arch {
-        Architecture::B2 => (OnBusy::Wait, Mixing::Preempt),
-        Architecture::Q2 => (OnBusy::Drop, Mixing::Interleave),
-        _ => (OnBusy::Drop, Mixing::Preempt),
-    };
     let mut sim = Clint {
         arch,
         seed: c.run.seed,
         t,
-        windows: arch.is_quick().then(|| t.reserved_windows()),
         request_ps,
         intervals: IntervalLaw::new(
             c.traffic.intervals,
@@ -259,14 +215,8 @@ pub fn build(json: &str) -> Result<Clint, ScenarioError> {
                 stream(c.run.seed, id)
             })
             .collect(),
-        bulk_busy_until_ps: vec![0; n],
-        uplinks: vec![QuickUplink::default(); n],
-        bulk_switch: CollisionSwitch::new(n, on_busy, Mixing::Preempt),
-        bulk_verdicts: Vec::with_capacity(n),
-        output_buffers: OutputBuffers::new(n, c.bulk.output_buffers),
-        free_pending: vec![false; n],
-        quick_switch: CollisionSwitch::new(n, OnBusy::Drop, mixing),
-        quick_verdicts: Vec::with_capacity(n),
+        bulk: BulkChannel::new(n, arch, c.bulk.output_buffers),
+        quick: QuickChannel::new(n, arch, arch.is_quick().then(|| t.reserved_windows())),
         arbiter: BulkArbiter::new(n, disabled),
         latency: LatencyHistogram::new(),
         latency_accepted: LatencyHistogram::new(),
@@ -355,120 +305,6 @@ impl Clint {
             Event::Grant { node, target } => self.grant(node, target),
         }
     }
-
-    /// §4.1: a burst (one packet unless bursty) to one uniformly chosen other node.
-    fn generate(&mut self, node: u16) {
-        let n = node as usize;
-        let rng = &mut self.sources[n];
-        let burst = rng.gen_range(1..=self.burst_max_packets);
-        let other = rng.gen_range(0..self.nics.len() as u16 - 1);
-        let dst = if other >= node { other + 1 } else { other };
-        for _ in 0..burst {
-            let packet = Packet::new(node, dst, self.counters.injected, self.now_ps);
-            self.nics[n].enqueue(&mut self.packets, packet);
-            self.counters.injected += 1;
-            self.node_table.injected[n] += 1;
-            if self.measuring() {
-                self.counters.generated_measured += 1;
-            }
-        }
-        self.refill(node);
-        let next_ps = self.now_ps + self.interval_ps(n);
-        self.schedule(next_ps, Event::Generate(node));
-    }
-
-    /// Fills free send buffers and, if any filled, lets the node send.
-    fn refill(&mut self, node: u16) {
-        if self.nics[node as usize].prefetch(&mut self.packets) > 0 {
-            self.wake_sender(node);
-        }
-    }
-
-    /// Something became ready to send at `node`: its data channel may start it.
-    fn wake_sender(&mut self, node: u16) {
-        match self.arch {
-            Architecture::B1 | Architecture::B2 | Architecture::B3 => self.bulk_wake(node),
-            Architecture::B4 => {} // waits for the next configuration packet
-            Architecture::Q1 | Architecture::Q2 => self.quick_wake(node),
-        }
-    }
-
-    /// Marks `id` sent at `start_ps` and arms its loss timeout.
-    fn transmit(&mut self, id: crate::engine::arena::Id<Packet>, start_ps: TimePs) -> Transmission {
-        let tx = Nic::send(&mut self.packets, id, start_ps);
-        if self.measuring() {
-            self.counters.transmissions += 1;
-        }
-        let timeout_ps = if self.arch.is_quick() {
-            self.t.quick_timeout_ps
-        } else {
-            self.t.bulk_timeout_ps
-        };
-        self.schedule(start_ps + timeout_ps, Event::Timeout(tx));
-        tx
-    }
-
-    /// A request's last byte reaches target `at`: accept, NAK or acknowledge a duplicate.
-    fn request_arrive(&mut self, at: u16, tx: Transmission) {
-        let receipt = self.nics[at as usize].receive(&mut self.packets, tx);
-        let measuring = self.measuring();
-        let c = &mut self.counters;
-        match receipt {
-            Receipt::Ignored => return,
-            Receipt::Accepted { handed, in_order } => {
-                let p = self.packets[tx.packet];
-                c.delivered += 1;
-                self.node_table.delivered[p.src as usize] += 1;
-                c.out_of_order += u64::from(!in_order);
-                if measuring {
-                    c.delivered_measured += 1;
-                    c.held_for_order += u64::from(handed == 0);
-                }
-                if p.generated_ps >= self.warmup_ps {
-                    self.latency.record(p.first_sent_ps - p.generated_ps);
-                    self.latency_accepted.record(p.sent_ps - p.generated_ps);
-                }
-                for _ in 0..handed {
-                    self.schedule(self.now_ps + self.host_receive_ps, Event::HostConsume(at));
-                }
-            }
-            Receipt::Duplicate => c.duplicates += u64::from(measuring),
-            Receipt::OutOfSequence => c.naks_out_of_sequence += u64::from(measuring),
-            Receipt::NoBuffer => c.naks_no_buffer += u64::from(measuring),
-        }
-        let ok = matches!(receipt, Receipt::Accepted { .. } | Receipt::Duplicate);
-        let to = self.packets[tx.packet].src;
-        let ack = Ack { of: tx, to, ok };
-        if self.arch == Architecture::B4 {
-            // §3.3: the acknowledgment stage is the slot after the transfer.
-            let slot_start_ps = self.now_ps - self.now_ps % self.t.slot_ps;
-            let due_ps = slot_start_ps + self.t.back_offset_ps;
-            debug_assert!(due_ps >= self.now_ps);
-            self.schedule(due_ps, Event::AckDue { at, ack });
-        } else {
-            self.send_ack(at, ack);
-        }
-    }
-
-    /// An acknowledgment reaches its initiator.
-    fn ack_arrive(&mut self, ack: Ack) {
-        let node = ack.to;
-        let released = self.nics[node as usize].acknowledge(&mut self.packets, ack);
-        if released {
-            self.refill(node);
-        } else if !ack.ok {
-            self.counters.naks_received += u64::from(self.measuring());
-            self.wake_sender(node);
-        }
-    }
-
-    fn timeout(&mut self, tx: Transmission) {
-        if Nic::time_out(&mut self.packets, tx) {
-            self.counters.timeouts += u64::from(self.measuring());
-            let node = self.packets[tx.packet].src;
-            self.wake_sender(node);
-        }
-    }
 }
 
 impl Model for Clint {
@@ -512,43 +348,6 @@ impl Model for Clint {
 mod tests {
     use super::*;
     use crate::run::{Design, RunError};
-
-    /// Mean and variance of many intervals, in cycles.
-    fn moments(law: IntervalLaw) -> (f64, f64) {
-        let mut rng = stream(3, ComponentId { kind: 0, index: 0 });
-        let draws: Vec<f64> = (0..200_000)
-            .map(|_| (law.draw_ps(&mut rng) / CYCLE_PS) as f64)
-            .collect();
-        let mean = draws.iter().sum::<f64>() / draws.len() as f64;
-        let variance = draws.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / draws.len() as f64;
-        (mean, variance)
-    }
-
-    #[test]
-    fn both_interval_laws_keep_the_mean_and_differ_in_spread() {
-        let mean_cycles = 136.0; // one quick request at load 1
-        let mean_ps = mean_cycles * CYCLE_PS as f64;
-        let (mean, variance) = moments(IntervalLaw::new(Intervals::Uniform, mean_ps));
-        assert!(
-            (mean / mean_cycles - 1.0).abs() < 0.01,
-            "uniform mean {mean}"
-        );
-        let uniform_variance = mean_cycles * mean_cycles / 3.0; // (2m)² / 12
-        assert!(
-            (variance / uniform_variance - 1.0).abs() < 0.03,
-            "{variance}"
-        );
-        let (mean, variance) = moments(IntervalLaw::new(Intervals::Geometric, mean_ps));
-        assert!(
-            (mean / mean_cycles - 1.0).abs() < 0.01,
-            "geometric mean {mean}"
-        );
-        let geometric_variance = mean_cycles * (mean_cycles - 1.0); // (1 - p) / p²
-        assert!(
-            (variance / geometric_variance - 1.0).abs() < 0.03,
-            "{variance}"
-        );
-    }
 
     /// A B4 run stopped halfway, with packets queued, buffered and awaiting acknowledgment.
     fn halfway() -> (Clint, crate::engine::kernel::Clock) {

@@ -12,8 +12,11 @@
 //! In the bulk architectures the quick channel carries the bulk acknowledgments the same way.
 
 use super::nic::{Ack, Nic, Transmission};
+use super::timing::ReservedWindows;
 use super::{Architecture, Clint, Event};
-use crate::blocks::collision_switch::{Contender, Priority, Verdict};
+use crate::blocks::collision_switch::{
+    CollisionSwitch, Contender, Mixing, OnBusy, Priority, Verdict,
+};
 
 use crate::engine::time::TimePs;
 
@@ -50,15 +53,102 @@ impl QuickUplink {
     }
 }
 
-impl Clint {
-    fn interleaving(&self) -> bool {
-        self.arch == Architecture::Q2
+/// The quick channel's own state: each node's uplink, the windows kept free for the bulk
+/// channel's scheduling packets, and the first-come-first-considered crossbar. It decides when a
+/// node may send and what the switch does with colliding packets; Clint's loop carries its
+/// decisions as events and tells the NICs.
+pub struct QuickChannel {
+    /// Q2: acknowledgments are interleaved into requests, in the NIC and in the switch.
+    interleaving: bool,
+    /// Windows kept free every slot (the quick architectures, where B4's packets share the
+    /// channel's timing).
+    windows: Option<ReservedWindows>,
+    uplinks: Vec<QuickUplink>,
+    switch: CollisionSwitch<QuickMove>,
+    /// The verdicts of the instant being resolved (kept to reuse their memory).
+    verdicts: Vec<Verdict<QuickMove>>,
+}
+
+impl QuickChannel {
+    /// The quick channel of `nodes` nodes in architecture `arch`, keeping `windows` free.
+    pub fn new(nodes: usize, arch: Architecture, windows: Option<ReservedWindows>) -> Self {
+        let interleaving = arch == Architecture::Q2;
+        let mixing = if interleaving {
+            Mixing::Interleave
+        } else {
+            Mixing::Preempt
+        };
+        QuickChannel {
+            interleaving,
+            windows,
+            uplinks: vec![QuickUplink::default(); nodes],
+            switch: CollisionSwitch::new(nodes, OnBusy::Drop, mixing),
+            verdicts: Vec::with_capacity(nodes),
+        }
     }
 
+    /// The first time at or after `now_ps` that a packet of `duration_ps` may start.
+    pub fn clear_start(&self, now_ps: TimePs, duration_ps: TimePs) -> TimePs {
+        self.windows
+            .map_or(now_ps, |w| w.clear_start(now_ps, duration_ps))
+    }
+
+    /// When `node`'s uplink may start an acknowledgment: once it is idle, or (Q2) once the last
+    /// acknowledgment is out, interleaved into a request being sent.
+    pub fn ack_free_ps(&self, node: u16) -> TimePs {
+        let uplink = self.uplinks[node as usize];
+        if self.interleaving {
+            uplink.ack_until_ps
+        } else {
+            uplink.busy_until_ps()
+        }
+    }
+
+    /// When `node`'s uplink is idle.
+    pub fn busy_until_ps(&self, node: u16) -> TimePs {
+        self.uplinks[node as usize].busy_until_ps()
+    }
+
+    /// `node` starts an acknowledgment of `ack_ps` now; returns when its uplink is idle again
+    /// (Q2: a request being sent ends later by as much).
+    pub fn start_ack(&mut self, node: u16, now_ps: TimePs, ack_ps: TimePs) -> TimePs {
+        let uplink = &mut self.uplinks[node as usize];
+        uplink.ack_until_ps = now_ps + ack_ps;
+        if uplink.request_until_ps > now_ps {
+            uplink.request_until_ps += ack_ps;
+        }
+        uplink.busy_until_ps()
+    }
+
+    /// `node` sends a request until `end_ps`.
+    pub fn start_request(&mut self, node: u16, end_ps: TimePs) {
+        self.uplinks[node as usize].request_until_ps = end_ps;
+    }
+
+    /// A packet's head reaches its output; true for the first head of the instant (the caller
+    /// schedules the resolution).
+    pub fn offer(&mut self, contender: Contender<QuickMove>) -> bool {
+        self.switch.offer(contender)
+    }
+
+    /// Decides this instant's contending heads; give the verdicts back with [`Self::recycle`].
+    pub fn resolve(&mut self, now_ps: TimePs) -> Vec<Verdict<QuickMove>> {
+        let mut verdicts = std::mem::take(&mut self.verdicts);
+        self.switch.resolve(now_ps, &mut verdicts);
+        verdicts
+    }
+
+    /// Takes back the (drained) verdicts of [`Self::resolve`], to reuse their memory.
+    pub fn recycle(&mut self, verdicts: Vec<Verdict<QuickMove>>) {
+        debug_assert!(verdicts.is_empty());
+        self.verdicts = verdicts;
+    }
+}
+
+impl Clint {
     /// The first time at or after now that a packet of `duration_ps` may start.
     fn clear_start(&self, duration_ps: TimePs) -> TimePs {
-        self.windows
-            .map_or(self.now_ps, |w| w.clear_start(self.now_ps, duration_ps))
+        self.quick.clear_start(self.now_ps, duration_ps)
     }
 
     /// Target `at` queues an acknowledgment for its quick uplink.
@@ -71,14 +161,8 @@ impl Clint {
     /// the quick architectures) its oldest ready request.
     pub(super) fn quick_wake(&mut self, node: u16) {
         let n = node as usize;
-        let uplink = self.uplinks[n];
         if let Some(&ack) = self.nics[n].acks.front() {
-            let free_ps = if self.interleaving() {
-                uplink.ack_until_ps
-            } else {
-                uplink.busy_until_ps()
-            };
-            if self.now_ps < free_ps {
+            if self.now_ps < self.quick.ack_free_ps(node) {
                 return;
             }
             let start_ps = self.clear_start(self.t.ack_ps);
@@ -87,19 +171,12 @@ impl Clint {
                 return;
             }
             self.nics[n].acks.pop_front();
-            let end_ps = self.now_ps + self.t.ack_ps;
-            let uplink = &mut self.uplinks[n];
-            uplink.ack_until_ps = end_ps;
-            if uplink.request_until_ps > self.now_ps {
-                // Q2: interleaved into the request being sent, which ends later by as much.
-                uplink.request_until_ps += self.t.ack_ps;
-            }
-            let next_ps = uplink.busy_until_ps();
+            let next_ps = self.quick.start_ack(node, self.now_ps, self.t.ack_ps);
             self.schedule(next_ps, Event::QuickWake(node));
             self.send_quick(node, ack.to, QuickMessage::Ack(ack));
             return;
         }
-        if !self.arch.is_quick() || self.now_ps < uplink.busy_until_ps() {
+        if !self.arch.is_quick() || self.now_ps < self.quick.busy_until_ps(node) {
             return;
         }
         let Some(id) = self.nics[n].oldest_ready(&self.packets, None) else {
@@ -113,7 +190,7 @@ impl Clint {
         let to = self.packets[id].dst;
         let tx = self.transmit(id, self.now_ps);
         let end_ps = self.now_ps + self.t.qreq_ps;
-        self.uplinks[n].request_until_ps = end_ps;
+        self.quick.start_request(node, end_ps);
         self.schedule(end_ps, Event::QuickWake(node));
         self.send_quick(node, to, QuickMessage::Request(tx));
     }
@@ -142,14 +219,13 @@ impl Clint {
             duration_ps: self.duration_ps(head.message),
             payload: head,
         };
-        if self.quick_switch.offer(contender) {
+        if self.quick.offer(contender) {
             self.schedule_clock(self.now_ps, Event::QuickResolve);
         }
     }
 
     pub(super) fn quick_resolve(&mut self) {
-        let mut verdicts = std::mem::take(&mut self.quick_verdicts);
-        self.quick_switch.resolve(self.now_ps, &mut verdicts);
+        let mut verdicts = self.quick.resolve(self.now_ps);
         let measuring = u64::from(self.measuring());
         for verdict in verdicts.drain(..) {
             match verdict {
@@ -188,6 +264,6 @@ impl Clint {
                 Verdict::Wait { .. } => unreachable!("the quick switch never holds packets back"),
             }
         }
-        self.quick_verdicts = verdicts;
+        self.quick.recycle(verdicts);
     }
 }
