@@ -31,6 +31,7 @@ SCRIPTS = {
     "rifl": [],
     "fabric": [],
     "fabric_theory": ["--samples", "40"],
+    "stardust": [],
 }
 
 
