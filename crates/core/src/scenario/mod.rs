@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::time::{ps_from_ns, TimePs};
 pub use sections::*;
-pub use strict::{check_unused, Unused};
+pub use strict::{check_unused, Unused, UnusedKeys};
 
 /// The most ports an output-queued switch may have.
 pub const MAX_PORTS_OUTPUT_QUEUED: u32 = 4096;

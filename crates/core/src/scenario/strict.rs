@@ -23,6 +23,27 @@ pub struct Unused {
     pub because: String,
 }
 
+/// A scenario's unused keys, collected choice by choice.
+#[derive(Default)]
+pub struct UnusedKeys(Vec<Unused>);
+
+impl UnusedKeys {
+    /// Adds `keys`, left unused by the choice `choice` (`because`: as the user wrote it, and
+    /// why if not plain).
+    pub fn add(&mut self, keys: &[&str], choice: &'static str, because: impl AsRef<str>) {
+        self.0.extend(keys.iter().map(|key| Unused {
+            key: key.to_string(),
+            choice,
+            because: because.as_ref().to_string(),
+        }));
+    }
+
+    /// The keys collected.
+    pub fn into_vec(self) -> Vec<Unused> {
+        self.0
+    }
+}
+
 /// True when the scenario (its JSON document) sets the dotted `key`.
 fn is_set(scenario: &Value, key: &str) -> bool {
     key.split('.')
@@ -82,26 +103,6 @@ fn topology_keys(kind: TopologyName) -> &'static [&'static str] {
     }
 }
 
-/// Every shape's own topology keys.
-const SHAPE_KEYS: &[&str] = &[
-    "links",
-    "leaves",
-    "spines",
-    "hosts_per_leaf",
-    "k",
-    "tiers",
-    "radix",
-    "hosts_per_edge",
-    "uplinks_per_edge",
-    "bundle",
-    "edges",
-    "hosts_per_router",
-    "routers_per_group",
-    "global_links_per_router",
-    "groups",
-    "file",
-];
-
 impl Scenario {
     /// Values that leave a cell network's run with little to say: a measured window shorter
     /// than a flow-control round trip over the longest cable, or than one mean burst.
@@ -131,62 +132,47 @@ impl Scenario {
     /// The keys of a cell network's scenario that its chosen mechanisms do not read.
     pub fn unused_keys(&self) -> Vec<Unused> {
         let (sw, t, topology) = (&self.switch, &self.traffic, &self.topology);
-        let mut unused = Vec::new();
-        let mut add = |keys: &[&str], choice: &'static str, because: String| {
-            unused.extend(keys.iter().map(|key| Unused {
-                key: key.to_string(),
-                choice,
-                because: because.clone(),
-            }));
-        };
+        let mut unused = UnusedKeys::default();
         if t.arrival != ArrivalName::Bursty {
-            add(
+            unused.add(
                 &["traffic.burst_mean_cells", "traffic.burst_mean_bytes"],
                 "traffic.arrival",
-                "traffic.arrival = \"bernoulli\" (it draws no bursts)".into(),
+                "traffic.arrival = \"bernoulli\" (it draws no bursts)",
             );
         }
         let destinations = format!("traffic.destinations = {:?}", t.destinations.as_str());
         if t.destinations != DestinationName::Hotspot {
-            add(
+            unused.add(
                 &["traffic.hotspot_port", "traffic.hotspot_fraction"],
                 "traffic.destinations",
-                destinations.clone(),
+                &destinations,
             );
         }
         if t.destinations != DestinationName::Uniform {
-            add(
+            unused.add(
                 &["traffic.include_self"],
                 "traffic.destinations",
-                destinations,
+                &destinations,
             );
         }
         let scheduler = format!("switch.scheduler = {:?}", sw.scheduler.as_str());
         if !matches!(sw.scheduler, SchedulerName::Islip | SchedulerName::Pim) {
-            add(
-                &["switch.iterations"],
-                "switch.scheduler",
-                scheduler.clone(),
-            );
+            unused.add(&["switch.iterations"], "switch.scheduler", &scheduler);
         }
         if matches!(
             sw.scheduler,
             SchedulerName::Fifo | SchedulerName::OutputQueued
         ) {
-            add(
-                &["switch.per_voq_buffers"],
-                "switch.scheduler",
-                scheduler.clone(),
-            );
+            unused.add(&["switch.per_voq_buffers"], "switch.scheduler", &scheduler);
         }
         if sw.scheduler == SchedulerName::OutputQueued {
-            add(&["switch.batcher_banyan"], "switch.scheduler", scheduler);
+            unused.add(&["switch.batcher_banyan"], "switch.scheduler", &scheduler);
         }
         let onoff = self
             .flow_control_kinds()
             .is_ok_and(|kinds| kinds.contains(&FlowControlKind::Onoff));
         if !onoff {
-            add(
+            unused.add(
                 &["link.off_threshold_cells", "link.on_threshold_cells"],
                 "link.flow_control",
                 format!(
@@ -197,26 +183,30 @@ impl Scenario {
         }
         let kind = format!("topology.kind = {:?}", topology.kind.as_str());
         if !matches!(topology.kind, TopologyName::Star | TopologyName::TwoSwitch) {
-            add(
+            unused.add(
                 &["switch.ports"],
                 "topology.kind",
                 format!("{kind} (its switches' ports follow from the topology's own keys)"),
             );
         }
         let own = topology_keys(topology.kind);
-        for key in SHAPE_KEYS.iter().filter(|key| !own.contains(key)) {
-            add(&[&format!("topology.{key}")], "topology.kind", kind.clone());
+        let others = TopologyName::ALL
+            .iter()
+            .flat_map(|&kind| topology_keys(kind))
+            .filter(|key| !own.contains(key));
+        for key in others {
+            unused.add(&[&format!("topology.{key}")], "topology.kind", &kind);
         }
         if let Some(routing) = &self.routing {
             if routing.mode != "spray" {
-                add(
+                unused.add(
                     &["routing.spray_rounds"],
                     "routing.mode",
                     format!("routing.mode = {:?}", routing.mode),
                 );
             }
         }
-        unused
+        unused.into_vec()
     }
 }
 

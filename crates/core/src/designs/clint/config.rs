@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::nic::{Retransmission, REORDER_WINDOW};
 use crate::blocks::port_set::MAX_PORTS;
-use crate::scenario::{RunConfig, ScenarioError, Unused};
+use crate::scenario::{RunConfig, ScenarioError, Unused, UnusedKeys};
 
 fn invalid(key: &str, message: impl Into<String>) -> ScenarioError {
     ScenarioError {
@@ -258,53 +258,46 @@ impl ClintConfig {
     pub fn unused_keys(&self) -> Vec<Unused> {
         let arch = self.channel.architecture;
         let because = format!("channel.architecture = {:?}", arch.name());
-        let (other_channel, quick_note) = if arch.is_quick() {
-            (
+        let mut unused = UnusedKeys::default();
+        if arch.is_quick() {
+            unused.add(
                 &[
                     "nic.bulk_send_buffers",
                     "nic.bulk_prefetch_per_target",
                     "nic.bulk_receive_buffers",
                     "nic.bulk_timeout_ns",
-                ][..],
-                " (its data rides the quick channel)",
-            )
+                ],
+                "channel.architecture",
+                format!("{because} (its data rides the quick channel)"),
+            );
         } else {
-            (
+            unused.add(
                 &[
                     "nic.quick_send_buffers",
                     "nic.quick_receive_buffers",
                     "nic.quick_timeout_ns",
-                ][..],
-                " (its data rides the bulk channel)",
-            )
-        };
-        let mut unused: Vec<Unused> = other_channel
-            .iter()
-            .map(|key| Unused {
-                key: key.to_string(),
-                choice: "channel.architecture",
-                because: format!("{because}{quick_note}"),
-            })
-            .collect();
-        let arch_only = [
+                ],
+                "channel.architecture",
+                format!("{because} (its data rides the bulk channel)"),
+            );
+        }
+        for (key, owner) in [
             ("bulk.output_buffers", Architecture::B3),
             ("bulk.disabled_initiators", Architecture::B4),
-        ];
-        for (key, owner) in arch_only.into_iter().filter(|&(_, owner)| owner != arch) {
-            unused.push(Unused {
-                key: key.to_string(),
-                choice: "channel.architecture",
-                because: format!("{because} (only {} reads it)", owner.name()),
-            });
+        ] {
+            if owner != arch {
+                let only = format!("{because} (only {} reads it)", owner.name());
+                unused.add(&[key], "channel.architecture", only);
+            }
         }
         if !self.traffic.bursty {
-            unused.push(Unused {
-                key: "traffic.burst_max_packets".into(),
-                choice: "traffic.bursty",
-                because: "traffic.bursty = false".into(),
-            });
+            unused.add(
+                &["traffic.burst_max_packets"],
+                "traffic.bursty",
+                "traffic.bursty = false",
+            );
         }
-        unused
+        unused.into_vec()
     }
 
     /// Parses and validates a Clint scenario from JSON text.

@@ -11,7 +11,7 @@ use crate::blocks::topology::Topology;
 use crate::engine::time::{ps_from_ns, TimePs};
 use crate::scenario::{
     invalid, RoutingConfig, RunConfig, Scenario, ScenarioError, TopologyConfig, TopologyName,
-    Unused, MAX_HOSTS,
+    Unused, UnusedKeys, MAX_HOSTS,
 };
 
 /// A whole Stardust scenario.
@@ -417,14 +417,7 @@ const MAX_CELL_BYTES: u32 = 16_384;
 impl StardustConfig {
     /// The keys the chosen traffic pattern, mode, reachability and FCI reaction do not read.
     pub fn unused_keys(&self) -> Vec<Unused> {
-        let mut unused = Vec::new();
-        let mut add = |keys: &[&str], choice: &'static str, because: String| {
-            unused.extend(keys.iter().map(|key| Unused {
-                key: key.to_string(),
-                choice,
-                because: because.clone(),
-            }));
-        };
+        let mut unused = UnusedKeys::default();
         let pattern = self.traffic.pattern;
         let because = format!("traffic.pattern = {}", serde_json::json!(pattern));
         let own: [(&[&str], Pattern); 3] = [
@@ -442,42 +435,41 @@ impl StardustConfig {
             (&["traffic.flows"], Pattern::Flows),
         ];
         for (keys, _) in own.into_iter().filter(|&(_, owner)| owner != pattern) {
-            add(keys, "traffic.pattern", because.clone());
+            unused.add(keys, "traffic.pattern", &because);
         }
         if pattern == Pattern::Flows {
-            add(
+            unused.add(
                 &["traffic.load"],
                 "traffic.pattern",
                 format!("{because} (each flow has its own load)"),
             );
         }
         if self.reachability.mode == ReachMode::Static {
-            add(
+            unused.add(
                 &[
                     "reachability.interval_ns",
                     "reachability.slice_adapters",
                     "reachability.threshold",
                 ],
                 "reachability.mode",
-                "reachability.mode = \"static\" (no reachability messages)".into(),
+                "reachability.mode = \"static\" (no reachability messages)",
             );
         }
         if self.adapter.fci_decrease == 0.0 {
-            add(
+            unused.add(
                 &["adapter.fci_increase", "adapter.fci_window_ns"],
                 "adapter.fci_decrease",
-                "adapter.fci_decrease = 0 (no FCI reaction)".into(),
+                "adapter.fci_decrease = 0 (no FCI reaction)",
             );
         }
         if !self.stardust.credits {
-            add(
+            unused.add(
                 &["stardust.class_weights", "element.pause_cells"],
                 "stardust.credits",
-                "stardust.credits = false (push mode has no credit schedulers and never pauses)"
-                    .into(),
+                "stardust.credits = false (push mode has no credit schedulers and never pauses)",
             );
         }
-        unused
+        unused.into_vec()
     }
 
     /// Reads and validates a scenario.
