@@ -1,5 +1,6 @@
 """The validation scripts of ``docs/validation/`` in a short mode: every run they make is cut to
-1/50 of its length (warm-up too), and the tables they print are compared exactly with
+1/50 of its length (warm-up too), their own and those of the reproductions they call (``cellfabric
+reproduce``, run in this process), and the tables they print are compared exactly with
 ``tests/validation/<script>.txt``. A change that moves a validation table therefore fails CI
 until it is re-baselined on purpose, with
 
@@ -56,13 +57,16 @@ def _tables(name: str) -> str:
     argv = [name, *SCRIPTS[name]]
     real_run = cellfabric.run
     old_argv = sys.argv
+    real_sweep_run = cellfabric.sweeps.run_scenario
     try:
         cellfabric.run = _short(real_run)
+        cellfabric.sweeps.run_scenario = _short(real_run)  # the reproductions' runs
         sys.argv = argv
         with contextlib.redirect_stdout(out), contextlib.chdir(ROOT):
             runpy.run_path(str(ROOT / "docs" / "validation" / f"{name}.py"), run_name="__main__")
     finally:
         cellfabric.run = real_run
+        cellfabric.sweeps.run_scenario = real_sweep_run
         sys.argv = old_argv
     return out.getvalue()
 

@@ -6,6 +6,7 @@ Each run is 200 000 cell times (20 000 of warm-up), seed 1, uniform i.i.d. Berno
 """
 
 import cellfabric
+from cellfabric.reproduce import point, reproduction_points
 
 # 200 000 cell times of 5.12 ns (64-byte cells at 100 Gbit/s), a tenth of them warm-up.
 BASE = {"run": {"seed": 1, "duration_ns": 1_024_000, "warmup_ns": 102_400}, "traffic": {"load": 1.0}}
@@ -27,9 +28,10 @@ def run(ports: int, scheduler: str, load: float, iterations: int = 1, length: in
 def main() -> None:
     print("## FIFO saturation throughput (Karol, Hluchyj & Morgan 1987, Table I)\n")
     print("| N | cellfabric | theory |\n|---|---|---|")
+    fifo = reproduction_points("classic-hol")["fifo"]  # cellfabric reproduce classic-hol
     for ports, _, theory in cellfabric.scenario.reference_of("scenarios/classic/fifo.toml")["rows"]:
         theory = f"{theory} (N → ∞)" if ports == 32 else theory  # the table's N → ∞ row
-        print(f"| {ports} | {run(ports, 'fifo', 1.0)['throughput']:.4f} | {theory} |")
+        print(f"| {ports} | {point(fifo, {'switch.ports': ports})['throughput']:.4f} | {theory} |")
 
     print("\n## Output-queued mean wait, N = 32: (N−1)/N · p / (2(1−p)) slots\n")
     print("| load p | cellfabric wait | theory | error |\n|---|---|---|---|")

@@ -6,6 +6,7 @@ link study (§II-A) from scenarios/rifl/link.toml.
 """
 
 import cellfabric
+from cellfabric.reproduce import point, reproduction_points
 
 PERCENTILES = ["p1", "p50", "p75", "p90", "p95", "p99", "max"]
 # Table I of the seed, from table1.toml's [reference] (the one place it is written):
@@ -16,38 +17,29 @@ PAPER = {tuple(row[:3]): row[3:]
 OPEN_LOOP = {"nic.queue_cells": 100_000_000, "run.warmup_ns": 0, "run.duration_ns": 6_600_000}
 
 
-def arrivals(arrival: str) -> dict:
-    """The overrides of an arrival process: RIFL's bursts average 1024 bytes (§V)."""
-    return {"traffic.arrival": arrival, **({"traffic.burst_mean_bytes": 1024} if arrival == "bursty" else {})}
-
-
 def table1(extra: dict | None = None) -> None:
+    points = reproduction_points("rifl-table1", overrides=extra)["table1"]
     print("| arrival | scheduler | load | source | " + " | ".join(PERCENTILES) + " | throughput |")
     print("|---|---|---|---|" + "---|" * (len(PERCENTILES) + 1))
     for (arrival, scheduler, load), paper in PAPER.items():
-        overrides = {**arrivals(arrival), "switch.scheduler": scheduler, "traffic.load": load}
-        s = cellfabric.run("scenarios/rifl/table1.toml", overrides={**overrides, **(extra or {})}).summary
-        ours = [s["latency_cells"][p] for p in PERCENTILES]
+        s = point(points, {"traffic.arrival": arrival, "switch.scheduler": scheduler, "traffic.load": load})
+        ours = [s[f"latency_cells.{p}"] for p in PERCENTILES]
         row = f"| {arrival} | {scheduler} | {load:.0%} |"
         print(row + " paper | " + " | ".join(str(v) for v in paper) + " | |")
         print(row + " cellfabric | " + " | ".join(f"{v:.0f}" for v in ours) + f" | {s['throughput']:.3f} |")
 
 
 def fig5() -> None:
+    points = reproduction_points("rifl-fig5")["fig5"]
     loads = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
     print("| arrival | packets | scheduler | " + " | ".join(f"{x:.0%}" for x in loads) + " |")
     print("|---|---|---|" + "---|" * len(loads))
     for arrival in ["bernoulli", "bursty"]:
         for sizes, (lo, hi) in [("fixed 256 B", (256, 256)), ("64–2048 B", (64, 2048))]:
             for scheduler in ["islip", "safc"]:
-                cells = []
-                for load in loads:
-                    overrides = {
-                        **arrivals(arrival), "switch.scheduler": scheduler, "traffic.load": load,
-                        "traffic.packet_bytes_min": lo, "traffic.packet_bytes_max": hi,
-                    }
-                    s = cellfabric.run("scenarios/rifl/fig5.toml", overrides=overrides).summary
-                    cells.append(f"{s['goodput']:.3f}")
+                axes = {"traffic.arrival": arrival, "switch.scheduler": scheduler,
+                        "traffic.packet_bytes_min": lo, "traffic.packet_bytes_max": hi}
+                cells = [f"{point(points, {**axes, 'traffic.load': load})['goodput']:.3f}" for load in loads]
                 print(f"| {arrival} | {sizes} | {scheduler} | " + " | ".join(cells) + " |")
 
 

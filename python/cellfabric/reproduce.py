@@ -8,9 +8,12 @@ A reproduction is one or more sweeps (parts) of a shipped scenario; each part's 
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pandas as pd
 
 from cellfabric._core import ScenarioError
 from cellfabric.report import write_report
@@ -119,3 +122,24 @@ def reproduce(name: str, out: str | Path, scenarios: str | Path, seeds: int = 1,
                                    overrides={**part.overrides, **(overrides or {})}, jobs=jobs,
                                    backend=backend, ray_address=ray_address, progress=progress)
     return results, write_report(out)
+
+
+def reproduction_points(name: str, scenarios: str | Path = "scenarios",
+                        overrides: dict[str, Any] | None = None) -> dict[str, pd.DataFrame]:
+    """Runs reproduction ``name`` in this process into a temporary folder (nothing reused, nothing
+    kept) and returns each part's points: one row per grid point, the axes by dotted key, then
+    the summary's means over seeds. For scripts that print a reproduction's numbers their own way
+    (``docs/validation``)."""
+    with tempfile.TemporaryDirectory() as out:
+        results, _ = reproduce(name, out, scenarios, jobs=1, progress=False, overrides=overrides)
+    return {part: result.points for part, result in results.items()}
+
+
+def point(points: pd.DataFrame, axes: dict[str, Any]) -> pd.Series:
+    """The one row of ``points`` whose axes (dotted keys) have the values ``axes`` gives."""
+    match = points
+    for key, value in axes.items():
+        match = match[match[key] == value]
+    if len(match) != 1:
+        raise KeyError(f"{len(match)} points match {axes}")
+    return match.iloc[0]
