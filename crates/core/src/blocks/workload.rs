@@ -1,11 +1,40 @@
-//! Flow sizes drawn from a published cumulative distribution (the tables in `workloads/`):
-//! `size cdf` points, one a line, `#` lines skipped, a lone first number (a HomaSim file's
-//! mean) skipped, the cdf in 0..1 or in percent. A size is drawn as HomaSim draws it: the
-//! first point whose cdf is at least a uniform draw (a step CDF).
+//! Workloads shared by the designs: who sends to whom (a random derangement, the senders of an
+//! incast) and flow sizes drawn from a published cumulative distribution (the tables in
+//! `workloads/`): `size cdf` points, one a line, `#` lines skipped, a lone first number (a
+//! HomaSim file's mean) skipped, the cdf in 0..1 or in percent. A size is drawn as HomaSim
+//! draws it: the first point whose cdf is at least a uniform draw (a step CDF).
 
+use rand::seq::SliceRandom;
 use rand::Rng as _;
 
 use crate::engine::rng::Rng;
+
+/// A random derangement of `hosts` hosts (at least 2): host `h` sends to `to[h] != h`, and
+/// every host receives from exactly one. Shuffle, then swap away every fixed point.
+pub fn derangement(hosts: usize, rng: &mut Rng) -> Vec<usize> {
+    debug_assert!(hosts >= 2);
+    let mut to: Vec<usize> = (0..hosts).collect();
+    to.shuffle(rng);
+    for i in 0..hosts {
+        if to[i] == i {
+            let j = (i + 1) % hosts;
+            to.swap(i, j);
+        }
+    }
+    to
+}
+
+/// The senders of an incast to host `dst` among `hosts`: every other host, or `n` of them
+/// drawn at random (`n` from 1 to `hosts - 1`), in host order.
+pub fn incast_senders(hosts: usize, dst: usize, n: Option<usize>, rng: &mut Rng) -> Vec<usize> {
+    let mut senders: Vec<usize> = (0..hosts).filter(|&h| h != dst).collect();
+    if let Some(n) = n {
+        senders.shuffle(rng);
+        senders.truncate(n);
+        senders.sort_unstable();
+    }
+    senders
+}
 
 /// A flow-size distribution.
 #[derive(Clone, Debug, PartialEq)]

@@ -24,7 +24,6 @@ mod report;
 
 use std::sync::Arc;
 
-use rand::seq::SliceRandom;
 use rand::Rng as _;
 
 use crate::blocks::cell::{Cell, CellId, NO_PACKET};
@@ -36,7 +35,7 @@ use crate::blocks::priority_port::{Departure, PriorityPort};
 use crate::blocks::routing::{mode, FabricRouter, RouteTable, Router};
 use crate::blocks::stream_kind;
 use crate::blocks::topology::{Attachment, Topology};
-use crate::blocks::workload::FlowSizes;
+use crate::blocks::workload::{derangement, incast_senders, FlowSizes};
 use crate::engine::kernel::{Clock, Model};
 use crate::engine::queue::CalendarQueue;
 use crate::engine::rng::{stream, ComponentId};
@@ -604,7 +603,7 @@ fn foreground(
 }
 
 /// The random stream that draws a scenario's destination pattern.
-fn pattern_rng(seed: u64) -> crate::engine::rng::Rng {
+pub(crate) fn pattern_rng(seed: u64) -> crate::engine::rng::Rng {
     let id = ComponentId {
         kind: stream_kind::PATTERN,
         index: 0,
@@ -638,16 +637,7 @@ fn flows(config: &StardustConfig, topology: &Topology) -> Result<Vec<Flow>, Scen
             if hosts < 2 {
                 return Err(invalid("topology", "a permutation needs at least 2 hosts"));
             }
-            let mut rng = pattern_rng(config.run.seed);
-            // A random derangement: shuffle, then swap away every fixed point.
-            let mut to: Vec<usize> = (0..hosts).collect();
-            to.shuffle(&mut rng);
-            for i in 0..hosts {
-                if to[i] == i {
-                    let j = (i + 1) % hosts;
-                    to.swap(i, j);
-                }
-            }
+            let to = derangement(hosts, &mut pattern_rng(config.run.seed));
             Ok((0..hosts).map(|h| flow(h, to[h], t.load, 0)).collect())
         }
         Pattern::Fct => {
@@ -713,18 +703,16 @@ fn flows(config: &StardustConfig, topology: &Topology) -> Result<Vec<Flow>, Scen
                     format!("expected a host below {hosts}, got {dst}"),
                 ));
             }
-            let mut senders: Vec<usize> = (0..hosts).filter(|&h| h != dst).collect();
             if let Some(n) = t.senders {
-                if n == 0 || n as usize > senders.len() {
+                if n == 0 || n as usize > hosts - 1 {
                     return Err(invalid(
                         "traffic.senders",
-                        format!("expected 1 to {} (the other hosts)", senders.len()),
+                        format!("expected 1 to {} (the other hosts)", hosts - 1),
                     ));
                 }
-                senders.shuffle(&mut pattern_rng(config.run.seed));
-                senders.truncate(n as usize);
-                senders.sort_unstable();
             }
+            let n = t.senders.map(|n| n as usize);
+            let senders = incast_senders(hosts, dst, n, &mut pattern_rng(config.run.seed));
             Ok(senders
                 .into_iter()
                 .map(|h| flow(h, dst, t.load, 0))

@@ -6,69 +6,9 @@ use serde::Serialize;
 use super::reach::{self, ChangeTable, DeviceReport, EventTable, ReachSummary};
 use super::Stardust;
 use crate::engine::kernel::Clock;
-use crate::engine::stats::Percentiles;
+use crate::engine::stats::{Completion, Percentiles, Spread};
 use crate::engine::time::{TimePs, PS_PER_NS};
 use crate::run::{Ledger, RunError};
-
-/// Per-flow goodput across the receiving hosts, in Gbit/s.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Spread {
-    /// Mean.
-    pub mean: f64,
-    /// Smallest.
-    pub min: f64,
-    /// 1st percentile.
-    pub p1: f64,
-    /// 10th percentile.
-    pub p10: f64,
-    /// Median.
-    pub p50: f64,
-    /// Largest.
-    pub max: f64,
-}
-
-impl Spread {
-    fn of(mut values: Vec<f64>) -> Spread {
-        if values.is_empty() {
-            return Spread::default();
-        }
-        values.sort_by(f64::total_cmp);
-        let at =
-            |q: f64| values[((q * values.len() as f64).ceil() as usize).clamp(1, values.len()) - 1];
-        Spread {
-            mean: values.iter().sum::<f64>() / values.len() as f64,
-            min: values[0],
-            p1: at(0.01),
-            p10: at(0.10),
-            p50: at(0.50),
-            max: values[values.len() - 1],
-        }
-    }
-}
-
-/// Completion times of finite flows.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Completion {
-    /// The first flow to finish.
-    pub first: f64,
-    /// Mean.
-    pub mean: f64,
-    /// The last flow to finish.
-    pub last: f64,
-}
-
-impl Completion {
-    fn of(fcts: &[f64]) -> Completion {
-        if fcts.is_empty() {
-            return Completion::default();
-        }
-        Completion {
-            first: fcts.iter().copied().fold(f64::INFINITY, f64::min),
-            mean: fcts.iter().sum::<f64>() / fcts.len() as f64,
-            last: fcts.iter().copied().fold(0.0, f64::max),
-        }
-    }
-}
 
 /// Headline numbers of a Stardust run.
 #[derive(Clone, Debug, Serialize)]
