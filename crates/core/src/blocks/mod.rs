@@ -4,6 +4,7 @@
 pub mod batcher_banyan;
 pub mod cell;
 pub mod collision_switch;
+pub mod ethernet;
 pub mod fabric;
 pub mod flow_control;
 pub mod lcf;
@@ -20,6 +21,7 @@ pub mod switch;
 pub mod terminal;
 pub mod topology;
 pub mod traffic;
+pub mod transport;
 pub mod workload;
 
 /// The kind of every random stream (`engine::rng::stream(seed, ComponentId { kind, index })`),

@@ -1,0 +1,366 @@
+//! A host on an Ethernet fabric: a NIC that serializes at line rate, ACKs first (they are
+//! small and the peer's window waits on them), then the flows' segments round robin, each
+//! taken from its transport only when the NIC is free (so the NIC queue never holds more than
+//! the ACKs due); flows' state in two arenas (one `Vec` of send sides, one of receive sides);
+//! every timer (NIC, retransmission, delayed ACK) through the kernel, at most one pending per
+//! purpose, stale firings ignored.
+
+use super::{ACK, CE, ECE, ECT};
+use crate::blocks::cell::{Cell, CellId, CellQueue};
+use crate::blocks::fabric::{Context, Node};
+use crate::blocks::flow_control::FlowSignal;
+use crate::blocks::link::Link;
+use crate::blocks::routing::Router;
+use crate::blocks::traffic::NEVER_PS;
+use crate::blocks::transport::receiver::Receiver;
+use crate::blocks::transport::{Sender, SenderParams, TIMER_OFF};
+use crate::engine::time::TimePs;
+
+/// Timer kinds, in the top bits of a timer's tag (the flow's index below).
+const NIC: u32 = 0;
+const RTO: u32 = 1 << 30;
+const DELAYED_ACK: u32 = 2 << 30;
+const KIND: u32 = 3 << 30;
+
+/// How every host of a run behaves.
+#[derive(Clone, Copy, Debug)]
+pub struct HostParams {
+    /// The transport's sender settings.
+    pub sender: SenderParams,
+    /// Bytes of an ACK on the wire.
+    pub ack_bytes: u16,
+    /// Data segments carry ECT (DCTCP).
+    pub ecn_capable: bool,
+    /// Delayed ACKs: the longest an ACK waits for a second segment (`None`: an ACK per
+    /// segment).
+    pub delayed_ack_ps: Option<TimePs>,
+    /// Bytes delivered from this time on count toward goodput.
+    pub measure_from_ps: TimePs,
+}
+
+/// The send side of one flow.
+pub struct OutFlow {
+    /// Receiving host.
+    pub dst: u16,
+    /// The flow's index at the receiving host.
+    remote: u32,
+    /// Bytes of the flow (`None`: unending).
+    size_bytes: Option<u64>,
+    /// The transport.
+    pub sender: Sender,
+    /// When its pending retransmission timer event fires, or `NEVER_PS`.
+    timer_ps: TimePs,
+}
+
+/// The receive side of one flow.
+pub struct InFlow {
+    /// Sending host.
+    pub src: u16,
+    /// The flow's index at the sending host.
+    remote: u32,
+    /// Bytes of the flow (`None`: unending).
+    size_bytes: Option<u64>,
+    receiver: Receiver,
+    /// Bytes delivered in order.
+    pub bytes: u64,
+    /// Of them, delivered in the measurement window.
+    pub bytes_measured: u64,
+    /// When the last byte of a finite flow arrived.
+    pub done_ps: Option<TimePs>,
+    /// Send time of the last segment, echoed by a delayed ACK.
+    echo_ps: TimePs,
+    /// When its pending delayed-ACK timer event fires, or `NEVER_PS`.
+    timer_ps: TimePs,
+}
+
+/// What a host counts.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HostCounters {
+    /// Packets put on its link: data segments and ACKs.
+    pub packets_sent: u64,
+    /// ACKs among them.
+    pub acks_sent: u64,
+    /// Packets that reached it.
+    pub packets_received: u64,
+    /// Data segments that reached it (retransmitted duplicates included).
+    pub segments_received: u64,
+    /// Of them, segments carrying CE.
+    pub segments_marked: u64,
+}
+
+/// A host.
+pub struct Host {
+    index: u16,
+    link: Link,
+    params: HostParams,
+    /// ACKs waiting for the NIC.
+    acks: CellQueue,
+    /// Send sides, by the index receivers' ACKs carry.
+    pub out: Vec<OutFlow>,
+    /// Receive sides, by the index senders' segments carry.
+    pub inflows: Vec<InFlow>,
+    /// Round-robin position among the send sides.
+    next_out: usize,
+    /// When the NIC's pending wake-up fires, or `NEVER_PS`.
+    wake_at_ps: TimePs,
+    /// What it counted.
+    pub counters: HostCounters,
+}
+
+impl Host {
+    /// Host `index` on `link` (its side of its cable).
+    pub fn new(index: u16, link: Link, params: HostParams) -> Self {
+        Host {
+            index,
+            link,
+            params,
+            acks: CellQueue::default(),
+            out: Vec::new(),
+            inflows: Vec::new(),
+            next_out: 0,
+            wake_at_ps: NEVER_PS,
+            counters: HostCounters::default(),
+        }
+    }
+
+    /// Adds a flow to `dst` of `size_bytes` (`None`: unending), known there as `remote`;
+    /// returns its index here.
+    pub fn add_out(&mut self, dst: u16, remote: u32, size_bytes: Option<u64>) -> u32 {
+        let mss = self.params.sender.mss_bytes;
+        let packets = size_bytes.map_or(u32::MAX, |b| b.div_ceil(mss) as u32);
+        self.out.push(OutFlow {
+            dst,
+            remote,
+            size_bytes,
+            sender: Sender::new(&self.params.sender, packets),
+            timer_ps: NEVER_PS,
+        });
+        self.out.len() as u32 - 1
+    }
+
+    /// Adds the receive side of a flow from `src`, known there as `remote`; returns its index.
+    pub fn add_in(&mut self, src: u16, remote: u32, size_bytes: Option<u64>) -> u32 {
+        self.inflows.push(InFlow {
+            src,
+            remote,
+            size_bytes,
+            receiver: Receiver::default(),
+            bytes: 0,
+            bytes_measured: 0,
+            done_ps: None,
+            echo_ps: 0,
+            timer_ps: NEVER_PS,
+        });
+        self.inflows.len() as u32 - 1
+    }
+
+    /// Starts sending.
+    pub fn start<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
+        self.kick(ctx);
+    }
+
+    /// Bytes of segment `seq` of a flow of `size_bytes`.
+    fn segment_bytes(&self, size_bytes: Option<u64>, seq: u32) -> u64 {
+        let mss = self.params.sender.mss_bytes;
+        match size_bytes {
+            None => mss,
+            Some(size) => (size - seq as u64 * mss).min(mss),
+        }
+    }
+
+    /// Routes `cell` out of the NIC and puts it on the link (which is free).
+    fn transmit<R: Router>(&mut self, ctx: &mut Context<'_, R>, id: CellId) {
+        let size_bytes = ctx.cells[id].payload_bytes as u64;
+        let arrive_ps = self.link.transmit(ctx.now_ps, size_bytes);
+        self.counters.packets_sent += 1;
+        ctx.send_cell(0, id, arrive_ps);
+    }
+
+    /// A fresh packet from this host, routed.
+    fn packet<R: Router>(&self, ctx: &mut Context<'_, R>, mut cell: Cell) -> CellId {
+        let (cells, mut routes) = ctx.routes();
+        routes.write(0, &mut cell);
+        cells.alloc(cell)
+    }
+
+    /// Sends while the NIC is free and something may go; sets the NIC's wake-up otherwise.
+    fn kick<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
+        let now_ps = ctx.now_ps;
+        if self.wake_at_ps <= now_ps {
+            self.wake_at_ps = NEVER_PS;
+        }
+        if !self.link.is_idle(now_ps) {
+            let free_ps = self.link.busy_until_ps();
+            if self.wake_at_ps > free_ps && self.has_work() {
+                self.wake_at_ps = free_ps;
+                ctx.set_timer(free_ps, NIC);
+            }
+            return;
+        }
+        if let Some(ack) = ctx.cells.pop_front(&mut self.acks) {
+            self.transmit(ctx, ack);
+        } else if let Some(i) = self.next_sender() {
+            let flow = &mut self.out[i];
+            let seq = flow.sender.next_segment(now_ps).expect("a sender that can send");
+            let (dst, remote, size_bytes) = (flow.dst, flow.remote, flow.size_bytes);
+            let bytes = self.segment_bytes(size_bytes, seq);
+            let mut cell = Cell::new(self.index, dst, bytes as u16, true, now_ps, now_ps);
+            cell.seq = seq;
+            cell.packet = remote;
+            cell.flags = if self.params.ecn_capable { ECT } else { 0 };
+            let id = self.packet(ctx, cell);
+            self.transmit(ctx, id);
+            self.arm_rto(ctx, i);
+        } else {
+            return;
+        }
+        if self.has_work() {
+            let free_ps = self.link.busy_until_ps();
+            self.wake_at_ps = free_ps;
+            ctx.set_timer(free_ps, NIC);
+        }
+    }
+
+    /// True if an ACK or a segment waits for the NIC.
+    fn has_work(&self) -> bool {
+        !self.acks.is_empty() || self.out.iter().any(|f| f.sender.can_send())
+    }
+
+    /// The next send side, round robin, that may send now.
+    fn next_sender(&mut self) -> Option<usize> {
+        let n = self.out.len();
+        let found = (0..n)
+            .map(|k| (self.next_out + k) % n)
+            .find(|&i| self.out[i].sender.can_send())?;
+        self.next_out = (found + 1) % n;
+        Some(found)
+    }
+
+    /// Books flow `i`'s retransmission timer event if its deadline is earlier than the one
+    /// pending.
+    fn arm_rto<R: Router>(&mut self, ctx: &mut Context<'_, R>, i: usize) {
+        let flow = &mut self.out[i];
+        let deadline_ps = flow.sender.rto_deadline_ps;
+        if deadline_ps != TIMER_OFF && deadline_ps < flow.timer_ps {
+            flow.timer_ps = deadline_ps;
+            ctx.set_timer(deadline_ps, RTO | i as u32);
+        }
+    }
+
+    /// Queues an ACK for flow `i` of `ack`, echoing `ece` and `echo_ps`.
+    fn ack<R: Router>(&mut self, ctx: &mut Context<'_, R>, i: usize, ack: u32, ece: bool, echo_ps: TimePs) {
+        let flow = &self.inflows[i];
+        let bytes = self.params.ack_bytes;
+        let mut cell = Cell::new(self.index, flow.src, bytes, true, ctx.now_ps, echo_ps);
+        cell.seq = ack;
+        cell.packet = flow.remote;
+        cell.flags = ACK | if ece { ECE } else { 0 };
+        let id = self.packet(ctx, cell);
+        ctx.cells.push_back(&mut self.acks, id);
+        self.counters.acks_sent += 1;
+    }
+
+    /// A data segment reached the host.
+    fn segment<R: Router>(&mut self, ctx: &mut Context<'_, R>, cell: &Cell) {
+        let i = cell.packet as usize;
+        let ce = cell.flags & CE != 0;
+        self.counters.segments_received += 1;
+        self.counters.segments_marked += ce as u64;
+        let delayed = self.params.delayed_ack_ps;
+        let arrival = self.inflows[i]
+            .receiver
+            .on_segment(cell.seq, ce, delayed.is_some());
+        if let Some(ack) = arrival.flush_before {
+            let echo_ps = self.inflows[i].echo_ps;
+            self.ack(ctx, i, ack, !ce, echo_ps);
+        }
+        let measured = ctx.now_ps >= self.params.measure_from_ps;
+        let size_bytes = self.inflows[i].size_bytes;
+        let delivered: u64 = (arrival.delivered_from..arrival.ack)
+            .map(|seq| self.segment_bytes(size_bytes, seq))
+            .sum();
+        let flow = &mut self.inflows[i];
+        flow.echo_ps = cell.inject_ps;
+        flow.bytes += delivered;
+        if measured {
+            flow.bytes_measured += delivered;
+        }
+        if flow.size_bytes == Some(flow.bytes) && delivered > 0 {
+            flow.done_ps = Some(ctx.now_ps);
+        }
+        if arrival.ack_now {
+            self.ack(ctx, i, arrival.ack, ce, cell.inject_ps);
+        } else if let Some(wait_ps) = delayed {
+            let at_ps = ctx.now_ps + wait_ps;
+            if self.inflows[i].timer_ps == NEVER_PS {
+                self.inflows[i].timer_ps = at_ps;
+                ctx.set_timer(at_ps, DELAYED_ACK | i as u32);
+            }
+        }
+    }
+}
+
+impl<R: Router> Node<R> for Host {
+    fn is_slotted(&self) -> bool {
+        false
+    }
+
+    fn is_sink(&self) -> bool {
+        false
+    }
+
+    fn cells_held(&self) -> u64 {
+        self.acks.len() as u64
+    }
+
+    fn cell_arrives(&mut self, ctx: &mut Context<'_, R>, _: usize, id: CellId, _: TimePs) {
+        let cell = ctx.cells[id];
+        ctx.consume(id);
+        self.counters.packets_received += 1;
+        if cell.flags & ACK != 0 {
+            let i = cell.packet as usize;
+            let ece = cell.flags & ECE != 0;
+            let sender = &mut self.out[i].sender;
+            sender.on_ack(ctx.now_ps, cell.seq, ece, cell.packet_inject_ps);
+            self.arm_rto(ctx, i);
+        } else {
+            self.segment(ctx, &cell);
+        }
+        self.kick(ctx);
+    }
+
+    fn signal_arrives(&mut self, _: &mut Context<'_, R>, _: usize, _: FlowSignal) {}
+
+    fn tick(&mut self, _: &mut Context<'_, R>) -> Option<TimePs> {
+        None
+    }
+
+    fn timer(&mut self, ctx: &mut Context<'_, R>, tag: u32) {
+        let i = (tag & !KIND) as usize;
+        let now_ps = ctx.now_ps;
+        match tag & KIND {
+            RTO => {
+                let flow = &mut self.out[i];
+                if flow.timer_ps != now_ps {
+                    return; // superseded by an earlier one
+                }
+                flow.timer_ps = NEVER_PS;
+                if flow.sender.rto_deadline_ps <= now_ps {
+                    flow.sender.on_timeout(now_ps);
+                }
+                self.arm_rto(ctx, i);
+            }
+            DELAYED_ACK => {
+                let flow = &mut self.inflows[i];
+                flow.timer_ps = NEVER_PS;
+                if flow.receiver.take_pending() {
+                    let (ack, ece, echo_ps) =
+                        (flow.receiver.rcv_nxt(), flow.receiver.last_ce(), flow.echo_ps);
+                    self.ack(ctx, i, ack, ece, echo_ps);
+                }
+            }
+            _ => {}
+        }
+        self.kick(ctx);
+    }
+}

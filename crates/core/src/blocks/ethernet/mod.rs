@@ -1,0 +1,22 @@
+//! A packet-switched Ethernet fabric, the "push and drop" baseline every scheduled fabric is
+//! compared with (Stardust §6.3, Fig. 10): store-and-forward switches with drop-tail output
+//! queues that mark ECN at a threshold ([`switch`], [`queue`]), and hosts that run a transport
+//! over a NIC ([`host`]). A packet travels as one [`Cell`](crate::blocks::cell::Cell) of its
+//! own size on the shared fabric of nodes: `src` and `dst` are hosts, `seq` the segment (data)
+//! or the cumulative acknowledgment (ACK), `packet` the flow's index at the receiving host,
+//! `payload_bytes` the frame's bytes on the wire, and an ACK's `packet_inject_ps` echoes the
+//! send time of the segment that caused it.
+
+pub mod host;
+pub mod queue;
+pub mod switch;
+
+/// Flag: an acknowledgment (clear: a data segment).
+pub const ACK: u8 = 0b1;
+/// Flag: ECN-capable transport (RFC 3168 ECT): a switch may mark instead of queueing on.
+pub const ECT: u8 = 0b10;
+/// Flag: congestion experienced (RFC 3168 CE), set by a switch over its threshold.
+pub const CE: u8 = 0b100;
+/// Flag of an ACK: ECN-Echo, the CE state of the data it acknowledges (DCTCP's per-packet
+/// echo, Alizadeh et al. 2010 §3.1).
+pub const ECE: u8 = 0b1000;

@@ -1,0 +1,164 @@
+//! A switch's output queue: one FIFO per port on its link, drop-tail over a buffer of packets
+//! (and optionally bytes), with ECN marking on the instantaneous queue as DCTCP asks of
+//! switches (Alizadeh et al. 2010 §3.1: an arriving ECN-capable packet is marked CE when the
+//! queue holds more than K packets).
+
+use super::{CE, ECT};
+use crate::blocks::cell::{CellArena, CellId};
+use crate::blocks::link::Link;
+use crate::blocks::priority_port::{Departure, PriorityPort};
+use crate::engine::time::TimePs;
+
+/// What an output queue holds and when it marks.
+#[derive(Clone, Copy, Debug)]
+pub struct QueueSpec {
+    /// Packets the queue holds (the one on the wire not counted).
+    pub capacity_packets: u32,
+    /// Bytes the queue holds, if bounded in bytes too.
+    pub capacity_bytes: Option<u64>,
+    /// Mark ECN-capable packets arriving at more than this many queued packets (`None`: never).
+    pub ecn_threshold_packets: Option<u32>,
+}
+
+/// What became of a packet offered to the queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Enqueued {
+    /// Queued.
+    Queued,
+    /// Queued with CE set.
+    Marked,
+    /// No room: the caller drops it.
+    Full,
+}
+
+/// One port's output queue and link.
+pub struct OutputQueue {
+    port: PriorityPort,
+    spec: QueueSpec,
+    bytes: u64,
+    /// Deepest the queue has been, in packets.
+    pub peak_packets: u32,
+}
+
+impl OutputQueue {
+    /// An empty queue on `link`.
+    pub fn new(link: Link, spec: QueueSpec) -> Self {
+        OutputQueue {
+            port: PriorityPort::new(link, 1),
+            spec,
+            bytes: 0,
+            peak_packets: 0,
+        }
+    }
+
+    /// Packets queued.
+    pub fn packets(&self) -> u32 {
+        self.port.data_cells()
+    }
+
+    /// Offers `cell` (its `payload_bytes` are its frame) to the queue.
+    pub fn enqueue(&mut self, cells: &mut CellArena, cell: CellId) -> Enqueued {
+        let depth = self.port.data_cells();
+        let size_bytes = cells[cell].payload_bytes as u64;
+        let over_bytes = self
+            .spec
+            .capacity_bytes
+            .is_some_and(|cap| self.bytes + size_bytes > cap);
+        if depth >= self.spec.capacity_packets || over_bytes {
+            return Enqueued::Full;
+        }
+        let c = &mut cells[cell];
+        let marked = c.flags & ECT != 0
+            && self
+                .spec
+                .ecn_threshold_packets
+                .is_some_and(|k| depth > k);
+        if marked {
+            c.flags |= CE;
+        }
+        self.port.push_data(cells, cell, 0);
+        self.bytes += size_bytes;
+        self.peak_packets = self.peak_packets.max(depth + 1);
+        if marked {
+            Enqueued::Marked
+        } else {
+            Enqueued::Queued
+        }
+    }
+
+    /// If the link is free at `now_ps`, puts the next packet on it; otherwise, if packets wait
+    /// and no wake-up is set for when the link frees, returns that time in `wake`.
+    pub fn send_next(
+        &mut self,
+        now_ps: TimePs,
+        cells: &mut CellArena,
+        wake: &mut Option<TimePs>,
+    ) -> Option<Departure> {
+        let departure = self.port.send_next(
+            now_ps,
+            cells,
+            |c, cells| cells[c].payload_bytes as u64,
+            wake,
+        )?;
+        self.bytes -= cells[departure.cell].payload_bytes as u64;
+        Some(departure)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blocks::cell::Cell;
+
+    fn packet(cells: &mut CellArena, flags: u8) -> CellId {
+        let mut c = Cell::new(0, 1, 1000, true, 0, 0);
+        c.flags = flags;
+        cells.alloc(c)
+    }
+
+    #[test]
+    fn marks_above_k_drops_when_full_and_paces_at_line_rate() {
+        let mut cells = CellArena::new();
+        let spec = QueueSpec {
+            capacity_packets: 4,
+            capacity_bytes: None,
+            ecn_threshold_packets: Some(2),
+        };
+        let mut q = OutputQueue::new(Link::new(8_000_000_000, 0), spec); // 1 byte/ns
+        let got: Vec<Enqueued> = (0..5)
+            .map(|_| {
+                let p = packet(&mut cells, ECT);
+                q.enqueue(&mut cells, p)
+            })
+            .collect();
+        use Enqueued::*;
+        assert_eq!(got, vec![Queued, Queued, Queued, Marked, Full]);
+        let plain = packet(&mut cells, 0);
+        let mut wake = None;
+        let first = q.send_next(0, &mut cells, &mut wake).unwrap();
+        assert_eq!(first.arrive_ps, 1_000_000);
+        assert_eq!(wake, Some(1_000_000));
+        assert_eq!(q.enqueue(&mut cells, plain), Queued, "not ECN-capable: queued unmarked");
+        assert_eq!(cells[plain].flags & CE, 0);
+        assert!(q.send_next(500_000, &mut cells, &mut wake).is_none());
+        assert_eq!(q.packets(), 4);
+        assert_eq!(q.peak_packets, 4);
+    }
+
+    #[test]
+    fn a_byte_bound_drops_what_does_not_fit() {
+        let mut cells = CellArena::new();
+        let spec = QueueSpec {
+            capacity_packets: 100,
+            capacity_bytes: Some(2_500),
+            ecn_threshold_packets: None,
+        };
+        let mut q = OutputQueue::new(Link::new(8_000_000_000, 0), spec);
+        let a = packet(&mut cells, 0);
+        let b = packet(&mut cells, 0);
+        let c = packet(&mut cells, 0);
+        assert_eq!(q.enqueue(&mut cells, a), Enqueued::Queued);
+        assert_eq!(q.enqueue(&mut cells, b), Enqueued::Queued);
+        assert_eq!(q.enqueue(&mut cells, c), Enqueued::Full);
+    }
+}

@@ -1,0 +1,110 @@
+//! An Ethernet switch on the fabric of nodes: event-driven, store-and-forward (a packet is
+//! taken when its last bit arrives), each packet routed on arrival by the fabric's router
+//! (per-flow ECMP, per-packet spraying, ... by `routing.mode`) into the output queue of its
+//! port ([`OutputQueue`]: drop-tail, ECN marking at a threshold).
+
+use super::queue::{Enqueued, OutputQueue};
+use crate::blocks::cell::CellId;
+use crate::blocks::fabric::{Context, Node};
+use crate::blocks::flow_control::FlowSignal;
+use crate::blocks::routing::{LocalView, Router, NO_ROUTE};
+use crate::engine::time::TimePs;
+
+/// What a switch counts.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SwitchCounters {
+    /// Packets sent on its links.
+    pub packets_forwarded: u64,
+    /// Packets dropped at a full output queue.
+    pub packets_dropped: u64,
+    /// Packets marked CE.
+    pub packets_marked: u64,
+}
+
+/// A switch.
+pub struct EthernetSwitch {
+    /// Index among the router's switches.
+    switch: usize,
+    ports: Vec<OutputQueue>,
+    /// What it counted.
+    pub counters: SwitchCounters,
+}
+
+/// What the router may read of a switch: its output queues.
+struct Queues<'a>(&'a [OutputQueue]);
+
+impl LocalView for Queues<'_> {
+    fn backlog_cells(&self, output: usize) -> u32 {
+        self.0[output].packets()
+    }
+}
+
+impl EthernetSwitch {
+    /// Switch `switch` of the router's tables with these output queues, one per port.
+    pub fn new(switch: usize, ports: Vec<OutputQueue>) -> Self {
+        EthernetSwitch {
+            switch,
+            ports,
+            counters: SwitchCounters::default(),
+        }
+    }
+
+    /// Deepest output queue seen, in packets.
+    pub fn peak_packets(&self) -> u32 {
+        self.ports.iter().map(|q| q.peak_packets).max().unwrap_or(0)
+    }
+
+    /// Sends what port `port` may send now, and wakes itself when its link frees.
+    fn kick<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize) {
+        let mut wake = None;
+        if let Some(d) = self.ports[port].send_next(ctx.now_ps, ctx.cells, &mut wake) {
+            self.counters.packets_forwarded += 1;
+            ctx.send_cell(port, d.cell, d.arrive_ps);
+        }
+        if let Some(at_ps) = wake {
+            ctx.set_timer(at_ps, port as u32);
+        }
+    }
+}
+
+impl<R: Router> Node<R> for EthernetSwitch {
+    fn is_slotted(&self) -> bool {
+        false
+    }
+
+    fn is_sink(&self) -> bool {
+        false
+    }
+
+    fn cells_held(&self) -> u64 {
+        self.ports.iter().map(|q| q.packets() as u64).sum()
+    }
+
+    fn cell_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId, _: TimePs) {
+        let view = Queues(&self.ports);
+        let output = ctx
+            .router
+            .route(self.switch, port, &mut ctx.cells[cell], &view);
+        assert_ne!(output, NO_ROUTE, "an Ethernet fabric has every route");
+        match self.ports[output].enqueue(ctx.cells, cell) {
+            Enqueued::Full => {
+                self.counters.packets_dropped += 1;
+                ctx.drop_cell(cell);
+                return;
+            }
+            Enqueued::Marked => self.counters.packets_marked += 1,
+            Enqueued::Queued => {}
+        }
+        self.kick(ctx, output);
+    }
+
+    fn signal_arrives(&mut self, _: &mut Context<'_, R>, _: usize, _: FlowSignal) {}
+
+    fn tick(&mut self, _: &mut Context<'_, R>) -> Option<TimePs> {
+        None
+    }
+
+    fn timer(&mut self, ctx: &mut Context<'_, R>, port: u32) {
+        self.kick(ctx, port as usize);
+    }
+}
