@@ -4,6 +4,7 @@
 
 pub mod cell_fabric;
 pub mod clint;
+pub mod ethernet;
 pub mod rifl;
 pub mod single_switch;
 pub mod stardust;
@@ -120,6 +121,17 @@ pub const DESIGNS: &[DesignEntry] = &[
                 Some(config.run.clone()),
                 config.unused_keys(),
             ))
+        },
+    },
+    DesignEntry {
+        name: "ethernet",
+        description:
+            "push-and-drop Ethernet: TCP NewReno or DCTCP hosts over drop-tail, ECN-marking switches",
+        build: |json| Ok(on_kernel(ethernet::build(json)?)),
+        review: |scenario| {
+            let config = ethernet::EthernetConfig::deserialize(scenario).ok()?;
+            let unused = config.unused_keys();
+            Some(Review::of(&config, Some(config.run.clone()), unused))
         },
     },
     DesignEntry {

@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use super::{invalid, Scenario, ScenarioError, SchedulerName, TopologyName};
+use super::{invalid, Scenario, ScenarioError, SchedulerName, TopologyConfig, TopologyName};
 use super::{ArrivalName, DestinationName, FlowControlKind, Named};
 use crate::blocks::traffic::Arrival;
 
@@ -36,6 +36,20 @@ impl UnusedKeys {
             choice,
             because: because.as_ref().to_string(),
         }));
+    }
+
+    /// Adds the topology keys of every shape but the one `topology` names: the part of the
+    /// review every design with a `topology` section shares.
+    pub fn add_other_shapes(&mut self, topology: &TopologyConfig) {
+        let kind = format!("topology.kind = {:?}", topology.kind.as_str());
+        let own = topology_keys(topology.kind);
+        let others = TopologyName::ALL
+            .iter()
+            .flat_map(|&kind| topology_keys(kind))
+            .filter(|key| !own.contains(key));
+        for key in others {
+            self.add(&[&format!("topology.{key}")], "topology.kind", &kind);
+        }
     }
 
     /// The keys collected.
@@ -189,14 +203,7 @@ impl Scenario {
                 format!("{kind} (its switches' ports follow from the topology's own keys)"),
             );
         }
-        let own = topology_keys(topology.kind);
-        let others = TopologyName::ALL
-            .iter()
-            .flat_map(|&kind| topology_keys(kind))
-            .filter(|key| !own.contains(key));
-        for key in others {
-            unused.add(&[&format!("topology.{key}")], "topology.kind", &kind);
-        }
+        unused.add_other_shapes(topology);
         if let Some(routing) = &self.routing {
             if routing.mode != "spray" {
                 unused.add(

@@ -201,7 +201,10 @@ impl Host {
             self.transmit(ctx, ack);
         } else if let Some(i) = self.next_sender() {
             let flow = &mut self.out[i];
-            let seq = flow.sender.next_segment(now_ps).expect("a sender that can send");
+            let seq = flow
+                .sender
+                .next_segment(now_ps)
+                .expect("a sender that can send");
             let (dst, remote, size_bytes) = (flow.dst, flow.remote, flow.size_bytes);
             let bytes = self.segment_bytes(size_bytes, seq);
             let mut cell = Cell::new(self.index, dst, bytes as u16, true, now_ps, now_ps);
@@ -248,7 +251,14 @@ impl Host {
     }
 
     /// Queues an ACK for flow `i` of `ack`, echoing `ece` and `echo_ps`.
-    fn ack<R: Router>(&mut self, ctx: &mut Context<'_, R>, i: usize, ack: u32, ece: bool, echo_ps: TimePs) {
+    fn ack<R: Router>(
+        &mut self,
+        ctx: &mut Context<'_, R>,
+        i: usize,
+        ack: u32,
+        ece: bool,
+        echo_ps: TimePs,
+    ) {
         let flow = &self.inflows[i];
         let bytes = self.params.ack_bytes;
         let mut cell = Cell::new(self.index, flow.src, bytes, true, ctx.now_ps, echo_ps);
@@ -354,8 +364,11 @@ impl<R: Router> Node<R> for Host {
                 let flow = &mut self.inflows[i];
                 flow.timer_ps = NEVER_PS;
                 if flow.receiver.take_pending() {
-                    let (ack, ece, echo_ps) =
-                        (flow.receiver.rcv_nxt(), flow.receiver.last_ce(), flow.echo_ps);
+                    let (ack, ece, echo_ps) = (
+                        flow.receiver.rcv_nxt(),
+                        flow.receiver.last_ce(),
+                        flow.echo_ps,
+                    );
                     self.ack(ctx, i, ack, ece, echo_ps);
                 }
             }

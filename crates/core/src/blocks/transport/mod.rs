@@ -253,7 +253,11 @@ mod tests {
         assert_eq!(send_all(&mut s, 0), vec![0, 1, 2, 3]);
         assert_eq!(s.rto_deadline_ps, 1_000_000);
         s.on_ack(10, 2, false, 0);
-        assert_eq!(send_all(&mut s, 10), vec![4, 5], "window 6 now, but 6 segments in all");
+        assert_eq!(
+            send_all(&mut s, 10),
+            vec![4, 5],
+            "window 6 now, but 6 segments in all"
+        );
         s.on_ack(20, 6, false, 0);
         assert!(s.done());
         assert_eq!(s.rto_deadline_ps, TIMER_OFF);
@@ -279,7 +283,11 @@ mod tests {
         send_all(&mut s, 0);
         s.on_timeout(1_000_000);
         assert_eq!(s.rto_deadline_ps, 3_000_000);
-        assert_eq!(send_all(&mut s, 1_000_000), vec![0], "one segment of window");
+        assert_eq!(
+            send_all(&mut s, 1_000_000),
+            vec![0],
+            "one segment of window"
+        );
         assert_eq!(s.counters.retransmissions, 1);
     }
 

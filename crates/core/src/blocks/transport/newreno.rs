@@ -132,7 +132,11 @@ mod tests {
         for ack in 7..=14 {
             cc.on_new_ack(ack, 1, 0);
         }
-        assert!((8 * MSS + 900..=9 * MSS).contains(&cc.cwnd_bytes), "{}", cc.cwnd_bytes);
+        assert!(
+            (8 * MSS + 900..=9 * MSS).contains(&cc.cwnd_bytes),
+            "{}",
+            cc.cwnd_bytes
+        );
     }
 
     #[test]
@@ -154,7 +158,11 @@ mod tests {
         // Everything up to the recovery point: full acknowledgment.
         assert_eq!(cc.on_new_ack(10, 6, 0), None);
         assert!(!cc.in_recovery());
-        assert_eq!(cc.cwnd_bytes, 2 * MSS, "min(ssthresh, max(flight, mss) + mss)");
+        assert_eq!(
+            cc.cwnd_bytes,
+            2 * MSS,
+            "min(ssthresh, max(flight, mss) + mss)"
+        );
     }
 
     #[test]
@@ -163,7 +171,11 @@ mod tests {
         cc.on_timeout(10 * MSS, 10);
         assert_eq!((cc.cwnd_bytes, cc.ssthresh_bytes), (MSS, 5 * MSS));
         for _ in 0..3 {
-            assert_eq!(cc.on_dupack(3, 10, 7 * MSS), None, "losses of before the timeout");
+            assert_eq!(
+                cc.on_dupack(3, 10, 7 * MSS),
+                None,
+                "losses of before the timeout"
+            );
         }
     }
 }

@@ -129,9 +129,16 @@ mod tests {
         assert_eq!((dup.ack, dup.ack_now, dup.delivered_from), (1, true, 1));
         r.on_segment(3, false, true);
         let filled = r.on_segment(1, false, true);
-        assert_eq!((filled.delivered_from, filled.ack, filled.ack_now), (1, 4, true));
+        assert_eq!(
+            (filled.delivered_from, filled.ack, filled.ack_now),
+            (1, 4, true)
+        );
         let old = r.on_segment(2, false, true);
-        assert_eq!((old.delivered_from, old.ack), (4, 4), "a duplicate delivers nothing");
+        assert_eq!(
+            (old.delivered_from, old.ack),
+            (4, 4),
+            "a duplicate delivers nothing"
+        );
     }
 
     #[test]
@@ -141,7 +148,11 @@ mod tests {
         assert!(r.on_segment(1, false, true).ack_now);
         assert!(!r.on_segment(2, false, true).ack_now);
         let changed = r.on_segment(3, true, true);
-        assert_eq!(changed.flush_before, Some(3), "segment 2 acknowledged without ECE");
+        assert_eq!(
+            changed.flush_before,
+            Some(3),
+            "segment 2 acknowledged without ECE"
+        );
         assert!(!changed.ack_now);
         assert!(r.take_pending());
         assert!(!r.take_pending());

@@ -1,0 +1,372 @@
+//! The Ethernet baseline's scenario: the validated description of one run. Unknown keys,
+//! wrong types and impossible values are rejected with one [`ScenarioError`] naming the key;
+//! keys the chosen transport, pattern or topology ignore are listed by
+//! [`EthernetConfig::unused_keys`] for the strict review. Defaults are the Stardust paper's
+//! baselines (seed 001 §6.3, `../shared/specs/stardust.md` §3): 10 Gbit/s, 1 µs per link,
+//! 9000-byte packets, 100-packet output queues, ECN at K = 15 packets for DCTCP.
+
+use serde::{Deserialize, Serialize};
+
+use crate::blocks::routing::mode;
+use crate::blocks::topology::Topology;
+use crate::blocks::transport::Transport;
+use crate::designs::stardust::LinkConfig;
+use crate::engine::time::{ps_from_ns, TimePs};
+use crate::scenario::{
+    invalid, RoutingConfig, RunConfig, Scenario, ScenarioError, TopologyConfig, TopologyName,
+    Unused, UnusedKeys, MAX_HOSTS,
+};
+
+/// A whole Ethernet scenario.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct EthernetConfig {
+    /// Always `"ethernet"` (read by [`crate::designs::build`]).
+    pub design: String,
+    /// Run length, warm-up (goodput is measured after it) and seed.
+    #[serde(default)]
+    pub run: RunConfig,
+    /// The switches and how hosts are cabled to them.
+    #[serde(default = "default_topology")]
+    pub topology: TopologyConfig,
+    /// Every cable (a topology file may give a cable its own rate and length).
+    #[serde(default)]
+    pub link: LinkConfig,
+    /// How switches pick among equal-cost next hops (`ecmp`: per flow; `spray`: per packet).
+    #[serde(default = "default_routing")]
+    pub routing: RoutingConfig,
+    /// The switches' output queues.
+    #[serde(default)]
+    pub switch: SwitchConfig,
+    /// The hosts' transport.
+    #[serde(default)]
+    pub host: HostConfig,
+    /// Who sends to whom.
+    #[serde(default)]
+    pub traffic: TrafficConfig,
+}
+
+fn default_topology() -> TopologyConfig {
+    TopologyConfig {
+        kind: TopologyName::FatTree,
+        k: 4,
+        ..TopologyConfig::default()
+    }
+}
+
+fn default_routing() -> RoutingConfig {
+    RoutingConfig {
+        mode: "ecmp".into(),
+        spray_rounds: 4,
+    }
+}
+
+/// Output queues, one per switch port.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SwitchConfig {
+    /// Packets an output queue holds (100 in the paper's DCTCP and MPTCP runs).
+    pub queue_packets: u32,
+    /// Bytes an output queue holds, if bounded in bytes too; absent: packets only.
+    pub queue_bytes: Option<u64>,
+    /// DCTCP: an arriving ECN-capable packet is marked CE when more than this many packets
+    /// are queued (K = 15 in the htsim runs the paper used).
+    pub ecn_threshold_packets: u32,
+}
+
+impl Default for SwitchConfig {
+    fn default() -> Self {
+        SwitchConfig {
+            queue_packets: 100,
+            queue_bytes: None,
+            ecn_threshold_packets: 15,
+        }
+    }
+}
+
+/// The hosts' transport.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HostConfig {
+    /// `tcp` (NewReno) or `dctcp`.
+    pub transport: Transport,
+    /// Bytes of every data packet on the wire (9000 in the paper's baselines); goodput
+    /// counts them whole, as htsim does.
+    pub packet_bytes: u32,
+    /// Bytes of an ACK on the wire (a minimum Ethernet frame).
+    pub ack_bytes: u32,
+    /// Initial congestion window in packets (RFC 6928: 10).
+    pub initial_cwnd_packets: u32,
+    /// Initial slow-start threshold in packets (htsim's permutation runs use 15); absent:
+    /// unbounded (RFC 5681).
+    pub initial_ssthresh_packets: Option<u32>,
+    /// The smallest retransmission timeout, in nanoseconds (RFC 6298 says 1 s, far above a
+    /// datacenter's round trips; 1 ms is a common datacenter setting).
+    pub min_rto_ns: f64,
+    /// The largest (backed-off) retransmission timeout, in nanoseconds.
+    pub max_rto_ns: f64,
+    /// Acknowledge every second segment (RFC 5681 §4.2) instead of each.
+    pub delayed_ack: bool,
+    /// With delayed ACKs: the longest an ACK waits, in nanoseconds.
+    pub delayed_ack_ns: f64,
+    /// DCTCP's estimation gain g (1/16 in the paper).
+    pub dctcp_g: f64,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig {
+            transport: Transport::Tcp,
+            packet_bytes: 9000,
+            ack_bytes: 64,
+            initial_cwnd_packets: 10,
+            initial_ssthresh_packets: None,
+            min_rto_ns: 1_000_000.0,
+            max_rto_ns: 1_000_000_000.0,
+            delayed_ack: false,
+            delayed_ack_ns: 40_000.0,
+            dctcp_g: 1.0 / 16.0,
+        }
+    }
+}
+
+/// Destination patterns.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Pattern {
+    /// Every host sends one flow to one other host and receives one (a random derangement).
+    #[default]
+    Permutation,
+    /// Hosts send one flow each to `traffic.incast_host`, all starting together.
+    Incast,
+}
+
+/// Who sends to whom.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrafficConfig {
+    /// The pattern.
+    pub pattern: Pattern,
+    /// Bytes each flow sends (450 KB in the paper's incast); absent: flows never end.
+    pub flow_bytes: Option<u64>,
+    /// Incast: the receiving host.
+    pub incast_host: u32,
+    /// Incast: how many hosts send (drawn from the run's seed); absent: every other host.
+    pub senders: Option<u32>,
+}
+
+impl Default for TrafficConfig {
+    fn default() -> Self {
+        TrafficConfig {
+            pattern: Pattern::Permutation,
+            flow_bytes: None,
+            incast_host: 0,
+            senders: None,
+        }
+    }
+}
+
+/// Packets carry their size in 16 bits.
+const MAX_PACKET_BYTES: u32 = u16::MAX as u32;
+
+impl EthernetConfig {
+    /// Reads and validates a scenario.
+    pub fn from_json(json: &str) -> Result<EthernetConfig, ScenarioError> {
+        let config: EthernetConfig = crate::scenario::parse(json)?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// The cabling.
+    pub fn topology(&self) -> Result<Topology, ScenarioError> {
+        let scenario = Scenario {
+            topology: self.topology.clone(),
+            ..Scenario::default()
+        };
+        let topology = scenario.topology()?;
+        if topology.endpoints() > MAX_HOSTS {
+            return Err(invalid(
+                "topology",
+                format!("at most {MAX_HOSTS} hosts, got {}", topology.endpoints()),
+            ));
+        }
+        if topology.endpoints() < 2 {
+            return Err(invalid("topology", "expected at least 2 hosts"));
+        }
+        Ok(topology)
+    }
+
+    /// Fabric line rate in bit/s.
+    pub fn rate_bps(&self) -> u64 {
+        (self.link.rate_gbps * 1e9).round() as u64
+    }
+
+    /// A host link's line rate in bit/s.
+    pub fn host_rate_bps(&self) -> u64 {
+        (self.link.host_rate_gbps.unwrap_or(self.link.rate_gbps) * 1e9).round() as u64
+    }
+
+    /// A cable's propagation delay.
+    pub fn propagation_ps(&self) -> TimePs {
+        ps_from_ns(self.link.propagation_ns)
+    }
+
+    /// The keys the chosen transport, pattern, routing and topology leave unused.
+    pub fn unused_keys(&self) -> Vec<Unused> {
+        let mut unused = UnusedKeys::default();
+        unused.add_other_shapes(&self.topology);
+        if self.host.transport == Transport::Tcp {
+            unused.add(
+                &["switch.ecn_threshold_packets", "host.dctcp_g"],
+                "host.transport",
+                "host.transport = \"tcp\" (NewReno is not ECN-capable)",
+            );
+        }
+        if !self.host.delayed_ack {
+            unused.add(
+                &["host.delayed_ack_ns"],
+                "host.delayed_ack",
+                "host.delayed_ack = false (an ACK per segment)",
+            );
+        }
+        if self.traffic.pattern == Pattern::Permutation {
+            unused.add(
+                &["traffic.incast_host", "traffic.senders"],
+                "traffic.pattern",
+                "traffic.pattern = \"permutation\"",
+            );
+        }
+        if self.routing.mode != "spray" {
+            unused.add(
+                &["routing.spray_rounds"],
+                "routing.mode",
+                format!("routing.mode = {:?}", self.routing.mode),
+            );
+        }
+        unused.into_vec()
+    }
+
+    fn validate(&self) -> Result<(), ScenarioError> {
+        self.run.validate()?;
+        let rate_ok = |gbps: f64| gbps.is_finite() && gbps >= 0.001;
+        if !rate_ok(self.link.rate_gbps) {
+            return Err(invalid("link.rate_gbps", "expected at least 0.001 Gbit/s"));
+        }
+        if self.link.host_rate_gbps.is_some_and(|r| !rate_ok(r)) {
+            return Err(invalid(
+                "link.host_rate_gbps",
+                "expected at least 0.001 Gbit/s",
+            ));
+        }
+        if !(self.link.propagation_ns.is_finite() && self.link.propagation_ns >= 0.0) {
+            return Err(invalid(
+                "link.propagation_ns",
+                "expected 0 or more nanoseconds",
+            ));
+        }
+        match mode(&self.routing.mode) {
+            Some(m) if !m.needs_groups => {}
+            _ => {
+                return Err(invalid(
+                    "routing.mode",
+                    format!(
+                        "expected ecmp, spray, deterministic, rr_fixed, random or least_loaded, got {:?}",
+                        self.routing.mode
+                    ),
+                ))
+            }
+        }
+        if self.routing.spray_rounds == 0 {
+            return Err(invalid("routing.spray_rounds", "expected at least 1"));
+        }
+        let s = &self.switch;
+        if s.queue_packets == 0 {
+            return Err(invalid(
+                "switch.queue_packets",
+                "expected at least 1 packet",
+            ));
+        }
+        let h = &self.host;
+        if s.queue_bytes.is_some_and(|b| b < h.packet_bytes as u64) {
+            return Err(invalid(
+                "switch.queue_bytes",
+                format!(
+                    "expected at least one packet (host.packet_bytes = {})",
+                    h.packet_bytes
+                ),
+            ));
+        }
+        if h.transport == Transport::Dctcp && s.ecn_threshold_packets >= s.queue_packets {
+            return Err(invalid(
+                "switch.ecn_threshold_packets",
+                format!(
+                    "expected fewer packets than switch.queue_packets ({}): a full queue drops before it marks",
+                    s.queue_packets
+                ),
+            ));
+        }
+        if !(1..=MAX_PACKET_BYTES).contains(&h.packet_bytes) {
+            return Err(invalid(
+                "host.packet_bytes",
+                format!("expected 1 to {MAX_PACKET_BYTES} bytes"),
+            ));
+        }
+        if !(1..=MAX_PACKET_BYTES).contains(&h.ack_bytes) {
+            return Err(invalid(
+                "host.ack_bytes",
+                format!("expected 1 to {MAX_PACKET_BYTES} bytes"),
+            ));
+        }
+        if h.initial_cwnd_packets == 0 {
+            return Err(invalid(
+                "host.initial_cwnd_packets",
+                "expected at least 1 packet",
+            ));
+        }
+        if h.initial_ssthresh_packets.is_some_and(|p| p < 2) {
+            return Err(invalid(
+                "host.initial_ssthresh_packets",
+                "expected at least 2 packets (RFC 5681's smallest ssthresh)",
+            ));
+        }
+        let positive_ns = |ns: f64| ns.is_finite() && ps_from_ns(ns) > 0;
+        if !positive_ns(h.min_rto_ns) {
+            return Err(invalid(
+                "host.min_rto_ns",
+                "expected a positive number of nanoseconds",
+            ));
+        }
+        if !(positive_ns(h.max_rto_ns) && h.max_rto_ns >= h.min_rto_ns) {
+            return Err(invalid(
+                "host.max_rto_ns",
+                format!("expected at least host.min_rto_ns ({} ns)", h.min_rto_ns),
+            ));
+        }
+        if !positive_ns(h.delayed_ack_ns) {
+            return Err(invalid(
+                "host.delayed_ack_ns",
+                "expected a positive number of nanoseconds",
+            ));
+        }
+        if !(h.dctcp_g.is_finite() && h.dctcp_g > 0.0 && h.dctcp_g <= 1.0) {
+            return Err(invalid("host.dctcp_g", "expected above 0, at most 1"));
+        }
+        let t = &self.traffic;
+        if t.flow_bytes == Some(0) {
+            return Err(invalid("traffic.flow_bytes", "expected at least 1 byte"));
+        }
+        let mss = h.packet_bytes as u64;
+        if t.flow_bytes
+            .is_some_and(|b| b.div_ceil(mss) >= u32::MAX as u64)
+        {
+            return Err(invalid(
+                "traffic.flow_bytes",
+                "expected fewer than 2^32 packets (absent: an unending flow)",
+            ));
+        }
+        if t.senders == Some(0) {
+            return Err(invalid("traffic.senders", "expected at least 1"));
+        }
+        Ok(())
+    }
+}

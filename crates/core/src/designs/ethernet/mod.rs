@@ -1,0 +1,321 @@
+//! The Ethernet baseline ("push and drop", Stardust §6.3 and Fig. 10): hosts running TCP
+//! NewReno or DCTCP over store-and-forward switches with drop-tail output queues and ECN
+//! marking, on any of the shared topologies, routed per flow (ECMP) or per packet (spraying)
+//! by the shared router. Every switch of the topology becomes an [`EthernetSwitch`] (nodes
+//! `0..switches`), every host a [`Host`] (the nodes after them), all event-driven on the shared
+//! [`Fabric`].
+
+mod config;
+mod report;
+
+use crate::blocks::cell::CellId;
+use crate::blocks::ethernet::host::{Host, HostParams};
+use crate::blocks::ethernet::queue::{OutputQueue, QueueSpec};
+use crate::blocks::ethernet::switch::EthernetSwitch;
+use crate::blocks::fabric::{Context, Fabric, Node, Wiring};
+use crate::blocks::flow_control::FlowSignal;
+use crate::blocks::link::Link;
+use crate::blocks::routing::{mode, FabricRouter, RouteTable, Router};
+use crate::blocks::topology::Attachment;
+use crate::blocks::transport::{SenderParams, Transport};
+use crate::blocks::workload::{derangement, incast_senders};
+use crate::designs::stardust::pattern_rng;
+use crate::engine::kernel::{Clock, Model};
+use crate::engine::queue::CalendarQueue;
+use crate::engine::time::{ps_from_ns, serialization_ps, TimePs};
+use crate::run::{Design, Report, RunError};
+use crate::scenario::{invalid, ScenarioError};
+pub use config::EthernetConfig;
+use config::Pattern;
+pub use report::{EthernetSummary, EthernetTables};
+
+/// The node kinds of an Ethernet fabric.
+pub enum EthernetNode {
+    /// A switch.
+    Switch(EthernetSwitch),
+    /// A host.
+    Host(Host),
+}
+
+impl<R: Router> Node<R> for EthernetNode {
+    fn is_slotted(&self) -> bool {
+        false
+    }
+
+    fn is_sink(&self) -> bool {
+        false
+    }
+
+    fn cells_held(&self) -> u64 {
+        match self {
+            EthernetNode::Switch(s) => Node::<R>::cells_held(s),
+            EthernetNode::Host(h) => Node::<R>::cells_held(h),
+        }
+    }
+
+    fn cell_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId, at_ps: TimePs) {
+        match self {
+            EthernetNode::Switch(s) => s.cell_arrives(ctx, port, cell, at_ps),
+            EthernetNode::Host(h) => h.cell_arrives(ctx, port, cell, at_ps),
+        }
+    }
+
+    fn signal_arrives(&mut self, _: &mut Context<'_, R>, _: usize, _: FlowSignal) {}
+
+    fn tick(&mut self, _: &mut Context<'_, R>) -> Option<TimePs> {
+        None
+    }
+
+    fn timer(&mut self, ctx: &mut Context<'_, R>, tag: u32) {
+        match self {
+            EthernetNode::Switch(s) => s.timer(ctx, tag),
+            EthernetNode::Host(h) => h.timer(ctx, tag),
+        }
+    }
+}
+
+/// One flow: (sending host, receiving host).
+#[derive(Clone, Copy, Debug)]
+struct FlowEnds {
+    src: u16,
+    dst: u16,
+    /// Its index among the sending host's flows.
+    at_src: u32,
+    /// Its index among the receiving host's flows.
+    at_dst: u32,
+}
+
+/// An Ethernet run: switches are nodes `0..switches`, host `h` is node `switches + h`.
+pub struct Ethernet {
+    fabric: Fabric<EthernetNode, FabricRouter>,
+    config: EthernetConfig,
+    switches: usize,
+    flows: Vec<FlowEnds>,
+    host_rate_bps: Vec<u64>,
+    /// How long nothing may move while packets are held before the run is stuck.
+    stall_ps: TimePs,
+}
+
+/// Builds the Ethernet run a scenario (JSON text) describes.
+pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
+    let config = EthernetConfig::from_json(json)?;
+    let topology = config.topology()?;
+    let table = RouteTable::new(&topology).map_err(|e| invalid("topology", e.to_string()))?;
+    let switches = topology.switches();
+    let hosts = topology.endpoints();
+    let pairs = flows(&config, hosts)?;
+    // The link each way over the cable on switch port (s, p): a host's at the host rate.
+    let cable_link = |s: usize, p: usize| {
+        let cable = topology.cable(s, p);
+        let default_bps = match topology.peer(s, p) {
+            Some(Attachment::Endpoint(_)) => config.host_rate_bps(),
+            _ => config.rate_bps(),
+        };
+        Link::new(
+            cable.rate_bps.unwrap_or(default_bps),
+            cable.propagation_ps.unwrap_or(config.propagation_ps()),
+        )
+    };
+    let dctcp = config.host.transport == Transport::Dctcp;
+    let spec = QueueSpec {
+        capacity_packets: config.switch.queue_packets,
+        capacity_bytes: config.switch.queue_bytes,
+        ecn_threshold_packets: dctcp.then_some(config.switch.ecn_threshold_packets),
+    };
+    let mut peers = Vec::with_capacity(switches + hosts);
+    let mut delays_ps = Vec::with_capacity(switches + hosts);
+    let mut nodes = Vec::with_capacity(switches + hosts);
+    for s in 0..switches {
+        let ports = topology.switch_ports(s);
+        peers.push(
+            (0..ports)
+                .map(|p| match topology.peer(s, p) {
+                    Some(Attachment::SwitchPort { switch, port }) => (switch as u32, port as u16),
+                    Some(Attachment::Endpoint(h)) => ((switches + h) as u32, 0),
+                    None => (s as u32, p as u16), // an unused port: routing never picks it
+                })
+                .collect(),
+        );
+        delays_ps.push(
+            (0..ports)
+                .map(|p| cable_link(s, p).propagation_ps)
+                .collect(),
+        );
+        let queues = (0..ports)
+            .map(|p| OutputQueue::new(cable_link(s, p), spec))
+            .collect();
+        nodes.push(EthernetNode::Switch(EthernetSwitch::new(s, queues)));
+    }
+    let h = &config.host;
+    let params = HostParams {
+        sender: SenderParams {
+            mss_bytes: h.packet_bytes as u64,
+            initial_cwnd_packets: h.initial_cwnd_packets,
+            initial_ssthresh_packets: h.initial_ssthresh_packets,
+            min_rto_ps: ps_from_ns(h.min_rto_ns),
+            max_rto_ps: ps_from_ns(h.max_rto_ns),
+            dctcp_g: dctcp.then_some(h.dctcp_g),
+        },
+        ack_bytes: h.ack_bytes as u16,
+        ecn_capable: dctcp,
+        delayed_ack_ps: h.delayed_ack.then(|| ps_from_ns(h.delayed_ack_ns)),
+        measure_from_ps: config.run.warmup_ps(),
+    };
+    let mut host_nodes = Vec::with_capacity(hosts);
+    let mut host_rate_bps = Vec::with_capacity(hosts);
+    for host in 0..hosts {
+        let (s, p) = topology.endpoint_port(host).expect("hosts are cabled");
+        let link = cable_link(s, p);
+        peers.push(vec![(s as u32, p as u16)]);
+        delays_ps.push(vec![link.propagation_ps]);
+        host_rate_bps.push(link.rate_bps);
+        host_nodes.push(Host::new(host as u16, link, params));
+    }
+    let mut flows = Vec::with_capacity(pairs.len());
+    for (src, dst) in pairs {
+        let size = config.traffic.flow_bytes;
+        let at_dst = host_nodes[dst].inflows.len() as u32;
+        let at_src = host_nodes[src].add_out(dst as u16, at_dst, size);
+        host_nodes[dst].add_in(src as u16, at_src, size);
+        flows.push(FlowEnds {
+            src: src as u16,
+            dst: dst as u16,
+            at_src,
+            at_dst,
+        });
+    }
+    nodes.extend(host_nodes.into_iter().map(EthernetNode::Host));
+    let packet_ps = serialization_ps(h.packet_bytes as u64, config.rate_bps());
+    let longest_cable_ps = topology
+        .switch_port_list()
+        .map(|(s, p)| cable_link(s, p).propagation_ps)
+        .max()
+        .unwrap_or(0);
+    let wiring = Wiring {
+        peers,
+        delays_ps,
+        slotted: vec![false; switches + hosts],
+        sink: vec![false; switches + hosts],
+        end_ps: config.run.end_ps(),
+        router_index: (0..switches + hosts)
+            .map(|n| (n < switches).then_some(n))
+            .collect(),
+        slot_ps: packet_ps,
+        per_voq: false,
+        layer1: Vec::new(),
+    };
+    let mode = mode(&config.routing.mode).expect("validated");
+    let router = FabricRouter::new(table, mode, config.run.seed, config.routing.spray_rounds);
+    let mut fabric = Fabric::new(nodes, router, wiring, config.run.warmup_ps());
+    let ack_ps = serialization_ps(h.ack_bytes as u64, config.rate_bps()).max(1);
+    fabric.set_calendar(ack_ps, 4 * (packet_ps + longest_cable_ps));
+    for host in 0..hosts {
+        fabric.start(switches + host, |node, ctx| {
+            if let EthernetNode::Host(h) = node {
+                h.start(ctx);
+            }
+        });
+    }
+    let stall_ps = 1_000 * packet_ps + 2 * ps_from_ns(h.max_rto_ns);
+    Ok(Ethernet {
+        fabric,
+        config,
+        switches,
+        flows,
+        host_rate_bps,
+        stall_ps,
+    })
+}
+
+/// The flows the traffic section describes: (sending host, receiving host).
+fn flows(config: &EthernetConfig, hosts: usize) -> Result<Vec<(usize, usize)>, ScenarioError> {
+    let t = &config.traffic;
+    let mut rng = pattern_rng(config.run.seed);
+    match t.pattern {
+        Pattern::Permutation => {
+            let to = derangement(hosts, &mut rng);
+            Ok((0..hosts).map(|h| (h, to[h])).collect())
+        }
+        Pattern::Incast => {
+            let dst = t.incast_host as usize;
+            if dst >= hosts {
+                return Err(invalid(
+                    "traffic.incast_host",
+                    format!("expected a host below {hosts}, got {dst}"),
+                ));
+            }
+            if let Some(n) = t.senders {
+                if n as usize > hosts - 1 {
+                    return Err(invalid(
+                        "traffic.senders",
+                        format!("expected 1 to {} (the other hosts)", hosts - 1),
+                    ));
+                }
+            }
+            let n = t.senders.map(|n| n as usize);
+            let senders = incast_senders(hosts, dst, n, &mut rng);
+            Ok(senders.into_iter().map(|s| (s, dst)).collect())
+        }
+    }
+}
+
+impl Ethernet {
+    fn hosts(&self) -> impl Iterator<Item = &Host> {
+        self.fabric.nodes()[self.switches..]
+            .iter()
+            .filter_map(|n| match n {
+                EthernetNode::Host(h) => Some(h),
+                EthernetNode::Switch(_) => None,
+            })
+    }
+
+    fn switch_nodes(&self) -> impl Iterator<Item = &EthernetSwitch> {
+        self.fabric.nodes()[..self.switches]
+            .iter()
+            .filter_map(|n| match n {
+                EthernetNode::Switch(s) => Some(s),
+                EthernetNode::Host(_) => None,
+            })
+    }
+}
+
+impl Model for Ethernet {
+    type Event = crate::blocks::fabric::Event;
+
+    fn queue(&mut self) -> &mut CalendarQueue<Self::Event> {
+        self.fabric.queue()
+    }
+
+    fn handle(&mut self, now_ps: TimePs, event: Self::Event) {
+        self.fabric.dispatch(now_ps, event);
+    }
+
+    fn progress(&self) -> u64 {
+        self.fabric.metrics().moves
+    }
+
+    fn in_flight(&self) -> u64 {
+        self.fabric.cells_live()
+    }
+
+    /// A thousand packet times plus two of the longest retransmission timeouts.
+    fn stall_ps(&self) -> TimePs {
+        self.stall_ps
+    }
+
+    fn stall_report(&self) -> String {
+        format!("{} packets in flight, none moved", self.fabric.cells_live())
+    }
+}
+
+impl Design for Ethernet {
+    fn end_ps(&self) -> TimePs {
+        self.config.run.end_ps()
+    }
+
+    fn report(self, clock: Clock) -> Result<Report, RunError> {
+        let (summary, tables) = self.finish(&clock)?;
+        let perf = clock.perf(Some(("packet-hops", summary.packet_hops)));
+        Ok(Report::new(&summary, &tables, perf))
+    }
+}

@@ -1,0 +1,179 @@
+//! What an Ethernet run reports, and the account it settles first: every packet (data and
+//! ACK) the hosts sent was delivered to a host, dropped at a full queue or is still held,
+//! each term counted where the packets are.
+
+use serde::Serialize;
+
+use super::Ethernet;
+use crate::engine::kernel::Clock;
+use crate::engine::stats::{Completion, Spread};
+use crate::engine::time::TimePs;
+use crate::run::{Ledger, RunError};
+
+/// Headline numbers of an Ethernet run.
+#[derive(Clone, Debug, Serialize)]
+pub struct EthernetSummary {
+    /// Always `ethernet`.
+    pub design: &'static str,
+    /// `tcp` or `dctcp`.
+    pub transport: &'static str,
+    /// Routing mode.
+    pub routing: String,
+    /// Seed of the run.
+    pub seed: u64,
+    /// Hosts.
+    pub hosts: u32,
+    /// Switches.
+    pub switches: u32,
+    /// Flows.
+    pub flows: u32,
+    /// Mean per-flow goodput over the measurement window (warm-up to end) as a fraction of
+    /// the receiving host's line rate (the same field as Stardust's).
+    pub goodput: f64,
+    /// Goodput per flow over the window, in Gbit/s.
+    pub flow_goodput_gbps: Spread,
+    /// Jain's fairness index over the flows' goodputs (1: all equal).
+    pub flow_fairness: f64,
+    /// Finite flows whose last byte arrived.
+    pub flows_completed: u64,
+    /// Their completion times from the start of the run, in µs.
+    pub fct_us: Completion,
+    /// Packets hosts put on their links: data segments and ACKs.
+    pub packets_sent: u64,
+    /// Packets that reached their host.
+    pub packets_delivered: u64,
+    /// Packets dropped at full switch queues.
+    pub packets_dropped: u64,
+    /// Packets in queues, on wires and at NICs at the end.
+    pub packets_in_flight: u64,
+    /// Data segments sent, retransmissions included.
+    pub segments_sent: u64,
+    /// Retransmitted segments.
+    pub retransmissions: u64,
+    /// Entries into fast recovery.
+    pub fast_retransmits: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Packets switches marked CE.
+    pub packets_marked: u64,
+    /// DCTCP window cuts on ECN-Echo.
+    pub ecn_cuts: u64,
+    /// Deepest switch output queue seen, in packets.
+    pub queue_peak_packets: u32,
+    /// Simulated time.
+    pub sim_time_ps: TimePs,
+    /// Warm-up excluded from goodput.
+    pub warmup_ps: TimePs,
+    /// Events processed.
+    pub events: u64,
+    /// Packets switches sent on their links.
+    pub packet_hops: u64,
+}
+
+/// Tables of an Ethernet run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct EthernetTables {
+    /// Every flow.
+    pub flows: FlowTable,
+}
+
+/// Every flow: its ends, goodput over the window, completion, and its sender's counts.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FlowTable {
+    /// Sending host.
+    pub src: Vec<u32>,
+    /// Receiving host.
+    pub dst: Vec<u32>,
+    /// Goodput over the window.
+    pub goodput_gbps: Vec<f64>,
+    /// Completion time of a finite flow that completed, in µs.
+    pub fct_us: Vec<Option<f64>>,
+    /// Retransmitted segments.
+    pub retransmissions: Vec<u64>,
+    /// Retransmission timeouts.
+    pub timeouts: Vec<u64>,
+}
+
+impl Ethernet {
+    /// Settles the packet account and computes the summary and tables.
+    pub(super) fn finish(
+        &self,
+        clock: &Clock,
+    ) -> Result<(EthernetSummary, EthernetTables), RunError> {
+        self.fabric.check_released_once()?;
+        let hosts: Vec<_> = self.hosts().collect();
+        let switches: Vec<_> = self.switch_nodes().collect();
+        let packets = Ledger {
+            injected: hosts.iter().map(|h| h.counters.packets_sent).sum(),
+            delivered: hosts.iter().map(|h| h.counters.packets_received).sum(),
+            dropped: switches.iter().map(|s| s.counters.packets_dropped).sum(),
+            in_flight: self.fabric.cells_held(),
+        };
+        if packets.in_flight != self.fabric.cells_live() {
+            return Err(RunError::Unaccounted {
+                held: packets.in_flight,
+                allocated: self.fabric.cells_live(),
+            });
+        }
+        packets.check(false)?;
+
+        let window_s = (self.config.run.end_ps() - self.config.run.warmup_ps()) as f64 * 1e-12;
+        let mut table = FlowTable::default();
+        let mut fractions = Vec::with_capacity(self.flows.len());
+        let mut fcts = Vec::new();
+        for f in &self.flows {
+            let receiver = &hosts[f.dst as usize].inflows[f.at_dst as usize];
+            let sender = &hosts[f.src as usize].out[f.at_src as usize].sender;
+            let gbps = receiver.bytes_measured as f64 * 8.0 / window_s / 1e9;
+            fractions.push(gbps * 1e9 / self.host_rate_bps[f.dst as usize] as f64);
+            let fct_us = receiver.done_ps.map(|ps| ps as f64 / 1e6);
+            fcts.extend(fct_us);
+            table.src.push(f.src as u32);
+            table.dst.push(f.dst as u32);
+            table.goodput_gbps.push(gbps);
+            table.fct_us.push(fct_us);
+            table.retransmissions.push(sender.counters.retransmissions);
+            table.timeouts.push(sender.counters.timeouts);
+        }
+        let goodput = fractions.iter().sum::<f64>() / fractions.len().max(1) as f64;
+        let fairness = crate::engine::stats::Fairness::of(&table.goodput_gbps)
+            .jain_index
+            .unwrap_or(0.0);
+        let senders = hosts
+            .iter()
+            .flat_map(|h| h.out.iter().map(|f| &f.sender.counters));
+        let sum = |pick: fn(&crate::blocks::transport::SenderCounters) -> u64| -> u64 {
+            senders.clone().map(pick).sum()
+        };
+        let summary = EthernetSummary {
+            design: "ethernet",
+            transport: self.config.host.transport.entry().0,
+            routing: self.config.routing.mode.clone(),
+            seed: self.config.run.seed,
+            hosts: hosts.len() as u32,
+            switches: switches.len() as u32,
+            flows: self.flows.len() as u32,
+            goodput,
+            flow_goodput_gbps: Spread::of(table.goodput_gbps.clone()),
+            flow_fairness: fairness,
+            flows_completed: fcts.len() as u64,
+            fct_us: Completion::of(&fcts),
+            packets_sent: packets.injected,
+            packets_delivered: packets.delivered,
+            packets_dropped: packets.dropped,
+            packets_in_flight: packets.in_flight,
+            segments_sent: sum(|c| c.segments_sent),
+            retransmissions: sum(|c| c.retransmissions),
+            fast_retransmits: sum(|c| c.fast_retransmits),
+            timeouts: sum(|c| c.timeouts),
+            packets_marked: switches.iter().map(|s| s.counters.packets_marked).sum(),
+            ecn_cuts: sum(|c| c.ecn_cuts),
+            queue_peak_packets: switches.iter().map(|s| s.peak_packets()).max().unwrap_or(0),
+            sim_time_ps: clock.now_ps,
+            warmup_ps: self.config.run.warmup_ps(),
+            events: clock.events,
+            packet_hops: switches.iter().map(|s| s.counters.packets_forwarded).sum(),
+        };
+        Ok((summary, EthernetTables { flows: table }))
+    }
+}
