@@ -44,3 +44,104 @@ fn long_flows_fill_a_shared_bottleneck() {
         assert!(goodput > 0.9, "{transport}: bottleneck {goodput}");
     }
 }
+
+/// A permutation on a k = 4 fat-tree with `extra` JSON members.
+fn permutation(seed: u64, transport: &str, extra: &str) -> String {
+    format!(
+        r#"{{"design": "ethernet", "run": {{"seed": {seed}, "duration_ns": 4000000, "warmup_ns": 2000000}},
+            "topology": {{"kind": "fat_tree", "k": 4}},
+            "host": {{"transport": "{transport}", "initial_ssthresh_packets": 15}} {extra}}}"#
+    )
+}
+
+#[test]
+fn the_same_seed_gives_the_same_summary_and_another_seed_another() {
+    let json = permutation(5, "dctcp", "");
+    let (a, b) = (run(&json), run(&json));
+    assert_eq!(a.summary, b.summary);
+    assert_eq!(a.tables, b.tables);
+    let other = run(&permutation(6, "dctcp", ""));
+    assert_ne!(a.tables["flows"]["dst"], other.tables["flows"]["dst"]);
+}
+
+/// DCTCP holds the bottleneck queue near K without loss where NewReno fills it and drops.
+#[test]
+fn dctcp_keeps_the_queue_near_k_and_newreno_fills_it() {
+    let dctcp = run(&incast("dctcp", 8, 20_000_000, ""));
+    let tcp = run(&incast("tcp", 8, 20_000_000, ""));
+    assert_eq!(u(&dctcp, "packets_dropped"), 0);
+    assert!(u(&dctcp, "packets_marked") > 0 && u(&dctcp, "ecn_cuts") > 0);
+    let queue = &dctcp.summary["bottleneck_queue_packets"];
+    let (mean, max) = (queue["mean"].as_f64().unwrap(), queue["max"].as_u64().unwrap());
+    // K = 15 and N = 8: the DCTCP paper's Q_max = K + N = 23 (§3.3).
+    assert!((10.0..=23.0).contains(&mean) && max <= 30, "DCTCP queue {queue}");
+    assert_eq!(u(&tcp, "queue_peak_packets"), 100, "NewReno fills the queue");
+    assert!(u(&tcp, "packets_dropped") > 0 && u(&tcp, "packets_marked") == 0);
+    assert!(f(&dctcp, "flow_fairness") > 0.95, "{}", dctcp.summary);
+}
+
+/// Finite flows of an incast all complete; the last no sooner than the bytes take at line rate.
+#[test]
+fn an_incast_of_finite_flows_completes() {
+    let report = run(
+        r#"{"design": "ethernet", "run": {"seed": 3, "duration_ns": 20000000, "warmup_ns": 0},
+            "topology": {"kind": "fat_tree", "k": 4}, "host": {"transport": "dctcp"},
+            "traffic": {"pattern": "incast", "senders": 15, "flow_bytes": 450000}}"#,
+    );
+    assert_eq!(u(&report, "flows_completed"), 15);
+    let last_us = report.summary["fct_us"]["last"].as_f64().unwrap();
+    let line_rate_us = 15.0 * 450_000.0 * 8.0 / 10e9 * 1e6;
+    assert!(last_us > line_rate_us && last_us < 1.3 * line_rate_us, "{last_us} vs {line_rate_us}");
+}
+
+/// Per-flow ECMP collides flows on a fat-tree; per-packet spraying spreads them.
+#[test]
+fn spraying_beats_ecmp_collisions_on_a_permutation() {
+    let ecmp = run(&permutation(1, "dctcp", ""));
+    let spray = run(&permutation(1, "dctcp", r#", "routing": {"mode": "spray"}"#));
+    let (e, s) = (f(&ecmp, "goodput"), f(&spray, "goodput"));
+    assert!(s > e, "spray {s} vs ecmp {e}");
+    assert!(u(&ecmp, "packets_created") == u(&ecmp, "packets_delivered") + u(&ecmp, "packets_dropped") + u(&ecmp, "packets_in_flight"));
+}
+
+#[test]
+fn bad_input_names_its_key() {
+    let cases = [
+        (r#""switch": {"ecn_threshold_packets": 100}, "host": {"transport": "dctcp"}"#, "switch.ecn_threshold_packets"),
+        (r#""switch": {"queue_packets": 0}"#, "switch.queue_packets"),
+        (r#""host": {"transport": "ndp"}"#, "host.transport"),
+        (r#""host": {"min_rto_ns": 0}"#, "host.min_rto_ns"),
+        (r#""host": {"packet_bytes": 70000}"#, "host.packet_bytes"),
+        (r#""traffic": {"pattern": "incast", "incast_host": 99}"#, "traffic.incast_host"),
+        (r#""traffic": {"pattern": "incast", "senders": 16}"#, "traffic.senders"),
+        (r#""routing": {"mode": "valiant"}"#, "routing.mode"),
+        (r#""switch": {"queue_bytes": 100}"#, "switch.queue_bytes"),
+    ];
+    for (members, key) in cases {
+        let json = format!(r#"{{"design": "ethernet", {members}}}"#);
+        let error = cellfabric_core::build(&json).err().expect("rejected");
+        assert_eq!(error.key, key, "{members}: {error}");
+    }
+}
+
+#[test]
+fn keys_the_transport_or_pattern_ignore_are_refused() {
+    let cases = [
+        (r#""switch": {"ecn_threshold_packets": 20}"#, "switch.ecn_threshold_packets"),
+        (r#""host": {"dctcp_g": 0.1}"#, "host.dctcp_g"),
+        (r#""host": {"delayed_ack_ns": 1000}"#, "host.delayed_ack_ns"),
+        (r#""traffic": {"senders": 3}"#, "traffic.senders"),
+        (r#""topology": {"kind": "fat_tree", "leaves": 3}"#, "topology.leaves"),
+        (r#""routing": {"mode": "ecmp", "spray_rounds": 2}"#, "routing.spray_rounds"),
+    ];
+    for (members, key) in cases {
+        let json = format!(r#"{{"design": "ethernet", {members}}}"#);
+        let error = cellfabric_core::designs::build_with_overrides(&json, &[])
+            .err()
+            .expect("rejected");
+        assert_eq!(error.key, key, "{members}: {error}");
+    }
+    let used = r#"{"design": "ethernet", "switch": {"ecn_threshold_packets": 20},
+        "host": {"transport": "dctcp", "dctcp_g": 0.1, "delayed_ack": true, "delayed_ack_ns": 1000}}"#;
+    assert!(cellfabric_core::designs::build_with_overrides(used, &[]).is_ok());
+}

@@ -76,8 +76,8 @@ pub struct InFlow {
 /// What a host counts.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct HostCounters {
-    /// Packets put on its link: data segments and ACKs.
-    pub packets_sent: u64,
+    /// Packets it created: data segments and ACKs (an ACK waits at the NIC once created).
+    pub packets_created: u64,
     /// ACKs among them.
     pub acks_sent: u64,
     /// Packets that reached it.
@@ -86,6 +86,8 @@ pub struct HostCounters {
     pub segments_received: u64,
     /// Of them, segments carrying CE.
     pub segments_marked: u64,
+    /// DCTCP window cuts of its senders in the measurement window.
+    pub ecn_cuts_measured: u64,
 }
 
 /// A host.
@@ -172,12 +174,12 @@ impl Host {
     fn transmit<R: Router>(&mut self, ctx: &mut Context<'_, R>, id: CellId) {
         let size_bytes = ctx.cells[id].payload_bytes as u64;
         let arrive_ps = self.link.transmit(ctx.now_ps, size_bytes);
-        self.counters.packets_sent += 1;
         ctx.send_cell(0, id, arrive_ps);
     }
 
     /// A fresh packet from this host, routed.
-    fn packet<R: Router>(&self, ctx: &mut Context<'_, R>, mut cell: Cell) -> CellId {
+    fn packet<R: Router>(&mut self, ctx: &mut Context<'_, R>, mut cell: Cell) -> CellId {
+        self.counters.packets_created += 1;
         let (cells, mut routes) = ctx.routes();
         routes.write(0, &mut cell);
         cells.alloc(cell)
@@ -331,7 +333,11 @@ impl<R: Router> Node<R> for Host {
             let i = cell.packet as usize;
             let ece = cell.flags & ECE != 0;
             let sender = &mut self.out[i].sender;
+            let cuts = sender.counters.ecn_cuts;
             sender.on_ack(ctx.now_ps, cell.seq, ece, cell.packet_inject_ps);
+            if ctx.now_ps >= self.params.measure_from_ps {
+                self.counters.ecn_cuts_measured += sender.counters.ecn_cuts - cuts;
+            }
             self.arm_rto(ctx, i);
         } else {
             self.segment(ctx, &cell);

@@ -31,6 +31,41 @@ pub enum Enqueued {
     Full,
 }
 
+/// The queue depth packets found on arrival during the measurement window (dropped ones
+/// included): DCTCP's analysis predicts its range for N long flows (§3.3).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ArrivalDepths {
+    /// Packets that arrived.
+    pub arrivals: u64,
+    /// Their bytes.
+    pub bytes: u64,
+    /// Sum of the depths they found (for the mean).
+    pub depth_sum: u64,
+    /// Shallowest depth found.
+    pub min_packets: u32,
+    /// Deepest.
+    pub max_packets: u32,
+}
+
+impl Default for ArrivalDepths {
+    fn default() -> Self {
+        ArrivalDepths {
+            arrivals: 0,
+            bytes: 0,
+            depth_sum: 0,
+            min_packets: u32::MAX,
+            max_packets: 0,
+        }
+    }
+}
+
+impl ArrivalDepths {
+    /// Mean depth found on arrival.
+    pub fn mean_packets(&self) -> f64 {
+        self.depth_sum as f64 / self.arrivals.max(1) as f64
+    }
+}
+
 /// One port's output queue and link.
 pub struct OutputQueue {
     port: PriorityPort,
@@ -38,16 +73,22 @@ pub struct OutputQueue {
     bytes: u64,
     /// Deepest the queue has been, in packets.
     pub peak_packets: u32,
+    /// Arrivals from this time on are measured.
+    measure_from_ps: TimePs,
+    /// What arrivals found in the measurement window.
+    pub measured: ArrivalDepths,
 }
 
 impl OutputQueue {
-    /// An empty queue on `link`.
-    pub fn new(link: Link, spec: QueueSpec) -> Self {
+    /// An empty queue on `link`, measuring what arrivals find from `measure_from_ps` on.
+    pub fn new(link: Link, spec: QueueSpec, measure_from_ps: TimePs) -> Self {
         OutputQueue {
             port: PriorityPort::new(link, 1),
             spec,
             bytes: 0,
             peak_packets: 0,
+            measure_from_ps,
+            measured: ArrivalDepths::default(),
         }
     }
 
@@ -56,10 +97,18 @@ impl OutputQueue {
         self.port.data_cells()
     }
 
-    /// Offers `cell` (its `payload_bytes` are its frame) to the queue.
-    pub fn enqueue(&mut self, cells: &mut CellArena, cell: CellId) -> Enqueued {
+    /// Offers `cell` (its `payload_bytes` are its frame) to the queue at `now_ps`.
+    pub fn enqueue(&mut self, cells: &mut CellArena, cell: CellId, now_ps: TimePs) -> Enqueued {
         let depth = self.port.data_cells();
         let size_bytes = cells[cell].payload_bytes as u64;
+        if now_ps >= self.measure_from_ps {
+            let m = &mut self.measured;
+            m.arrivals += 1;
+            m.bytes += size_bytes;
+            m.depth_sum += depth as u64;
+            m.min_packets = m.min_packets.min(depth);
+            m.max_packets = m.max_packets.max(depth);
+        }
         let over_bytes = self
             .spec
             .capacity_bytes
@@ -68,8 +117,11 @@ impl OutputQueue {
             return Enqueued::Full;
         }
         let c = &mut cells[cell];
-        let marked =
-            c.flags & ECT != 0 && self.spec.ecn_threshold_packets.is_some_and(|k| depth > k);
+        let marked = c.flags & ECT != 0
+            && self
+                .spec
+                .ecn_threshold_packets
+                .is_some_and(|k| depth > k);
         if marked {
             c.flags |= CE;
         }
@@ -121,11 +173,11 @@ mod tests {
             capacity_bytes: None,
             ecn_threshold_packets: Some(2),
         };
-        let mut q = OutputQueue::new(Link::new(8_000_000_000, 0), spec); // 1 byte/ns
+        let mut q = OutputQueue::new(Link::new(8_000_000_000, 0), spec, 0); // 1 byte/ns
         let got: Vec<Enqueued> = (0..5)
             .map(|_| {
                 let p = packet(&mut cells, ECT);
-                q.enqueue(&mut cells, p)
+                q.enqueue(&mut cells, p, 0)
             })
             .collect();
         use Enqueued::*;
@@ -135,15 +187,14 @@ mod tests {
         let first = q.send_next(0, &mut cells, &mut wake).unwrap();
         assert_eq!(first.arrive_ps, 1_000_000);
         assert_eq!(wake, Some(1_000_000));
-        assert_eq!(
-            q.enqueue(&mut cells, plain),
-            Queued,
-            "not ECN-capable: queued unmarked"
-        );
+        assert_eq!(q.enqueue(&mut cells, plain, 0), Queued, "not ECN-capable: queued unmarked");
         assert_eq!(cells[plain].flags & CE, 0);
         assert!(q.send_next(500_000, &mut cells, &mut wake).is_none());
         assert_eq!(q.packets(), 4);
         assert_eq!(q.peak_packets, 4);
+        let m = q.measured;
+        assert_eq!((m.arrivals, m.min_packets, m.max_packets), (6, 0, 4));
+        assert!((m.mean_packets() - 13.0 / 6.0).abs() < 1e-12);
     }
 
     #[test]
@@ -154,12 +205,12 @@ mod tests {
             capacity_bytes: Some(2_500),
             ecn_threshold_packets: None,
         };
-        let mut q = OutputQueue::new(Link::new(8_000_000_000, 0), spec);
+        let mut q = OutputQueue::new(Link::new(8_000_000_000, 0), spec, 0);
         let a = packet(&mut cells, 0);
         let b = packet(&mut cells, 0);
         let c = packet(&mut cells, 0);
-        assert_eq!(q.enqueue(&mut cells, a), Enqueued::Queued);
-        assert_eq!(q.enqueue(&mut cells, b), Enqueued::Queued);
-        assert_eq!(q.enqueue(&mut cells, c), Enqueued::Full);
+        assert_eq!(q.enqueue(&mut cells, a, 0), Enqueued::Queued);
+        assert_eq!(q.enqueue(&mut cells, b, 0), Enqueued::Queued);
+        assert_eq!(q.enqueue(&mut cells, c, 0), Enqueued::Full);
     }
 }

@@ -49,6 +49,11 @@ impl EthernetSwitch {
         }
     }
 
+    /// Its output queues.
+    pub fn queues(&self) -> &[OutputQueue] {
+        &self.ports
+    }
+
     /// Deepest output queue seen, in packets.
     pub fn peak_packets(&self) -> u32 {
         self.ports.iter().map(|q| q.peak_packets).max().unwrap_or(0)
@@ -86,7 +91,7 @@ impl<R: Router> Node<R> for EthernetSwitch {
             .router
             .route(self.switch, port, &mut ctx.cells[cell], &view);
         assert_ne!(output, NO_ROUTE, "an Ethernet fabric has every route");
-        match self.ports[output].enqueue(ctx.cells, cell) {
+        match self.ports[output].enqueue(ctx.cells, cell, ctx.now_ps) {
             Enqueued::Full => {
                 self.counters.packets_dropped += 1;
                 ctx.drop_cell(cell);

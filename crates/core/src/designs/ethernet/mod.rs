@@ -142,7 +142,7 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
                 .collect(),
         );
         let queues = (0..ports)
-            .map(|p| OutputQueue::new(cable_link(s, p), spec))
+            .map(|p| OutputQueue::new(cable_link(s, p), spec, config.run.warmup_ps()))
             .collect();
         nodes.push(EthernetNode::Switch(EthernetSwitch::new(s, queues)));
     }
@@ -317,5 +317,61 @@ impl Design for Ethernet {
         let (summary, tables) = self.finish(&clock)?;
         let perf = clock.perf(Some(("packet-hops", summary.packet_hops)));
         Ok(Report::new(&summary, &tables, perf))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blocks::cell::Cell;
+    use crate::engine::kernel::Kernel;
+
+    /// A DCTCP permutation on a k = 4 fat-tree stopped halfway, packets everywhere.
+    fn halfway() -> (Ethernet, Clock) {
+        let json = r#"{"design": "ethernet", "run": {"seed": 2, "duration_ns": 2000000, "warmup_ns": 200000},
+            "host": {"transport": "dctcp"}}"#;
+        let mut kernel = Kernel::new(build(json).unwrap(), 2_000_000_000);
+        kernel.advance(1_000_000_000);
+        let (ethernet, clock, deadlock) = kernel.into_parts();
+        assert!(deadlock.is_none());
+        (ethernet, clock)
+    }
+
+    fn first_switch(ethernet: &mut Ethernet) -> &mut EthernetSwitch {
+        match &mut ethernet.fabric.nodes_mut()[0] {
+            EthernetNode::Switch(s) => s,
+            EthernetNode::Host(_) => unreachable!("switches come first"),
+        }
+    }
+
+    #[test]
+    fn the_account_settles_where_packets_are() {
+        let (ethernet, clock) = halfway();
+        let (summary, _) = ethernet.finish(&clock).expect("balanced");
+        assert!(summary.packets_in_flight > 0 && summary.packets_delivered > 0);
+    }
+
+    /// A drop counted for a packet still held breaks the balance.
+    #[test]
+    fn a_miscounted_drop_fails_the_run() {
+        let (mut ethernet, clock) = halfway();
+        first_switch(&mut ethernet).counters.packets_dropped += 1;
+        assert!(matches!(
+            ethernet.finish(&clock),
+            Err(RunError::Conservation { .. })
+        ));
+    }
+
+    /// A packet allocated but held nowhere (a lost handle) breaks the account.
+    #[test]
+    fn a_packet_held_nowhere_fails_the_run() {
+        let (mut ethernet, clock) = halfway();
+        ethernet.fabric.start(0, |_, ctx| {
+            ctx.cells.alloc(Cell::new(0, 1, 64, true, 0, 0));
+        });
+        assert!(matches!(
+            ethernet.finish(&clock),
+            Err(RunError::Unaccounted { held, allocated }) if allocated == held + 1
+        ));
     }
 }

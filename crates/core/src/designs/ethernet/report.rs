@@ -38,8 +38,8 @@ pub struct EthernetSummary {
     pub flows_completed: u64,
     /// Their completion times from the start of the run, in µs.
     pub fct_us: Completion,
-    /// Packets hosts put on their links: data segments and ACKs.
-    pub packets_sent: u64,
+    /// Packets hosts created: data segments and ACKs.
+    pub packets_created: u64,
     /// Packets that reached their host.
     pub packets_delivered: u64,
     /// Packets dropped at full switch queues.
@@ -58,6 +58,11 @@ pub struct EthernetSummary {
     pub packets_marked: u64,
     /// DCTCP window cuts on ECN-Echo.
     pub ecn_cuts: u64,
+    /// DCTCP window cuts in the measurement window.
+    pub ecn_cuts_measured: u64,
+    /// The queue depth packets found on arrival at the output queue that took the most bytes
+    /// in the measurement window (a single bottleneck's, in an incast).
+    pub bottleneck_queue_packets: QueueDepths,
     /// Deepest switch output queue seen, in packets.
     pub queue_peak_packets: u32,
     /// Simulated time.
@@ -68,6 +73,17 @@ pub struct EthernetSummary {
     pub events: u64,
     /// Packets switches sent on their links.
     pub packet_hops: u64,
+}
+
+/// Depths found on arrival at one output queue, in packets.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct QueueDepths {
+    /// Mean.
+    pub mean: f64,
+    /// Shallowest.
+    pub min: u32,
+    /// Deepest.
+    pub max: u32,
 }
 
 /// Tables of an Ethernet run.
@@ -104,7 +120,7 @@ impl Ethernet {
         let hosts: Vec<_> = self.hosts().collect();
         let switches: Vec<_> = self.switch_nodes().collect();
         let packets = Ledger {
-            injected: hosts.iter().map(|h| h.counters.packets_sent).sum(),
+            injected: hosts.iter().map(|h| h.counters.packets_created).sum(),
             delivered: hosts.iter().map(|h| h.counters.packets_received).sum(),
             dropped: switches.iter().map(|s| s.counters.packets_dropped).sum(),
             in_flight: self.fabric.cells_held(),
@@ -158,7 +174,7 @@ impl Ethernet {
             flow_fairness: fairness,
             flows_completed: fcts.len() as u64,
             fct_us: Completion::of(&fcts),
-            packets_sent: packets.injected,
+            packets_created: packets.injected,
             packets_delivered: packets.delivered,
             packets_dropped: packets.dropped,
             packets_in_flight: packets.in_flight,
@@ -168,6 +184,17 @@ impl Ethernet {
             timeouts: sum(|c| c.timeouts),
             packets_marked: switches.iter().map(|s| s.counters.packets_marked).sum(),
             ecn_cuts: sum(|c| c.ecn_cuts),
+            ecn_cuts_measured: hosts.iter().map(|h| h.counters.ecn_cuts_measured).sum(),
+            bottleneck_queue_packets: switches
+                .iter()
+                .flat_map(|s| s.queues().iter().map(|q| q.measured))
+                .filter(|m| m.arrivals > 0)
+                .max_by_key(|m| m.bytes)
+                .map_or(QueueDepths::default(), |m| QueueDepths {
+                    mean: m.mean_packets(),
+                    min: m.min_packets,
+                    max: m.max_packets,
+                }),
             queue_peak_packets: switches.iter().map(|s| s.peak_packets()).max().unwrap_or(0),
             sim_time_ps: clock.now_ps,
             warmup_ps: self.config.run.warmup_ps(),
