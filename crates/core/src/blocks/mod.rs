@@ -49,4 +49,6 @@ pub mod stream_kind {
     pub const STARDUST_ADAPTER: u32 = 30;
     /// The phase of a Stardust device's reachability messages.
     pub const STARDUST_REACH: u32 = 31;
+    /// An Ethernet switch's random losses.
+    pub const ETHERNET_LOSS: u32 = 40;
 }

@@ -88,6 +88,10 @@ pub struct HostCounters {
     pub segments_marked: u64,
     /// DCTCP window cuts of its senders in the measurement window.
     pub ecn_cuts_measured: u64,
+    /// Round-trip samples of its senders in the measurement window.
+    pub rtt_samples_measured: u64,
+    /// Their sum.
+    pub rtt_sum_ps_measured: u64,
 }
 
 /// A host.
@@ -333,10 +337,13 @@ impl<R: Router> Node<R> for Host {
             let i = cell.packet as usize;
             let ece = cell.flags & ECE != 0;
             let sender = &mut self.out[i].sender;
-            let cuts = sender.counters.ecn_cuts;
+            let before = sender.counters;
             sender.on_ack(ctx.now_ps, cell.seq, ece, cell.packet_inject_ps);
             if ctx.now_ps >= self.params.measure_from_ps {
-                self.counters.ecn_cuts_measured += sender.counters.ecn_cuts - cuts;
+                let (after, c) = (&sender.counters, &mut self.counters);
+                c.ecn_cuts_measured += after.ecn_cuts - before.ecn_cuts;
+                c.rtt_samples_measured += after.rtt_samples - before.rtt_samples;
+                c.rtt_sum_ps_measured += after.rtt_sum_ps - before.rtt_sum_ps;
             }
             self.arm_rto(ctx, i);
         } else {

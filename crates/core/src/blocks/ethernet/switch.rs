@@ -1,14 +1,18 @@
 //! An Ethernet switch on the fabric of nodes: event-driven, store-and-forward (a packet is
 //! taken when its last bit arrives), each packet routed on arrival by the fabric's router
 //! (per-flow ECMP, per-packet spraying, ... by `routing.mode`) into the output queue of its
-//! port ([`OutputQueue`]: drop-tail, ECN marking at a threshold).
+//! port ([`OutputQueue`]: drop-tail, ECN marking at a threshold). A switch may also lose
+//! packets at random, independently, with a fixed probability (a lossy link: the setting of
+//! Mathis et al.'s throughput formula).
 
 use super::queue::{Enqueued, OutputQueue};
 use crate::blocks::cell::CellId;
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::routing::{LocalView, Router, NO_ROUTE};
+use crate::engine::rng::Rng;
 use crate::engine::time::TimePs;
+use rand::Rng as _;
 
 /// What a switch counts.
 #[derive(Clone, Copy, Debug, Default)]
@@ -17,6 +21,8 @@ pub struct SwitchCounters {
     pub packets_forwarded: u64,
     /// Packets dropped at a full output queue.
     pub packets_dropped: u64,
+    /// Packets lost at random.
+    pub packets_lost: u64,
     /// Packets marked CE.
     pub packets_marked: u64,
 }
@@ -26,6 +32,8 @@ pub struct EthernetSwitch {
     /// Index among the router's switches.
     switch: usize,
     ports: Vec<OutputQueue>,
+    /// Random losses: the probability and the switch's own random stream.
+    loss: Option<(f64, Rng)>,
     /// What it counted.
     pub counters: SwitchCounters,
 }
@@ -40,11 +48,13 @@ impl LocalView for Queues<'_> {
 }
 
 impl EthernetSwitch {
-    /// Switch `switch` of the router's tables with these output queues, one per port.
-    pub fn new(switch: usize, ports: Vec<OutputQueue>) -> Self {
+    /// Switch `switch` of the router's tables with these output queues, one per port, losing
+    /// each arriving packet with probability `loss.0` drawn from `loss.1` (`None`: no loss).
+    pub fn new(switch: usize, ports: Vec<OutputQueue>, loss: Option<(f64, Rng)>) -> Self {
         EthernetSwitch {
             switch,
             ports,
+            loss,
             counters: SwitchCounters::default(),
         }
     }
@@ -86,6 +96,13 @@ impl<R: Router> Node<R> for EthernetSwitch {
     }
 
     fn cell_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId, _: TimePs) {
+        if let Some((probability, rng)) = &mut self.loss {
+            if rng.gen::<f64>() < *probability {
+                self.counters.packets_lost += 1;
+                ctx.drop_cell(cell);
+                return;
+            }
+        }
         let view = Queues(&self.ports);
         let output = ctx
             .router

@@ -71,6 +71,10 @@ pub struct SenderCounters {
     pub timeouts: u64,
     /// DCTCP's window cuts on ECN-Echo.
     pub ecn_cuts: u64,
+    /// Round-trip samples taken (one per acknowledgment of new data).
+    pub rtt_samples: u64,
+    /// Their sum.
+    pub rtt_sum_ps: u64,
 }
 
 /// One flow's send side: its sequence space, window and retransmission timer.
@@ -180,7 +184,10 @@ impl Sender {
             acked = ack - self.snd_una;
             self.snd_una = ack;
             self.snd_nxt = self.snd_nxt.max(ack);
-            self.rto.sample(now_ps.saturating_sub(echo_ps));
+            let rtt_ps = now_ps.saturating_sub(echo_ps);
+            self.rto.sample(rtt_ps);
+            self.counters.rtt_samples += 1;
+            self.counters.rtt_sum_ps += rtt_ps;
             let flight = self.flight_bytes();
             if let Some(seq) = self.reno.on_new_ack(ack, acked, flight) {
                 self.retransmit = Some(seq);

@@ -72,6 +72,9 @@ pub struct SwitchConfig {
     /// DCTCP: an arriving ECN-capable packet is marked CE when more than this many packets
     /// are queued (K = 15 in the htsim runs the paper used).
     pub ecn_threshold_packets: u32,
+    /// Every packet a switch takes is lost with this probability, independently (a lossy
+    /// link, for checking NewReno against the Mathis et al. formula); 0: none.
+    pub loss_probability: f64,
 }
 
 impl Default for SwitchConfig {
@@ -80,6 +83,7 @@ impl Default for SwitchConfig {
             queue_packets: 100,
             queue_bytes: None,
             ecn_threshold_packets: 15,
+            loss_probability: 0.0,
         }
     }
 }
@@ -285,6 +289,9 @@ impl EthernetConfig {
                 "switch.queue_packets",
                 "expected at least 1 packet",
             ));
+        }
+        if !(s.loss_probability.is_finite() && (0.0..1.0).contains(&s.loss_probability)) {
+            return Err(invalid("switch.loss_probability", "expected at least 0, below 1"));
         }
         let h = &self.host;
         if s.queue_bytes.is_some_and(|b| b < h.packet_bytes as u64) {

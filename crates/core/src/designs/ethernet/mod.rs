@@ -21,7 +21,9 @@ use crate::blocks::transport::{SenderParams, Transport};
 use crate::blocks::workload::{derangement, incast_senders};
 use crate::designs::stardust::pattern_rng;
 use crate::engine::kernel::{Clock, Model};
+use crate::blocks::stream_kind;
 use crate::engine::queue::CalendarQueue;
+use crate::engine::rng::{stream, ComponentId};
 use crate::engine::time::{ps_from_ns, serialization_ps, TimePs};
 use crate::run::{Design, Report, RunError};
 use crate::scenario::{invalid, ScenarioError};
@@ -144,7 +146,13 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
         let queues = (0..ports)
             .map(|p| OutputQueue::new(cable_link(s, p), spec, config.run.warmup_ps()))
             .collect();
-        nodes.push(EthernetNode::Switch(EthernetSwitch::new(s, queues)));
+        let id = ComponentId {
+            kind: stream_kind::ETHERNET_LOSS,
+            index: s as u32,
+        };
+        let probability = config.switch.loss_probability;
+        let loss = (probability > 0.0).then(|| (probability, stream(config.run.seed, id)));
+        nodes.push(EthernetNode::Switch(EthernetSwitch::new(s, queues, loss)));
     }
     let h = &config.host;
     let params = HostParams {

@@ -42,8 +42,10 @@ pub struct EthernetSummary {
     pub packets_created: u64,
     /// Packets that reached their host.
     pub packets_delivered: u64,
-    /// Packets dropped at full switch queues.
+    /// Packets dropped at full switch queues or lost at random.
     pub packets_dropped: u64,
+    /// Of them, lost at random (`switch.loss_probability`).
+    pub packets_lost: u64,
     /// Packets in queues, on wires and at NICs at the end.
     pub packets_in_flight: u64,
     /// Data segments sent, retransmissions included.
@@ -60,6 +62,9 @@ pub struct EthernetSummary {
     pub ecn_cuts: u64,
     /// DCTCP window cuts in the measurement window.
     pub ecn_cuts_measured: u64,
+    /// Mean round-trip time senders sampled in the measurement window (timestamps echoed by
+    /// ACKs: queueing included), in µs.
+    pub rtt_mean_us: f64,
     /// The queue depth packets found on arrival at the output queue that took the most bytes
     /// in the measurement window (a single bottleneck's, in an incast).
     pub bottleneck_queue_packets: QueueDepths,
@@ -122,7 +127,10 @@ impl Ethernet {
         let packets = Ledger {
             injected: hosts.iter().map(|h| h.counters.packets_created).sum(),
             delivered: hosts.iter().map(|h| h.counters.packets_received).sum(),
-            dropped: switches.iter().map(|s| s.counters.packets_dropped).sum(),
+            dropped: switches
+                .iter()
+                .map(|s| s.counters.packets_dropped + s.counters.packets_lost)
+                .sum(),
             in_flight: self.fabric.cells_held(),
         };
         if packets.in_flight != self.fabric.cells_live() {
@@ -177,6 +185,7 @@ impl Ethernet {
             packets_created: packets.injected,
             packets_delivered: packets.delivered,
             packets_dropped: packets.dropped,
+            packets_lost: switches.iter().map(|s| s.counters.packets_lost).sum(),
             packets_in_flight: packets.in_flight,
             segments_sent: sum(|c| c.segments_sent),
             retransmissions: sum(|c| c.retransmissions),
@@ -185,6 +194,13 @@ impl Ethernet {
             packets_marked: switches.iter().map(|s| s.counters.packets_marked).sum(),
             ecn_cuts: sum(|c| c.ecn_cuts),
             ecn_cuts_measured: hosts.iter().map(|h| h.counters.ecn_cuts_measured).sum(),
+            rtt_mean_us: hosts.iter().map(|h| h.counters.rtt_sum_ps_measured).sum::<u64>() as f64
+                / 1e6
+                / hosts
+                    .iter()
+                    .map(|h| h.counters.rtt_samples_measured)
+                    .sum::<u64>()
+                    .max(1) as f64,
             bottleneck_queue_packets: switches
                 .iter()
                 .flat_map(|s| s.queues().iter().map(|q| q.measured))

@@ -1,0 +1,104 @@
+"""Regenerates the numbers in docs/validation/transports.md: TCP NewReno on a lossy link against
+the Mathis et al. formula, DCTCP's queue and sawtooth for N long flows on one bottleneck against
+the DCTCP paper's analysis (Alizadeh et al. 2010 §3.3), and the 432-host fat-tree permutation
+beside the Stardust paper's Fig. 10 (scenarios/baselines/permutation.toml).
+
+    python3 docs/validation/transports.py [--long]
+
+--long adds the paper-length permutation (200 ms, goodput over 190-200 ms).
+"""
+
+import math
+import sys
+
+import cellfabric
+
+RATE_GBPS = 10.0
+PROPAGATION_NS = 25_000.0  # one switch, two links each way: a base round trip of about 100 µs
+PACKET_BYTES = 1500
+ACK_BYTES = 64
+
+
+def star(transport: str, senders: int, duration_ns: float, warmup_ns: float, **more) -> dict:
+    """`senders` unending flows into host 0 of one 32-port switch."""
+    scenario = {
+        "design": "ethernet",
+        "run": {"seed": 1, "duration_ns": duration_ns, "warmup_ns": warmup_ns},
+        "topology": {"kind": "star"},
+        "link": {"rate_gbps": RATE_GBPS, "propagation_ns": PROPAGATION_NS},
+        "host": {"transport": transport, "packet_bytes": PACKET_BYTES, "ack_bytes": ACK_BYTES},
+        "traffic": {"pattern": "incast", "incast_host": 0, "senders": senders},
+    }
+    for key, value in more.items():
+        section, name = key.split("__")
+        scenario.setdefault(section, {})[name] = value
+    return cellfabric.run(scenario, progress=False).summary
+
+
+def base_rtt_s() -> float:
+    """Propagation both ways over two links, a data packet's and an ACK's serialization per hop."""
+    bits_per_s = RATE_GBPS * 1e9
+    return 4 * PROPAGATION_NS * 1e-9 + 2 * (PACKET_BYTES + ACK_BYTES) * 8 / bits_per_s
+
+
+def mathis() -> None:
+    print("## NewReno on a lossy link (Mathis et al. 1997)\n")
+    print("| loss p | goodput (Gbit/s) | mean RTT (µs) | Mathis MSS/RTT·sqrt(3/2p) (Gbit/s) | ours / Mathis | timeouts | fast retransmits |")
+    print("|---|---|---|---|---|---|---|")
+    for p in [5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2]:
+        s = star("tcp", 1, 2e9, 2e8, switch__loss_probability=p, switch__queue_packets=1000)
+        rtt_s = s["rtt_mean_us"] * 1e-6
+        predicted = PACKET_BYTES * 8 / rtt_s * math.sqrt(1.5 / p) / 1e9
+        got = s["flow_goodput_gbps"]["mean"]
+        print(f"| {p:g} | {got:.3f} | {s['rtt_mean_us']:.1f} | {predicted:.3f} | {got / predicted:.2f} "
+              f"| {s['timeouts']} | {s['fast_retransmits']} |")
+    print()
+
+
+def dctcp() -> None:
+    k = 40
+    rtt_s = base_rtt_s()
+    bdp = RATE_GBPS * 1e9 * rtt_s / (PACKET_BYTES * 8)
+    print(f"## DCTCP: N long flows, one bottleneck (K = {k}, C·RTT = {bdp:.1f} packets)\n")
+    print("| N | goodput | queue mean | queue min | queue max | Q_max = K + N | Q_min = K + N − A | "
+          "A = ½·sqrt(2N(C·RTT+K)) | period (RTTs) | T_C = ½·sqrt(2(C·RTT+K)/N) | drops | fairness |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    duration_ns, warmup_ns = 2e8, 1e8
+    for n in [2, 4, 8, 16, 31]:
+        s = star("dctcp", n, duration_ns, warmup_ns, switch__ecn_threshold_packets=k,
+                 switch__queue_packets=400)
+        q = s["bottleneck_queue_packets"]
+        amplitude = 0.5 * math.sqrt(2 * n * (bdp + k))
+        period_rtts = 0.5 * math.sqrt(2 * (bdp + k) / n)
+        window_s = (duration_ns - warmup_ns) * 1e-9
+        cuts = s["ecn_cuts_measured"]
+        measured = window_s * n / cuts / rtt_s if cuts else float("nan")
+        print(f"| {n} | {s['goodput'] * n:.3f} | {q['mean']:.1f} | {q['min']} | {q['max']} | {k + n} | "
+              f"{k + n - amplitude:.1f} | {amplitude:.1f} | {measured:.2f} | {period_rtts:.2f} | "
+              f"{s['packets_dropped']} | {s['flow_fairness']:.3f} |")
+    print()
+
+
+def permutation(long: bool) -> None:
+    print("## The 432-host fat-tree permutation beside Stardust's Fig. 10\n")
+    print("| transport | routing | length | goodput (mean, of line rate) | p1 | p10 | p50 (Gbit/s) | drops | retransmissions | timeouts |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    runs = [("dctcp", "ecmp", {}), ("tcp", "ecmp", {}), ("dctcp", "spray", {}), ("tcp", "spray", {})]
+    if long:
+        runs.append(("dctcp", "ecmp", {"run.duration_ns": 2e8, "run.warmup_ns": 1.9e8}))
+    for transport, routing, more in runs:
+        overrides = {"host.transport": transport, "routing.mode": routing, **more}
+        if transport == "tcp":
+            overrides["run.strict"] = False  # the file's ECN threshold is DCTCP's
+        s = cellfabric.run("scenarios/baselines/permutation.toml", overrides=overrides, progress=False).summary
+        g = s["flow_goodput_gbps"]
+        length = f"{s['sim_time_ps'] / 1e9:.0f} ms, window from {s['warmup_ps'] / 1e9:.0f} ms"
+        print(f"| {transport} | {routing} | {length} | {s['goodput']:.3f} | {g['p1']:.2f} | {g['p10']:.2f} | "
+              f"{g['p50']:.2f} | {s['packets_dropped']} | {s['retransmissions']} | {s['timeouts']} |")
+    print()
+
+
+if __name__ == "__main__":
+    mathis()
+    dctcp()
+    permutation("--long" in sys.argv)
