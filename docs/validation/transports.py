@@ -96,6 +96,10 @@ def permutation(long: bool) -> None:
         print(f"| {transport} | {routing} | {length} | {s['goodput']:.3f} | {g['p1']:.2f} | {g['p10']:.2f} | "
               f"{g['p50']:.2f} | {s['packets_dropped']} | {s['retransmissions']} | {s['timeouts']} |")
     print()
+    goodputs = [cellfabric.run("scenarios/baselines/permutation.toml", overrides={"run.seed": seed},
+                               progress=False).summary["goodput"] for seed in range(1, 7)]
+    print(f"DCTCP with ECMP over seeds 1-6: mean {sum(goodputs) / len(goodputs):.3f}, "
+          f"{min(goodputs):.3f} to {max(goodputs):.3f}: {', '.join(f'{g:.3f}' for g in goodputs)}\n")
 
 
 if __name__ == "__main__":
