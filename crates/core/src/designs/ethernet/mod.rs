@@ -306,6 +306,11 @@ impl Model for Ethernet {
         self.fabric.cells_live()
     }
 
+    /// Packets (data and ACKs) that reached their host.
+    fn delivered(&self) -> u64 {
+        self.hosts().map(|h| h.counters.packets_received).sum()
+    }
+
     /// A thousand packet times plus two of the longest retransmission timeouts.
     fn stall_ps(&self) -> TimePs {
         self.stall_ps
