@@ -72,10 +72,20 @@ fn dctcp_keeps_the_queue_near_k_and_newreno_fills_it() {
     assert_eq!(u(&dctcp, "packets_dropped"), 0);
     assert!(u(&dctcp, "packets_marked") > 0 && u(&dctcp, "ecn_cuts") > 0);
     let queue = &dctcp.summary["bottleneck_queue_packets"];
-    let (mean, max) = (queue["mean"].as_f64().unwrap(), queue["max"].as_u64().unwrap());
+    let (mean, max) = (
+        queue["mean"].as_f64().unwrap(),
+        queue["max"].as_u64().unwrap(),
+    );
     // K = 15 and N = 8: the DCTCP paper's Q_max = K + N = 23 (§3.3).
-    assert!((10.0..=23.0).contains(&mean) && max <= 30, "DCTCP queue {queue}");
-    assert_eq!(u(&tcp, "queue_peak_packets"), 100, "NewReno fills the queue");
+    assert!(
+        (10.0..=23.0).contains(&mean) && max <= 30,
+        "DCTCP queue {queue}"
+    );
+    assert_eq!(
+        u(&tcp, "queue_peak_packets"),
+        100,
+        "NewReno fills the queue"
+    );
     assert!(u(&tcp, "packets_dropped") > 0 && u(&tcp, "packets_marked") == 0);
     assert!(f(&dctcp, "flow_fairness") > 0.95, "{}", dctcp.summary);
 }
@@ -91,29 +101,50 @@ fn an_incast_of_finite_flows_completes() {
     assert_eq!(u(&report, "flows_completed"), 15);
     let last_us = report.summary["fct_us"]["last"].as_f64().unwrap();
     let line_rate_us = 15.0 * 450_000.0 * 8.0 / 10e9 * 1e6;
-    assert!(last_us > line_rate_us && last_us < 1.3 * line_rate_us, "{last_us} vs {line_rate_us}");
+    assert!(
+        last_us > line_rate_us && last_us < 1.3 * line_rate_us,
+        "{last_us} vs {line_rate_us}"
+    );
 }
 
 /// Per-flow ECMP collides flows on a fat-tree; per-packet spraying spreads them.
 #[test]
 fn spraying_beats_ecmp_collisions_on_a_permutation() {
     let ecmp = run(&permutation(1, "dctcp", ""));
-    let spray = run(&permutation(1, "dctcp", r#", "routing": {"mode": "spray"}"#));
+    let spray = run(&permutation(
+        1,
+        "dctcp",
+        r#", "routing": {"mode": "spray"}"#,
+    ));
     let (e, s) = (f(&ecmp, "goodput"), f(&spray, "goodput"));
     assert!(s > e, "spray {s} vs ecmp {e}");
-    assert!(u(&ecmp, "packets_created") == u(&ecmp, "packets_delivered") + u(&ecmp, "packets_dropped") + u(&ecmp, "packets_in_flight"));
+    assert!(
+        u(&ecmp, "packets_created")
+            == u(&ecmp, "packets_delivered")
+                + u(&ecmp, "packets_dropped")
+                + u(&ecmp, "packets_in_flight")
+    );
 }
 
 #[test]
 fn bad_input_names_its_key() {
     let cases = [
-        (r#""switch": {"ecn_threshold_packets": 100}, "host": {"transport": "dctcp"}"#, "switch.ecn_threshold_packets"),
+        (
+            r#""switch": {"ecn_threshold_packets": 100}, "host": {"transport": "dctcp"}"#,
+            "switch.ecn_threshold_packets",
+        ),
         (r#""switch": {"queue_packets": 0}"#, "switch.queue_packets"),
         (r#""host": {"transport": "ndp"}"#, "host.transport"),
         (r#""host": {"min_rto_ns": 0}"#, "host.min_rto_ns"),
         (r#""host": {"packet_bytes": 70000}"#, "host.packet_bytes"),
-        (r#""traffic": {"pattern": "incast", "incast_host": 99}"#, "traffic.incast_host"),
-        (r#""traffic": {"pattern": "incast", "senders": 16}"#, "traffic.senders"),
+        (
+            r#""traffic": {"pattern": "incast", "incast_host": 99}"#,
+            "traffic.incast_host",
+        ),
+        (
+            r#""traffic": {"pattern": "incast", "senders": 16}"#,
+            "traffic.senders",
+        ),
         (r#""routing": {"mode": "valiant"}"#, "routing.mode"),
         (r#""switch": {"queue_bytes": 100}"#, "switch.queue_bytes"),
     ];
@@ -127,12 +158,21 @@ fn bad_input_names_its_key() {
 #[test]
 fn keys_the_transport_or_pattern_ignore_are_refused() {
     let cases = [
-        (r#""switch": {"ecn_threshold_packets": 20}"#, "switch.ecn_threshold_packets"),
+        (
+            r#""switch": {"ecn_threshold_packets": 20}"#,
+            "switch.ecn_threshold_packets",
+        ),
         (r#""host": {"dctcp_g": 0.1}"#, "host.dctcp_g"),
         (r#""host": {"delayed_ack_ns": 1000}"#, "host.delayed_ack_ns"),
         (r#""traffic": {"senders": 3}"#, "traffic.senders"),
-        (r#""topology": {"kind": "fat_tree", "leaves": 3}"#, "topology.leaves"),
-        (r#""routing": {"mode": "ecmp", "spray_rounds": 2}"#, "routing.spray_rounds"),
+        (
+            r#""topology": {"kind": "fat_tree", "leaves": 3}"#,
+            "topology.leaves",
+        ),
+        (
+            r#""routing": {"mode": "ecmp", "spray_rounds": 2}"#,
+            "routing.spray_rounds",
+        ),
     ];
     for (members, key) in cases {
         let json = format!(r#"{{"design": "ethernet", {members}}}"#);

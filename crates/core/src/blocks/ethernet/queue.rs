@@ -117,11 +117,8 @@ impl OutputQueue {
             return Enqueued::Full;
         }
         let c = &mut cells[cell];
-        let marked = c.flags & ECT != 0
-            && self
-                .spec
-                .ecn_threshold_packets
-                .is_some_and(|k| depth > k);
+        let marked =
+            c.flags & ECT != 0 && self.spec.ecn_threshold_packets.is_some_and(|k| depth > k);
         if marked {
             c.flags |= CE;
         }
@@ -187,7 +184,11 @@ mod tests {
         let first = q.send_next(0, &mut cells, &mut wake).unwrap();
         assert_eq!(first.arrive_ps, 1_000_000);
         assert_eq!(wake, Some(1_000_000));
-        assert_eq!(q.enqueue(&mut cells, plain, 0), Queued, "not ECN-capable: queued unmarked");
+        assert_eq!(
+            q.enqueue(&mut cells, plain, 0),
+            Queued,
+            "not ECN-capable: queued unmarked"
+        );
         assert_eq!(cells[plain].flags & CE, 0);
         assert!(q.send_next(500_000, &mut cells, &mut wake).is_none());
         assert_eq!(q.packets(), 4);

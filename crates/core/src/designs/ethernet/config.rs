@@ -13,8 +13,8 @@ use crate::blocks::transport::Transport;
 use crate::designs::stardust::LinkConfig;
 use crate::engine::time::{ps_from_ns, TimePs};
 use crate::scenario::{
-    invalid, RoutingConfig, RunConfig, Scenario, ScenarioError, TopologyConfig, TopologyName,
-    Unused, UnusedKeys, MAX_HOSTS,
+    invalid, unused_topology_keys, RoutingConfig, RunConfig, Scenario, ScenarioError,
+    TopologyConfig, TopologyName, Unused, MAX_HOSTS,
 };
 
 /// A whole Ethernet scenario.
@@ -217,37 +217,47 @@ impl EthernetConfig {
 
     /// The keys the chosen transport, pattern, routing and topology leave unused.
     pub fn unused_keys(&self) -> Vec<Unused> {
-        let mut unused = UnusedKeys::default();
-        unused.add_other_shapes(&self.topology);
+        let mut unused = unused_topology_keys(&self.topology);
+        let mut add = |key: &str, choice: &'static str, because: String| {
+            unused.push(Unused {
+                key: key.into(),
+                choice,
+                because,
+            })
+        };
         if self.host.transport == Transport::Tcp {
-            unused.add(
-                &["switch.ecn_threshold_packets", "host.dctcp_g"],
+            let because = "host.transport = \"tcp\" (NewReno is not ECN-capable)";
+            add(
+                "switch.ecn_threshold_packets",
                 "host.transport",
-                "host.transport = \"tcp\" (NewReno is not ECN-capable)",
+                because.into(),
             );
+            add("host.dctcp_g", "host.transport", because.into());
         }
         if !self.host.delayed_ack {
-            unused.add(
-                &["host.delayed_ack_ns"],
+            add(
+                "host.delayed_ack_ns",
                 "host.delayed_ack",
-                "host.delayed_ack = false (an ACK per segment)",
+                "host.delayed_ack = false (an ACK per segment)".into(),
             );
         }
         if self.traffic.pattern == Pattern::Permutation {
-            unused.add(
-                &["traffic.incast_host", "traffic.senders"],
-                "traffic.pattern",
-                "traffic.pattern = \"permutation\"",
-            );
+            for key in ["traffic.incast_host", "traffic.senders"] {
+                add(
+                    key,
+                    "traffic.pattern",
+                    "traffic.pattern = \"permutation\"".into(),
+                );
+            }
         }
         if self.routing.mode != "spray" {
-            unused.add(
-                &["routing.spray_rounds"],
+            add(
+                "routing.spray_rounds",
                 "routing.mode",
                 format!("routing.mode = {:?}", self.routing.mode),
             );
         }
-        unused.into_vec()
+        unused
     }
 
     fn validate(&self) -> Result<(), ScenarioError> {
@@ -291,7 +301,10 @@ impl EthernetConfig {
             ));
         }
         if !(s.loss_probability.is_finite() && (0.0..1.0).contains(&s.loss_probability)) {
-            return Err(invalid("switch.loss_probability", "expected at least 0, below 1"));
+            return Err(invalid(
+                "switch.loss_probability",
+                "expected at least 0, below 1",
+            ));
         }
         let h = &self.host;
         if s.queue_bytes.is_some_and(|b| b < h.packet_bytes as u64) {

@@ -194,7 +194,10 @@ impl Ethernet {
             packets_marked: switches.iter().map(|s| s.counters.packets_marked).sum(),
             ecn_cuts: sum(|c| c.ecn_cuts),
             ecn_cuts_measured: hosts.iter().map(|h| h.counters.ecn_cuts_measured).sum(),
-            rtt_mean_us: hosts.iter().map(|h| h.counters.rtt_sum_ps_measured).sum::<u64>() as f64
+            rtt_mean_us: hosts
+                .iter()
+                .map(|h| h.counters.rtt_sum_ps_measured)
+                .sum::<u64>() as f64
                 / 1e6
                 / hosts
                     .iter()
