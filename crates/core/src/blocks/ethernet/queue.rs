@@ -6,7 +6,7 @@
 use super::{CE, ECT};
 use crate::blocks::cell::{CellArena, CellId};
 use crate::blocks::link::Link;
-use crate::blocks::priority_port::{Departure, PriorityPort};
+use crate::blocks::traffic::NEVER_PS;
 use crate::engine::time::TimePs;
 
 /// What an output queue holds and when it marks.
@@ -66,9 +66,17 @@ impl ArrivalDepths {
     }
 }
 
-/// One port's output queue and link.
+/// One port's output queue and link. The FIFO is a ring of (packet, size) allocated once at
+/// its capacity, so queueing and sending touch neither the packets before it nor the one
+/// leaving (a queue threaded through the packets costs a cache miss at each end).
 pub struct OutputQueue {
-    port: PriorityPort,
+    link: Link,
+    /// Packets and their sizes in bytes, `len` of them from `head`.
+    ring: Box<[(u32, u32)]>,
+    head: u32,
+    len: u32,
+    /// When the port's wake-up timer is set for, or `NEVER_PS`.
+    wake_at_ps: TimePs,
     spec: QueueSpec,
     bytes: u64,
     /// Deepest the queue has been, in packets.
@@ -83,7 +91,11 @@ impl OutputQueue {
     /// An empty queue on `link`, measuring what arrivals find from `measure_from_ps` on.
     pub fn new(link: Link, spec: QueueSpec, measure_from_ps: TimePs) -> Self {
         OutputQueue {
-            port: PriorityPort::new(link, 1),
+            link,
+            ring: vec![(0, 0); spec.capacity_packets as usize].into_boxed_slice(),
+            head: 0,
+            len: 0,
+            wake_at_ps: NEVER_PS,
             spec,
             bytes: 0,
             peak_packets: 0,
@@ -94,12 +106,12 @@ impl OutputQueue {
 
     /// Packets queued.
     pub fn packets(&self) -> u32 {
-        self.port.data_cells()
+        self.len
     }
 
     /// Offers `cell` (its `payload_bytes` are its frame) to the queue at `now_ps`.
     pub fn enqueue(&mut self, cells: &mut CellArena, cell: CellId, now_ps: TimePs) -> Enqueued {
-        let depth = self.port.data_cells();
+        let depth = self.len;
         let size_bytes = cells[cell].payload_bytes as u64;
         if now_ps >= self.measure_from_ps {
             let m = &mut self.measured;
@@ -122,7 +134,9 @@ impl OutputQueue {
         if marked {
             c.flags |= CE;
         }
-        self.port.push_data(cells, cell, 0);
+        let tail = (self.head + self.len) % self.spec.capacity_packets;
+        self.ring[tail as usize] = (cell.index(), size_bytes as u32);
+        self.len += 1;
         self.bytes += size_bytes;
         self.peak_packets = self.peak_packets.max(depth + 1);
         if marked {
@@ -132,22 +146,40 @@ impl OutputQueue {
         }
     }
 
-    /// If the link is free at `now_ps`, puts the next packet on it; otherwise, if packets wait
-    /// and no wake-up is set for when the link frees, returns that time in `wake`.
+    /// If the link is free at `now_ps`, puts the next packet on it and returns it with the time
+    /// its last bit reaches the far end; otherwise, if packets wait and no wake-up is set for
+    /// when the link frees, returns that time in `wake` (and the same after sending, if more
+    /// wait).
     pub fn send_next(
         &mut self,
         now_ps: TimePs,
-        cells: &mut CellArena,
         wake: &mut Option<TimePs>,
-    ) -> Option<Departure> {
-        let departure = self.port.send_next(
-            now_ps,
-            cells,
-            |c, cells| cells[c].payload_bytes as u64,
-            wake,
-        )?;
-        self.bytes -= cells[departure.cell].payload_bytes as u64;
-        Some(departure)
+    ) -> Option<(CellId, TimePs)> {
+        if self.wake_at_ps <= now_ps {
+            self.wake_at_ps = NEVER_PS;
+        }
+        if self.len == 0 {
+            return None;
+        }
+        if !self.link.is_idle(now_ps) {
+            let free_ps = self.link.busy_until_ps();
+            if self.wake_at_ps != free_ps {
+                self.wake_at_ps = free_ps;
+                *wake = Some(free_ps);
+            }
+            return None;
+        }
+        let (cell, size_bytes) = self.ring[self.head as usize];
+        self.head = (self.head + 1) % self.spec.capacity_packets;
+        self.len -= 1;
+        self.bytes -= size_bytes as u64;
+        let arrive_ps = self.link.transmit(now_ps, size_bytes as u64);
+        if self.len > 0 {
+            let free_ps = self.link.busy_until_ps();
+            self.wake_at_ps = free_ps;
+            *wake = Some(free_ps);
+        }
+        Some((CellId::from_index(cell), arrive_ps))
     }
 }
 
@@ -181,8 +213,8 @@ mod tests {
         assert_eq!(got, vec![Queued, Queued, Queued, Marked, Full]);
         let plain = packet(&mut cells, 0);
         let mut wake = None;
-        let first = q.send_next(0, &mut cells, &mut wake).unwrap();
-        assert_eq!(first.arrive_ps, 1_000_000);
+        let first = q.send_next(0, &mut wake).unwrap();
+        assert_eq!(first.1, 1_000_000);
         assert_eq!(wake, Some(1_000_000));
         assert_eq!(
             q.enqueue(&mut cells, plain, 0),
@@ -190,7 +222,7 @@ mod tests {
             "not ECN-capable: queued unmarked"
         );
         assert_eq!(cells[plain].flags & CE, 0);
-        assert!(q.send_next(500_000, &mut cells, &mut wake).is_none());
+        assert!(q.send_next(500_000, &mut wake).is_none());
         assert_eq!(q.packets(), 4);
         assert_eq!(q.peak_packets, 4);
         let m = q.measured;

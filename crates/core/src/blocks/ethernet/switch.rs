@@ -72,9 +72,9 @@ impl EthernetSwitch {
     /// Sends what port `port` may send now, and wakes itself when its link frees.
     fn kick<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize) {
         let mut wake = None;
-        if let Some(d) = self.ports[port].send_next(ctx.now_ps, ctx.cells, &mut wake) {
+        if let Some((cell, arrive_ps)) = self.ports[port].send_next(ctx.now_ps, &mut wake) {
             self.counters.packets_forwarded += 1;
-            ctx.send_cell(port, d.cell, d.arrive_ps);
+            ctx.send_cell(port, cell, arrive_ps);
         }
         if let Some(at_ps) = wake {
             ctx.set_timer(at_ps, port as u32);
