@@ -6,7 +6,6 @@
 use super::{CE, ECT};
 use crate::blocks::cell::{CellArena, CellId};
 use crate::blocks::link::Link;
-use crate::blocks::traffic::NEVER_PS;
 use crate::engine::time::TimePs;
 
 /// What an output queue holds and when it marks.
@@ -23,10 +22,13 @@ pub struct QueueSpec {
 /// What became of a packet offered to the queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Enqueued {
-    /// Queued.
-    Queued,
-    /// Queued with CE set.
-    Marked,
+    /// Queued; its last bit reaches the far end of the link at `arrive_ps`.
+    Queued {
+        /// When its last bit reaches the far end.
+        arrive_ps: TimePs,
+        /// CE was set.
+        marked: bool,
+    },
     /// No room: the caller drops it.
     Full,
 }
@@ -66,17 +68,17 @@ impl ArrivalDepths {
     }
 }
 
-/// One port's output queue and link. The FIFO is a ring of (packet, size) allocated once at
-/// its capacity, so queueing and sending touch neither the packets before it nor the one
-/// leaving (a queue threaded through the packets costs a cache miss at each end).
+/// One port's output queue and link. A FIFO on one link serves packets back to back in
+/// arrival order, so a packet's transmission start is known when it is queued: the queue
+/// hands it to the wire at once with its arrival time at the far end (no wake-up event per
+/// packet), and keeps only the start times and sizes of the packets still waiting, in a ring
+/// allocated once at its capacity, to know its depth at any later arrival.
 pub struct OutputQueue {
     link: Link,
-    /// Packets and their sizes in bytes, `len` of them from `head`.
-    ring: Box<[(u32, u32)]>,
+    /// Start time and size in bytes of each packet waiting, `len` of them from `head`.
+    ring: Box<[(TimePs, u32)]>,
     head: u32,
     len: u32,
-    /// When the port's wake-up timer is set for, or `NEVER_PS`.
-    wake_at_ps: TimePs,
     spec: QueueSpec,
     bytes: u64,
     /// Deepest the queue has been, in packets.
@@ -95,7 +97,6 @@ impl OutputQueue {
             ring: vec![(0, 0); spec.capacity_packets as usize].into_boxed_slice(),
             head: 0,
             len: 0,
-            wake_at_ps: NEVER_PS,
             spec,
             bytes: 0,
             peak_packets: 0,
@@ -104,13 +105,39 @@ impl OutputQueue {
         }
     }
 
-    /// Packets queued.
-    pub fn packets(&self) -> u32 {
+    /// Forgets the packets whose transmission has started by `now_ps`.
+    fn start_due(&mut self, now_ps: TimePs) {
+        while self.len > 0 {
+            let (start_ps, size_bytes) = self.ring[self.head as usize];
+            if start_ps > now_ps {
+                break;
+            }
+            self.head = (self.head + 1) % self.spec.capacity_packets;
+            self.len -= 1;
+            self.bytes -= size_bytes as u64;
+        }
+    }
+
+    /// Packets waiting at `now_ps`, without forgetting the started ones (for a router's view).
+    pub fn waiting(&self, now_ps: TimePs) -> u32 {
+        let started = (0..self.len)
+            .take_while(|&i| {
+                let at = (self.head + i) % self.spec.capacity_packets;
+                self.ring[at as usize].0 <= now_ps
+            })
+            .count() as u32;
+        self.len - started
+    }
+
+    /// Packets waiting at `now_ps` (the one on the wire not counted).
+    pub fn packets(&mut self, now_ps: TimePs) -> u32 {
+        self.start_due(now_ps);
         self.len
     }
 
     /// Offers `cell` (its `payload_bytes` are its frame) to the queue at `now_ps`.
     pub fn enqueue(&mut self, cells: &mut CellArena, cell: CellId, now_ps: TimePs) -> Enqueued {
+        self.start_due(now_ps);
         let depth = self.len;
         let size_bytes = cells[cell].payload_bytes as u64;
         if now_ps >= self.measure_from_ps {
@@ -134,52 +161,16 @@ impl OutputQueue {
         if marked {
             c.flags |= CE;
         }
-        let tail = (self.head + self.len) % self.spec.capacity_packets;
-        self.ring[tail as usize] = (cell.index(), size_bytes as u32);
-        self.len += 1;
-        self.bytes += size_bytes;
-        self.peak_packets = self.peak_packets.max(depth + 1);
-        if marked {
-            Enqueued::Marked
-        } else {
-            Enqueued::Queued
+        let start_ps = now_ps.max(self.link.busy_until_ps());
+        let arrive_ps = self.link.transmit(start_ps, size_bytes);
+        if start_ps > now_ps {
+            let tail = (self.head + self.len) % self.spec.capacity_packets;
+            self.ring[tail as usize] = (start_ps, size_bytes as u32);
+            self.len += 1;
+            self.bytes += size_bytes;
         }
-    }
-
-    /// If the link is free at `now_ps`, puts the next packet on it and returns it with the time
-    /// its last bit reaches the far end; otherwise, if packets wait and no wake-up is set for
-    /// when the link frees, returns that time in `wake` (and the same after sending, if more
-    /// wait).
-    pub fn send_next(
-        &mut self,
-        now_ps: TimePs,
-        wake: &mut Option<TimePs>,
-    ) -> Option<(CellId, TimePs)> {
-        if self.wake_at_ps <= now_ps {
-            self.wake_at_ps = NEVER_PS;
-        }
-        if self.len == 0 {
-            return None;
-        }
-        if !self.link.is_idle(now_ps) {
-            let free_ps = self.link.busy_until_ps();
-            if self.wake_at_ps != free_ps {
-                self.wake_at_ps = free_ps;
-                *wake = Some(free_ps);
-            }
-            return None;
-        }
-        let (cell, size_bytes) = self.ring[self.head as usize];
-        self.head = (self.head + 1) % self.spec.capacity_packets;
-        self.len -= 1;
-        self.bytes -= size_bytes as u64;
-        let arrive_ps = self.link.transmit(now_ps, size_bytes as u64);
-        if self.len > 0 {
-            let free_ps = self.link.busy_until_ps();
-            self.wake_at_ps = free_ps;
-            *wake = Some(free_ps);
-        }
-        Some((CellId::from_index(cell), arrive_ps))
+        self.peak_packets = self.peak_packets.max(self.len);
+        Enqueued::Queued { arrive_ps, marked }
     }
 }
 
@@ -198,36 +189,47 @@ mod tests {
     fn marks_above_k_drops_when_full_and_paces_at_line_rate() {
         let mut cells = CellArena::new();
         let spec = QueueSpec {
-            capacity_packets: 4,
+            capacity_packets: 3,
             capacity_bytes: None,
-            ecn_threshold_packets: Some(2),
+            ecn_threshold_packets: Some(1),
         };
-        let mut q = OutputQueue::new(Link::new(8_000_000_000, 0), spec, 0); // 1 byte/ns
+        let mut q = OutputQueue::new(Link::new(8_000_000_000, 500), spec, 0); // 1 byte/ns
         let got: Vec<Enqueued> = (0..5)
             .map(|_| {
                 let p = packet(&mut cells, ECT);
                 q.enqueue(&mut cells, p, 0)
             })
             .collect();
-        use Enqueued::*;
-        assert_eq!(got, vec![Queued, Queued, Queued, Marked, Full]);
-        let plain = packet(&mut cells, 0);
-        let mut wake = None;
-        let first = q.send_next(0, &mut wake).unwrap();
-        assert_eq!(first.1, 1_000_000);
-        assert_eq!(wake, Some(1_000_000));
+        let queued = |at_ns: u64, marked| Enqueued::Queued {
+            arrive_ps: at_ns * 1000 + 500,
+            marked,
+        };
+        // The first goes on the wire at once; three wait (the third above K = 1); one is dropped.
         assert_eq!(
-            q.enqueue(&mut cells, plain, 0),
-            Queued,
-            "not ECN-capable: queued unmarked"
+            got,
+            vec![
+                queued(1000, false),
+                queued(2000, false),
+                queued(3000, false),
+                queued(4000, true),
+                Enqueued::Full
+            ]
+        );
+        assert_eq!(q.packets(999_999), 3);
+        assert_eq!(q.packets(1_000_000), 2, "the second started");
+        let plain = packet(&mut cells, 0);
+        assert_eq!(
+            q.enqueue(&mut cells, plain, 1_000_000),
+            queued(5000, false),
+            "not ECN-capable: unmarked"
         );
         assert_eq!(cells[plain].flags & CE, 0);
-        assert!(q.send_next(500_000, &mut wake).is_none());
-        assert_eq!(q.packets(), 4);
-        assert_eq!(q.peak_packets, 4);
+        assert_eq!(q.packets(10_000_000), 0);
+        assert_eq!(q.peak_packets, 3);
         let m = q.measured;
-        assert_eq!((m.arrivals, m.min_packets, m.max_packets), (6, 0, 4));
-        assert!((m.mean_packets() - 13.0 / 6.0).abs() < 1e-12);
+        assert_eq!((m.arrivals, m.min_packets, m.max_packets), (6, 0, 3));
+        // Depths found: 0, 0, 1, 2, 3 (full) at 0 ns, then 2 at 1 000 ns.
+        assert!((m.mean_packets() - 8.0 / 6.0).abs() < 1e-12);
     }
 
     #[test]
@@ -239,11 +241,16 @@ mod tests {
             ecn_threshold_packets: None,
         };
         let mut q = OutputQueue::new(Link::new(8_000_000_000, 0), spec, 0);
-        let a = packet(&mut cells, 0);
-        let b = packet(&mut cells, 0);
-        let c = packet(&mut cells, 0);
-        assert_eq!(q.enqueue(&mut cells, a, 0), Enqueued::Queued);
-        assert_eq!(q.enqueue(&mut cells, b, 0), Enqueued::Queued);
-        assert_eq!(q.enqueue(&mut cells, c, 0), Enqueued::Full);
+        let results: Vec<bool> = (0..4)
+            .map(|_| {
+                let p = packet(&mut cells, 0);
+                q.enqueue(&mut cells, p, 0) != Enqueued::Full
+            })
+            .collect();
+        assert_eq!(
+            results,
+            vec![true, true, true, false],
+            "one on the wire, two waiting"
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! An Ethernet switch on the fabric of nodes: event-driven, store-and-forward (a packet is
 //! taken when its last bit arrives), each packet routed on arrival by the fabric's router
 //! (per-flow ECMP, per-packet spraying, ... by `routing.mode`) into the output queue of its
-//! port ([`OutputQueue`]: drop-tail, ECN marking at a threshold). A switch may also lose
+//! port ([`OutputQueue`]: drop-tail, ECN marking at a threshold), which schedules its
+//! transmission at once: one event per packet per hop. A switch may also lose
 //! packets at random, independently, with a fixed probability (a lossy link: the setting of
 //! Mathis et al.'s throughput formula).
 
@@ -39,11 +40,12 @@ pub struct EthernetSwitch {
 }
 
 /// What the router may read of a switch: its output queues.
-struct Queues<'a>(&'a [OutputQueue]);
+/// What the router may read of a switch: its output queues' depths now.
+struct Queues<'a>(&'a [OutputQueue], TimePs);
 
 impl LocalView for Queues<'_> {
     fn backlog_cells(&self, output: usize) -> u32 {
-        self.0[output].packets()
+        self.0[output].waiting(self.1)
     }
 }
 
@@ -68,18 +70,6 @@ impl EthernetSwitch {
     pub fn peak_packets(&self) -> u32 {
         self.ports.iter().map(|q| q.peak_packets).max().unwrap_or(0)
     }
-
-    /// Sends what port `port` may send now, and wakes itself when its link frees.
-    fn kick<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize) {
-        let mut wake = None;
-        if let Some((cell, arrive_ps)) = self.ports[port].send_next(ctx.now_ps, &mut wake) {
-            self.counters.packets_forwarded += 1;
-            ctx.send_cell(port, cell, arrive_ps);
-        }
-        if let Some(at_ps) = wake {
-            ctx.set_timer(at_ps, port as u32);
-        }
-    }
 }
 
 impl<R: Router> Node<R> for EthernetSwitch {
@@ -91,8 +81,10 @@ impl<R: Router> Node<R> for EthernetSwitch {
         false
     }
 
+    /// None: a queued packet is on its way to the far end as an event, due when its last
+    /// bit arrives.
     fn cells_held(&self) -> u64 {
-        self.ports.iter().map(|q| q.packets() as u64).sum()
+        0
     }
 
     fn cell_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId, _: TimePs) {
@@ -103,7 +95,7 @@ impl<R: Router> Node<R> for EthernetSwitch {
                 return;
             }
         }
-        let view = Queues(&self.ports);
+        let view = Queues(&self.ports, ctx.now_ps);
         let output = ctx
             .router
             .route(self.switch, port, &mut ctx.cells[cell], &view);
@@ -112,12 +104,13 @@ impl<R: Router> Node<R> for EthernetSwitch {
             Enqueued::Full => {
                 self.counters.packets_dropped += 1;
                 ctx.drop_cell(cell);
-                return;
             }
-            Enqueued::Marked => self.counters.packets_marked += 1,
-            Enqueued::Queued => {}
+            Enqueued::Queued { arrive_ps, marked } => {
+                self.counters.packets_marked += marked as u64;
+                self.counters.packets_forwarded += 1;
+                ctx.send_cell(output, cell, arrive_ps);
+            }
         }
-        self.kick(ctx, output);
     }
 
     fn signal_arrives(&mut self, _: &mut Context<'_, R>, _: usize, _: FlowSignal) {}
@@ -126,7 +119,5 @@ impl<R: Router> Node<R> for EthernetSwitch {
         None
     }
 
-    fn timer(&mut self, ctx: &mut Context<'_, R>, port: u32) {
-        self.kick(ctx, port as usize);
-    }
+    fn timer(&mut self, _: &mut Context<'_, R>, _: u32) {}
 }
