@@ -76,7 +76,8 @@ pub struct EthernetSummary {
     pub warmup_ps: TimePs,
     /// Events processed.
     pub events: u64,
-    /// Packets switches sent on their links.
+    /// Packets switches queued for their links (each a switch hop; its transmission is
+    /// scheduled when it is queued).
     pub packet_hops: u64,
 }
 
