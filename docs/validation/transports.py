@@ -102,7 +102,23 @@ def permutation(long: bool) -> None:
           f"{min(goodputs):.3f} to {max(goodputs):.3f}: {', '.join(f'{g:.3f}' for g in goodputs)}\n")
 
 
+def incast() -> None:
+    print("## Incast: 64 senders x 450 KB into one host of the 432-host fat-tree\n")
+    print("| transport | completed | first (ms) | mean (ms) | last (ms) | ideal N·450 KB at 10G (ms) | drops | timeouts |")
+    print("|---|---|---|---|---|---|---|---|")
+    for transport in ["dctcp", "tcp"]:
+        overrides = {"host.transport": transport, "run.strict": False}
+        s = cellfabric.run("scenarios/baselines/incast.toml", overrides=overrides, progress=False).summary
+        fct = s["fct_us"]
+        ideal_ms = s["flows"] * 450_000 * 8 / 10e9 * 1e3
+        print(f"| {transport} | {s['flows_completed']} of {s['flows']} | {fct['first'] / 1e3:.2f} | "
+              f"{fct['mean'] / 1e3:.2f} | {fct['last'] / 1e3:.2f} | {ideal_ms:.2f} | {s['packets_dropped']} | "
+              f"{s['timeouts']} |")
+    print()
+
+
 if __name__ == "__main__":
+    incast()
     mathis()
     dctcp()
     permutation("--long" in sys.argv)
