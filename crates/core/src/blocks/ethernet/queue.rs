@@ -79,6 +79,9 @@ pub struct OutputQueue {
     ring: Box<[(TimePs, u32)]>,
     head: u32,
     len: u32,
+    /// The start time of the packet at `head` (`TimePs::MAX` when none waits): kept here so an
+    /// arrival reads the ring only when a packet has started since.
+    front_start_ps: TimePs,
     spec: QueueSpec,
     bytes: u64,
     /// Deepest the queue has been, in packets.
@@ -97,6 +100,7 @@ impl OutputQueue {
             ring: vec![(0, 0); spec.capacity_packets as usize].into_boxed_slice(),
             head: 0,
             len: 0,
+            front_start_ps: TimePs::MAX,
             spec,
             bytes: 0,
             peak_packets: 0,
@@ -107,14 +111,16 @@ impl OutputQueue {
 
     /// Forgets the packets whose transmission has started by `now_ps`.
     fn start_due(&mut self, now_ps: TimePs) {
-        while self.len > 0 {
-            let (start_ps, size_bytes) = self.ring[self.head as usize];
-            if start_ps > now_ps {
-                break;
-            }
+        while self.front_start_ps <= now_ps {
+            let size_bytes = self.ring[self.head as usize].1;
             self.head = (self.head + 1) % self.spec.capacity_packets;
             self.len -= 1;
             self.bytes -= size_bytes as u64;
+            self.front_start_ps = if self.len == 0 {
+                TimePs::MAX
+            } else {
+                self.ring[self.head as usize].0
+            };
         }
     }
 
@@ -166,6 +172,9 @@ impl OutputQueue {
         if start_ps > now_ps {
             let tail = (self.head + self.len) % self.spec.capacity_packets;
             self.ring[tail as usize] = (start_ps, size_bytes as u32);
+            if self.len == 0 {
+                self.front_start_ps = start_ps;
+            }
             self.len += 1;
             self.bytes += size_bytes;
         }
