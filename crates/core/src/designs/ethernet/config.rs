@@ -13,8 +13,8 @@ use crate::blocks::transport::Transport;
 use crate::designs::stardust::LinkConfig;
 use crate::engine::time::{ps_from_ns, TimePs};
 use crate::scenario::{
-    invalid, unused_topology_keys, RoutingConfig, RunConfig, Scenario, ScenarioError,
-    TopologyConfig, TopologyName, Unused, MAX_HOSTS,
+    invalid, RoutingConfig, RunConfig, Scenario, ScenarioError, TopologyConfig, TopologyName,
+    Unused, UnusedKeys, MAX_HOSTS,
 };
 
 /// A whole Ethernet scenario.
@@ -217,47 +217,37 @@ impl EthernetConfig {
 
     /// The keys the chosen transport, pattern, routing and topology leave unused.
     pub fn unused_keys(&self) -> Vec<Unused> {
-        let mut unused = unused_topology_keys(&self.topology);
-        let mut add = |key: &str, choice: &'static str, because: String| {
-            unused.push(Unused {
-                key: key.into(),
-                choice,
-                because,
-            })
-        };
+        let mut unused = UnusedKeys::default();
+        unused.add_other_shapes(&self.topology);
         if self.host.transport == Transport::Tcp {
-            let because = "host.transport = \"tcp\" (NewReno is not ECN-capable)";
-            add(
-                "switch.ecn_threshold_packets",
+            unused.add(
+                &["switch.ecn_threshold_packets", "host.dctcp_g"],
                 "host.transport",
-                because.into(),
+                "host.transport = \"tcp\" (NewReno is not ECN-capable)",
             );
-            add("host.dctcp_g", "host.transport", because.into());
         }
         if !self.host.delayed_ack {
-            add(
-                "host.delayed_ack_ns",
+            unused.add(
+                &["host.delayed_ack_ns"],
                 "host.delayed_ack",
-                "host.delayed_ack = false (an ACK per segment)".into(),
+                "host.delayed_ack = false (an ACK per segment)",
             );
         }
         if self.traffic.pattern == Pattern::Permutation {
-            for key in ["traffic.incast_host", "traffic.senders"] {
-                add(
-                    key,
-                    "traffic.pattern",
-                    "traffic.pattern = \"permutation\"".into(),
-                );
-            }
+            unused.add(
+                &["traffic.incast_host", "traffic.senders"],
+                "traffic.pattern",
+                "traffic.pattern = \"permutation\"",
+            );
         }
         if self.routing.mode != "spray" {
-            add(
-                "routing.spray_rounds",
+            unused.add(
+                &["routing.spray_rounds"],
                 "routing.mode",
                 format!("routing.mode = {:?}", self.routing.mode),
             );
         }
-        unused
+        unused.into_vec()
     }
 
     fn validate(&self) -> Result<(), ScenarioError> {
