@@ -33,6 +33,7 @@ SCRIPTS = {
     "fabric": [],
     "fabric_theory": ["--samples", "40"],
     "stardust": [],
+    "transports": [],
 }
 
 
