@@ -43,7 +43,8 @@ def base_rtt_s() -> float:
 
 def mathis() -> None:
     print("## NewReno on a lossy link (Mathis et al. 1997)\n")
-    print("| loss p | goodput (Gbit/s) | mean RTT (µs) | Mathis MSS/RTT·sqrt(3/2p) (Gbit/s) | ours / Mathis | timeouts | fast retransmits |")
+    print("| loss p | goodput (Gbit/s) | mean RTT (µs) | Mathis MSS/RTT·sqrt(3/2p) (Gbit/s) "
+          "| ours / Mathis | timeouts | fast retransmits |")
     print("|---|---|---|---|---|---|---|")
     for p in [5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2]:
         s = star("tcp", 1, 2e9, 2e8, switch__loss_probability=p, switch__queue_packets=1000)
@@ -81,7 +82,8 @@ def dctcp() -> None:
 
 def permutation(long: bool) -> None:
     print("## The 432-host fat-tree permutation beside Stardust's Fig. 10\n")
-    print("| transport | routing | length | goodput (mean, of line rate) | p1 | p10 | p50 (Gbit/s) | drops | retransmissions | timeouts |")
+    print("| transport | routing | length | goodput (mean, of line rate) | p1 | p10 | p50 (Gbit/s) "
+          "| drops | retransmissions | timeouts |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     runs = [("dctcp", "ecmp", {}), ("tcp", "ecmp", {}), ("dctcp", "spray", {}), ("tcp", "spray", {})]
     if long:
@@ -90,7 +92,8 @@ def permutation(long: bool) -> None:
         overrides = {"host.transport": transport, "routing.mode": routing, **more}
         if transport == "tcp":
             overrides["run.strict"] = False  # the file's ECN threshold is DCTCP's
-        s = cellfabric.run("scenarios/baselines/permutation.toml", overrides=overrides, progress=False).summary
+        s = cellfabric.run("scenarios/baselines/permutation.toml", overrides=overrides,
+                           progress=False).summary
         g = s["flow_goodput_gbps"]
         length = f"{s['sim_time_ps'] / 1e9:.0f} ms, window from {s['warmup_ps'] / 1e9:.0f} ms"
         print(f"| {transport} | {routing} | {length} | {s['goodput']:.3f} | {g['p1']:.2f} | {g['p10']:.2f} | "
@@ -104,7 +107,8 @@ def permutation(long: bool) -> None:
 
 def incast() -> None:
     print("## Incast: 64 senders x 450 KB into one host of the 432-host fat-tree\n")
-    print("| transport | completed | first (ms) | mean (ms) | last (ms) | ideal N·450 KB at 10G (ms) | drops | timeouts |")
+    print("| transport | completed | first (ms) | mean (ms) | last (ms) | ideal N·450 KB at 10G (ms) "
+          "| drops | timeouts |")
     print("|---|---|---|---|---|---|---|---|")
     for transport in ["dctcp", "tcp"]:
         overrides = {"host.transport": transport, "run.strict": False}
@@ -112,7 +116,8 @@ def incast() -> None:
         fct = s["fct_us"]
         ideal_ms = s["flows"] * 450_000 * 8 / 10e9 * 1e3
         print(f"| {transport} | {s['flows_completed']} of {s['flows']} | {fct['first'] / 1e3:.2f} | "
-              f"{fct['mean'] / 1e3:.2f} | {fct['last'] / 1e3:.2f} | {ideal_ms:.2f} | {s['packets_dropped']} | "
+              f"{fct['mean'] / 1e3:.2f} | {fct['last'] / 1e3:.2f} | {ideal_ms:.2f} | "
+              f"{s['packets_dropped']} | "
               f"{s['timeouts']} |")
     print()
 
