@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::blocks::routing::MODES;
+use crate::blocks::transport::Transport;
 use crate::designs::DESIGNS;
 use crate::scenario::{DestinationName, FlowControlKind, Named, SchedulerName, TopologyName};
 
@@ -37,6 +38,7 @@ pub fn catalog() -> Vec<Entry> {
         .chain(routing)
         .chain(named::<FlowControlKind>("link.flow_control"))
         .chain(named::<DestinationName>("traffic.destinations"))
+        .chain(named::<Transport>("host.transport"))
         .collect()
 }
 
@@ -65,6 +67,15 @@ mod tests {
             };
             if section == "routing" {
                 assert!(crate::blocks::routing::mode(e.name).is_some());
+                continue;
+            }
+            if section == "host" {
+                let json = format!(
+                    r#"{{"design": "ethernet", "host": {{"{field}": "{}"}}}}"#,
+                    e.name
+                );
+                let parsed = crate::designs::ethernet::EthernetConfig::from_json(&json);
+                assert!(parsed.is_ok(), "{}: {} rejected: {parsed:?}", e.key, e.name);
                 continue;
             }
             let json = format!(r#"{{"{section}": {{"{field}": "{}"}}}}"#, e.name);

@@ -9,6 +9,7 @@ pub mod newreno;
 pub mod receiver;
 pub mod rto;
 
+use crate::scenario::Named;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::time::TimePs;
@@ -31,9 +32,10 @@ pub enum Transport {
     Dctcp,
 }
 
-impl Transport {
-    /// Name and one-line description, for `cellfabric list`.
-    pub fn entry(self) -> (&'static str, &'static str) {
+impl Named for Transport {
+    const ALL: &'static [Transport] = &[Transport::Tcp, Transport::Dctcp];
+
+    fn entry(self) -> (&'static str, &'static str) {
         match self {
             Transport::Tcp => ("tcp", "TCP NewReno: slow start, AIMD, fast retransmit and recovery with partial ACKs, RTO (RFC 5681, 6582, 6298)"),
             Transport::Dctcp => ("dctcp", "DCTCP: ECN marks at a threshold K, alpha with g = 1/16, window cut by alpha/2 (Alizadeh et al. 2010)"),

@@ -9,6 +9,7 @@ use crate::engine::kernel::Clock;
 use crate::engine::stats::{Completion, Spread};
 use crate::engine::time::TimePs;
 use crate::run::{Ledger, RunError};
+use crate::scenario::Named;
 
 /// Headline numbers of an Ethernet run.
 #[derive(Clone, Debug, Serialize)]
@@ -172,7 +173,7 @@ impl Ethernet {
         };
         let summary = EthernetSummary {
             design: "ethernet",
-            transport: self.config.host.transport.entry().0,
+            transport: self.config.host.transport.as_str(),
             routing: self.config.routing.mode.clone(),
             seed: self.config.run.seed,
             hosts: hosts.len() as u32,
