@@ -36,8 +36,9 @@ pub struct Review {
     pub run: Option<RunConfig>,
     /// The keys its chosen mechanisms leave unused.
     pub unused: Vec<Unused>,
-    /// Values that make the run say little (a measured window shorter than a round trip).
-    pub warnings: Vec<String>,
+    /// Values that make the run say little (a measured window shorter than a round trip), read
+    /// from the scenario once it has built (so it is valid).
+    pub warnings: fn(&Value) -> Vec<String>,
     /// The scenario with every default filled in.
     pub effective: Value,
 }
@@ -48,7 +49,7 @@ impl Review {
         Review {
             run,
             unused,
-            warnings: Vec::new(),
+            warnings: |_| Vec::new(),
             effective: serde_json::to_value(config).expect("scenarios serialize"),
         }
     }
@@ -57,14 +58,10 @@ impl Review {
 /// A cell network's review.
 fn review_cell_network(scenario: &Value) -> Option<Review> {
     let scenario = Scenario::deserialize(scenario).ok()?;
-    // Warnings read derived values (cell time, bursts) that only a valid scenario has; an
-    // invalid one is refused by the build anyway.
-    let warnings = match scenario.validate() {
-        Ok(()) => scenario.warnings(),
-        Err(_) => Vec::new(),
-    };
     Some(Review {
-        warnings,
+        warnings: |valid| {
+            Scenario::deserialize(valid).map_or_else(|_| Vec::new(), |s| s.warnings())
+        },
         ..Review::of(
             &scenario,
             Some(scenario.run.clone()),
@@ -169,21 +166,22 @@ pub fn build_with_overrides(
 ) -> Result<Box<dyn Simulation>, ScenarioError> {
     let (value, design) = design_of(json)?;
     let review = (design.review)(&value);
-    let warnings = match &review {
+    let mut warnings = match &review {
         Some(Review {
             run: Some(run),
             unused,
-            warnings,
             ..
-        }) => {
-            let mut unused = check_unused(&value, unused, run.strict, overridden)?;
-            unused.extend(warnings.iter().cloned());
-            unused
-        }
+        }) => check_unused(&value, unused, run.strict, overridden)?,
         _ => Vec::new(),
     };
     let mut sim = (design.build)(json)?;
-    if let Some(Review { run: Some(run), .. }) = review {
+    if let Some(Review {
+        run: Some(run),
+        warnings: warnings_of,
+        ..
+    }) = review
+    {
+        warnings.extend(warnings_of(&value));
         sim.supervise(Supervision {
             warmup_ps: run.warmup_ps(),
             max_in_flight: run.max_cells_in_flight,

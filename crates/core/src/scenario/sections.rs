@@ -142,6 +142,17 @@ impl Named for TopologyName {
     }
 }
 
+impl TopologyConfig {
+    /// The k-ary fat-tree, every other key at its default (the packet designs' default shape).
+    pub fn fat_tree(k: u32) -> TopologyConfig {
+        TopologyConfig {
+            kind: TopologyName::FatTree,
+            k,
+            ..TopologyConfig::default()
+        }
+    }
+}
+
 /// How switches and hosts are cabled.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]

@@ -9,7 +9,7 @@ use crate::blocks::routing::{mode, MODES};
 
 impl Scenario {
     /// Every check, section by section.
-    pub(crate) fn validate(&self) -> Result<(), ScenarioError> {
+    pub(super) fn validate(&self) -> Result<(), ScenarioError> {
         let (run, sw, link, cell, t) = (
             &self.run,
             &self.switch,

@@ -13,8 +13,8 @@ use crate::blocks::transport::Transport;
 use crate::designs::stardust::LinkConfig;
 use crate::engine::time::{ps_from_ns, TimePs};
 use crate::scenario::{
-    invalid, RoutingConfig, RunConfig, Scenario, ScenarioError, TopologyConfig, TopologyName,
-    Unused, UnusedKeys, MAX_HOSTS,
+    invalid, RoutingConfig, RunConfig, Scenario, ScenarioError, TopologyConfig, Unused, UnusedKeys,
+    MAX_HOSTS,
 };
 
 /// A whole Ethernet scenario.
@@ -47,17 +47,13 @@ pub struct EthernetConfig {
 }
 
 fn default_topology() -> TopologyConfig {
-    TopologyConfig {
-        kind: TopologyName::FatTree,
-        k: 4,
-        ..TopologyConfig::default()
-    }
+    TopologyConfig::fat_tree(4)
 }
 
 fn default_routing() -> RoutingConfig {
     RoutingConfig {
         mode: "ecmp".into(),
-        spray_rounds: 4,
+        ..RoutingConfig::default()
     }
 }
 

@@ -10,8 +10,8 @@ use crate::blocks::routing::mode;
 use crate::blocks::topology::Topology;
 use crate::engine::time::{ps_from_ns, TimePs};
 use crate::scenario::{
-    invalid, RoutingConfig, RunConfig, Scenario, ScenarioError, TopologyConfig, TopologyName,
-    Unused, UnusedKeys, MAX_HOSTS,
+    invalid, RoutingConfig, RunConfig, Scenario, ScenarioError, TopologyConfig, Unused, UnusedKeys,
+    MAX_HOSTS,
 };
 
 /// A whole Stardust scenario.
@@ -118,17 +118,13 @@ pub struct FailureConfig {
 }
 
 fn default_topology() -> TopologyConfig {
-    TopologyConfig {
-        kind: TopologyName::FatTree,
-        k: 4,
-        ..TopologyConfig::default()
-    }
+    TopologyConfig::fat_tree(4)
 }
 
 fn default_routing() -> RoutingConfig {
     RoutingConfig {
         mode: "spray".into(),
-        spray_rounds: 4,
+        ..RoutingConfig::default()
     }
 }
 
