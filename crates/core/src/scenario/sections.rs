@@ -143,6 +143,27 @@ impl Named for TopologyName {
 }
 
 impl TopologyConfig {
+    /// The cabling this section describes on its own (a star or two switches with the default
+    /// `switch.ports`), with at most [`super::MAX_HOSTS`] hosts: the packet designs' topology.
+    pub fn standalone(&self) -> Result<crate::blocks::topology::Topology, super::ScenarioError> {
+        let scenario = Scenario {
+            topology: self.clone(),
+            ..Scenario::default()
+        };
+        let topology = scenario.topology()?;
+        if topology.endpoints() > super::MAX_HOSTS {
+            return Err(super::invalid(
+                "topology",
+                format!(
+                    "at most {} hosts, got {}",
+                    super::MAX_HOSTS,
+                    topology.endpoints()
+                ),
+            ));
+        }
+        Ok(topology)
+    }
+
     /// The k-ary fat-tree, every other key at its default (the packet designs' default shape).
     pub fn fat_tree(k: u32) -> TopologyConfig {
         TopologyConfig {

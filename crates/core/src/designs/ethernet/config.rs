@@ -13,8 +13,7 @@ use crate::blocks::transport::Transport;
 use crate::designs::stardust::LinkConfig;
 use crate::engine::time::{ps_from_ns, TimePs};
 use crate::scenario::{
-    invalid, RoutingConfig, RunConfig, Scenario, ScenarioError, TopologyConfig, Unused, UnusedKeys,
-    MAX_HOSTS,
+    invalid, RoutingConfig, RunConfig, ScenarioError, TopologyConfig, Unused, UnusedKeys,
 };
 
 /// A whole Ethernet scenario.
@@ -179,17 +178,7 @@ impl EthernetConfig {
 
     /// The cabling.
     pub fn topology(&self) -> Result<Topology, ScenarioError> {
-        let scenario = Scenario {
-            topology: self.topology.clone(),
-            ..Scenario::default()
-        };
-        let topology = scenario.topology()?;
-        if topology.endpoints() > MAX_HOSTS {
-            return Err(invalid(
-                "topology",
-                format!("at most {MAX_HOSTS} hosts, got {}", topology.endpoints()),
-            ));
-        }
+        let topology = self.topology.standalone()?;
         if topology.endpoints() < 2 {
             return Err(invalid("topology", "expected at least 2 hosts"));
         }

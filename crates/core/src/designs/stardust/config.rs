@@ -10,8 +10,7 @@ use crate::blocks::routing::mode;
 use crate::blocks::topology::Topology;
 use crate::engine::time::{ps_from_ns, TimePs};
 use crate::scenario::{
-    invalid, RoutingConfig, RunConfig, Scenario, ScenarioError, TopologyConfig, Unused, UnusedKeys,
-    MAX_HOSTS,
+    invalid, RoutingConfig, RunConfig, ScenarioError, TopologyConfig, Unused, UnusedKeys,
 };
 
 /// A whole Stardust scenario.
@@ -477,18 +476,7 @@ impl StardustConfig {
 
     /// The cabling; edge switches (those with hosts) are the adapters.
     pub fn topology(&self) -> Result<Topology, ScenarioError> {
-        let scenario = Scenario {
-            topology: self.topology.clone(),
-            ..Scenario::default()
-        };
-        let topology = scenario.topology()?;
-        if topology.endpoints() > MAX_HOSTS {
-            return Err(invalid(
-                "topology",
-                format!("at most {MAX_HOSTS} hosts, got {}", topology.endpoints()),
-            ));
-        }
-        Ok(topology)
+        self.topology.standalone()
     }
 
     /// Line rate in bit/s.
