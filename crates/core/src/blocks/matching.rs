@@ -1,8 +1,11 @@
 //! Crossbar matching: iSLIP (McKeown 1999) and PIM (Anderson et al. 1993) over port sets
-//! ([`PortSet`]), so one iteration costs O(N) word operations whatever the load.
+//! ([`PortSet`]), so one iteration costs O(N) word operations whatever the load. A switch of at
+//! most 64 ports is matched over plain 64-bit words ([`Ports`] for `u64`), with the same
+//! choices and the same random draws as over the full sets.
 
 use super::port_set::{after, PortSet, MAX_PORTS};
 use crate::engine::rng::Rng;
+use rand::Rng as _;
 
 /// Marks an input left unmatched in a matching.
 pub const UNMATCHED: u16 = u16::MAX;
@@ -61,36 +64,71 @@ impl Matcher {
         rng: &mut Rng,
     ) {
         let ports = inputs_for_output.len();
+        if ports <= 64 {
+            let mut requests = [0u64; 64];
+            for (narrow, wide) in requests.iter_mut().zip(inputs_for_output) {
+                *narrow = wide.low_word();
+            }
+            let mut grants_to_input = [0u64; 64];
+            self.match_over(
+                &requests[..ports],
+                &mut grants_to_input[..ports],
+                output_of_input,
+                rng,
+            );
+        } else {
+            let mut grants_to_input = std::mem::take(&mut self.grants_to_input);
+            self.match_over(
+                inputs_for_output,
+                &mut grants_to_input,
+                output_of_input,
+                rng,
+            );
+            self.grants_to_input = grants_to_input;
+        }
+    }
+
+    /// The matching over port sets of type `S`; `grants_to_input` is empty on entry and on
+    /// return.
+    fn match_over<S: Ports>(
+        &mut self,
+        inputs_for_output: &[S],
+        grants_to_input: &mut [S],
+        output_of_input: &mut [u16],
+        rng: &mut Rng,
+    ) {
+        let ports = inputs_for_output.len();
         output_of_input.fill(UNMATCHED);
-        let (mut matched_inputs, mut matched_outputs) = (PortSet::EMPTY, PortSet::EMPTY);
+        let (mut matched_inputs, mut matched_outputs) = (S::EMPTY, S::EMPTY);
         for iteration in 0..self.iterations {
-            let mut granted_inputs = PortSet::EMPTY;
+            let mut granted_inputs = S::EMPTY;
             for output in 0..ports {
-                if matched_outputs.contains(output) {
+                if matched_outputs.has(output) {
                     continue;
                 }
-                let requests = inputs_for_output[output].without(matched_inputs);
+                let requests = inputs_for_output[output].minus(matched_inputs);
                 let grant = match &self.rule {
-                    Rule::Islip { grant_ptr, .. } => requests.first_at_or_after(grant_ptr[output]),
-                    Rule::Pim => requests.random_member(rng),
+                    Rule::Islip { grant_ptr, .. } => requests.at_or_after(grant_ptr[output]),
+                    Rule::Pim => requests.random(rng),
                 };
                 if let Some(input) = grant {
-                    self.grants_to_input[input].insert(output);
-                    granted_inputs.insert(input);
+                    grants_to_input[input].add(output);
+                    granted_inputs.add(input);
                 }
             }
-            if granted_inputs.is_empty() {
+            if granted_inputs == S::EMPTY {
                 break;
             }
-            for input in granted_inputs.iter() {
-                let grants = std::mem::take(&mut self.grants_to_input[input]);
+            while let Some(input) = granted_inputs.at_or_after(0) {
+                granted_inputs.take(input);
+                let grants = std::mem::replace(&mut grants_to_input[input], S::EMPTY);
                 let output = match &mut self.rule {
                     Rule::Islip {
                         grant_ptr,
                         accept_ptr,
                     } => {
                         let output = grants
-                            .first_at_or_after(accept_ptr[input])
+                            .at_or_after(accept_ptr[input])
                             .expect("input was granted");
                         if iteration == 0 {
                             accept_ptr[input] = after(output, ports);
@@ -98,13 +136,86 @@ impl Matcher {
                         }
                         output
                     }
-                    Rule::Pim => grants.random_member(rng).expect("input was granted"),
+                    Rule::Pim => grants.random(rng).expect("input was granted"),
                 };
                 output_of_input[input] = output as u16;
-                matched_inputs.insert(input);
-                matched_outputs.insert(output);
+                matched_inputs.add(input);
+                matched_outputs.add(output);
             }
         }
+    }
+}
+
+/// The set operations a matching needs, over a [`PortSet`] or, on at most 64 ports, a `u64`.
+trait Ports: Copy + PartialEq {
+    const EMPTY: Self;
+    fn has(&self, port: usize) -> bool;
+    fn add(&mut self, port: usize);
+    fn take(&mut self, port: usize);
+    fn minus(self, other: Self) -> Self;
+    /// The round-robin pointer rule: the lowest member at or after `start`, wrapping.
+    fn at_or_after(&self, start: usize) -> Option<usize>;
+    /// A uniformly random member, drawn as [`PortSet::random_member`] draws it.
+    fn random(&self, rng: &mut Rng) -> Option<usize>;
+}
+
+impl Ports for PortSet {
+    const EMPTY: Self = PortSet::EMPTY;
+    fn has(&self, port: usize) -> bool {
+        self.contains(port)
+    }
+    fn add(&mut self, port: usize) {
+        self.insert(port)
+    }
+    fn take(&mut self, port: usize) {
+        self.remove(port)
+    }
+    fn minus(self, other: Self) -> Self {
+        self.without(other)
+    }
+    fn at_or_after(&self, start: usize) -> Option<usize> {
+        self.first_at_or_after(start)
+    }
+    fn random(&self, rng: &mut Rng) -> Option<usize> {
+        self.random_member(rng)
+    }
+}
+
+impl Ports for u64 {
+    const EMPTY: Self = 0;
+    #[inline]
+    fn has(&self, port: usize) -> bool {
+        self & (1 << port) != 0
+    }
+    #[inline]
+    fn add(&mut self, port: usize) {
+        *self |= 1 << port;
+    }
+    #[inline]
+    fn take(&mut self, port: usize) {
+        *self &= !(1 << port);
+    }
+    #[inline]
+    fn minus(self, other: Self) -> Self {
+        self & !other
+    }
+    #[inline]
+    fn at_or_after(&self, start: usize) -> Option<usize> {
+        let upper = self & (u64::MAX << (start % 64));
+        let from = if upper != 0 { upper } else { *self };
+        (from != 0).then(|| from.trailing_zeros() as usize)
+    }
+    #[inline]
+    fn random(&self, rng: &mut Rng) -> Option<usize> {
+        let len = self.count_ones();
+        if len == 0 {
+            return None;
+        }
+        let mut rest = *self;
+        for _ in 0..rng.gen_range(0..len) {
+            rest &= rest - 1;
+        }
+        Some(rest.trailing_zeros() as usize)
     }
 }
 
@@ -178,6 +289,27 @@ mod tests {
                 prop_assert!(requests[output as usize].contains(input));
                 prop_assert!(!used.contains(output as usize));
                 used.insert(output as usize);
+            }
+        }
+
+        /// On at most 64 ports the matching over words chooses exactly what the matching over
+        /// full port sets chooses, slot after slot, with the same random draws.
+        #[test]
+        fn the_narrow_matching_is_the_wide_one(requests in proptest::collection::vec(any::<u64>(), 1..=64), pim in any::<bool>(), iterations in 1u32..4) {
+            let n = requests.len();
+            let requests: Vec<u64> = requests.into_iter().map(|r| if n == 64 { r } else { r & ((1 << n) - 1) }).collect();
+            let wide: Vec<PortSet> = requests.iter().map(|&r| set(r)).collect();
+            let make = || if pim { Matcher::pim(n, iterations) } else { Matcher::islip(n, iterations) };
+            let (mut narrow_matcher, mut wide_matcher) = (make(), make());
+            let (mut narrow_rng, mut wide_rng) = (rng(), rng());
+            for _ in 0..4 {
+                let (mut narrow_out, mut wide_out) = (vec![0u16; n], vec![0u16; n]);
+                let mut grants = vec![0u64; n];
+                narrow_matcher.match_over(&requests, &mut grants, &mut narrow_out, &mut narrow_rng);
+                let mut wide_grants = vec![PortSet::EMPTY; n];
+                wide_matcher.match_over(&wide, &mut wide_grants, &mut wide_out, &mut wide_rng);
+                prop_assert_eq!(&narrow_out, &wide_out);
+                prop_assert!(narrow_out.iter().any(|&o| o != UNMATCHED) || requests.iter().all(|&r| r == 0));
             }
         }
 

@@ -151,6 +151,12 @@ impl PortSet {
         unreachable!("the set has {len} members")
     }
 
+    /// The members below 64 as a bitmap (the whole set on a switch of at most 64 ports).
+    #[inline]
+    pub fn low_word(&self) -> u64 {
+        self.0[0]
+    }
+
     /// The members in increasing order.
     #[inline]
     pub fn iter(self) -> Members {
