@@ -645,7 +645,8 @@ impl<R: Router> Network<R> {
         let capacity_cells = (terminals as u64 * measured_slots) as f64;
         let payload_capacity = capacity_cells * self.cell_payload_bytes as f64;
         let metrics = self.fabric.metrics();
-        let latency = metrics.latency.percentiles();
+        let cell_latency = metrics.cell_latency();
+        let latency = cell_latency.percentiles();
         let switched: u64 = self
             .switches()
             .flat_map(|s| s.counters.iter())
@@ -677,12 +678,15 @@ impl<R: Router> Network<R> {
             goodput: sum(|t| t.counters.payload_bytes_delivered_measured) as f64 / payload_capacity,
             latency_ns: latency.scaled(PS_PER_NS as f64),
             latency_cells: latency.scaled(slot_ps as f64),
-            packet_latency_cells: metrics.packet_latency.percentiles().scaled(slot_ps as f64),
+            packet_latency_cells: metrics
+                .packet_latency()
+                .percentiles()
+                .scaled(slot_ps as f64),
             cells_injected: injected,
             cells_delivered: delivered,
             cells_dropped: metrics.cells_dropped,
             cells_in_flight: in_flight,
-            cells_measured: metrics.latency.count(),
+            cells_measured: cell_latency.count(),
             cells_in_flight_measured: in_flight_ages.count(),
             in_flight_age_cells: in_flight_ages.percentiles().scaled(slot_ps as f64),
             source_wait_mean_cells: sum(|t| t.counters.source_wait_ps_sum) as f64
@@ -721,7 +725,7 @@ impl<R: Router> Network<R> {
     fn tables(&self, measured_slots: u64) -> Tables {
         let slot_ps = self.slot_ps as f64;
         let mut latency = LatencyTable::default();
-        for (value_ps, count) in self.fabric.metrics().latency.buckets() {
+        for (value_ps, count) in self.fabric.metrics().cell_latency().buckets() {
             latency.latency_ps.push(value_ps);
             latency.latency_cells.push(value_ps as f64 / slot_ps);
             latency.count.push(count);

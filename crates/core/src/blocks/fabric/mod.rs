@@ -70,10 +70,14 @@ pub enum Event {
 pub struct Metrics {
     /// Latencies are recorded for cells generated at or after this time.
     pub warmup_ps: TimePs,
-    /// Cell latency, generation to delivery.
-    pub latency: LatencyHistogram,
-    /// Packet latency, first cell's generation to last cell's delivery.
-    pub packet_latency: LatencyHistogram,
+    /// Latencies that are both a cell's and its packet's (the last cell of a packet generated
+    /// with its first, a one-cell packet above all): recorded once, counted in both
+    /// distributions.
+    shared_latency: LatencyHistogram,
+    /// The other cells' latencies, generation to delivery.
+    cell_only_latency: LatencyHistogram,
+    /// The other packets' latencies, first cell's generation to last cell's delivery.
+    packet_only_latency: LatencyHistogram,
     /// Cells dropped.
     pub cells_dropped: u64,
     /// Flow-control signals sent.
@@ -85,15 +89,51 @@ pub struct Metrics {
 }
 
 impl Metrics {
+    fn new(warmup_ps: TimePs) -> Self {
+        Metrics {
+            warmup_ps,
+            shared_latency: LatencyHistogram::new(),
+            cell_only_latency: LatencyHistogram::new(),
+            packet_only_latency: LatencyHistogram::new(),
+            cells_dropped: 0,
+            flow_control_signals: 0,
+            moves: 0,
+            cells_delivered: 0,
+        }
+    }
+
     fn deliver(&mut self, now_ps: TimePs, cell: &Cell) {
         self.moves += 1;
         self.cells_delivered += 1;
-        if cell.inject_ps >= self.warmup_ps {
-            self.latency.record(now_ps - cell.inject_ps);
+        let cell_measured = cell.inject_ps >= self.warmup_ps;
+        let packet_measured = cell.last_of_packet && cell.packet_inject_ps >= self.warmup_ps;
+        if cell_measured && packet_measured && cell.inject_ps == cell.packet_inject_ps {
+            self.shared_latency.record(now_ps - cell.inject_ps);
+            return;
         }
-        if cell.last_of_packet && cell.packet_inject_ps >= self.warmup_ps {
-            self.packet_latency.record(now_ps - cell.packet_inject_ps);
+        if cell_measured {
+            self.cell_only_latency.record(now_ps - cell.inject_ps);
         }
+        if packet_measured {
+            self.packet_only_latency
+                .record(now_ps - cell.packet_inject_ps);
+        }
+    }
+
+    /// Cell latency, generation to delivery, of the measured cells.
+    pub fn cell_latency(&self) -> LatencyHistogram {
+        let mut all = LatencyHistogram::new();
+        all.add(&self.shared_latency);
+        all.add(&self.cell_only_latency);
+        all
+    }
+
+    /// Packet latency, first cell's generation to last cell's delivery, of the measured packets.
+    pub fn packet_latency(&self) -> LatencyHistogram {
+        let mut all = LatencyHistogram::new();
+        all.add(&self.shared_latency);
+        all.add(&self.packet_only_latency);
+        all
     }
 }
 
@@ -368,15 +408,7 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
             per_voq,
             layer1,
             layer1_arrivals: Vec::new(),
-            metrics: Metrics {
-                warmup_ps,
-                latency: LatencyHistogram::new(),
-                packet_latency: LatencyHistogram::new(),
-                cells_dropped: 0,
-                flow_control_signals: 0,
-                moves: 0,
-                cells_delivered: 0,
-            },
+            metrics: Metrics::new(warmup_ps),
         };
         if plumbing.layer1.is_used() {
             plumbing
