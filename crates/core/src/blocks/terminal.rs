@@ -148,7 +148,7 @@ impl Terminal {
     fn next_sendable(&self) -> Option<usize> {
         if self.tx_queues.len() == 1 {
             // One channel: a FIFO.
-            return (!self.nonempty.is_empty() && self.gate.may_send(0)).then_some(0);
+            return (self.queued_cells > 0 && self.gate.may_send(0)).then_some(0);
         }
         match self.gate {
             TxGate::Open => self.nonempty.first_at_or_after(self.next_channel),
