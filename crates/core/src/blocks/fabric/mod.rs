@@ -253,6 +253,11 @@ impl Plumbing {
         }
         cells.push_back(&mut self.wires[wire], cell);
         self.wire_cells[peer] += 1;
+        // An edge already pending at or before the arrival comes first and the node schedules
+        // its later edges itself (as below, when the next edge is not earlier): no division.
+        if self.tick_at_ps[peer] <= arrive_ps {
+            return;
+        }
         let edge_ps = next_boundary_ps(arrive_ps, self.slot_ps);
         if edge_ps < self.tick_at_ps[peer] {
             self.tick_at_ps[peer] = edge_ps;
