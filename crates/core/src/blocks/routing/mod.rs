@@ -111,6 +111,9 @@ pub struct Decision<'a> {
     pub spray: &'a mut Spray,
     /// This switch's salt for flow hashing.
     pub salt: u64,
+    /// The cell's path label (an MPTCP subflow's), which per-flow hashing mixes in; 0 for a
+    /// cell of a design that labels none.
+    pub path: u16,
 }
 
 impl Decision<'_> {
@@ -217,9 +220,11 @@ impl Decision<'_> {
         Some(pick)
     }
 
-    /// The flow hash of the cell at this switch (per (source, destination) pair).
+    /// The flow hash of the cell at this switch: per (source, destination, path label), so
+    /// subflows of one connection labelled apart hash apart; label 0 hashes the pair alone.
     pub fn flow_hash(&self) -> u64 {
-        mix(self.salt ^ ((self.cell.src as u64) << 16 | self.cell.dst as u64))
+        let (src, dst) = (self.cell.src as u64, self.cell.dst as u64);
+        mix(self.salt ^ ((self.path as u64) << 32 | src << 16 | dst))
     }
 }
 
@@ -243,6 +248,15 @@ pub struct FabricRouter {
     rngs: Vec<Rng>,
     salts: Vec<u64>,
     spray: Spray,
+    path_label: PathLabel,
+}
+
+/// Where a design keeps a cell's path label (see [`Decision::path`]).
+pub type PathLabel = fn(&Cell) -> u16;
+
+/// The label of a design that labels no paths.
+fn no_path_label(_: &Cell) -> u16 {
+    0
 }
 
 impl FabricRouter {
@@ -276,7 +290,14 @@ impl FabricRouter {
             rngs,
             salts,
             spray,
+            path_label: no_path_label,
         }
+    }
+
+    /// The router reading each cell's path label with `label` (by default every cell's is 0).
+    pub fn with_path_label(mut self, label: PathLabel) -> Self {
+        self.path_label = label;
+        self
     }
 
     /// The tables routed over.
@@ -305,6 +326,7 @@ impl Router for FabricRouter {
         if switch == dst_switch {
             return dst_port;
         }
+        let path = (self.path_label)(cell);
         let mut decision = Decision {
             table: &self.table,
             switch,
@@ -313,6 +335,7 @@ impl Router for FabricRouter {
             rng: &mut self.rngs[switch],
             spray: &mut self.spray,
             salt: self.salts[switch],
+            path,
         };
         (self.mode.choose)(&mut decision)
     }
@@ -415,6 +438,57 @@ mod tests {
         cores.sort();
         cores.dedup();
         assert_eq!(cores, vec![16, 17, 18, 19], "four cores, all used");
+    }
+
+    /// Walks a cell labelled `path` (kept in `next_vc` here) under a labelling ECMP router.
+    fn walk_labelled(
+        t: &Topology,
+        router: &mut FabricRouter,
+        src: usize,
+        dst: usize,
+        path: u16,
+    ) -> Vec<usize> {
+        let mut c = cell(src, dst);
+        c.next_vc = path;
+        router.inject(src, &mut c);
+        let (mut switch, mut input) = t.endpoint_port(src).unwrap();
+        let mut hops = vec![];
+        loop {
+            hops.push(switch);
+            let output = router.route(switch, input, &mut c, &Backlog(vec![]));
+            match t.peer(switch, output).unwrap() {
+                Attachment::Endpoint(_) => return hops,
+                Attachment::SwitchPort { switch: s, port } => (switch, input) = (s, port),
+            }
+        }
+    }
+
+    #[test]
+    fn ecmp_hashes_path_labels_apart_and_label_zero_as_the_pair_alone() {
+        let t = Topology::fat_tree(4).unwrap();
+        let mut plain = router(&t, "ecmp");
+        let mut labelled = router(&t, "ecmp").with_path_label(|c| c.next_vc);
+        let (mut pairs, mut apart) = (0, 0);
+        for src in 0..16 {
+            for dst in (0..16).filter(|d| d / 4 != src / 4) {
+                let zero = walk_labelled(&t, &mut labelled, src, dst, 0);
+                assert_eq!(
+                    zero,
+                    walk(&t, &mut plain, src, dst).1,
+                    "label 0: the pair's hash"
+                );
+                let one = walk_labelled(&t, &mut labelled, src, dst, 1);
+                assert_eq!(
+                    one,
+                    walk_labelled(&t, &mut labelled, src, dst, 1),
+                    "one path per label"
+                );
+                pairs += 1;
+                apart += (zero != one) as u32;
+            }
+        }
+        // Four paths between pods: independent hashes differ 3 times in 4.
+        assert!(apart * 2 > pairs, "{apart} of {pairs} pairs apart");
     }
 
     #[test]

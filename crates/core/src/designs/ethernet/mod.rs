@@ -1,14 +1,16 @@
 //! The Ethernet baseline ("push and drop", Stardust §6.3 and Fig. 10): hosts running TCP
-//! NewReno or DCTCP over store-and-forward switches with drop-tail output queues and ECN
+//! NewReno, DCTCP or MPTCP over store-and-forward switches with drop-tail output queues and ECN
 //! marking, on any of the shared topologies, routed per flow (ECMP) or per packet (spraying)
 //! by the shared router. Every switch of the topology becomes an [`EthernetSwitch`] (nodes
 //! `0..switches`), every host a [`Host`] (the nodes after them), all event-driven on the shared
 //! [`Fabric`].
 
 mod config;
+#[cfg(test)]
+mod mptcp_tests;
 mod report;
 
-use crate::blocks::cell::CellId;
+use crate::blocks::cell::{Cell, CellId};
 use crate::blocks::ethernet::host::{Host, HostParams};
 use crate::blocks::ethernet::queue::{OutputQueue, QueueSpec};
 use crate::blocks::ethernet::switch::EthernetSwitch;
@@ -76,15 +78,24 @@ impl<R: Router> Node<R> for EthernetNode {
     }
 }
 
-/// One flow: (sending host, receiving host).
+/// One flow (a TCP flow or an MPTCP connection): (sending host, receiving host).
 #[derive(Clone, Copy, Debug)]
 struct FlowEnds {
     src: u16,
     dst: u16,
-    /// Its index among the sending host's flows.
+    /// Its index among the sending host's flows (an MPTCP connection's first subflow's).
     at_src: u32,
-    /// Its index among the receiving host's flows.
+    /// Its index among the receiving host's flows (an MPTCP connection's first subflow's,
+    /// which counts the connection's bytes).
     at_dst: u32,
+    /// Its subflows (1 for a TCP flow), consecutive from `at_src` and `at_dst`.
+    subflows: u32,
+}
+
+/// A packet's path label (its MPTCP subflow's number), which per-flow ECMP hashes: kept in
+/// `next_vc`, since an Ethernet fabric has no channels.
+fn path_label(cell: &Cell) -> u16 {
+    cell.next_vc
 }
 
 /// An Ethernet run: switches are nodes `0..switches`, host `h` is node `switches + h`.
@@ -183,13 +194,22 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
     for (src, dst) in pairs {
         let size = config.traffic.flow_bytes;
         let at_dst = host_nodes[dst].inflows.len() as u32;
-        let at_src = host_nodes[src].add_out(dst as u16, at_dst, size);
-        host_nodes[dst].add_in(src as u16, at_src, size);
+        let (at_src, subflows) = if config.host.transport == Transport::Mptcp {
+            let n = config.host.subflows;
+            let at_src = host_nodes[src].add_out_connection(dst as u16, at_dst, n, size);
+            host_nodes[dst].add_in_connection(src as u16, at_src, n, size);
+            (at_src, n)
+        } else {
+            let at_src = host_nodes[src].add_out(dst as u16, at_dst, size);
+            host_nodes[dst].add_in(src as u16, at_src, size);
+            (at_src, 1)
+        };
         flows.push(FlowEnds {
             src: src as u16,
             dst: dst as u16,
             at_src,
             at_dst,
+            subflows,
         });
     }
     nodes.extend(host_nodes.into_iter().map(EthernetNode::Host));
@@ -213,7 +233,8 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
         layer1: Vec::new(),
     };
     let mode = mode(&config.routing.mode).expect("validated");
-    let router = FabricRouter::new(table, mode, config.run.seed, config.routing.spray_rounds);
+    let router = FabricRouter::new(table, mode, config.run.seed, config.routing.spray_rounds)
+        .with_path_label(path_label);
     let mut fabric = Fabric::new(nodes, router, wiring, config.run.warmup_ps());
     // Output queues schedule a packet's arrival when it is queued: up to a full queue ahead.
     let horizon_ps = (config.switch.queue_packets as u64 + 4) * packet_ps + 4 * longest_cable_ps;
