@@ -60,3 +60,11 @@ def test_subflows_with_a_single_path_transport_is_an_unused_key():
     assert done.returncode == 2, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert " host.subflows: not used with host.transport = \"dctcp\"" in done.stderr, done.stderr
+
+
+def test_more_single_path_flows_than_the_pattern_has_is_one_line_naming_the_key():
+    done = cli("run", PERMUTATION, *SHORT, "--set", "host.transport=mptcp",
+               "--set", "traffic.single_path_flows=433")
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert " traffic.single_path_flows: expected at most the pattern's 432 flows" in done.stderr, done.stderr

@@ -156,6 +156,9 @@ pub struct TrafficConfig {
     pub incast_host: u32,
     /// Incast: how many hosts send (drawn from the run's seed); absent: every other host.
     pub senders: Option<u32>,
+    /// MPTCP: this many of the pattern's flows (its first) run one subflow, which LIA leaves
+    /// a TCP NewReno flow: TCP beside MPTCP (RFC 6356 §2's fairness goal).
+    pub single_path_flows: u32,
 }
 
 impl Default for TrafficConfig {
@@ -165,6 +168,7 @@ impl Default for TrafficConfig {
             flow_bytes: None,
             incast_host: 0,
             senders: None,
+            single_path_flows: 0,
         }
     }
 }
@@ -227,7 +231,7 @@ impl EthernetConfig {
         }
         if self.host.transport != Transport::Mptcp {
             unused.add(
-                &["host.subflows"],
+                &["host.subflows", "traffic.single_path_flows"],
                 "host.transport",
                 format!(
                     "host.transport = {:?} (one path per flow)",

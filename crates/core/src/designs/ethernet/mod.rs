@@ -117,6 +117,12 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
     let switches = topology.switches();
     let hosts = topology.endpoints();
     let pairs = flows(&config, hosts)?;
+    if config.traffic.single_path_flows as usize > pairs.len() {
+        return Err(invalid(
+            "traffic.single_path_flows",
+            format!("expected at most the pattern's {} flows", pairs.len()),
+        ));
+    }
     // The link each way over the cable on switch port (s, p): a host's at the host rate.
     let cable_link = |s: usize, p: usize| {
         let cable = topology.cable(s, p);
@@ -191,11 +197,12 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
         host_nodes.push(Host::new(host as u16, link, params));
     }
     let mut flows = Vec::with_capacity(pairs.len());
-    for (src, dst) in pairs {
+    for (k, (src, dst)) in pairs.into_iter().enumerate() {
         let size = config.traffic.flow_bytes;
         let at_dst = host_nodes[dst].inflows.len() as u32;
         let (at_src, subflows) = if config.host.transport == Transport::Mptcp {
-            let n = config.host.subflows;
+            let single = k < config.traffic.single_path_flows as usize;
+            let n = if single { 1 } else { config.host.subflows };
             let at_src = host_nodes[src].add_out_connection(dst as u16, at_dst, n, size);
             host_nodes[dst].add_in_connection(src as u16, at_src, n, size);
             (at_src, n)

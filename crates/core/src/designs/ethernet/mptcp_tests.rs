@@ -95,3 +95,26 @@ fn the_same_seed_gives_the_same_run() {
         serde_json::to_string(&(sb, tb)).unwrap()
     );
 }
+
+/// LIA with one subflow is NewReno's increase: a one-subflow connection runs as a TCP flow.
+#[test]
+fn one_subflow_runs_as_tcp() {
+    let json = |transport: &str, extra: &str| {
+        format!(
+            r#"{{"design": "ethernet", "run": {{"seed": 2, "duration_ns": 4000000, "warmup_ns": 1000000}},
+                "topology": {{"kind": "fat_tree", "k": 4}},
+                "host": {{"transport": "{transport}", "packet_bytes": 1500 {extra}}},
+                "traffic": {{"pattern": "incast", "incast_host": 0, "senders": 4}}}}"#
+        )
+    };
+    let (tcp, clock_tcp) = finished(&json("tcp", ""));
+    let (mptcp, clock_mptcp) = finished(&json("mptcp", r#", "subflows": 1"#));
+    let (t, tt) = tcp.finish(&clock_tcp).unwrap();
+    let (m, mt) = mptcp.finish(&clock_mptcp).unwrap();
+    assert!(t.packets_dropped > 0, "a bottleneck that drops");
+    assert_eq!(
+        (t.packets_dropped, t.fast_retransmits, t.timeouts),
+        (m.packets_dropped, m.fast_retransmits, m.timeouts)
+    );
+    assert_eq!(tt.flows.goodput_gbps, mt.flows.goodput_gbps);
+}
