@@ -280,7 +280,7 @@ impl Host {
         if let Some(ack) = ctx.cells.pop_front(&mut self.acks) {
             self.transmit(ctx, ack);
         } else if let Some(i) = self.next_sender() {
-            if !self.out[i].sender.can_send() {
+            if self.out[i].conn != NO_CONN && !self.out[i].sender.can_send() {
                 // An MPTCP subflow with an open window takes the connection's next segment.
                 let conn = self.out[i].conn as usize;
                 let taken = self.out[conn].data.take();
@@ -315,13 +315,12 @@ impl Host {
 
     /// True if an ACK or a segment waits for the NIC.
     fn has_work(&self) -> bool {
-        !self.acks.is_empty() || (0..self.out.len()).any(|i| self.may_send(i))
+        !self.acks.is_empty() || self.out.iter().any(|f| self.may_send(f))
     }
 
-    /// True if send side `i` may send now: a TCP flow its sender allows, or an MPTCP subflow
-    /// that may also take its connection's next segment.
-    fn may_send(&self, i: usize) -> bool {
-        let flow = &self.out[i];
+    /// True if send side `flow` may send now: a TCP flow its sender allows, or an MPTCP
+    /// subflow that may also take its connection's next segment.
+    fn may_send(&self, flow: &OutFlow) -> bool {
         flow.sender.can_send()
             || (flow.conn != NO_CONN
                 && flow.sender.wants_data()
@@ -342,7 +341,7 @@ impl Host {
         let n = self.out.len();
         let found = (0..n)
             .map(|k| (self.next_out + k) % n)
-            .find(|&i| self.may_send(i))?;
+            .find(|&i| self.may_send(&self.out[i]))?;
         self.next_out = (found + 1) % n;
         Some(found)
     }

@@ -111,9 +111,9 @@ pub struct Decision<'a> {
     pub spray: &'a mut Spray,
     /// This switch's salt for flow hashing.
     pub salt: u64,
-    /// The cell's path label (an MPTCP subflow's), which per-flow hashing mixes in; 0 for a
-    /// cell of a design that labels none.
-    pub path: u16,
+    /// Where the design keeps the cell's path label (an MPTCP subflow's), which per-flow
+    /// hashing mixes in; a design that labels none reads 0.
+    pub path_label: PathLabel,
 }
 
 impl Decision<'_> {
@@ -224,7 +224,8 @@ impl Decision<'_> {
     /// subflows of one connection labelled apart hash apart; label 0 hashes the pair alone.
     pub fn flow_hash(&self) -> u64 {
         let (src, dst) = (self.cell.src as u64, self.cell.dst as u64);
-        mix(self.salt ^ ((self.path as u64) << 32 | src << 16 | dst))
+        let path = self.path_label.of(self.cell) as u64;
+        mix(self.salt ^ (path << 32 | src << 16 | dst))
     }
 }
 
@@ -251,12 +252,24 @@ pub struct FabricRouter {
     path_label: PathLabel,
 }
 
-/// Where a design keeps a cell's path label (see [`Decision::path`]).
-pub type PathLabel = fn(&Cell) -> u16;
+/// Where a design keeps a cell's path label (an MPTCP subflow's number), which per-flow
+/// hashing mixes in (see [`Decision::flow_hash`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathLabel {
+    /// The design labels no paths: every cell's label is 0.
+    Unlabelled,
+    /// In the cell's `next_vc`, for a design without channels (Ethernet).
+    NextVc,
+}
 
-/// The label of a design that labels no paths.
-fn no_path_label(_: &Cell) -> u16 {
-    0
+impl PathLabel {
+    /// The label of `cell`.
+    pub fn of(self, cell: &Cell) -> u16 {
+        match self {
+            PathLabel::Unlabelled => 0,
+            PathLabel::NextVc => cell.next_vc,
+        }
+    }
 }
 
 impl FabricRouter {
@@ -290,11 +303,11 @@ impl FabricRouter {
             rngs,
             salts,
             spray,
-            path_label: no_path_label,
+            path_label: PathLabel::Unlabelled,
         }
     }
 
-    /// The router reading each cell's path label with `label` (by default every cell's is 0).
+    /// The router reading each cell's path label where `label` says (by default, none).
     pub fn with_path_label(mut self, label: PathLabel) -> Self {
         self.path_label = label;
         self
@@ -326,7 +339,6 @@ impl Router for FabricRouter {
         if switch == dst_switch {
             return dst_port;
         }
-        let path = (self.path_label)(cell);
         let mut decision = Decision {
             table: &self.table,
             switch,
@@ -335,7 +347,7 @@ impl Router for FabricRouter {
             rng: &mut self.rngs[switch],
             spray: &mut self.spray,
             salt: self.salts[switch],
-            path,
+            path_label: self.path_label,
         };
         (self.mode.choose)(&mut decision)
     }
@@ -467,7 +479,7 @@ mod tests {
     fn ecmp_hashes_path_labels_apart_and_label_zero_as_the_pair_alone() {
         let t = Topology::fat_tree(4).unwrap();
         let mut plain = router(&t, "ecmp");
-        let mut labelled = router(&t, "ecmp").with_path_label(|c| c.next_vc);
+        let mut labelled = router(&t, "ecmp").with_path_label(PathLabel::NextVc);
         let (mut pairs, mut apart) = (0, 0);
         for src in 0..16 {
             for dst in (0..16).filter(|d| d / 4 != src / 4) {

@@ -10,14 +10,14 @@ mod config;
 mod mptcp_tests;
 mod report;
 
-use crate::blocks::cell::{Cell, CellId};
+use crate::blocks::cell::CellId;
 use crate::blocks::ethernet::host::{Host, HostParams};
 use crate::blocks::ethernet::queue::{OutputQueue, QueueSpec};
 use crate::blocks::ethernet::switch::EthernetSwitch;
 use crate::blocks::fabric::{Context, Fabric, Node, Wiring};
 use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::link::Link;
-use crate::blocks::routing::{mode, FabricRouter, RouteTable, Router};
+use crate::blocks::routing::{mode, FabricRouter, PathLabel, RouteTable, Router};
 use crate::blocks::stream_kind;
 use crate::blocks::topology::Attachment;
 use crate::blocks::transport::{SenderParams, Transport};
@@ -90,12 +90,6 @@ struct FlowEnds {
     at_dst: u32,
     /// Its subflows (1 for a TCP flow), consecutive from `at_src` and `at_dst`.
     subflows: u32,
-}
-
-/// A packet's path label (its MPTCP subflow's number), which per-flow ECMP hashes: kept in
-/// `next_vc`, since an Ethernet fabric has no channels.
-fn path_label(cell: &Cell) -> u16 {
-    cell.next_vc
 }
 
 /// An Ethernet run: switches are nodes `0..switches`, host `h` is node `switches + h`.
@@ -241,7 +235,9 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
     };
     let mode = mode(&config.routing.mode).expect("validated");
     let router = FabricRouter::new(table, mode, config.run.seed, config.routing.spray_rounds)
-        .with_path_label(path_label);
+        // A packet's path label (its MPTCP subflow's number) rides in `next_vc`: an Ethernet
+        // fabric has no channels.
+        .with_path_label(PathLabel::NextVc);
     let mut fabric = Fabric::new(nodes, router, wiring, config.run.warmup_ps());
     // Output queues schedule a packet's arrival when it is queued: up to a full queue ahead.
     let horizon_ps = (config.switch.queue_packets as u64 + 4) * packet_ps + 4 * longest_cable_ps;
