@@ -116,8 +116,8 @@ def permutation(long: bool) -> None:
 def mptcp_fairness() -> None:
     print("## MPTCP beside TCP on one bottleneck (RFC 6356 §2)\n")
     print("| bottleneck | subflows | MPTCP (Gbit/s) | TCP (Gbit/s) | MPTCP / TCP | uncoupled: n TCPs "
-          "against 1 | bottleneck use | TCP retransmissions | MPTCP retransmissions |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "against 1 | bottleneck use | queue max in window | TCP retransmissions | MPTCP retransmissions |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     regimes = [("drop-tail, 100 packets", {"queue_packets": 100}),
                ("random loss 5e-4, 1000 packets", {"queue_packets": 1000, "loss_probability": 5e-4})]
     for name, switch in regimes:
@@ -138,7 +138,8 @@ def mptcp_fairness() -> None:
             tcp, mptcp = flows["goodput_gbps"]
             retransmitted_tcp, retransmitted_mptcp = flows["retransmissions"]
             print(f"| {name} | {n} | {mptcp:.3f} | {tcp:.3f} | {mptcp / tcp:.2f} | {n}.00 | "
-                  f"{(mptcp + tcp) / RATE_GBPS:.3f} | {retransmitted_tcp} | {retransmitted_mptcp} |")
+                  f"{(mptcp + tcp) / RATE_GBPS:.3f} | {r.summary['bottleneck_queue_packets']['max']} | "
+                  f"{retransmitted_tcp} | {retransmitted_mptcp} |")
     print()
 
 
