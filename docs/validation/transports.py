@@ -1,11 +1,12 @@
 """Regenerates the numbers in docs/validation/transports.md: TCP NewReno on a lossy link against
 the Mathis et al. formula, DCTCP's queue and sawtooth for N long flows on one bottleneck against
-the DCTCP paper's analysis (Alizadeh et al. 2010 §3.3), and the 432-host fat-tree permutation
-beside the Stardust paper's Fig. 10 (scenarios/baselines/permutation.toml).
+the DCTCP paper's analysis (Alizadeh et al. 2010 §3.3), an MPTCP connection beside a TCP flow on
+one bottleneck against RFC 6356's goal, and the 432-host fat-tree permutation beside the Stardust
+paper's Fig. 10 (scenarios/baselines/permutation.toml), MPTCP's included.
 
     python3 docs/validation/transports.py [--long]
 
---long adds the paper-length permutation (200 ms, goodput over 190-200 ms).
+--long adds the paper-length permutations (200 ms, goodput over 190-200 ms) of DCTCP and MPTCP.
 """
 
 import math
@@ -20,7 +21,12 @@ ACK_BYTES = 64
 
 
 def star(transport: str, senders: int, duration_ns: float, warmup_ns: float, **more) -> dict:
-    """`senders` unending flows into host 0 of one 32-port switch."""
+    """`senders` unending flows into host 0 of one 32-port switch: the summary."""
+    return star_result(transport, senders, duration_ns, warmup_ns, **more).summary
+
+
+def star_result(transport: str, senders: int, duration_ns: float, warmup_ns: float, **more):
+    """`senders` unending flows into host 0 of one 32-port switch: the result."""
     scenario = {
         "design": "ethernet",
         "run": {"seed": 1, "duration_ns": duration_ns, "warmup_ns": warmup_ns},
@@ -32,7 +38,7 @@ def star(transport: str, senders: int, duration_ns: float, warmup_ns: float, **m
     for key, value in more.items():
         section, name = key.split("__")
         scenario.setdefault(section, {})[name] = value
-    return cellfabric.run(scenario, progress=False).summary
+    return cellfabric.run(scenario, progress=False)
 
 
 def base_rtt_s() -> float:
@@ -86,8 +92,10 @@ def permutation(long: bool) -> None:
           "| drops | retransmissions | timeouts |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     runs = [("dctcp", "ecmp", {}), ("tcp", "ecmp", {}), ("dctcp", "spray", {}), ("tcp", "spray", {})]
+    runs.append(("mptcp", "ecmp", {"host.subflows": 8}))
     if long:
         runs.append(("dctcp", "ecmp", {"run.duration_ns": 2e8, "run.warmup_ns": 1.9e8}))
+        runs.append(("mptcp", "ecmp", {"host.subflows": 8, "run.duration_ns": 2e8, "run.warmup_ns": 1.9e8}))
     for transport, routing, more in runs:
         overrides = {"host.transport": transport, "routing.mode": routing, **more}
         if transport == "tcp":
@@ -103,6 +111,36 @@ def permutation(long: bool) -> None:
                                progress=False).summary["goodput"] for seed in range(1, 7)]
     print(f"DCTCP with ECMP over seeds 1-6: mean {sum(goodputs) / len(goodputs):.3f}, "
           f"{min(goodputs):.3f} to {max(goodputs):.3f}: {', '.join(f'{g:.3f}' for g in goodputs)}\n")
+
+
+def mptcp_fairness() -> None:
+    print("## MPTCP beside TCP on one bottleneck (RFC 6356 §2)\n")
+    print("| bottleneck | subflows | MPTCP (Gbit/s) | TCP (Gbit/s) | MPTCP / TCP | uncoupled: n TCPs "
+          "against 1 | bottleneck use | queue max in window | TCP retransmissions | MPTCP retransmissions |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    regimes = [("drop-tail, 100 packets", {"queue_packets": 100}),
+               ("random loss 5e-4, 1000 packets", {"queue_packets": 1000, "loss_probability": 5e-4})]
+    for name, switch in regimes:
+        for n in [1, 2, 4, 8]:
+            # Two connections into h0: the first one subflow (LIA leaves it NewReno), the other n.
+            scenario = {
+                "design": "ethernet",
+                "run": {"seed": 1, "duration_ns": 1e9, "warmup_ns": 2e8},
+                "topology": {"kind": "file", "file": "docs/validation/bottleneck.topo"},
+                "link": {"rate_gbps": RATE_GBPS, "propagation_ns": PROPAGATION_NS},
+                "switch": switch,
+                "host": {"transport": "mptcp", "subflows": n, "packet_bytes": PACKET_BYTES,
+                         "ack_bytes": ACK_BYTES},
+                "traffic": {"pattern": "incast", "incast_host": 0, "single_path_flows": 1},
+            }
+            r = cellfabric.run(scenario, progress=False)
+            flows = r.tables["flows"]
+            tcp, mptcp = flows["goodput_gbps"]
+            retransmitted_tcp, retransmitted_mptcp = flows["retransmissions"]
+            print(f"| {name} | {n} | {mptcp:.3f} | {tcp:.3f} | {mptcp / tcp:.2f} | {n}.00 | "
+                  f"{(mptcp + tcp) / RATE_GBPS:.3f} | {r.summary['bottleneck_queue_packets']['max']} | "
+                  f"{retransmitted_tcp} | {retransmitted_mptcp} |")
+    print()
 
 
 def incast() -> None:
@@ -126,4 +164,5 @@ if __name__ == "__main__":
     incast()
     mathis()
     dctcp()
+    mptcp_fairness()
     permutation("--long" in sys.argv)

@@ -3,7 +3,9 @@
 //! taken from its transport only when the NIC is free (so the NIC queue never holds more than
 //! the ACKs due); flows' state in two arenas (one `Vec` of send sides, one of receive sides);
 //! every timer (NIC, retransmission, delayed ACK) through the kernel, at most one pending per
-//! purpose, stale firings ignored.
+//! purpose, stale firings ignored. An MPTCP connection is consecutive send sides (its
+//! subflows, each labelled with its path) sharing the data its first one holds, and
+//! consecutive receive sides whose bytes its first one counts, each once.
 
 use super::{ACK, CE, ECE, ECT};
 use crate::blocks::cell::{Cell, CellId, CellQueue};
@@ -12,6 +14,7 @@ use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::link::Link;
 use crate::blocks::routing::Router;
 use crate::blocks::traffic::NEVER_PS;
+use crate::blocks::transport::mptcp::{Lia, SharedData};
 use crate::blocks::transport::receiver::Receiver;
 use crate::blocks::transport::{Sender, SenderParams, TIMER_OFF};
 use crate::engine::time::TimePs;
@@ -21,6 +24,9 @@ const NIC: u32 = 0;
 const RTO: u32 = 1 << 30;
 const DELAYED_ACK: u32 = 2 << 30;
 const KIND: u32 = 3 << 30;
+
+/// [`OutFlow::conn`] of a flow that is no MPTCP subflow.
+const NO_CONN: u32 = u32::MAX;
 
 /// How every host of a run behaves.
 #[derive(Clone, Copy, Debug)]
@@ -50,6 +56,12 @@ pub struct OutFlow {
     pub sender: Sender,
     /// When its pending retransmission timer event fires, or `NEVER_PS`.
     timer_ps: TimePs,
+    /// Its path label (an MPTCP subflow's number; 0 for a TCP flow).
+    path: u16,
+    /// An MPTCP subflow's connection: its first subflow's index, or [`NO_CONN`].
+    conn: u32,
+    /// On an MPTCP connection's first subflow: the segments not yet given to a subflow.
+    data: SharedData,
 }
 
 /// The receive side of one flow.
@@ -58,10 +70,11 @@ pub struct InFlow {
     pub src: u16,
     /// The flow's index at the sending host.
     remote: u32,
-    /// Bytes of the flow (`None`: unending).
+    /// Bytes of the flow (`None`: unending); of an MPTCP connection, on its first subflow.
     size_bytes: Option<u64>,
     receiver: Receiver,
-    /// Bytes delivered in order.
+    /// Bytes delivered in order (an MPTCP connection's, on its first subflow: each delivered
+    /// data segment once, in order on its subflow).
     pub bytes: u64,
     /// Of them, delivered in the measurement window.
     pub bytes_measured: u64,
@@ -71,6 +84,12 @@ pub struct InFlow {
     echo_ps: TimePs,
     /// When its pending delayed-ACK timer event fires, or `NEVER_PS`.
     timer_ps: TimePs,
+    /// Its path label, which its ACKs carry.
+    path: u16,
+    /// The receive side counting its bytes: itself, or its MPTCP connection's first subflow.
+    record: u32,
+    /// An MPTCP subflow: every segment is full size (the connection's last one included).
+    full_segments: bool,
 }
 
 /// What a host counts.
@@ -140,8 +159,41 @@ impl Host {
             size_bytes,
             sender: Sender::new(&self.params.sender, packets),
             timer_ps: NEVER_PS,
+            path: 0,
+            conn: NO_CONN,
+            data: SharedData::new(0),
         });
         self.out.len() as u32 - 1
+    }
+
+    /// Adds an MPTCP connection of `subflows` subflows to `dst` of `size_bytes` (`None`:
+    /// unending), its receive sides there from `remote` on; returns its first subflow's index
+    /// here (the others follow).
+    pub fn add_out_connection(
+        &mut self,
+        dst: u16,
+        remote: u32,
+        subflows: u32,
+        size_bytes: Option<u64>,
+    ) -> u32 {
+        let mss = self.params.sender.mss_bytes;
+        let packets = size_bytes.map_or(u32::MAX, |b| b.div_ceil(mss) as u32);
+        let first = self.out.len() as u32;
+        // A finite connection's subflows are given its segments one at a time as they send.
+        let given = if size_bytes.is_some() { 0 } else { u32::MAX };
+        for path in 0..subflows {
+            self.out.push(OutFlow {
+                dst,
+                remote: remote + path,
+                size_bytes: None,
+                sender: Sender::new(&self.params.sender, given),
+                timer_ps: NEVER_PS,
+                path: path as u16,
+                conn: first,
+                data: SharedData::new(if path == 0 { packets } else { 0 }),
+            });
+        }
+        first
     }
 
     /// Adds the receive side of a flow from `src`, known there as `remote`; returns its index.
@@ -156,8 +208,30 @@ impl Host {
             done_ps: None,
             echo_ps: 0,
             timer_ps: NEVER_PS,
+            path: 0,
+            record: self.inflows.len() as u32,
+            full_segments: false,
         });
         self.inflows.len() as u32 - 1
+    }
+
+    /// Adds the receive side of an MPTCP connection of `subflows` subflows from `src`, its
+    /// send sides there from `remote` on; returns its first subflow's index here, which
+    /// counts the connection's bytes.
+    pub fn add_in_connection(
+        &mut self,
+        src: u16,
+        remote: u32,
+        subflows: u32,
+        size_bytes: Option<u64>,
+    ) -> u32 {
+        let first = self.inflows.len() as u32;
+        for path in 0..subflows {
+            self.add_in(src, remote + path, size_bytes.filter(|_| path == 0));
+            let flow = self.inflows.last_mut().expect("just added");
+            (flow.path, flow.record, flow.full_segments) = (path as u16, first, true);
+        }
+        first
     }
 
     /// Starts sending.
@@ -206,16 +280,25 @@ impl Host {
         if let Some(ack) = ctx.cells.pop_front(&mut self.acks) {
             self.transmit(ctx, ack);
         } else if let Some(i) = self.next_sender() {
+            if self.out[i].conn != NO_CONN && !self.out[i].sender.can_send() {
+                // An MPTCP subflow with an open window takes the connection's next segment.
+                let conn = self.out[i].conn as usize;
+                let taken = self.out[conn].data.take();
+                debug_assert!(taken, "may_send checked the connection's data");
+                self.out[i].sender.give_segment();
+            }
             let flow = &mut self.out[i];
             let seq = flow
                 .sender
                 .next_segment(now_ps)
                 .expect("a sender that can send");
             let (dst, remote, size_bytes) = (flow.dst, flow.remote, flow.size_bytes);
+            let path = flow.path;
             let bytes = self.segment_bytes(size_bytes, seq);
             let mut cell = Cell::new(self.index, dst, bytes as u16, true, now_ps, now_ps);
             cell.seq = seq;
             cell.packet = remote;
+            cell.next_vc = path;
             cell.flags = if self.params.ecn_capable { ECT } else { 0 };
             let id = self.packet(ctx, cell);
             self.transmit(ctx, id);
@@ -232,7 +315,25 @@ impl Host {
 
     /// True if an ACK or a segment waits for the NIC.
     fn has_work(&self) -> bool {
-        !self.acks.is_empty() || self.out.iter().any(|f| f.sender.can_send())
+        !self.acks.is_empty() || self.out.iter().any(|f| self.may_send(f))
+    }
+
+    /// True if send side `flow` may send now: a TCP flow its sender allows, or an MPTCP
+    /// subflow that may also take its connection's next segment.
+    fn may_send(&self, flow: &OutFlow) -> bool {
+        flow.sender.can_send()
+            || (flow.conn != NO_CONN
+                && flow.sender.wants_data()
+                && self.out[flow.conn as usize].data.has_data())
+    }
+
+    /// LIA's alpha and total window now of the MPTCP connection whose first subflow is
+    /// `conn`.
+    fn coupling(&self, conn: u32) -> Lia {
+        let subflows = self.out[conn as usize..]
+            .iter()
+            .take_while(|f| f.conn == conn);
+        Lia::of(subflows.map(|f| (f.sender.reno.cwnd_bytes, f.sender.rto.srtt_ps())))
     }
 
     /// The next send side, round robin, that may send now.
@@ -240,7 +341,7 @@ impl Host {
         let n = self.out.len();
         let found = (0..n)
             .map(|k| (self.next_out + k) % n)
-            .find(|&i| self.out[i].sender.can_send())?;
+            .find(|&i| self.may_send(&self.out[i]))?;
         self.next_out = (found + 1) % n;
         Some(found)
     }
@@ -270,6 +371,7 @@ impl Host {
         let mut cell = Cell::new(self.index, flow.src, bytes, true, ctx.now_ps, echo_ps);
         cell.seq = ack;
         cell.packet = flow.remote;
+        cell.next_vc = flow.path;
         cell.flags = ACK | if ece { ECE } else { 0 };
         let id = self.packet(ctx, cell);
         ctx.cells.push_back(&mut self.acks, id);
@@ -291,18 +393,25 @@ impl Host {
             self.ack(ctx, i, ack, !ce, echo_ps);
         }
         let measured = ctx.now_ps >= self.params.measure_from_ps;
-        let size_bytes = self.inflows[i].size_bytes;
+        let flow = &mut self.inflows[i];
+        flow.echo_ps = cell.inject_ps;
+        let record = flow.record as usize;
+        let size_bytes = flow.size_bytes.filter(|_| !flow.full_segments);
         let delivered: u64 = (arrival.delivered_from..arrival.ack)
             .map(|seq| self.segment_bytes(size_bytes, seq))
             .sum();
-        let flow = &mut self.inflows[i];
-        flow.echo_ps = cell.inject_ps;
-        flow.bytes += delivered;
+        let counter = &mut self.inflows[record];
+        // An MPTCP connection's segments are all full size: the last to arrive may carry
+        // past its end (a TCP flow's never does).
+        let counted = counter
+            .size_bytes
+            .map_or(delivered, |size| delivered.min(size - counter.bytes));
+        counter.bytes += counted;
         if measured {
-            flow.bytes_measured += delivered;
+            counter.bytes_measured += counted;
         }
-        if flow.size_bytes == Some(flow.bytes) && delivered > 0 {
-            flow.done_ps = Some(ctx.now_ps);
+        if counter.size_bytes == Some(counter.bytes) && counted > 0 {
+            counter.done_ps = Some(ctx.now_ps);
         }
         if arrival.ack_now {
             self.ack(ctx, i, arrival.ack, ce, cell.inject_ps);
@@ -336,9 +445,12 @@ impl<R: Router> Node<R> for Host {
         if cell.flags & ACK != 0 {
             let i = cell.packet as usize;
             let ece = cell.flags & ECE != 0;
+            let conn = self.out[i].conn;
+            let coupling = (conn != NO_CONN).then(|| self.coupling(conn));
             let sender = &mut self.out[i].sender;
             let before = sender.counters;
-            sender.on_ack(ctx.now_ps, cell.seq, ece, cell.packet_inject_ps);
+            let echo_ps = cell.packet_inject_ps;
+            sender.on_ack_coupled(ctx.now_ps, cell.seq, ece, echo_ps, coupling.as_ref());
             if ctx.now_ps >= self.params.measure_from_ps {
                 let (after, c) = (&sender.counters, &mut self.counters);
                 c.ecn_cuts_measured += after.ecn_cuts - before.ecn_cuts;

@@ -111,6 +111,9 @@ pub struct Decision<'a> {
     pub spray: &'a mut Spray,
     /// This switch's salt for flow hashing.
     pub salt: u64,
+    /// Where the design keeps the cell's path label (an MPTCP subflow's), which per-flow
+    /// hashing mixes in; a design that labels none reads 0.
+    pub path_label: PathLabel,
 }
 
 impl Decision<'_> {
@@ -217,9 +220,12 @@ impl Decision<'_> {
         Some(pick)
     }
 
-    /// The flow hash of the cell at this switch (per (source, destination) pair).
+    /// The flow hash of the cell at this switch: per (source, destination, path label), so
+    /// subflows of one connection labelled apart hash apart; label 0 hashes the pair alone.
     pub fn flow_hash(&self) -> u64 {
-        mix(self.salt ^ ((self.cell.src as u64) << 16 | self.cell.dst as u64))
+        let (src, dst) = (self.cell.src as u64, self.cell.dst as u64);
+        let path = self.path_label.of(self.cell) as u64;
+        mix(self.salt ^ (path << 32 | src << 16 | dst))
     }
 }
 
@@ -243,6 +249,27 @@ pub struct FabricRouter {
     rngs: Vec<Rng>,
     salts: Vec<u64>,
     spray: Spray,
+    path_label: PathLabel,
+}
+
+/// Where a design keeps a cell's path label (an MPTCP subflow's number), which per-flow
+/// hashing mixes in (see [`Decision::flow_hash`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathLabel {
+    /// The design labels no paths: every cell's label is 0.
+    Unlabelled,
+    /// In the cell's `next_vc`, for a design without channels (Ethernet).
+    NextVc,
+}
+
+impl PathLabel {
+    /// The label of `cell`.
+    pub fn of(self, cell: &Cell) -> u16 {
+        match self {
+            PathLabel::Unlabelled => 0,
+            PathLabel::NextVc => cell.next_vc,
+        }
+    }
 }
 
 impl FabricRouter {
@@ -276,7 +303,14 @@ impl FabricRouter {
             rngs,
             salts,
             spray,
+            path_label: PathLabel::Unlabelled,
         }
+    }
+
+    /// The router reading each cell's path label where `label` says (by default, none).
+    pub fn with_path_label(mut self, label: PathLabel) -> Self {
+        self.path_label = label;
+        self
     }
 
     /// The tables routed over.
@@ -313,6 +347,7 @@ impl Router for FabricRouter {
             rng: &mut self.rngs[switch],
             spray: &mut self.spray,
             salt: self.salts[switch],
+            path_label: self.path_label,
         };
         (self.mode.choose)(&mut decision)
     }
@@ -415,6 +450,57 @@ mod tests {
         cores.sort();
         cores.dedup();
         assert_eq!(cores, vec![16, 17, 18, 19], "four cores, all used");
+    }
+
+    /// Walks a cell labelled `path` (kept in `next_vc` here) under a labelling ECMP router.
+    fn walk_labelled(
+        t: &Topology,
+        router: &mut FabricRouter,
+        src: usize,
+        dst: usize,
+        path: u16,
+    ) -> Vec<usize> {
+        let mut c = cell(src, dst);
+        c.next_vc = path;
+        router.inject(src, &mut c);
+        let (mut switch, mut input) = t.endpoint_port(src).unwrap();
+        let mut hops = vec![];
+        loop {
+            hops.push(switch);
+            let output = router.route(switch, input, &mut c, &Backlog(vec![]));
+            match t.peer(switch, output).unwrap() {
+                Attachment::Endpoint(_) => return hops,
+                Attachment::SwitchPort { switch: s, port } => (switch, input) = (s, port),
+            }
+        }
+    }
+
+    #[test]
+    fn ecmp_hashes_path_labels_apart_and_label_zero_as_the_pair_alone() {
+        let t = Topology::fat_tree(4).unwrap();
+        let mut plain = router(&t, "ecmp");
+        let mut labelled = router(&t, "ecmp").with_path_label(PathLabel::NextVc);
+        let (mut pairs, mut apart) = (0, 0);
+        for src in 0..16 {
+            for dst in (0..16).filter(|d| d / 4 != src / 4) {
+                let zero = walk_labelled(&t, &mut labelled, src, dst, 0);
+                assert_eq!(
+                    zero,
+                    walk(&t, &mut plain, src, dst).1,
+                    "label 0: the pair's hash"
+                );
+                let one = walk_labelled(&t, &mut labelled, src, dst, 1);
+                assert_eq!(
+                    one,
+                    walk_labelled(&t, &mut labelled, src, dst, 1),
+                    "one path per label"
+                );
+                pairs += 1;
+                apart += (zero != one) as u32;
+            }
+        }
+        // Four paths between pods: independent hashes differ 3 times in 4.
+        assert!(apart * 2 > pairs, "{apart} of {pairs} pairs apart");
     }
 
     #[test]

@@ -1,10 +1,11 @@
 //! Host transports, one per file, each citing what it implements: the sender's sequence space
 //! and timers here ([`Sender`]), its congestion control in [`newreno`] (TCP NewReno) and
-//! [`dctcp`] (DCTCP on top of it), the retransmission timer's value in [`rto`], and the
-//! receive side in [`receiver`]. Sequence numbers count segments; every segment but a finite
+//! [`dctcp`] (DCTCP on top of it), MPTCP's coupled increase in [`mptcp`], the
+//! retransmission timer's value in [`rto`], and the receive side in [`receiver`]. Sequence numbers count segments; every segment but a finite
 //! flow's last is one maximum segment.
 
 pub mod dctcp;
+pub mod mptcp;
 pub mod newreno;
 pub mod receiver;
 pub mod rto;
@@ -14,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::time::TimePs;
 use dctcp::Dctcp;
+use mptcp::Lia;
 use newreno::NewReno;
 use receiver::RECEIVE_WINDOW_PACKETS;
 use rto::RtoEstimator;
@@ -30,15 +32,19 @@ pub enum Transport {
     Tcp,
     /// DCTCP (Alizadeh et al. 2010) over NewReno's loss recovery, ECN-capable.
     Dctcp,
+    /// MPTCP: `host.subflows` NewReno subflows on their own ECMP paths, coupled by LIA
+    /// (RFC 6356), not ECN-capable.
+    Mptcp,
 }
 
 impl Named for Transport {
-    const ALL: &'static [Transport] = &[Transport::Tcp, Transport::Dctcp];
+    const ALL: &'static [Transport] = &[Transport::Tcp, Transport::Dctcp, Transport::Mptcp];
 
     fn entry(self) -> (&'static str, &'static str) {
         match self {
             Transport::Tcp => ("tcp", "TCP NewReno: slow start, AIMD, fast retransmit and recovery with partial ACKs, RTO (RFC 5681, 6582, 6298)"),
             Transport::Dctcp => ("dctcp", "DCTCP: ECN marks at a threshold K, alpha with g = 1/16, window cut by alpha/2 (Alizadeh et al. 2010)"),
+            Transport::Mptcp => ("mptcp", "MPTCP: host.subflows NewReno subflows, each on its own ECMP hash, with LIA's coupled increase (RFC 6356)"),
         }
     }
 }
@@ -139,13 +145,26 @@ impl Sender {
 
     /// True if a segment may go now: a retransmission, or new data the windows allow.
     pub fn can_send(&self) -> bool {
-        if self.retransmit.is_some() {
-            return true;
-        }
+        self.retransmit.is_some() || (self.snd_nxt < self.packets && self.window_open())
+    }
+
+    /// True if the congestion and receive windows allow one more segment in flight.
+    fn window_open(&self) -> bool {
         let flight = self.snd_nxt - self.snd_una;
-        self.snd_nxt < self.packets
-            && flight < RECEIVE_WINDOW_PACKETS
+        flight < RECEIVE_WINDOW_PACKETS
             && self.flight_bytes() + self.mss_bytes <= self.reno.cwnd_bytes
+    }
+
+    /// True if the sender would send new data now were it given another segment (an MPTCP
+    /// subflow that has sent all it was given, its window open).
+    pub fn wants_data(&self) -> bool {
+        self.retransmit.is_none() && self.snd_nxt == self.packets && self.window_open()
+    }
+
+    /// Gives the sender one more segment of new data to send (an MPTCP subflow taking the
+    /// connection's next segment).
+    pub fn give_segment(&mut self) {
+        self.packets += 1;
     }
 
     /// Takes the next segment to send at `now_ps`, if any, starting the retransmission timer
@@ -178,6 +197,19 @@ impl Sender {
     /// at `now_ps`, echoing ECN-Echo `ece` and the send time `echo_ps` of the segment that
     /// caused it (the timestamp option, RFC 7323 §4.1, so every ACK is a round-trip sample).
     pub fn on_ack(&mut self, now_ps: TimePs, ack: u32, ece: bool, echo_ps: TimePs) {
+        self.on_ack_coupled(now_ps, ack, ece, echo_ps, None);
+    }
+
+    /// [`Sender::on_ack`] for an MPTCP subflow whose congestion-avoidance increase is LIA's
+    /// `coupling` (`None`: NewReno's own).
+    pub fn on_ack_coupled(
+        &mut self,
+        now_ps: TimePs,
+        ack: u32,
+        ece: bool,
+        echo_ps: TimePs,
+        coupling: Option<&Lia>,
+    ) {
         if ack > self.snd_max {
             return; // cannot happen: an acknowledgment of data never sent
         }
@@ -191,7 +223,7 @@ impl Sender {
             self.counters.rtt_samples += 1;
             self.counters.rtt_sum_ps += rtt_ps;
             let flight = self.flight_bytes();
-            if let Some(seq) = self.reno.on_new_ack(ack, acked, flight) {
+            if let Some(seq) = self.reno.on_new_ack(ack, acked, flight, coupling) {
                 self.retransmit = Some(seq);
             }
             // RFC 6298 §5.2, §5.3: off when all is acknowledged, else restarted.
@@ -270,6 +302,19 @@ mod tests {
         s.on_ack(20, 6, false, 0);
         assert!(s.done());
         assert_eq!(s.rto_deadline_ps, TIMER_OFF);
+    }
+
+    #[test]
+    fn a_subflow_sends_only_the_segments_it_is_given() {
+        let mut s = Sender::new(&params(), 0);
+        assert!(!s.can_send() && s.wants_data());
+        for _ in 0..4 {
+            s.give_segment();
+            assert!(s.next_segment(0).is_some());
+        }
+        assert!(!s.wants_data(), "a window of 4 full");
+        s.on_ack(10, 4, false, 0);
+        assert!(s.done() && s.wants_data());
     }
 
     #[test]

@@ -4,6 +4,8 @@
 //! `recover` guard against a second fast retransmit for the same losses). Sequence numbers
 //! count segments of one maximum size; the window counts bytes, as the RFCs do.
 
+use super::mptcp::Lia;
+
 /// The congestion state of one NewReno sender.
 #[derive(Clone, Copy, Debug)]
 pub struct NewReno {
@@ -42,9 +44,16 @@ impl NewReno {
     }
 
     /// An acknowledgment of new data: `ack` (the next segment expected) acknowledges
-    /// `acked_packets` more; `flight_bytes` are still outstanding after it. Returns the segment
+    /// `acked_packets` more; `flight_bytes` are still outstanding after it; `coupling`, for an
+    /// MPTCP subflow, replaces congestion avoidance's increase with LIA's. Returns the segment
     /// to retransmit at once, for a partial acknowledgment in fast recovery.
-    pub fn on_new_ack(&mut self, ack: u32, acked_packets: u32, flight_bytes: u64) -> Option<u32> {
+    pub fn on_new_ack(
+        &mut self,
+        ack: u32,
+        acked_packets: u32,
+        flight_bytes: u64,
+        coupling: Option<&Lia>,
+    ) -> Option<u32> {
         let mss = self.mss_bytes;
         let acked_bytes = acked_packets as u64 * mss;
         self.dupacks = 0;
@@ -67,8 +76,11 @@ impl NewReno {
             // Slow start (RFC 5681 eq. 2).
             self.cwnd_bytes += acked_bytes.min(mss);
         } else {
-            // Congestion avoidance (eq. 3): about one segment per window.
-            self.cwnd_bytes += (mss * mss / self.cwnd_bytes).max(1);
+            // Congestion avoidance (eq. 3): about one segment per window; coupled, RFC 6356's.
+            self.cwnd_bytes += match coupling {
+                None => (mss * mss / self.cwnd_bytes).max(1),
+                Some(lia) => lia.increase_bytes(mss, self.cwnd_bytes),
+            };
         }
         None
     }
@@ -125,12 +137,12 @@ mod tests {
         let mut cc = NewReno::new(MSS, 2, Some(8));
         // Round 1: 2 ACKs -> 4 segments; round 2: 4 ACKs -> 8.
         for ack in 1..=6 {
-            cc.on_new_ack(ack, 1, 0);
+            cc.on_new_ack(ack, 1, 0, None);
         }
         assert_eq!(cc.cwnd_bytes, 8 * MSS);
         // At ssthresh: a window of 8 ACKs adds about one segment.
         for ack in 7..=14 {
-            cc.on_new_ack(ack, 1, 0);
+            cc.on_new_ack(ack, 1, 0, None);
         }
         assert!(
             (8 * MSS + 900..=9 * MSS).contains(&cc.cwnd_bytes),
@@ -152,11 +164,11 @@ mod tests {
         cc.on_dupack(0, 10, 10 * MSS);
         assert_eq!(cc.cwnd_bytes, 9 * MSS, "inflated by each further duplicate");
         // Segment 4 was lost too: the retransmission of 0 is acknowledged up to 4 (partial).
-        assert_eq!(cc.on_new_ack(4, 4, 6 * MSS), Some(4));
+        assert_eq!(cc.on_new_ack(4, 4, 6 * MSS, None), Some(4));
         assert_eq!(cc.cwnd_bytes, 6 * MSS);
         assert!(cc.in_recovery());
         // Everything up to the recovery point: full acknowledgment.
-        assert_eq!(cc.on_new_ack(10, 6, 0), None);
+        assert_eq!(cc.on_new_ack(10, 6, 0, None), None);
         assert!(!cc.in_recovery());
         assert_eq!(
             cc.cwnd_bytes,

@@ -13,7 +13,7 @@ use crate::blocks::transport::Transport;
 use crate::designs::stardust::LinkConfig;
 use crate::engine::time::{ps_from_ns, TimePs};
 use crate::scenario::{
-    invalid, RoutingConfig, RunConfig, ScenarioError, TopologyConfig, Unused, UnusedKeys,
+    invalid, Named, RoutingConfig, RunConfig, ScenarioError, TopologyConfig, Unused, UnusedKeys,
 };
 
 /// A whole Ethernet scenario.
@@ -87,8 +87,11 @@ impl Default for SwitchConfig {
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct HostConfig {
-    /// `tcp` (NewReno) or `dctcp`.
+    /// `tcp` (NewReno), `dctcp` or `mptcp`.
     pub transport: Transport,
+    /// MPTCP: subflows per connection, each on its own ECMP hash (8 in htsim's permutation
+    /// runs the Stardust paper used, `-sub 8`).
+    pub subflows: u32,
     /// Bytes of every data packet on the wire (9000 in the paper's baselines); goodput
     /// counts them whole, as htsim does.
     pub packet_bytes: u32,
@@ -116,6 +119,7 @@ impl Default for HostConfig {
     fn default() -> Self {
         HostConfig {
             transport: Transport::Tcp,
+            subflows: 8,
             packet_bytes: 9000,
             ack_bytes: 64,
             initial_cwnd_packets: 10,
@@ -152,6 +156,9 @@ pub struct TrafficConfig {
     pub incast_host: u32,
     /// Incast: how many hosts send (drawn from the run's seed); absent: every other host.
     pub senders: Option<u32>,
+    /// MPTCP: this many of the pattern's flows (its first) run one subflow, which LIA leaves
+    /// a TCP NewReno flow: TCP beside MPTCP (RFC 6356 §2's fairness goal).
+    pub single_path_flows: u32,
 }
 
 impl Default for TrafficConfig {
@@ -161,12 +168,16 @@ impl Default for TrafficConfig {
             flow_bytes: None,
             incast_host: 0,
             senders: None,
+            single_path_flows: 0,
         }
     }
 }
 
 /// Packets carry their size in 16 bits.
 const MAX_PACKET_BYTES: u32 = u16::MAX as u32;
+/// The most subflows an MPTCP connection may have (their path labels are 16 bits; more than
+/// a fat-tree's paths between pods would only share paths).
+const MAX_SUBFLOWS: u32 = 1024;
 
 impl EthernetConfig {
     /// Reads and validates a scenario.
@@ -204,11 +215,28 @@ impl EthernetConfig {
     pub fn unused_keys(&self) -> Vec<Unused> {
         let mut unused = UnusedKeys::default();
         unused.add_other_shapes(&self.topology);
-        if self.host.transport == Transport::Tcp {
+        let not_ecn = match self.host.transport {
+            Transport::Tcp => Some("host.transport = \"tcp\" (NewReno is not ECN-capable)"),
+            Transport::Mptcp => {
+                Some("host.transport = \"mptcp\" (its subflows are not ECN-capable)")
+            }
+            Transport::Dctcp => None,
+        };
+        if let Some(because) = not_ecn {
             unused.add(
                 &["switch.ecn_threshold_packets", "host.dctcp_g"],
                 "host.transport",
-                "host.transport = \"tcp\" (NewReno is not ECN-capable)",
+                because,
+            );
+        }
+        if self.host.transport != Transport::Mptcp {
+            unused.add(
+                &["host.subflows", "traffic.single_path_flows"],
+                "host.transport",
+                format!(
+                    "host.transport = {:?} (one path per flow)",
+                    self.host.transport.as_str()
+                ),
             );
         }
         if !self.host.delayed_ack {
@@ -310,6 +338,12 @@ impl EthernetConfig {
             return Err(invalid(
                 "host.ack_bytes",
                 format!("expected 1 to {MAX_PACKET_BYTES} bytes"),
+            ));
+        }
+        if !(1..=MAX_SUBFLOWS).contains(&h.subflows) {
+            return Err(invalid(
+                "host.subflows",
+                format!("expected 1 to {MAX_SUBFLOWS} subflows"),
             ));
         }
         if h.initial_cwnd_packets == 0 {

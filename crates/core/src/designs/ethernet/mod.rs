@@ -1,11 +1,13 @@
 //! The Ethernet baseline ("push and drop", Stardust §6.3 and Fig. 10): hosts running TCP
-//! NewReno or DCTCP over store-and-forward switches with drop-tail output queues and ECN
+//! NewReno, DCTCP or MPTCP over store-and-forward switches with drop-tail output queues and ECN
 //! marking, on any of the shared topologies, routed per flow (ECMP) or per packet (spraying)
 //! by the shared router. Every switch of the topology becomes an [`EthernetSwitch`] (nodes
 //! `0..switches`), every host a [`Host`] (the nodes after them), all event-driven on the shared
 //! [`Fabric`].
 
 mod config;
+#[cfg(test)]
+mod mptcp_tests;
 mod report;
 
 use crate::blocks::cell::CellId;
@@ -15,7 +17,7 @@ use crate::blocks::ethernet::switch::EthernetSwitch;
 use crate::blocks::fabric::{Context, Fabric, Node, Wiring};
 use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::link::Link;
-use crate::blocks::routing::{mode, FabricRouter, RouteTable, Router};
+use crate::blocks::routing::{mode, FabricRouter, PathLabel, RouteTable, Router};
 use crate::blocks::stream_kind;
 use crate::blocks::topology::Attachment;
 use crate::blocks::transport::{SenderParams, Transport};
@@ -76,15 +78,18 @@ impl<R: Router> Node<R> for EthernetNode {
     }
 }
 
-/// One flow: (sending host, receiving host).
+/// One flow (a TCP flow or an MPTCP connection): (sending host, receiving host).
 #[derive(Clone, Copy, Debug)]
 struct FlowEnds {
     src: u16,
     dst: u16,
-    /// Its index among the sending host's flows.
+    /// Its index among the sending host's flows (an MPTCP connection's first subflow's).
     at_src: u32,
-    /// Its index among the receiving host's flows.
+    /// Its index among the receiving host's flows (an MPTCP connection's first subflow's,
+    /// which counts the connection's bytes).
     at_dst: u32,
+    /// Its subflows (1 for a TCP flow), consecutive from `at_src` and `at_dst`.
+    subflows: u32,
 }
 
 /// An Ethernet run: switches are nodes `0..switches`, host `h` is node `switches + h`.
@@ -106,6 +111,12 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
     let switches = topology.switches();
     let hosts = topology.endpoints();
     let pairs = flows(&config, hosts)?;
+    if config.traffic.single_path_flows as usize > pairs.len() {
+        return Err(invalid(
+            "traffic.single_path_flows",
+            format!("expected at most the pattern's {} flows", pairs.len()),
+        ));
+    }
     // The link each way over the cable on switch port (s, p): a host's at the host rate.
     let cable_link = |s: usize, p: usize| {
         let cable = topology.cable(s, p);
@@ -180,16 +191,26 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
         host_nodes.push(Host::new(host as u16, link, params));
     }
     let mut flows = Vec::with_capacity(pairs.len());
-    for (src, dst) in pairs {
+    for (k, (src, dst)) in pairs.into_iter().enumerate() {
         let size = config.traffic.flow_bytes;
         let at_dst = host_nodes[dst].inflows.len() as u32;
-        let at_src = host_nodes[src].add_out(dst as u16, at_dst, size);
-        host_nodes[dst].add_in(src as u16, at_src, size);
+        let (at_src, subflows) = if config.host.transport == Transport::Mptcp {
+            let single = k < config.traffic.single_path_flows as usize;
+            let n = if single { 1 } else { config.host.subflows };
+            let at_src = host_nodes[src].add_out_connection(dst as u16, at_dst, n, size);
+            host_nodes[dst].add_in_connection(src as u16, at_src, n, size);
+            (at_src, n)
+        } else {
+            let at_src = host_nodes[src].add_out(dst as u16, at_dst, size);
+            host_nodes[dst].add_in(src as u16, at_src, size);
+            (at_src, 1)
+        };
         flows.push(FlowEnds {
             src: src as u16,
             dst: dst as u16,
             at_src,
             at_dst,
+            subflows,
         });
     }
     nodes.extend(host_nodes.into_iter().map(EthernetNode::Host));
@@ -213,7 +234,10 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
         layer1: Vec::new(),
     };
     let mode = mode(&config.routing.mode).expect("validated");
-    let router = FabricRouter::new(table, mode, config.run.seed, config.routing.spray_rounds);
+    let router = FabricRouter::new(table, mode, config.run.seed, config.routing.spray_rounds)
+        // A packet's path label (its MPTCP subflow's number) rides in `next_vc`: an Ethernet
+        // fabric has no channels.
+        .with_path_label(PathLabel::NextVc);
     let mut fabric = Fabric::new(nodes, router, wiring, config.run.warmup_ps());
     // Output queues schedule a packet's arrival when it is queued: up to a full queue ahead.
     let horizon_ps = (config.switch.queue_packets as u64 + 4) * packet_ps + 4 * longest_cable_ps;

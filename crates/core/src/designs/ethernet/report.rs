@@ -16,7 +16,7 @@ use crate::scenario::Named;
 pub struct EthernetSummary {
     /// Always `ethernet`.
     pub design: &'static str,
-    /// `tcp` or `dctcp`.
+    /// `tcp`, `dctcp` or `mptcp`.
     pub transport: &'static str,
     /// Routing mode.
     pub routing: String,
@@ -26,7 +26,7 @@ pub struct EthernetSummary {
     pub hosts: u32,
     /// Switches.
     pub switches: u32,
-    /// Flows.
+    /// Flows (MPTCP: connections).
     pub flows: u32,
     /// Mean per-flow goodput over the measurement window (warm-up to end) as a fraction of
     /// the receiving host's line rate (the same field as Stardust's).
@@ -100,7 +100,8 @@ pub struct EthernetTables {
     pub flows: FlowTable,
 }
 
-/// Every flow: its ends, goodput over the window, completion, and its sender's counts.
+/// Every flow (an MPTCP connection, its subflows' counts summed): its ends, goodput over the
+/// window, completion, and its sender's counts.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct FlowTable {
     /// Sending host.
@@ -148,18 +149,23 @@ impl Ethernet {
         let mut fractions = Vec::with_capacity(self.flows.len());
         let mut fcts = Vec::new();
         for f in &self.flows {
-            let receiver = &hosts[f.dst as usize].inflows[f.at_dst as usize];
-            let sender = &hosts[f.src as usize].out[f.at_src as usize].sender;
-            let gbps = receiver.bytes_measured as f64 * 8.0 / window_s / 1e9;
+            let (dst, src) = (hosts[f.dst as usize], hosts[f.src as usize]);
+            let receiver = &dst.inflows[f.at_dst as usize];
+            let (bytes_measured, done_ps) = (receiver.bytes_measured, receiver.done_ps);
+            let senders = &src.out[f.at_src as usize..(f.at_src + f.subflows) as usize];
+            let sent = |pick: fn(&crate::blocks::transport::SenderCounters) -> u64| -> u64 {
+                senders.iter().map(|o| pick(&o.sender.counters)).sum()
+            };
+            let gbps = bytes_measured as f64 * 8.0 / window_s / 1e9;
             fractions.push(gbps * 1e9 / self.host_rate_bps[f.dst as usize] as f64);
-            let fct_us = receiver.done_ps.map(|ps| ps as f64 / 1e6);
+            let fct_us = done_ps.map(|ps| ps as f64 / 1e6);
             fcts.extend(fct_us);
             table.src.push(f.src as u32);
             table.dst.push(f.dst as u32);
             table.goodput_gbps.push(gbps);
             table.fct_us.push(fct_us);
-            table.retransmissions.push(sender.counters.retransmissions);
-            table.timeouts.push(sender.counters.timeouts);
+            table.retransmissions.push(sent(|c| c.retransmissions));
+            table.timeouts.push(sent(|c| c.timeouts));
         }
         let goodput = fractions.iter().sum::<f64>() / fractions.len().max(1) as f64;
         let fairness = crate::engine::stats::Fairness::of(&table.goodput_gbps)
