@@ -3,7 +3,9 @@
 //! keys the chosen transport, pattern or topology ignore are listed by
 //! [`EthernetConfig::unused_keys`] for the strict review. Defaults are the Stardust paper's
 //! baselines (seed 001 §6.3, `../shared/specs/stardust.md` §3): 10 Gbit/s, 1 µs per link,
-//! 9000-byte packets, 100-packet output queues, ECN at K = 15 packets for DCTCP.
+//! 9000-byte packets, 100-packet output queues, ECN at K = 15 packets for DCTCP. NDP runs on
+//! trimming queues (`switch.trimming`, 8 packets in htsim's setup) and needs per-packet
+//! routing; trimming serves NDP only (a TCP receiver has no use for a trimmed header).
 
 use serde::{Deserialize, Serialize};
 
@@ -13,7 +15,7 @@ use crate::blocks::transport::Transport;
 use crate::designs::stardust::LinkConfig;
 use crate::engine::time::{ps_from_ns, TimePs};
 use crate::scenario::{
-    invalid, RoutingConfig, RunConfig, ScenarioError, TopologyConfig, Unused, UnusedKeys,
+    invalid, Named, RoutingConfig, RunConfig, ScenarioError, TopologyConfig, Unused, UnusedKeys,
 };
 
 /// A whole Ethernet scenario.
@@ -70,6 +72,11 @@ pub struct SwitchConfig {
     /// Every packet a switch takes is lost with this probability, independently (a lossy
     /// link, for checking NewReno against the Mathis et al. formula); 0: none.
     pub loss_probability: f64,
+    /// NDP's trimming ports (Handley et al. 2017 §3.1): a full data queue of `queue_packets`
+    /// (the one on the wire counted, as in htsim) trims a packet to its header instead of
+    /// dropping it; headers and control packets share a header queue of `queue_packets` full
+    /// packets' bytes, served 10:1 over data. Only with `host.transport = "ndp"`.
+    pub trimming: bool,
 }
 
 impl Default for SwitchConfig {
@@ -79,6 +86,7 @@ impl Default for SwitchConfig {
             queue_bytes: None,
             ecn_threshold_packets: 15,
             loss_probability: 0.0,
+            trimming: false,
         }
     }
 }
@@ -87,14 +95,15 @@ impl Default for SwitchConfig {
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct HostConfig {
-    /// `tcp` (NewReno) or `dctcp`.
+    /// `tcp` (NewReno), `dctcp` or `ndp`.
     pub transport: Transport,
     /// Bytes of every data packet on the wire (9000 in the paper's baselines); goodput
     /// counts them whole, as htsim does.
     pub packet_bytes: u32,
     /// Bytes of an ACK on the wire (a minimum Ethernet frame).
     pub ack_bytes: u32,
-    /// Initial congestion window in packets (RFC 6928: 10).
+    /// Initial congestion window in packets (RFC 6928: 10); NDP's initial window, sent at
+    /// line rate before the first pull (htsim's `-cwnd`: 23 in the Stardust setup).
     pub initial_cwnd_packets: u32,
     /// Initial slow-start threshold in packets (htsim's permutation runs use 15); absent:
     /// unbounded (RFC 5681).
@@ -204,14 +213,26 @@ impl EthernetConfig {
     pub fn unused_keys(&self) -> Vec<Unused> {
         let mut unused = UnusedKeys::default();
         unused.add_other_shapes(&self.topology);
-        if self.host.transport == Transport::Tcp {
-            unused.add(
+        match self.host.transport {
+            Transport::Tcp => unused.add(
                 &["switch.ecn_threshold_packets", "host.dctcp_g"],
                 "host.transport",
                 "host.transport = \"tcp\" (NewReno is not ECN-capable)",
-            );
+            ),
+            Transport::Dctcp => {}
+            Transport::Ndp => unused.add(
+                &[
+                    "switch.ecn_threshold_packets",
+                    "host.dctcp_g",
+                    "host.initial_ssthresh_packets",
+                    "host.delayed_ack",
+                    "host.delayed_ack_ns",
+                ],
+                "host.transport",
+                "host.transport = \"ndp\" (no ECN, no slow start, an ACK or NACK per packet)",
+            ),
         }
-        if !self.host.delayed_ack {
+        if !self.host.delayed_ack && self.host.transport != Transport::Ndp {
             unused.add(
                 &["host.delayed_ack_ns"],
                 "host.delayed_ack",
@@ -288,6 +309,43 @@ impl EthernetConfig {
                 format!(
                     "expected at least one packet (host.packet_bytes = {})",
                     h.packet_bytes
+                ),
+            ));
+        }
+        let ndp = h.transport == Transport::Ndp;
+        if ndp && !s.trimming {
+            return Err(invalid(
+                "host.transport",
+                "\"ndp\" needs trimming switch queues: set switch.trimming = true",
+            ));
+        }
+        if s.trimming && !ndp {
+            return Err(invalid(
+                "switch.trimming",
+                format!(
+                    "expected host.transport = \"ndp\" ({:?} has no use for a trimmed header)",
+                    h.transport.as_str()
+                ),
+            ));
+        }
+        if s.trimming && s.queue_bytes.is_some() {
+            return Err(invalid(
+                "switch.queue_bytes",
+                "trimming queues count packets (switch.queue_packets); remove switch.queue_bytes",
+            ));
+        }
+        if s.trimming && s.loss_probability > 0.0 {
+            return Err(invalid(
+                "switch.loss_probability",
+                "expected 0 with switch.trimming (NDP's model has no random loss)",
+            ));
+        }
+        if ndp && matches!(self.routing.mode.as_str(), "ecmp" | "deterministic") {
+            return Err(invalid(
+                "routing.mode",
+                format!(
+                    "NDP sprays every packet: expected spray, random, rr_fixed or least_loaded, got {:?}",
+                    self.routing.mode
                 ),
             ));
         }
