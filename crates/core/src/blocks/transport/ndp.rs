@@ -103,9 +103,10 @@ impl NdpSender {
         (self.packets - self.next_new).min(window_left)
     }
 
-    /// Packets it has to send (retransmissions and new ones), credit aside.
+    /// Packets it still has to send (retransmissions and new ones, the window aside: a pull
+    /// that arrives while the window is full is kept for when it opens), credit aside.
     fn sendable(&self) -> u32 {
-        self.retransmit.len() as u32 + self.new_sendable()
+        (self.retransmit.len() as u32).saturating_add(self.packets - self.next_new)
     }
 
     /// True if a packet may go now: it has credit and something to send.
@@ -353,6 +354,25 @@ mod tests {
         assert_eq!(s.ndp.pulls_unused, 1);
         s.on_ack(6, 0, 0);
         assert!(s.done());
+    }
+
+    #[test]
+    fn pulls_that_find_the_window_full_wait_for_it_to_open() {
+        let mut s = NdpSender::new(&params(NDP_WINDOW_PACKETS), u32::MAX);
+        assert_eq!(send_all(&mut s, 0).len(), NDP_WINDOW_PACKETS as usize);
+        // Packet 0 is lost; every other one is acknowledged and pulls for it arrive.
+        for seq in 1..NDP_WINDOW_PACKETS {
+            s.on_ack(10, seq, 0);
+        }
+        s.on_pull(5);
+        assert!(!s.can_send(), "the window is full behind packet 0");
+        assert_eq!(s.ndp.pulls_unused, 0);
+        s.on_ack(20, 0, 0);
+        assert_eq!(
+            send_all(&mut s, 20).len(),
+            5,
+            "the kept pulls send once it opens"
+        );
     }
 
     #[test]
