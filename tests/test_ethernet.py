@@ -87,6 +87,7 @@ def test_bad_input_is_one_line_naming_the_key(setting: str, key: str):
     ("switch.trimming=false", "host.transport"),
     ("switch.queue_bytes=90000", "switch.queue_bytes"),
     ("switch.loss_probability=0.01", "switch.loss_probability"),
+    ("host.ndp_pull_rate=0", "host.ndp_pull_rate"),
 ])
 def test_bad_ndp_input_is_one_line_naming_the_key(setting: str, key: str):
     done = cli("run", INCAST_NDP, *SHORT, "--set", setting)

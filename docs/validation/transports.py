@@ -138,6 +138,15 @@ def ndp() -> None:
               f"{g['p50']:.2f} | {n['packets_trimmed']} | {n['headers_dropped']} | {s['retransmissions']} "
               f"| {s['timeouts']} |")
     print()
+    print("| initial window | pull rate (of line rate) | goodput | trimmed | PULLs sent | timeouts |")
+    print("|---|---|---|---|---|---|")
+    for window, pull_rate in [(8, 1.0), (12, 1.0), (23, 1.0), (23, 0.97)]:
+        overrides = {"host.initial_cwnd_packets": window, "host.ndp_pull_rate": pull_rate}
+        s = cellfabric.run("scenarios/baselines/permutation-ndp.toml", overrides=overrides,
+                           progress=False).summary
+        print(f"| {window} | {pull_rate:g} | {s['goodput']:.3f} | {s['ndp']['packets_trimmed']} | "
+              f"{s['ndp']['pulls_sent']} | {s['timeouts']} |")
+    print()
     print("| incast senders | completed | first (ms) | mean (ms) | last (ms) | ideal N·450 KB at 10G (ms) "
           "| last / ideal | trimmed | header drops | timeouts |")
     print("|---|---|---|---|---|---|---|---|---|---|")

@@ -119,6 +119,9 @@ pub struct HostConfig {
     pub delayed_ack_ns: f64,
     /// DCTCP's estimation gain g (1/16 in the paper).
     pub dctcp_g: f64,
+    /// NDP: the pull pacer's rate as a fraction of the host's line rate in data packets
+    /// (htsim's `pull_rate_modifier`; 1: one PULL per data packet time, as its mains run).
+    pub ndp_pull_rate: f64,
 }
 
 impl Default for HostConfig {
@@ -134,6 +137,7 @@ impl Default for HostConfig {
             delayed_ack: false,
             delayed_ack_ns: 40_000.0,
             dctcp_g: 1.0 / 16.0,
+            ndp_pull_rate: 1.0,
         }
     }
 }
@@ -213,6 +217,13 @@ impl EthernetConfig {
     pub fn unused_keys(&self) -> Vec<Unused> {
         let mut unused = UnusedKeys::default();
         unused.add_other_shapes(&self.topology);
+        if self.host.transport != Transport::Ndp {
+            unused.add(
+                &["host.ndp_pull_rate"],
+                "host.transport",
+                format!("host.transport = {:?}", self.host.transport.as_str()),
+            );
+        }
         match self.host.transport {
             Transport::Tcp => unused.add(
                 &["switch.ecn_threshold_packets", "host.dctcp_g"],
@@ -403,6 +414,12 @@ impl EthernetConfig {
         }
         if !(h.dctcp_g.is_finite() && h.dctcp_g > 0.0 && h.dctcp_g <= 1.0) {
             return Err(invalid("host.dctcp_g", "expected above 0, at most 1"));
+        }
+        if !(h.ndp_pull_rate.is_finite() && h.ndp_pull_rate >= 0.01 && h.ndp_pull_rate <= 10.0) {
+            return Err(invalid(
+                "host.ndp_pull_rate",
+                "expected 0.01 to 10 (a fraction of the line rate)",
+            ));
         }
         let t = &self.traffic;
         if t.flow_bytes == Some(0) {

@@ -202,9 +202,12 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
         peers.push(vec![(s as u32, p as u16)]);
         delays_ps.push(vec![link.propagation_ps]);
         host_rate_bps.push(link.rate_bps);
-        // NDP's pacer: one pull per data packet time on this host's link (NDP §3.2).
-        let ndp_pull_interval_ps = (h.transport == Transport::Ndp)
-            .then(|| serialization_ps(h.packet_bytes as u64, link.rate_bps));
+        // NDP's pacer: one pull per data packet time on this host's link (NDP §3.2), scaled
+        // by htsim's pull rate modifier.
+        let ndp_pull_interval_ps = (h.transport == Transport::Ndp).then(|| {
+            let packet_ps = serialization_ps(h.packet_bytes as u64, link.rate_bps);
+            (packet_ps as f64 / h.ndp_pull_rate).round() as TimePs
+        });
         let params = HostParams {
             ndp_pull_interval_ps,
             ..params
