@@ -18,7 +18,7 @@ INCAST_NDP = "scenarios/baselines/incast-ndp.toml"
 SHORT = ["--set", "run.duration_ns=1000000", "--set", "run.warmup_ns=500000"]
 # What permutation.toml's comment lists for NDP (htsim's -cwnd 23 -q 8).
 NDP = ["--set", "host.transport=ndp", "--set", "switch.trimming=true", "--set", "switch.queue_packets=8",
-       "--set", "routing.mode=spray", "--set", "host.initial_cwnd_packets=23", "--set", "run.strict=false"]
+       "--set", "routing.mode=spray", "--set", "host.initial_cwnd_packets=23"]
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
