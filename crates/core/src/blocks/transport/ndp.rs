@@ -78,7 +78,9 @@ impl NdpSender {
             snd_una: 0,
             next_new: 0,
             sent_ps: vec![ACKED; NDP_WINDOW_PACKETS as usize].into_boxed_slice(),
-            retransmit: VecDeque::with_capacity(params.initial_cwnd_packets as usize),
+            retransmit: VecDeque::with_capacity(
+                params.initial_cwnd_packets.min(NDP_WINDOW_PACKETS) as usize,
+            ),
             credit: params.initial_cwnd_packets.min(packets),
             last_pull: 0,
             rto: RtoEstimator::new(params.min_rto_ps, params.max_rto_ps),
