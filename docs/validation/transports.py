@@ -1,8 +1,10 @@
 """Regenerates the numbers in docs/validation/transports.md: TCP NewReno on a lossy link against
 the Mathis et al. formula, DCTCP's queue and sawtooth for N long flows on one bottleneck against
 the DCTCP paper's analysis (Alizadeh et al. 2010 §3.3), an MPTCP connection beside a TCP flow on
-one bottleneck against RFC 6356's goal, and the 432-host fat-tree permutation beside the Stardust
-paper's Fig. 10 (scenarios/baselines/permutation.toml), MPTCP's included.
+one bottleneck against RFC 6356's goal, the 432-host fat-tree permutation beside the Stardust
+paper's Fig. 10 (scenarios/baselines/permutation.toml), MPTCP's included, and NDP's permutation
+and incast on trimming switches (scenarios/baselines/{permutation,incast}-ndp.toml) beside the
+NDP paper (Handley et al. 2017).
 
     python3 docs/validation/transports.py [--long]
 
@@ -160,7 +162,46 @@ def incast() -> None:
     print()
 
 
+def ndp() -> None:
+    print("## NDP on trimming switches (8-packet queues, initial window 23, spraying)\n")
+    print("| run | goodput (mean, of line rate) | p1 | p10 | p50 (Gbit/s) | trimmed | header drops "
+          "| retransmissions | timeouts |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for seed in [1, 2]:
+        s = cellfabric.run("scenarios/baselines/permutation-ndp.toml", overrides={"run.seed": seed},
+                           progress=False).summary
+        g, n = s["flow_goodput_gbps"], s["ndp"]
+        length = f"{s['sim_time_ps'] / 1e9:.0f} ms, window from {s['warmup_ps'] / 1e9:.0f} ms"
+        print(f"| permutation, seed {seed}, {length} | {s['goodput']:.3f} | {g['p1']:.2f} | {g['p10']:.2f} | "
+              f"{g['p50']:.2f} | {n['packets_trimmed']} | {n['headers_dropped']} | {s['retransmissions']} "
+              f"| {s['timeouts']} |")
+    print()
+    print("| initial window | pull rate (of line rate) | goodput | trimmed | PULLs sent | timeouts |")
+    print("|---|---|---|---|---|---|")
+    for window, pull_rate in [(8, 1.0), (12, 1.0), (23, 1.0), (23, 0.97)]:
+        overrides = {"host.initial_cwnd_packets": window, "host.ndp_pull_rate": pull_rate}
+        s = cellfabric.run("scenarios/baselines/permutation-ndp.toml", overrides=overrides,
+                           progress=False).summary
+        print(f"| {window} | {pull_rate:g} | {s['goodput']:.3f} | {s['ndp']['packets_trimmed']} | "
+              f"{s['ndp']['pulls_sent']} | {s['timeouts']} |")
+    print()
+    print("| incast senders | completed | first (ms) | mean (ms) | last (ms) | ideal N·450 KB at 10G (ms) "
+          "| last / ideal | trimmed | header drops | timeouts |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for senders in [8, 64, 200]:
+        ideal_ms = senders * 450_000 * 8 / 10e9 * 1e3
+        overrides = {"traffic.senders": senders, "run.duration_ns": max(60e6, 2 * ideal_ms * 1e6)}
+        s = cellfabric.run("scenarios/baselines/incast-ndp.toml", overrides=overrides, progress=False).summary
+        fct, n = s["fct_us"], s["ndp"]
+        print(f"| {senders} | {s['flows_completed']} of {s['flows']} | {fct['first'] / 1e3:.2f} | "
+              f"{fct['mean'] / 1e3:.2f} | {fct['last'] / 1e3:.2f} | {ideal_ms:.2f} | "
+              f"{fct['last'] / 1e3 / ideal_ms:.3f} | {n['packets_trimmed']} | {n['headers_dropped']} | "
+              f"{s['timeouts']} |")
+    print()
+
+
 if __name__ == "__main__":
+    ndp()
     incast()
     mathis()
     dctcp()

@@ -70,8 +70,13 @@ mod tests {
                 continue;
             }
             if section == "host" {
+                // NDP runs only over trimming switches with per-packet routing.
+                let needs = match e.name {
+                    "ndp" => r#", "switch": {"trimming": true}, "routing": {"mode": "spray"}"#,
+                    _ => "",
+                };
                 let json = format!(
-                    r#"{{"design": "ethernet", "host": {{"{field}": "{}"}}}}"#,
+                    r#"{{"design": "ethernet", "host": {{"{field}": "{}"}}{needs}}}"#,
                     e.name
                 );
                 let parsed = crate::designs::ethernet::EthernetConfig::from_json(&json);

@@ -51,4 +51,6 @@ pub mod stream_kind {
     pub const STARDUST_REACH: u32 = 31;
     /// An Ethernet switch's random losses.
     pub const ETHERNET_LOSS: u32 = 40;
+    /// A trimming switch port's choice between trimming the arrival and the queue's tail.
+    pub const ETHERNET_TRIM: u32 = 41;
 }

@@ -1,9 +1,13 @@
 //! The transmit side of an event-driven device's port: a link, a control queue served with
-//! strict priority over data queues (Stardust §4.2: control cells have a crossbar of their
-//! own; reading A3: strict priority on the link), and the data queues, one per traffic class,
-//! by strict priority among themselves (class 0 first), one cell on the wire at a time. The device
-//! sends through [`PriorityPort::send_next`] when the link is free and wakes itself with a
-//! timer when it is not.
+//! priority over data queues (Stardust §4.2: control cells have a crossbar of their own;
+//! reading A3: strict priority on the link), and the data queues, one per traffic class,
+//! by strict priority among themselves (class 0 first), one cell on the wire at a time. The
+//! control queue's priority is strict unless the port is given a weighted share
+//! ([`PriorityPort::set_control_share`]: NDP's trimming queue serves headers and data 10:1,
+//! Handley et al. 2017 §3.1, htsim's `CompositeQueue`). Each data class can be paused and
+//! resumed on its own (a per-priority pause such as PFC's), or all at once (Stardust's
+//! link-level ON/OFF). The device sends through [`PriorityPort::send_next`] when the link is
+//! free and wakes itself with a timer when it is not.
 
 use crate::blocks::cell::{CellArena, CellId, CellQueue};
 use crate::blocks::link::Link;
@@ -32,31 +36,80 @@ pub struct PriorityPort {
     data_len: u32,
     /// When the port's wake-up timer is set for, or `NEVER_PS`.
     wake_at_ps: TimePs,
-    /// The far end paused data (link-level ON/OFF); control cells still go.
-    data_paused: bool,
+    /// Data classes the far end paused, one bit per class; control cells still go.
+    paused: u64,
+    /// Control's and data's turns in a weighted round robin when both wait (`None`: control
+    /// strictly first).
+    control_share: Option<(u32, u32)>,
+    /// Position in the weighted round robin's cycle of `control + data` turns.
+    turn: u32,
 }
 
 impl PriorityPort {
-    /// An idle port on `link` with one data queue per class of `classes`.
+    /// An idle port on `link` with one data queue per class of `classes` (at most 64).
     pub fn new(link: Link, classes: usize) -> Self {
+        assert!(classes <= 64, "a port pauses at most 64 classes");
         PriorityPort {
             link,
             control: CellQueue::default(),
             data: (0..classes.max(1)).map(|_| CellQueue::default()).collect(),
             data_len: 0,
             wake_at_ps: NEVER_PS,
-            data_paused: false,
+            paused: 0,
+            control_share: None,
+            turn: 0,
         }
     }
 
-    /// Pauses (the far end sent OFF) or resumes (ON) data cells.
-    pub fn pause_data(&mut self, paused: bool) {
-        self.data_paused = paused;
+    /// Serves control and data in a weighted round robin, `control` turns to `data` turns,
+    /// whenever both wait (htsim's `CompositeQueue` cycles a counter the same way).
+    pub fn set_control_share(&mut self, control: u32, data: u32) {
+        assert!(control > 0 && data > 0, "both get turns");
+        self.control_share = Some((control, data));
     }
 
-    /// Cells that may go now: control cells, and data cells unless paused.
+    /// Pauses (the far end sent OFF) or resumes (ON) every data class.
+    pub fn pause_data(&mut self, paused: bool) {
+        self.paused = if paused { u64::MAX } else { 0 };
+    }
+
+    /// Pauses or resumes data class `class` alone (a per-priority pause).
+    pub fn pause_class(&mut self, class: usize, paused: bool) {
+        let bit = 1u64 << class;
+        self.paused = if paused {
+            self.paused | bit
+        } else {
+            self.paused & !bit
+        };
+    }
+
+    /// Data cells that may go now (in classes not paused).
+    fn data_sendable(&self) -> u32 {
+        match self.paused {
+            0 => self.data_len,
+            mask => self
+                .data
+                .iter()
+                .enumerate()
+                .filter(|(class, _)| mask & (1 << class) == 0)
+                .map(|(_, q)| q.len())
+                .sum(),
+        }
+    }
+
+    /// Cells that may go now: control cells, and data cells of classes not paused.
     fn sendable(&self) -> u32 {
-        self.control.len() + if self.data_paused { 0 } else { self.data_len }
+        self.control.len() + self.data_sendable()
+    }
+
+    /// Control cells queued.
+    pub fn control_cells(&self) -> u32 {
+        self.control.len()
+    }
+
+    /// The data cell of class `class` queued last, if any.
+    pub fn data_back(&self, class: usize) -> Option<CellId> {
+        self.data[class].back()
     }
 
     /// Queues a control cell.
@@ -124,15 +177,29 @@ impl PriorityPort {
             }
             return None;
         }
-        let (cell, data_depth) = match cells.pop_front(&mut self.control) {
-            Some(cell) => (cell, 0),
-            None if self.data_paused => return None,
-            None => {
-                let depth = self.data_len;
-                let queue = self.data.iter_mut().find(|q| !q.is_empty())?;
-                self.data_len -= 1;
-                (cells.pop_front(queue).expect("a non-empty queue"), depth)
+        let control_first = match self.control_share {
+            Some((control, data)) if !self.control.is_empty() && self.data_sendable() > 0 => {
+                self.turn = (self.turn + 1) % (control + data);
+                self.turn < control
             }
+            _ => !self.control.is_empty(),
+        };
+        let (cell, data_depth) = if control_first {
+            (
+                cells.pop_front(&mut self.control).expect("a control cell"),
+                0,
+            )
+        } else {
+            let depth = self.data_len;
+            let paused = self.paused;
+            let queue = self
+                .data
+                .iter_mut()
+                .enumerate()
+                .find(|(class, q)| paused & (1 << class) == 0 && !q.is_empty())
+                .map(|(_, q)| q)?;
+            self.data_len -= 1;
+            (cells.pop_front(queue).expect("a non-empty queue"), depth)
         };
         let arrive_ps = self.link.transmit(now_ps, wire_bytes(cell, cells));
         if self.sendable() > 0 {
@@ -200,6 +267,64 @@ mod tests {
         port.pause_data(false);
         let sent = port.send_next(4_000, &mut cells, size, &mut wake).unwrap();
         assert_eq!(sent.cell, data);
+    }
+
+    #[test]
+    fn a_weighted_share_serves_ten_control_cells_per_data_cell_when_both_wait() {
+        let mut cells = CellArena::new();
+        let mut port = PriorityPort::new(Link::new(8_000_000_000, 0), 1);
+        port.set_control_share(10, 1);
+        for _ in 0..3 {
+            let data = cells.alloc(Cell::new(0, 1, 10, true, 0, 0));
+            port.push_data(&mut cells, data, 0);
+        }
+        for _ in 0..12 {
+            let control = cells.alloc(Cell::new(0, 1, 10, true, 0, 0));
+            port.push_control(&mut cells, control);
+        }
+        let size = |c: CellId, cells: &CellArena| cells[c].payload_bytes as u64;
+        let mut wake = None;
+        // 'c' for a control cell, 'd' for data, one per 10 ns of link.
+        let order: String = (0..15)
+            .map(|i| {
+                let sent = port.send_next(i * 10_000, &mut cells, size, &mut wake);
+                if sent.unwrap().data_depth == 0 {
+                    'c'
+                } else {
+                    'd'
+                }
+            })
+            .collect();
+        // The counter starts at 0: turns 1..9 control, 10 data, 0..9 control, then data alone.
+        assert_eq!(order, "cccccccccdcccdd");
+    }
+
+    #[test]
+    fn a_paused_class_waits_while_another_goes() {
+        let mut cells = CellArena::new();
+        let mut port = PriorityPort::new(Link::new(8_000_000_000, 0), 2);
+        let high = cells.alloc(Cell::new(0, 1, 10, true, 0, 0));
+        let low = cells.alloc(Cell::new(0, 1, 10, true, 0, 0));
+        port.push_data(&mut cells, high, 0);
+        port.push_data(&mut cells, low, 1);
+        port.pause_class(0, true);
+        let size = |c: CellId, cells: &CellArena| cells[c].payload_bytes as u64;
+        let mut wake = None;
+        assert_eq!(
+            port.send_next(0, &mut cells, size, &mut wake).unwrap().cell,
+            low
+        );
+        assert_eq!(wake, None, "only a paused cell waits");
+        assert!(port
+            .send_next(10_000, &mut cells, size, &mut wake)
+            .is_none());
+        port.pause_class(0, false);
+        assert_eq!(
+            port.send_next(10_000, &mut cells, size, &mut wake)
+                .unwrap()
+                .cell,
+            high
+        );
     }
 
     #[test]

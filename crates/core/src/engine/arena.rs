@@ -201,6 +201,11 @@ impl<T> Queue<T> {
     pub fn front(&self) -> Option<Id<T>> {
         (self.head != NIL).then_some(Id(self.head, PhantomData))
     }
+
+    /// The back of the queue (the value queued last), without removing it.
+    pub fn back(&self) -> Option<Id<T>> {
+        (self.tail != NIL).then_some(Id(self.tail, PhantomData))
+    }
 }
 
 #[cfg(test)]

@@ -2,12 +2,15 @@
 //! small and the peer's window waits on them), then the flows' segments round robin, each
 //! taken from its transport only when the NIC is free (so the NIC queue never holds more than
 //! the ACKs due); flows' state in two arenas (one `Vec` of send sides, one of receive sides);
-//! every timer (NIC, retransmission, delayed ACK) through the kernel, at most one pending per
-//! purpose, stale firings ignored. An MPTCP connection is consecutive send sides (its
-//! subflows, each labelled with its path) sharing the data its first one holds, and
-//! consecutive receive sides whose bytes its first one counts, each once.
+//! every timer (NIC, retransmission, delayed ACK, NDP's pull pacer) through the kernel, at
+//! most one pending per purpose, stale firings ignored. An MPTCP connection is consecutive
+//! send sides (its subflows, each labelled with its path) sharing the data its first one
+//! holds, and consecutive receive sides whose bytes its first one counts, each once. An NDP
+//! host (Handley et al. 2017 §3.2) answers each data packet with an ACK and each trimmed
+//! header with a NACK at once, and sends the PULLs its [`PullPacer`] releases; ACKs, NACKs
+//! and PULLs share the NIC's control queue.
 
-use super::{ACK, CE, ECE, ECT};
+use super::{ACK, CE, CONTROL, ECE, ECT, NACK, PULL, TRIMMED};
 use crate::blocks::cell::{Cell, CellId, CellQueue};
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;
@@ -15,14 +18,16 @@ use crate::blocks::link::Link;
 use crate::blocks::routing::Router;
 use crate::blocks::traffic::NEVER_PS;
 use crate::blocks::transport::mptcp::{Lia, SharedData};
-use crate::blocks::transport::receiver::Receiver;
-use crate::blocks::transport::{Sender, SenderParams, TIMER_OFF};
+use crate::blocks::transport::ndp::{NdpSender, PullPacer};
+use crate::blocks::transport::receiver::{Arrival, Receiver};
+use crate::blocks::transport::{FlowSender, Sender, SenderCounters, SenderParams, TIMER_OFF};
 use crate::engine::time::TimePs;
 
 /// Timer kinds, in the top bits of a timer's tag (the flow's index below).
 const NIC: u32 = 0;
 const RTO: u32 = 1 << 30;
 const DELAYED_ACK: u32 = 2 << 30;
+const PACER: u32 = 3 << 30;
 const KIND: u32 = 3 << 30;
 
 /// [`OutFlow::conn`] of a flow that is no MPTCP subflow.
@@ -42,6 +47,9 @@ pub struct HostParams {
     pub delayed_ack_ps: Option<TimePs>,
     /// Bytes delivered from this time on count toward goodput.
     pub measure_from_ps: TimePs,
+    /// NDP: the pull pacer's interval, one data packet's time on the host's link (`None`: a
+    /// window transport).
+    pub ndp_pull_interval_ps: Option<TimePs>,
 }
 
 /// The send side of one flow.
@@ -53,7 +61,7 @@ pub struct OutFlow {
     /// Bytes of the flow (`None`: unending).
     size_bytes: Option<u64>,
     /// The transport.
-    pub sender: Sender,
+    pub sender: FlowSender,
     /// When its pending retransmission timer event fires, or `NEVER_PS`.
     timer_ps: TimePs,
     /// Its path label (an MPTCP subflow's number; 0 for a TCP flow).
@@ -111,6 +119,21 @@ pub struct HostCounters {
     pub rtt_samples_measured: u64,
     /// Their sum.
     pub rtt_sum_ps_measured: u64,
+    /// NDP: trimmed headers that reached it.
+    pub headers_received: u64,
+    /// NDP: NACKs among the ACKs it sent.
+    pub nacks_sent: u64,
+    /// NDP: PULLs it sent.
+    pub pulls_sent: u64,
+}
+
+impl HostCounters {
+    /// Adds what a sender counted between `before` and `after` to the measured counts.
+    fn add_measured(&mut self, before: &SenderCounters, after: &SenderCounters) {
+        self.ecn_cuts_measured += after.ecn_cuts - before.ecn_cuts;
+        self.rtt_samples_measured += after.rtt_samples - before.rtt_samples;
+        self.rtt_sum_ps_measured += after.rtt_sum_ps - before.rtt_sum_ps;
+    }
 }
 
 /// A host.
@@ -128,6 +151,11 @@ pub struct Host {
     next_out: usize,
     /// When the NIC's pending wake-up fires, or `NEVER_PS`.
     wake_at_ps: TimePs,
+    /// NDP: the pull pacer of its incoming flows (indexed as `inflows`); boxed once per host
+    /// to keep the node small for the window transports.
+    pacer: Option<Box<PullPacer>>,
+    /// When the pacer's pending wake-up fires, or `NEVER_PS`.
+    pacer_wake_ps: TimePs,
     /// What it counted.
     pub counters: HostCounters,
 }
@@ -144,6 +172,10 @@ impl Host {
             inflows: Vec::new(),
             next_out: 0,
             wake_at_ps: NEVER_PS,
+            pacer: params
+                .ndp_pull_interval_ps
+                .map(|interval_ps| Box::new(PullPacer::new(interval_ps))),
+            pacer_wake_ps: NEVER_PS,
             counters: HostCounters::default(),
         }
     }
@@ -157,7 +189,10 @@ impl Host {
             dst,
             remote,
             size_bytes,
-            sender: Sender::new(&self.params.sender, packets),
+            sender: match self.params.ndp_pull_interval_ps {
+                Some(_) => FlowSender::Ndp(NdpSender::new(&self.params.sender, packets)),
+                None => FlowSender::Window(Sender::new(&self.params.sender, packets)),
+            },
             timer_ps: NEVER_PS,
             path: 0,
             conn: NO_CONN,
@@ -186,7 +221,7 @@ impl Host {
                 dst,
                 remote: remote + path,
                 size_bytes: None,
-                sender: Sender::new(&self.params.sender, given),
+                sender: FlowSender::Window(Sender::new(&self.params.sender, given)),
                 timer_ps: NEVER_PS,
                 path: path as u16,
                 conn: first,
@@ -198,6 +233,9 @@ impl Host {
 
     /// Adds the receive side of a flow from `src`, known there as `remote`; returns its index.
     pub fn add_in(&mut self, src: u16, remote: u32, size_bytes: Option<u64>) -> u32 {
+        if let Some(pacer) = &mut self.pacer {
+            pacer.add_flow();
+        }
         self.inflows.push(InFlow {
             src,
             remote,
@@ -285,7 +323,11 @@ impl Host {
                 let conn = self.out[i].conn as usize;
                 let taken = self.out[conn].data.take();
                 debug_assert!(taken, "may_send checked the connection's data");
-                self.out[i].sender.give_segment();
+                self.out[i]
+                    .sender
+                    .window_mut()
+                    .expect("an MPTCP subflow has a window")
+                    .give_segment();
             }
             let flow = &mut self.out[i];
             let seq = flow
@@ -323,7 +365,7 @@ impl Host {
     fn may_send(&self, flow: &OutFlow) -> bool {
         flow.sender.can_send()
             || (flow.conn != NO_CONN
-                && flow.sender.wants_data()
+                && flow.sender.window().is_some_and(Sender::wants_data)
                 && self.out[flow.conn as usize].data.has_data())
     }
 
@@ -333,7 +375,8 @@ impl Host {
         let subflows = self.out[conn as usize..]
             .iter()
             .take_while(|f| f.conn == conn);
-        Lia::of(subflows.map(|f| (f.sender.reno.cwnd_bytes, f.sender.rto.srtt_ps())))
+        let windows = subflows.filter_map(|f| f.sender.window());
+        Lia::of(windows.map(|s| (s.reno.cwnd_bytes, s.rto.srtt_ps())))
     }
 
     /// The next send side, round robin, that may send now.
@@ -350,7 +393,7 @@ impl Host {
     /// pending.
     fn arm_rto<R: Router>(&mut self, ctx: &mut Context<'_, R>, i: usize) {
         let flow = &mut self.out[i];
-        let deadline_ps = flow.sender.rto_deadline_ps;
+        let deadline_ps = flow.sender.rto_deadline_ps();
         if deadline_ps != TIMER_OFF && deadline_ps < flow.timer_ps {
             flow.timer_ps = deadline_ps;
             ctx.set_timer(deadline_ps, RTO | i as u32);
@@ -366,35 +409,41 @@ impl Host {
         ece: bool,
         echo_ps: TimePs,
     ) {
+        self.reply(ctx, i, ACK | if ece { ECE } else { 0 }, ack, echo_ps);
+    }
+
+    /// Queues a control packet (`flags`: an ACK, NACK or PULL) for flow `i` carrying `seq`
+    /// and echoing `echo_ps`.
+    fn reply<R: Router>(
+        &mut self,
+        ctx: &mut Context<'_, R>,
+        i: usize,
+        flags: u8,
+        seq: u32,
+        echo_ps: TimePs,
+    ) {
         let flow = &self.inflows[i];
         let bytes = self.params.ack_bytes;
         let mut cell = Cell::new(self.index, flow.src, bytes, true, ctx.now_ps, echo_ps);
-        cell.seq = ack;
+        cell.seq = seq;
         cell.packet = flow.remote;
         cell.next_vc = flow.path;
-        cell.flags = ACK | if ece { ECE } else { 0 };
+        cell.flags = flags;
         let id = self.packet(ctx, cell);
         ctx.cells.push_back(&mut self.acks, id);
-        self.counters.acks_sent += 1;
+        if flags & PULL != 0 {
+            self.counters.pulls_sent += 1;
+        } else {
+            self.counters.acks_sent += 1;
+            self.counters.nacks_sent += (flags & NACK != 0) as u64;
+        }
     }
 
-    /// A data segment reached the host.
-    fn segment<R: Router>(&mut self, ctx: &mut Context<'_, R>, cell: &Cell) {
-        let i = cell.packet as usize;
-        let ce = cell.flags & CE != 0;
-        self.counters.segments_received += 1;
-        self.counters.segments_marked += ce as u64;
-        let delayed = self.params.delayed_ack_ps;
-        let arrival = self.inflows[i]
-            .receiver
-            .on_segment(cell.seq, ce, delayed.is_some());
-        if let Some(ack) = arrival.flush_before {
-            let echo_ps = self.inflows[i].echo_ps;
-            self.ack(ctx, i, ack, !ce, echo_ps);
-        }
-        let measured = ctx.now_ps >= self.params.measure_from_ps;
-        let flow = &mut self.inflows[i];
-        flow.echo_ps = cell.inject_ps;
+    /// Counts the segments `arrival` delivered in order to flow `i` at `now_ps`.
+    /// An MPTCP subflow's segments are counted on its connection's first receive side.
+    fn deliver(&mut self, now_ps: TimePs, i: usize, arrival: &Arrival) {
+        let measured = now_ps >= self.params.measure_from_ps;
+        let flow = &self.inflows[i];
         let record = flow.record as usize;
         let size_bytes = flow.size_bytes.filter(|_| !flow.full_segments);
         let delivered: u64 = (arrival.delivered_from..arrival.ack)
@@ -411,8 +460,69 @@ impl Host {
             counter.bytes_measured += counted;
         }
         if counter.size_bytes == Some(counter.bytes) && counted > 0 {
-            counter.done_ps = Some(ctx.now_ps);
+            counter.done_ps = Some(now_ps);
         }
+    }
+
+    /// An NDP data packet or trimmed header reached the host: ACK or NACK it at once and owe
+    /// the sender a pull (none once the flow has everything).
+    fn ndp_segment<R: Router>(&mut self, ctx: &mut Context<'_, R>, cell: &Cell) {
+        let i = cell.packet as usize;
+        self.counters.segments_received += 1;
+        let kind = if cell.flags & TRIMMED != 0 {
+            self.counters.headers_received += 1;
+            NACK
+        } else {
+            let arrival = self.inflows[i].receiver.on_segment(cell.seq, false, false);
+            self.deliver(ctx.now_ps, i, &arrival);
+            ACK
+        };
+        self.reply(ctx, i, kind, cell.seq, cell.inject_ps);
+        let done = self.inflows[i].done_ps.is_some();
+        let pacer = self.pacer.as_mut().expect("an NDP host has a pacer");
+        if done {
+            pacer.release(i as u32);
+        } else {
+            pacer.request(i as u32);
+        }
+        self.pace(ctx);
+    }
+
+    /// Sends the PULL the pacer releases now, if any, and books its next wake-up.
+    fn pace<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
+        let now_ps = ctx.now_ps;
+        let Some(pacer) = &mut self.pacer else {
+            return;
+        };
+        let pull = pacer.take(now_ps);
+        let due_ps = pacer.next_due_ps();
+        if let Some((flow, pull_no)) = pull {
+            self.reply(ctx, flow as usize, PULL, pull_no, now_ps);
+        }
+        if let Some(due_ps) = due_ps {
+            if due_ps > now_ps && self.pacer_wake_ps != due_ps {
+                self.pacer_wake_ps = due_ps;
+                ctx.set_timer(due_ps, PACER);
+            }
+        }
+    }
+
+    /// A data segment reached the host.
+    fn segment<R: Router>(&mut self, ctx: &mut Context<'_, R>, cell: &Cell) {
+        let i = cell.packet as usize;
+        let ce = cell.flags & CE != 0;
+        self.counters.segments_received += 1;
+        self.counters.segments_marked += ce as u64;
+        let delayed = self.params.delayed_ack_ps;
+        let arrival = self.inflows[i]
+            .receiver
+            .on_segment(cell.seq, ce, delayed.is_some());
+        if let Some(ack) = arrival.flush_before {
+            let echo_ps = self.inflows[i].echo_ps;
+            self.ack(ctx, i, ack, !ce, echo_ps);
+        }
+        self.inflows[i].echo_ps = cell.inject_ps;
+        self.deliver(ctx.now_ps, i, &arrival);
         if arrival.ack_now {
             self.ack(ctx, i, arrival.ack, ce, cell.inject_ps);
         } else if let Some(wait_ps) = delayed {
@@ -442,22 +552,29 @@ impl<R: Router> Node<R> for Host {
         let cell = ctx.cells[id];
         ctx.consume(id);
         self.counters.packets_received += 1;
-        if cell.flags & ACK != 0 {
+        if cell.flags & CONTROL != 0 {
             let i = cell.packet as usize;
-            let ece = cell.flags & ECE != 0;
+            let now_ps = ctx.now_ps;
             let conn = self.out[i].conn;
             let coupling = (conn != NO_CONN).then(|| self.coupling(conn));
             let sender = &mut self.out[i].sender;
-            let before = sender.counters;
-            let echo_ps = cell.packet_inject_ps;
-            sender.on_ack_coupled(ctx.now_ps, cell.seq, ece, echo_ps, coupling.as_ref());
-            if ctx.now_ps >= self.params.measure_from_ps {
-                let (after, c) = (&sender.counters, &mut self.counters);
-                c.ecn_cuts_measured += after.ecn_cuts - before.ecn_cuts;
-                c.rtt_samples_measured += after.rtt_samples - before.rtt_samples;
-                c.rtt_sum_ps_measured += after.rtt_sum_ps - before.rtt_sum_ps;
+            let before = *sender.counters();
+            match sender {
+                FlowSender::Window(s) => {
+                    let ece = cell.flags & ECE != 0;
+                    let echo_ps = cell.packet_inject_ps;
+                    s.on_ack_coupled(now_ps, cell.seq, ece, echo_ps, coupling.as_ref());
+                }
+                FlowSender::Ndp(s) if cell.flags & NACK != 0 => s.on_nack(cell.seq),
+                FlowSender::Ndp(s) if cell.flags & PULL != 0 => s.on_pull(cell.seq),
+                FlowSender::Ndp(s) => s.on_ack(now_ps, cell.seq, cell.packet_inject_ps),
+            }
+            if now_ps >= self.params.measure_from_ps {
+                self.counters.add_measured(&before, sender.counters());
             }
             self.arm_rto(ctx, i);
+        } else if self.pacer.is_some() {
+            self.ndp_segment(ctx, &cell);
         } else {
             self.segment(ctx, &cell);
         }
@@ -480,7 +597,7 @@ impl<R: Router> Node<R> for Host {
                     return; // superseded by an earlier one
                 }
                 flow.timer_ps = NEVER_PS;
-                if flow.sender.rto_deadline_ps <= now_ps {
+                if flow.sender.rto_deadline_ps() <= now_ps {
                     flow.sender.on_timeout(now_ps);
                 }
                 self.arm_rto(ctx, i);
@@ -496,6 +613,10 @@ impl<R: Router> Node<R> for Host {
                     );
                     self.ack(ctx, i, ack, ece, echo_ps);
                 }
+            }
+            PACER => {
+                self.pacer_wake_ps = NEVER_PS;
+                self.pace(ctx);
             }
             _ => {}
         }

@@ -5,11 +5,14 @@
 //! own size on the shared fabric of nodes: `src` and `dst` are hosts, `seq` the segment (data)
 //! or the cumulative acknowledgment (ACK), `packet` the flow's index at the receiving host,
 //! `payload_bytes` the frame's bytes on the wire, and an ACK's `packet_inject_ps` echoes the
-//! send time of the segment that caused it.
+//! send time of the segment that caused it. NDP (Handley et al. 2017) adds NACKs and PULLs
+//! (control packets like ACKs, `seq` the NACKed segment or the flow's cumulative pull number)
+//! and trimmed data: a segment whose payload a [`trim`] port cut, its header going on.
 
 pub mod host;
 pub mod queue;
 pub mod switch;
+pub mod trim;
 
 /// Flag: an acknowledgment (clear: a data segment).
 pub const ACK: u8 = 0b1;
@@ -20,3 +23,12 @@ pub const CE: u8 = 0b100;
 /// Flag of an ACK: ECN-Echo, the CE state of the data it acknowledges (DCTCP's per-packet
 /// echo, Alizadeh et al. 2010 §3.1).
 pub const ECE: u8 = 0b1000;
+/// Flag: an NDP NACK: the segment `seq` reached the receiver trimmed (NDP §3.2).
+pub const NACK: u8 = 0b1_0000;
+/// Flag: an NDP PULL: the receiver's `seq`-th pull of the flow (cumulative, NDP §3.2).
+pub const PULL: u8 = 0b10_0000;
+/// Flag of a data segment: trimmed to its header by a full queue (NDP §3.1).
+pub const TRIMMED: u8 = 0b100_0000;
+/// Flags of the packets a receiver sends back (ACK, NACK, PULL): a trimming port queues them
+/// with the headers.
+pub const CONTROL: u8 = ACK | NACK | PULL;

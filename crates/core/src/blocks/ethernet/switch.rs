@@ -2,11 +2,14 @@
 //! taken when its last bit arrives), each packet routed on arrival by the fabric's router
 //! (per-flow ECMP, per-packet spraying, ... by `routing.mode`) into the output queue of its
 //! port ([`OutputQueue`]: drop-tail, ECN marking at a threshold), which schedules its
-//! transmission at once: one event per packet per hop. A switch may also lose
+//! transmission at once: one event per packet per hop. With NDP's trimming ports
+//! ([`TrimmingPort`]) transmission order is decided when a link frees, so each busy port wakes
+//! its switch with a timer (tagged with the port). A switch may also lose
 //! packets at random, independently, with a fixed probability (a lossy link: the setting of
 //! Mathis et al.'s throughput formula).
 
-use super::queue::{Enqueued, OutputQueue};
+use super::queue::{ArrivalDepths, Enqueued, OutputQueue};
+use super::trim::{Offer, TrimmingPort};
 use crate::blocks::cell::CellId;
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;
@@ -28,31 +31,42 @@ pub struct SwitchCounters {
     pub packets_marked: u64,
 }
 
+/// A switch's output ports: drop-tail FIFOs that schedule each packet at enqueue (the fast
+/// path), or NDP's event-driven trimming ports with the switch's coin for their choices.
+pub enum Ports {
+    /// Drop-tail (ECN-marking) FIFOs.
+    Fifo(Vec<OutputQueue>),
+    /// Trimming ports.
+    Trimming(Vec<TrimmingPort>, Rng),
+}
+
 /// A switch.
 pub struct EthernetSwitch {
     /// Index among the router's switches.
     switch: usize,
-    ports: Vec<OutputQueue>,
+    ports: Ports,
     /// Random losses: the probability and the switch's own random stream.
     loss: Option<(f64, Rng)>,
     /// What it counted.
     pub counters: SwitchCounters,
 }
 
-/// What the router may read of a switch: its output queues.
 /// What the router may read of a switch: its output queues' depths now.
-struct Queues<'a>(&'a [OutputQueue], TimePs);
+struct Queues<'a>(&'a Ports, TimePs);
 
 impl LocalView for Queues<'_> {
     fn backlog_cells(&self, output: usize) -> u32 {
-        self.0[output].waiting(self.1)
+        match self.0 {
+            Ports::Fifo(queues) => queues[output].waiting(self.1),
+            Ports::Trimming(ports, _) => ports[output].data_packets(self.1),
+        }
     }
 }
 
 impl EthernetSwitch {
-    /// Switch `switch` of the router's tables with these output queues, one per port, losing
+    /// Switch `switch` of the router's tables with these output ports, one per port, losing
     /// each arriving packet with probability `loss.0` drawn from `loss.1` (`None`: no loss).
-    pub fn new(switch: usize, ports: Vec<OutputQueue>, loss: Option<(f64, Rng)>) -> Self {
+    pub fn new(switch: usize, ports: Ports, loss: Option<(f64, Rng)>) -> Self {
         EthernetSwitch {
             switch,
             ports,
@@ -61,14 +75,46 @@ impl EthernetSwitch {
         }
     }
 
-    /// Its output queues.
-    pub fn queues(&self) -> &[OutputQueue] {
-        &self.ports
+    /// What arrivals found at each output port in the measurement window.
+    pub fn measured(&self) -> Vec<ArrivalDepths> {
+        match &self.ports {
+            Ports::Fifo(queues) => queues.iter().map(|q| q.measured).collect(),
+            Ports::Trimming(ports, _) => ports.iter().map(|p| p.measured).collect(),
+        }
     }
 
-    /// Deepest output queue seen, in packets.
+    /// Deepest output queue seen, in (data) packets.
     pub fn peak_packets(&self) -> u32 {
-        self.ports.iter().map(|q| q.peak_packets).max().unwrap_or(0)
+        let peaks: Vec<u32> = match &self.ports {
+            Ports::Fifo(queues) => queues.iter().map(|q| q.peak_packets).collect(),
+            Ports::Trimming(ports, _) => ports.iter().map(|p| p.peak_packets).collect(),
+        };
+        peaks.into_iter().max().unwrap_or(0)
+    }
+
+    /// Data packets its trimming ports trimmed, and headers they dropped (0, 0 for FIFOs).
+    pub fn trims(&self) -> (u64, u64) {
+        match &self.ports {
+            Ports::Fifo(_) => (0, 0),
+            Ports::Trimming(ports, _) => ports
+                .iter()
+                .fold((0, 0), |(t, d), p| (t + p.trimmed, d + p.headers_dropped)),
+        }
+    }
+
+    /// Serves trimming port `output` if its link is free, and books its wake-up otherwise.
+    fn serve<R: Router>(&mut self, ctx: &mut Context<'_, R>, output: usize) {
+        let Ports::Trimming(ports, _) = &mut self.ports else {
+            return;
+        };
+        let mut wake = None;
+        while let Some(d) = ports[output].send_next(ctx.now_ps, ctx.cells, &mut wake) {
+            self.counters.packets_forwarded += 1;
+            ctx.send_cell(output, d.cell, d.arrive_ps);
+        }
+        if let Some(at_ps) = wake {
+            ctx.set_timer(at_ps, output as u32);
+        }
     }
 }
 
@@ -81,10 +127,13 @@ impl<R: Router> Node<R> for EthernetSwitch {
         false
     }
 
-    /// None: a queued packet is on its way to the far end as an event, due when its last
-    /// bit arrives.
+    /// FIFOs none: a queued packet is on its way to the far end as an event, due when its
+    /// last bit arrives. Trimming ports hold the packets they have not yet sent.
     fn cells_held(&self) -> u64 {
-        0
+        match &self.ports {
+            Ports::Fifo(_) => 0,
+            Ports::Trimming(ports, _) => ports.iter().map(|p| p.packets_queued() as u64).sum(),
+        }
     }
 
     fn cell_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId, _: TimePs) {
@@ -100,15 +149,26 @@ impl<R: Router> Node<R> for EthernetSwitch {
             .router
             .route(self.switch, port, &mut ctx.cells[cell], &view);
         assert_ne!(output, NO_ROUTE, "an Ethernet fabric has every route");
-        match self.ports[output].enqueue(ctx.cells, cell, ctx.now_ps) {
-            Enqueued::Full => {
-                self.counters.packets_dropped += 1;
-                ctx.drop_cell(cell);
-            }
-            Enqueued::Queued { arrive_ps, marked } => {
-                self.counters.packets_marked += marked as u64;
-                self.counters.packets_forwarded += 1;
-                ctx.send_cell(output, cell, arrive_ps);
+        match &mut self.ports {
+            Ports::Fifo(queues) => match queues[output].enqueue(ctx.cells, cell, ctx.now_ps) {
+                Enqueued::Full => {
+                    self.counters.packets_dropped += 1;
+                    ctx.drop_cell(cell);
+                }
+                Enqueued::Queued { arrive_ps, marked } => {
+                    self.counters.packets_marked += marked as u64;
+                    self.counters.packets_forwarded += 1;
+                    ctx.send_cell(output, cell, arrive_ps);
+                }
+            },
+            Ports::Trimming(ports, rng) => {
+                if let Offer::Dropped(dropped) =
+                    ports[output].offer(ctx.cells, cell, ctx.now_ps, rng)
+                {
+                    self.counters.packets_dropped += 1;
+                    ctx.drop_cell(dropped);
+                }
+                self.serve(ctx, output);
             }
         }
     }
@@ -119,5 +179,8 @@ impl<R: Router> Node<R> for EthernetSwitch {
         None
     }
 
-    fn timer(&mut self, _: &mut Context<'_, R>, _: u32) {}
+    /// A trimming port's link freed: serve it.
+    fn timer(&mut self, ctx: &mut Context<'_, R>, output: u32) {
+        self.serve(ctx, output as usize);
+    }
 }

@@ -1,11 +1,14 @@
 //! Host transports, one per file, each citing what it implements: the sender's sequence space
 //! and timers here ([`Sender`]), its congestion control in [`newreno`] (TCP NewReno) and
-//! [`dctcp`] (DCTCP on top of it), MPTCP's coupled increase in [`mptcp`], the
-//! retransmission timer's value in [`rto`], and the receive side in [`receiver`]. Sequence numbers count segments; every segment but a finite
-//! flow's last is one maximum segment.
+//! [`dctcp`] (DCTCP on top of it), MPTCP's coupled increase in [`mptcp`], the retransmission
+//! timer's value in [`rto`], and the receive side in [`receiver`]; NDP's receiver-pulled sender
+//! and pull pacer in [`ndp`] ([`FlowSender`] puts either kind of sender behind one face for the
+//! host). Sequence numbers count segments; every segment but a finite flow's last is one
+//! maximum segment.
 
 pub mod dctcp;
 pub mod mptcp;
+pub mod ndp;
 pub mod newreno;
 pub mod receiver;
 pub mod rto;
@@ -16,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::time::TimePs;
 use dctcp::Dctcp;
 use mptcp::Lia;
+use ndp::NdpSender;
 use newreno::NewReno;
 use receiver::RECEIVE_WINDOW_PACKETS;
 use rto::RtoEstimator;
@@ -35,16 +39,24 @@ pub enum Transport {
     /// MPTCP: `host.subflows` NewReno subflows on their own ECMP paths, coupled by LIA
     /// (RFC 6356), not ECN-capable.
     Mptcp,
+    /// NDP (Handley et al. 2017): receiver-pulled, over trimming switches.
+    Ndp,
 }
 
 impl Named for Transport {
-    const ALL: &'static [Transport] = &[Transport::Tcp, Transport::Dctcp, Transport::Mptcp];
+    const ALL: &'static [Transport] = &[
+        Transport::Tcp,
+        Transport::Dctcp,
+        Transport::Mptcp,
+        Transport::Ndp,
+    ];
 
     fn entry(self) -> (&'static str, &'static str) {
         match self {
             Transport::Tcp => ("tcp", "TCP NewReno: slow start, AIMD, fast retransmit and recovery with partial ACKs, RTO (RFC 5681, 6582, 6298)"),
             Transport::Dctcp => ("dctcp", "DCTCP: ECN marks at a threshold K, alpha with g = 1/16, window cut by alpha/2 (Alizadeh et al. 2010)"),
             Transport::Mptcp => ("mptcp", "MPTCP: host.subflows NewReno subflows, each on its own ECMP hash, with LIA's coupled increase (RFC 6356)"),
+            Transport::Ndp => ("ndp", "NDP: initial window at line rate, then one packet per paced PULL, NACKs for trimmed headers (Handley et al. 2017); needs switch.trimming"),
         }
     }
 }
@@ -266,6 +278,72 @@ impl Sender {
         self.snd_nxt = self.snd_una;
         self.retransmit = None;
         self.rto_deadline_ps = now_ps + self.rto.rto_ps();
+    }
+}
+
+/// One flow's send side, whichever transport: a window sender (TCP, DCTCP) or NDP's.
+#[derive(Clone, Debug)]
+pub enum FlowSender {
+    /// NewReno's window, with DCTCP's reaction for a DCTCP flow.
+    Window(Sender),
+    /// NDP's pulled sender.
+    Ndp(NdpSender),
+}
+
+impl FlowSender {
+    /// True if a segment may go now.
+    pub fn can_send(&self) -> bool {
+        match self {
+            FlowSender::Window(s) => s.can_send(),
+            FlowSender::Ndp(s) => s.can_send(),
+        }
+    }
+
+    /// Takes the next segment to send at `now_ps`, if any.
+    pub fn next_segment(&mut self, now_ps: TimePs) -> Option<u32> {
+        match self {
+            FlowSender::Window(s) => s.next_segment(now_ps),
+            FlowSender::Ndp(s) => s.next_segment(now_ps),
+        }
+    }
+
+    /// When the retransmission timer expires, or [`TIMER_OFF`].
+    pub fn rto_deadline_ps(&self) -> TimePs {
+        match self {
+            FlowSender::Window(s) => s.rto_deadline_ps,
+            FlowSender::Ndp(s) => s.rto_deadline_ps,
+        }
+    }
+
+    /// The retransmission timer expired at `now_ps`.
+    pub fn on_timeout(&mut self, now_ps: TimePs) {
+        match self {
+            FlowSender::Window(s) => s.on_timeout(now_ps),
+            FlowSender::Ndp(s) => s.on_timeout(now_ps),
+        }
+    }
+
+    /// What it counted.
+    pub fn counters(&self) -> &SenderCounters {
+        match self {
+            FlowSender::Window(s) => &s.counters,
+            FlowSender::Ndp(s) => &s.counters,
+        }
+    }
+    /// The window sender (an MPTCP subflow's, to couple and feed it), if this is one.
+    pub fn window(&self) -> Option<&Sender> {
+        match self {
+            FlowSender::Window(s) => Some(s),
+            FlowSender::Ndp(_) => None,
+        }
+    }
+
+    /// The window sender, mutably, if this is one.
+    pub fn window_mut(&mut self) -> Option<&mut Sender> {
+        match self {
+            FlowSender::Window(s) => Some(s),
+            FlowSender::Ndp(_) => None,
+        }
     }
 }
 

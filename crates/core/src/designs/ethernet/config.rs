@@ -3,7 +3,9 @@
 //! keys the chosen transport, pattern or topology ignore are listed by
 //! [`EthernetConfig::unused_keys`] for the strict review. Defaults are the Stardust paper's
 //! baselines (seed 001 §6.3, `../shared/specs/stardust.md` §3): 10 Gbit/s, 1 µs per link,
-//! 9000-byte packets, 100-packet output queues, ECN at K = 15 packets for DCTCP.
+//! 9000-byte packets, 100-packet output queues, ECN at K = 15 packets for DCTCP. NDP runs on
+//! trimming queues (`switch.trimming`, 8 packets in htsim's setup) and needs per-packet
+//! routing; trimming serves NDP only (a TCP receiver has no use for a trimmed header).
 
 use serde::{Deserialize, Serialize};
 
@@ -70,6 +72,11 @@ pub struct SwitchConfig {
     /// Every packet a switch takes is lost with this probability, independently (a lossy
     /// link, for checking NewReno against the Mathis et al. formula); 0: none.
     pub loss_probability: f64,
+    /// NDP's trimming ports (Handley et al. 2017 §3.1): a full data queue of `queue_packets`
+    /// (the one on the wire counted, as in htsim) trims a packet to its header instead of
+    /// dropping it; headers and control packets share a header queue of `queue_packets` full
+    /// packets' bytes, served 10:1 over data. Only with `host.transport = "ndp"`.
+    pub trimming: bool,
 }
 
 impl Default for SwitchConfig {
@@ -79,6 +86,7 @@ impl Default for SwitchConfig {
             queue_bytes: None,
             ecn_threshold_packets: 15,
             loss_probability: 0.0,
+            trimming: false,
         }
     }
 }
@@ -87,7 +95,7 @@ impl Default for SwitchConfig {
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct HostConfig {
-    /// `tcp` (NewReno), `dctcp` or `mptcp`.
+    /// `tcp` (NewReno), `dctcp`, `mptcp` or `ndp`.
     pub transport: Transport,
     /// MPTCP: subflows per connection, each on its own ECMP hash (8 in htsim's permutation
     /// runs the Stardust paper used, `-sub 8`).
@@ -97,7 +105,8 @@ pub struct HostConfig {
     pub packet_bytes: u32,
     /// Bytes of an ACK on the wire (a minimum Ethernet frame).
     pub ack_bytes: u32,
-    /// Initial congestion window in packets (RFC 6928: 10).
+    /// Initial congestion window in packets (RFC 6928: 10); NDP's initial window, sent at
+    /// line rate before the first pull (htsim's `-cwnd`: 23 in the Stardust setup).
     pub initial_cwnd_packets: u32,
     /// Initial slow-start threshold in packets (htsim's permutation runs use 15); absent:
     /// unbounded (RFC 5681).
@@ -113,6 +122,9 @@ pub struct HostConfig {
     pub delayed_ack_ns: f64,
     /// DCTCP's estimation gain g (1/16 in the paper).
     pub dctcp_g: f64,
+    /// NDP: the pull pacer's rate as a fraction of the host's line rate in data packets
+    /// (htsim's `pull_rate_modifier`; 1: one PULL per data packet time, as its mains run).
+    pub ndp_pull_rate: f64,
 }
 
 impl Default for HostConfig {
@@ -129,6 +141,7 @@ impl Default for HostConfig {
             delayed_ack: false,
             delayed_ack_ns: 40_000.0,
             dctcp_g: 1.0 / 16.0,
+            ndp_pull_rate: 1.0,
         }
     }
 }
@@ -215,18 +228,11 @@ impl EthernetConfig {
     pub fn unused_keys(&self) -> Vec<Unused> {
         let mut unused = UnusedKeys::default();
         unused.add_other_shapes(&self.topology);
-        let not_ecn = match self.host.transport {
-            Transport::Tcp => Some("host.transport = \"tcp\" (NewReno is not ECN-capable)"),
-            Transport::Mptcp => {
-                Some("host.transport = \"mptcp\" (its subflows are not ECN-capable)")
-            }
-            Transport::Dctcp => None,
-        };
-        if let Some(because) = not_ecn {
+        if self.host.transport != Transport::Ndp {
             unused.add(
-                &["switch.ecn_threshold_packets", "host.dctcp_g"],
+                &["host.ndp_pull_rate"],
                 "host.transport",
-                because,
+                format!("host.transport = {:?}", self.host.transport.as_str()),
             );
         }
         if self.host.transport != Transport::Mptcp {
@@ -239,7 +245,31 @@ impl EthernetConfig {
                 ),
             );
         }
-        if !self.host.delayed_ack {
+        match self.host.transport {
+            Transport::Tcp => unused.add(
+                &["switch.ecn_threshold_packets", "host.dctcp_g"],
+                "host.transport",
+                "host.transport = \"tcp\" (NewReno is not ECN-capable)",
+            ),
+            Transport::Mptcp => unused.add(
+                &["switch.ecn_threshold_packets", "host.dctcp_g"],
+                "host.transport",
+                "host.transport = \"mptcp\" (its subflows are not ECN-capable)",
+            ),
+            Transport::Dctcp => {}
+            Transport::Ndp => unused.add(
+                &[
+                    "switch.ecn_threshold_packets",
+                    "host.dctcp_g",
+                    "host.initial_ssthresh_packets",
+                    "host.delayed_ack",
+                    "host.delayed_ack_ns",
+                ],
+                "host.transport",
+                "host.transport = \"ndp\" (no ECN, no slow start, an ACK or NACK per packet)",
+            ),
+        }
+        if !self.host.delayed_ack && self.host.transport != Transport::Ndp {
             unused.add(
                 &["host.delayed_ack_ns"],
                 "host.delayed_ack",
@@ -319,6 +349,43 @@ impl EthernetConfig {
                 ),
             ));
         }
+        let ndp = h.transport == Transport::Ndp;
+        if ndp && !s.trimming {
+            return Err(invalid(
+                "host.transport",
+                "\"ndp\" needs trimming switch queues: set switch.trimming = true",
+            ));
+        }
+        if s.trimming && !ndp {
+            return Err(invalid(
+                "switch.trimming",
+                format!(
+                    "expected host.transport = \"ndp\" ({:?} has no use for a trimmed header)",
+                    h.transport.as_str()
+                ),
+            ));
+        }
+        if s.trimming && s.queue_bytes.is_some() {
+            return Err(invalid(
+                "switch.queue_bytes",
+                "trimming queues count packets (switch.queue_packets); remove switch.queue_bytes",
+            ));
+        }
+        if s.trimming && s.loss_probability > 0.0 {
+            return Err(invalid(
+                "switch.loss_probability",
+                "expected 0 with switch.trimming (NDP's model has no random loss)",
+            ));
+        }
+        if ndp && matches!(self.routing.mode.as_str(), "ecmp" | "deterministic") {
+            return Err(invalid(
+                "routing.mode",
+                format!(
+                    "NDP sprays every packet: expected spray, random, rr_fixed or least_loaded, got {:?}",
+                    self.routing.mode
+                ),
+            ));
+        }
         if h.transport == Transport::Dctcp && s.ecn_threshold_packets >= s.queue_packets {
             return Err(invalid(
                 "switch.ecn_threshold_packets",
@@ -379,6 +446,12 @@ impl EthernetConfig {
         }
         if !(h.dctcp_g.is_finite() && h.dctcp_g > 0.0 && h.dctcp_g <= 1.0) {
             return Err(invalid("host.dctcp_g", "expected above 0, at most 1"));
+        }
+        if !(h.ndp_pull_rate.is_finite() && h.ndp_pull_rate >= 0.01 && h.ndp_pull_rate <= 10.0) {
+            return Err(invalid(
+                "host.ndp_pull_rate",
+                "expected 0.01 to 10 (a fraction of the line rate)",
+            ));
         }
         let t = &self.traffic;
         if t.flow_bytes == Some(0) {

@@ -32,7 +32,7 @@ fn cores_carrying_data(ethernet: &Ethernet) -> usize {
     ethernet
         .switch_nodes()
         .skip(16)
-        .filter(|s| s.queues().iter().any(|q| q.measured.bytes > data_bytes))
+        .filter(|s| s.measured().iter().any(|m| m.bytes > data_bytes))
         .count()
 }
 

@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use super::Ethernet;
+use crate::blocks::transport::{FlowSender, Transport};
 use crate::engine::kernel::Clock;
 use crate::engine::stats::{Completion, Spread};
 use crate::engine::time::TimePs;
@@ -16,7 +17,7 @@ use crate::scenario::Named;
 pub struct EthernetSummary {
     /// Always `ethernet`.
     pub design: &'static str,
-    /// `tcp`, `dctcp` or `mptcp`.
+    /// `tcp`, `dctcp`, `mptcp` or `ndp`.
     pub transport: &'static str,
     /// Routing mode.
     pub routing: String,
@@ -80,6 +81,27 @@ pub struct EthernetSummary {
     /// Packets switches queued for their links (each a switch hop; its transmission is
     /// scheduled when it is queued).
     pub packet_hops: u64,
+    /// NDP's counts (absent for window transports).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ndp: Option<NdpSummary>,
+}
+
+/// What an NDP run counts beside the window transports' figures.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct NdpSummary {
+    /// Data packets switches trimmed to their headers.
+    pub packets_trimmed: u64,
+    /// Headers and control packets dropped at full header queues (part of
+    /// `packets_dropped`).
+    pub headers_dropped: u64,
+    /// Trimmed headers that reached their receiver.
+    pub headers_received: u64,
+    /// NACKs receivers sent.
+    pub nacks_sent: u64,
+    /// PULLs receivers' pacers sent.
+    pub pulls_sent: u64,
+    /// Pulls senders received with nothing left to send.
+    pub pulls_unused: u64,
 }
 
 /// Depths found on arrival at one output queue, in packets.
@@ -154,7 +176,7 @@ impl Ethernet {
             let (bytes_measured, done_ps) = (receiver.bytes_measured, receiver.done_ps);
             let senders = &src.out[f.at_src as usize..(f.at_src + f.subflows) as usize];
             let sent = |pick: fn(&crate::blocks::transport::SenderCounters) -> u64| -> u64 {
-                senders.iter().map(|o| pick(&o.sender.counters)).sum()
+                senders.iter().map(|o| pick(o.sender.counters())).sum()
             };
             let gbps = bytes_measured as f64 * 8.0 / window_s / 1e9;
             fractions.push(gbps * 1e9 / self.host_rate_bps[f.dst as usize] as f64);
@@ -173,7 +195,7 @@ impl Ethernet {
             .unwrap_or(0.0);
         let senders = hosts
             .iter()
-            .flat_map(|h| h.out.iter().map(|f| &f.sender.counters));
+            .flat_map(|h| h.out.iter().map(|f| f.sender.counters()));
         let sum = |pick: fn(&crate::blocks::transport::SenderCounters) -> u64| -> u64 {
             senders.clone().map(pick).sum()
         };
@@ -214,7 +236,7 @@ impl Ethernet {
                     .max(1) as f64,
             bottleneck_queue_packets: switches
                 .iter()
-                .flat_map(|s| s.queues().iter().map(|q| q.measured))
+                .flat_map(|s| s.measured())
                 .filter(|m| m.arrivals > 0)
                 .max_by_key(|m| m.bytes)
                 .map_or(QueueDepths::default(), |m| QueueDepths {
@@ -227,6 +249,21 @@ impl Ethernet {
             warmup_ps: self.config.run.warmup_ps(),
             events: clock.events,
             packet_hops: switches.iter().map(|s| s.counters.packets_forwarded).sum(),
+            ndp: (self.config.host.transport == Transport::Ndp).then(|| NdpSummary {
+                packets_trimmed: switches.iter().map(|s| s.trims().0).sum(),
+                headers_dropped: switches.iter().map(|s| s.trims().1).sum(),
+                headers_received: hosts.iter().map(|h| h.counters.headers_received).sum(),
+                nacks_sent: hosts.iter().map(|h| h.counters.nacks_sent).sum(),
+                pulls_sent: hosts.iter().map(|h| h.counters.pulls_sent).sum(),
+                pulls_unused: hosts
+                    .iter()
+                    .flat_map(|h| &h.out)
+                    .map(|f| match &f.sender {
+                        FlowSender::Ndp(s) => s.ndp.pulls_unused,
+                        FlowSender::Window(_) => 0,
+                    })
+                    .sum(),
+            }),
         };
         Ok((summary, EthernetTables { flows: table }))
     }

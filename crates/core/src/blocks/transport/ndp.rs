@@ -1,0 +1,438 @@
+//! NDP (Handley, Raiciu, Agache, Voinescu, Moore, Antichi, Wójcik, "Re-architecting datacenter
+//! networks and stacks for low latency and high performance", SIGCOMM 2017), the end hosts of
+//! §3.2 with the details of htsim's `ndp.cpp`: the sender starts a flow by sending a full
+//! initial window at line rate (sprayed per packet by the switches), then sends one packet
+//! for each PULL the receiver returns, a NACKed packet's retransmission before new data. The
+//! receiver ACKs every data packet, NACKs every trimmed header, and for each of them queues
+//! one PULL in its host's [`PullPacer`], which releases PULLs across all the host's incoming
+//! flows at the rate that makes the pulled packets arrive at its link rate (§3.2 "the
+//! receiver ... paces PULLs"; htsim's `NdpPullPacer`). Pull numbers are cumulative per flow,
+//! so a lost PULL is made up by the next one (htsim's `pull_packets`). A retransmission
+//! timer covers what no NACK reports (a dropped header, §3.2's rare case): packets sent more
+//! than an RTO ago without an ACK or NACK are resent without waiting for a pull.
+//!
+//! Sequence numbers count packets; per-packet state lives in fixed rings of
+//! [`NDP_WINDOW_PACKETS`] (no allocation per packet).
+
+use std::collections::VecDeque;
+
+use super::rto::RtoEstimator;
+use super::{SenderCounters, SenderParams, TIMER_OFF};
+use crate::engine::time::TimePs;
+
+/// Packets a sender may have between its oldest unacknowledged one and the next new one (a
+/// receive window; far above NDP's initial window of tens).
+pub const NDP_WINDOW_PACKETS: u32 = 1024;
+
+/// `sent_ps` of a packet acknowledged.
+const ACKED: TimePs = TimePs::MAX;
+/// `sent_ps` of a packet waiting to be retransmitted (NACKed or timed out).
+const AWAITING: TimePs = TimePs::MAX - 1;
+
+/// What an NDP sender counts beyond [`SenderCounters`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NdpCounters {
+    /// NACKs received (each a trimmed packet to resend).
+    pub nacks: u64,
+    /// Pulls received (counted by pull number, so a lost PULL's pull is counted by the next).
+    pub pulls: u64,
+    /// Pulls that found nothing to send (the flow had sent everything).
+    pub pulls_unused: u64,
+}
+
+/// One flow's NDP send side.
+#[derive(Clone, Debug)]
+pub struct NdpSender {
+    /// Packets of the flow (`u32::MAX`: unending).
+    packets: u32,
+    /// Oldest packet not acknowledged.
+    snd_una: u32,
+    /// Next new packet.
+    next_new: u32,
+    /// Per packet of the window (`seq % NDP_WINDOW_PACKETS`): when it was last sent, or
+    /// [`ACKED`] or [`AWAITING`].
+    sent_ps: Box<[TimePs]>,
+    /// Packets to resend, oldest NACK first; each is [`AWAITING`] in `sent_ps`.
+    retransmit: VecDeque<u32>,
+    /// Packets it may send now: the initial window, then one per pull (and one per packet a
+    /// timeout resends).
+    credit: u32,
+    /// Highest pull number received.
+    last_pull: u32,
+    rto: RtoEstimator,
+    /// When the retransmission timer next looks for packets sent more than an RTO ago, or
+    /// [`TIMER_OFF`].
+    pub rto_deadline_ps: TimePs,
+    /// What it counted (`fast_retransmits`, `ecn_cuts`: 0).
+    pub counters: SenderCounters,
+    /// NDP's own counts.
+    pub ndp: NdpCounters,
+}
+
+impl NdpSender {
+    /// A sender of `packets` packets (`u32::MAX`: unending) that may send
+    /// `params.initial_cwnd_packets` at once.
+    pub fn new(params: &SenderParams, packets: u32) -> Self {
+        NdpSender {
+            packets,
+            snd_una: 0,
+            next_new: 0,
+            sent_ps: vec![ACKED; NDP_WINDOW_PACKETS as usize].into_boxed_slice(),
+            retransmit: VecDeque::with_capacity(
+                params.initial_cwnd_packets.min(NDP_WINDOW_PACKETS) as usize,
+            ),
+            credit: params.initial_cwnd_packets.min(packets),
+            last_pull: 0,
+            rto: RtoEstimator::new(params.min_rto_ps, params.max_rto_ps),
+            rto_deadline_ps: TIMER_OFF,
+            counters: SenderCounters::default(),
+            ndp: NdpCounters::default(),
+        }
+    }
+
+    fn slot(seq: u32) -> usize {
+        (seq % NDP_WINDOW_PACKETS) as usize
+    }
+
+    /// True once every packet is acknowledged.
+    pub fn done(&self) -> bool {
+        self.snd_una >= self.packets
+    }
+
+    /// New packets the window allows now.
+    fn new_sendable(&self) -> u32 {
+        let window_left = NDP_WINDOW_PACKETS - (self.next_new - self.snd_una);
+        (self.packets - self.next_new).min(window_left)
+    }
+
+    /// Packets it still has to send (retransmissions and new ones, the window aside: a pull
+    /// that arrives while the window is full is kept for when it opens), credit aside.
+    fn sendable(&self) -> u32 {
+        (self.retransmit.len() as u32).saturating_add(self.packets - self.next_new)
+    }
+
+    /// True if a packet may go now: it has credit and something to send.
+    pub fn can_send(&self) -> bool {
+        self.credit > 0 && (!self.retransmit.is_empty() || self.new_sendable() > 0)
+    }
+
+    /// Takes the next packet to send at `now_ps`, a retransmission first, starting the
+    /// retransmission timer if it is off.
+    pub fn next_segment(&mut self, now_ps: TimePs) -> Option<u32> {
+        if !self.can_send() {
+            return None;
+        }
+        let seq = match self.retransmit.pop_front() {
+            Some(seq) => {
+                self.counters.retransmissions += 1;
+                seq
+            }
+            None => {
+                self.next_new += 1;
+                self.next_new - 1
+            }
+        };
+        self.sent_ps[Self::slot(seq)] = now_ps;
+        self.credit -= 1;
+        self.counters.segments_sent += 1;
+        if self.rto_deadline_ps == TIMER_OFF {
+            self.rto_deadline_ps = now_ps + self.rto.rto_ps();
+        }
+        Some(seq)
+    }
+
+    /// The state of packet `seq` if it is in the window.
+    fn outstanding(&self, seq: u32) -> Option<TimePs> {
+        (self.snd_una..self.next_new)
+            .contains(&seq)
+            .then(|| self.sent_ps[Self::slot(seq)])
+    }
+
+    /// An ACK of packet `seq` reached the sender at `now_ps`, echoing the send time `echo_ps`
+    /// of the copy that arrived (a round-trip sample, as htsim takes one per ACK).
+    pub fn on_ack(&mut self, now_ps: TimePs, seq: u32, echo_ps: TimePs) {
+        let Some(state) = self.outstanding(seq) else {
+            return;
+        };
+        if state == ACKED {
+            return;
+        }
+        if state == AWAITING {
+            // Resent by a timeout or NACKed while the first copy arrived after all.
+            self.retransmit.retain(|&s| s != seq);
+        }
+        let rtt_ps = now_ps.saturating_sub(echo_ps);
+        self.rto.sample(rtt_ps);
+        self.counters.rtt_samples += 1;
+        self.counters.rtt_sum_ps += rtt_ps;
+        self.sent_ps[Self::slot(seq)] = ACKED;
+        while self.snd_una < self.next_new && self.sent_ps[Self::slot(self.snd_una)] == ACKED {
+            self.snd_una += 1;
+        }
+        self.credit = self.credit.min(self.sendable());
+    }
+
+    /// A NACK of packet `seq`: it was trimmed; resend it on a coming pull.
+    pub fn on_nack(&mut self, seq: u32) {
+        self.ndp.nacks += 1;
+        match self.outstanding(seq) {
+            Some(state) if state < AWAITING => {
+                self.sent_ps[Self::slot(seq)] = AWAITING;
+                self.retransmit.push_back(seq);
+            }
+            _ => {} // acknowledged or already waiting (a duplicate)
+        }
+    }
+
+    /// A PULL numbered `pull_no` (cumulative): one more packet may go for each pull not seen
+    /// before; a pull that finds nothing to send is spent (htsim's `send_packet` sends nothing).
+    pub fn on_pull(&mut self, pull_no: u32) {
+        if pull_no <= self.last_pull {
+            return; // overtaken by a later pull on another path
+        }
+        let new_pulls = pull_no - self.last_pull;
+        self.last_pull = pull_no;
+        self.ndp.pulls += new_pulls as u64;
+        let credit = (self.credit + new_pulls).min(self.sendable());
+        self.ndp.pulls_unused += (self.credit + new_pulls - credit) as u64;
+        self.credit = credit;
+    }
+
+    /// The retransmission timer fired at `now_ps` (the caller checked the deadline): every
+    /// packet sent an RTO ago or more with no ACK or NACK since is resent at once, ahead of
+    /// the NACKed ones (htsim's `retransmit_packet` sends them without a pull); the timer is
+    /// set for the oldest of the others.
+    pub fn on_timeout(&mut self, now_ps: TimePs) {
+        let rto_ps = self.rto.rto_ps();
+        let mut next_ps = TIMER_OFF;
+        let mut resent = 0;
+        for seq in (self.snd_una..self.next_new).rev() {
+            let sent_ps = self.sent_ps[Self::slot(seq)];
+            if sent_ps >= AWAITING {
+                continue;
+            }
+            if sent_ps + rto_ps <= now_ps {
+                self.sent_ps[Self::slot(seq)] = AWAITING;
+                self.retransmit.push_front(seq);
+                resent += 1;
+            } else {
+                next_ps = next_ps.min(sent_ps + rto_ps);
+            }
+        }
+        if resent > 0 {
+            self.counters.timeouts += 1;
+            self.credit += resent;
+        }
+        self.rto_deadline_ps = next_ps;
+    }
+}
+
+/// A host's pull pacer: the PULLs its receivers owe, released one per `interval_ps` (the time
+/// its link takes to receive one data packet, so pulled data arrives at the link's rate),
+/// round robin over the flows that are owed pulls.
+#[derive(Clone, Debug)]
+pub struct PullPacer {
+    interval_ps: TimePs,
+    /// The next PULL may go from this time on.
+    next_ps: TimePs,
+    /// Per incoming flow: pulls owed.
+    owed: Vec<u32>,
+    /// Per incoming flow: pulls released so far (the last pull number).
+    pulled: Vec<u32>,
+    /// Flows owed pulls, in turn (a released flow may linger with none owed).
+    turns: VecDeque<u32>,
+}
+
+impl PullPacer {
+    /// A pacer releasing one PULL per `interval_ps`.
+    pub fn new(interval_ps: TimePs) -> Self {
+        PullPacer {
+            interval_ps,
+            next_ps: 0,
+            owed: Vec::new(),
+            pulled: Vec::new(),
+            turns: VecDeque::new(),
+        }
+    }
+
+    /// Adds an incoming flow; returns its index.
+    pub fn add_flow(&mut self) -> u32 {
+        self.owed.push(0);
+        self.pulled.push(0);
+        self.turns.reserve(1);
+        self.owed.len() as u32 - 1
+    }
+
+    /// Flow `flow` is owed one more pull (a data packet or header arrived).
+    pub fn request(&mut self, flow: u32) {
+        let owed = &mut self.owed[flow as usize];
+        *owed += 1;
+        if *owed == 1 {
+            self.turns.push_back(flow);
+        }
+    }
+
+    /// Flow `flow` has everything: the pulls it is owed are dropped (htsim's `release_pulls`).
+    pub fn release(&mut self, flow: u32) {
+        self.owed[flow as usize] = 0;
+    }
+
+    /// When the next PULL may go, if one is owed.
+    pub fn next_due_ps(&self) -> Option<TimePs> {
+        (!self.turns.is_empty()).then_some(self.next_ps)
+    }
+
+    /// The PULL to send at `now_ps`, if one is owed and the pacer's interval has passed since
+    /// the last: (flow, its pull number).
+    pub fn take(&mut self, now_ps: TimePs) -> Option<(u32, u32)> {
+        if now_ps < self.next_ps {
+            return None;
+        }
+        while let Some(flow) = self.turns.pop_front() {
+            let f = flow as usize;
+            if self.owed[f] == 0 {
+                continue; // released
+            }
+            self.owed[f] -= 1;
+            self.pulled[f] += 1;
+            if self.owed[f] > 0 {
+                self.turns.push_back(flow);
+            }
+            self.next_ps = now_ps + self.interval_ps;
+            return Some((flow, self.pulled[f]));
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(initial_cwnd_packets: u32) -> SenderParams {
+        SenderParams {
+            mss_bytes: 9000,
+            initial_cwnd_packets,
+            initial_ssthresh_packets: None,
+            min_rto_ps: 1_000_000,
+            max_rto_ps: 1_000_000_000,
+            dctcp_g: None,
+        }
+    }
+
+    fn send_all(s: &mut NdpSender, now_ps: TimePs) -> Vec<u32> {
+        std::iter::from_fn(|| s.next_segment(now_ps)).collect()
+    }
+
+    #[test]
+    fn the_initial_window_goes_then_one_packet_per_pull_retransmissions_first() {
+        let mut s = NdpSender::new(&params(3), 10);
+        assert_eq!(send_all(&mut s, 0), vec![0, 1, 2]);
+        s.on_ack(10, 0, 0);
+        s.on_nack(1);
+        assert!(!s.can_send(), "an ACK or NACK alone sends nothing");
+        s.on_pull(1);
+        assert_eq!(send_all(&mut s, 20), vec![1], "the NACKed packet first");
+        s.on_pull(3); // pull 2 was lost: pull 3 stands for both
+        assert_eq!(send_all(&mut s, 30), vec![3, 4]);
+        s.on_pull(2);
+        assert!(!s.can_send(), "a late pull is not counted twice");
+        assert_eq!(s.counters.retransmissions, 1);
+        assert_eq!((s.ndp.nacks, s.ndp.pulls), (1, 3));
+    }
+
+    #[test]
+    fn a_finite_flow_ends_and_spare_pulls_are_spent() {
+        let mut s = NdpSender::new(&params(23), 2);
+        assert_eq!(
+            send_all(&mut s, 0),
+            vec![0, 1],
+            "a window larger than the flow"
+        );
+        s.on_ack(5, 1, 0);
+        assert!(!s.done());
+        s.on_pull(1);
+        assert!(!s.can_send());
+        assert_eq!(s.ndp.pulls_unused, 1);
+        s.on_ack(6, 0, 0);
+        assert!(s.done());
+    }
+
+    #[test]
+    fn pulls_that_find_the_window_full_wait_for_it_to_open() {
+        let mut s = NdpSender::new(&params(NDP_WINDOW_PACKETS), u32::MAX);
+        assert_eq!(send_all(&mut s, 0).len(), NDP_WINDOW_PACKETS as usize);
+        // Packet 0 is lost; every other one is acknowledged and pulls for it arrive.
+        for seq in 1..NDP_WINDOW_PACKETS {
+            s.on_ack(10, seq, 0);
+        }
+        s.on_pull(5);
+        assert!(!s.can_send(), "the window is full behind packet 0");
+        assert_eq!(s.ndp.pulls_unused, 0);
+        s.on_ack(20, 0, 0);
+        assert_eq!(
+            send_all(&mut s, 20).len(),
+            5,
+            "the kept pulls send once it opens"
+        );
+    }
+
+    #[test]
+    fn a_timeout_resends_what_no_ack_or_nack_reported() {
+        let mut s = NdpSender::new(&params(3), u32::MAX);
+        send_all(&mut s, 0);
+        assert_eq!(s.rto_deadline_ps, 1_000_000);
+        s.on_ack(10, 0, 0);
+        s.on_nack(2); // waits for a pull, not for the timer
+        s.on_timeout(1_000_000);
+        assert_eq!(s.rto_deadline_ps, TIMER_OFF, "nothing else is outstanding");
+        assert_eq!(
+            send_all(&mut s, 1_000_000),
+            vec![1],
+            "the lost packet at once; the NACKed one waits for a pull"
+        );
+        assert_eq!(s.counters.timeouts, 1);
+        assert_eq!(s.rto_deadline_ps, 2_000_000, "set again by the resend");
+        s.on_pull(1);
+        assert_eq!(send_all(&mut s, 1_000_010), vec![2]);
+    }
+
+    #[test]
+    fn the_pacer_releases_one_pull_per_packet_time_round_robin() {
+        let interval_ps = 7_200_000; // 9000 B at 10 Gbit/s
+        let mut p = PullPacer::new(interval_ps);
+        let (a, b) = (p.add_flow(), p.add_flow());
+        for _ in 0..3 {
+            p.request(a);
+        }
+        p.request(b);
+        let mut now_ps = 0;
+        let mut got = Vec::new();
+        while let Some(due_ps) = p.next_due_ps() {
+            now_ps = now_ps.max(due_ps);
+            if now_ps > 0 {
+                assert_eq!(p.take(now_ps - 1), None, "not before its time");
+            }
+            got.push((now_ps, p.take(now_ps).unwrap()));
+        }
+        assert_eq!(
+            got,
+            vec![
+                (0, (a, 1)),
+                (interval_ps, (b, 1)),
+                (2 * interval_ps, (a, 2)),
+                (3 * interval_ps, (a, 3)),
+            ]
+        );
+        // Idle for a while: the next request goes at once.
+        p.request(b);
+        assert_eq!(p.take(10 * interval_ps), Some((b, 2)));
+        p.request(a);
+        p.release(a);
+        assert_eq!(
+            p.take(20 * interval_ps),
+            None,
+            "a finished flow's pulls are dropped"
+        );
+    }
+}
