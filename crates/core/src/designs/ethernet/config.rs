@@ -7,9 +7,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::blocks::ethernet::host::HostParams;
 use crate::blocks::routing::mode;
 use crate::blocks::topology::Topology;
-use crate::blocks::transport::Transport;
+use crate::blocks::transport::{SenderParams, Transport};
 use crate::designs::stardust::LinkConfig;
 use crate::engine::time::{ps_from_ns, TimePs};
 use crate::scenario::{
@@ -300,6 +301,52 @@ impl EthernetConfig {
                 ),
             ));
         }
+        h.validate()?;
+        let t = &self.traffic;
+        if t.flow_bytes == Some(0) {
+            return Err(invalid("traffic.flow_bytes", "expected at least 1 byte"));
+        }
+        let mss = h.packet_bytes as u64;
+        if t.flow_bytes
+            .is_some_and(|b| b.div_ceil(mss) >= u32::MAX as u64)
+        {
+            return Err(invalid(
+                "traffic.flow_bytes",
+                "expected fewer than 2^32 packets (absent: an unending flow)",
+            ));
+        }
+        if t.senders == Some(0) {
+            return Err(invalid("traffic.senders", "expected at least 1"));
+        }
+        Ok(())
+    }
+}
+
+impl HostConfig {
+    /// The hosts' settings this section gives, goodput counted from `measure_from_ps`: one
+    /// reading for every fabric whose hosts run a transport (Ethernet's hosts, and hosts on
+    /// Stardust's host ports).
+    pub fn params(&self, measure_from_ps: TimePs) -> HostParams {
+        let dctcp = self.transport == Transport::Dctcp;
+        HostParams {
+            sender: SenderParams {
+                mss_bytes: self.packet_bytes as u64,
+                initial_cwnd_packets: self.initial_cwnd_packets,
+                initial_ssthresh_packets: self.initial_ssthresh_packets,
+                min_rto_ps: ps_from_ns(self.min_rto_ns),
+                max_rto_ps: ps_from_ns(self.max_rto_ns),
+                dctcp_g: dctcp.then_some(self.dctcp_g),
+            },
+            ack_bytes: self.ack_bytes as u16,
+            ecn_capable: dctcp,
+            delayed_ack_ps: self.delayed_ack.then(|| ps_from_ns(self.delayed_ack_ns)),
+            measure_from_ps,
+        }
+    }
+
+    /// Checks the section's own values (those that need no other section).
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        let h = self;
         if !(1..=MAX_PACKET_BYTES).contains(&h.packet_bytes) {
             return Err(invalid(
                 "host.packet_bytes",
@@ -345,22 +392,6 @@ impl EthernetConfig {
         }
         if !(h.dctcp_g.is_finite() && h.dctcp_g > 0.0 && h.dctcp_g <= 1.0) {
             return Err(invalid("host.dctcp_g", "expected above 0, at most 1"));
-        }
-        let t = &self.traffic;
-        if t.flow_bytes == Some(0) {
-            return Err(invalid("traffic.flow_bytes", "expected at least 1 byte"));
-        }
-        let mss = h.packet_bytes as u64;
-        if t.flow_bytes
-            .is_some_and(|b| b.div_ceil(mss) >= u32::MAX as u64)
-        {
-            return Err(invalid(
-                "traffic.flow_bytes",
-                "expected fewer than 2^32 packets (absent: an unending flow)",
-            ));
-        }
-        if t.senders == Some(0) {
-            return Err(invalid("traffic.senders", "expected at least 1"));
         }
         Ok(())
     }

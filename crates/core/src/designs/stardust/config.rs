@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 use crate::blocks::reachability::MAX_SLICE_ADAPTERS;
 use crate::blocks::routing::mode;
 use crate::blocks::topology::Topology;
+use crate::blocks::transport::Transport;
+use crate::designs::ethernet::HostConfig;
 use crate::engine::time::{ps_from_ns, TimePs};
 use crate::scenario::{
     invalid, RoutingConfig, RunConfig, ScenarioError, TopologyConfig, Unused, UnusedKeys,
@@ -55,7 +57,65 @@ pub struct StardustConfig {
     /// Links cut and elements failed during the run (§5.9, §5.10).
     #[serde(default)]
     pub failures: Vec<FailureConfig>,
+    /// Hosts that run a transport over the adapters' host ports (§6.3: unmodified TCP
+    /// NewReno), keyed as the Ethernet design's `[host]`; without `host.transport` the hosts
+    /// are the built-in sources of `traffic`.
+    #[serde(default)]
+    pub host: HostSection,
 }
+
+/// The `[host]` section: the Ethernet design's host keys, read only when `transport` is
+/// given (its presence is what turns the built-in sources into transport hosts).
+#[derive(Clone, Debug, Default)]
+pub struct HostSection {
+    /// True when the scenario names `host.transport`.
+    pub transport_set: bool,
+    /// The keys, with the Ethernet design's defaults.
+    pub config: HostConfig,
+}
+
+impl HostSection {
+    /// The hosts' transport, if they run one.
+    pub fn transport(&self) -> Option<Transport> {
+        self.transport_set.then_some(self.config.transport)
+    }
+}
+
+impl<'de> Deserialize<'de> for HostSection {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let table = serde_json::Map::deserialize(d)?;
+        let transport_set = table.contains_key("transport");
+        let config = HostConfig::deserialize(serde_json::Value::Object(table))
+            .map_err(serde::de::Error::custom)?;
+        Ok(HostSection {
+            transport_set,
+            config,
+        })
+    }
+}
+
+impl Serialize for HostSection {
+    /// The section as the run reads it: absent without a transport.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.transport_set {
+            true => self.config.serialize(s),
+            false => s.serialize_none(),
+        }
+    }
+}
+
+/// Every key of `[host]` but `transport`: unused without a transport.
+const HOST_KEYS: &[&str] = &[
+    "host.packet_bytes",
+    "host.ack_bytes",
+    "host.initial_cwnd_packets",
+    "host.initial_ssthresh_packets",
+    "host.min_rto_ns",
+    "host.max_rto_ns",
+    "host.delayed_ack",
+    "host.delayed_ack_ns",
+    "host.dctcp_g",
+];
 
 /// Where reachability tables come from.
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
@@ -457,6 +517,32 @@ impl StardustConfig {
                 "adapter.fci_decrease = 0 (no FCI reaction)",
             );
         }
+        match self.host.transport() {
+            None => unused.add(
+                HOST_KEYS,
+                "host.transport",
+                "host.transport absent (the hosts are the built-in sources of traffic)",
+            ),
+            Some(_) => {
+                unused.add(
+                    &["traffic.packet_bytes", "traffic.load", "traffic.arrival"],
+                    "host.transport",
+                    "host.transport set (the hosts' transport paces them; host.packet_bytes sizes their segments)",
+                );
+                unused.add(
+                    &["host.dctcp_g"],
+                    "host.transport",
+                    "host.transport = \"tcp\" (NewReno is not ECN-capable)",
+                );
+                if !self.host.config.delayed_ack {
+                    unused.add(
+                        &["host.delayed_ack_ns"],
+                        "host.delayed_ack",
+                        "host.delayed_ack = false (an ACK per segment)",
+                    );
+                }
+            }
+        }
         if !self.stardust.credits {
             unused.add(
                 &["stardust.class_weights", "element.pause_cells"],
@@ -649,7 +735,55 @@ impl StardustConfig {
             return Err(invalid("routing.spray_rounds", "expected at least 1"));
         }
         self.validate_reachability()?;
-        self.validate_traffic()
+        self.validate_traffic()?;
+        self.validate_host()
+    }
+
+    /// Transport hosts: the transports the fabric carries and the patterns they run.
+    fn validate_host(&self) -> Result<(), ScenarioError> {
+        let Some(transport) = self.host.transport() else {
+            return Ok(());
+        };
+        if transport != Transport::Tcp {
+            return Err(invalid(
+                "host.transport",
+                format!(
+                    "expected \"tcp\" on a Stardust fabric, got {}: its elements mark no ECN, so DCTCP would only be NewReno",
+                    serde_json::json!(transport)
+                ),
+            ));
+        }
+        self.host.config.validate()?;
+        if !matches!(self.traffic.pattern, Pattern::Permutation | Pattern::Incast) {
+            return Err(invalid(
+                "traffic.pattern",
+                format!(
+                    "expected \"permutation\" or \"incast\" with host.transport, got {}",
+                    serde_json::json!(self.traffic.pattern)
+                ),
+            ));
+        }
+        let mss = self.host.config.packet_bytes as u64;
+        if self
+            .traffic
+            .flow_bytes
+            .is_some_and(|b| b.div_ceil(mss) >= u32::MAX as u64)
+        {
+            return Err(invalid(
+                "traffic.flow_bytes",
+                "expected fewer than 2^32 packets (absent: an unending flow)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Bytes of the largest packet a host sends: a transport's segment, or a built-in
+    /// source's packet.
+    pub fn packet_bytes(&self) -> u32 {
+        match self.host.transport() {
+            Some(_) => self.host.config.packet_bytes,
+            None => self.traffic.packet_bytes,
+        }
     }
 
     /// Reachability and failures, as far as they can be checked without the topology (the
