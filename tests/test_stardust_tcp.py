@@ -52,6 +52,8 @@ def test_unending_flows_report_goodput_per_flow_deterministically():
     assert summary["goodput"] == pytest.approx(spread["mean"] / 10.0)
     for key in ("retransmissions", "timeouts", "fast_retransmits", "rtt_mean_us"):
         assert key in summary
+    # What the egress adapters put on the receivers' links: data, retransmissions and ACKs.
+    assert summary["goodput"] * 0.9 < summary["host_link_utilization"] <= 1.0
     assert summary["packets_created"] == (summary["packets_delivered"] + summary["packets_dropped_ingress"]
                                           + summary["packets_dropped_fabric"]
                                           + summary["packets_dropped_egress"] + summary["packets_in_flight"])

@@ -138,6 +138,11 @@ pub struct TransportSummary {
     pub transport: &'static str,
     /// Jain's fairness index over the flows' goodputs (1: all equal).
     pub flow_fairness: f64,
+    /// Mean over receiving hosts of the bytes their host links carried in the measurement
+    /// window (segments, retransmissions and ACKs, as they left the egress adapter), as a
+    /// fraction of line rate. Unlike `goodput` it cannot exceed 1: a receiver that recovers a
+    /// loss in the window delivers in order bytes that crossed the fabric before it.
+    pub host_link_utilization: f64,
     /// Frames hosts created: data segments and ACKs (each crosses the fabric as a packet).
     pub host_packets_created: u64,
     /// Frames that reached their host.
@@ -412,7 +417,7 @@ impl Stardust {
                 / flow_fractions.len().max(1) as f64;
             (host_table, flows, goodput, at_least, fcts, None)
         } else {
-            self.transport_report(&hosts, &gbps)
+            self.transport_report(&hosts, &adapters, &gbps)
         };
         let merged =
             |pick: &dyn Fn(&super::adapter::Adapter) -> &crate::engine::stats::LatencyHistogram| {
@@ -546,7 +551,12 @@ type TransportReport = (
 impl Stardust {
     /// Goodput as transport hosts saw it (bytes their receivers delivered in order, per flow:
     /// the Ethernet design's reading), and their transport's counters.
-    fn transport_report(&self, hosts: &[&Host], gbps: &dyn Fn(u64) -> f64) -> TransportReport {
+    fn transport_report(
+        &self,
+        hosts: &[&Host],
+        adapters: &[&Adapter],
+        gbps: &dyn Fn(u64) -> f64,
+    ) -> TransportReport {
         let mut flows = FlowTable::default();
         let mut fractions = Vec::with_capacity(self.host_flows.len());
         let mut fcts = Vec::new();
@@ -564,10 +574,14 @@ impl Stardust {
             flows.fct_us.push(fct_us);
         }
         let mut host_table = HostTable::default();
+        let mut link_fractions = Vec::new();
         for (h, &bytes) in received.iter().enumerate() {
             if self.receivers[h] {
                 host_table.host.push(h as u32);
                 host_table.goodput_gbps.push(gbps(bytes));
+                let adapter = adapters[self.addressing.adapter_of(h as u16) as usize];
+                let carried = adapter.delivered[self.addressing.port_of(h as u16)].bytes_measured;
+                link_fractions.push(gbps(carried) * 1e9 / self.host_rate_bps[h] as f64);
             }
         }
         let n = fractions.len().max(1) as f64;
@@ -588,6 +602,8 @@ impl Stardust {
             flow_fairness: crate::engine::stats::Fairness::of(&flows.goodput_gbps)
                 .jain_index
                 .unwrap_or(0.0),
+            host_link_utilization: link_fractions.iter().sum::<f64>()
+                / link_fractions.len().max(1) as f64,
             host_packets_created: host_sum(|c| c.packets_created),
             host_packets_received: host_sum(|c| c.packets_received),
             acks_sent: host_sum(|c| c.acks_sent),
