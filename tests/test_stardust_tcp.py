@@ -44,6 +44,19 @@ def test_finite_tcp_flows_deliver_every_byte_and_no_cell_is_lost():
     assert summary["fct_us"]["last"] < 3000
 
 
+def test_a_tcp_incast_completes_at_the_receivers_line_rate():
+    done = cli("run", "scenarios/stardust/incast.toml", "--set", "topology.k=4",
+               "--set", "host.transport=tcp", "--set", "traffic.senders=8",
+               "--set", "run.duration_ns=10000000", "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["flows_completed"] == 8
+    assert summary["cells_dropped"] == summary["packets_dropped_ingress"] == 0
+    # 8 x 450 KB through one 10 Gbit/s port: no sooner than 2.88 ms, and the pull fabric keeps
+    # the port busy (the slack covers slow start's first round trips).
+    assert 2880 < summary["fct_us"]["last"] < 1.1 * 2880
+
+
 def test_unending_flows_report_goodput_per_flow_deterministically():
     args = ["--set", "run.duration_ns=1000000", "--set", "run.warmup_ns=500000"]
     summary = run_json(*args)
@@ -74,6 +87,7 @@ def test_built_in_sources_report_no_transport():
 
 @pytest.mark.parametrize("settings, key", [
     (["host.transport=dctcp"], "host.transport"),
+    (["host.transport=ndp"], "host.transport"),
     (["host.packet_bytes=1500"], "host.packet_bytes"),
     (["host.transport=tcp", "traffic.pattern=all_to_all"], "traffic.pattern"),
     (["host.transport=tcp", "host.initial_cwnd_packets=0"], "host.initial_cwnd_packets"),

@@ -104,6 +104,15 @@ impl Serialize for HostSection {
     }
 }
 
+/// The error naming `host.transport` when it is not a transport at all (the `[host]` section
+/// is read whole, so a parse error inside it would name only `host`).
+fn transport_error(json: &str) -> Option<ScenarioError> {
+    let value: serde_json::Value = serde_json::from_str(json).ok()?;
+    let transport = value.get("host")?.get("transport")?;
+    let error = Transport::deserialize(transport).err()?;
+    Some(invalid("host.transport", error.to_string()))
+}
+
 /// Every key of `[host]` but `transport`: unused without a transport.
 const HOST_KEYS: &[&str] = &[
     "host.packet_bytes",
@@ -555,7 +564,8 @@ impl StardustConfig {
 
     /// Reads and validates a scenario.
     pub fn from_json(json: &str) -> Result<StardustConfig, ScenarioError> {
-        let config: StardustConfig = crate::scenario::parse(json)?;
+        let config: StardustConfig =
+            crate::scenario::parse(json).map_err(|e| transport_error(json).unwrap_or(e))?;
         config.validate()?;
         Ok(config)
     }
@@ -748,7 +758,7 @@ impl StardustConfig {
             return Err(invalid(
                 "host.transport",
                 format!(
-                    "expected \"tcp\" on a Stardust fabric, got {}: its elements mark no ECN, so DCTCP would only be NewReno",
+                    "expected \"tcp\" on a Stardust fabric, got {} (its elements mark no ECN, so DCTCP would be only NewReno; other transports are not carried yet)",
                     serde_json::json!(transport)
                 ),
             ));
