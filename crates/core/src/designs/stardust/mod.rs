@@ -2,8 +2,9 @@
 //! Fabric Elements inside, moving packed cells that egress ports solicit with credits.
 //!
 //! The edge switches of the scenario's topology become [`Adapter`]s (their host ports are the
-//! adapter's; hosts are sources and sinks inside it), every other switch an [`Element`]. Both
-//! run on the shared [`Fabric`] as event-driven nodes. Cells address hosts: a data cell or a
+//! adapter's; hosts are sources and sinks inside it, or, with `host.transport`, the Ethernet
+//! design's [`Host`] nodes cabled to the host ports, §6.3), every other switch an [`Element`].
+//! All run on the shared [`Fabric`] as event-driven nodes. Cells address hosts: a data cell or a
 //! request carries its source adapter in `src` and its destination host in `dst`; a credit
 //! carries the granting host in `src` and the first host of the credited adapter in `dst`, so
 //! every cell is routed toward its `dst` host's adapter by the fabric's [`FabricRouter`].
@@ -13,8 +14,8 @@
 //! strict priority and their bandwidth, spraying by routing mode, FCI marking and reaction,
 //! ON/OFF pause of elements over a shared pool, push mode, traffic classes, reachability
 //! messages with scripted failures (`reach`), and hosts from permutations to flow-size
-//! distributions. Not yet built (see the README): transports, low-latency VOQs, error-rate
-//! marking of links.
+//! distributions, and TCP NewReno hosts on the host ports. Not yet built (see the README):
+//! other transports, low-latency VOQs, error-rate marking of links.
 
 mod adapter;
 mod config;
