@@ -65,6 +65,16 @@ def test_messages_say_where_the_key_came_from(args: list[str], message: str):
     assert len(done.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("scenario", ["scenarios/stardust/push-pull.toml", "scenarios/baselines/incast.toml"])
+def test_a_link_too_fast_for_picosecond_time_is_refused_not_run_out_of_memory(scenario: str):
+    # The fuzzer found it: 10^12 Gbit/s serialized cells in a picosecond and the run grew
+    # without bound (24 GB) instead of being refused.
+    done = cli("run", scenario, "--set", "link.rate_gbps=1e12")
+    assert done.returncode == 2, done.stderr
+    assert "link.rate_gbps: expected 0.001 to 100000 Gbit/s" in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
 def test_a_key_left_at_its_default_says_so(tmp_path: Path):
     path = _scenario(tmp_path, "[run]\nduration_ns = 1000\n")
     done = cli("run", path)

@@ -6,9 +6,9 @@ from the scenarios in scenarios/stardust/.
 
     python3 docs/validation/stardust.py
 
-About 4½ minutes of CPU on one core (6 min of wall time on a busy shared machine): the
-permutation's five 20 ms runs (~20 s each), Fig. 10b's 40 ms run (~1 min) and Fig. 9's
-full-scale run (~40 s) take most of it.
+About 6½ minutes of CPU on one core (8 min of wall time on a busy shared machine): the
+permutation's five 20 ms runs (~20 s each) and three with TCP hosts (30–50 s each), Fig. 10b's
+40 ms run (~1 min) and Fig. 9's full-scale run (~40 s) take most of it.
 
 The paper's numbers come from the scenarios' [reference] tables where they have them, and
 otherwise from the constants below, each with its section. Theory (Pollaczek–Khinchine, the M/D/1
@@ -47,6 +47,8 @@ FIG9_FULL_SCALE = {"topology.radix": 128, "topology.uplinks_per_edge": 32, "topo
 SELF_HEAL_SEEDS = [1, 2, 3, 4, 5]
 FCI_REACTION = {"adapter.fci_decrease": 0.125}  # reading A12's law, β = 1/8
 SMALL_CELLS = {"cell.size_bytes": 256, "credit.size_bytes": 2048}
+# TCP NewReno hosts on the host ports, started as the Ethernet baseline's (htsim's ssthresh = 15).
+TCP = {"host.transport": "tcp", "host.initial_ssthresh_packets": 15}
 
 
 def num(x: int) -> str:
@@ -122,6 +124,41 @@ def permutation() -> None:
               f"| {num(s['pauses'])} | {s['element_queue_peak_cells']} "
               f"| {latency_us(s, ('p99',))} µs "
               f"| {ceiling:.1%} (control {s['control_overhead']:.2%}) |")
+
+
+def tcp_permutation() -> None:
+    """Fig. 10a with TCP NewReno hosts on the adapters' host ports, ACKs through the same VOQs."""
+    paper = reference_of(f"{S}/permutation.toml")["rows"][0]
+    print("| | mean goodput | host link utilization | flows ≥ 9.44 Gbit/s | flows min / median / max "
+          "| fabric drops | VOQ drops | retransmissions / timeouts | RTT mean | credit bytes forfeited |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    print(f"| paper (TCP NewReno, {paper[0]} B cells, {paper[1] // 1024} KB credits) | {paper[2]:.0%} | — "
+          f"| {paper[3]:.0%} | — | {PAPER_FABRIC_DROPS} | — | — | — | — |")
+    variants = [
+        ("an ACK per segment (`--set host.transport=tcp --set host.initial_ssthresh_packets=15`)", TCP),
+        ("delayed ACKs (`--set host.delayed_ack=true`)", {**TCP, "host.delayed_ack": True}),
+        ("slow start unbounded (RFC 5681: no `host.initial_ssthresh_packets`)", {"host.transport": "tcp"}),
+    ]
+    shares = None
+    for label, overrides in variants:
+        r = run("permutation", overrides)
+        s, g = r.summary, r.tables["flows"]["goodput_gbps"]
+        forfeited = s["credit_bytes_forfeited"] / (s["credits"] * s["credit_bytes"])
+        print(f"| ours, TCP NewReno, {label} | {s['goodput']:.1%} | {s['host_link_utilization']:.1%} "
+              f"| {s['flows_at_least_94_4_percent']:.1%} "
+              f"| {g.min():.2f} / {g.median():.2f} / {g.max():.2f} G | {num(s['cells_dropped'])} "
+              f"| {num(s['packets_dropped_ingress'])} | {num(s['retransmissions'])} / {num(s['timeouts'])} "
+              f"| {s['rtt_mean_us']:.0f} µs | {forfeited:.1%} of credit bytes |")
+        if shares is None:
+            # A receiver's ACKs go to its own destination: they share the VOQ (and its credits) of
+            # the data it receives only where that destination and its sender sit on one adapter.
+            per_adapter = s["hosts"] // s["adapters"]
+            to = dict(zip(r.tables["flows"]["src"], r.tables["flows"]["dst"], strict=True))
+            shared = [to[dst] // per_adapter == src // per_adapter for src, dst in to.items()]
+            shares = [g[[flag == want for flag in shared]] for want in (True, False)]
+    print(f"\nFirst row: the {len(shares[0])} flows whose receiver's ACKs share the data's VOQ get "
+          f"{shares[0].mean():.2f} Gbit/s on average, the other {len(shares[1])} {shares[1].mean():.2f} "
+          f"(at most {shares[1].max():.2f}).")
 
 
 def incast() -> None:
@@ -373,6 +410,8 @@ def main() -> None:
     push_pull()
     print("\n## Fig. 10a (§6.3): the 432-host permutation (permutation.toml)\n")
     permutation()
+    print("\n## Fig. 10a (§6.3) with TCP NewReno hosts (permutation.toml, host.transport = tcp)\n")
+    tcp_permutation()
     print("\n## §5.4: incast (incast.toml)\n")
     incast()
     print("\n## Fig. 10b (§6.3): short flows under background load (fct.toml)\n")

@@ -28,7 +28,14 @@ pub struct Packet {
     pub flow: u32,
     /// True for the last packet of its flow.
     pub last_of_flow: bool,
+    /// The host's frame this packet carries across a fabric that cuts packets into cells (a
+    /// transport's segment or ACK, kept whole in the cell arena and handed to the receiving
+    /// host as it was sent), or [`NO_FRAME`] for a packet a built-in source made.
+    pub frame: u32,
 }
+
+/// [`Packet::frame`] of a packet that carries no host frame.
+pub const NO_FRAME: u32 = u32::MAX;
 
 /// [`Packet::flow`] of a packet of no numbered flow.
 pub const NO_FLOW: u32 = u32::MAX;
@@ -46,6 +53,7 @@ impl Packet {
             next_in_cell: NO_PACKET,
             flow: NO_FLOW,
             last_of_flow: false,
+            frame: NO_FRAME,
         }
     }
 }

@@ -9,9 +9,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::blocks::ethernet::host::HostParams;
 use crate::blocks::routing::mode;
 use crate::blocks::topology::Topology;
-use crate::blocks::transport::Transport;
+use crate::blocks::transport::{SenderParams, Transport};
 use crate::designs::stardust::LinkConfig;
 use crate::engine::time::{ps_from_ns, TimePs};
 use crate::scenario::{
@@ -295,22 +296,7 @@ impl EthernetConfig {
 
     fn validate(&self) -> Result<(), ScenarioError> {
         self.run.validate()?;
-        let rate_ok = |gbps: f64| gbps.is_finite() && gbps >= 0.001;
-        if !rate_ok(self.link.rate_gbps) {
-            return Err(invalid("link.rate_gbps", "expected at least 0.001 Gbit/s"));
-        }
-        if self.link.host_rate_gbps.is_some_and(|r| !rate_ok(r)) {
-            return Err(invalid(
-                "link.host_rate_gbps",
-                "expected at least 0.001 Gbit/s",
-            ));
-        }
-        if !(self.link.propagation_ns.is_finite() && self.link.propagation_ns >= 0.0) {
-            return Err(invalid(
-                "link.propagation_ns",
-                "expected 0 or more nanoseconds",
-            ));
-        }
+        self.link.validate()?;
         match mode(&self.routing.mode) {
             Some(m) if !m.needs_groups => {}
             _ => {
@@ -395,6 +381,54 @@ impl EthernetConfig {
                 ),
             ));
         }
+        h.validate()?;
+        let t = &self.traffic;
+        if t.flow_bytes == Some(0) {
+            return Err(invalid("traffic.flow_bytes", "expected at least 1 byte"));
+        }
+        let mss = h.packet_bytes as u64;
+        if t.flow_bytes
+            .is_some_and(|b| b.div_ceil(mss) >= u32::MAX as u64)
+        {
+            return Err(invalid(
+                "traffic.flow_bytes",
+                "expected fewer than 2^32 packets (absent: an unending flow)",
+            ));
+        }
+        if t.senders == Some(0) {
+            return Err(invalid("traffic.senders", "expected at least 1"));
+        }
+        Ok(())
+    }
+}
+
+impl HostConfig {
+    /// The hosts' settings this section gives, goodput counted from `measure_from_ps`: one
+    /// reading for every fabric whose hosts run a transport (Ethernet's hosts, and hosts on
+    /// Stardust's host ports).
+    pub fn params(&self, measure_from_ps: TimePs) -> HostParams {
+        let dctcp = self.transport == Transport::Dctcp;
+        HostParams {
+            sender: SenderParams {
+                mss_bytes: self.packet_bytes as u64,
+                initial_cwnd_packets: self.initial_cwnd_packets,
+                initial_ssthresh_packets: self.initial_ssthresh_packets,
+                min_rto_ps: ps_from_ns(self.min_rto_ns),
+                max_rto_ps: ps_from_ns(self.max_rto_ns),
+                dctcp_g: dctcp.then_some(self.dctcp_g),
+            },
+            ack_bytes: self.ack_bytes as u16,
+            ecn_capable: dctcp,
+            delayed_ack_ps: (self.delayed_ack && self.transport != Transport::Ndp)
+                .then(|| ps_from_ns(self.delayed_ack_ns)),
+            measure_from_ps,
+            ndp_pull_interval_ps: None,
+        }
+    }
+
+    /// Checks the section's own values (those that need no other section).
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        let h = self;
         if !(1..=MAX_PACKET_BYTES).contains(&h.packet_bytes) {
             return Err(invalid(
                 "host.packet_bytes",
@@ -452,22 +486,6 @@ impl EthernetConfig {
                 "host.ndp_pull_rate",
                 "expected 0.01 to 10 (a fraction of the line rate)",
             ));
-        }
-        let t = &self.traffic;
-        if t.flow_bytes == Some(0) {
-            return Err(invalid("traffic.flow_bytes", "expected at least 1 byte"));
-        }
-        let mss = h.packet_bytes as u64;
-        if t.flow_bytes
-            .is_some_and(|b| b.div_ceil(mss) >= u32::MAX as u64)
-        {
-            return Err(invalid(
-                "traffic.flow_bytes",
-                "expected fewer than 2^32 packets (absent: an unending flow)",
-            ));
-        }
-        if t.senders == Some(0) {
-            return Err(invalid("traffic.senders", "expected at least 1"));
         }
         Ok(())
     }

@@ -22,7 +22,7 @@ use crate::blocks::link::Link;
 use crate::blocks::routing::{mode, FabricRouter, PathLabel, RouteTable, Router};
 use crate::blocks::stream_kind;
 use crate::blocks::topology::Attachment;
-use crate::blocks::transport::{SenderParams, Transport};
+use crate::blocks::transport::Transport;
 use crate::blocks::workload::{derangement, incast_senders};
 use crate::designs::stardust::pattern_rng;
 use crate::engine::kernel::{Clock, Model};
@@ -31,8 +31,8 @@ use crate::engine::rng::{stream, ComponentId};
 use crate::engine::time::{ps_from_ns, serialization_ps, TimePs};
 use crate::run::{Design, Report, RunError};
 use crate::scenario::{invalid, ScenarioError};
-pub use config::EthernetConfig;
 use config::Pattern;
+pub use config::{EthernetConfig, HostConfig};
 pub use report::{EthernetSummary, EthernetTables};
 
 /// The node kinds of an Ethernet fabric.
@@ -190,22 +190,7 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
         nodes.push(EthernetNode::Switch(EthernetSwitch::new(s, queues, loss)));
     }
     let h = &config.host;
-    let params = HostParams {
-        sender: SenderParams {
-            mss_bytes: h.packet_bytes as u64,
-            initial_cwnd_packets: h.initial_cwnd_packets,
-            initial_ssthresh_packets: h.initial_ssthresh_packets,
-            min_rto_ps: ps_from_ns(h.min_rto_ns),
-            max_rto_ps: ps_from_ns(h.max_rto_ns),
-            dctcp_g: dctcp.then_some(h.dctcp_g),
-        },
-        ack_bytes: h.ack_bytes as u16,
-        ecn_capable: dctcp,
-        delayed_ack_ps: (h.delayed_ack && h.transport != Transport::Ndp)
-            .then(|| ps_from_ns(h.delayed_ack_ns)),
-        measure_from_ps: config.run.warmup_ps(),
-        ndp_pull_interval_ps: None,
-    };
+    let params = h.params(config.run.warmup_ps());
     let mut host_nodes = Vec::with_capacity(hosts);
     let mut host_rate_bps = Vec::with_capacity(hosts);
     for host in 0..hosts {

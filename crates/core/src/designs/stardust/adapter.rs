@@ -18,6 +18,13 @@
 //! below another (reading A6). A data cell marked FCI by an element cuts the credit rate of all
 //! the adapter's ports (§4.2; readings A12, A28), at most once a window; the rate recovers
 //! additively while no mark arrives.
+//!
+//! Hosts are either built-in sources ([`Flow`], [`Foreground`]) or, with a transport, nodes of
+//! their own cabled to the host ports (fabric ports after the uplinks): a host's frame (a data
+//! segment or an ACK, one cell of the shared arena) arriving there joins the VOQ of its
+//! destination host as a packet that carries the frame, crosses the fabric in cells like any
+//! packet, and after reassembly is sent whole to the receiving host at the host port's rate.
+//! Stardust is transport-agnostic (§6.3): ACKs take the same VOQs and credits as data.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -26,12 +33,13 @@ use rand::Rng as _;
 
 use super::reach::{self, DeviceReach, Loss, ReachDevice};
 use super::{
-    class_flags, class_of, transmit, Addressing, CellFormat, Kind, FCI, FIRST, REQUEST_ON,
+    class_flags, class_of, release_frame, release_packet, transmit, Addressing, CellFormat, Kind,
+    FCI, FIRST, REQUEST_ON,
 };
 use crate::blocks::cell::{Cell, CellId, NO_PACKET};
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;
-use crate::blocks::packet::{Packet, PacketId, PacketQueue};
+use crate::blocks::packet::{Packet, PacketId, PacketQueue, NO_FRAME};
 use crate::blocks::priority_port::PriorityPort;
 use crate::blocks::routing::{LocalView, Router, NO_ROUTE};
 use crate::blocks::sar::{pack_credit, CreditBalance, CutCell, Reassembly};
@@ -289,6 +297,10 @@ pub struct AdapterCounters {
     pub egress_peak_bytes: u64,
     /// Most credits waiting to be served.
     pub credit_backlog_peak: u32,
+    /// Host frames (transport segments and ACKs) that reached its host ports.
+    pub frames_received: u64,
+    /// Host frames it sent whole to its hosts after reassembly.
+    pub frames_sent: u64,
 }
 
 /// Bytes delivered to one host, in all and per sending host.
@@ -642,6 +654,16 @@ impl Adapter {
         self.enqueue(ctx, packet, flow.class as usize);
     }
 
+    /// A host's frame reached its host port: it joins its destination's VOQ as a packet
+    /// that carries it (class 0; a full VOQ drops it, and the host's transport recovers).
+    fn receive_frame<R: Router>(&mut self, ctx: &mut Context<'_, R>, frame: CellId) {
+        self.counters.frames_received += 1;
+        let c = &ctx.cells[frame];
+        let mut packet = Packet::new(c.src, c.dst, c.payload_bytes as u32, c.inject_ps);
+        packet.frame = frame.index();
+        self.enqueue(ctx, packet, 0);
+    }
+
     /// A host hands `packet` of traffic class `class` to its VOQ (or it is dropped there).
     fn enqueue<R: Router>(&mut self, ctx: &mut Context<'_, R>, packet: Packet, class: usize) {
         self.counters.packets_created += 1;
@@ -649,6 +671,7 @@ impl Adapter {
         let voq = &mut self.voqs[key as usize];
         if voq.packets.len() >= self.voq_packets {
             self.counters.packets_dropped += 1;
+            release_frame(ctx, packet.frame);
             return;
         }
         let id = ctx.packets.alloc(packet);
@@ -932,10 +955,10 @@ impl Adapter {
                 let egress = &mut self.egress[port];
                 if !self.streams[stream].is_complete(p.start_seq) {
                     self.counters.packets_discarded += 1;
-                    ctx.packets.free(pid);
+                    release_packet(ctx, pid);
                 } else if egress.queued_bytes + p.size_bytes as u64 > self.egress_buffer_bytes {
                     self.counters.packets_dropped_egress += 1;
-                    ctx.packets.free(pid);
+                    release_packet(ctx, pid);
                 } else {
                     egress.queued_bytes += p.size_bytes as u64;
                     ctx.packets.push_back(&mut egress.queue, pid);
@@ -1003,6 +1026,12 @@ impl Adapter {
         }
         ctx.packets.free(id);
         self.counters.packets_delivered += 1;
+        if packet.frame != NO_FRAME {
+            // The host is a node: its frame goes to it over the host port's cable.
+            self.counters.frames_sent += 1;
+            let frame = CellId::from_index(packet.frame);
+            ctx.send_cell(self.uplinks.len() + port, frame, arrive_ps);
+        }
         let resume_bytes = self
             .egress_stop_bytes
             .saturating_sub(self.credit_bytes as u64);
@@ -1093,6 +1122,9 @@ impl<R: Router> Node<R> for Adapter {
     }
 
     fn cell_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId, _: TimePs) {
+        if port >= self.uplinks.len() {
+            return self.receive_frame(ctx, cell);
+        }
         if reach::arrival(self, ctx, port, cell) {
             return;
         }

@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 use crate::blocks::reachability::MAX_SLICE_ADAPTERS;
 use crate::blocks::routing::mode;
 use crate::blocks::topology::Topology;
+use crate::blocks::transport::Transport;
+use crate::designs::ethernet::HostConfig;
 use crate::engine::time::{ps_from_ns, TimePs};
 use crate::scenario::{
     invalid, RoutingConfig, RunConfig, ScenarioError, TopologyConfig, Unused, UnusedKeys,
@@ -55,7 +57,74 @@ pub struct StardustConfig {
     /// Links cut and elements failed during the run (§5.9, §5.10).
     #[serde(default)]
     pub failures: Vec<FailureConfig>,
+    /// Hosts that run a transport over the adapters' host ports (§6.3: unmodified TCP
+    /// NewReno), keyed as the Ethernet design's `[host]`; without `host.transport` the hosts
+    /// are the built-in sources of `traffic`.
+    #[serde(default)]
+    pub host: HostSection,
 }
+
+/// The `[host]` section: the Ethernet design's host keys, read only when `transport` is
+/// given (its presence is what turns the built-in sources into transport hosts).
+#[derive(Clone, Debug, Default)]
+pub struct HostSection {
+    /// True when the scenario names `host.transport`.
+    pub transport_set: bool,
+    /// The keys, with the Ethernet design's defaults.
+    pub config: HostConfig,
+}
+
+impl HostSection {
+    /// The hosts' transport, if they run one.
+    pub fn transport(&self) -> Option<Transport> {
+        self.transport_set.then_some(self.config.transport)
+    }
+}
+
+impl<'de> Deserialize<'de> for HostSection {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let table = serde_json::Map::deserialize(d)?;
+        let transport_set = table.contains_key("transport");
+        let config = HostConfig::deserialize(serde_json::Value::Object(table))
+            .map_err(serde::de::Error::custom)?;
+        Ok(HostSection {
+            transport_set,
+            config,
+        })
+    }
+}
+
+impl Serialize for HostSection {
+    /// The section as the run reads it: absent without a transport.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.transport_set {
+            true => self.config.serialize(s),
+            false => s.serialize_none(),
+        }
+    }
+}
+
+/// The error naming `host.transport` when it is not a transport at all (the `[host]` section
+/// is read whole, so a parse error inside it would name only `host`).
+fn transport_error(json: &str) -> Option<ScenarioError> {
+    let value: serde_json::Value = serde_json::from_str(json).ok()?;
+    let transport = value.get("host")?.get("transport")?;
+    let error = Transport::deserialize(transport).err()?;
+    Some(invalid("host.transport", error.to_string()))
+}
+
+/// Every key of `[host]` but `transport`: unused without a transport.
+const HOST_KEYS: &[&str] = &[
+    "host.packet_bytes",
+    "host.ack_bytes",
+    "host.initial_cwnd_packets",
+    "host.initial_ssthresh_packets",
+    "host.min_rto_ns",
+    "host.max_rto_ns",
+    "host.delayed_ack",
+    "host.delayed_ack_ns",
+    "host.dctcp_g",
+];
 
 /// Where reachability tables come from.
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
@@ -139,6 +208,33 @@ pub struct LinkConfig {
     /// rate wins over both). Fig. 9 sizes an adapter's host side to a fraction of its fabric
     /// side this way.
     pub host_rate_gbps: Option<f64>,
+}
+
+/// The fastest link a scenario may ask for (100 Tbit/s: a 64-byte cell still takes 5 ps). Time
+/// is counted in picoseconds, so much faster links serialize in a picosecond or none and a run
+/// drowns in same-instant events (a fuzzed 10^12 Gbit/s ran out of memory).
+pub const MAX_RATE_GBPS: f64 = 100_000.0;
+
+impl LinkConfig {
+    /// Checks the rates and the propagation delay: the one check of every packet design's
+    /// `[link]` section.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        let rate_ok = |gbps: f64| gbps.is_finite() && (0.001..=MAX_RATE_GBPS).contains(&gbps);
+        let expected = format!("expected 0.001 to {MAX_RATE_GBPS} Gbit/s");
+        if !rate_ok(self.rate_gbps) {
+            return Err(invalid("link.rate_gbps", expected));
+        }
+        if self.host_rate_gbps.is_some_and(|r| !rate_ok(r)) {
+            return Err(invalid("link.host_rate_gbps", expected));
+        }
+        if !(self.propagation_ns.is_finite() && self.propagation_ns >= 0.0) {
+            return Err(invalid(
+                "link.propagation_ns",
+                "expected 0 or more nanoseconds",
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl Default for LinkConfig {
@@ -457,6 +553,32 @@ impl StardustConfig {
                 "adapter.fci_decrease = 0 (no FCI reaction)",
             );
         }
+        match self.host.transport() {
+            None => unused.add(
+                HOST_KEYS,
+                "host.transport",
+                "host.transport absent (the hosts are the built-in sources of traffic)",
+            ),
+            Some(_) => {
+                unused.add(
+                    &["traffic.packet_bytes", "traffic.load", "traffic.arrival"],
+                    "host.transport",
+                    "host.transport set (the hosts' transport paces them; host.packet_bytes sizes their segments)",
+                );
+                unused.add(
+                    &["host.dctcp_g"],
+                    "host.transport",
+                    "host.transport = \"tcp\" (NewReno is not ECN-capable)",
+                );
+                if !self.host.config.delayed_ack {
+                    unused.add(
+                        &["host.delayed_ack_ns"],
+                        "host.delayed_ack",
+                        "host.delayed_ack = false (an ACK per segment)",
+                    );
+                }
+            }
+        }
         if !self.stardust.credits {
             unused.add(
                 &["stardust.class_weights", "element.pause_cells"],
@@ -469,7 +591,8 @@ impl StardustConfig {
 
     /// Reads and validates a scenario.
     pub fn from_json(json: &str) -> Result<StardustConfig, ScenarioError> {
-        let config: StardustConfig = crate::scenario::parse(json)?;
+        let config: StardustConfig =
+            crate::scenario::parse(json).map_err(|e| transport_error(json).unwrap_or(e))?;
         config.validate()?;
         Ok(config)
     }
@@ -511,23 +634,7 @@ impl StardustConfig {
 
     fn validate(&self) -> Result<(), ScenarioError> {
         self.run.validate()?;
-        if !(self.link.rate_gbps.is_finite() && self.link.rate_gbps >= 0.001) {
-            return Err(invalid("link.rate_gbps", "expected at least 0.001 Gbit/s"));
-        }
-        if let Some(rate) = self.link.host_rate_gbps {
-            if !(rate.is_finite() && rate >= 0.001) {
-                return Err(invalid(
-                    "link.host_rate_gbps",
-                    "expected at least 0.001 Gbit/s",
-                ));
-            }
-        }
-        if !(self.link.propagation_ns.is_finite() && self.link.propagation_ns >= 0.0) {
-            return Err(invalid(
-                "link.propagation_ns",
-                "expected 0 or more nanoseconds",
-            ));
-        }
+        self.link.validate()?;
         let cell = &self.cell;
         if cell.size_bytes > MAX_CELL_BYTES {
             return Err(invalid(
@@ -649,7 +756,55 @@ impl StardustConfig {
             return Err(invalid("routing.spray_rounds", "expected at least 1"));
         }
         self.validate_reachability()?;
-        self.validate_traffic()
+        self.validate_traffic()?;
+        self.validate_host()
+    }
+
+    /// Transport hosts: the transports the fabric carries and the patterns they run.
+    fn validate_host(&self) -> Result<(), ScenarioError> {
+        let Some(transport) = self.host.transport() else {
+            return Ok(());
+        };
+        if transport != Transport::Tcp {
+            return Err(invalid(
+                "host.transport",
+                format!(
+                    "expected \"tcp\" on a Stardust fabric, got {} (its elements mark no ECN, so DCTCP would be only NewReno; other transports are not carried yet)",
+                    serde_json::json!(transport)
+                ),
+            ));
+        }
+        self.host.config.validate()?;
+        if !matches!(self.traffic.pattern, Pattern::Permutation | Pattern::Incast) {
+            return Err(invalid(
+                "traffic.pattern",
+                format!(
+                    "expected \"permutation\" or \"incast\" with host.transport, got {}",
+                    serde_json::json!(self.traffic.pattern)
+                ),
+            ));
+        }
+        let mss = self.host.config.packet_bytes as u64;
+        if self
+            .traffic
+            .flow_bytes
+            .is_some_and(|b| b.div_ceil(mss) >= u32::MAX as u64)
+        {
+            return Err(invalid(
+                "traffic.flow_bytes",
+                "expected fewer than 2^32 packets (absent: an unending flow)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Bytes of the largest packet a host sends: a transport's segment, or a built-in
+    /// source's packet.
+    pub fn packet_bytes(&self) -> u32 {
+        match self.host.transport() {
+            Some(_) => self.host.config.packet_bytes,
+            None => self.traffic.packet_bytes,
+        }
     }
 
     /// Reachability and failures, as far as they can be checked without the topology (the

@@ -2,8 +2,9 @@
 //! Fabric Elements inside, moving packed cells that egress ports solicit with credits.
 //!
 //! The edge switches of the scenario's topology become [`Adapter`]s (their host ports are the
-//! adapter's; hosts are sources and sinks inside it), every other switch an [`Element`]. Both
-//! run on the shared [`Fabric`] as event-driven nodes. Cells address hosts: a data cell or a
+//! adapter's; hosts are sources and sinks inside it, or, with `host.transport`, the Ethernet
+//! design's [`Host`] nodes cabled to the host ports, §6.3), every other switch an [`Element`].
+//! All run on the shared [`Fabric`] as event-driven nodes. Cells address hosts: a data cell or a
 //! request carries its source adapter in `src` and its destination host in `dst`; a credit
 //! carries the granting host in `src` and the first host of the credited adapter in `dst`, so
 //! every cell is routed toward its `dst` host's adapter by the fabric's [`FabricRouter`].
@@ -13,8 +14,8 @@
 //! strict priority and their bandwidth, spraying by routing mode, FCI marking and reaction,
 //! ON/OFF pause of elements over a shared pool, push mode, traffic classes, reachability
 //! messages with scripted failures (`reach`), and hosts from permutations to flow-size
-//! distributions. Not yet built (see the README): transports, low-latency VOQs, error-rate
-//! marking of links.
+//! distributions, and TCP NewReno hosts on the host ports. Not yet built (see the README):
+//! other transports, low-latency VOQs, error-rate marking of links.
 
 mod adapter;
 mod config;
@@ -27,10 +28,11 @@ use std::sync::Arc;
 use rand::Rng as _;
 
 use crate::blocks::cell::{Cell, CellId, NO_PACKET};
+use crate::blocks::ethernet::host::Host;
 use crate::blocks::fabric::{Context, Fabric, Node, Wiring};
 use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::link::Link;
-use crate::blocks::packet::PacketId;
+use crate::blocks::packet::{PacketId, NO_FRAME};
 use crate::blocks::priority_port::{Departure, PriorityPort};
 use crate::blocks::routing::{mode, FabricRouter, RouteTable, Router};
 use crate::blocks::stream_kind;
@@ -154,6 +156,21 @@ fn transmit<R: Router>(
     departure
 }
 
+/// Releases host frame `frame` (a [`Packet::frame`](crate::blocks::packet::Packet::frame))
+/// with the packet that carried it, if there is one.
+fn release_frame<R: Router>(ctx: &mut Context<'_, R>, frame: u32) {
+    if frame != NO_FRAME {
+        ctx.cells.free(CellId::from_index(frame));
+    }
+}
+
+/// Releases packet `id` that will not be delivered, and the host frame it carries.
+fn release_packet<R: Router>(ctx: &mut Context<'_, R>, id: PacketId) {
+    let frame = ctx.packets[id].frame;
+    ctx.packets.free(id);
+    release_frame(ctx, frame);
+}
+
 /// Drops `cell` with the packets whose last byte it carries; returns how many packets.
 fn drop_with_packets<R: Router>(ctx: &mut Context<'_, R>, cell: CellId) -> u64 {
     let mut packets = 0;
@@ -161,7 +178,7 @@ fn drop_with_packets<R: Router>(ctx: &mut Context<'_, R>, cell: CellId) -> u64 {
     while packet != NO_PACKET {
         let id = PacketId::from_index(packet);
         packet = ctx.packets[id].next_in_cell;
-        ctx.packets.free(id);
+        release_packet(ctx, id);
         packets += 1;
     }
     ctx.drop_cell(cell);
@@ -209,6 +226,8 @@ pub enum StardustNode {
     Adapter(Adapter),
     /// A fabric element.
     Element(Element),
+    /// A host running a transport, cabled to an adapter's host port (§6.3).
+    Host(Host),
 }
 
 impl<R: Router> Node<R> for StardustNode {
@@ -224,6 +243,7 @@ impl<R: Router> Node<R> for StardustNode {
         match self {
             StardustNode::Adapter(a) => Node::<R>::cells_held(a),
             StardustNode::Element(e) => Node::<R>::cells_held(e),
+            StardustNode::Host(h) => Node::<R>::cells_held(h),
         }
     }
 
@@ -237,6 +257,7 @@ impl<R: Router> Node<R> for StardustNode {
         match self {
             StardustNode::Adapter(a) => a.cell_arrives(ctx, port, cell, arrive_ps),
             StardustNode::Element(e) => e.cell_arrives(ctx, port, cell, arrive_ps),
+            StardustNode::Host(h) => h.cell_arrives(ctx, port, cell, arrive_ps),
         }
     }
 
@@ -244,6 +265,7 @@ impl<R: Router> Node<R> for StardustNode {
         match self {
             StardustNode::Adapter(a) => a.signal_arrives(ctx, port, signal),
             StardustNode::Element(e) => e.signal_arrives(ctx, port, signal),
+            StardustNode::Host(h) => h.signal_arrives(ctx, port, signal),
         }
     }
 
@@ -255,11 +277,22 @@ impl<R: Router> Node<R> for StardustNode {
         match self {
             StardustNode::Adapter(a) => a.timer(ctx, tag),
             StardustNode::Element(e) => e.timer(ctx, tag),
+            StardustNode::Host(h) => h.timer(ctx, tag),
         }
     }
 }
 
-/// A Stardust run: adapters are nodes `0..adapters`, elements follow.
+/// One flow between transport hosts: its ends and its index at each.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HostFlow {
+    src: u16,
+    dst: u16,
+    /// Its index among the receiving host's flows.
+    at_dst: u32,
+}
+
+/// A Stardust run: adapters are nodes `0..adapters`, elements follow, and transport hosts,
+/// where there are any, follow the switches (host `h` is node `switches + h`).
 pub struct Stardust {
     fabric: Fabric<StardustNode, FabricRouter>,
     config: StardustConfig,
@@ -268,9 +301,14 @@ pub struct Stardust {
     receivers: Vec<bool>,
     /// Every flow: (sending host, receiving host).
     flows: Vec<(u16, u16)>,
+    /// With transport hosts: every flow with its indices at its hosts.
+    host_flows: Vec<HostFlow>,
     host_rate_bps: Vec<u64>,
     longest_cable_ps: TimePs,
     cell_ps: TimePs,
+    /// Nothing moving for this long (beyond the fabric's own bound) is not yet a stall: two
+    /// of the longest retransmission timeouts with transport hosts, else 0.
+    transport_stall_ps: TimePs,
 }
 
 /// Builds the Stardust run a scenario (JSON text) describes.
@@ -355,6 +393,7 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
         .unwrap_or(0);
     let round_trip_ps = round_trip_ps(&table, &edge_of, cell_ps, longest_cable_ps);
     let flows = flows(&config, &topology)?;
+    let transport = config.host.transport();
     let mut foreground = foreground(&config, &topology)?;
     let mut host_rate_bps = vec![0; addressing.hosts()];
     let mut receivers = vec![false; addressing.hosts()];
@@ -386,6 +425,15 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
             delays_ps[node].push(cable_link(s, p).propagation_ps);
             ports.push(PriorityPort::new(cable_link(s, p), config.classes()));
         }
+        if is_adapter(s) && transport.is_some() {
+            // Host ports follow the uplinks; host `h` is node `switches + h`.
+            for p in 0..topology.switch_ports(s) {
+                if let Some(Attachment::Endpoint(h)) = topology.peer(s, p) {
+                    peers[node].push(((topology.switches() + h) as u32, 0));
+                    delays_ps[node].push(cable_link(s, p).propagation_ps);
+                }
+            }
+        }
         nodes[node] = Some(if is_adapter(s) {
             let index = node as u16;
             let host_links: Vec<(u16, u64, TimePs)> = (0..topology.switch_ports(s))
@@ -400,7 +448,7 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
                 .collect();
             let port_rate = host_links.iter().map(|l| l.1).max().unwrap_or(0);
             let stop_bytes = config.adapter.egress_stop_bytes.unwrap_or(
-                2 * (config.credit.size_bytes as u64 + config.traffic.packet_bytes as u64)
+                2 * (config.credit.size_bytes as u64 + config.packet_bytes() as u64)
                     + (3 * round_trip_ps as u128 * port_rate as u128 / 8_000_000_000_000) as u64,
             );
             let id = ComponentId {
@@ -416,7 +464,7 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
                 host_links,
                 flows: flows
                     .iter()
-                    .filter(|f| addressing.adapter_of(f.src) == index)
+                    .filter(|f| transport.is_none() && addressing.adapter_of(f.src) == index)
                     .copied()
                     .collect(),
                 format,
@@ -475,18 +523,39 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
             }))
         });
     }
-    let nodes: Vec<StardustNode> = nodes
+    let mut nodes: Vec<StardustNode> = nodes
         .into_iter()
         .map(|n| n.expect("every switch is a node"))
         .collect();
     let switches = topology.switches();
+    let mut host_flows = Vec::new();
+    if transport.is_some() {
+        let uplinks = |s: usize| uplink_of_port[s].iter().filter(|&&u| u != u16::MAX).count();
+        let pairs: Vec<(usize, usize)> = flows
+            .iter()
+            .map(|f| (f.src as usize, f.dst as usize))
+            .collect();
+        let (hosts, wires) = transport_hosts(&config, &topology, &pairs, &mut host_flows);
+        for (host, (s, p, propagation_ps)) in wires.into_iter().enumerate() {
+            let adapter = node_of[s];
+            let port = uplinks(s) + addressing.port_of(host as u16);
+            debug_assert_eq!(peers[adapter][port].0 as usize, switches + host);
+            debug_assert_eq!(topology.peer(s, p), Some(Attachment::Endpoint(host)));
+            peers.push(vec![(adapter as u32, port as u16)]);
+            delays_ps.push(vec![propagation_ps]);
+        }
+        nodes.extend(hosts.into_iter().map(StardustNode::Host));
+    }
+    let node_count = nodes.len();
     let wiring = Wiring {
         peers,
         delays_ps,
-        slotted: vec![false; switches],
-        sink: vec![false; switches],
+        slotted: vec![false; node_count],
+        sink: vec![false; node_count],
         end_ps: config.run.end_ps(),
-        router_index: switch_of_node.into_iter().map(Some).collect(),
+        router_index: (0..node_count)
+            .map(|n| switch_of_node.get(n).copied())
+            .collect(),
         slot_ps: cell_ps,
         per_voq: false,
         layer1: Vec::new(),
@@ -505,16 +574,65 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
     for (node, phase_ps, script_ps) in reach_timers {
         fabric.start(node, |_, ctx| reach::start(ctx, phase_ps, &script_ps));
     }
+    for n in switches..node_count {
+        fabric.start(n, |node, ctx| {
+            if let StardustNode::Host(host) = node {
+                host.start(ctx);
+            }
+        });
+    }
+    let transport_stall_ps = match transport {
+        Some(_) => 2 * ps_from_ns(config.host.config.max_rto_ns),
+        None => 0,
+    };
     Ok(Stardust {
         fabric,
         config,
         addressing,
         receivers,
         flows: flow_pairs,
+        host_flows,
         host_rate_bps,
         longest_cable_ps,
         cell_ps,
+        transport_stall_ps,
     })
+}
+
+/// The transport hosts, one per host of the topology, each with its cable's switch, port and
+/// propagation delay, and their flows (the ends of `pairs`, appended to `host_flows`): the Ethernet
+/// design's [`Host`] node, unchanged, on an adapter's host port.
+fn transport_hosts(
+    config: &StardustConfig,
+    topology: &Topology,
+    pairs: &[(usize, usize)],
+    host_flows: &mut Vec<HostFlow>,
+) -> (Vec<Host>, Vec<(usize, usize, TimePs)>) {
+    let params = config.host.config.params(config.run.warmup_ps());
+    let mut hosts = Vec::with_capacity(topology.endpoints());
+    let mut wires = Vec::with_capacity(topology.endpoints());
+    for h in 0..topology.endpoints() {
+        let (s, p) = topology.endpoint_port(h).expect("hosts are cabled");
+        let cable = topology.cable(s, p);
+        let link = Link::new(
+            cable.rate_bps.unwrap_or(config.host_rate_bps()),
+            cable.propagation_ps.unwrap_or(config.propagation_ps()),
+        );
+        wires.push((s, p, link.propagation_ps));
+        hosts.push(Host::new(h as u16, link, params));
+    }
+    let size = config.traffic.flow_bytes;
+    for &(src, dst) in pairs {
+        let at_dst = hosts[dst].inflows.len() as u32;
+        let at_src = hosts[src].add_out(dst as u16, at_dst, size);
+        hosts[dst].add_in(src as u16, at_src, size);
+        host_flows.push(HostFlow {
+            src: src as u16,
+            dst: dst as u16,
+            at_dst,
+        });
+    }
+    (hosts, wires)
 }
 
 /// The edge switches (those with hosts), in switch order: adapter `i` is `edges[i]`.
@@ -749,14 +867,22 @@ impl Stardust {
     fn adapters(&self) -> impl Iterator<Item = &Adapter> {
         self.fabric.nodes().iter().filter_map(|n| match n {
             StardustNode::Adapter(a) => Some(a),
-            StardustNode::Element(_) => None,
+            _ => None,
         })
     }
 
     fn elements(&self) -> impl Iterator<Item = &Element> {
         self.fabric.nodes().iter().filter_map(|n| match n {
             StardustNode::Element(e) => Some(e),
-            StardustNode::Adapter(_) => None,
+            _ => None,
+        })
+    }
+
+    /// The transport hosts, in host order (none with built-in sources).
+    fn hosts(&self) -> impl Iterator<Item = &Host> {
+        self.fabric.nodes().iter().filter_map(|n| match n {
+            StardustNode::Host(h) => Some(h),
+            _ => None,
         })
     }
 }
@@ -784,9 +910,10 @@ impl Model for Stardust {
         self.fabric.metrics().cells_delivered
     }
 
-    /// A thousand cell times plus ten round trips over the longest cable.
+    /// A thousand cell times plus ten round trips over the longest cable (and, with
+    /// transport hosts, two of their longest retransmission timeouts).
     fn stall_ps(&self) -> TimePs {
-        1_000 * self.cell_ps + 20 * self.longest_cable_ps
+        1_000 * self.cell_ps + 20 * self.longest_cable_ps + self.transport_stall_ps
     }
 
     fn stall_report(&self) -> String {
@@ -838,7 +965,7 @@ mod tests {
             .iter_mut()
             .find_map(|n| match n {
                 StardustNode::Element(e) => Some(e),
-                StardustNode::Adapter(_) => None,
+                _ => None,
             })
             .unwrap()
     }
@@ -905,6 +1032,107 @@ mod tests {
         assert!(matches!(
             stardust.finish(&clock),
             Err(RunError::Conservation { .. })
+        ));
+    }
+
+    /// TCP NewReno hosts on a k = 4 fat-tree's host ports, run to `end_ns` (of a run of
+    /// `duration_ns`), with `extra` JSON members.
+    fn tcp_run(end_ns: u64, duration_ns: u64, extra: &str) -> (Stardust, Clock) {
+        let json = format!(
+            r#"{{"design": "stardust", "run": {{"seed": 3, "duration_ns": {duration_ns}, "warmup_ns": 100000}},
+            "topology": {{"kind": "fat_tree", "k": 4}}, "host": {{"transport": "tcp"}} {extra}}}"#
+        );
+        let mut kernel = Kernel::new(build(&json).unwrap(), duration_ns * 1_000);
+        kernel.advance(end_ns * 1_000);
+        let (stardust, clock, deadlock) = kernel.into_parts();
+        assert!(deadlock.is_none());
+        (stardust, clock)
+    }
+
+    /// The run's first transport host.
+    fn first_host(stardust: &mut Stardust) -> &mut Host {
+        stardust
+            .fabric
+            .nodes_mut()
+            .iter_mut()
+            .find_map(|n| match n {
+                StardustNode::Host(h) => Some(h),
+                _ => None,
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn tcp_hosts_settle_every_account_halfway() {
+        let (stardust, clock) = tcp_run(500_000, 1_000_000, "");
+        let (summary, _) = stardust.finish(&clock).expect("balanced");
+        let transport = summary.transport.expect("transport hosts");
+        assert!(summary.packets_in_flight > 0 && summary.cells_in_flight > 0);
+        assert!(transport.host_packets_received > 0 && transport.acks_sent > 0);
+        assert_eq!(transport.transport, "tcp");
+    }
+
+    /// Unending TCP flows over the pull fabric: every flow gets the same share, no cell is
+    /// lost, and the same seed gives the same summary. (The share is about 78% of line rate,
+    /// not more: each ACK takes a whole credit of its own VOQ, docs/validation/stardust.md.)
+    #[test]
+    fn unending_tcp_flows_share_fairly_and_deterministically() {
+        let run = || {
+            let (stardust, clock) = tcp_run(2_000_000, 2_000_000, "");
+            let (summary, _) = stardust.finish(&clock).expect("balanced");
+            serde_json::to_value(&summary).unwrap()
+        };
+        let summary = run();
+        assert_eq!(summary["cells_dropped"], 0);
+        assert_eq!(summary["packets_dropped_ingress"], 0);
+        assert!(
+            summary["goodput"].as_f64().unwrap() > 0.7,
+            "{}",
+            summary["goodput"]
+        );
+        assert!(summary["flow_fairness"].as_f64().unwrap() > 0.99);
+        assert_eq!(summary, run());
+    }
+
+    /// Finite TCP flows deliver every byte, and the pull fabric drops no cell.
+    #[test]
+    fn finite_tcp_flows_deliver_every_byte() {
+        let bytes = 1_000_000u64;
+        let extra = format!(r#", "traffic": {{"flow_bytes": {bytes}}}"#);
+        let (stardust, clock) = tcp_run(3_000_000, 3_000_000, &extra);
+        let (summary, tables) = stardust.finish(&clock).expect("balanced");
+        assert_eq!(summary.flows_completed, 16);
+        assert_eq!(summary.cells_dropped, 0);
+        for h in stardust.hosts() {
+            for f in &h.inflows {
+                assert_eq!(f.bytes, bytes);
+            }
+        }
+        assert!(tables.flows.fct_us.iter().all(Option::is_some));
+    }
+
+    /// A frame counted as sent to a host that never left breaks the frames' account.
+    #[test]
+    fn a_miscounted_frame_fails_the_run() {
+        let (mut stardust, clock) = tcp_run(500_000, 1_000_000, "");
+        first_host(&mut stardust).counters.packets_received += 1;
+        assert!(matches!(
+            stardust.finish(&clock),
+            Err(RunError::Conservation { .. })
+        ));
+    }
+
+    /// A host frame allocated but held nowhere breaks the cell account.
+    #[test]
+    fn a_frame_held_nowhere_fails_the_run() {
+        let (mut stardust, clock) = tcp_run(500_000, 1_000_000, "");
+        let host = stardust.fabric.nodes().len() - 1;
+        stardust.fabric.start(host, |_, ctx| {
+            ctx.cells.alloc(Cell::new(0, 1, 9000, true, 0, 0));
+        });
+        assert!(matches!(
+            stardust.finish(&clock),
+            Err(RunError::Unaccounted { held, allocated }) if allocated == held + 1
         ));
     }
 

@@ -3,8 +3,10 @@
 
 use serde::Serialize;
 
+use super::adapter::Adapter;
 use super::reach::{self, ChangeTable, DeviceReport, EventTable, ReachSummary};
 use super::Stardust;
+use crate::blocks::ethernet::host::Host;
 use crate::engine::kernel::Clock;
 use crate::engine::stats::{Completion, Percentiles, Spread};
 use crate::engine::time::{TimePs, PS_PER_NS};
@@ -124,6 +126,40 @@ pub struct StardustSummary {
     pub events: u64,
     /// Cells sent on fabric links.
     pub cell_hops: u64,
+    /// With transport hosts (`host.transport`): what their transport did; absent otherwise.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<TransportSummary>,
+}
+
+/// What transport hosts did, named as the Ethernet design's summary names it.
+#[derive(Clone, Debug, Serialize)]
+pub struct TransportSummary {
+    /// The hosts' transport (`tcp`).
+    pub transport: &'static str,
+    /// Jain's fairness index over the flows' goodputs (1: all equal).
+    pub flow_fairness: f64,
+    /// Mean over receiving hosts of the bytes their host links carried in the measurement
+    /// window (segments, retransmissions and ACKs, as they left the egress adapter), as a
+    /// fraction of line rate. Unlike `goodput` it cannot exceed 1: a receiver that recovers a
+    /// loss in the window delivers in order bytes that crossed the fabric before it.
+    pub host_link_utilization: f64,
+    /// Frames hosts created: data segments and ACKs (each crosses the fabric as a packet).
+    pub host_packets_created: u64,
+    /// Frames that reached their host.
+    pub host_packets_received: u64,
+    /// ACKs among the frames created.
+    pub acks_sent: u64,
+    /// Data segments sent, retransmissions included.
+    pub segments_sent: u64,
+    /// Retransmitted segments.
+    pub retransmissions: u64,
+    /// Entries into fast recovery.
+    pub fast_retransmits: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Mean round-trip time senders sampled in the measurement window (timestamps echoed by
+    /// ACKs), in µs.
+    pub rtt_mean_us: f64,
 }
 
 /// Tables of a Stardust run.
@@ -189,6 +225,26 @@ pub struct HostTable {
     pub goodput_gbps: Vec<f64>,
 }
 
+/// Transport hosts' frames not in a packet: waiting at a host's NIC, or on a host cable
+/// (sent by a host and not yet at its adapter, or sent by an adapter and not yet at its host).
+fn frames_outside_packets(hosts: &[&Host], adapters: &[&Adapter]) -> Result<u64, RunError> {
+    let created: u64 = hosts.iter().map(|h| h.counters.packets_created).sum();
+    let received: u64 = hosts.iter().map(|h| h.counters.packets_received).sum();
+    let at_adapters: u64 = adapters.iter().map(|a| a.counters.frames_received).sum();
+    let from_adapters: u64 = adapters.iter().map(|a| a.counters.frames_sent).sum();
+    let upward = created.checked_sub(at_adapters);
+    let downward = from_adapters.checked_sub(received);
+    match (upward, downward) {
+        (Some(up), Some(down)) => Ok(up + down),
+        _ => Err(RunError::Conservation {
+            injected: created,
+            delivered: received,
+            dropped: 0,
+            in_flight: at_adapters.max(from_adapters),
+        }),
+    }
+}
+
 impl Stardust {
     /// Settles the cell and packet accounts and reports.
     pub(super) fn finish(
@@ -230,18 +286,34 @@ impl Stardust {
             clock.now_ps,
         );
         let congestion: u64 = elements.iter().map(|e| e.counters.cells_dropped).sum();
+        // Transport hosts' frames share the cell arena: those in a packet are held by it (one
+        // per packet), the rest wait at a host's NIC or travel a host cable, which the fabric
+        // counts with its own cells.
+        let hosts: Vec<_> = self.hosts().collect();
+        let frames_in_packets = if hosts.is_empty() {
+            0
+        } else {
+            self.fabric.packets_live()
+        };
+        let frames_outside_packets = frames_outside_packets(&hosts, &adapters)?;
+        let held = self.fabric.cells_held();
+        if held + frames_in_packets != self.fabric.cells_live() {
+            return Err(RunError::Unaccounted {
+                held: held + frames_in_packets,
+                allocated: self.fabric.cells_live(),
+            });
+        }
         let cells = Ledger {
             injected: data_cells + requests + credits + lost.cells_sent,
             delivered: sum(&|c| c.cells_received) + lost.cells_received,
             dropped: congestion + lost.cells_lost(),
-            in_flight: self.fabric.cells_held(),
+            in_flight: held
+                .checked_sub(frames_outside_packets)
+                .ok_or(RunError::Unaccounted {
+                    held,
+                    allocated: frames_outside_packets,
+                })?,
         };
-        if cells.in_flight != self.fabric.cells_live() {
-            return Err(RunError::Unaccounted {
-                held: cells.in_flight,
-                allocated: self.fabric.cells_live(),
-            });
-        }
         cells.check(false)?;
         if self.config.stardust.credits && congestion > 0 {
             return Err(RunError::LossInLosslessRun(congestion));
@@ -269,6 +341,17 @@ impl Stardust {
             });
         }
         packets.check(false)?;
+        if !hosts.is_empty() {
+            // Every packet carries a host frame: the frames' account is the packets' seen
+            // from the hosts, plus the frames at NICs and on host cables.
+            Ledger {
+                injected: hosts.iter().map(|h| h.counters.packets_created).sum(),
+                delivered: hosts.iter().map(|h| h.counters.packets_received).sum(),
+                dropped: packets.dropped,
+                in_flight: frames_outside_packets + packets.in_flight,
+            }
+            .check(false)?;
+        }
 
         let window_s = (self.config.run.end_ps() - self.config.run.warmup_ps()) as f64 * 1e-12;
         let gbps = |bytes: u64| bytes as f64 * 8.0 / window_s / 1e9;
@@ -292,44 +375,50 @@ impl Stardust {
                 }
             }
         }
-        let mut hosts = HostTable::default();
-        let mut flows = FlowTable::default();
-        let mut fractions = Vec::new();
-        let mut flow_fractions = Vec::new();
-        for a in &adapters {
-            for d in &a.delivered {
-                if !self.receivers[d.host as usize] {
-                    continue;
+        let (host_table, flows, goodput, at_least, fcts, transport) = if hosts.is_empty() {
+            let mut host_table = HostTable::default();
+            let mut flows = FlowTable::default();
+            let mut fractions = Vec::new();
+            let mut flow_fractions = Vec::new();
+            for a in &adapters {
+                for d in &a.delivered {
+                    if !self.receivers[d.host as usize] {
+                        continue;
+                    }
+                    let line_gbps = self.host_rate_bps[d.host as usize] as f64 / 1e9;
+                    host_table.host.push(d.host as u32);
+                    host_table.goodput_gbps.push(gbps(d.bytes_measured));
+                    fractions.push(gbps(d.bytes_measured) / line_gbps);
                 }
-                let line_gbps = self.host_rate_bps[d.host as usize] as f64 / 1e9;
-                hosts.host.push(d.host as u32);
-                hosts.goodput_gbps.push(gbps(d.bytes_measured));
-                fractions.push(gbps(d.bytes_measured) / line_gbps);
             }
-        }
-        let mut fcts = Vec::new();
-        let size_bytes = self.config.traffic.flow_bytes;
-        for &(src, dst) in &self.flows {
-            let from = adapters[self.addressing.adapter_of(dst) as usize].delivered
-                [self.addressing.port_of(dst)]
-            .from
-            .iter()
-            .find(|f| f.src == src)
-            .copied()
-            .unwrap_or_default();
-            flows.src.push(src as u32);
-            flows.dst.push(dst as u32);
-            flows.goodput_gbps.push(gbps(from.bytes_measured));
-            flow_fractions
-                .push(gbps(from.bytes_measured) / (self.host_rate_bps[dst as usize] as f64 / 1e9));
-            let done = size_bytes.is_some_and(|size| from.bytes == size);
-            let fct_us = done.then(|| from.last_ps as f64 / 1e6);
-            flows.fct_us.push(fct_us);
-            fcts.extend(fct_us);
-        }
-        let goodput = fractions.iter().sum::<f64>() / fractions.len().max(1) as f64;
-        let at_least = flow_fractions.iter().filter(|&&f| f >= 0.944).count() as f64
-            / flow_fractions.len().max(1) as f64;
+            let mut fcts = Vec::new();
+            let size_bytes = self.config.traffic.flow_bytes;
+            for &(src, dst) in &self.flows {
+                let from = adapters[self.addressing.adapter_of(dst) as usize].delivered
+                    [self.addressing.port_of(dst)]
+                .from
+                .iter()
+                .find(|f| f.src == src)
+                .copied()
+                .unwrap_or_default();
+                flows.src.push(src as u32);
+                flows.dst.push(dst as u32);
+                flows.goodput_gbps.push(gbps(from.bytes_measured));
+                flow_fractions.push(
+                    gbps(from.bytes_measured) / (self.host_rate_bps[dst as usize] as f64 / 1e9),
+                );
+                let done = size_bytes.is_some_and(|size| from.bytes == size);
+                let fct_us = done.then(|| from.last_ps as f64 / 1e6);
+                flows.fct_us.push(fct_us);
+                fcts.extend(fct_us);
+            }
+            let goodput = fractions.iter().sum::<f64>() / fractions.len().max(1) as f64;
+            let at_least = flow_fractions.iter().filter(|&&f| f >= 0.944).count() as f64
+                / flow_fractions.len().max(1) as f64;
+            (host_table, flows, goodput, at_least, fcts, None)
+        } else {
+            self.transport_report(&hosts, &adapters, &gbps)
+        };
         let merged =
             |pick: &dyn Fn(&super::adapter::Adapter) -> &crate::engine::stats::LatencyHistogram| {
                 let mut all = crate::engine::stats::LatencyHistogram::new();
@@ -431,11 +520,12 @@ impl Stardust {
             events: clock.events,
             cell_hops: sum(&|c| c.cells_sent)
                 + elements.iter().map(|e| e.counters.cells_sent).sum::<u64>(),
+            transport,
         };
         Ok((
             summary,
             StardustTables {
-                hosts,
+                hosts: host_table,
                 flows,
                 last_stage_queue,
                 timed_flows: timed,
@@ -443,5 +533,88 @@ impl Stardust {
                 failures,
             },
         ))
+    }
+}
+
+/// What [`Stardust::transport_report`] gives: the host and flow tables, the mean per-flow
+/// goodput as a fraction of line rate, the fraction of flows at 94.4% or more, the completion
+/// times of finite flows, and the transport's counters.
+type TransportReport = (
+    HostTable,
+    FlowTable,
+    f64,
+    f64,
+    Vec<f64>,
+    Option<TransportSummary>,
+);
+
+impl Stardust {
+    /// Goodput as transport hosts saw it (bytes their receivers delivered in order, per flow:
+    /// the Ethernet design's reading), and their transport's counters.
+    fn transport_report(
+        &self,
+        hosts: &[&Host],
+        adapters: &[&Adapter],
+        gbps: &dyn Fn(u64) -> f64,
+    ) -> TransportReport {
+        let mut flows = FlowTable::default();
+        let mut fractions = Vec::with_capacity(self.host_flows.len());
+        let mut fcts = Vec::new();
+        let mut received = vec![0u64; hosts.len()];
+        for f in &self.host_flows {
+            let receiver = &hosts[f.dst as usize].inflows[f.at_dst as usize];
+            received[f.dst as usize] += receiver.bytes_measured;
+            let flow_gbps = gbps(receiver.bytes_measured);
+            fractions.push(flow_gbps * 1e9 / self.host_rate_bps[f.dst as usize] as f64);
+            let fct_us = receiver.done_ps.map(|ps| ps as f64 / 1e6);
+            fcts.extend(fct_us);
+            flows.src.push(f.src as u32);
+            flows.dst.push(f.dst as u32);
+            flows.goodput_gbps.push(flow_gbps);
+            flows.fct_us.push(fct_us);
+        }
+        let mut host_table = HostTable::default();
+        let mut link_fractions = Vec::new();
+        for (h, &bytes) in received.iter().enumerate() {
+            if self.receivers[h] {
+                host_table.host.push(h as u32);
+                host_table.goodput_gbps.push(gbps(bytes));
+                let adapter = adapters[self.addressing.adapter_of(h as u16) as usize];
+                let carried = adapter.delivered[self.addressing.port_of(h as u16)].bytes_measured;
+                link_fractions.push(gbps(carried) * 1e9 / self.host_rate_bps[h] as f64);
+            }
+        }
+        let n = fractions.len().max(1) as f64;
+        let goodput = fractions.iter().sum::<f64>() / n;
+        let at_least = fractions.iter().filter(|&&f| f >= 0.944).count() as f64 / n;
+        let senders: Vec<_> = hosts
+            .iter()
+            .flat_map(|h| h.out.iter().map(|f| *f.sender.counters()))
+            .collect();
+        let sum = |pick: fn(&crate::blocks::transport::SenderCounters) -> u64| -> u64 {
+            senders.iter().map(pick).sum()
+        };
+        let host_sum = |pick: fn(&crate::blocks::ethernet::host::HostCounters) -> u64| -> u64 {
+            hosts.iter().map(|h| pick(&h.counters)).sum()
+        };
+        let transport = TransportSummary {
+            transport: "tcp",
+            flow_fairness: crate::engine::stats::Fairness::of(&flows.goodput_gbps)
+                .jain_index
+                .unwrap_or(0.0),
+            host_link_utilization: link_fractions.iter().sum::<f64>()
+                / link_fractions.len().max(1) as f64,
+            host_packets_created: host_sum(|c| c.packets_created),
+            host_packets_received: host_sum(|c| c.packets_received),
+            acks_sent: host_sum(|c| c.acks_sent),
+            segments_sent: sum(|c| c.segments_sent),
+            retransmissions: sum(|c| c.retransmissions),
+            fast_retransmits: sum(|c| c.fast_retransmits),
+            timeouts: sum(|c| c.timeouts),
+            rtt_mean_us: host_sum(|c| c.rtt_sum_ps_measured) as f64
+                / 1e6
+                / host_sum(|c| c.rtt_samples_measured).max(1) as f64,
+        };
+        (host_table, flows, goodput, at_least, fcts, Some(transport))
     }
 }

@@ -1,0 +1,101 @@
+"""TCP NewReno hosts on Stardust's host ports, through the command line: finite flows on a k = 4
+fat-tree deliver every byte with no cell lost, the summary carries the Ethernet design's goodput
+fields and TCP counters, a seed gives one summary, and bad input is one line naming the key, exit
+status 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+PERMUTATION = "scenarios/stardust/permutation.toml"
+SMALL = ["--set", "topology.k=4", "--set", "host.transport=tcp"]
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cellfabric.cli", *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+
+
+def run_json(*args: str) -> dict:
+    done = cli("run", PERMUTATION, *SMALL, *args, "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_finite_tcp_flows_deliver_every_byte_and_no_cell_is_lost():
+    flow_bytes = 450_000
+    summary = run_json("--set", "run.duration_ns=3000000", "--set", "run.warmup_ns=100000",
+                       "--set", f"traffic.flow_bytes={flow_bytes}")
+    assert summary["design"] == "stardust" and summary["transport"] == "tcp"
+    assert summary["flows_completed"] == summary["hosts"] == 16
+    assert summary["cells_dropped"] == 0
+    assert summary["packets_dropped_ingress"] == summary["packets_dropped_egress"] == 0
+    # Every frame (segments and ACKs) a host sent reached its host: nothing is left in flight.
+    assert summary["host_packets_created"] == summary["host_packets_received"]
+    assert summary["packets_in_flight"] == summary["cells_in_flight"] == 0
+    segments = -(-flow_bytes // 9000)
+    assert summary["segments_sent"] == 16 * segments + summary["retransmissions"]
+    assert summary["fct_us"]["last"] < 3000
+
+
+def test_a_tcp_incast_completes_at_the_receivers_line_rate():
+    done = cli("run", "scenarios/stardust/incast.toml", "--set", "topology.k=4",
+               "--set", "host.transport=tcp", "--set", "traffic.senders=8",
+               "--set", "run.duration_ns=10000000", "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["flows_completed"] == 8
+    assert summary["cells_dropped"] == summary["packets_dropped_ingress"] == 0
+    # 8 x 450 KB through one 10 Gbit/s port: no sooner than 2.88 ms, and the pull fabric keeps
+    # the port busy (the slack covers slow start's first round trips).
+    assert 2880 < summary["fct_us"]["last"] < 1.1 * 2880
+
+
+def test_unending_flows_report_goodput_per_flow_deterministically():
+    args = ["--set", "run.duration_ns=1000000", "--set", "run.warmup_ns=500000"]
+    summary = run_json(*args)
+    spread = summary["flow_goodput_gbps"]
+    assert 0.5 < summary["goodput"] < 1.0
+    assert summary["goodput"] == pytest.approx(spread["mean"] / 10.0)
+    for key in ("retransmissions", "timeouts", "fast_retransmits", "rtt_mean_us"):
+        assert key in summary
+    # What the egress adapters put on the receivers' links: data, retransmissions and ACKs.
+    assert summary["goodput"] * 0.9 < summary["host_link_utilization"] <= 1.0
+    assert summary["packets_created"] == (summary["packets_delivered"] + summary["packets_dropped_ingress"]
+                                          + summary["packets_dropped_fabric"]
+                                          + summary["packets_dropped_egress"] + summary["packets_in_flight"])
+    again = run_json(*args)
+    for machine_dependent in ("perf", "provenance"):
+        again.pop(machine_dependent, None)
+        summary.pop(machine_dependent, None)
+    assert again == summary
+
+
+def test_built_in_sources_report_no_transport():
+    done = cli("run", PERMUTATION, "--set", "topology.k=4", "--set", "run.duration_ns=100000",
+               "--set", "run.warmup_ns=10000", "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert "transport" not in summary and "retransmissions" not in summary
+
+
+@pytest.mark.parametrize("settings, key", [
+    (["host.transport=dctcp"], "host.transport"),
+    (["host.transport=ndp"], "host.transport"),
+    (["host.packet_bytes=1500"], "host.packet_bytes"),
+    (["host.transport=tcp", "traffic.pattern=all_to_all"], "traffic.pattern"),
+    (["host.transport=tcp", "host.initial_cwnd_packets=0"], "host.initial_cwnd_packets"),
+])
+def test_bad_input_is_one_line_naming_the_key(settings: list[str], key: str):
+    sets = [arg for s in settings for arg in ("--set", s)]
+    done = cli("run", PERMUTATION, "--set", "topology.k=4", "--set", "run.duration_ns=100000",
+               "--set", "run.warmup_ns=10000", *sets)
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert f" {key}: " in done.stderr, done.stderr
