@@ -429,23 +429,16 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
         }
     }
 
-    /// Sizes the event calendar for event-driven nodes whose ports each schedule about every
-    /// `port_gap_ps` and up to `horizon_ps` ahead (a slotted fabric's calendar is sized by its
-    /// cell time). Every port adds events, so a bucket is narrower than the port gap: the gap
-    /// over the square root of the number of ports, which keeps each bucket's sort short
-    /// without walking many empty buckets (busy ports cluster in time). On the 432-host
-    /// fat-trees (2 592 ports) dividing by 16 to 256 was equally fast, by 1 or by 2 592 up to
-    /// a quarter slower. The order of events does not depend on it.
+    /// Sizes the event calendar for event-driven nodes that schedule about every `bucket_ps`
+    /// and up to `horizon_ps` ahead (a slotted fabric's calendar is sized by its cell time).
     /// Call before any event is scheduled.
-    pub fn set_calendar(&mut self, port_gap_ps: TimePs, horizon_ps: TimePs) {
+    pub fn set_calendar(&mut self, bucket_ps: TimePs, horizon_ps: TimePs) {
         assert_eq!(
             self.plumbing.queue.len(),
             0,
             "the calendar is set before the run starts"
         );
-        let ports = self.plumbing.peer.len().max(1) as f64;
-        let bucket_ps = (port_gap_ps as f64 / ports.sqrt()) as TimePs;
-        self.plumbing.queue = CalendarQueue::for_horizon(bucket_ps.max(1), horizon_ps);
+        self.plumbing.queue = CalendarQueue::for_horizon(bucket_ps, horizon_ps);
     }
 
     /// What the Layer 1 cables counted.
