@@ -136,6 +136,45 @@ impl HostCounters {
     }
 }
 
+/// What the senders of a set of hosts counted, summed: the transport columns every design
+/// with transport hosts reports (the Ethernet baseline, Stardust's host ports).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SenderTotals {
+    /// Segments sent, retransmissions included.
+    pub segments_sent: u64,
+    /// Retransmissions.
+    pub retransmissions: u64,
+    /// Fast retransmits.
+    pub fast_retransmits: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// DCTCP's window cuts.
+    pub ecn_cuts: u64,
+    /// Mean round-trip sample in the measurement window, in µs.
+    pub rtt_mean_us: f64,
+}
+
+impl SenderTotals {
+    /// The sums over every send side of `hosts`.
+    pub fn of(hosts: &[&Host]) -> Self {
+        let mut totals = SenderTotals::default();
+        for c in hosts
+            .iter()
+            .flat_map(|h| h.out.iter().map(|f| f.sender.counters()))
+        {
+            totals.segments_sent += c.segments_sent;
+            totals.retransmissions += c.retransmissions;
+            totals.fast_retransmits += c.fast_retransmits;
+            totals.timeouts += c.timeouts;
+            totals.ecn_cuts += c.ecn_cuts;
+        }
+        let rtt_sum_ps: u64 = hosts.iter().map(|h| h.counters.rtt_sum_ps_measured).sum();
+        let samples: u64 = hosts.iter().map(|h| h.counters.rtt_samples_measured).sum();
+        totals.rtt_mean_us = rtt_sum_ps as f64 / 1e6 / samples.max(1) as f64;
+        totals
+    }
+}
+
 /// A host.
 pub struct Host {
     index: u16,
@@ -270,6 +309,14 @@ impl Host {
             (flow.path, flow.record, flow.full_segments) = (path as u16, first, true);
         }
         first
+    }
+
+    /// What receive side `at_dst` measured over a window of `window_s`: its goodput in Gbit/s
+    /// and, for a finite flow that completed, its completion time in µs.
+    pub fn received(&self, at_dst: u32, window_s: f64) -> (f64, Option<f64>) {
+        let flow = &self.inflows[at_dst as usize];
+        let gbps = flow.bytes_measured as f64 * 8.0 / window_s / 1e9;
+        (gbps, flow.done_ps.map(|ps| ps as f64 / 1e6))
     }
 
     /// Starts sending.

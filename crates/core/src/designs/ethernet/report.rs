@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use super::Ethernet;
+use crate::blocks::ethernet::host::SenderTotals;
 use crate::blocks::transport::{FlowSender, Transport};
 use crate::engine::kernel::Clock;
 use crate::engine::stats::{Completion, Spread};
@@ -171,16 +172,12 @@ impl Ethernet {
         let mut fractions = Vec::with_capacity(self.flows.len());
         let mut fcts = Vec::new();
         for f in &self.flows {
-            let (dst, src) = (hosts[f.dst as usize], hosts[f.src as usize]);
-            let receiver = &dst.inflows[f.at_dst as usize];
-            let (bytes_measured, done_ps) = (receiver.bytes_measured, receiver.done_ps);
-            let senders = &src.out[f.at_src as usize..(f.at_src + f.subflows) as usize];
+            let (gbps, fct_us) = hosts[f.dst as usize].received(f.at_dst, window_s);
+            let senders = &hosts[f.src as usize].out[f.at_src as usize..][..f.subflows as usize];
             let sent = |pick: fn(&crate::blocks::transport::SenderCounters) -> u64| -> u64 {
                 senders.iter().map(|o| pick(o.sender.counters())).sum()
             };
-            let gbps = bytes_measured as f64 * 8.0 / window_s / 1e9;
             fractions.push(gbps * 1e9 / self.host_rate_bps[f.dst as usize] as f64);
-            let fct_us = done_ps.map(|ps| ps as f64 / 1e6);
             fcts.extend(fct_us);
             table.src.push(f.src as u32);
             table.dst.push(f.dst as u32);
@@ -193,12 +190,7 @@ impl Ethernet {
         let fairness = crate::engine::stats::Fairness::of(&table.goodput_gbps)
             .jain_index
             .unwrap_or(0.0);
-        let senders = hosts
-            .iter()
-            .flat_map(|h| h.out.iter().map(|f| f.sender.counters()));
-        let sum = |pick: fn(&crate::blocks::transport::SenderCounters) -> u64| -> u64 {
-            senders.clone().map(pick).sum()
-        };
+        let sent = SenderTotals::of(&hosts);
         let summary = EthernetSummary {
             design: "ethernet",
             transport: self.config.host.transport.as_str(),
@@ -217,23 +209,14 @@ impl Ethernet {
             packets_dropped: packets.dropped,
             packets_lost: switches.iter().map(|s| s.counters.packets_lost).sum(),
             packets_in_flight: packets.in_flight,
-            segments_sent: sum(|c| c.segments_sent),
-            retransmissions: sum(|c| c.retransmissions),
-            fast_retransmits: sum(|c| c.fast_retransmits),
-            timeouts: sum(|c| c.timeouts),
+            segments_sent: sent.segments_sent,
+            retransmissions: sent.retransmissions,
+            fast_retransmits: sent.fast_retransmits,
+            timeouts: sent.timeouts,
             packets_marked: switches.iter().map(|s| s.counters.packets_marked).sum(),
-            ecn_cuts: sum(|c| c.ecn_cuts),
+            ecn_cuts: sent.ecn_cuts,
             ecn_cuts_measured: hosts.iter().map(|h| h.counters.ecn_cuts_measured).sum(),
-            rtt_mean_us: hosts
-                .iter()
-                .map(|h| h.counters.rtt_sum_ps_measured)
-                .sum::<u64>() as f64
-                / 1e6
-                / hosts
-                    .iter()
-                    .map(|h| h.counters.rtt_samples_measured)
-                    .sum::<u64>()
-                    .max(1) as f64,
+            rtt_mean_us: sent.rtt_mean_us,
             bottleneck_queue_packets: switches
                 .iter()
                 .flat_map(|s| s.measured())

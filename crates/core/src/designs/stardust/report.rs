@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::adapter::Adapter;
 use super::reach::{self, ChangeTable, DeviceReport, EventTable, ReachSummary};
 use super::Stardust;
-use crate::blocks::ethernet::host::Host;
+use crate::blocks::ethernet::host::{Host, SenderTotals};
 use crate::engine::kernel::Clock;
 use crate::engine::stats::{Completion, Percentiles, Spread};
 use crate::engine::time::{TimePs, PS_PER_NS};
@@ -417,7 +417,7 @@ impl Stardust {
                 / flow_fractions.len().max(1) as f64;
             (host_table, flows, goodput, at_least, fcts, None)
         } else {
-            self.transport_report(&hosts, &adapters, &gbps)
+            self.transport_report(&hosts, &adapters, window_s)
         };
         let merged =
             |pick: &dyn Fn(&super::adapter::Adapter) -> &crate::engine::stats::LatencyHistogram| {
@@ -555,18 +555,18 @@ impl Stardust {
         &self,
         hosts: &[&Host],
         adapters: &[&Adapter],
-        gbps: &dyn Fn(u64) -> f64,
+        window_s: f64,
     ) -> TransportReport {
+        let gbps = |bytes: u64| bytes as f64 * 8.0 / window_s / 1e9;
         let mut flows = FlowTable::default();
         let mut fractions = Vec::with_capacity(self.host_flows.len());
         let mut fcts = Vec::new();
         let mut received = vec![0u64; hosts.len()];
         for f in &self.host_flows {
-            let receiver = &hosts[f.dst as usize].inflows[f.at_dst as usize];
-            received[f.dst as usize] += receiver.bytes_measured;
-            let flow_gbps = gbps(receiver.bytes_measured);
+            let receiver = hosts[f.dst as usize];
+            received[f.dst as usize] += receiver.inflows[f.at_dst as usize].bytes_measured;
+            let (flow_gbps, fct_us) = receiver.received(f.at_dst, window_s);
             fractions.push(flow_gbps * 1e9 / self.host_rate_bps[f.dst as usize] as f64);
-            let fct_us = receiver.done_ps.map(|ps| ps as f64 / 1e6);
             fcts.extend(fct_us);
             flows.src.push(f.src as u32);
             flows.dst.push(f.dst as u32);
@@ -587,13 +587,7 @@ impl Stardust {
         let n = fractions.len().max(1) as f64;
         let goodput = fractions.iter().sum::<f64>() / n;
         let at_least = fractions.iter().filter(|&&f| f >= 0.944).count() as f64 / n;
-        let senders: Vec<_> = hosts
-            .iter()
-            .flat_map(|h| h.out.iter().map(|f| *f.sender.counters()))
-            .collect();
-        let sum = |pick: fn(&crate::blocks::transport::SenderCounters) -> u64| -> u64 {
-            senders.iter().map(pick).sum()
-        };
+        let sent = SenderTotals::of(hosts);
         let host_sum = |pick: fn(&crate::blocks::ethernet::host::HostCounters) -> u64| -> u64 {
             hosts.iter().map(|h| pick(&h.counters)).sum()
         };
@@ -607,13 +601,11 @@ impl Stardust {
             host_packets_created: host_sum(|c| c.packets_created),
             host_packets_received: host_sum(|c| c.packets_received),
             acks_sent: host_sum(|c| c.acks_sent),
-            segments_sent: sum(|c| c.segments_sent),
-            retransmissions: sum(|c| c.retransmissions),
-            fast_retransmits: sum(|c| c.fast_retransmits),
-            timeouts: sum(|c| c.timeouts),
-            rtt_mean_us: host_sum(|c| c.rtt_sum_ps_measured) as f64
-                / 1e6
-                / host_sum(|c| c.rtt_samples_measured).max(1) as f64,
+            segments_sent: sent.segments_sent,
+            retransmissions: sent.retransmissions,
+            fast_retransmits: sent.fast_retransmits,
+            timeouts: sent.timeouts,
+            rtt_mean_us: sent.rtt_mean_us,
         };
         (host_table, flows, goodput, at_least, fcts, Some(transport))
     }
