@@ -53,4 +53,6 @@ pub mod stream_kind {
     pub const ETHERNET_LOSS: u32 = 40;
     /// A trimming switch port's choice between trimming the arrival and the queue's tail.
     pub const ETHERNET_TRIM: u32 = 41;
+    /// Ethernet hosts' sources of flows opened during the run (sizes, gaps, destinations).
+    pub const ETHERNET_FLOWS: u32 = 45;
 }

@@ -2,12 +2,193 @@
 //! incast) and flow sizes drawn from a published cumulative distribution (the tables in
 //! `workloads/`): `size cdf` points, one a line, `#` lines skipped, a lone first number (a
 //! HomaSim file's mean) skipped, the cdf in 0..1 or in percent. A size is drawn as HomaSim
-//! draws it: the first point whose cdf is at least a uniform draw (a step CDF).
+//! draws it: the first point whose cdf is at least a uniform draw (a step CDF). The timed-flow
+//! workload (`traffic.pattern = "fct"`, Stardust's Fig. 10b) is read and checked here for
+//! every design ([`FctKeys`]), with its Poisson arrivals ([`mean_gap_ps`], [`exponential_ps`])
+//! and the report's completion-time figures ([`FctStats`]).
 
 use rand::seq::SliceRandom;
 use rand::Rng as _;
+use serde::Serialize;
 
 use crate::engine::rng::Rng;
+use crate::engine::stats::{Completion, LatencyHistogram, Percentiles};
+use crate::engine::time::TimePs;
+use crate::scenario::{invalid, is_load, ScenarioError};
+
+/// The `traffic` keys of the timed-flow (`fct`) workload, as every design reads them:
+/// `src` sends `dst` flows of sizes drawn from the `flow_sizes` file, arriving as a Poisson
+/// process at `load` of its line rate; every other host keeps `background_flows` unending
+/// flows to random other hosts (never to `dst`).
+#[derive(Clone, Copy, Debug)]
+pub struct FctKeys<'a> {
+    /// `traffic.fct_src`.
+    pub src: u32,
+    /// `traffic.fct_dst`.
+    pub dst: u32,
+    /// `traffic.fct_load`, a fraction of the source's line rate.
+    pub load: f64,
+    /// `traffic.flow_sizes`: the distribution file's path (made absolute by the front end).
+    pub flow_sizes: Option<&'a str>,
+    /// `traffic.background_flows`.
+    pub background_flows: u32,
+}
+
+impl FctKeys<'_> {
+    /// Checks the keys' own values (those that need no topology).
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        if self.flow_sizes.is_none() {
+            return Err(invalid(
+                "traffic.flow_sizes",
+                "expected a flow-size distribution file with traffic.pattern = \"fct\"",
+            ));
+        }
+        if !is_load(self.load) {
+            return Err(invalid(
+                "traffic.fct_load",
+                "expected a fraction of line rate from 1e-6 to 1",
+            ));
+        }
+        if self.src == self.dst {
+            return Err(invalid(
+                "traffic.fct_dst",
+                "expected a host other than traffic.fct_src",
+            ));
+        }
+        if self.background_flows == 0 {
+            return Err(invalid("traffic.background_flows", "expected at least 1"));
+        }
+        Ok(())
+    }
+
+    /// Checks the hosts against a topology of `hosts` hosts.
+    pub fn check_hosts(&self, hosts: usize) -> Result<(), ScenarioError> {
+        if hosts < 3 {
+            return Err(invalid(
+                "topology",
+                "the fct pattern needs at least 3 hosts",
+            ));
+        }
+        for (key, host) in [("traffic.fct_src", self.src), ("traffic.fct_dst", self.dst)] {
+            if host as usize >= hosts {
+                return Err(invalid(
+                    key,
+                    format!("expected a host below {hosts}, got {host}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The distribution `traffic.flow_sizes` names, read and checked.
+    pub fn sizes(&self) -> Result<FlowSizes, ScenarioError> {
+        let key = "traffic.flow_sizes";
+        let path = self
+            .flow_sizes
+            .ok_or_else(|| invalid(key, "expected a file"))?;
+        FlowSizes::read(key, path)
+    }
+
+    /// The background flows, `(sending host, receiving host)` in drawing order: every host but
+    /// the two timed ones sends `background_flows` flows, each to a host other than itself and
+    /// the timed receiver, uniformly (reading A24: never to the timed receiver, whose share of
+    /// unending flows would otherwise be what the timed flows measure, not the fabric).
+    pub fn background(&self, hosts: usize, rng: &mut Rng) -> Vec<(usize, usize)> {
+        let timed = [self.src as usize, self.dst as usize];
+        let mut flows = Vec::new();
+        for h in (0..hosts).filter(|h| !timed.contains(h)) {
+            // Draw among the rest, then step over the two, lowest first.
+            let skipped = [h.min(timed[1]), h.max(timed[1])];
+            for _ in 0..self.background_flows {
+                let mut dst = rng.gen_range(0..hosts - 2);
+                for skip in skipped {
+                    if dst >= skip {
+                        dst += 1;
+                    }
+                }
+                flows.push((h, dst));
+            }
+        }
+        flows
+    }
+}
+
+/// The mean time between flow arrivals that offers `load` of a `rate_bps` link with flows of
+/// `sizes`.
+pub fn mean_gap_ps(sizes: &FlowSizes, load: f64, rate_bps: u64) -> TimePs {
+    (sizes.mean_bytes() * 8e12 / (load * rate_bps as f64)).round() as TimePs
+}
+
+/// An exponential draw of mean `mean_ps` (at least 1 ps): a Poisson process's next gap.
+pub fn exponential_ps(mean_ps: TimePs, rng: &mut Rng) -> TimePs {
+    let uniform: f64 = rng.gen_range(f64::MIN_POSITIVE..1.0);
+    (-uniform.ln() * mean_ps as f64).round().max(1.0) as TimePs
+}
+
+/// One timed flow as a report lists it.
+#[derive(Clone, Copy, Debug)]
+pub struct TimedFlow {
+    /// Bytes.
+    pub size_bytes: u64,
+    /// When it arrived at its source.
+    pub start_ps: TimePs,
+    /// From its arrival to its last byte at the receiving host; `None` while unfinished.
+    pub fct_ps: Option<TimePs>,
+    /// The least it could take: its bytes at the source's line rate plus the path's
+    /// propagation and store-and-forward delays.
+    pub ideal_ps: TimePs,
+}
+
+/// Completion times of the timed flows that completed, by size.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FctStats {
+    /// Timed flows started.
+    pub timed_flows_started: u64,
+    /// Of them, completed.
+    pub timed_flows_completed: u64,
+    /// Completion times of the completed timed flows, in µs.
+    pub timed_fct_us: Percentiles,
+    /// Of those below 10 KB.
+    pub timed_fct_us_under_10kb: Percentiles,
+    /// Of those from 10 KB to below 500 KB.
+    pub timed_fct_us_10kb_to_500kb: Percentiles,
+    /// Of those of 500 KB or more (the Stardust paper: 1 MB flows finish in under 1 ms,
+    /// Fig. 10b).
+    pub timed_fct_us_500kb_up: Completion,
+    /// Completion time over the ideal ([`TimedFlow::ideal_ps`]; 1: no wait anywhere).
+    pub timed_slowdown: Percentiles,
+}
+
+impl FctStats {
+    /// The figures of `flows`.
+    pub fn of(flows: &[TimedFlow]) -> FctStats {
+        let mut all = LatencyHistogram::new();
+        let mut small = LatencyHistogram::new();
+        let mut medium = LatencyHistogram::new();
+        let mut large = Vec::new();
+        let mut slowdown = LatencyHistogram::new();
+        for f in flows {
+            let Some(ps) = f.fct_ps else { continue };
+            all.record(ps);
+            match f.size_bytes {
+                0..10_000 => small.record(ps),
+                10_000..500_000 => medium.record(ps),
+                _ => large.push(ps as f64 / 1e6),
+            }
+            // In thousandths, as the histogram keeps integers.
+            slowdown.record((ps as f64 * 1e3 / f.ideal_ps.max(1) as f64).round() as u64);
+        }
+        FctStats {
+            timed_flows_started: flows.len() as u64,
+            timed_flows_completed: all.count(),
+            timed_fct_us: all.percentiles().scaled(1e6),
+            timed_fct_us_under_10kb: small.percentiles().scaled(1e6),
+            timed_fct_us_10kb_to_500kb: medium.percentiles().scaled(1e6),
+            timed_fct_us_500kb_up: Completion::of(&large),
+            timed_slowdown: slowdown.percentiles().scaled(1e3),
+        }
+    }
+}
 
 /// A random derangement of `hosts` hosts (at least 2): host `h` sends to `to[h] != h`, and
 /// every host receives from exactly one. Shuffle, then swap away every fixed point.
@@ -92,6 +273,14 @@ impl FlowSizes {
             return Err("every size is 0".into());
         }
         Ok(FlowSizes { points })
+    }
+
+    /// Reads the distribution file at `path` for scenario key `key`; the error names the key,
+    /// the file and what is wrong.
+    pub fn read(key: &str, path: &str) -> Result<FlowSizes, ScenarioError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| invalid(key, format!("cannot read {path}: {e}")))?;
+        FlowSizes::parse(&text).map_err(|e| invalid(key, format!("{path}: {e}")))
     }
 
     /// A size drawn from the distribution.

@@ -9,6 +9,14 @@
 //! host (Handley et al. 2017 §3.2) answers each data packet with an ACK and each trimmed
 //! header with a NACK at once, and sends the PULLs its [`PullPacer`] releases; ACKs, NACKs
 //! and PULLs share the NIC's control queue.
+//!
+//! Flows may also be opened during the run ([`Host::open`], by the host's [`FlowSource`] on a
+//! kernel timer, or at the start): then every data segment names its sender's flow by a key
+//! (the send side's slot and the slot's generation, bumped each time a completed flow's slot
+//! is reused), the receiving host finds or makes the receive side for that key (reusing the
+//! slot of the sender's earlier flow in that slot), packets of an earlier generation are
+//! ignored, and a finite flow's last segment carries [`LAST_SEGMENT`] so the receiver learns
+//! the flow's size. Memory then follows the flows in flight, not the flows ever opened.
 
 use super::{ACK, CE, CONTROL, ECE, ECT, NACK, PULL, TRIMMED};
 use crate::blocks::cell::{Cell, CellId, CellQueue};
@@ -21,7 +29,11 @@ use crate::blocks::transport::mptcp::{Lia, SharedData};
 use crate::blocks::transport::ndp::{NdpSender, PullPacer};
 use crate::blocks::transport::receiver::{Arrival, Receiver};
 use crate::blocks::transport::{FlowSender, Sender, SenderCounters, SenderParams, TIMER_OFF};
+use crate::blocks::workload::{exponential_ps, FlowSizes};
+use crate::engine::rng::Rng;
 use crate::engine::time::TimePs;
+use rand::Rng as _;
+use std::sync::Arc;
 
 /// Timer kinds, in the top bits of a timer's tag (the flow's index below).
 const NIC: u32 = 0;
@@ -29,9 +41,27 @@ const RTO: u32 = 1 << 30;
 const DELAYED_ACK: u32 = 2 << 30;
 const PACER: u32 = 3 << 30;
 const KIND: u32 = 3 << 30;
+/// A NIC-kind timer tag of its own: the host's [`FlowSource`] opens its next flow.
+const ARRIVAL: u32 = NIC | 1;
+
+/// Bits of a flow key that name the send side's slot; the bits above hold its generation.
+const SLOT_BITS: u32 = 20;
+const SLOT_MASK: u32 = (1 << SLOT_BITS) - 1;
+/// Generations of a slot, counted modulo this.
+const GENERATIONS: u32 = 1 << (32 - SLOT_BITS);
+/// Bit of a data segment's `seq` (flows opened during the run): its flow's last segment.
+pub const LAST_SEGMENT: u32 = 1 << 31;
+/// No receive side yet for a (sender, slot).
+const NONE: u32 = u32::MAX;
 
 /// [`OutFlow::conn`] of a flow that is no MPTCP subflow.
 const NO_CONN: u32 = u32::MAX;
+
+/// The path label of the flow of key `key` (opened during the run): flows between one pair of
+/// hosts hash apart, as TCP connections of different ports do; never 0 (the pair's own hash).
+fn path_label(key: u32) -> u16 {
+    (key % u16::MAX as u32) as u16 + 1
+}
 
 /// How every host of a run behaves.
 #[derive(Clone, Copy, Debug)]
@@ -70,6 +100,13 @@ pub struct OutFlow {
     conn: u32,
     /// On an MPTCP connection's first subflow: the segments not yet given to a subflow.
     data: SharedData,
+    /// The key its segments carry and its ACKs must carry (a flow made at build: its index).
+    key: u32,
+    /// A flow opened during the run: its number among the host's timed flows, or [`NONE`].
+    timed: u32,
+    /// The latest time a receiver made an ACK that reached this sender (a flow opened during
+    /// the run completes at the receiver when it makes the ACK that completes it here).
+    acked_made_ps: TimePs,
 }
 
 /// The receive side of one flow.
@@ -98,6 +135,68 @@ pub struct InFlow {
     record: u32,
     /// An MPTCP subflow: every segment is full size (the connection's last one included).
     full_segments: bool,
+}
+
+/// Where a host's flows opened during the run go.
+#[derive(Clone, Copy, Debug)]
+pub enum Destination {
+    /// Always this host.
+    Host(u16),
+    /// A host drawn uniformly among the other `hosts - 1` for each flow.
+    Uniform {
+        /// Hosts of the fabric.
+        hosts: u16,
+    },
+}
+
+/// A host's source of flows opened during the run: flows of sizes drawn from a distribution,
+/// opened on a kernel timer as a Poisson process, or kept at a number in flight (closed loop).
+pub struct FlowSource {
+    /// Where each flow goes.
+    pub destination: Destination,
+    /// Flow sizes.
+    pub sizes: Arc<FlowSizes>,
+    /// Poisson arrivals: the mean time between them; `None` for a closed loop.
+    pub mean_gap_ps: Option<TimePs>,
+    /// Closed loop: flows kept in flight, a new one opened as one completes.
+    pub in_flight: u32,
+    /// The source's random stream (sizes, gaps, destinations).
+    pub rng: Rng,
+}
+
+/// A flow the host opened during the run from its [`FlowSource`]: what its FCT table lists.
+#[derive(Clone, Copy, Debug)]
+pub struct OpenedFlow {
+    /// Receiving host.
+    pub dst: u16,
+    /// Bytes.
+    pub size_bytes: u64,
+    /// When it arrived (was opened).
+    pub start_ps: TimePs,
+    /// When its last byte reached the receiver (the receiver made the ACK that completed
+    /// it); `None` while unfinished.
+    pub done_ps: Option<TimePs>,
+}
+
+/// The state of flows opened during the run: slot reuse on both sides.
+#[derive(Default)]
+pub struct Opened {
+    /// Send-side slots free for reuse.
+    free_out: Vec<u32>,
+    /// Per sending host, per its slot: the receive side here ([`NONE`]: none yet).
+    in_by_sender: Vec<Vec<u32>>,
+    /// What the senders of completed flows counted, kept when their slots were reused.
+    retired: SenderCounters,
+    /// NDP pulls that found nothing to send, of the same senders.
+    retired_pulls_unused: u64,
+    /// Flows its source opened, in order.
+    pub flows: Vec<OpenedFlow>,
+    /// Finite flows that completed here (as senders).
+    pub completed: u64,
+    /// Packets of an earlier flow of a reused slot that arrived here and were ignored.
+    pub stale_packets: u64,
+    /// The source of flows, if the host has one.
+    source: Option<FlowSource>,
 }
 
 /// What a host counts.
@@ -158,10 +257,10 @@ impl SenderTotals {
     /// The sums over every send side of `hosts`.
     pub fn of(hosts: &[&Host]) -> Self {
         let mut totals = SenderTotals::default();
-        for c in hosts
-            .iter()
-            .flat_map(|h| h.out.iter().map(|f| f.sender.counters()))
-        {
+        for c in hosts.iter().flat_map(|h| {
+            let retired = h.opened.as_ref().map(|o| &o.retired);
+            h.out.iter().map(|f| f.sender.counters()).chain(retired)
+        }) {
             totals.segments_sent += c.segments_sent;
             totals.retransmissions += c.retransmissions;
             totals.fast_retransmits += c.fast_retransmits;
@@ -197,6 +296,8 @@ pub struct Host {
     pacer_wake_ps: TimePs,
     /// What it counted.
     pub counters: HostCounters,
+    /// Flows opened during the run (`None`: every flow was made at build).
+    pub opened: Option<Box<Opened>>,
 }
 
 impl Host {
@@ -216,7 +317,150 @@ impl Host {
                 .map(|interval_ps| Box::new(PullPacer::new(interval_ps))),
             pacer_wake_ps: NEVER_PS,
             counters: HostCounters::default(),
+            opened: None,
         }
+    }
+
+    /// Lets flows be opened during the run on this host (every host of a run that opens any,
+    /// as any may receive them), with `source` opening this host's own, if any.
+    pub fn open_flows(&mut self, source: Option<FlowSource>) {
+        self.opened = Some(Box::new(Opened {
+            source,
+            ..Opened::default()
+        }));
+    }
+
+    /// Opens a flow to `dst` of `size_bytes` (`None`: unending) at `now_ps`, in a free
+    /// send-side slot if there is one; `timed` flows are listed in [`Opened::flows`]. The host
+    /// sends it once kicked (the caller's event ends in a kick, or [`Host::start`] follows).
+    pub fn open(&mut self, now_ps: TimePs, dst: u16, size_bytes: Option<u64>, timed: bool) -> u32 {
+        let opened = self.opened.as_mut().expect("a host that opens flows");
+        let mss = self.params.sender.mss_bytes;
+        let packets = size_bytes.map_or(u32::MAX, |b| b.div_ceil(mss) as u32);
+        let number = if timed {
+            opened.flows.push(OpenedFlow {
+                dst,
+                size_bytes: size_bytes.unwrap_or(0),
+                start_ps: now_ps,
+                done_ps: None,
+            });
+            opened.flows.len() as u32 - 1
+        } else {
+            NONE
+        };
+        let slot = match opened.free_out.pop() {
+            Some(slot) => {
+                let flow = &mut self.out[slot as usize];
+                flow.sender.restart(&self.params.sender, packets);
+                (flow.dst, flow.size_bytes) = (dst, size_bytes);
+                (flow.timed, flow.acked_made_ps) = (number, 0);
+                flow.timer_ps = NEVER_PS;
+                slot
+            }
+            None => {
+                let slot = self.add_out(dst, 0, size_bytes);
+                assert!(slot <= SLOT_MASK, "more than 2^20 flows open at one host");
+                self.out[slot as usize].timed = number;
+                slot
+            }
+        };
+        let flow = &mut self.out[slot as usize];
+        flow.remote = flow.key;
+        flow.path = path_label(flow.key);
+        slot
+    }
+
+    /// The receive side here of the flow that `cell` (a data segment of a flow opened during
+    /// the run) belongs to, made or reused for a new flow of its sender's slot; `None` for a
+    /// packet of an earlier flow of that slot.
+    fn opened_inflow(&mut self, cell: &Cell) -> Option<usize> {
+        let opened = self.opened.as_mut().expect("a host that opens flows");
+        let (src, slot) = (cell.src as usize, (cell.packet & SLOT_MASK) as usize);
+        if opened.in_by_sender.len() <= src {
+            opened.in_by_sender.resize_with(src + 1, Vec::new);
+        }
+        let row = &mut opened.in_by_sender[src];
+        if row.len() <= slot {
+            row.resize(slot + 1, NONE);
+        }
+        let i = row[slot];
+        if i == NONE {
+            let i = self.add_in(cell.src, cell.packet, None);
+            self.opened.as_mut().expect("opened").in_by_sender[src][slot] = i;
+            self.inflows[i as usize].path = path_label(cell.packet);
+            return Some(i as usize);
+        }
+        let flow = &mut self.inflows[i as usize];
+        if flow.remote == cell.packet {
+            return Some(i as usize);
+        }
+        let ahead =
+            ((cell.packet >> SLOT_BITS).wrapping_sub(flow.remote >> SLOT_BITS)) % GENERATIONS;
+        if ahead >= GENERATIONS / 2 {
+            opened.stale_packets += 1;
+            return None;
+        }
+        // The sender's earlier flow in that slot completed: this slot's is a new one.
+        flow.receiver.reset();
+        (flow.remote, flow.path) = (cell.packet, path_label(cell.packet));
+        (flow.size_bytes, flow.bytes, flow.done_ps) = (None, 0, None);
+        if let Some(pacer) = &mut self.pacer {
+            pacer.reset_flow(i);
+        }
+        Some(i as usize)
+    }
+
+    /// Send side `i` (a flow opened during the run) has every byte acknowledged: its slot is
+    /// freed for the next flow, its generation bumped so its late packets are told apart, its
+    /// counts kept; a closed-loop source opens the next flow.
+    fn complete<R: Router>(&mut self, ctx: &mut Context<'_, R>, i: usize) {
+        let opened = self.opened.as_mut().expect("a host that opens flows");
+        let flow = &mut self.out[i];
+        if flow.timed != NONE {
+            opened.flows[flow.timed as usize].done_ps = Some(flow.acked_made_ps);
+        }
+        opened.completed += 1;
+        opened.retired.add(flow.sender.counters());
+        if let FlowSender::Ndp(s) = &flow.sender {
+            opened.retired_pulls_unused += s.ndp.pulls_unused;
+        }
+        flow.sender.restart(&self.params.sender, 0);
+        let generation = ((flow.key >> SLOT_BITS) + 1) % GENERATIONS;
+        flow.key = i as u32 | (generation << SLOT_BITS);
+        (flow.timed, flow.size_bytes) = (NONE, Some(0));
+        opened.free_out.push(i as u32);
+        if opened
+            .source
+            .as_ref()
+            .is_some_and(|s| s.mean_gap_ps.is_none())
+        {
+            self.arrive(ctx.now_ps);
+        }
+    }
+
+    /// The host's source opens its next flow at `now_ps` (a Poisson arrival, or a closed
+    /// loop's replacement).
+    fn arrive(&mut self, now_ps: TimePs) -> Option<TimePs> {
+        let opened = self.opened.as_mut().expect("a host that opens flows");
+        let source = opened.source.as_mut().expect("a host with a flow source");
+        let size = source.sizes.draw(&mut source.rng);
+        let dst = match source.destination {
+            Destination::Host(dst) => dst,
+            Destination::Uniform { hosts } => {
+                let d = source.rng.gen_range(0..hosts - 1);
+                d + (d >= self.index) as u16
+            }
+        };
+        let next_ps = source
+            .mean_gap_ps
+            .map(|mean_ps| now_ps + exponential_ps(mean_ps, &mut source.rng));
+        self.open(now_ps, dst, Some(size), true);
+        next_ps
+    }
+
+    /// Pulls unused by NDP senders whose slots were reused.
+    pub fn retired_pulls_unused(&self) -> u64 {
+        self.opened.as_ref().map_or(0, |o| o.retired_pulls_unused)
     }
 
     /// Adds a flow to `dst` of `size_bytes` (`None`: unending), known there as `remote`;
@@ -236,6 +480,9 @@ impl Host {
             path: 0,
             conn: NO_CONN,
             data: SharedData::new(0),
+            key: self.out.len() as u32,
+            timed: NONE,
+            acked_made_ps: 0,
         });
         self.out.len() as u32 - 1
     }
@@ -265,6 +512,9 @@ impl Host {
                 path: path as u16,
                 conn: first,
                 data: SharedData::new(if path == 0 { packets } else { 0 }),
+                key: first + path,
+                timed: NONE,
+                acked_made_ps: 0,
             });
         }
         first
@@ -319,8 +569,22 @@ impl Host {
         (gbps, flow.done_ps.map(|ps| ps as f64 / 1e6))
     }
 
-    /// Starts sending.
+    /// Starts sending: a Poisson source books its first arrival, a closed loop opens its
+    /// flows.
     pub fn start<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
+        if let Some(source) = self.opened.as_mut().and_then(|o| o.source.as_mut()) {
+            match source.mean_gap_ps {
+                Some(mean_ps) => {
+                    let first_ps = exponential_ps(mean_ps, &mut source.rng);
+                    ctx.set_timer(ctx.now_ps + first_ps, ARRIVAL);
+                }
+                None => {
+                    for _ in 0..source.in_flight {
+                        self.arrive(ctx.now_ps);
+                    }
+                }
+            }
+        }
         self.kick(ctx);
     }
 
@@ -386,6 +650,12 @@ impl Host {
             let bytes = self.segment_bytes(size_bytes, seq);
             let mut cell = Cell::new(self.index, dst, bytes as u16, true, now_ps, now_ps);
             cell.seq = seq;
+            if self.opened.is_some()
+                && size_bytes
+                    .is_some_and(|b| b.div_ceil(self.params.sender.mss_bytes) == seq as u64 + 1)
+            {
+                cell.seq |= LAST_SEGMENT;
+            }
             cell.packet = remote;
             cell.next_vc = path;
             cell.flags = if self.params.ecn_capable { ECT } else { 0 };
@@ -513,8 +783,7 @@ impl Host {
 
     /// An NDP data packet or trimmed header reached the host: ACK or NACK it at once and owe
     /// the sender a pull (none once the flow has everything).
-    fn ndp_segment<R: Router>(&mut self, ctx: &mut Context<'_, R>, cell: &Cell) {
-        let i = cell.packet as usize;
+    fn ndp_segment<R: Router>(&mut self, ctx: &mut Context<'_, R>, cell: &Cell, i: usize) {
         self.counters.segments_received += 1;
         let kind = if cell.flags & TRIMMED != 0 {
             self.counters.headers_received += 1;
@@ -554,9 +823,8 @@ impl Host {
         }
     }
 
-    /// A data segment reached the host.
-    fn segment<R: Router>(&mut self, ctx: &mut Context<'_, R>, cell: &Cell) {
-        let i = cell.packet as usize;
+    /// A data segment of receive side `i` reached the host.
+    fn segment<R: Router>(&mut self, ctx: &mut Context<'_, R>, cell: &Cell, i: usize) {
         let ce = cell.flags & CE != 0;
         self.counters.segments_received += 1;
         self.counters.segments_marked += ce as u64;
@@ -569,8 +837,15 @@ impl Host {
             self.ack(ctx, i, ack, !ce, echo_ps);
         }
         self.inflows[i].echo_ps = cell.inject_ps;
+        let was_done = self.inflows[i].done_ps.is_some();
         self.deliver(ctx.now_ps, i, &arrival);
-        if arrival.ack_now {
+        // A flow opened during the run acknowledges its last byte at once (as a FIN would
+        // be): its sender then knows when it completed here.
+        let completed = self.opened.is_some() && !was_done && self.inflows[i].done_ps.is_some();
+        if completed {
+            self.inflows[i].receiver.take_pending();
+        }
+        if arrival.ack_now || completed {
             self.ack(ctx, i, arrival.ack, ce, cell.inject_ps);
         } else if let Some(wait_ps) = delayed {
             let at_ps = ctx.now_ps + wait_ps;
@@ -596,11 +871,21 @@ impl<R: Router> Node<R> for Host {
     }
 
     fn cell_arrives(&mut self, ctx: &mut Context<'_, R>, _: usize, id: CellId, _: TimePs) {
-        let cell = ctx.cells[id];
+        let mut cell = ctx.cells[id];
         ctx.consume(id);
         self.counters.packets_received += 1;
         if cell.flags & CONTROL != 0 {
-            let i = cell.packet as usize;
+            let i = (cell.packet & SLOT_MASK) as usize;
+            if self.out[i].key != cell.packet {
+                // An ACK, NACK or PULL of an earlier flow of a reused slot.
+                self.opened.as_mut().expect("reused slots").stale_packets += 1;
+                self.kick(ctx);
+                return;
+            }
+            if cell.flags & ACK != 0 {
+                let flow = &mut self.out[i];
+                flow.acked_made_ps = flow.acked_made_ps.max(cell.inject_ps);
+            }
             let now_ps = ctx.now_ps;
             let conn = self.out[i].conn;
             let coupling = (conn != NO_CONN).then(|| self.coupling(conn));
@@ -619,11 +904,35 @@ impl<R: Router> Node<R> for Host {
             if now_ps >= self.params.measure_from_ps {
                 self.counters.add_measured(&before, sender.counters());
             }
-            self.arm_rto(ctx, i);
-        } else if self.pacer.is_some() {
-            self.ndp_segment(ctx, &cell);
+            let flow = &self.out[i];
+            if self.opened.is_some() && flow.size_bytes.is_some() && flow.sender.done() {
+                self.complete(ctx, i);
+            } else {
+                self.arm_rto(ctx, i);
+            }
         } else {
-            self.segment(ctx, &cell);
+            let i = match self.opened.is_some() {
+                true => {
+                    let last = cell.seq & LAST_SEGMENT != 0;
+                    cell.seq &= !LAST_SEGMENT;
+                    let Some(i) = self.opened_inflow(&cell) else {
+                        self.kick(ctx);
+                        return;
+                    };
+                    if last && cell.flags & TRIMMED == 0 {
+                        let mss = self.params.sender.mss_bytes;
+                        let size = cell.seq as u64 * mss + cell.payload_bytes as u64;
+                        self.inflows[i].size_bytes = Some(size);
+                    }
+                    i
+                }
+                false => cell.packet as usize,
+            };
+            if self.pacer.is_some() {
+                self.ndp_segment(ctx, &cell, i);
+            } else {
+                self.segment(ctx, &cell, i);
+            }
         }
         self.kick(ctx);
     }
@@ -664,6 +973,11 @@ impl<R: Router> Node<R> for Host {
             PACER => {
                 self.pacer_wake_ps = NEVER_PS;
                 self.pace(ctx);
+            }
+            NIC if tag == ARRIVAL => {
+                if let Some(next_ps) = self.arrive(now_ps) {
+                    ctx.set_timer(next_ps, ARRIVAL);
+                }
             }
             _ => {}
         }

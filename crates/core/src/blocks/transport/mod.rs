@@ -123,6 +123,19 @@ pub struct Sender {
     pub counters: SenderCounters,
 }
 
+impl SenderCounters {
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &SenderCounters) {
+        self.segments_sent += other.segments_sent;
+        self.retransmissions += other.retransmissions;
+        self.fast_retransmits += other.fast_retransmits;
+        self.timeouts += other.timeouts;
+        self.ecn_cuts += other.ecn_cuts;
+        self.rtt_samples += other.rtt_samples;
+        self.rtt_sum_ps += other.rtt_sum_ps;
+    }
+}
+
 impl Sender {
     /// A sender of `packets` segments (`u32::MAX`: unending).
     pub fn new(params: &SenderParams, packets: u32) -> Self {
@@ -330,6 +343,22 @@ impl FlowSender {
             FlowSender::Ndp(s) => &s.counters,
         }
     }
+    /// True once every segment is acknowledged.
+    pub fn done(&self) -> bool {
+        match self {
+            FlowSender::Window(s) => s.done(),
+            FlowSender::Ndp(s) => s.done(),
+        }
+    }
+
+    /// Makes this a fresh sender of `packets` segments, reusing its buffers.
+    pub fn restart(&mut self, params: &SenderParams, packets: u32) {
+        match self {
+            FlowSender::Window(s) => *s = Sender::new(params, packets),
+            FlowSender::Ndp(s) => s.restart(params, packets),
+        }
+    }
+
     /// The window sender (an MPTCP subflow's, to couple and feed it), if this is one.
     pub fn window(&self) -> Option<&Sender> {
         match self {

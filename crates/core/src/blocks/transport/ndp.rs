@@ -90,6 +90,19 @@ impl NdpSender {
         }
     }
 
+    /// Makes this a fresh sender of `packets` packets, reusing its buffers (a host reusing the
+    /// slot of a flow that completed).
+    pub fn restart(&mut self, params: &SenderParams, packets: u32) {
+        self.sent_ps.fill(ACKED);
+        self.retransmit.clear();
+        (self.packets, self.snd_una, self.next_new, self.last_pull) = (packets, 0, 0, 0);
+        self.credit = params.initial_cwnd_packets.min(packets);
+        self.rto = RtoEstimator::new(params.min_rto_ps, params.max_rto_ps);
+        self.rto_deadline_ps = TIMER_OFF;
+        self.counters = SenderCounters::default();
+        self.ndp = NdpCounters::default();
+    }
+
     fn slot(seq: u32) -> usize {
         (seq % NDP_WINDOW_PACKETS) as usize
     }
@@ -270,6 +283,12 @@ impl PullPacer {
         if *owed == 1 {
             self.turns.push_back(flow);
         }
+    }
+
+    /// Incoming flow `flow`'s slot now holds a new flow: no pulls owed, its pull numbers from 0.
+    pub fn reset_flow(&mut self, flow: u32) {
+        self.owed[flow as usize] = 0;
+        self.pulled[flow as usize] = 0;
     }
 
     /// Flow `flow` has everything: the pulls it is owed are dropped (htsim's `release_pulls`).

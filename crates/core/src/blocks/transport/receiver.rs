@@ -54,6 +54,13 @@ impl Receiver {
         ((bit / 64) as usize, 1u64 << (bit % 64))
     }
 
+    /// Makes this a fresh receive side, reusing its ring (a host reusing the slot of a flow
+    /// that completed).
+    pub fn reset(&mut self) {
+        self.held.fill(0);
+        (self.rcv_nxt, self.pending, self.last_ce) = (0, 0, false);
+    }
+
     /// The next segment expected.
     pub fn rcv_nxt(&self) -> u32 {
         self.rcv_nxt

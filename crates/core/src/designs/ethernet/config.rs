@@ -13,10 +13,12 @@ use crate::blocks::ethernet::host::HostParams;
 use crate::blocks::routing::mode;
 use crate::blocks::topology::Topology;
 use crate::blocks::transport::{SenderParams, Transport};
+use crate::blocks::workload::{FctKeys, FlowSizes};
 use crate::designs::stardust::LinkConfig;
 use crate::engine::time::{ps_from_ns, TimePs};
 use crate::scenario::{
-    invalid, Named, RoutingConfig, RunConfig, ScenarioError, TopologyConfig, Unused, UnusedKeys,
+    invalid, is_load, Named, RoutingConfig, RunConfig, ScenarioError, TopologyConfig, Unused,
+    UnusedKeys,
 };
 
 /// A whole Ethernet scenario.
@@ -156,6 +158,36 @@ pub enum Pattern {
     Permutation,
     /// Hosts send one flow each to `traffic.incast_host`, all starting together.
     Incast,
+    /// Stardust's Fig. 10b, with the keys and meaning of Stardust's `fct` pattern:
+    /// `traffic.fct_src` opens flows of sizes drawn from `traffic.flow_sizes` to
+    /// `traffic.fct_dst`, arriving as a Poisson process at `traffic.fct_load` of its line rate
+    /// (each its own connection, opened when it arrives); every other host keeps
+    /// `traffic.background_flows` unending flows to random other hosts (never the timed
+    /// receiver).
+    Fct,
+    /// Every host opens flows of sizes drawn from `traffic.flow_sizes` to uniformly drawn
+    /// other hosts, arriving as a Poisson process at `traffic.load` of its line rate.
+    Poisson,
+    /// Every host keeps `traffic.flows_per_host` flows of sizes drawn from
+    /// `traffic.flow_sizes` in flight to uniformly drawn other hosts, opening a new one as
+    /// one completes.
+    ClosedLoop,
+}
+
+impl Pattern {
+    /// Every pattern.
+    const ALL_PATTERNS: [Pattern; 5] = [
+        Pattern::Permutation,
+        Pattern::Incast,
+        Pattern::Fct,
+        Pattern::Poisson,
+        Pattern::ClosedLoop,
+    ];
+
+    /// True for the patterns whose flows are opened during the run, with completion times.
+    pub fn opens_flows(self) -> bool {
+        matches!(self, Pattern::Fct | Pattern::Poisson | Pattern::ClosedLoop)
+    }
 }
 
 /// Who sends to whom.
@@ -173,6 +205,21 @@ pub struct TrafficConfig {
     /// MPTCP: this many of the pattern's flows (its first) run one subflow, which LIA leaves
     /// a TCP NewReno flow: TCP beside MPTCP (RFC 6356 §2's fairness goal).
     pub single_path_flows: u32,
+    /// Fct: the host whose flows are timed, and the host it sends them to.
+    pub fct_src: u32,
+    /// Fct: see `fct_src`.
+    pub fct_dst: u32,
+    /// Fct: the timed flows' offered load, a fraction of the source's line rate.
+    pub fct_load: f64,
+    /// Fct, poisson, closed loop: a flow-size distribution file (`size cdf` lines; relative
+    /// paths in a scenario file are resolved against its folder by the front end).
+    pub flow_sizes: Option<String>,
+    /// Fct: unending flows per background host.
+    pub background_flows: u32,
+    /// Poisson: every host's offered load, a fraction of its line rate.
+    pub load: f64,
+    /// Closed loop: flows each host keeps in flight.
+    pub flows_per_host: u32,
 }
 
 impl Default for TrafficConfig {
@@ -183,7 +230,89 @@ impl Default for TrafficConfig {
             incast_host: 0,
             senders: None,
             single_path_flows: 0,
+            fct_src: 0,
+            fct_dst: 1,
+            fct_load: 0.5,
+            flow_sizes: None,
+            background_flows: 4,
+            load: 0.5,
+            flows_per_host: 1,
         }
+    }
+}
+
+impl TrafficConfig {
+    /// The `fct` pattern's keys, read as every design reads them.
+    pub fn fct_keys(&self) -> FctKeys<'_> {
+        FctKeys {
+            src: self.fct_src,
+            dst: self.fct_dst,
+            load: self.fct_load,
+            flow_sizes: self.flow_sizes.as_deref(),
+            background_flows: self.background_flows,
+        }
+    }
+
+    /// The keys each pattern reads of its own, by pattern.
+    fn own_keys(pattern: Pattern) -> &'static [&'static str] {
+        match pattern {
+            Pattern::Permutation => &[],
+            Pattern::Incast => &["traffic.incast_host", "traffic.senders"],
+            Pattern::Fct => &[
+                "traffic.fct_src",
+                "traffic.fct_dst",
+                "traffic.fct_load",
+                "traffic.flow_sizes",
+                "traffic.background_flows",
+            ],
+            Pattern::Poisson => &["traffic.flow_sizes", "traffic.load"],
+            Pattern::ClosedLoop => &["traffic.flow_sizes", "traffic.flows_per_host"],
+        }
+    }
+
+    /// Checks the pattern's keys.
+    fn validate(&self, transport: Transport) -> Result<(), ScenarioError> {
+        if !self.pattern.opens_flows() {
+            return Ok(());
+        }
+        let name = serde_json::json!(self.pattern);
+        if transport == Transport::Mptcp {
+            return Err(invalid(
+                "host.transport",
+                format!("\"mptcp\" cannot open flows during a run yet (traffic.pattern = {name}): its subflows are made at build; use tcp, dctcp or ndp"),
+            ));
+        }
+        if self.flow_bytes.is_some() {
+            return Err(invalid(
+                "traffic.flow_bytes",
+                format!("traffic.pattern = {name} draws flow sizes from traffic.flow_sizes; remove traffic.flow_bytes"),
+            ));
+        }
+        match self.pattern {
+            Pattern::Fct => self.fct_keys().validate(),
+            _ if self.flow_sizes.is_none() => Err(invalid(
+                "traffic.flow_sizes",
+                format!("expected a flow-size distribution file with traffic.pattern = {name}"),
+            )),
+            Pattern::Poisson if !is_load(self.load) => Err(invalid(
+                "traffic.load",
+                "expected a fraction of line rate from 1e-6 to 1",
+            )),
+            Pattern::ClosedLoop if self.flows_per_host == 0 => {
+                Err(invalid("traffic.flows_per_host", "expected at least 1"))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The distribution `traffic.flow_sizes` names, read and checked.
+    pub fn sizes(&self) -> Result<FlowSizes, ScenarioError> {
+        let key = "traffic.flow_sizes";
+        let path = self
+            .flow_sizes
+            .as_deref()
+            .ok_or_else(|| invalid(key, "expected a file"))?;
+        FlowSizes::read(key, path)
     }
 }
 
@@ -277,13 +406,24 @@ impl EthernetConfig {
                 "host.delayed_ack = false (an ACK per segment)",
             );
         }
-        if self.traffic.pattern == Pattern::Permutation {
-            unused.add(
-                &["traffic.incast_host", "traffic.senders"],
-                "traffic.pattern",
-                "traffic.pattern = \"permutation\"",
-            );
+        let pattern = self.traffic.pattern;
+        let own = TrafficConfig::own_keys(pattern);
+        let others: Vec<&str> = Pattern::ALL_PATTERNS
+            .iter()
+            .flat_map(|&p| TrafficConfig::own_keys(p).iter().copied())
+            .filter(|k| !own.contains(k))
+            .collect();
+        let mut seen = Vec::new();
+        for key in others {
+            if !seen.contains(&key) {
+                seen.push(key);
+            }
         }
+        unused.add(
+            &seen,
+            "traffic.pattern",
+            format!("traffic.pattern = {}", serde_json::json!(pattern)),
+        );
         if self.routing.mode != "spray" {
             unused.add(
                 &["routing.spray_rounds"],
@@ -398,7 +538,7 @@ impl EthernetConfig {
         if t.senders == Some(0) {
             return Err(invalid("traffic.senders", "expected at least 1"));
         }
-        Ok(())
+        t.validate(h.transport)
     }
 }
 

@@ -12,7 +12,7 @@ mod mptcp_tests;
 mod report;
 
 use crate::blocks::cell::CellId;
-use crate::blocks::ethernet::host::{Host, HostParams};
+use crate::blocks::ethernet::host::{Destination, FlowSource, Host, HostParams};
 use crate::blocks::ethernet::queue::{OutputQueue, QueueSpec};
 use crate::blocks::ethernet::switch::{EthernetSwitch, Ports};
 use crate::blocks::ethernet::trim::{TrimSpec, TrimmingPort};
@@ -23,7 +23,7 @@ use crate::blocks::routing::{mode, FabricRouter, PathLabel, RouteTable, Router};
 use crate::blocks::stream_kind;
 use crate::blocks::topology::Attachment;
 use crate::blocks::transport::Transport;
-use crate::blocks::workload::{derangement, incast_senders};
+use crate::blocks::workload::{derangement, incast_senders, mean_gap_ps};
 use crate::designs::stardust::pattern_rng;
 use crate::engine::kernel::{Clock, Model};
 use crate::engine::queue::CalendarQueue;
@@ -34,6 +34,7 @@ use crate::scenario::{invalid, ScenarioError};
 use config::Pattern;
 pub use config::{EthernetConfig, HostConfig};
 pub use report::{EthernetSummary, EthernetTables};
+use std::sync::Arc;
 
 /// The node kinds of an Ethernet fabric.
 pub enum EthernetNode {
@@ -103,6 +104,10 @@ pub struct Ethernet {
     host_rate_bps: Vec<u64>,
     /// How long nothing may move while packets are held before the run is stuck.
     stall_ps: TimePs,
+    /// The switch each host is cabled to.
+    edge_of_host: Vec<u32>,
+    /// Switch hops between every two switches (`from * switches + to`).
+    edge_hops: Vec<u8>,
 }
 
 /// Builds the Ethernet run a scenario (JSON text) describes.
@@ -234,6 +239,9 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
             subflows,
         });
     }
+    if config.traffic.pattern.opens_flows() {
+        open_flows(&config, &topology, &mut host_nodes)?;
+    }
     nodes.extend(host_nodes.into_iter().map(EthernetNode::Host));
     let packet_ps = serialization_ps(h.packet_bytes as u64, config.rate_bps());
     let longest_cable_ps = topology
@@ -254,6 +262,12 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
         per_voq: false,
         layer1: Vec::new(),
     };
+    let edge_of_host = (0..hosts)
+        .map(|h| topology.endpoint_port(h).expect("hosts are cabled").0 as u32)
+        .collect();
+    let edge_hops = (0..switches * switches)
+        .map(|k| table.hops(k / switches, k % switches) as u8)
+        .collect();
     let mode = mode(&config.routing.mode).expect("validated");
     let router = FabricRouter::new(table, mode, config.run.seed, config.routing.spray_rounds)
         // A packet's path label (its MPTCP subflow's number) rides in `next_vc`: an Ethernet
@@ -285,7 +299,67 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
         flows,
         host_rate_bps,
         stall_ps,
+        edge_of_host,
+        edge_hops,
     })
+}
+
+/// Lets every host open flows during the run and gives each its source of flows, as the
+/// pattern says (`fct`: the timed host's Poisson arrivals, and the background hosts' unending
+/// flows opened at the start; `poisson` and `closed_loop`: every host's).
+fn open_flows(
+    config: &EthernetConfig,
+    topology: &crate::blocks::topology::Topology,
+    hosts: &mut [Host],
+) -> Result<(), ScenarioError> {
+    let t = &config.traffic;
+    let n = hosts.len();
+    if t.pattern == Pattern::Fct {
+        t.fct_keys().check_hosts(n)?;
+    }
+    let sizes = Arc::new(t.sizes()?);
+    for (h, host) in hosts.iter_mut().enumerate() {
+        let (s, p) = topology.endpoint_port(h).expect("hosts are cabled");
+        let rate_bps = topology
+            .cable(s, p)
+            .rate_bps
+            .unwrap_or(config.host_rate_bps());
+        let id = ComponentId {
+            kind: stream_kind::ETHERNET_FLOWS,
+            index: h as u32,
+        };
+        let source = |destination, mean_gap_ps, in_flight| FlowSource {
+            destination,
+            sizes: Arc::clone(&sizes),
+            mean_gap_ps,
+            in_flight,
+            rng: stream(config.run.seed, id),
+        };
+        let uniform = Destination::Uniform { hosts: n as u16 };
+        host.open_flows(match t.pattern {
+            Pattern::Fct if h == t.fct_src as usize => Some(source(
+                Destination::Host(t.fct_dst as u16),
+                Some(mean_gap_ps(&sizes, t.fct_load, rate_bps)),
+                0,
+            )),
+            Pattern::Poisson => Some(source(
+                uniform,
+                Some(mean_gap_ps(&sizes, t.load, rate_bps)),
+                0,
+            )),
+            Pattern::ClosedLoop => Some(source(uniform, None, t.flows_per_host)),
+            _ => None,
+        });
+    }
+    if t.pattern == Pattern::Fct {
+        for (h, dst) in t
+            .fct_keys()
+            .background(n, &mut pattern_rng(config.run.seed))
+        {
+            hosts[h].open(0, dst as u16, None, false);
+        }
+    }
+    Ok(())
 }
 
 /// The flows the traffic section describes: (sending host, receiving host).
@@ -293,6 +367,7 @@ fn flows(config: &EthernetConfig, hosts: usize) -> Result<Vec<(usize, usize)>, S
     let t = &config.traffic;
     let mut rng = pattern_rng(config.run.seed);
     match t.pattern {
+        Pattern::Fct | Pattern::Poisson | Pattern::ClosedLoop => Ok(Vec::new()),
         Pattern::Permutation => {
             let to = derangement(hosts, &mut rng);
             Ok((0..hosts).map(|h| (h, to[h])).collect())

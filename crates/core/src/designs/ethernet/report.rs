@@ -5,11 +5,12 @@
 use serde::Serialize;
 
 use super::Ethernet;
-use crate::blocks::ethernet::host::SenderTotals;
+use crate::blocks::ethernet::host::{Host, SenderTotals};
 use crate::blocks::transport::{FlowSender, Transport};
+use crate::blocks::workload::{FctStats, TimedFlow};
 use crate::engine::kernel::Clock;
 use crate::engine::stats::{Completion, Spread};
-use crate::engine::time::TimePs;
+use crate::engine::time::{serialization_ps, TimePs};
 use crate::run::{Ledger, RunError};
 use crate::scenario::Named;
 
@@ -85,6 +86,51 @@ pub struct EthernetSummary {
     /// NDP's counts (absent for window transports).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ndp: Option<NdpSummary>,
+    /// Patterns that open flows during the run (`fct`, `poisson`, `closed_loop`): their
+    /// completion times and slot reuse; absent otherwise.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub opened: Option<OpenedSummary>,
+}
+
+/// What a run whose flows are opened during it reports: the timed flows' completion times
+/// (the keys of Stardust's `fct` report, and by size) and how flow slots were reused.
+#[derive(Clone, Debug, Serialize)]
+pub struct OpenedSummary {
+    /// Completion times of the timed flows (`fct`: the timed host's; otherwise every flow a
+    /// source opened).
+    #[serde(flatten)]
+    pub fct: FctStats,
+    /// Timed flows started per second of simulated time (the offered arrival rate measured).
+    pub timed_flow_arrivals_per_s: f64,
+    /// Flows opened, unending background flows included.
+    pub flows_opened: u64,
+    /// Packets of an earlier flow of a reused slot that arrived and were ignored.
+    pub stale_packets: u64,
+    /// Most send-side slots one host holds (its flows in flight at their peak).
+    pub send_slots_peak: u32,
+    /// Most receive-side slots one host holds.
+    pub receive_slots_peak: u32,
+}
+
+/// The timed flows: one row each, in the order their sources opened them.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TimedTable {
+    /// Sending host.
+    pub src: Vec<u32>,
+    /// Receiving host.
+    pub dst: Vec<u32>,
+    /// Bytes.
+    pub size_bytes: Vec<u64>,
+    /// When it arrived at its source, in µs.
+    pub start_us: Vec<f64>,
+    /// From its arrival to its last byte at the receiving host, in µs; absent while
+    /// unfinished.
+    pub fct_us: Vec<Option<f64>>,
+    /// The least it could take: its bytes at line rate, every link's propagation and the last
+    /// packet's store-and-forward at every switch, in µs.
+    pub ideal_us: Vec<f64>,
+    /// `fct_us / ideal_us`.
+    pub slowdown: Vec<Option<f64>>,
 }
 
 /// What an NDP run counts beside the window transports' figures.
@@ -121,6 +167,9 @@ pub struct QueueDepths {
 pub struct EthernetTables {
     /// Every flow.
     pub flows: FlowTable,
+    /// Patterns that open flows during the run: every timed flow (absent otherwise).
+    #[serde(skip_serializing_if = "TimedTable::is_empty")]
+    pub timed_flows: TimedTable,
 }
 
 /// Every flow (an MPTCP connection, its subflows' counts summed): its ends, goodput over the
@@ -191,7 +240,7 @@ impl Ethernet {
             .jain_index
             .unwrap_or(0.0);
         let sent = SenderTotals::of(&hosts);
-        let summary = EthernetSummary {
+        let mut summary = EthernetSummary {
             design: "ethernet",
             transport: self.config.host.transport.as_str(),
             routing: self.config.routing.mode.clone(),
@@ -245,9 +294,116 @@ impl Ethernet {
                         FlowSender::Ndp(s) => s.ndp.pulls_unused,
                         FlowSender::Window(_) => 0,
                     })
-                    .sum(),
+                    .sum::<u64>()
+                    + hosts.iter().map(|h| h.retired_pulls_unused()).sum::<u64>(),
             }),
+            opened: None,
         };
-        Ok((summary, EthernetTables { flows: table }))
+        let (opened, timed_flows, host_goodput) = self.opened_report(&hosts, clock, window_s);
+        summary.opened = opened;
+        if let Some(goodput) = host_goodput {
+            summary.goodput = goodput;
+        }
+        Ok((
+            summary,
+            EthernetTables {
+                flows: table,
+                timed_flows,
+            },
+        ))
+    }
+}
+
+impl TimedTable {
+    /// True without a row.
+    pub fn is_empty(&self) -> bool {
+        self.src.is_empty()
+    }
+}
+
+impl Ethernet {
+    /// The completion-time summary and table of a run whose flows are opened during it, and
+    /// its goodput: the mean over receiving hosts of what they received in the window, as a
+    /// fraction of line rate (there is no fixed set of flows to average over). `None`s for
+    /// other runs.
+    fn opened_report(
+        &self,
+        hosts: &[&Host],
+        clock: &Clock,
+        window_s: f64,
+    ) -> (Option<OpenedSummary>, TimedTable, Option<f64>) {
+        let mut table = TimedTable::default();
+        if !self.config.traffic.pattern.opens_flows() {
+            return (None, table, None);
+        }
+        let mut timed = Vec::new();
+        let mut flows_opened = 0;
+        let mut stale_packets = 0;
+        let mss = self.config.host.packet_bytes as u64;
+        let propagation_ps = self.config.propagation_ps();
+        for (src, host) in hosts.iter().enumerate() {
+            let Some(opened) = &host.opened else { continue };
+            stale_packets += opened.stale_packets;
+            flows_opened += opened.flows.len() as u64;
+            let rate_bps = self.host_rate_bps[src];
+            for f in &opened.flows {
+                let dst = f.dst as usize;
+                let switches = self.switches;
+                let (a, b) = (
+                    self.edge_of_host[src] as usize,
+                    self.edge_of_host[dst] as usize,
+                );
+                let links = self.edge_hops[a * switches + b] as u64 + 2;
+                let last_bytes = f.size_bytes - (f.size_bytes - 1) / mss * mss;
+                let ideal_ps = serialization_ps(f.size_bytes, rate_bps)
+                    + links * propagation_ps
+                    + (links - 1) * serialization_ps(last_bytes, rate_bps);
+                let fct_ps = f.done_ps.map(|done| done - f.start_ps);
+                timed.push(TimedFlow {
+                    size_bytes: f.size_bytes,
+                    start_ps: f.start_ps,
+                    fct_ps,
+                    ideal_ps,
+                });
+                table.src.push(src as u32);
+                table.dst.push(dst as u32);
+                table.size_bytes.push(f.size_bytes);
+                table.start_us.push(f.start_ps as f64 / 1e6);
+                table.fct_us.push(fct_ps.map(|ps| ps as f64 / 1e6));
+                table.ideal_us.push(ideal_ps as f64 / 1e6);
+                table
+                    .slowdown
+                    .push(fct_ps.map(|ps| ps as f64 / ideal_ps as f64));
+            }
+        }
+        // Background flows are opened without a record: count them from the send sides.
+        let background = if self.config.traffic.pattern == super::config::Pattern::Fct {
+            let t = &self.config.traffic;
+            (hosts.len() as u64 - 2) * t.background_flows as u64
+        } else {
+            0
+        };
+        let mut fractions = Vec::new();
+        for (h, host) in hosts.iter().enumerate() {
+            if host.inflows.is_empty() {
+                continue;
+            }
+            let bytes: u64 = host.inflows.iter().map(|f| f.bytes_measured).sum();
+            fractions.push(bytes as f64 * 8.0 / window_s / self.host_rate_bps[h] as f64);
+        }
+        let goodput = fractions.iter().sum::<f64>() / fractions.len().max(1) as f64;
+        let summary = OpenedSummary {
+            fct: FctStats::of(&timed),
+            timed_flow_arrivals_per_s: timed.len() as f64 / (clock.now_ps.max(1) as f64 * 1e-12),
+            flows_opened: flows_opened + background,
+            stale_packets,
+            send_slots_peak: hosts.iter().map(|h| h.out.len() as u32).max().unwrap_or(0),
+            receive_slots_peak: hosts
+                .iter()
+                .map(|h| h.inflows.len() as u32)
+                .max()
+                .unwrap_or(0),
+        };
+        (Some(summary), table, Some(goodput))
     }
 }

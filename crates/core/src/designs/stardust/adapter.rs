@@ -44,7 +44,7 @@ use crate::blocks::priority_port::PriorityPort;
 use crate::blocks::routing::{LocalView, Router, NO_ROUTE};
 use crate::blocks::sar::{pack_credit, CreditBalance, CutCell, Reassembly};
 use crate::blocks::traffic::NEVER_PS;
-use crate::blocks::workload::FlowSizes;
+use crate::blocks::workload::{exponential_ps, FlowSizes};
 use crate::engine::rng::Rng;
 use crate::engine::stats::LatencyHistogram;
 use crate::engine::time::{serialization_ps, TimePs};
@@ -103,12 +103,6 @@ fn next_class(
     let chosen = best?;
     scores[chosen] -= total;
     Some(chosen)
-}
-
-/// An exponential draw of mean `mean_ps` (at least 1 ps).
-fn exponential_ps(mean_ps: TimePs, rng: &mut Rng) -> TimePs {
-    let uniform: f64 = rng.gen_range(f64::MIN_POSITIVE..1.0);
-    (-uniform.ln() * mean_ps as f64).round().max(1.0) as TimePs
 }
 
 impl Flow {

@@ -9,6 +9,7 @@ use crate::blocks::reachability::MAX_SLICE_ADAPTERS;
 use crate::blocks::routing::mode;
 use crate::blocks::topology::Topology;
 use crate::blocks::transport::Transport;
+use crate::blocks::workload::FctKeys;
 use crate::designs::ethernet::HostConfig;
 use crate::engine::time::{ps_from_ns, TimePs};
 use crate::scenario::{
@@ -857,6 +858,18 @@ impl StardustConfig {
         Ok(())
     }
 
+    /// The `fct` pattern's keys, read as every design reads them.
+    pub fn fct_keys(&self) -> FctKeys<'_> {
+        let t = &self.traffic;
+        FctKeys {
+            src: t.fct_src,
+            dst: t.fct_dst,
+            load: t.fct_load,
+            flow_sizes: t.flow_sizes.as_deref(),
+            background_flows: t.background_flows,
+        }
+    }
+
     fn validate_traffic(&self) -> Result<(), ScenarioError> {
         let t = &self.traffic;
         if t.packet_bytes == 0 {
@@ -873,27 +886,7 @@ impl StardustConfig {
         }
         let load_ok = crate::scenario::is_load;
         if t.pattern == Pattern::Fct {
-            if t.flow_sizes.is_none() {
-                return Err(invalid(
-                    "traffic.flow_sizes",
-                    "expected a flow-size distribution file with traffic.pattern = \"fct\"",
-                ));
-            }
-            if !load_ok(t.fct_load) {
-                return Err(invalid(
-                    "traffic.fct_load",
-                    "expected a fraction of line rate from 1e-6 to 1",
-                ));
-            }
-            if t.fct_src == t.fct_dst {
-                return Err(invalid(
-                    "traffic.fct_dst",
-                    "expected a host other than traffic.fct_src",
-                ));
-            }
-            if t.background_flows == 0 {
-                return Err(invalid("traffic.background_flows", "expected at least 1"));
-            }
+            self.fct_keys().validate()?;
         }
         match t.pattern {
             Pattern::Permutation | Pattern::Incast | Pattern::Fct | Pattern::AllToAll => {

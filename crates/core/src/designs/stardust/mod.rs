@@ -25,8 +25,6 @@ mod report;
 
 use std::sync::Arc;
 
-use rand::Rng as _;
-
 use crate::blocks::cell::{Cell, CellId, NO_PACKET};
 use crate::blocks::ethernet::host::Host;
 use crate::blocks::fabric::{Context, Fabric, Node, Wiring};
@@ -37,7 +35,7 @@ use crate::blocks::priority_port::{Departure, PriorityPort};
 use crate::blocks::routing::{mode, FabricRouter, RouteTable, Router};
 use crate::blocks::stream_kind;
 use crate::blocks::topology::{Attachment, Topology};
-use crate::blocks::workload::{derangement, incast_senders, FlowSizes};
+use crate::blocks::workload::{derangement, incast_senders, mean_gap_ps};
 use crate::engine::kernel::{Clock, Model};
 use crate::engine::queue::CalendarQueue;
 use crate::engine::rng::{stream, ComponentId};
@@ -697,13 +695,10 @@ fn foreground(
     topology: &Topology,
 ) -> Result<Option<Foreground>, ScenarioError> {
     let t = &config.traffic;
-    let (Pattern::Fct, Some(path)) = (t.pattern, &t.flow_sizes) else {
+    if t.pattern != Pattern::Fct {
         return Ok(None);
-    };
-    let key = "traffic.flow_sizes";
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| invalid(key, format!("cannot read {path}: {e}")))?;
-    let sizes = FlowSizes::parse(&text).map_err(|e| invalid(key, format!("{path}: {e}")))?;
+    }
+    let sizes = config.fct_keys().sizes()?;
     let (s, p) = topology
         .endpoint_port(t.fct_src as usize)
         .ok_or_else(|| invalid("traffic.fct_src", "expected a host"))?;
@@ -711,8 +706,7 @@ fn foreground(
         .cable(s, p)
         .rate_bps
         .unwrap_or(config.host_rate_bps());
-    let mean_gap_ps =
-        (sizes.mean_bytes() * 8e12 / (t.fct_load * rate_bps as f64)).round() as TimePs;
+    let mean_gap_ps = mean_gap_ps(&sizes, t.fct_load, rate_bps);
     Ok(Some(Foreground {
         src: t.fct_src as u16,
         dst: t.fct_dst as u16,
@@ -762,44 +756,15 @@ fn flows(config: &StardustConfig, topology: &Topology) -> Result<Vec<Flow>, Scen
             Ok((0..hosts).map(|h| flow(h, to[h], t.load, 0)).collect())
         }
         Pattern::Fct => {
-            if hosts < 3 {
-                return Err(invalid(
-                    "topology",
-                    "the fct pattern needs at least 3 hosts",
-                ));
-            }
-            for (key, host) in [
-                ("traffic.fct_src", t.fct_src),
-                ("traffic.fct_dst", t.fct_dst),
-            ] {
-                if host as usize >= hosts {
-                    return Err(invalid(
-                        key,
-                        format!("expected a host below {hosts}, got {host}"),
-                    ));
-                }
-            }
-            // Every other host: unending flows to independently drawn other hosts (A24), never
-            // to the timed receiver: with hosts that never back off, it would otherwise be
-            // over-subscribed and the timed flows would measure its share, not the fabric.
+            let keys = config.fct_keys();
+            keys.check_hosts(hosts)?;
+            // Every other host: unending flows to independently drawn other hosts (A24).
             let mut rng = pattern_rng(config.run.seed);
             let per_flow = t.load / t.background_flows as f64;
-            let timed = [t.fct_src as usize, t.fct_dst as usize];
             // Two flows of a host to one destination are one flow of twice the rate.
             let mut load_of = std::collections::BTreeMap::new();
-            for h in (0..hosts).filter(|h| !timed.contains(h)) {
-                // A host other than `h` and the timed receiver, uniformly: draw among the rest,
-                // then step over the two, lowest first.
-                let skipped = [h.min(timed[1]), h.max(timed[1])];
-                for _ in 0..t.background_flows {
-                    let mut dst = rng.gen_range(0..hosts - 2);
-                    for skip in skipped {
-                        if dst >= skip {
-                            dst += 1;
-                        }
-                    }
-                    *load_of.entry((h, dst)).or_insert(0.0) += per_flow;
-                }
+            for pair in keys.background(hosts, &mut rng) {
+                *load_of.entry(pair).or_insert(0.0) += per_flow;
             }
             Ok(load_of
                 .into_iter()
