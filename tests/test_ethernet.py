@@ -1,7 +1,8 @@
 """The Ethernet baseline through the command line: the permutation's --json summary carries
 goodput and per-flow goodput for every transport (NDP with its trimming switches too), an NDP
-incast delivers every byte, runs repeat exactly, and bad input is one line naming the key, exit
-status 2."""
+incast delivers every byte, runs repeat exactly, the fct workload reports completion times under
+the keys Stardust's fct report uses, and bad input (a flow-size file that is not a CDF among it) is
+one line naming the key, exit status 2."""
 
 from __future__ import annotations
 
@@ -88,6 +89,67 @@ def test_an_ndp_incast_delivers_every_byte_and_repeats_exactly():
 def test_bad_input_is_one_line_naming_the_key(scenario, settings: list[str], message: str):
     sets = [arg for setting in settings for arg in ("--set", setting)]
     done = cli("run", scenario, *SHORT, *sets)
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert message in done.stderr, done.stderr
+
+
+FCT = "scenarios/baselines/fct.toml"
+STARDUST_FCT = "scenarios/stardust/fct.toml"
+# The keys both designs' fct summaries carry, so one command compares pull and push.
+FCT_KEYS = ("timed_flows_started", "timed_flows_completed", "timed_fct_us", "timed_fct_us_500kb_up")
+
+
+@pytest.mark.parametrize("transport", [[], ["--set", "host.transport=tcp"], NDP])
+def test_the_fct_workload_reports_completion_times_with_stardusts_keys(transport: list[str]):
+    sets = ["--set", "run.duration_ns=3000000", "--set", "run.warmup_ns=500000"]
+    done = cli("run", FCT, *sets, *transport, "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["timed_flows_started"] > 10
+    assert 0 < summary["timed_flows_completed"] <= summary["timed_flows_started"]
+    assert summary["timed_slowdown"]["p1"] >= 1.0, "no flow beats its ideal"
+    assert summary["flows_opened"] == summary["timed_flows_started"] + 430 * 4
+    stardust = cli("run", STARDUST_FCT, *sets, "--json")
+    assert stardust.returncode == 0, stardust.stderr
+    pull = json.loads(stardust.stdout)
+    for key in FCT_KEYS:
+        assert key in summary and key in pull, key
+
+
+@pytest.mark.parametrize("cdf, message", [
+    ("100 0.5\n50 1\n", "line 2: sizes and cdf must not decrease"),
+    ("100 0.2\n300 0.1\n400 1\n", "line 2: sizes and cdf must not decrease"),
+    ("100 0.5\n200 0.9\n", "the cdf must end at 1 (or 100), ends at 0.9"),
+    ("", "no `size cdf` points"),
+    ("100 half\n", "line 1: expected `size cdf`"),
+    (None, "cannot read"),
+])
+def test_a_flow_size_file_that_is_not_a_cdf_is_one_line_naming_the_key(tmp_path, cdf, message: str):
+    path = tmp_path / "sizes.txt"
+    if cdf is not None:
+        path.write_text(cdf)
+    done = cli("run", FCT, *SHORT, "--set", f'traffic.flow_sizes="{path}"')
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert " traffic.flow_sizes: " in done.stderr and message in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("settings, message", [
+    (["traffic.fct_dst=0"], " traffic.fct_dst: expected a host other than traffic.fct_src"),
+    (["traffic.fct_dst=432"], " traffic.fct_dst: expected a host below 432, got 432"),
+    (["traffic.fct_load=0"], " traffic.fct_load: "),
+    (["traffic.fct_load=1.5"], " traffic.fct_load: "),
+    (["traffic.background_flows=0"], " traffic.background_flows: "),
+    (["traffic.flow_bytes=1000"], " traffic.flow_bytes: "),
+    (["host.transport=mptcp"], " host.transport: \"mptcp\" cannot open flows during a run"),
+    (["traffic.pattern=poisson", "traffic.load=0"], " traffic.load: "),
+    (["traffic.pattern=closed_loop", "traffic.flows_per_host=0"], " traffic.flows_per_host: "),
+    (["traffic.flows_per_host=2"], ' traffic.flows_per_host: not used with traffic.pattern = "fct"'),
+])
+def test_bad_fct_settings_are_one_line_naming_the_key(settings: list[str], message: str):
+    sets = [arg for setting in settings for arg in ("--set", setting)]
+    done = cli("run", FCT, *SHORT, *sets)
     assert done.returncode == 2, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert message in done.stderr, done.stderr

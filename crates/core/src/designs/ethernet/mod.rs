@@ -8,6 +8,8 @@
 
 mod config;
 #[cfg(test)]
+mod fct_tests;
+#[cfg(test)]
 mod mptcp_tests;
 mod report;
 

@@ -1,0 +1,225 @@
+//! Flows opened during an Ethernet run (patterns `fct`, `poisson`, `closed_loop`): completed
+//! flows' slots are reused (memory follows the flows in flight, not the run's length), every
+//! transport that can open flows completes them with the packet ledger balanced, small flows
+//! on an idle fabric take exactly their ideal time, the Poisson source offers its load, and
+//! the seed determines the run.
+
+use super::*;
+use crate::engine::kernel::Kernel;
+
+const FB_WEBSERVER: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../workloads/homasim_fb_webserver.txt"
+);
+
+/// The transports' settings: NDP over trimming queues with spraying.
+fn transport(name: &str) -> String {
+    match name {
+        "ndp" => r#""host": {"transport": "ndp", "initial_cwnd_packets": 23},
+            "switch": {"queue_packets": 8, "trimming": true}, "routing": {"mode": "spray"}"#
+            .into(),
+        _ => format!(r#""host": {{"transport": "{name}"}}"#),
+    }
+}
+
+/// A scenario of `duration_ns` with `transport`'s settings and `traffic` (its flow sizes the
+/// Facebook web server distribution) on `topology`.
+fn scenario(seed: u64, duration_ns: u64, transport: &str, topology: &str, traffic: &str) -> String {
+    format!(
+        r#"{{"design": "ethernet", "run": {{"seed": {seed}, "duration_ns": {duration_ns}, "warmup_ns": 0}},
+            "topology": {topology}, {},
+            "traffic": {{"flow_sizes": "{FB_WEBSERVER}", {traffic}}}}}"#,
+        self::transport(transport)
+    )
+}
+
+fn fct(seed: u64, duration_ns: u64, transport: &str) -> String {
+    scenario(
+        seed,
+        duration_ns,
+        transport,
+        r#"{"kind": "fat_tree", "k": 4}"#,
+        r#""pattern": "fct", "fct_src": 0, "fct_dst": 15, "fct_load": 0.5, "background_flows": 2"#,
+    )
+}
+
+fn finished(json: &str) -> (Ethernet, EthernetSummary, EthernetTables) {
+    let ethernet = build(json).unwrap();
+    let end_ps = ethernet.end_ps();
+    let mut kernel = Kernel::new(ethernet, end_ps);
+    kernel.advance(end_ps);
+    let (ethernet, clock, deadlock) = kernel.into_parts();
+    assert!(deadlock.is_none());
+    let (summary, tables) = ethernet.finish(&clock).expect("the ledger balances");
+    (ethernet, summary, tables)
+}
+
+/// A Poisson source that never stops: thousands of flows through a few slots. The slots a
+/// host holds stay at the flows in flight, the same over a run four times as long (a host
+/// that never reused a slot would hold one per flow it ever opened).
+#[test]
+fn completed_flows_slots_are_reused_so_memory_does_not_grow_with_time() {
+    let poisson = |duration_ns| {
+        scenario(
+            3,
+            duration_ns,
+            "dctcp",
+            r#"{"kind": "star"}"#,
+            r#""pattern": "poisson", "load": 0.4"#,
+        )
+    };
+    let (_, short, _) = finished(&poisson(5_000_000));
+    let (ethernet, long, _) = finished(&poisson(20_000_000));
+    let (short, long) = (short.opened.unwrap(), long.opened.unwrap());
+    assert!(long.flows_opened > 1_000, "{}", long.flows_opened);
+    assert!(long.fct.timed_flows_completed > 1_000);
+    let opened_per_host = long.flows_opened as u32 / summary_hosts(&ethernet);
+    assert!(
+        long.send_slots_peak < 40 && long.send_slots_peak * 10 < opened_per_host,
+        "{} slots for {opened_per_host} flows a host",
+        long.send_slots_peak
+    );
+    // Four times the flows, not four times the slots.
+    assert!(long.flows_opened > 3 * short.flows_opened);
+    assert!(long.send_slots_peak <= 2 * short.send_slots_peak.max(8));
+    // One receive side per sender's slot: never more than the other hosts' slots.
+    let slots: u32 = ethernet.hosts().map(|h| h.out.len() as u32).sum();
+    for host in ethernet.hosts() {
+        assert!(host.inflows.len() as u32 <= slots - host.out.len() as u32);
+    }
+    assert!(long.receive_slots_peak * 10 < opened_per_host * summary_hosts(&ethernet));
+}
+
+/// TCP, DCTCP and NDP open, complete and account for the timed flows under background load.
+#[test]
+fn every_transport_that_opens_flows_completes_them() {
+    for name in ["tcp", "dctcp", "ndp"] {
+        let (ethernet, summary, tables) = finished(&fct(1, 20_000_000, name));
+        let fct = summary.opened.as_ref().unwrap().fct.clone();
+        assert!(fct.timed_flows_started > 100, "{name}: {fct:?}");
+        // All but those still in flight at the end.
+        assert!(
+            fct.timed_flows_completed + 10 >= fct.timed_flows_started,
+            "{name}: {fct:?}"
+        );
+        let timed = &tables.timed_flows;
+        assert_eq!(timed.src.len() as u64, fct.timed_flows_started);
+        assert!(timed.dst.iter().all(|&d| d == 15));
+        // No flow beats its ideal.
+        for (fct_us, ideal_us) in timed.fct_us.iter().zip(&timed.ideal_us) {
+            if let Some(fct_us) = fct_us {
+                assert!(*fct_us >= ideal_us - 1e-6, "{name}: {fct_us} < {ideal_us}");
+            }
+        }
+        // The timed receiver's bytes: every completed flow's, at least.
+        let completed: u64 = timed
+            .size_bytes
+            .iter()
+            .zip(&timed.fct_us)
+            .filter(|(_, f)| f.is_some())
+            .map(|(s, _)| s)
+            .sum();
+        let received: u64 = ethernet
+            .hosts()
+            .nth(15)
+            .unwrap()
+            .inflows
+            .iter()
+            .map(|f| f.bytes_measured)
+            .sum();
+        assert!(received >= completed, "{name}: {received} < {completed}");
+        assert!(summary.packets_delivered > 0);
+    }
+}
+
+/// MPTCP's subflows are made at build: it refuses the patterns that open flows.
+#[test]
+fn mptcp_is_refused_for_flows_opened_during_a_run() {
+    let json = fct(1, 1_000_000, "mptcp");
+    let Err(e) = build(&json) else {
+        panic!("built")
+    };
+    assert_eq!(e.key, "host.transport");
+    assert!(e.to_string().contains("cannot open flows"), "{e}");
+}
+
+/// On an idle fabric (a star, 1% load), a flow of one segment takes exactly its
+/// ideal time: serialization at the host, the switch's store-and-forward, two propagations.
+#[test]
+fn one_segment_flows_on_an_idle_fabric_take_their_ideal_time() {
+    let json = scenario(
+        5,
+        50_000_000,
+        "tcp",
+        r#"{"kind": "star"}"#,
+        r#""pattern": "poisson", "load": 0.01"#,
+    );
+    let (_, _, tables) = finished(&json);
+    let t = &tables.timed_flows;
+    let mut exact = 0;
+    let mut single = 0;
+    for i in 0..t.src.len() {
+        if t.size_bytes[i] <= 9000 {
+            if let Some(slowdown) = t.slowdown[i] {
+                single += 1;
+                exact += ((slowdown - 1.0).abs() < 1e-6) as u32;
+            }
+        }
+    }
+    assert!(single > 20, "{single}");
+    // Two flows at once on a host are rare at 1% load: nearly every one is exact.
+    assert!(exact * 10 >= single * 9, "{exact} of {single}");
+}
+
+/// The timed source's flows arrive at `fct_load` of its line rate: its measured arrival rate
+/// is the load over the mean flow size, within four standard deviations of a Poisson count.
+#[test]
+fn the_poisson_source_offers_its_load() {
+    let (_, summary, _) = finished(&fct(2, 40_000_000, "dctcp"));
+    let opened = summary.opened.unwrap();
+    let mean_bytes = crate::blocks::workload::FlowSizes::read("f", FB_WEBSERVER)
+        .unwrap()
+        .mean_bytes();
+    let expected_per_s = 0.5 * 10e9 / (mean_bytes * 8.0);
+    let expected = expected_per_s * 0.04;
+    let got = opened.fct.timed_flows_started as f64;
+    assert!(
+        (got - expected).abs() < 4.0 * expected.sqrt(),
+        "{got} flows, expected {expected}"
+    );
+}
+
+#[test]
+fn an_fct_run_is_determined_by_its_seed() {
+    let summary = |seed| {
+        let (_, summary, tables) = finished(&fct(seed, 5_000_000, "dctcp"));
+        serde_json::to_string(&(summary, tables)).unwrap()
+    };
+    assert_eq!(summary(7), summary(7));
+    assert_ne!(summary(7), summary(8));
+}
+
+/// A closed loop keeps its flows in flight: each host's slots never exceed them.
+#[test]
+fn a_closed_loop_keeps_its_flows_in_flight() {
+    let json = scenario(
+        4,
+        10_000_000,
+        "tcp",
+        r#"{"kind": "fat_tree", "k": 4}"#,
+        r#""pattern": "closed_loop", "flows_per_host": 3"#,
+    );
+    let (ethernet, summary, _) = finished(&json);
+    let opened = summary.opened.unwrap();
+    assert!(opened.fct.timed_flows_completed > 16 * 3 * 5);
+    assert_eq!(opened.send_slots_peak, 3);
+    for host in ethernet.hosts() {
+        let flows = host.opened.as_ref().unwrap();
+        let open = flows.flows.len() as u64 - flows.completed;
+        assert_eq!(open, 3, "a host keeps its three flows open");
+    }
+}
+
+fn summary_hosts(ethernet: &Ethernet) -> u32 {
+    ethernet.hosts().count() as u32
+}
