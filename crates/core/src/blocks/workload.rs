@@ -135,7 +135,7 @@ pub struct TimedFlow {
     /// From its arrival to its last byte at the receiving host; `None` while unfinished.
     pub fct_ps: Option<TimePs>,
     /// The least it could take: its bytes at the source's line rate plus the path's
-    /// propagation and store-and-forward delays.
+    /// propagation and its largest packet's store-and-forward at every switch.
     pub ideal_ps: TimePs,
 }
 

@@ -105,10 +105,16 @@ fn every_transport_that_opens_flows_completes_them() {
         let timed = &tables.timed_flows;
         assert_eq!(timed.src.len() as u64, fct.timed_flows_started);
         assert!(timed.dst.iter().all(|&d| d == 15));
-        // No flow beats its ideal.
+        // No flow beats its ideal on one path; a sprayed one (NDP) by at most its largest
+        // packet's store-and-forward at the five switches between pods (the last segment no
+        // longer waits behind it).
+        let spread_us = if name == "ndp" { 5.0 * 7.2 } else { 0.0 };
         for (fct_us, ideal_us) in timed.fct_us.iter().zip(&timed.ideal_us) {
             if let Some(fct_us) = fct_us {
-                assert!(*fct_us >= ideal_us - 1e-6, "{name}: {fct_us} < {ideal_us}");
+                assert!(
+                    *fct_us >= ideal_us - spread_us - 1e-6,
+                    "{name}: {fct_us} < {ideal_us}"
+                );
             }
         }
         // The timed receiver's bytes: every completed flow's, at least.
@@ -143,10 +149,11 @@ fn mptcp_is_refused_for_flows_opened_during_a_run() {
     assert!(e.to_string().contains("cannot open flows"), "{e}");
 }
 
-/// On an idle fabric (a star, 1% load), a flow of one segment takes exactly its
-/// ideal time: serialization at the host, the switch's store-and-forward, two propagations.
+/// On an idle fabric (a star, 1% load), a flow within the initial window (10 segments) goes
+/// out back to back at line rate and takes exactly its ideal time: its bytes at the host, its
+/// largest segment's store-and-forward at the switch, two propagations.
 #[test]
-fn one_segment_flows_on_an_idle_fabric_take_their_ideal_time() {
+fn flows_within_the_initial_window_on_an_idle_fabric_take_their_ideal_time() {
     let json = scenario(
         5,
         50_000_000,
@@ -156,19 +163,17 @@ fn one_segment_flows_on_an_idle_fabric_take_their_ideal_time() {
     );
     let (_, _, tables) = finished(&json);
     let t = &tables.timed_flows;
-    let mut exact = 0;
-    let mut single = 0;
+    let (mut exact, mut within, mut multi) = (0, 0, 0);
     for i in 0..t.src.len() {
-        if t.size_bytes[i] <= 9000 {
-            if let Some(slowdown) = t.slowdown[i] {
-                single += 1;
-                exact += ((slowdown - 1.0).abs() < 1e-6) as u32;
-            }
+        if let (true, Some(slowdown)) = (t.size_bytes[i] <= 10 * 9000, t.slowdown[i]) {
+            within += 1;
+            multi += (t.size_bytes[i] > 9000) as u32;
+            exact += ((slowdown - 1.0).abs() < 1e-6) as u32;
         }
     }
-    assert!(single > 20, "{single}");
+    assert!(within > 20 && multi > 5, "{within}, {multi}");
     // Two flows at once on a host are rare at 1% load: nearly every one is exact.
-    assert!(exact * 10 >= single * 9, "{exact} of {single}");
+    assert!(exact * 10 >= within * 9, "{exact} of {within}");
 }
 
 /// The timed source's flows arrive at `fct_load` of its line rate: its measured arrival rate

@@ -126,8 +126,9 @@ pub struct TimedTable {
     /// From its arrival to its last byte at the receiving host, in µs; absent while
     /// unfinished.
     pub fct_us: Vec<Option<f64>>,
-    /// The least it could take: its bytes at line rate, every link's propagation and the last
-    /// packet's store-and-forward at every switch, in µs.
+    /// The least it could take on one path: its bytes at line rate, every link's propagation
+    /// and its largest packet's store-and-forward at every switch, in µs (a sprayed flow's
+    /// last packet need not wait behind its largest, so it may take less).
     pub ideal_us: Vec<f64>,
     /// `fct_us / ideal_us`.
     pub slowdown: Vec<Option<f64>>,
@@ -354,10 +355,12 @@ impl Ethernet {
                     self.edge_of_host[dst] as usize,
                 );
                 let links = self.edge_hops[a * switches + b] as u64 + 2;
-                let last_bytes = f.size_bytes - (f.size_bytes - 1) / mss * mss;
+                // Its bytes on the first link; every later link adds the largest segment's
+                // store-and-forward (the last segment waits behind it at each switch).
+                let largest_bytes = f.size_bytes.min(mss);
                 let ideal_ps = serialization_ps(f.size_bytes, rate_bps)
                     + links * propagation_ps
-                    + (links - 1) * serialization_ps(last_bytes, rate_bps);
+                    + (links - 1) * serialization_ps(largest_bytes, rate_bps);
                 let fct_ps = f.done_ps.map(|done| done - f.start_ps);
                 timed.push(TimedFlow {
                     size_bytes: f.size_bytes,
