@@ -4,7 +4,9 @@ the DCTCP paper's analysis (Alizadeh et al. 2010 §3.3), an MPTCP connection bes
 one bottleneck against RFC 6356's goal, the 432-host fat-tree permutation beside the Stardust
 paper's Fig. 10 (scenarios/baselines/permutation.toml), MPTCP's included, and NDP's permutation
 and incast on trimming switches (scenarios/baselines/{permutation,incast}-ndp.toml) beside the
-NDP paper (Handley et al. 2017).
+NDP paper (Handley et al. 2017), and the Fig. 10b completion-time workload
+(scenarios/baselines/fct.toml beside scenarios/stardust/fct.toml) with its sanity laws: one-segment
+flows on an idle fabric take their ideal time, and the Poisson source offers its load.
 
     python3 docs/validation/transports.py [--long]
 
@@ -13,6 +15,7 @@ NDP paper (Handley et al. 2017).
 
 import math
 import sys
+from pathlib import Path
 
 import cellfabric
 
@@ -200,7 +203,93 @@ def ndp() -> None:
     print()
 
 
+FCT_NDP = {"host.transport": "ndp", "switch.trimming": True, "switch.queue_packets": 8,
+           "routing.mode": "spray", "host.initial_cwnd_packets": 23, "run.strict": False}
+
+
+def _fct_row(name: str, r) -> str:
+    """A row of completion times by size, read from the run's timed_flows table (both designs
+    list size_bytes and fct_us there)."""
+    s, t = r.summary, r.tables["timed_flows"]
+    done = t.dropna(subset=["fct_us"])
+
+    def q(part, quantile):
+        return f"{part['fct_us'].quantile(quantile):.0f}" if len(part) else "-"
+    small = done[done["size_bytes"] < 10_000]
+    medium = done[(done["size_bytes"] >= 10_000) & (done["size_bytes"] < 500_000)]
+    large = done[done["size_bytes"] >= 500_000]["fct_us"]
+    return (f"| {name} | {len(done)} of {len(t)} | {q(done, 0.5)} | {q(done, 0.99)} | {q(small, 0.5)} | "
+            f"{q(small, 0.99)} | {q(medium, 0.5)} | {q(medium, 0.99)} | "
+            f"{large.mean():.0f} / {large.max():.0f} | {s['goodput']:.3f} |")
+
+
+def fct() -> None:
+    print("## Fig. 10b's workload: timed flows under background load, pull beside push\n")
+    print("| run | timed flows completed | FCT p50 (µs) | p99 | < 10 KB p50 | p99 | 10-500 KB p50 | p99 "
+          "| >= 500 KB mean / max | goodput |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    r = cellfabric.run("scenarios/stardust/fct.toml", progress=False)
+    print(_fct_row("Stardust (pull, constant-rate hosts)", r))
+    for name, overrides in [("Ethernet DCTCP", {}), ("Ethernet TCP NewReno", {"host.transport": "tcp"}),
+                            ("Ethernet NDP", FCT_NDP)]:
+        r = cellfabric.run("scenarios/baselines/fct.toml", overrides=overrides, progress=False)
+        print(_fct_row(name, r))
+    print()
+    print("| Ethernet run | slowdown p50 | p90 | p99 | drops | timeouts | stale packets | send slots (peak) "
+          "| flows opened |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, overrides in [("DCTCP", {}), ("NDP", FCT_NDP)]:
+        s = cellfabric.run("scenarios/baselines/fct.toml", overrides=overrides, progress=False).summary
+        sd = s["timed_slowdown"]
+        print(f"| {name} | {sd['p50']:.2f} | {sd['p90']:.2f} | {sd['p99']:.2f} | {s['packets_dropped']} | "
+              f"{s['timeouts']} | {s['stale_packets']} | {s['send_slots_peak']} | {s['flows_opened']} |")
+    print()
+
+
+def fct_laws() -> None:
+    print("## Sanity laws of flows opened during a run\n")
+    # An idle fabric: every host opens flows to uniform other hosts at 1% of its line rate.
+    idle = {"traffic.pattern": "poisson", "traffic.load": 0.01, "run.strict": False,
+            "run.duration_ns": 20e6, "run.warmup_ns": 0}
+    print("| transport | flows within the initial window (<= 10 x 9000 B) completed | of them at their "
+          "ideal (within 0.1%) | larger flows | their slowdown p50 | p99 |")
+    print("|---|---|---|---|---|---|")
+    for name, overrides in [("dctcp", {}), ("ndp", FCT_NDP)]:
+        r = cellfabric.run("scenarios/baselines/fct.toml", overrides={**idle, **overrides}, progress=False)
+        t = r.tables["timed_flows"].dropna(subset=["fct_us"])
+        one = t[t["size_bytes"] <= 90_000]
+        exact = int(((one["slowdown"] - 1.0).abs() < 1e-3).sum())
+        many = t[t["size_bytes"] > 90_000]["slowdown"]
+        print(f"| {name} | {len(one)} | {exact} ({exact / max(len(one), 1):.1%}) | {len(many)} | "
+              f"{many.quantile(0.5):.3f} | {many.quantile(0.99):.3f} |")
+    print()
+    # The timed source's arrivals against fct_load (Poisson: the count's sd is its square root).
+    lines = Path("workloads/homasim_fb_webserver.txt").read_text().splitlines()
+    sizes = [line.split() for line in lines if line.strip() and not line.startswith("#")]
+    points = [(float(a), float(b)) for a, b in (f for f in sizes if len(f) == 2)]
+    mean_bytes, previous = 0.0, 0.0
+    for size, cdf in points:
+        mean_bytes += size * (cdf - previous)
+        previous = cdf
+    print("| run | length (ms) | flows arrived | expected (load · rate / mean size) | z (Poisson) "
+          "| offered bytes / (rate · time) | carried (completed bytes) |")
+    print("|---|---|---|---|---|---|---|")
+    for seed in [1, 2, 3]:
+        r = cellfabric.run("scenarios/baselines/fct.toml", overrides={"run.seed": seed}, progress=False)
+        s, t = r.summary, r.tables["timed_flows"]
+        length_s = s["sim_time_ps"] * 1e-12
+        expected = 0.5 * 10e9 / (8 * mean_bytes) * length_s
+        got = s["timed_flows_started"]
+        offered = t["size_bytes"].sum() * 8 / (10e9 * length_s)
+        carried = t.dropna(subset=["fct_us"])["size_bytes"].sum() * 8 / (10e9 * length_s)
+        print(f"| DCTCP, seed {seed} | {length_s * 1e3:.2f} | {got} | {expected:.1f} | "
+              f"{(got - expected) / expected ** 0.5:+.2f} | {offered:.3f} | {carried:.3f} |")
+    print()
+
+
 if __name__ == "__main__":
+    fct()
+    fct_laws()
     ndp()
     incast()
     mathis()
