@@ -345,4 +345,86 @@ mod tests {
             .contains("end at 1"));
         assert!(FlowSizes::parse("# nothing\n").is_err());
     }
+
+    fn keys(path: &str) -> FctKeys<'_> {
+        FctKeys {
+            src: 0,
+            dst: 5,
+            load: 0.5,
+            flow_sizes: Some(path),
+            background_flows: 3,
+        }
+    }
+
+    /// Background flows: each host but the two timed ones sends `background_flows`, never to
+    /// itself or the timed receiver, and every other destination is drawn.
+    #[test]
+    fn background_flows_avoid_the_sender_and_the_timed_receiver() {
+        let mut rng = stream(3, ComponentId { kind: 0, index: 0 });
+        let flows = keys("x").background(8, &mut rng);
+        assert_eq!(flows.len(), 6 * 3);
+        assert!(flows
+            .iter()
+            .all(|&(h, d)| h != d && d != 5 && h != 0 && h != 5));
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..200 {
+            seen.extend(
+                keys("x")
+                    .background(8, &mut rng)
+                    .into_iter()
+                    .map(|(_, d)| d),
+            );
+        }
+        assert_eq!(
+            seen.into_iter().collect::<Vec<_>>(),
+            vec![0, 1, 2, 3, 4, 6, 7]
+        );
+    }
+
+    #[test]
+    fn fct_keys_name_the_bad_key() {
+        let bad = |f: fn(&mut FctKeys<'_>)| {
+            let mut k = keys("x");
+            f(&mut k);
+            k.validate().unwrap_err().key
+        };
+        assert!(keys("x").validate().is_ok());
+        assert_eq!(bad(|k| k.flow_sizes = None), "traffic.flow_sizes");
+        assert_eq!(bad(|k| k.load = 0.0), "traffic.fct_load");
+        assert_eq!(bad(|k| k.load = 1.01), "traffic.fct_load");
+        assert_eq!(bad(|k| k.dst = 0), "traffic.fct_dst");
+        assert_eq!(bad(|k| k.background_flows = 0), "traffic.background_flows");
+        assert_eq!(keys("x").check_hosts(5).unwrap_err().key, "traffic.fct_dst");
+        assert_eq!(keys("x").check_hosts(2).unwrap_err().key, "topology");
+        let e = keys("/no/such/file").sizes().unwrap_err();
+        assert!(e.key == "traffic.flow_sizes" && e.message.contains("cannot read"));
+    }
+
+    /// Completion times land in their size's bucket, slowdowns are against each flow's ideal,
+    /// and unfinished flows count as started only.
+    #[test]
+    fn fct_stats_bucket_by_size() {
+        let flow = |size_bytes, fct_us: Option<u64>, ideal_us: u64| TimedFlow {
+            size_bytes,
+            start_ps: 0,
+            fct_ps: fct_us.map(|us| us * 1_000_000),
+            ideal_ps: ideal_us * 1_000_000,
+        };
+        let stats = FctStats::of(&[
+            flow(1_000, Some(10), 5),
+            flow(50_000, Some(100), 50),
+            flow(600_000, Some(1_000), 500),
+            flow(900_000, None, 700),
+        ]);
+        assert_eq!(
+            (stats.timed_flows_started, stats.timed_flows_completed),
+            (4, 3)
+        );
+        assert_eq!(stats.timed_fct_us_under_10kb.samples, 1);
+        assert!((stats.timed_fct_us_under_10kb.mean - 10.0).abs() < 1e-9);
+        assert!((stats.timed_fct_us_10kb_to_500kb.mean - 100.0).abs() < 1e-9);
+        assert!((stats.timed_fct_us_500kb_up.last - 1_000.0).abs() < 1e-9);
+        assert!((stats.timed_slowdown.mean - 2.0).abs() < 1e-9);
+        assert_eq!(stats.timed_fct_us.samples, 3);
+    }
 }
