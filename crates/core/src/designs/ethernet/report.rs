@@ -29,10 +29,12 @@ pub struct EthernetSummary {
     pub hosts: u32,
     /// Switches.
     pub switches: u32,
-    /// Flows (MPTCP: connections).
+    /// Flows made at build (MPTCP: connections); 0 for the patterns that open flows during
+    /// the run (see `flows_opened`), whose per-flow goodput figures are then empty too.
     pub flows: u32,
     /// Mean per-flow goodput over the measurement window (warm-up to end) as a fraction of
-    /// the receiving host's line rate (the same field as Stardust's).
+    /// the receiving host's line rate (the same field as Stardust's); for the patterns that
+    /// open flows during the run, the mean over receiving hosts.
     pub goodput: f64,
     /// Goodput per flow over the window, in Gbit/s.
     pub flow_goodput_gbps: Spread,
