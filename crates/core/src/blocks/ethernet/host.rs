@@ -13,10 +13,12 @@
 //! Flows may also be opened during the run ([`Host::open`], by the host's [`FlowSource`] on a
 //! kernel timer, or at the start): then every data segment names its sender's flow by a key
 //! (the send side's slot and the slot's generation, bumped each time a completed flow's slot
-//! is reused), the receiving host finds or makes the receive side for that key (reusing the
-//! slot of the sender's earlier flow in that slot), packets of an earlier generation are
-//! ignored, and a finite flow's last segment carries [`LAST_SEGMENT`] so the receiver learns
-//! the flow's size. Memory then follows the flows in flight, not the flows ever opened.
+//! is reused), the receiving host finds or makes the receive side for that key (in a receive
+//! slot freed when an earlier flow completed there), packets of an earlier generation are
+//! ignored, late copies of a completed flow's segments are acknowledged in full, and a finite
+//! flow's last segment carries [`LAST_SEGMENT`] so the receiver learns the flow's size and
+//! when it completes. Memory then follows the flows in flight, not the flows ever opened
+//! (beside 12 bytes per sending host's slot seen, and the timed flows' records).
 
 use super::{ACK, CE, CONTROL, ECE, ECT, NACK, PULL, TRIMMED};
 use crate::blocks::cell::{Cell, CellId, CellQueue};
@@ -178,13 +180,44 @@ pub struct OpenedFlow {
     pub done_ps: Option<TimePs>,
 }
 
+/// What a receiving host keeps of one send-side slot of a sending host.
+#[derive(Clone, Copy, Debug)]
+struct Peer {
+    /// The key of the slot's latest flow seen here ([`NONE`]: none yet).
+    key: u32,
+    /// Its receive side, or [`NONE`] once it completed here.
+    inflow: u32,
+    /// A completed flow's segments (what a late copy's ACK acknowledges).
+    packets: u32,
+}
+
+impl Peer {
+    const NEW: Peer = Peer {
+        key: NONE,
+        inflow: NONE,
+        packets: 0,
+    };
+}
+
+/// Where a data segment of a flow opened during the run goes at its receiver.
+enum Incoming {
+    /// To this receive side.
+    Flow(usize),
+    /// Nowhere: its flow completed here, with this many segments.
+    Completed(u32),
+    /// Nowhere: it is of an earlier flow of its sender's slot.
+    Stale,
+}
+
 /// The state of flows opened during the run: slot reuse on both sides.
 #[derive(Default)]
 pub struct Opened {
     /// Send-side slots free for reuse.
     free_out: Vec<u32>,
-    /// Per sending host, per its slot: the receive side here ([`NONE`]: none yet).
-    in_by_sender: Vec<Vec<u32>>,
+    /// Per sending host, per its slot: its latest flow's receive side here.
+    in_by_sender: Vec<Vec<Peer>>,
+    /// Receive-side slots free for reuse.
+    free_in: Vec<u32>,
     /// What the senders of completed flows counted, kept when their slots were reused.
     retired: SenderCounters,
     /// NDP pulls that found nothing to send, of the same senders.
@@ -359,7 +392,7 @@ impl Host {
             }
             None => {
                 let slot = self.add_out(dst, 0, size_bytes);
-                assert!(slot <= SLOT_MASK, "more than 2^20 flows open at one host");
+                assert!(slot < SLOT_MASK, "2^20 flows open at one host");
                 self.out[slot as usize].timed = number;
                 slot
             }
@@ -371,9 +404,10 @@ impl Host {
     }
 
     /// The receive side here of the flow that `cell` (a data segment of a flow opened during
-    /// the run) belongs to, made or reused for a new flow of its sender's slot; `None` for a
-    /// packet of an earlier flow of that slot.
-    fn opened_inflow(&mut self, cell: &Cell) -> Option<usize> {
+    /// the run) belongs to: found, or made in a free receive slot for a new flow of its
+    /// sender's slot; [`Incoming::Completed`] for a late copy of a flow that completed here;
+    /// [`Incoming::Stale`] for a packet of an earlier flow of its sender's slot.
+    fn opened_inflow(&mut self, cell: &Cell) -> Incoming {
         let opened = self.opened.as_mut().expect("a host that opens flows");
         let (src, slot) = (cell.src as usize, (cell.packet & SLOT_MASK) as usize);
         if opened.in_by_sender.len() <= src {
@@ -381,33 +415,70 @@ impl Host {
         }
         let row = &mut opened.in_by_sender[src];
         if row.len() <= slot {
-            row.resize(slot + 1, NONE);
+            row.resize(slot + 1, Peer::NEW);
         }
-        let i = row[slot];
-        if i == NONE {
-            let i = self.add_in(cell.src, cell.packet, None);
-            self.opened.as_mut().expect("opened").in_by_sender[src][slot] = i;
-            self.inflows[i as usize].path = path_label(cell.packet);
-            return Some(i as usize);
+        let peer = &mut row[slot];
+        if peer.key == cell.packet {
+            return match peer.inflow {
+                NONE => Incoming::Completed(peer.packets),
+                i => Incoming::Flow(i as usize),
+            };
         }
-        let flow = &mut self.inflows[i as usize];
-        if flow.remote == cell.packet {
-            return Some(i as usize);
+        if peer.key != NONE {
+            let ahead =
+                ((cell.packet >> SLOT_BITS).wrapping_sub(peer.key >> SLOT_BITS)) % GENERATIONS;
+            if ahead >= GENERATIONS / 2 {
+                opened.stale_packets += 1;
+                return Incoming::Stale;
+            }
         }
-        let ahead =
-            ((cell.packet >> SLOT_BITS).wrapping_sub(flow.remote >> SLOT_BITS)) % GENERATIONS;
-        if ahead >= GENERATIONS / 2 {
-            opened.stale_packets += 1;
-            return None;
-        }
-        // The sender's earlier flow in that slot completed: this slot's is a new one.
-        flow.receiver.reset();
-        (flow.remote, flow.path) = (cell.packet, path_label(cell.packet));
-        (flow.size_bytes, flow.bytes, flow.done_ps) = (None, 0, None);
-        if let Some(pacer) = &mut self.pacer {
-            pacer.reset_flow(i);
-        }
-        Some(i as usize)
+        // A new flow of the sender's slot: in the receive side its earlier flow left (if that
+        // one never completed here), else in a free one, else a new one.
+        peer.key = cell.packet;
+        let reused = match peer.inflow {
+            NONE => opened.free_in.pop(),
+            i => Some(i),
+        };
+        let i = match reused {
+            Some(i) => {
+                let flow = &mut self.inflows[i as usize];
+                flow.receiver.reset();
+                (flow.src, flow.remote) = (cell.src, cell.packet);
+                (flow.size_bytes, flow.bytes, flow.done_ps) = (None, 0, None);
+                if let Some(pacer) = &mut self.pacer {
+                    pacer.reset_flow(i);
+                }
+                i
+            }
+            None => self.add_in(cell.src, cell.packet, None),
+        };
+        self.inflows[i as usize].path = path_label(cell.packet);
+        let opened = self.opened.as_mut().expect("a host that opens flows");
+        opened.in_by_sender[src][slot].inflow = i;
+        Incoming::Flow(i as usize)
+    }
+
+    /// Receive side `i` (a flow opened during the run) has every byte: its slot is freed for
+    /// the next incoming flow; its sender's slot remembers the flow's segments, to acknowledge
+    /// late copies.
+    fn release_inflow(&mut self, i: usize) {
+        let opened = self.opened.as_mut().expect("a host that opens flows");
+        let flow = &self.inflows[i];
+        let peer = &mut opened.in_by_sender[flow.src as usize][(flow.remote & SLOT_MASK) as usize];
+        (peer.inflow, peer.packets) = (NONE, flow.receiver.rcv_nxt());
+        opened.free_in.push(i as u32);
+    }
+
+    /// A late copy of a segment of a flow that completed here (its last ACK may have been
+    /// lost): acknowledge everything (an NDP flow: that segment).
+    fn ack_completed<R: Router>(&mut self, ctx: &mut Context<'_, R>, cell: &Cell, packets: u32) {
+        let ack = if self.pacer.is_some() {
+            cell.seq
+        } else {
+            packets
+        };
+        let (src, key) = (cell.src, cell.packet);
+        self.reply_to(ctx, (src, key, path_label(key)), ACK, ack, cell.inject_ps);
     }
 
     /// Send side `i` (a flow opened during the run) has every byte acknowledged: its slot is
@@ -740,11 +811,24 @@ impl Host {
         echo_ps: TimePs,
     ) {
         let flow = &self.inflows[i];
+        let to = (flow.src, flow.remote, flow.path);
+        self.reply_to(ctx, to, flags, seq, echo_ps);
+    }
+
+    /// Queues a control packet to `(host, its flow's key, path label)`.
+    fn reply_to<R: Router>(
+        &mut self,
+        ctx: &mut Context<'_, R>,
+        (src, remote, path): (u16, u32, u16),
+        flags: u8,
+        seq: u32,
+        echo_ps: TimePs,
+    ) {
         let bytes = self.params.ack_bytes;
-        let mut cell = Cell::new(self.index, flow.src, bytes, true, ctx.now_ps, echo_ps);
+        let mut cell = Cell::new(self.index, src, bytes, true, ctx.now_ps, echo_ps);
         cell.seq = seq;
-        cell.packet = flow.remote;
-        cell.next_vc = flow.path;
+        cell.packet = remote;
+        cell.next_vc = path;
         cell.flags = flags;
         let id = self.packet(ctx, cell);
         ctx.cells.push_back(&mut self.acks, id);
@@ -915,9 +999,17 @@ impl<R: Router> Node<R> for Host {
                 true => {
                     let last = cell.seq & LAST_SEGMENT != 0;
                     cell.seq &= !LAST_SEGMENT;
-                    let Some(i) = self.opened_inflow(&cell) else {
-                        self.kick(ctx);
-                        return;
+                    let i = match self.opened_inflow(&cell) {
+                        Incoming::Flow(i) => i,
+                        Incoming::Completed(packets) => {
+                            self.ack_completed(ctx, &cell, packets);
+                            self.kick(ctx);
+                            return;
+                        }
+                        Incoming::Stale => {
+                            self.kick(ctx);
+                            return;
+                        }
                     };
                     if last && cell.flags & TRIMMED == 0 {
                         let mss = self.params.sender.mss_bytes;
@@ -928,10 +1020,14 @@ impl<R: Router> Node<R> for Host {
                 }
                 false => cell.packet as usize,
             };
+            let was_done = self.inflows[i].done_ps.is_some();
             if self.pacer.is_some() {
                 self.ndp_segment(ctx, &cell, i);
             } else {
                 self.segment(ctx, &cell, i);
+            }
+            if self.opened.is_some() && !was_done && self.inflows[i].done_ps.is_some() {
+                self.release_inflow(i);
             }
         }
         self.kick(ctx);

@@ -54,9 +54,9 @@ fn finished(json: &str) -> (Ethernet, EthernetSummary, EthernetTables) {
     (ethernet, summary, tables)
 }
 
-/// A Poisson source that never stops: thousands of flows through a few slots. The slots a
-/// host holds stay at the flows in flight, the same over a run four times as long (a host
-/// that never reused a slot would hold one per flow it ever opened).
+/// A Poisson source that never stops: thousands of flows through a few slots. The send and
+/// receive slots a host holds stay at the flows in flight, the same over a run four times as
+/// long (a host that never reused a slot would hold one per flow it ever opened or received).
 #[test]
 fn completed_flows_slots_are_reused_so_memory_does_not_grow_with_time() {
     let poisson = |duration_ns| {
@@ -82,7 +82,9 @@ fn completed_flows_slots_are_reused_so_memory_does_not_grow_with_time() {
     // Four times the flows, not four times the slots.
     assert!(long.flows_opened > 3 * short.flows_opened);
     assert!(long.send_slots_peak <= 2 * short.send_slots_peak.max(8));
-    // One receive side per sender's slot: never more than the other hosts' slots.
+    // Receive sides are freed as their flows complete: they too follow the flows in flight.
+    assert!(long.receive_slots_peak <= 2 * short.receive_slots_peak.max(8));
+    // Never more than the other hosts' slots.
     let slots: u32 = ethernet.hosts().map(|h| h.out.len() as u32).sum();
     for host in ethernet.hosts() {
         assert!(host.inflows.len() as u32 <= slots - host.out.len() as u32);
