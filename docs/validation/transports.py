@@ -263,6 +263,18 @@ def fct_laws() -> None:
         print(f"| {name} | {len(one)} | {exact} ({exact / max(len(one), 1):.1%}) | {len(many)} | "
               f"{many.quantile(0.5):.3f} | {many.quantile(0.99):.3f} |")
     print()
+    # Memory follows the flows in flight: every host opens flows at half its line rate, for
+    # one length and four times it.
+    print("| all-to-all Poisson, load 0.5 | flows opened | completed | send slots (peak, one host) "
+          "| receive slots (peak, one host) |")
+    print("|---|---|---|---|---|")
+    for duration_ns in [10e6, 40e6]:
+        overrides = {"traffic.pattern": "poisson", "traffic.load": 0.5, "run.strict": False,
+                     "run.duration_ns": duration_ns, "run.warmup_ns": 1e6}
+        s = cellfabric.run("scenarios/baselines/fct.toml", overrides=overrides, progress=False).summary
+        print(f"| {s['sim_time_ps'] / 1e9:.0f} ms | {s['flows_opened']} | {s['timed_flows_completed']} | "
+              f"{s['send_slots_peak']} | {s['receive_slots_peak']} |")
+    print()
     # The timed source's arrivals against fct_load (Poisson: the count's sd is its square root).
     lines = Path("workloads/homasim_fb_webserver.txt").read_text().splitlines()
     sizes = [line.split() for line in lines if line.strip() and not line.startswith("#")]
