@@ -113,7 +113,10 @@ impl OutputQueue {
     fn start_due(&mut self, now_ps: TimePs) {
         while self.front_start_ps <= now_ps {
             let size_bytes = self.ring[self.head as usize].1;
-            self.head = (self.head + 1) % self.spec.capacity_packets;
+            self.head += 1;
+            if self.head == self.spec.capacity_packets {
+                self.head = 0;
+            }
             self.len -= 1;
             self.bytes -= size_bytes as u64;
             self.front_start_ps = if self.len == 0 {
@@ -170,7 +173,10 @@ impl OutputQueue {
         let start_ps = now_ps.max(self.link.busy_until_ps());
         let arrive_ps = self.link.transmit(start_ps, size_bytes);
         if start_ps > now_ps {
-            let tail = (self.head + self.len) % self.spec.capacity_packets;
+            let mut tail = self.head + self.len;
+            if tail >= self.spec.capacity_packets {
+                tail -= self.spec.capacity_packets;
+            }
             self.ring[tail as usize] = (start_ps, size_bytes as u32);
             if self.len == 0 {
                 self.front_start_ps = start_ps;
