@@ -73,17 +73,21 @@ impl ArrivalDepths {
 /// hands it to the wire at once with its arrival time at the far end (no wake-up event per
 /// packet), and keeps only the start times and sizes of the packets still waiting, in a ring
 /// allocated once at its capacity, to know its depth at any later arrival.
+///
+/// What every arrival reads comes first, in declaration order, in one cache-line-aligned
+/// block: an arrival finds a queue cold more often than not on a large fabric.
+#[repr(C, align(64))]
 pub struct OutputQueue {
-    link: Link,
-    /// Start time and size in bytes of each packet waiting, `len` of them from `head`.
-    ring: Box<[(TimePs, u32)]>,
-    head: u32,
-    len: u32,
     /// The start time of the packet at `head` (`TimePs::MAX` when none waits): kept here so an
     /// arrival reads the ring only when a packet has started since.
     front_start_ps: TimePs,
-    spec: QueueSpec,
+    link: Link,
+    head: u32,
+    len: u32,
+    /// Start time and size in bytes of each packet waiting, `len` of them from `head`.
+    ring: Box<[(TimePs, u32)]>,
     bytes: u64,
+    spec: QueueSpec,
     /// Deepest the queue has been, in packets.
     pub peak_packets: u32,
     /// Arrivals from this time on are measured.
