@@ -49,6 +49,7 @@ impl Link {
     }
 
     /// Time the transmitter is busy with a frame of `size_bytes` (overhead included).
+    #[inline]
     pub fn frame_ps(&self, size_bytes: u64) -> TimePs {
         let wire_bytes = size_bytes + self.overhead_bytes as u64;
         match wire_bytes.checked_mul(self.ps_per_byte) {
@@ -75,6 +76,7 @@ impl Link {
 
     /// Starts sending `size_bytes` at `now_ps` (the link must be idle) and returns when the last
     /// bit arrives at the far end.
+    #[inline]
     pub fn transmit(&mut self, now_ps: TimePs, size_bytes: u64) -> TimePs {
         debug_assert!(self.is_idle(now_ps), "transmit on a busy link");
         let frame_ps = if self.ps_per_byte != 0 {
