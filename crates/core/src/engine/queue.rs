@@ -409,6 +409,16 @@ fn distribute_and_sort<E: Copy>(
     std::mem::swap(bucket, scratch);
 }
 
+impl<E: Copy> CalendarQueue<E> {
+    /// The next event due, if the calendar holds it at hand (in the bucket being served).
+    #[inline]
+    pub fn peek_at_hand(&self) -> Option<&E> {
+        self.current
+            .get(self.current_head)
+            .map(|entry| &entry.event)
+    }
+}
+
 impl<E: Copy> EventQueue<E> for CalendarQueue<E> {
     #[inline]
     fn push(&mut self, time_ps: TimePs, phase: Phase, origin: Origin, event: E) {
@@ -506,9 +516,13 @@ mod tests {
             let mut id = 0u32;
             for (op, delay, clock) in ops {
                 if op == 0 {
+                    let at_hand = cal.peek_at_hand().copied();
                     let a = cal.pop_until(TimePs::MAX);
                     let b = heap.pop_until(TimePs::MAX);
                     prop_assert_eq!(a, b);
+                    if at_hand.is_some() {
+                        prop_assert_eq!(at_hand, a.map(|(_, event)| event));
+                    }
                     if let Some((t, _)) = a { now = t; }
                 } else {
                     let phase = if clock { Phase::Clock } else { Phase::Message };
