@@ -789,7 +789,7 @@ impl StardustConfig {
             return Err(invalid(
                 "host.transport",
                 format!(
-                    "expected \"tcp\", \"dctcp\" or \"mptcp\" on a Stardust fabric, got {} (NDP needs switches that trim packets; a Stardust fabric neither drops nor trims)",
+                    "expected \"tcp\", \"dctcp\" or \"mptcp\" on a Stardust fabric, got {} (NDP needs switches that trim packets, DCQCN a lossless path that pauses its senders: a Stardust fabric never trims, and its adapters drop at a full VOQ)",
                     serde_json::json!(transport)
                 ),
             ));
