@@ -53,4 +53,6 @@ pub mod stream_kind {
     pub const ETHERNET_LOSS: u32 = 40;
     /// A trimming switch port's choice between trimming the arrival and the queue's tail.
     pub const ETHERNET_TRIM: u32 = 41;
+    /// A PFC switch's RED marking coin.
+    pub const ETHERNET_PFC: u32 = 42;
 }
