@@ -458,9 +458,9 @@ mod tests {
     fn xoff_at_the_threshold_headroom_then_drop_and_xon_when_drained() {
         let mut cells = CellArena::new();
         let mut pfc = ports(2, spec(3, 1, 2));
-        let resume_out = cells.alloc(pause_frame(PauseTarget::Class(0), true, 0));
-        pfc.frame_arrives(&cells, resume_out, 1, 0);
-        cells.free(resume_out);
+        let pause_out = cells.alloc(pause_frame(PauseTarget::Class(0), true, 0));
+        pfc.frame_arrives(&cells, pause_out, 1, 0);
+        cells.free(pause_out);
         let got: Vec<Admitted> = (0..6)
             .map(|_| {
                 let c = data(&mut cells);

@@ -58,6 +58,30 @@ fn a_pfc_incast_drops_nothing_and_pauses_upstream() {
     assert!(summary.dcqcn.unwrap().cnps_sent > 0);
 }
 
+/// On a star every ingress is a host: 8 senders into host 0 with XOFF at 4 packets make the
+/// switch pause the senders' NICs, which hold their data until XON; nothing is dropped and
+/// every flow completes.
+#[test]
+fn a_paused_host_holds_its_data_until_resumed() {
+    let json = r#"{"design": "ethernet", "run": {"seed": 1, "duration_ns": 10000000, "warmup_ns": 0},
+        "topology": {"kind": "star"},
+        "switch": {"pfc": true, "pfc_xoff_packets": 4, "pfc_xon_packets": 2},
+        "host": {"transport": "dcqcn", "packet_bytes": 9000},
+        "traffic": {"pattern": "incast", "incast_host": 0, "senders": 8, "flow_bytes": 450000}}"#;
+    let (ethernet, clock) = finished(json);
+    let (summary, _) = ethernet.finish(&clock).expect("balanced");
+    let pfc = summary.pfc.unwrap();
+    assert!(
+        pfc.host_paused_us > 0.0 && pfc.pause_frames_sent > 0,
+        "{pfc:?}"
+    );
+    assert_eq!(pfc.switch_paused_us, 0.0, "hosts never pause the switch");
+    assert_eq!((summary.packets_dropped, summary.flows_completed), (0, 8));
+    assert!(pfc.headroom_peak_packets <= 4, "{pfc:?}");
+    let paused: u64 = ethernet.hosts().map(|h| h.pause.pauses).sum();
+    assert_eq!(paused, pfc.pause_frames_sent, "every XOFF reached its host");
+}
+
 /// No headroom (XOFF at the whole share): packets already on the wire when XOFF goes find
 /// their ingress full and are dropped; the ledger counts them, and a drop counted for a
 /// packet still held breaks it.
