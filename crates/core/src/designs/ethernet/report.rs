@@ -42,9 +42,10 @@ pub struct EthernetSummary {
     pub flows_completed: u64,
     /// Their completion times from the start of the run, in µs.
     pub fct_us: Completion,
-    /// Packets hosts created: data segments and ACKs.
+    /// Packets created: hosts' data segments and ACKs (NACKs, PULLs, CNPs), and PFC
+    /// switches' PAUSE frames.
     pub packets_created: u64,
-    /// Packets that reached their host.
+    /// Packets that reached their host (a PAUSE frame: the neighbour it paused).
     pub packets_delivered: u64,
     /// Packets dropped at full switch queues or lost at random.
     pub packets_dropped: u64,
