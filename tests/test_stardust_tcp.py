@@ -86,7 +86,6 @@ def test_built_in_sources_report_no_transport():
 
 
 @pytest.mark.parametrize("settings, key", [
-    (["host.transport=dctcp"], "host.transport"),
     (["host.transport=ndp"], "host.transport"),
     (["host.packet_bytes=1500"], "host.packet_bytes"),
     (["host.transport=tcp", "traffic.pattern=all_to_all"], "traffic.pattern"),

@@ -31,6 +31,7 @@ use super::{CE, ECT, PAUSE};
 use crate::blocks::cell::{Cell, CellArena, CellId};
 use crate::blocks::link::Link;
 use crate::blocks::priority_port::{Departure, PriorityPort};
+use crate::blocks::traffic::NEVER_PS;
 use crate::engine::rng::Rng;
 use crate::engine::time::TimePs;
 use rand::Rng as _;
@@ -76,19 +77,32 @@ pub fn read_pause_frame(cell: &Cell) -> (PauseTarget, bool) {
     (PauseTarget::decode(cell.seq), cell.packet != 0)
 }
 
-/// How long one paused thing (a switch port's class, a host's NIC) was paused.
-#[derive(Clone, Copy, Debug, Default)]
+/// How long one paused thing (a switch port's class, a host's NIC) was paused (compact: a
+/// host carries one).
+#[derive(Clone, Copy, Debug)]
 pub struct PauseClock {
-    /// Since when it is paused, if it is.
-    since_ps: Option<TimePs>,
+    /// Since when it is paused, or `NEVER_PS` if it is not.
+    since_ps: TimePs,
     /// Time paused in finished pauses.
     paused_ps: TimePs,
     /// The longest finished pause.
     longest_ps: TimePs,
     /// PAUSE (XOFF) frames received.
-    pub pauses: u64,
+    pub pauses: u32,
     /// Resume (XON) frames received.
-    pub resumes: u64,
+    pub resumes: u32,
+}
+
+impl Default for PauseClock {
+    fn default() -> Self {
+        PauseClock {
+            since_ps: NEVER_PS,
+            paused_ps: 0,
+            longest_ps: 0,
+            pauses: 0,
+            resumes: 0,
+        }
+    }
 }
 
 impl PauseClock {
@@ -96,11 +110,12 @@ impl PauseClock {
     pub fn apply(&mut self, pause: bool, now_ps: TimePs) {
         if pause {
             self.pauses += 1;
-            self.since_ps.get_or_insert(now_ps);
+            self.since_ps = self.since_ps.min(now_ps);
         } else {
             self.resumes += 1;
-            if let Some(since_ps) = self.since_ps.take() {
-                let length_ps = now_ps - since_ps;
+            if self.is_paused() {
+                let length_ps = now_ps - self.since_ps;
+                self.since_ps = NEVER_PS;
                 self.paused_ps += length_ps;
                 self.longest_ps = self.longest_ps.max(length_ps);
             }
@@ -109,13 +124,17 @@ impl PauseClock {
 
     /// True while paused.
     pub fn is_paused(&self) -> bool {
-        self.since_ps.is_some()
+        self.since_ps != NEVER_PS
     }
 
     /// Time paused up to `now_ps` and the longest pause so far (an unfinished one counted to
     /// `now_ps`): a pause storm shows as a longest pause of the run's length.
     pub fn totals_ps(&self, now_ps: TimePs) -> (TimePs, TimePs) {
-        let open_ps = self.since_ps.map_or(0, |s| now_ps.saturating_sub(s));
+        let open_ps = if self.is_paused() {
+            now_ps.saturating_sub(self.since_ps)
+        } else {
+            0
+        };
         (self.paused_ps + open_ps, self.longest_ps.max(open_ps))
     }
 }

@@ -73,17 +73,21 @@ impl ArrivalDepths {
 /// hands it to the wire at once with its arrival time at the far end (no wake-up event per
 /// packet), and keeps only the start times and sizes of the packets still waiting, in a ring
 /// allocated once at its capacity, to know its depth at any later arrival.
+///
+/// What every arrival reads comes first, in declaration order, in one cache-line-aligned
+/// block: an arrival finds a queue cold more often than not on a large fabric.
+#[repr(C, align(64))]
 pub struct OutputQueue {
-    link: Link,
-    /// Start time and size in bytes of each packet waiting, `len` of them from `head`.
-    ring: Box<[(TimePs, u32)]>,
-    head: u32,
-    len: u32,
     /// The start time of the packet at `head` (`TimePs::MAX` when none waits): kept here so an
     /// arrival reads the ring only when a packet has started since.
     front_start_ps: TimePs,
-    spec: QueueSpec,
+    link: Link,
+    head: u32,
+    len: u32,
+    /// Start time and size in bytes of each packet waiting, `len` of them from `head`.
+    ring: Box<[(TimePs, u32)]>,
     bytes: u64,
+    spec: QueueSpec,
     /// Deepest the queue has been, in packets.
     pub peak_packets: u32,
     /// Arrivals from this time on are measured.
@@ -113,7 +117,10 @@ impl OutputQueue {
     fn start_due(&mut self, now_ps: TimePs) {
         while self.front_start_ps <= now_ps {
             let size_bytes = self.ring[self.head as usize].1;
-            self.head = (self.head + 1) % self.spec.capacity_packets;
+            self.head += 1;
+            if self.head == self.spec.capacity_packets {
+                self.head = 0;
+            }
             self.len -= 1;
             self.bytes -= size_bytes as u64;
             self.front_start_ps = if self.len == 0 {
@@ -170,7 +177,10 @@ impl OutputQueue {
         let start_ps = now_ps.max(self.link.busy_until_ps());
         let arrive_ps = self.link.transmit(start_ps, size_bytes);
         if start_ps > now_ps {
-            let tail = (self.head + self.len) % self.spec.capacity_packets;
+            let mut tail = self.head + self.len;
+            if tail >= self.spec.capacity_packets {
+                tail -= self.spec.capacity_packets;
+            }
             self.ring[tail as usize] = (start_ps, size_bytes as u32);
             if self.len == 0 {
                 self.front_start_ps = start_ps;

@@ -11,7 +11,7 @@
 //!   Rc ← (Rt + Rc)/2 while both counts are at most F (5); **hyper increase**
 //!   Rt ← Rt + i·R_HAI (i = min count − F), Rc ← (Rt + Rc)/2 once both exceed F; otherwise
 //!   **additive increase** Rt ← Rt + R_AI, Rc ← (Rt + Rc)/2. Rates stay within
-//!   [R_min, line rate].
+//!   [R_AI, line rate].
 //! - The sender paces its packets at Rc: after a packet of s bytes, the next may start
 //!   s·8/Rc later (the rate at its departure sets the gap).
 //!
@@ -42,8 +42,6 @@ pub struct DcqcnParams {
     pub rate_ai_bps: f64,
     /// Hyper increase step R_HAI, bit/s.
     pub rate_hai_bps: f64,
-    /// The lowest rate a cut may reach, bit/s.
-    pub min_rate_bps: f64,
     /// The notification point (receiver) sends a flow at most one CNP per this interval
     /// (N = 50 µs), when marked packets arrive.
     pub cnp_interval_ps: TimePs,
@@ -193,7 +191,8 @@ impl DcqcnSender {
         self.cnps += 1;
         self.counters.ecn_cuts += 1;
         self.target_bps = self.rate_bps;
-        self.rate_bps = (self.rate_bps * (1.0 - self.alpha / 2.0)).max(p.min_rate_bps);
+        // The lowest rate a cut reaches: one additive step.
+        self.rate_bps = (self.rate_bps * (1.0 - self.alpha / 2.0)).max(p.rate_ai_bps);
         self.alpha = (1.0 - p.g) * self.alpha + p.g;
         self.alpha_due_ps = now_ps + p.alpha_interval_ps;
         self.timer_due_ps = now_ps + p.timer_ps;
@@ -222,7 +221,6 @@ mod tests {
             fast_recovery_stages: 5,
             rate_ai_bps: 10e6,
             rate_hai_bps: 100e6,
-            min_rate_bps: 10e6,
             cnp_interval_ps: 50_000_000,
         }
     }

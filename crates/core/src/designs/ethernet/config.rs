@@ -632,7 +632,6 @@ impl HostConfig {
                 fast_recovery_stages: self.dcqcn_fast_recovery_stages,
                 rate_ai_bps: self.dcqcn_rate_ai_mbps * 1e6,
                 rate_hai_bps: self.dcqcn_rate_hai_mbps * 1e6,
-                min_rate_bps: self.dcqcn_rate_ai_mbps * 1e6,
                 cnp_interval_ps: ps_from_ns(self.dcqcn_cnp_interval_ns),
             }),
         }

@@ -12,7 +12,7 @@ use crate::blocks::transport::Transport;
 use crate::designs::ethernet::HostConfig;
 use crate::engine::time::{ps_from_ns, TimePs};
 use crate::scenario::{
-    invalid, RoutingConfig, RunConfig, ScenarioError, TopologyConfig, Unused, UnusedKeys,
+    invalid, Named, RoutingConfig, RunConfig, ScenarioError, TopologyConfig, Unused, UnusedKeys,
 };
 
 /// A whole Stardust scenario.
@@ -124,6 +124,8 @@ const HOST_KEYS: &[&str] = &[
     "host.delayed_ack",
     "host.delayed_ack_ns",
     "host.dctcp_g",
+    "host.subflows",
+    "host.ndp_pull_rate",
 ];
 
 /// Where reachability tables come from.
@@ -559,16 +561,31 @@ impl StardustConfig {
                 "host.transport",
                 "host.transport absent (the hosts are the built-in sources of traffic)",
             ),
-            Some(_) => {
+            Some(transport) => {
                 unused.add(
                     &["traffic.packet_bytes", "traffic.load", "traffic.arrival"],
                     "host.transport",
                     "host.transport set (the hosts' transport paces them; host.packet_bytes sizes their segments)",
                 );
+                let named = format!("host.transport = {:?}", transport.as_str());
+                if transport != Transport::Dctcp {
+                    unused.add(
+                        &["host.dctcp_g"],
+                        "host.transport",
+                        format!("{named} (not ECN-capable)"),
+                    );
+                }
+                if transport != Transport::Mptcp {
+                    unused.add(
+                        &["host.subflows"],
+                        "host.transport",
+                        format!("{named} (one path per flow)"),
+                    );
+                }
                 unused.add(
-                    &["host.dctcp_g"],
+                    &["host.ndp_pull_rate"],
                     "host.transport",
-                    "host.transport = \"tcp\" (NewReno is not ECN-capable)",
+                    format!("{named} (NDP does not run on a Stardust fabric)"),
                 );
                 if !self.host.config.delayed_ack {
                     unused.add(
@@ -765,11 +782,14 @@ impl StardustConfig {
         let Some(transport) = self.host.transport() else {
             return Ok(());
         };
-        if transport != Transport::Tcp {
+        if !matches!(
+            transport,
+            Transport::Tcp | Transport::Dctcp | Transport::Mptcp
+        ) {
             return Err(invalid(
                 "host.transport",
                 format!(
-                    "expected \"tcp\" on a Stardust fabric, got {} (its elements mark no ECN, so DCTCP would be only NewReno; other transports are not carried yet)",
+                    "expected \"tcp\", \"dctcp\" or \"mptcp\" on a Stardust fabric, got {} (NDP needs switches that trim packets; a Stardust fabric neither drops nor trims)",
                     serde_json::json!(transport)
                 ),
             ));
