@@ -8,11 +8,14 @@
 
 mod config;
 #[cfg(test)]
+mod dcqcn_tests;
+#[cfg(test)]
 mod mptcp_tests;
 mod report;
 
 use crate::blocks::cell::CellId;
 use crate::blocks::ethernet::host::{Host, HostParams};
+use crate::blocks::ethernet::pfc::PfcPorts;
 use crate::blocks::ethernet::queue::{OutputQueue, QueueSpec};
 use crate::blocks::ethernet::switch::{EthernetSwitch, Ports};
 use crate::blocks::ethernet::trim::{TrimSpec, TrimmingPort};
@@ -163,7 +166,19 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
                 .collect(),
         );
         let warmup_ps = config.run.warmup_ps();
-        let queues = if config.switch.trimming {
+        let queues = if let Some(pfc) = config.pfc_spec() {
+            let id = ComponentId {
+                kind: stream_kind::ETHERNET_PFC,
+                index: s as u32,
+            };
+            let links = (0..ports).map(|p| cable_link(s, p)).collect();
+            Ports::Pfc(PfcPorts::new(
+                links,
+                pfc,
+                warmup_ps,
+                stream(config.run.seed, id),
+            ))
+        } else if config.switch.trimming {
             let trim_id = ComponentId {
                 kind: stream_kind::ETHERNET_TRIM,
                 index: s as u32,
@@ -272,7 +287,11 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
     // more wall time on the DCTCP permutation). Trimming ports book their wake-ups a header's
     // time ahead, mostly into the bucket being served, each insertion shifting the rest of it:
     // buckets of 1/32 packet time keep that short (1.3x faster on the NDP permutation).
-    let buckets_per_packet = if config.switch.trimming { 32 } else { 4 };
+    let buckets_per_packet = if config.switch.trimming || config.switch.pfc {
+        32
+    } else {
+        4
+    };
     fabric.set_calendar(packet_ps / buckets_per_packet, horizon_ps);
     for host in 0..hosts {
         fabric.start(switches + host, |node, ctx| {
