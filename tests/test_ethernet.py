@@ -131,6 +131,12 @@ def test_dcqcn_and_pfc_bad_input_is_one_line_naming_the_key(scenario, settings: 
     (INCAST_NDP, ["switch.queue_bytes=90000"], " switch.queue_bytes: "),
     (INCAST_NDP, ["switch.loss_probability=0.01"], " switch.loss_probability: "),
     (INCAST_NDP, ["host.ndp_pull_rate=0"], " host.ndp_pull_rate: "),
+    (PERMUTATION, ["switch.random_drop_packets=101"], " switch.random_drop_packets: "),
+    (PERMUTATION, ["switch.random_drop_packets=3", "switch.random_drop_probability=0"],
+     " switch.random_drop_probability: "),
+    (INCAST_NDP, ["switch.random_drop_packets=3"], " switch.random_drop_packets: "),
+    (PERMUTATION, ["switch.random_drop_probability=0.5"],
+     " switch.random_drop_probability: not used with switch.random_drop_packets = 0"),
 ])
 def test_bad_input_is_one_line_naming_the_key(scenario, settings: list[str], message: str):
     sets = [arg for setting in settings for arg in ("--set", setting)]

@@ -99,6 +99,7 @@ def permutation(long: bool) -> None:
     print("|---|---|---|---|---|---|---|---|---|---|")
     runs = [("dctcp", "ecmp", {}), ("tcp", "ecmp", {}), ("dctcp", "spray", {}), ("tcp", "spray", {})]
     runs.append(("mptcp", "ecmp", {"host.subflows": 8}))
+    runs.append(("mptcp", "ecmp", {"host.subflows": 8, "switch.random_drop_packets": 3}))
     if long:
         runs.append(("dctcp", "ecmp", {"run.duration_ns": 2e8, "run.warmup_ns": 1.9e8}))
         runs.append(("mptcp", "ecmp", {"host.subflows": 8, "run.duration_ns": 2e8, "run.warmup_ns": 1.9e8}))
@@ -110,6 +111,8 @@ def permutation(long: bool) -> None:
                            progress=False).summary
         g = s["flow_goodput_gbps"]
         length = f"{s['sim_time_ps'] / 1e9:.0f} ms, window from {s['warmup_ps'] / 1e9:.0f} ms"
+        if "switch.random_drop_packets" in more:
+            routing += ", random drop (top 3, p = 0.1)"
         print(f"| {transport} | {routing} | {length} | {s['goodput']:.3f} | {g['p1']:.2f} | {g['p10']:.2f} | "
               f"{g['p50']:.2f} | {s['packets_dropped']} | {s['retransmissions']} | {s['timeouts']} |")
     print()
@@ -125,6 +128,8 @@ def mptcp_fairness() -> None:
           "against 1 | bottleneck use | queue max in window | TCP retransmissions | MPTCP retransmissions |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     regimes = [("drop-tail, 100 packets", {"queue_packets": 100}),
+               ("random drop in the top 3 of 100 packets, p = 0.1 (htsim's RandomQueue)",
+                {"queue_packets": 100, "random_drop_packets": 3, "random_drop_probability": 0.1}),
                ("random loss 5e-4, 1000 packets", {"queue_packets": 1000, "loss_probability": 5e-4})]
     for name, switch in regimes:
         for n in [1, 2, 4, 8]:

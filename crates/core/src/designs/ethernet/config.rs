@@ -79,6 +79,12 @@ pub struct SwitchConfig {
     /// Every packet a switch takes is lost with this probability, independently (a lossy
     /// link, for checking NewReno against the Mathis et al. formula); 0: none.
     pub loss_probability: f64,
+    /// htsim's `RandomQueue` (the queues of the MPTCP runs the Stardust paper used): an
+    /// arrival finding the output queue within this many packets of full is dropped with
+    /// `random_drop_probability` even if it fits (htsim: 3 of 100); 0: drop-tail only.
+    pub random_drop_packets: u32,
+    /// The probability of a random drop near the top of the queue (htsim: 0.1).
+    pub random_drop_probability: f64,
     /// NDP's trimming ports (Handley et al. 2017 §3.1): a full data queue of `queue_packets`
     /// (the one on the wire counted, as in htsim) trims a packet to its header instead of
     /// dropping it; headers and control packets share a header queue of `queue_packets` full
@@ -111,6 +117,8 @@ impl Default for SwitchConfig {
             queue_bytes: None,
             ecn_threshold_packets: 15,
             loss_probability: 0.0,
+            random_drop_packets: 0,
+            random_drop_probability: 0.1,
             trimming: false,
             pfc: false,
             pfc_xoff_packets: 96,
@@ -286,6 +294,13 @@ impl EthernetConfig {
     pub fn unused_keys(&self) -> Vec<Unused> {
         let mut unused = UnusedKeys::default();
         unused.add_other_shapes(&self.topology);
+        if self.switch.random_drop_packets == 0 {
+            unused.add(
+                &["switch.random_drop_probability"],
+                "switch.random_drop_packets",
+                "switch.random_drop_packets = 0 (drop-tail only)",
+            );
+        }
         if self.host.transport != Transport::Ndp {
             unused.add(
                 &["host.ndp_pull_rate"],
@@ -426,6 +441,27 @@ impl EthernetConfig {
             return Err(invalid(
                 "switch.loss_probability",
                 "expected at least 0, below 1",
+            ));
+        }
+        if s.random_drop_packets > s.queue_packets {
+            return Err(invalid(
+                "switch.random_drop_packets",
+                format!(
+                    "expected at most switch.queue_packets ({})",
+                    s.queue_packets
+                ),
+            ));
+        }
+        if !(s.random_drop_probability > 0.0 && s.random_drop_probability <= 1.0) {
+            return Err(invalid(
+                "switch.random_drop_probability",
+                "expected above 0, at most 1",
+            ));
+        }
+        if s.random_drop_packets > 0 && (s.trimming || s.pfc) {
+            return Err(invalid(
+                "switch.random_drop_packets",
+                "expected 0 with switch.trimming or switch.pfc (random drop is a drop-tail FIFO's)",
             ));
         }
         let h = &self.host;

@@ -16,12 +16,13 @@ mod report;
 use crate::blocks::cell::CellId;
 use crate::blocks::ethernet::host::{Host, HostParams};
 use crate::blocks::ethernet::pfc::PfcPorts;
-use crate::blocks::ethernet::queue::{OutputQueue, QueueSpec};
+use crate::blocks::ethernet::queue::{OutputQueue, QueueSpec, RandomDrop};
 use crate::blocks::ethernet::switch::{EthernetSwitch, Ports};
 use crate::blocks::ethernet::trim::{TrimSpec, TrimmingPort};
 use crate::blocks::fabric::{Context, Fabric, Node, Wiring};
 use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::link::Link;
+use crate::blocks::port_set::MAX_PORTS;
 use crate::blocks::routing::{mode, FabricRouter, PathLabel, RouteTable, Router};
 use crate::blocks::stream_kind;
 use crate::blocks::topology::Attachment;
@@ -192,7 +193,23 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
         } else {
             Ports::Fifo(
                 (0..ports)
-                    .map(|p| OutputQueue::new(cable_link(s, p), spec, warmup_ps))
+                    .map(|p| {
+                        let queue = OutputQueue::new(cable_link(s, p), spec, warmup_ps);
+                        match config.switch.random_drop_packets {
+                            0 => queue,
+                            top_packets => queue.with_random_drop(RandomDrop {
+                                top_packets,
+                                probability: config.switch.random_drop_probability,
+                                coin: stream(
+                                    config.run.seed,
+                                    ComponentId {
+                                        kind: stream_kind::ETHERNET_RANDOM_DROP,
+                                        index: (s * MAX_PORTS + p) as u32,
+                                    },
+                                ),
+                            }),
+                        }
+                    })
                     .collect(),
             )
         };
