@@ -16,6 +16,8 @@ from conftest import ROOT
 
 PERMUTATION = "scenarios/baselines/permutation.toml"
 INCAST_NDP = "scenarios/baselines/incast-ndp.toml"
+PERMUTATION_DCQCN = "scenarios/baselines/permutation-dcqcn.toml"
+INCAST_DCQCN = "scenarios/baselines/incast-dcqcn.toml"
 SHORT = ["--set", "run.duration_ns=1000000", "--set", "run.warmup_ns=500000"]
 # What permutation.toml's comment lists for NDP (htsim's -cwnd 23 -q 8).
 NDP = ["--set", "host.transport=ndp", "--set", "switch.trimming=true", "--set", "switch.queue_packets=8",
@@ -70,6 +72,51 @@ def test_an_ndp_incast_delivers_every_byte_and_repeats_exactly():
     assert ideal_us < summary["fct_us"]["last"] < 1.1 * ideal_us
 
 
+def test_a_dcqcn_incast_over_pfc_drops_nothing_and_repeats_exactly():
+    args = ["run", INCAST_DCQCN, "--set", "run.duration_ns=30000000", "--json"]
+    first, second = cli(*args), cli(*args)
+    assert first.returncode == 0, first.stderr
+    summary, again = json.loads(first.stdout), json.loads(second.stdout)
+    for run in (summary, again):
+        del run["perf"], run["provenance"]
+    assert summary == again, "same scenario and seed, same summary"
+    assert summary["transport"] == "dcqcn" and summary["flows_completed"] == 64
+    assert summary["packets_dropped"] == 0 and summary["pfc"]["lossless_drops"] == 0
+    assert summary["pfc"]["pause_frames_sent"] > 0, "64 senders into one host pause their upstream"
+    assert summary["dcqcn"]["cnps_sent"] > 0
+    assert summary["packets_created"] == summary["packets_delivered"] + summary["packets_in_flight"]
+    # 64 x 450 KB through the receiver's 10 Gbit/s link take 23.04 ms at best.
+    assert 23.04e3 < summary["fct_us"]["last"] < 1.05 * 23.04e3
+
+
+def test_the_dcqcn_permutation_reports_goodput_and_pfc():
+    done = cli("run", PERMUTATION_DCQCN, *SHORT, "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["flows"] == 432 and 0.05 < summary["goodput"] < 1.0
+    assert summary["packets_dropped"] == 0 and "pfc" in summary and "dcqcn" in summary
+
+
+@pytest.mark.parametrize("scenario, settings, message", [
+    (PERMUTATION_DCQCN, ["switch.pfc=false"], ' host.transport: "dcqcn" needs a lossless fabric'),
+    (PERMUTATION, ["host.transport=dcqcn", "run.strict=false"], " host.transport: "),
+    (PERMUTATION_DCQCN, ["switch.pfc_xoff_packets=100"], " switch.pfc_xoff_packets: "),
+    (PERMUTATION_DCQCN, ["switch.pfc_xon_packets=96"], " switch.pfc_xon_packets: "),
+    (PERMUTATION_DCQCN, ["switch.pfc_xoff_packets=0"], " switch.pfc_xoff_packets: "),
+    (PERMUTATION_DCQCN, ["switch.red_kmin_bytes=300000"], " switch.red_kmin_bytes: "),
+    (PERMUTATION_DCQCN, ["switch.red_pmax=0"], " switch.red_pmax: "),
+    (PERMUTATION_DCQCN, ["switch.queue_bytes=900000"], " switch.queue_bytes: "),
+    (PERMUTATION_DCQCN, ["host.dcqcn_g=0"], " host.dcqcn_g: "),
+    (PERMUTATION_DCQCN, ["host.dcqcn_timer_ns=0"], " host.dcqcn_timer_ns: "),
+    (PERMUTATION_DCQCN, ["host.min_rto_ns=5000"], ' host.min_rto_ns: not used with host.transport = "dcqcn"'),
+    (PERMUTATION, ["switch.pfc_xoff_packets=50"],
+     " switch.pfc_xoff_packets: not used with switch.pfc = false"),
+    (INCAST_NDP, ["switch.pfc=true"], " switch.pfc: "),
+])
+def test_dcqcn_and_pfc_bad_input_is_one_line_naming_the_key(scenario, settings: list[str], message: str):
+    test_bad_input_is_one_line_naming_the_key(scenario, settings, message)
+
+
 @pytest.mark.parametrize("scenario, settings, message", [
     (PERMUTATION, ["switch.ecn_threshold_packets=100"], " switch.ecn_threshold_packets: "),
     (PERMUTATION, ["switch.queue_packets=0"], " switch.queue_packets: "),
@@ -85,6 +132,12 @@ def test_an_ndp_incast_delivers_every_byte_and_repeats_exactly():
     (INCAST_NDP, ["switch.queue_bytes=90000"], " switch.queue_bytes: "),
     (INCAST_NDP, ["switch.loss_probability=0.01"], " switch.loss_probability: "),
     (INCAST_NDP, ["host.ndp_pull_rate=0"], " host.ndp_pull_rate: "),
+    (PERMUTATION, ["switch.random_drop_packets=101"], " switch.random_drop_packets: "),
+    (PERMUTATION, ["switch.random_drop_packets=3", "switch.random_drop_probability=0"],
+     " switch.random_drop_probability: "),
+    (INCAST_NDP, ["switch.random_drop_packets=3"], " switch.random_drop_packets: "),
+    (PERMUTATION, ["switch.random_drop_probability=0.5"],
+     " switch.random_drop_probability: not used with switch.random_drop_packets = 0"),
 ])
 def test_bad_input_is_one_line_naming_the_key(scenario, settings: list[str], message: str):
     sets = [arg for setting in settings for arg in ("--set", setting)]
@@ -143,6 +196,8 @@ def test_a_flow_size_file_that_is_not_a_cdf_is_one_line_naming_the_key(tmp_path,
     (["traffic.background_flows=0"], " traffic.background_flows: "),
     (["traffic.flow_bytes=1000"], " traffic.flow_bytes: "),
     (["host.transport=mptcp"], " host.transport: \"mptcp\" cannot open flows during a run"),
+    (["host.transport=dcqcn", "switch.pfc=true"],
+     " host.transport: \"dcqcn\" cannot open flows during a run"),
     (["traffic.pattern=poisson", "traffic.load=0"], " traffic.load: "),
     (["traffic.pattern=closed_loop", "traffic.flows_per_host=0"], " traffic.flows_per_host: "),
     (["traffic.flows_per_host=2"], ' traffic.flows_per_host: not used with traffic.pattern = "fct"'),

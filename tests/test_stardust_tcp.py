@@ -86,8 +86,9 @@ def test_built_in_sources_report_no_transport():
 
 
 @pytest.mark.parametrize("settings, key", [
-    (["host.transport=dctcp"], "host.transport"),
     (["host.transport=ndp"], "host.transport"),
+    (["host.transport=dcqcn"], "host.transport"),
+    (["host.transport=tcp", "host.dcqcn_g=0.5"], "host.dcqcn_g"),
     (["host.packet_bytes=1500"], "host.packet_bytes"),
     (["host.transport=tcp", "traffic.pattern=all_to_all"], "traffic.pattern"),
     (["host.transport=tcp", "host.initial_cwnd_packets=0"], "host.initial_cwnd_packets"),

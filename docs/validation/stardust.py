@@ -139,12 +139,17 @@ def tcp_permutation() -> None:
         ("delayed ACKs (`--set host.delayed_ack=true`)", {**TCP, "host.delayed_ack": True}),
         ("slow start unbounded (RFC 5681: no `host.initial_ssthresh_packets`)", {"host.transport": "tcp"}),
     ]
+    others = [
+        ("DCTCP (`--set host.transport=dctcp`; no element marks ECN)", {**TCP, "host.transport": "dctcp"}),
+        ("MPTCP, 8 subflows (`--set host.transport=mptcp`)",
+         {**TCP, "host.transport": "mptcp", "host.subflows": 8}),
+    ]
     shares = None
-    for label, overrides in variants:
+    for label, overrides in [(f"TCP NewReno, {label}", o) for label, o in variants] + others:
         r = run("permutation", overrides)
         s, g = r.summary, r.tables["flows"]["goodput_gbps"]
         forfeited = s["credit_bytes_forfeited"] / (s["credits"] * s["credit_bytes"])
-        print(f"| ours, TCP NewReno, {label} | {s['goodput']:.1%} | {s['host_link_utilization']:.1%} "
+        print(f"| ours, {label} | {s['goodput']:.1%} | {s['host_link_utilization']:.1%} "
               f"| {s['flows_at_least_94_4_percent']:.1%} "
               f"| {g.min():.2f} / {g.median():.2f} / {g.max():.2f} G | {num(s['cells_dropped'])} "
               f"| {num(s['packets_dropped_ingress'])} | {num(s['retransmissions'])} / {num(s['timeouts'])} "

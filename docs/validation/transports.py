@@ -4,13 +4,17 @@ the DCTCP paper's analysis (Alizadeh et al. 2010 §3.3), an MPTCP connection bes
 one bottleneck against RFC 6356's goal, the 432-host fat-tree permutation beside the Stardust
 paper's Fig. 10 (scenarios/baselines/permutation.toml), MPTCP's included, and NDP's permutation
 and incast on trimming switches (scenarios/baselines/{permutation,incast}-ndp.toml) beside the
-NDP paper (Handley et al. 2017), and the Fig. 10b completion-time workload
-(scenarios/baselines/fct.toml beside scenarios/stardust/fct.toml) with its sanity laws: one-segment
-flows on an idle fabric take their ideal time, and the Poisson source offers its load.
+NDP paper (Handley et al. 2017), and DCQCN over PFC (scenarios/baselines/{permutation,incast}-dcqcn.toml):
+two flows' rates converging on one bottleneck beside Zhu et al. 2015, the lossless fabric's incast
+and permutation at full load, and the permutation beside Fig. 10's DCQCN 47%.
+The Fig. 10b completion-time workload (scenarios/baselines/fct.toml beside
+scenarios/stardust/fct.toml) with its sanity laws: flows within the initial window on an idle fabric
+take their ideal time, slots follow the flows in flight, and the Poisson source offers its load.
 
-    python3 docs/validation/transports.py [--long]
+    python3 docs/validation/transports.py [--long] [--dcqcn]
 
---long adds the paper-length permutations (200 ms, goodput over 190-200 ms) of DCTCP and MPTCP.
+--long adds the paper-length permutations (200 ms, goodput over 190-200 ms) of DCTCP and MPTCP;
+--dcqcn prints the DCQCN section alone.
 """
 
 import math
@@ -23,6 +27,7 @@ RATE_GBPS = 10.0
 PROPAGATION_NS = 25_000.0  # one switch, two links each way: a base round trip of about 100 µs
 PACKET_BYTES = 1500
 ACK_BYTES = 64
+PERMUTATION_DCQCN = "scenarios/baselines/permutation-dcqcn.toml"
 
 
 def star(transport: str, senders: int, duration_ns: float, warmup_ns: float, **more) -> dict:
@@ -98,6 +103,7 @@ def permutation(long: bool) -> None:
     print("|---|---|---|---|---|---|---|---|---|---|")
     runs = [("dctcp", "ecmp", {}), ("tcp", "ecmp", {}), ("dctcp", "spray", {}), ("tcp", "spray", {})]
     runs.append(("mptcp", "ecmp", {"host.subflows": 8}))
+    runs.append(("mptcp", "ecmp", {"host.subflows": 8, "switch.random_drop_packets": 3}))
     if long:
         runs.append(("dctcp", "ecmp", {"run.duration_ns": 2e8, "run.warmup_ns": 1.9e8}))
         runs.append(("mptcp", "ecmp", {"host.subflows": 8, "run.duration_ns": 2e8, "run.warmup_ns": 1.9e8}))
@@ -109,6 +115,8 @@ def permutation(long: bool) -> None:
                            progress=False).summary
         g = s["flow_goodput_gbps"]
         length = f"{s['sim_time_ps'] / 1e9:.0f} ms, window from {s['warmup_ps'] / 1e9:.0f} ms"
+        if "switch.random_drop_packets" in more:
+            routing += ", random drop (top 3, p = 0.1)"
         print(f"| {transport} | {routing} | {length} | {s['goodput']:.3f} | {g['p1']:.2f} | {g['p10']:.2f} | "
               f"{g['p50']:.2f} | {s['packets_dropped']} | {s['retransmissions']} | {s['timeouts']} |")
     print()
@@ -124,6 +132,8 @@ def mptcp_fairness() -> None:
           "against 1 | bottleneck use | queue max in window | TCP retransmissions | MPTCP retransmissions |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     regimes = [("drop-tail, 100 packets", {"queue_packets": 100}),
+               ("random drop in the top 3 of 100 packets, p = 0.1 (htsim's RandomQueue)",
+                {"queue_packets": 100, "random_drop_packets": 3, "random_drop_probability": 0.1}),
                ("random loss 5e-4, 1000 packets", {"queue_packets": 1000, "loss_probability": 5e-4})]
     for name, switch in regimes:
         for n in [1, 2, 4, 8]:
@@ -299,7 +309,64 @@ def fct_laws() -> None:
     print()
 
 
+def dcqcn() -> None:
+    print("## DCQCN: two flows into one host of a k = 4 fat-tree (1 µs links, 9000 B), goodput per window\n")
+    print("| window (ms) | flow 1 (Gbit/s) | flow 2 (Gbit/s) | sum / line rate | Jain's index "
+          "| CNPs by window end | pauses |")
+    print("|---|---|---|---|---|---|---|")
+    for start_ms, end_ms in [(0, 1), (1, 2), (2, 5), (5, 10), (10, 20), (20, 30), (30, 40), (40, 60)]:
+        scenario = {
+            "design": "ethernet",
+            "run": {"seed": 3, "duration_ns": end_ms * 1e6, "warmup_ns": start_ms * 1e6},
+            "topology": {"kind": "fat_tree", "k": 4},
+            "switch": {"pfc": True},
+            "host": {"transport": "dcqcn", "packet_bytes": 9000},
+            "traffic": {"pattern": "incast", "incast_host": 0, "senders": 2},
+        }
+        r = cellfabric.run(scenario, progress=False)
+        s, rates = r.summary, r.tables["flows"]["goodput_gbps"]
+        print(f"| {start_ms}-{end_ms} | {rates[0]:.2f} | {rates[1]:.2f} | {sum(rates) / 10:.3f} | "
+              f"{s['flow_fairness']:.4f} | {s['dcqcn']['cnps_sent']} | {s['pfc']['pause_frames_sent']} |")
+    print()
+    print("## DCQCN over PFC at full load: incast (N x 450 KB into host 0) and the permutation\n")
+    print("| run | completed | last (ms) | ideal (ms) | goodput | drops | pauses sent | longest pause (µs) "
+          "| paused fraction | headroom peak | CNPs | in ledger: created = delivered + dropped + held |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    runs = [("incast-dcqcn", {"traffic.senders": n, "run.duration_ns": max(60e6, 2 * n * 0.36e6)},
+             f"incast, {n} senders") for n in [8, 64, 200]]
+    runs += [("permutation-dcqcn", {"run.seed": seed}, f"permutation, seed {seed}, 20 ms") for seed in [1, 2]]
+    for name, overrides, label in runs:
+        s = cellfabric.run(f"scenarios/baselines/{name}.toml", overrides=overrides, progress=False).summary
+        p = s["pfc"]
+        ideal = f"{s['flows'] * 450_000 * 8 / 10e9 * 1e3:.2f}" if "incast" in name else "-"
+        last = f"{s['fct_us']['last'] / 1e3:.2f}" if "incast" in name else "-"
+        held = s["packets_delivered"] + s["packets_dropped"] + s["packets_in_flight"]
+        balanced = s["packets_created"] == held
+        print(f"| {label} | {s['flows_completed']} of {s['flows']} | {last} | {ideal} | {s['goodput']:.3f} | "
+              f"{s['packets_dropped']} | {p['pause_frames_sent']} | {p['longest_pause_us']:.1f} | "
+              f"{p['paused_fraction']:.5f} | {p['headroom_peak_packets']} | {s['dcqcn']['cnps_sent']} | "
+              f"{'balanced' if balanced else 'NOT balanced'} |")
+    print()
+    print("## DCQCN on the 432-host permutation beside Fig. 10 (paper: 47%)\n")
+    print("| run | goodput (mean, of line rate) | p1 | p10 | p50 (Gbit/s) | drops | pauses | rate cuts |")
+    print("|---|---|---|---|---|---|---|---|")
+    for label, overrides in [("R_AI 10, R_HAI 100 Mbit/s (scaled, the file's)", {}),
+                             ("R_AI 40, R_HAI 400 Mbit/s (the paper's 40G values)",
+                              {"host.dcqcn_rate_ai_mbps": 40, "host.dcqcn_rate_hai_mbps": 400})]:
+        for length_ms in [20, 60]:
+            more = {"run.duration_ns": length_ms * 1e6, "run.warmup_ns": (length_ms - 10) * 1e6, **overrides}
+            s = cellfabric.run(PERMUTATION_DCQCN, overrides=more, progress=False).summary
+            g = s["flow_goodput_gbps"]
+            print(f"| {label}, {length_ms} ms, window last 10 ms | {s['goodput']:.3f} | {g['p1']:.2f} | "
+                  f"{g['p10']:.2f} | {g['p50']:.2f} | {s['packets_dropped']} | "
+                  f"{s['pfc']['pause_frames_sent']} | {s['dcqcn']['rate_cuts']} |")
+    print()
+
+
 if __name__ == "__main__":
+    if "--dcqcn" in sys.argv:
+        dcqcn()
+        sys.exit()
     fct()
     fct_laws()
     ndp()
@@ -308,3 +375,4 @@ if __name__ == "__main__":
     dctcp()
     mptcp_fairness()
     permutation("--long" in sys.argv)
+    dcqcn()

@@ -70,9 +70,11 @@ mod tests {
                 continue;
             }
             if section == "host" {
-                // NDP runs only over trimming switches with per-packet routing.
+                // NDP runs only over trimming switches with per-packet routing, DCQCN only
+                // over PFC switches.
                 let needs = match e.name {
                     "ndp" => r#", "switch": {"trimming": true}, "routing": {"mode": "spray"}"#,
+                    "dcqcn" => r#", "switch": {"pfc": true}"#,
                     _ => "",
                 };
                 let json = format!(

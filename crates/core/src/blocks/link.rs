@@ -1,7 +1,7 @@
 //! A point-to-point link: serialization at a fixed rate, then propagation delay. A cable of a
 //! fabric is one link each way, with its own rate, length and per-cell overhead.
 
-use crate::engine::time::{serialization_ps, TimePs};
+use crate::engine::time::{serialization_ps, TimePs, PS_PER_S};
 
 /// The transmit side of a unidirectional link. One frame serializes at a time; the next may start
 /// when the previous has left the transmitter.
@@ -14,7 +14,12 @@ pub struct Link {
     /// Bytes every frame carries on the wire beyond its own (FEC, framing).
     pub overhead_bytes: u32,
     busy_until_ps: TimePs,
-    /// Serialization time of the last frame size sent, to skip the division for fixed-size cells.
+    /// Picoseconds per byte on the wire where the rate divides a byte-second exactly (800 at
+    /// 10 Gbit/s): a frame's time is then one multiplication, the same as the division gives;
+    /// 0 for other rates.
+    ps_per_byte: u64,
+    /// Serialization time of the last frame size sent, to skip the division for fixed-size
+    /// cells at other rates.
     last_frame: (u64, TimePs),
 }
 
@@ -26,6 +31,11 @@ impl Link {
             propagation_ps,
             overhead_bytes: 0,
             busy_until_ps: 0,
+            ps_per_byte: if rate_bps > 0 && (8 * PS_PER_S).is_multiple_of(rate_bps) {
+                8 * PS_PER_S / rate_bps
+            } else {
+                0
+            },
             last_frame: (0, 0),
         }
     }
@@ -39,8 +49,13 @@ impl Link {
     }
 
     /// Time the transmitter is busy with a frame of `size_bytes` (overhead included).
+    #[inline]
     pub fn frame_ps(&self, size_bytes: u64) -> TimePs {
-        serialization_ps(size_bytes + self.overhead_bytes as u64, self.rate_bps)
+        let wire_bytes = size_bytes + self.overhead_bytes as u64;
+        match wire_bytes.checked_mul(self.ps_per_byte) {
+            Some(frame_ps) if self.ps_per_byte != 0 => frame_ps,
+            _ => serialization_ps(wire_bytes, self.rate_bps),
+        }
     }
 
     /// True if a new frame may start serializing at `now_ps`.
@@ -61,12 +76,18 @@ impl Link {
 
     /// Starts sending `size_bytes` at `now_ps` (the link must be idle) and returns when the last
     /// bit arrives at the far end.
+    #[inline]
     pub fn transmit(&mut self, now_ps: TimePs, size_bytes: u64) -> TimePs {
         debug_assert!(self.is_idle(now_ps), "transmit on a busy link");
-        if self.last_frame.0 != size_bytes {
-            self.last_frame = (size_bytes, self.frame_ps(size_bytes));
-        }
-        self.busy_until_ps = now_ps + self.last_frame.1;
+        let frame_ps = if self.ps_per_byte != 0 {
+            self.frame_ps(size_bytes)
+        } else {
+            if self.last_frame.0 != size_bytes {
+                self.last_frame = (size_bytes, self.frame_ps(size_bytes));
+            }
+            self.last_frame.1
+        };
+        self.busy_until_ps = now_ps + frame_ps;
         self.busy_until_ps + self.propagation_ps
     }
 }
@@ -90,5 +111,23 @@ mod tests {
         let mut link = Link::new(100_000_000_000, 5_000).with_overhead(16);
         assert_eq!(link.frame_ps(256), 20_480 + 1_280);
         assert_eq!(link.transmit(0, 256), 21_760 + 5_000);
+    }
+
+    /// A frame's time is the rounded-up division whether the rate divides a byte-second (the
+    /// multiplication path) or not (10.3125 Gbit/s, 7 bit/s), alternating sizes included.
+    #[test]
+    fn frame_time_is_the_division_at_every_rate() {
+        for rate_bps in [10_000_000_000, 100_000_000_000, 10_312_500_000, 7, 1] {
+            for overhead_bytes in [0, 5] {
+                let mut link = Link::new(rate_bps, 3).with_overhead(overhead_bytes);
+                let mut now_ps = 0;
+                for size_bytes in [64, 9000, 64, 64, 1500, 9000, 0, 65_535] {
+                    let expected = serialization_ps(size_bytes + overhead_bytes as u64, rate_bps);
+                    assert_eq!(link.frame_ps(size_bytes), expected, "{rate_bps} bit/s");
+                    assert_eq!(link.transmit(now_ps, size_bytes), now_ps + expected + 3);
+                    now_ps = link.busy_until_ps();
+                }
+            }
+        }
     }
 }

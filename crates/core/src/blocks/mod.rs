@@ -53,6 +53,10 @@ pub mod stream_kind {
     pub const ETHERNET_LOSS: u32 = 40;
     /// A trimming switch port's choice between trimming the arrival and the queue's tail.
     pub const ETHERNET_TRIM: u32 = 41;
+    /// A PFC switch's RED marking coin.
+    pub const ETHERNET_PFC: u32 = 42;
+    /// A random-drop output queue's coin (htsim's `RandomQueue`), per switch port.
+    pub const ETHERNET_RANDOM_DROP: u32 = 43;
     /// Ethernet hosts' sources of flows opened during the run (sizes, gaps, destinations).
     pub const ETHERNET_FLOWS: u32 = 45;
 }

@@ -8,7 +8,10 @@
 //! holds, and consecutive receive sides whose bytes its first one counts, each once. An NDP
 //! host (Handley et al. 2017 §3.2) answers each data packet with an ACK and each trimmed
 //! header with a NACK at once, and sends the PULLs its [`PullPacer`] releases; ACKs, NACKs
-//! and PULLs share the NIC's control queue.
+//! and PULLs share the NIC's control queue. A DCQCN host (Zhu et al. 2015) paces each flow
+//! at its rate (a NIC wake-up at the earliest paced start) and, as notification point, answers
+//! marked data with a CNP at most once per interval per flow. A PFC PAUSE frame from the
+//! switch stops the NIC's data until the resume frame; ACKs and CNPs still go.
 //!
 //! Flows may also be opened during the run ([`Host::open`], by the host's [`FlowSource`] on a
 //! kernel timer, or at the start): then every data segment names its sender's flow by a key
@@ -20,13 +23,15 @@
 //! when it completes. Memory then follows the flows in flight, not the flows ever opened
 //! (beside 12 bytes per sending host's slot seen, and the timed flows' records).
 
-use super::{ACK, CE, CONTROL, ECE, ECT, NACK, PULL, TRIMMED};
+use super::pfc::{read_pause_frame, PauseClock};
+use super::{ACK, CE, CNP, CONTROL, ECE, ECT, NACK, PAUSE, PULL, TRIMMED};
 use crate::blocks::cell::{Cell, CellId, CellQueue};
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::link::Link;
 use crate::blocks::routing::Router;
 use crate::blocks::traffic::NEVER_PS;
+use crate::blocks::transport::dcqcn::{DcqcnParams, DcqcnSender};
 use crate::blocks::transport::mptcp::{Lia, SharedData};
 use crate::blocks::transport::ndp::{NdpSender, PullPacer};
 use crate::blocks::transport::receiver::{Arrival, Receiver};
@@ -82,6 +87,8 @@ pub struct HostParams {
     /// NDP: the pull pacer's interval, one data packet's time on the host's link (`None`: a
     /// window transport).
     pub ndp_pull_interval_ps: Option<TimePs>,
+    /// DCQCN: its reaction and notification points' settings (`None`: another transport).
+    pub dcqcn: Option<DcqcnParams>,
 }
 
 /// The send side of one flow.
@@ -137,6 +144,8 @@ pub struct InFlow {
     record: u32,
     /// An MPTCP subflow: every segment is full size (the connection's last one included).
     full_segments: bool,
+    /// DCQCN: the earliest the next CNP may go.
+    cnp_ps: TimePs,
 }
 
 /// Where a host's flows opened during the run go.
@@ -257,6 +266,8 @@ pub struct HostCounters {
     pub nacks_sent: u64,
     /// NDP: PULLs it sent.
     pub pulls_sent: u64,
+    /// DCQCN: CNPs it sent (among `acks_sent`).
+    pub cnps_sent: u64,
 }
 
 impl HostCounters {
@@ -327,6 +338,8 @@ pub struct Host {
     pacer: Option<Box<PullPacer>>,
     /// When the pacer's pending wake-up fires, or `NEVER_PS`.
     pacer_wake_ps: TimePs,
+    /// PFC: the switch's pause of its data (PAUSE frames count among `packets_received`).
+    pub pause: PauseClock,
     /// What it counted.
     pub counters: HostCounters,
     /// Flows opened during the run (`None`: every flow was made at build).
@@ -349,6 +362,7 @@ impl Host {
                 .ndp_pull_interval_ps
                 .map(|interval_ps| Box::new(PullPacer::new(interval_ps))),
             pacer_wake_ps: NEVER_PS,
+            pause: PauseClock::default(),
             counters: HostCounters::default(),
             opened: None,
         }
@@ -543,9 +557,12 @@ impl Host {
             dst,
             remote,
             size_bytes,
-            sender: match self.params.ndp_pull_interval_ps {
-                Some(_) => FlowSender::Ndp(NdpSender::new(&self.params.sender, packets)),
-                None => FlowSender::Window(Sender::new(&self.params.sender, packets)),
+            sender: match (self.params.ndp_pull_interval_ps, self.params.dcqcn) {
+                (Some(_), _) => FlowSender::Ndp(NdpSender::new(&self.params.sender, packets)),
+                (None, Some(dcqcn)) => {
+                    FlowSender::Dcqcn(DcqcnSender::new(dcqcn, mss, packets, self.link.rate_bps))
+                }
+                (None, None) => FlowSender::Window(Sender::new(&self.params.sender, packets)),
             },
             timer_ps: NEVER_PS,
             path: 0,
@@ -609,6 +626,7 @@ impl Host {
             path: 0,
             record: self.inflows.len() as u32,
             full_segments: false,
+            cnp_ps: 0,
         });
         self.inflows.len() as u32 - 1
     }
@@ -683,75 +701,95 @@ impl Host {
         cells.alloc(cell)
     }
 
-    /// Sends while the NIC is free and something may go; sets the NIC's wake-up otherwise.
+    /// Sends while the NIC is free and something may go; sets the NIC's wake-up for when
+    /// something may go next otherwise.
     fn kick<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
         let now_ps = ctx.now_ps;
         if self.wake_at_ps <= now_ps {
             self.wake_at_ps = NEVER_PS;
         }
-        if !self.link.is_idle(now_ps) {
-            let free_ps = self.link.busy_until_ps();
-            if self.wake_at_ps > free_ps && self.has_work() {
-                self.wake_at_ps = free_ps;
-                ctx.set_timer(free_ps, NIC);
+        if self.link.is_idle(now_ps) {
+            if let Some(ack) = ctx.cells.pop_front(&mut self.acks) {
+                self.transmit(ctx, ack);
+            } else if let Some(i) = self.next_sender(now_ps) {
+                self.send_segment(ctx, i);
             }
-            return;
         }
-        if let Some(ack) = ctx.cells.pop_front(&mut self.acks) {
-            self.transmit(ctx, ack);
-        } else if let Some(i) = self.next_sender() {
-            if self.out[i].conn != NO_CONN && !self.out[i].sender.can_send() {
-                // An MPTCP subflow with an open window takes the connection's next segment.
-                let conn = self.out[i].conn as usize;
-                let taken = self.out[conn].data.take();
-                debug_assert!(taken, "may_send checked the connection's data");
-                self.out[i]
-                    .sender
-                    .window_mut()
-                    .expect("an MPTCP subflow has a window")
-                    .give_segment();
+        if let Some(at_ps) = self.next_work_ps(now_ps) {
+            let at_ps = at_ps.max(self.link.busy_until_ps());
+            if at_ps < self.wake_at_ps && at_ps > now_ps {
+                self.wake_at_ps = at_ps;
+                ctx.set_timer(at_ps, NIC);
             }
-            let flow = &mut self.out[i];
-            let seq = flow
+        }
+    }
+
+    /// Sends send side `i`'s next segment (the NIC is free and the side may send).
+    fn send_segment<R: Router>(&mut self, ctx: &mut Context<'_, R>, i: usize) {
+        let now_ps = ctx.now_ps;
+        if self.out[i].conn != NO_CONN && !self.out[i].sender.can_send() {
+            // An MPTCP subflow with an open window takes the connection's next segment.
+            let conn = self.out[i].conn as usize;
+            let taken = self.out[conn].data.take();
+            debug_assert!(taken, "may_send checked the connection's data");
+            self.out[i]
                 .sender
-                .next_segment(now_ps)
-                .expect("a sender that can send");
-            let (dst, remote, size_bytes) = (flow.dst, flow.remote, flow.size_bytes);
-            let path = flow.path;
-            let bytes = self.segment_bytes(size_bytes, seq);
-            let mut cell = Cell::new(self.index, dst, bytes as u16, true, now_ps, now_ps);
-            cell.seq = seq;
-            if self.opened.is_some()
-                && size_bytes
-                    .is_some_and(|b| b.div_ceil(self.params.sender.mss_bytes) == seq as u64 + 1)
-            {
-                cell.seq |= LAST_SEGMENT;
-            }
-            cell.packet = remote;
-            cell.next_vc = path;
-            cell.flags = if self.params.ecn_capable { ECT } else { 0 };
-            let id = self.packet(ctx, cell);
-            self.transmit(ctx, id);
-            self.arm_rto(ctx, i);
-        } else {
-            return;
+                .window_mut()
+                .expect("an MPTCP subflow has a window")
+                .give_segment();
         }
-        if self.has_work() {
-            let free_ps = self.link.busy_until_ps();
-            self.wake_at_ps = free_ps;
-            ctx.set_timer(free_ps, NIC);
+        let flow = &mut self.out[i];
+        let seq = flow
+            .sender
+            .next_segment(now_ps)
+            .expect("a sender that can send");
+        let (dst, remote, size_bytes) = (flow.dst, flow.remote, flow.size_bytes);
+        let path = flow.path;
+        let bytes = self.segment_bytes(size_bytes, seq);
+        let mut cell = Cell::new(self.index, dst, bytes as u16, true, now_ps, now_ps);
+        cell.seq = seq;
+        if self.opened.is_some()
+            && size_bytes
+                .is_some_and(|b| b.div_ceil(self.params.sender.mss_bytes) == seq as u64 + 1)
+        {
+            cell.seq |= LAST_SEGMENT;
         }
+        cell.packet = remote;
+        cell.next_vc = path;
+        cell.flags = if self.params.ecn_capable { ECT } else { 0 };
+        let id = self.packet(ctx, cell);
+        self.transmit(ctx, id);
+        self.arm_rto(ctx, i);
     }
 
-    /// True if an ACK or a segment waits for the NIC.
-    fn has_work(&self) -> bool {
-        !self.acks.is_empty() || self.out.iter().any(|f| self.may_send(f))
+    /// The earliest something may go, given the link were free: now if an ACK or a segment
+    /// waits; a DCQCN flow's paced start; `None` if nothing will without an arrival or a
+    /// timer. Data waits while the switch pauses the NIC.
+    fn next_work_ps(&self, now_ps: TimePs) -> Option<TimePs> {
+        if !self.acks.is_empty() {
+            return Some(now_ps);
+        }
+        if self.pause.is_paused() {
+            return None;
+        }
+        if self.params.dcqcn.is_some() {
+            return self
+                .out
+                .iter()
+                .filter_map(|f| f.sender.paced_ps())
+                .min()
+                .map(|at_ps| at_ps.max(now_ps));
+        }
+        self.out
+            .iter()
+            .any(|f| self.may_send(f, now_ps))
+            .then_some(now_ps)
     }
 
-    /// True if send side `flow` may send now: a TCP flow its sender allows, or an MPTCP
-    /// subflow that may also take its connection's next segment.
-    fn may_send(&self, flow: &OutFlow) -> bool {
-        flow.sender.can_send()
+    /// True if send side `flow` may send at `now_ps`: a TCP flow its sender allows, an MPTCP
+    /// subflow that may also take its connection's next segment, a DCQCN flow its pacing.
+    fn may_send(&self, flow: &OutFlow, now_ps: TimePs) -> bool {
+        flow.sender.ready(now_ps)
             || (flow.conn != NO_CONN
                 && flow.sender.window().is_some_and(Sender::wants_data)
                 && self.out[flow.conn as usize].data.has_data())
@@ -767,12 +805,15 @@ impl Host {
         Lia::of(windows.map(|s| (s.reno.cwnd_bytes, s.rto.srtt_ps())))
     }
 
-    /// The next send side, round robin, that may send now.
-    fn next_sender(&mut self) -> Option<usize> {
+    /// The next send side, round robin, that may send at `now_ps` (none while paused).
+    fn next_sender(&mut self, now_ps: TimePs) -> Option<usize> {
+        if self.pause.is_paused() {
+            return None;
+        }
         let n = self.out.len();
         let found = (0..n)
             .map(|k| (self.next_out + k) % n)
-            .find(|&i| self.may_send(&self.out[i]))?;
+            .find(|&i| self.may_send(&self.out[i], now_ps))?;
         self.next_out = (found + 1) % n;
         Some(found)
     }
@@ -835,6 +876,7 @@ impl Host {
         if flags & PULL != 0 {
             self.counters.pulls_sent += 1;
         } else {
+            self.counters.cnps_sent += (flags == CNP && self.params.dcqcn.is_some()) as u64;
             self.counters.acks_sent += 1;
             self.counters.nacks_sent += (flags & NACK != 0) as u64;
         }
@@ -907,6 +949,22 @@ impl Host {
         }
     }
 
+    /// A DCQCN data segment of receive side `i` reached the host (the notification point,
+    /// DCQCN §3.2): count it, and if it carries CE and the flow's CNP interval has passed,
+    /// send a CNP now.
+    fn dcqcn_segment<R: Router>(&mut self, ctx: &mut Context<'_, R>, cell: &Cell, i: usize) {
+        let ce = cell.flags & CE != 0;
+        self.counters.segments_received += 1;
+        self.counters.segments_marked += ce as u64;
+        let arrival = self.inflows[i].receiver.on_segment(cell.seq, false, false);
+        self.deliver(ctx.now_ps, i, &arrival);
+        let interval_ps = self.params.dcqcn.expect("a DCQCN host").cnp_interval_ps;
+        if ce && ctx.now_ps >= self.inflows[i].cnp_ps {
+            self.inflows[i].cnp_ps = ctx.now_ps + interval_ps;
+            self.reply(ctx, i, CNP, 0, cell.inject_ps);
+        }
+    }
+
     /// A data segment of receive side `i` reached the host.
     fn segment<R: Router>(&mut self, ctx: &mut Context<'_, R>, cell: &Cell, i: usize) {
         let ce = cell.flags & CE != 0;
@@ -958,7 +1016,10 @@ impl<R: Router> Node<R> for Host {
         let mut cell = ctx.cells[id];
         ctx.consume(id);
         self.counters.packets_received += 1;
-        if cell.flags & CONTROL != 0 {
+        if cell.flags & PAUSE != 0 {
+            let (_, pause) = read_pause_frame(&cell);
+            self.pause.apply(pause, ctx.now_ps);
+        } else if cell.flags & CONTROL != 0 {
             let i = (cell.packet & SLOT_MASK) as usize;
             if self.out[i].key != cell.packet {
                 // An ACK, NACK or PULL of an earlier flow of a reused slot.
@@ -984,6 +1045,7 @@ impl<R: Router> Node<R> for Host {
                 FlowSender::Ndp(s) if cell.flags & NACK != 0 => s.on_nack(cell.seq),
                 FlowSender::Ndp(s) if cell.flags & PULL != 0 => s.on_pull(cell.seq),
                 FlowSender::Ndp(s) => s.on_ack(now_ps, cell.seq, cell.packet_inject_ps),
+                FlowSender::Dcqcn(s) => s.on_cnp(now_ps),
             }
             if now_ps >= self.params.measure_from_ps {
                 self.counters.add_measured(&before, sender.counters());
@@ -1023,6 +1085,8 @@ impl<R: Router> Node<R> for Host {
             let was_done = self.inflows[i].done_ps.is_some();
             if self.pacer.is_some() {
                 self.ndp_segment(ctx, &cell, i);
+            } else if self.params.dcqcn.is_some() {
+                self.dcqcn_segment(ctx, &cell, i);
             } else {
                 self.segment(ctx, &cell, i);
             }

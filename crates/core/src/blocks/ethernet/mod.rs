@@ -7,9 +7,12 @@
 //! `payload_bytes` the frame's bytes on the wire, and an ACK's `packet_inject_ps` echoes the
 //! send time of the segment that caused it. NDP (Handley et al. 2017) adds NACKs and PULLs
 //! (control packets like ACKs, `seq` the NACKed segment or the flow's cumulative pull number)
-//! and trimmed data: a segment whose payload a [`trim`] port cut, its header going on.
+//! and trimmed data: a segment whose payload a [`trim`] port cut, its header going on. DCQCN
+//! (Zhu et al. 2015) adds CNPs and a lossless fabric of [`pfc`] switches, whose PAUSE frames
+//! take the wire between neighbours.
 
 pub mod host;
+pub mod pfc;
 pub mod queue;
 pub mod switch;
 pub mod trim;
@@ -32,3 +35,8 @@ pub const TRIMMED: u8 = 0b100_0000;
 /// Flags of the packets a receiver sends back (ACK, NACK, PULL): a trimming port queues them
 /// with the headers.
 pub const CONTROL: u8 = ACK | NACK | PULL;
+/// Flag: a PFC PAUSE frame (802.1Qbb), consumed by the link's far end ([`pfc`]).
+pub const PAUSE: u8 = 0b1000_0000;
+/// Flags of a DCQCN congestion notification packet (a DCQCN sender gets no other control
+/// packet: Zhu et al. 2015 §3.2).
+pub const CNP: u8 = ACK | ECE;

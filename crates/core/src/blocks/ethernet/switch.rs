@@ -4,12 +4,16 @@
 //! port ([`OutputQueue`]: drop-tail, ECN marking at a threshold), which schedules its
 //! transmission at once: one event per packet per hop. With NDP's trimming ports
 //! ([`TrimmingPort`]) transmission order is decided when a link frees, so each busy port wakes
-//! its switch with a timer (tagged with the port). A switch may also lose
+//! its switch with a timer (tagged with the port); so do PFC ports ([`PfcPorts`]: a shared
+//! buffer charged per ingress, PAUSE frames to the upstream neighbour, RED marking for
+//! DCQCN), which also take the PAUSE frames their neighbours send. A switch may also lose
 //! packets at random, independently, with a fixed probability (a lossy link: the setting of
 //! Mathis et al.'s throughput formula).
 
+use super::pfc::{Admitted, PfcPorts};
 use super::queue::{ArrivalDepths, Enqueued, OutputQueue};
 use super::trim::{Offer, TrimmingPort};
+use super::{CONTROL, PAUSE};
 use crate::blocks::cell::CellId;
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;
@@ -38,6 +42,8 @@ pub enum Ports {
     Fifo(Vec<OutputQueue>),
     /// Trimming ports.
     Trimming(Vec<TrimmingPort>, Rng),
+    /// PFC ports over a shared buffer.
+    Pfc(PfcPorts),
 }
 
 /// A switch.
@@ -59,6 +65,7 @@ impl LocalView for Queues<'_> {
         match self.0 {
             Ports::Fifo(queues) => queues[output].waiting(self.1),
             Ports::Trimming(ports, _) => ports[output].data_packets(self.1),
+            Ports::Pfc(pfc) => pfc.data_packets(output),
         }
     }
 }
@@ -80,6 +87,7 @@ impl EthernetSwitch {
         match &self.ports {
             Ports::Fifo(queues) => queues.iter().map(|q| q.measured).collect(),
             Ports::Trimming(ports, _) => ports.iter().map(|p| p.measured).collect(),
+            Ports::Pfc(pfc) => pfc.measured(),
         }
     }
 
@@ -88,6 +96,7 @@ impl EthernetSwitch {
         let peaks: Vec<u32> = match &self.ports {
             Ports::Fifo(queues) => queues.iter().map(|q| q.peak_packets).collect(),
             Ports::Trimming(ports, _) => ports.iter().map(|p| p.peak_packets).collect(),
+            Ports::Pfc(pfc) => vec![pfc.peak_packets()],
         };
         peaks.into_iter().max().unwrap_or(0)
     }
@@ -95,15 +104,51 @@ impl EthernetSwitch {
     /// Data packets its trimming ports trimmed, and headers they dropped (0, 0 for FIFOs).
     pub fn trims(&self) -> (u64, u64) {
         match &self.ports {
-            Ports::Fifo(_) => (0, 0),
+            Ports::Fifo(_) | Ports::Pfc(_) => (0, 0),
             Ports::Trimming(ports, _) => ports
                 .iter()
                 .fold((0, 0), |(t, d), p| (t + p.trimmed, d + p.headers_dropped)),
         }
     }
 
-    /// Serves trimming port `output` if its link is free, and books its wake-up otherwise.
+    /// Its ports.
+    pub fn port_count(&self) -> usize {
+        match &self.ports {
+            Ports::Fifo(queues) => queues.len(),
+            Ports::Trimming(ports, _) => ports.len(),
+            Ports::Pfc(pfc) => pfc.port_count(),
+        }
+    }
+
+    /// The PFC ports, if the switch has them.
+    pub fn pfc(&self) -> Option<&PfcPorts> {
+        match &self.ports {
+            Ports::Pfc(pfc) => Some(pfc),
+            _ => None,
+        }
+    }
+
+    /// Serves event-driven port `output` if its link is free, and books its wake-up
+    /// otherwise.
     fn serve<R: Router>(&mut self, ctx: &mut Context<'_, R>, output: usize) {
+        if let Ports::Pfc(pfc) = &mut self.ports {
+            let mut wake = None;
+            let mut resume = None;
+            while let Some((d, xon)) = pfc.send_next(output, ctx.now_ps, ctx.cells, &mut wake) {
+                self.counters.packets_forwarded += (ctx.cells[d.cell].flags & PAUSE == 0) as u64;
+                ctx.send_cell(output, d.cell, d.arrive_ps);
+                resume = resume.or(xon);
+            }
+            if let Some(at_ps) = wake {
+                ctx.set_timer(at_ps, output as u32);
+            }
+            // An XON was queued on its ingress port: send it (one per departure, and a port
+            // sends one packet at a time, so this chain ends).
+            if let Some(port) = resume {
+                self.serve(ctx, port);
+            }
+            return;
+        }
         let Ports::Trimming(ports, _) = &mut self.ports else {
             return;
         };
@@ -133,6 +178,7 @@ impl<R: Router> Node<R> for EthernetSwitch {
         match &self.ports {
             Ports::Fifo(_) => 0,
             Ports::Trimming(ports, _) => ports.iter().map(|p| p.packets_queued() as u64).sum(),
+            Ports::Pfc(pfc) => pfc.packets_queued(),
         }
     }
 
@@ -141,6 +187,14 @@ impl<R: Router> Node<R> for EthernetSwitch {
             if rng.gen::<f64>() < *probability {
                 self.counters.packets_lost += 1;
                 ctx.drop_cell(cell);
+                return;
+            }
+        }
+        if let Ports::Pfc(pfc) = &mut self.ports {
+            if ctx.cells[cell].flags & PAUSE != 0 {
+                pfc.frame_arrives(ctx.cells, cell, port, ctx.now_ps);
+                ctx.consume(cell);
+                self.serve(ctx, port);
                 return;
             }
         }
@@ -170,6 +224,22 @@ impl<R: Router> Node<R> for EthernetSwitch {
                 }
                 self.serve(ctx, output);
             }
+            Ports::Pfc(pfc) => {
+                let control = ctx.cells[cell].flags & CONTROL != 0;
+                match pfc.offer(ctx.cells, cell, port, output, ctx.now_ps, control) {
+                    Admitted::Dropped => {
+                        self.counters.packets_dropped += 1;
+                        ctx.drop_cell(cell);
+                    }
+                    Admitted::Queued { marked, pause_port } => {
+                        self.counters.packets_marked += marked as u64;
+                        if let Some(p) = pause_port {
+                            self.serve(ctx, p);
+                        }
+                        self.serve(ctx, output);
+                    }
+                }
+            }
         }
     }
 
@@ -179,7 +249,7 @@ impl<R: Router> Node<R> for EthernetSwitch {
         None
     }
 
-    /// A trimming port's link freed: serve it.
+    /// A trimming or PFC port's link freed: serve it.
     fn timer(&mut self, ctx: &mut Context<'_, R>, output: u32) {
         self.serve(ctx, output as usize);
     }

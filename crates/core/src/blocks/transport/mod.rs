@@ -2,10 +2,11 @@
 //! and timers here ([`Sender`]), its congestion control in [`newreno`] (TCP NewReno) and
 //! [`dctcp`] (DCTCP on top of it), MPTCP's coupled increase in [`mptcp`], the retransmission
 //! timer's value in [`rto`], and the receive side in [`receiver`]; NDP's receiver-pulled sender
-//! and pull pacer in [`ndp`] ([`FlowSender`] puts either kind of sender behind one face for the
-//! host). Sequence numbers count segments; every segment but a finite flow's last is one
+//! and pull pacer in [`ndp`]; DCQCN's rate-based sender in [`dcqcn`] ([`FlowSender`] puts
+//! every kind of sender behind one face for the host). Sequence numbers count segments; every segment but a finite flow's last is one
 //! maximum segment.
 
+pub mod dcqcn;
 pub mod dctcp;
 pub mod mptcp;
 pub mod ndp;
@@ -17,6 +18,7 @@ use crate::scenario::Named;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::time::TimePs;
+use dcqcn::DcqcnSender;
 use dctcp::Dctcp;
 use mptcp::Lia;
 use ndp::NdpSender;
@@ -41,6 +43,9 @@ pub enum Transport {
     Mptcp,
     /// NDP (Handley et al. 2017): receiver-pulled, over trimming switches.
     Ndp,
+    /// DCQCN (Zhu et al. 2015): rate-based RoCE senders reacting to CNPs, over a lossless
+    /// PFC fabric with RED-like ECN marking.
+    Dcqcn,
 }
 
 impl Named for Transport {
@@ -49,6 +54,7 @@ impl Named for Transport {
         Transport::Dctcp,
         Transport::Mptcp,
         Transport::Ndp,
+        Transport::Dcqcn,
     ];
 
     fn entry(self) -> (&'static str, &'static str) {
@@ -57,6 +63,7 @@ impl Named for Transport {
             Transport::Dctcp => ("dctcp", "DCTCP: ECN marks at a threshold K, alpha with g = 1/16, window cut by alpha/2 (Alizadeh et al. 2010)"),
             Transport::Mptcp => ("mptcp", "MPTCP: host.subflows NewReno subflows, each on its own ECMP hash, with LIA's coupled increase (RFC 6356)"),
             Transport::Ndp => ("ndp", "NDP: initial window at line rate, then one packet per paced PULL, NACKs for trimmed headers (Handley et al. 2017); needs switch.trimming"),
+            Transport::Dcqcn => ("dcqcn", "DCQCN: rate-based RoCE senders, CNPs from the receiver at most once per 50 us, alpha and rate recovery by timer and byte counter (Zhu et al. 2015); needs switch.pfc"),
         }
     }
 }
@@ -294,13 +301,15 @@ impl Sender {
     }
 }
 
-/// One flow's send side, whichever transport: a window sender (TCP, DCTCP) or NDP's.
+/// One flow's send side, whichever transport: a window sender (TCP, DCTCP), NDP's or DCQCN's.
 #[derive(Clone, Debug)]
 pub enum FlowSender {
     /// NewReno's window, with DCTCP's reaction for a DCTCP flow.
     Window(Sender),
     /// NDP's pulled sender.
     Ndp(NdpSender),
+    /// DCQCN's rate-based sender.
+    Dcqcn(DcqcnSender),
 }
 
 impl FlowSender {
@@ -309,6 +318,24 @@ impl FlowSender {
         match self {
             FlowSender::Window(s) => s.can_send(),
             FlowSender::Ndp(s) => s.can_send(),
+            FlowSender::Dcqcn(s) => s.has_data(),
+        }
+    }
+
+    /// True if a segment may start at `now_ps`: as [`FlowSender::can_send`], and for a paced
+    /// (DCQCN) sender when its rate allows.
+    pub fn ready(&self, now_ps: TimePs) -> bool {
+        match self {
+            FlowSender::Dcqcn(s) => s.ready(now_ps),
+            _ => self.can_send(),
+        }
+    }
+
+    /// A paced sender's next start time, if it has data (`None` for the others).
+    pub fn paced_ps(&self) -> Option<TimePs> {
+        match self {
+            FlowSender::Dcqcn(s) => s.next_send_ps(),
+            _ => None,
         }
     }
 
@@ -317,6 +344,7 @@ impl FlowSender {
         match self {
             FlowSender::Window(s) => s.next_segment(now_ps),
             FlowSender::Ndp(s) => s.next_segment(now_ps),
+            FlowSender::Dcqcn(s) => s.next_segment(now_ps),
         }
     }
 
@@ -325,6 +353,7 @@ impl FlowSender {
         match self {
             FlowSender::Window(s) => s.rto_deadline_ps,
             FlowSender::Ndp(s) => s.rto_deadline_ps,
+            FlowSender::Dcqcn(s) => s.rto_deadline_ps(),
         }
     }
 
@@ -333,6 +362,7 @@ impl FlowSender {
         match self {
             FlowSender::Window(s) => s.on_timeout(now_ps),
             FlowSender::Ndp(s) => s.on_timeout(now_ps),
+            FlowSender::Dcqcn(_) => {} // never armed
         }
     }
 
@@ -341,6 +371,7 @@ impl FlowSender {
         match self {
             FlowSender::Window(s) => &s.counters,
             FlowSender::Ndp(s) => &s.counters,
+            FlowSender::Dcqcn(s) => &s.counters,
         }
     }
     /// True once every segment is acknowledged.
@@ -348,6 +379,8 @@ impl FlowSender {
         match self {
             FlowSender::Window(s) => s.done(),
             FlowSender::Ndp(s) => s.done(),
+            // No acknowledgments: it never knows (flows opened during a run refuse DCQCN).
+            FlowSender::Dcqcn(_) => false,
         }
     }
 
@@ -356,6 +389,9 @@ impl FlowSender {
         match self {
             FlowSender::Window(s) => *s = Sender::new(params, packets),
             FlowSender::Ndp(s) => s.restart(params, packets),
+            FlowSender::Dcqcn(_) => {
+                unreachable!("flows opened during a run refuse DCQCN (host.transport)")
+            }
         }
     }
 
@@ -363,7 +399,7 @@ impl FlowSender {
     pub fn window(&self) -> Option<&Sender> {
         match self {
             FlowSender::Window(s) => Some(s),
-            FlowSender::Ndp(_) => None,
+            FlowSender::Ndp(_) | FlowSender::Dcqcn(_) => None,
         }
     }
 
@@ -371,7 +407,7 @@ impl FlowSender {
     pub fn window_mut(&mut self) -> Option<&mut Sender> {
         match self {
             FlowSender::Window(s) => Some(s),
-            FlowSender::Ndp(_) => None,
+            FlowSender::Ndp(_) | FlowSender::Dcqcn(_) => None,
         }
     }
 }

@@ -5,13 +5,19 @@
 //! baselines (seed 001 §6.3, `../shared/specs/stardust.md` §3): 10 Gbit/s, 1 µs per link,
 //! 9000-byte packets, 100-packet output queues, ECN at K = 15 packets for DCTCP. NDP runs on
 //! trimming queues (`switch.trimming`, 8 packets in htsim's setup) and needs per-packet
-//! routing; trimming serves NDP only (a TCP receiver has no use for a trimmed header).
+//! routing; trimming serves NDP only (a TCP receiver has no use for a trimmed header). DCQCN
+//! runs on a lossless fabric only (`switch.pfc`): PFC over a shared buffer of
+//! `switch.queue_packets` per port, RED-like marking (the DCQCN paper's Kmin = 5 KB,
+//! Kmax = 200 KB, Pmax = 1%), its senders' constants from the paper's §5 with the rate steps
+//! scaled from 40 to 10 Gbit/s.
 
 use serde::{Deserialize, Serialize};
 
 use crate::blocks::ethernet::host::HostParams;
+use crate::blocks::ethernet::pfc::{Marking, PfcSpec};
 use crate::blocks::routing::mode;
 use crate::blocks::topology::Topology;
+use crate::blocks::transport::dcqcn::DcqcnParams;
 use crate::blocks::transport::{SenderParams, Transport};
 use crate::blocks::workload::{FctKeys, FlowSizes};
 use crate::designs::stardust::LinkConfig;
@@ -75,11 +81,35 @@ pub struct SwitchConfig {
     /// Every packet a switch takes is lost with this probability, independently (a lossy
     /// link, for checking NewReno against the Mathis et al. formula); 0: none.
     pub loss_probability: f64,
+    /// htsim's `RandomQueue` (the queues of the MPTCP runs the Stardust paper used): an
+    /// arrival finding the output queue within this many packets of full is dropped with
+    /// `random_drop_probability` even if it fits (htsim: 3 of 100); 0: drop-tail only.
+    pub random_drop_packets: u32,
+    /// The probability of a random drop near the top of the queue (htsim: 0.1).
+    pub random_drop_probability: f64,
     /// NDP's trimming ports (Handley et al. 2017 §3.1): a full data queue of `queue_packets`
     /// (the one on the wire counted, as in htsim) trims a packet to its header instead of
     /// dropping it; headers and control packets share a header queue of `queue_packets` full
     /// packets' bytes, served 10:1 over data. Only with `host.transport = "ndp"`.
     pub trimming: bool,
+    /// PFC (IEEE 802.1Qbb): a lossless switch whose ports share one buffer of
+    /// `queue_packets` per port, each packet charged to its ingress until it leaves; an
+    /// ingress holding `pfc_xoff_packets` pauses its upstream neighbour with a PAUSE frame,
+    /// one drained to `pfc_xon_packets` resumes it. Required by DCQCN.
+    pub pfc: bool,
+    /// PFC: packets an ingress holds when it sends XOFF.
+    pub pfc_xoff_packets: u32,
+    /// PFC: packets a paused ingress drains to before it sends XON.
+    pub pfc_xon_packets: u32,
+    /// PFC: packets an ingress may take beyond XOFF, for what is already on its way (one
+    /// cable round trip plus a frame each end: 4 packets of 9000 B at 10 Gbit/s, 1 µs).
+    pub pfc_headroom_packets: u32,
+    /// DCQCN: no ECN mark while an output queue holds at most this many bytes (Kmin).
+    pub red_kmin_bytes: u64,
+    /// DCQCN: every ECN-capable arrival marked above this many bytes queued (Kmax).
+    pub red_kmax_bytes: u64,
+    /// DCQCN: the marking probability at Kmax, rising linearly from Kmin (Pmax).
+    pub red_pmax: f64,
 }
 
 impl Default for SwitchConfig {
@@ -89,7 +119,16 @@ impl Default for SwitchConfig {
             queue_bytes: None,
             ecn_threshold_packets: 15,
             loss_probability: 0.0,
+            random_drop_packets: 0,
+            random_drop_probability: 0.1,
             trimming: false,
+            pfc: false,
+            pfc_xoff_packets: 96,
+            pfc_xon_packets: 94,
+            pfc_headroom_packets: 4,
+            red_kmin_bytes: 5_000,
+            red_kmax_bytes: 200_000,
+            red_pmax: 0.01,
         }
     }
 }
@@ -98,7 +137,7 @@ impl Default for SwitchConfig {
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct HostConfig {
-    /// `tcp` (NewReno), `dctcp`, `mptcp` or `ndp`.
+    /// `tcp` (NewReno), `dctcp`, `mptcp`, `ndp` or `dcqcn`.
     pub transport: Transport,
     /// MPTCP: subflows per connection, each on its own ECMP hash (8 in htsim's permutation
     /// runs the Stardust paper used, `-sub 8`).
@@ -128,6 +167,24 @@ pub struct HostConfig {
     /// NDP: the pull pacer's rate as a fraction of the host's line rate in data packets
     /// (htsim's `pull_rate_modifier`; 1: one PULL per data packet time, as its mains run).
     pub ndp_pull_rate: f64,
+    /// DCQCN: α's gain g (1/256 in the paper).
+    pub dcqcn_g: f64,
+    /// DCQCN: α decays after this long without a CNP, in nanoseconds (K = 55 µs).
+    pub dcqcn_alpha_interval_ns: f64,
+    /// DCQCN: the rate-increase timer's period, in nanoseconds (T = 55 µs).
+    pub dcqcn_timer_ns: f64,
+    /// DCQCN: the rate-increase byte counter's period (B = 10 MB).
+    pub dcqcn_byte_counter_bytes: u64,
+    /// DCQCN: fast-recovery stages before additive increase (F = 5).
+    pub dcqcn_fast_recovery_stages: u32,
+    /// DCQCN: additive increase step R_AI in Mbit/s (the paper's 40 at 40 Gbit/s, scaled
+    /// to 10); also the lowest rate a cut reaches.
+    pub dcqcn_rate_ai_mbps: f64,
+    /// DCQCN: hyper increase step R_HAI in Mbit/s (10 × R_AI).
+    pub dcqcn_rate_hai_mbps: f64,
+    /// DCQCN: a receiver sends a flow at most one CNP per this interval, in nanoseconds
+    /// (N = 50 µs).
+    pub dcqcn_cnp_interval_ns: f64,
 }
 
 impl Default for HostConfig {
@@ -145,6 +202,14 @@ impl Default for HostConfig {
             delayed_ack_ns: 40_000.0,
             dctcp_g: 1.0 / 16.0,
             ndp_pull_rate: 1.0,
+            dcqcn_g: 1.0 / 256.0,
+            dcqcn_alpha_interval_ns: 55_000.0,
+            dcqcn_timer_ns: 55_000.0,
+            dcqcn_byte_counter_bytes: 10_000_000,
+            dcqcn_fast_recovery_stages: 5,
+            dcqcn_rate_ai_mbps: 10.0,
+            dcqcn_rate_hai_mbps: 100.0,
+            dcqcn_cnp_interval_ns: 50_000.0,
         }
     }
 }
@@ -276,6 +341,12 @@ impl TrafficConfig {
             return Ok(());
         }
         let name = serde_json::json!(self.pattern);
+        if transport == Transport::Dcqcn {
+            return Err(invalid(
+                "host.transport",
+                format!("\"dcqcn\" cannot open flows during a run yet (traffic.pattern = {name}): its senders get no acknowledgments to complete on; use tcp, dctcp or ndp"),
+            ));
+        }
         if transport == Transport::Mptcp {
             return Err(invalid(
                 "host.transport",
@@ -358,11 +429,48 @@ impl EthernetConfig {
     pub fn unused_keys(&self) -> Vec<Unused> {
         let mut unused = UnusedKeys::default();
         unused.add_other_shapes(&self.topology);
+        if self.switch.random_drop_packets == 0 {
+            unused.add(
+                &["switch.random_drop_probability"],
+                "switch.random_drop_packets",
+                "switch.random_drop_packets = 0 (drop-tail only)",
+            );
+        }
         if self.host.transport != Transport::Ndp {
             unused.add(
                 &["host.ndp_pull_rate"],
                 "host.transport",
                 format!("host.transport = {:?}", self.host.transport.as_str()),
+            );
+        }
+        if self.host.transport != Transport::Dcqcn {
+            unused.add(
+                &[
+                    "host.dcqcn_g",
+                    "host.dcqcn_alpha_interval_ns",
+                    "host.dcqcn_timer_ns",
+                    "host.dcqcn_byte_counter_bytes",
+                    "host.dcqcn_fast_recovery_stages",
+                    "host.dcqcn_rate_ai_mbps",
+                    "host.dcqcn_rate_hai_mbps",
+                    "host.dcqcn_cnp_interval_ns",
+                    "switch.red_kmin_bytes",
+                    "switch.red_kmax_bytes",
+                    "switch.red_pmax",
+                ],
+                "host.transport",
+                format!("host.transport = {:?}", self.host.transport.as_str()),
+            );
+        }
+        if !self.switch.pfc {
+            unused.add(
+                &[
+                    "switch.pfc_xoff_packets",
+                    "switch.pfc_xon_packets",
+                    "switch.pfc_headroom_packets",
+                ],
+                "switch.pfc",
+                "switch.pfc = false (drop-tail queues)",
             );
         }
         if self.host.transport != Transport::Mptcp {
@@ -387,6 +495,20 @@ impl EthernetConfig {
                 "host.transport = \"mptcp\" (its subflows are not ECN-capable)",
             ),
             Transport::Dctcp => {}
+            Transport::Dcqcn => unused.add(
+                &[
+                    "switch.ecn_threshold_packets",
+                    "host.dctcp_g",
+                    "host.initial_cwnd_packets",
+                    "host.initial_ssthresh_packets",
+                    "host.min_rto_ns",
+                    "host.max_rto_ns",
+                    "host.delayed_ack",
+                    "host.delayed_ack_ns",
+                ],
+                "host.transport",
+                "host.transport = \"dcqcn\" (rate-based: no window, no retransmission, no ACKs; RED marks)",
+            ),
             Transport::Ndp => unused.add(
                 &[
                     "switch.ecn_threshold_packets",
@@ -399,7 +521,9 @@ impl EthernetConfig {
                 "host.transport = \"ndp\" (no ECN, no slow start, an ACK or NACK per packet)",
             ),
         }
-        if !self.host.delayed_ack && self.host.transport != Transport::Ndp {
+        if !self.host.delayed_ack
+            && !matches!(self.host.transport, Transport::Ndp | Transport::Dcqcn)
+        {
             unused.add(
                 &["host.delayed_ack_ns"],
                 "host.delayed_ack",
@@ -465,6 +589,27 @@ impl EthernetConfig {
                 "expected at least 0, below 1",
             ));
         }
+        if s.random_drop_packets > s.queue_packets {
+            return Err(invalid(
+                "switch.random_drop_packets",
+                format!(
+                    "expected at most switch.queue_packets ({})",
+                    s.queue_packets
+                ),
+            ));
+        }
+        if !(s.random_drop_probability > 0.0 && s.random_drop_probability <= 1.0) {
+            return Err(invalid(
+                "switch.random_drop_probability",
+                "expected above 0, at most 1",
+            ));
+        }
+        if s.random_drop_packets > 0 && (s.trimming || s.pfc) {
+            return Err(invalid(
+                "switch.random_drop_packets",
+                "expected 0 with switch.trimming or switch.pfc (random drop is a drop-tail FIFO's)",
+            ));
+        }
         let h = &self.host;
         if s.queue_bytes.is_some_and(|b| b < h.packet_bytes as u64) {
             return Err(invalid(
@@ -512,6 +657,7 @@ impl EthernetConfig {
                 ),
             ));
         }
+        self.validate_pfc()?;
         if h.transport == Transport::Dctcp && s.ecn_threshold_packets >= s.queue_packets {
             return Err(invalid(
                 "switch.ecn_threshold_packets",
@@ -542,12 +688,108 @@ impl EthernetConfig {
     }
 }
 
+impl EthernetConfig {
+    /// PFC and DCQCN's settings: DCQCN only over PFC, PFC only over packet-counted FIFOs,
+    /// thresholds within each port's share of the buffer.
+    fn validate_pfc(&self) -> Result<(), ScenarioError> {
+        let (s, h) = (&self.switch, &self.host);
+        if h.transport == Transport::Dcqcn && !s.pfc {
+            return Err(invalid(
+                "host.transport",
+                "\"dcqcn\" needs a lossless fabric (RoCE does not retransmit): set switch.pfc = true",
+            ));
+        }
+        if !s.pfc {
+            return Ok(());
+        }
+        if h.transport == Transport::Ndp {
+            return Err(invalid(
+                "switch.pfc",
+                "expected false with host.transport = \"ndp\" (NDP trims instead of pausing)",
+            ));
+        }
+        if s.queue_bytes.is_some() {
+            return Err(invalid(
+                "switch.queue_bytes",
+                "a PFC buffer counts packets (switch.queue_packets per port, shared); remove switch.queue_bytes",
+            ));
+        }
+        if s.loss_probability > 0.0 {
+            return Err(invalid(
+                "switch.loss_probability",
+                "expected 0 with switch.pfc (a lossless fabric)",
+            ));
+        }
+        if s.pfc_xoff_packets == 0 {
+            return Err(invalid(
+                "switch.pfc_xoff_packets",
+                "expected at least 1 packet",
+            ));
+        }
+        if s.pfc_xoff_packets + s.pfc_headroom_packets > s.queue_packets {
+            return Err(invalid(
+                "switch.pfc_xoff_packets",
+                format!(
+                    "expected switch.pfc_xoff_packets + switch.pfc_headroom_packets ({} + {}) at most switch.queue_packets ({}), a port's share of the shared buffer",
+                    s.pfc_xoff_packets, s.pfc_headroom_packets, s.queue_packets
+                ),
+            ));
+        }
+        if s.pfc_xon_packets >= s.pfc_xoff_packets {
+            return Err(invalid(
+                "switch.pfc_xon_packets",
+                format!(
+                    "expected fewer than switch.pfc_xoff_packets ({})",
+                    s.pfc_xoff_packets
+                ),
+            ));
+        }
+        if h.transport == Transport::Dcqcn {
+            if s.red_kmin_bytes >= s.red_kmax_bytes {
+                return Err(invalid(
+                    "switch.red_kmin_bytes",
+                    format!(
+                        "expected fewer bytes than switch.red_kmax_bytes ({})",
+                        s.red_kmax_bytes
+                    ),
+                ));
+            }
+            if !(s.red_pmax.is_finite() && s.red_pmax > 0.0 && s.red_pmax <= 1.0) {
+                return Err(invalid("switch.red_pmax", "expected above 0, at most 1"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The PFC ports' thresholds and marking, if the switches run PFC.
+    pub fn pfc_spec(&self) -> Option<PfcSpec> {
+        let s = &self.switch;
+        let marking = match self.host.transport {
+            Transport::Dcqcn => Marking::Red {
+                kmin_bytes: s.red_kmin_bytes,
+                kmax_bytes: s.red_kmax_bytes,
+                pmax: s.red_pmax,
+            },
+            Transport::Dctcp => Marking::Threshold(s.ecn_threshold_packets),
+            _ => Marking::None,
+        };
+        s.pfc.then_some(PfcSpec {
+            pool_packets_per_port: s.queue_packets,
+            xoff_packets: s.pfc_xoff_packets,
+            xon_packets: s.pfc_xon_packets,
+            headroom_packets: s.pfc_headroom_packets,
+            marking,
+        })
+    }
+}
+
 impl HostConfig {
     /// The hosts' settings this section gives, goodput counted from `measure_from_ps`: one
     /// reading for every fabric whose hosts run a transport (Ethernet's hosts, and hosts on
     /// Stardust's host ports).
     pub fn params(&self, measure_from_ps: TimePs) -> HostParams {
         let dctcp = self.transport == Transport::Dctcp;
+        let dcqcn = self.transport == Transport::Dcqcn;
         HostParams {
             sender: SenderParams {
                 mss_bytes: self.packet_bytes as u64,
@@ -558,11 +800,22 @@ impl HostConfig {
                 dctcp_g: dctcp.then_some(self.dctcp_g),
             },
             ack_bytes: self.ack_bytes as u16,
-            ecn_capable: dctcp,
-            delayed_ack_ps: (self.delayed_ack && self.transport != Transport::Ndp)
-                .then(|| ps_from_ns(self.delayed_ack_ns)),
+            ecn_capable: dctcp || dcqcn,
+            delayed_ack_ps: (self.delayed_ack
+                && !matches!(self.transport, Transport::Ndp | Transport::Dcqcn))
+            .then(|| ps_from_ns(self.delayed_ack_ns)),
             measure_from_ps,
             ndp_pull_interval_ps: None,
+            dcqcn: dcqcn.then(|| DcqcnParams {
+                g: self.dcqcn_g,
+                alpha_interval_ps: ps_from_ns(self.dcqcn_alpha_interval_ns),
+                timer_ps: ps_from_ns(self.dcqcn_timer_ns),
+                byte_counter_bytes: self.dcqcn_byte_counter_bytes,
+                fast_recovery_stages: self.dcqcn_fast_recovery_stages,
+                rate_ai_bps: self.dcqcn_rate_ai_mbps * 1e6,
+                rate_hai_bps: self.dcqcn_rate_hai_mbps * 1e6,
+                cnp_interval_ps: ps_from_ns(self.dcqcn_cnp_interval_ns),
+            }),
         }
     }
 
@@ -620,6 +873,38 @@ impl HostConfig {
         }
         if !(h.dctcp_g.is_finite() && h.dctcp_g > 0.0 && h.dctcp_g <= 1.0) {
             return Err(invalid("host.dctcp_g", "expected above 0, at most 1"));
+        }
+        if !(h.dcqcn_g.is_finite() && h.dcqcn_g > 0.0 && h.dcqcn_g <= 1.0) {
+            return Err(invalid("host.dcqcn_g", "expected above 0, at most 1"));
+        }
+        for (key, ns) in [
+            ("host.dcqcn_alpha_interval_ns", h.dcqcn_alpha_interval_ns),
+            ("host.dcqcn_timer_ns", h.dcqcn_timer_ns),
+            ("host.dcqcn_cnp_interval_ns", h.dcqcn_cnp_interval_ns),
+        ] {
+            if !positive_ns(ns) {
+                return Err(invalid(key, "expected a positive number of nanoseconds"));
+            }
+        }
+        if h.dcqcn_byte_counter_bytes == 0 {
+            return Err(invalid(
+                "host.dcqcn_byte_counter_bytes",
+                "expected at least 1 byte",
+            ));
+        }
+        if h.dcqcn_fast_recovery_stages == 0 {
+            return Err(invalid(
+                "host.dcqcn_fast_recovery_stages",
+                "expected at least 1",
+            ));
+        }
+        for (key, mbps) in [
+            ("host.dcqcn_rate_ai_mbps", h.dcqcn_rate_ai_mbps),
+            ("host.dcqcn_rate_hai_mbps", h.dcqcn_rate_hai_mbps),
+        ] {
+            if !(mbps.is_finite() && mbps > 0.0 && mbps <= 1e6) {
+                return Err(invalid(key, "expected above 0, at most 1e6 Mbit/s"));
+            }
         }
         if !(h.ndp_pull_rate.is_finite() && h.ndp_pull_rate >= 0.01 && h.ndp_pull_rate <= 10.0) {
             return Err(invalid(

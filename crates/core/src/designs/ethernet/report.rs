@@ -1,6 +1,7 @@
 //! What an Ethernet run reports, and the account it settles first: every packet (data and
 //! ACK) the hosts sent was delivered to a host, dropped at a full queue or is still held,
-//! each term counted where the packets are.
+//! each term counted where the packets are. PFC's PAUSE frames are packets too: switches
+//! create them, and they are delivered to the neighbour that takes them.
 
 use serde::Serialize;
 
@@ -19,7 +20,7 @@ use crate::scenario::Named;
 pub struct EthernetSummary {
     /// Always `ethernet`.
     pub design: &'static str,
-    /// `tcp`, `dctcp`, `mptcp` or `ndp`.
+    /// `tcp`, `dctcp`, `mptcp`, `ndp` or `dcqcn`.
     pub transport: &'static str,
     /// Routing mode.
     pub routing: String,
@@ -44,9 +45,10 @@ pub struct EthernetSummary {
     pub flows_completed: u64,
     /// Their completion times from the start of the run, in µs.
     pub fct_us: Completion,
-    /// Packets hosts created: data segments and ACKs.
+    /// Packets created: hosts' data segments and ACKs (NACKs, PULLs, CNPs), and PFC
+    /// switches' PAUSE frames.
     pub packets_created: u64,
-    /// Packets that reached their host.
+    /// Packets that reached their host (a PAUSE frame: the neighbour it paused).
     pub packets_delivered: u64,
     /// Packets dropped at full switch queues or lost at random.
     pub packets_dropped: u64,
@@ -88,10 +90,51 @@ pub struct EthernetSummary {
     /// NDP's counts (absent for window transports).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ndp: Option<NdpSummary>,
+    /// PFC's counts (absent without `switch.pfc`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pfc: Option<PfcSummary>,
+    /// DCQCN's counts (absent for other transports).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dcqcn: Option<DcqcnSummary>,
     /// Patterns that open flows during the run (`fct`, `poisson`, `closed_loop`): their
     /// completion times and slot reuse; absent otherwise.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub opened: Option<OpenedSummary>,
+}
+
+/// What PFC did: pauses sent and how long links stood paused (a pause storm shows as a
+/// longest pause as long as the run, and a paused fraction near 1).
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct PfcSummary {
+    /// XOFF frames switches sent upstream.
+    pub pause_frames_sent: u64,
+    /// XON frames switches sent upstream.
+    pub resume_frames_sent: u64,
+    /// Data packets dropped at PFC switches (an ingress past its headroom): 0 on a lossless
+    /// fabric; part of `packets_dropped`.
+    pub lossless_drops: u64,
+    /// The most packets any ingress held beyond its XOFF threshold (at most the headroom).
+    pub headroom_peak_packets: u32,
+    /// Time switch ports stood paused, summed over ports, in µs.
+    pub switch_paused_us: f64,
+    /// Time hosts' NICs stood paused, summed over hosts, in µs.
+    pub host_paused_us: f64,
+    /// The longest single pause of any switch port or host, in µs (to the end of the run if
+    /// it has not ended).
+    pub longest_pause_us: f64,
+    /// Paused time of switch ports and hosts over their number times the run's length.
+    pub paused_fraction: f64,
+}
+
+/// What DCQCN's end points did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DcqcnSummary {
+    /// CNPs receivers sent.
+    pub cnps_sent: u64,
+    /// CNPs senders reacted to (rate cuts).
+    pub rate_cuts: u64,
+    /// Senders' current rates at the end, in Gbit/s.
+    pub rate_gbps: Spread,
 }
 
 /// What a run whose flows are opened during it reports: the timed flows' completion times
@@ -202,9 +245,23 @@ impl Ethernet {
         self.fabric.check_released_once()?;
         let hosts: Vec<_> = self.hosts().collect();
         let switches: Vec<_> = self.switch_nodes().collect();
+        let pfc: Vec<_> = switches.iter().filter_map(|s| s.pfc()).collect();
+        let frames_sent: u64 = pfc
+            .iter()
+            .map(|p| p.counters.pause_frames_sent + p.counters.resume_frames_sent)
+            .sum();
+        let frames_taken: u64 = pfc.iter().map(|p| p.counters.frames_received).sum();
         let packets = Ledger {
-            injected: hosts.iter().map(|h| h.counters.packets_created).sum(),
-            delivered: hosts.iter().map(|h| h.counters.packets_received).sum(),
+            injected: hosts
+                .iter()
+                .map(|h| h.counters.packets_created)
+                .sum::<u64>()
+                + frames_sent,
+            delivered: hosts
+                .iter()
+                .map(|h| h.counters.packets_received)
+                .sum::<u64>()
+                + frames_taken,
             dropped: switches
                 .iter()
                 .map(|s| s.counters.packets_dropped + s.counters.packets_lost)
@@ -295,10 +352,51 @@ impl Ethernet {
                     .flat_map(|h| &h.out)
                     .map(|f| match &f.sender {
                         FlowSender::Ndp(s) => s.ndp.pulls_unused,
-                        FlowSender::Window(_) => 0,
+                        FlowSender::Window(_) | FlowSender::Dcqcn(_) => 0,
                     })
                     .sum::<u64>()
                     + hosts.iter().map(|h| h.retired_pulls_unused()).sum::<u64>(),
+            }),
+            pfc: self.config.switch.pfc.then(|| {
+                let now_ps = clock.now_ps;
+                let (switch_ps, switch_longest_ps) = pfc
+                    .iter()
+                    .map(|p| p.paused_ps(now_ps))
+                    .fold((0, 0), |(a, b), (c, d)| (a + c, b.max(d)));
+                let (host_ps, host_longest_ps) = hosts
+                    .iter()
+                    .map(|h| h.pause.totals_ps(now_ps))
+                    .fold((0, 0), |(a, b), (c, d)| (a + c, b.max(d)));
+                let ports: usize = switches.iter().map(|s| s.port_count()).sum();
+                let clocks = (ports + hosts.len()).max(1) as f64;
+                PfcSummary {
+                    pause_frames_sent: pfc.iter().map(|p| p.counters.pause_frames_sent).sum(),
+                    resume_frames_sent: pfc.iter().map(|p| p.counters.resume_frames_sent).sum(),
+                    lossless_drops: pfc.iter().map(|p| p.counters.drops).sum(),
+                    headroom_peak_packets: pfc
+                        .iter()
+                        .map(|p| p.counters.headroom_peak_packets)
+                        .max()
+                        .unwrap_or(0),
+                    switch_paused_us: switch_ps as f64 / 1e6,
+                    host_paused_us: host_ps as f64 / 1e6,
+                    longest_pause_us: switch_longest_ps.max(host_longest_ps) as f64 / 1e6,
+                    paused_fraction: (switch_ps + host_ps) as f64 / (clocks * now_ps.max(1) as f64),
+                }
+            }),
+            dcqcn: (self.config.host.transport == Transport::Dcqcn).then(|| {
+                let senders = hosts
+                    .iter()
+                    .flat_map(|h| &h.out)
+                    .filter_map(|f| match &f.sender {
+                        FlowSender::Dcqcn(s) => Some(s),
+                        _ => None,
+                    });
+                DcqcnSummary {
+                    cnps_sent: hosts.iter().map(|h| h.counters.cnps_sent).sum(),
+                    rate_cuts: senders.clone().map(|s| s.cnps).sum(),
+                    rate_gbps: Spread::of(senders.map(|s| s.rate_bps / 1e9).collect()),
+                }
             }),
             opened: None,
         };

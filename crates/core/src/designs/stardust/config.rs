@@ -13,7 +13,7 @@ use crate::blocks::workload::FctKeys;
 use crate::designs::ethernet::HostConfig;
 use crate::engine::time::{ps_from_ns, TimePs};
 use crate::scenario::{
-    invalid, RoutingConfig, RunConfig, ScenarioError, TopologyConfig, Unused, UnusedKeys,
+    invalid, Named, RoutingConfig, RunConfig, ScenarioError, TopologyConfig, Unused, UnusedKeys,
 };
 
 /// A whole Stardust scenario.
@@ -125,6 +125,20 @@ const HOST_KEYS: &[&str] = &[
     "host.delayed_ack",
     "host.delayed_ack_ns",
     "host.dctcp_g",
+    "host.subflows",
+    "host.ndp_pull_rate",
+];
+
+/// The `[host]` keys of DCQCN, which a Stardust fabric does not carry.
+const DCQCN_HOST_KEYS: &[&str] = &[
+    "host.dcqcn_g",
+    "host.dcqcn_alpha_interval_ns",
+    "host.dcqcn_timer_ns",
+    "host.dcqcn_byte_counter_bytes",
+    "host.dcqcn_fast_recovery_stages",
+    "host.dcqcn_rate_ai_mbps",
+    "host.dcqcn_rate_hai_mbps",
+    "host.dcqcn_cnp_interval_ns",
 ];
 
 /// Where reachability tables come from.
@@ -555,21 +569,45 @@ impl StardustConfig {
             );
         }
         match self.host.transport() {
-            None => unused.add(
-                HOST_KEYS,
-                "host.transport",
-                "host.transport absent (the hosts are the built-in sources of traffic)",
-            ),
-            Some(_) => {
+            None => {
+                for keys in [HOST_KEYS, DCQCN_HOST_KEYS] {
+                    unused.add(
+                        keys,
+                        "host.transport",
+                        "host.transport absent (the hosts are the built-in sources of traffic)",
+                    );
+                }
+            }
+            Some(transport) => {
                 unused.add(
                     &["traffic.packet_bytes", "traffic.load", "traffic.arrival"],
                     "host.transport",
                     "host.transport set (the hosts' transport paces them; host.packet_bytes sizes their segments)",
                 );
+                let named = format!("host.transport = {:?}", transport.as_str());
+                if transport != Transport::Dctcp {
+                    unused.add(
+                        &["host.dctcp_g"],
+                        "host.transport",
+                        format!("{named} (not ECN-capable)"),
+                    );
+                }
+                if transport != Transport::Mptcp {
+                    unused.add(
+                        &["host.subflows"],
+                        "host.transport",
+                        format!("{named} (one path per flow)"),
+                    );
+                }
                 unused.add(
-                    &["host.dctcp_g"],
+                    &["host.ndp_pull_rate"],
                     "host.transport",
-                    "host.transport = \"tcp\" (NewReno is not ECN-capable)",
+                    format!("{named} (NDP does not run on a Stardust fabric)"),
+                );
+                unused.add(
+                    DCQCN_HOST_KEYS,
+                    "host.transport",
+                    format!("{named} (DCQCN does not run on a Stardust fabric)"),
                 );
                 if !self.host.config.delayed_ack {
                     unused.add(
@@ -766,11 +804,14 @@ impl StardustConfig {
         let Some(transport) = self.host.transport() else {
             return Ok(());
         };
-        if transport != Transport::Tcp {
+        if !matches!(
+            transport,
+            Transport::Tcp | Transport::Dctcp | Transport::Mptcp
+        ) {
             return Err(invalid(
                 "host.transport",
                 format!(
-                    "expected \"tcp\" on a Stardust fabric, got {} (its elements mark no ECN, so DCTCP would be only NewReno; other transports are not carried yet)",
+                    "expected \"tcp\", \"dctcp\" or \"mptcp\" on a Stardust fabric, got {} (NDP needs switches that trim packets, DCQCN a lossless path that pauses its senders: a Stardust fabric never trims, and its adapters drop at a full VOQ)",
                     serde_json::json!(transport)
                 ),
             ));

@@ -35,6 +35,7 @@ use crate::blocks::priority_port::{Departure, PriorityPort};
 use crate::blocks::routing::{mode, FabricRouter, RouteTable, Router};
 use crate::blocks::stream_kind;
 use crate::blocks::topology::{Attachment, Topology};
+use crate::blocks::transport::Transport;
 use crate::blocks::workload::{derangement, incast_senders, mean_gap_ps};
 use crate::engine::kernel::{Clock, Model};
 use crate::engine::queue::CalendarQueue;
@@ -625,8 +626,14 @@ fn transport_hosts(
     let size = config.traffic.flow_bytes;
     for &(src, dst) in pairs {
         let at_dst = hosts[dst].inflows.len() as u32;
-        let at_src = hosts[src].add_out(dst as u16, at_dst, size);
-        hosts[dst].add_in(src as u16, at_src, size);
+        if config.host.config.transport == Transport::Mptcp {
+            let n = config.host.config.subflows;
+            let at_src = hosts[src].add_out_connection(dst as u16, at_dst, n, size);
+            hosts[dst].add_in_connection(src as u16, at_src, n, size);
+        } else {
+            let at_src = hosts[src].add_out(dst as u16, at_dst, size);
+            hosts[dst].add_in(src as u16, at_src, size);
+        }
         host_flows.push(HostFlow {
             src: src as u16,
             dst: dst as u16,
@@ -1006,9 +1013,15 @@ mod tests {
     /// TCP NewReno hosts on a k = 4 fat-tree's host ports, run to `end_ns` (of a run of
     /// `duration_ns`), with `extra` JSON members.
     fn tcp_run(end_ns: u64, duration_ns: u64, extra: &str) -> (Stardust, Clock) {
+        transport_run(r#""transport": "tcp""#, end_ns, duration_ns, extra)
+    }
+
+    /// Hosts with the `[host]` members `host` on a k = 4 fat-tree's host ports, as
+    /// [`tcp_run`].
+    fn transport_run(host: &str, end_ns: u64, duration_ns: u64, extra: &str) -> (Stardust, Clock) {
         let json = format!(
             r#"{{"design": "stardust", "run": {{"seed": 3, "duration_ns": {duration_ns}, "warmup_ns": 100000}},
-            "topology": {{"kind": "fat_tree", "k": 4}}, "host": {{"transport": "tcp"}} {extra}}}"#
+            "topology": {{"kind": "fat_tree", "k": 4}}, "host": {{{host}}} {extra}}}"#
         );
         let mut kernel = Kernel::new(build(&json).unwrap(), duration_ns * 1_000);
         kernel.advance(end_ns * 1_000);
@@ -1077,6 +1090,54 @@ mod tests {
             }
         }
         assert!(tables.flows.fct_us.iter().all(Option::is_some));
+    }
+
+    /// DCTCP hosts run over the fabric exactly as NewReno's do: no element marks ECN, so no
+    /// window is ever cut by a mark (the summaries differ in the transport's name only).
+    #[test]
+    fn dctcp_over_the_fabric_sees_no_mark() {
+        let summary = |host: &str| {
+            let (stardust, clock) = transport_run(host, 1_000_000, 1_000_000, "");
+            let (summary, _) = stardust.finish(&clock).expect("balanced");
+            serde_json::to_value(&summary).unwrap()
+        };
+        let mut dctcp = summary(r#""transport": "dctcp""#);
+        assert_eq!(dctcp["transport"], "dctcp");
+        dctcp["transport"] = "tcp".into();
+        assert_eq!(dctcp, summary(r#""transport": "tcp""#));
+    }
+
+    /// Finite MPTCP connections of 4 subflows deliver every byte once over the fabric, with
+    /// no cell dropped, and each connection's subflows all carry some of it.
+    #[test]
+    fn finite_mptcp_connections_deliver_every_byte() {
+        let bytes = 1_000_000u64;
+        let extra = format!(r#", "traffic": {{"flow_bytes": {bytes}}}"#);
+        let host = r#""transport": "mptcp", "subflows": 4"#;
+        let (stardust, clock) = transport_run(host, 3_000_000, 3_000_000, &extra);
+        let (summary, _) = stardust.finish(&clock).expect("balanced");
+        assert_eq!(summary.flows_completed, 16);
+        assert_eq!(summary.cells_dropped, 0);
+        assert_eq!(summary.transport.expect("hosts").transport, "mptcp");
+        let mut connections = 0;
+        for h in stardust.hosts() {
+            assert_eq!(h.inflows.len(), 4, "one connection of 4 subflows");
+            assert_eq!(
+                h.inflows[0].bytes, bytes,
+                "counted once, on its first subflow"
+            );
+            assert!(h.inflows[1..].iter().all(|f| f.bytes == 0));
+            connections += 1;
+        }
+        assert_eq!(connections, 16);
+        let sent_by_subflow = stardust
+            .hosts()
+            .flat_map(|h| h.out.iter().map(|f| f.sender.counters().segments_sent))
+            .collect::<Vec<_>>();
+        assert!(
+            sent_by_subflow.iter().all(|&n| n > 0),
+            "{sent_by_subflow:?}"
+        );
     }
 
     /// A frame counted as sent to a host that never left breaks the frames' account.

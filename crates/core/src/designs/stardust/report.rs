@@ -11,6 +11,7 @@ use crate::engine::kernel::Clock;
 use crate::engine::stats::{Completion, Percentiles, Spread};
 use crate::engine::time::{TimePs, PS_PER_NS};
 use crate::run::{Ledger, RunError};
+use crate::scenario::Named;
 
 /// Headline numbers of a Stardust run.
 #[derive(Clone, Debug, Serialize)]
@@ -134,7 +135,7 @@ pub struct StardustSummary {
 /// What transport hosts did, named as the Ethernet design's summary names it.
 #[derive(Clone, Debug, Serialize)]
 pub struct TransportSummary {
-    /// The hosts' transport (`tcp`).
+    /// The hosts' transport (`tcp`, `dctcp` or `mptcp`).
     pub transport: &'static str,
     /// Jain's fairness index over the flows' goodputs (1: all equal).
     pub flow_fairness: f64,
@@ -592,7 +593,7 @@ impl Stardust {
             hosts.iter().map(|h| pick(&h.counters)).sum()
         };
         let transport = TransportSummary {
-            transport: "tcp",
+            transport: self.config.host.config.transport.as_str(),
             flow_fairness: crate::engine::stats::Fairness::of(&flows.goodput_gbps)
                 .jain_index
                 .unwrap_or(0.0),

@@ -1,0 +1,546 @@
+//! Priority-based Flow Control (IEEE 802.1Qbb) over a shared switch buffer, as DCQCN runs on
+//! it (Zhu et al., SIGCOMM 2015, §2: "PFC ... the upstream entity pauses a priority when the
+//! ingress queue of the downstream switch exceeds a threshold"), for RoCE's lossless class.
+//!
+//! Buffer (the Stardust paper's DCQCN baseline: "100 buffers per port, shared between
+//! interfaces", `../shared/specs/stardust.md` §3). Reading taken: a switch of P ports has
+//! one pool of `pool_packets_per_port × P` packet buffers that every output queue draws on;
+//! each packet is charged to its **ingress** port (and priority) until it starts leaving
+//! on its output. An ingress that holds `xoff_packets` sends XOFF upstream; the packets
+//! already on their way still fit in its `headroom_packets`; when it drains to
+//! `xon_packets` it sends XON. As long as `xoff + headroom ≤ pool_packets_per_port` the pool
+//! can never run out (every ingress stays under its share), so a switch drops only when an
+//! ingress overruns its headroom: each such drop is counted ([`PfcCounters::drops`]) and
+//! lands in the run's ledger.
+//!
+//! Frames: XOFF and XON are explicit frames ([`PAUSE_FRAME_BYTES`] on the wire, queued in
+//! the port's control queue, so they go ahead of data, right after the frame on the wire):
+//! XOFF is a PAUSE with the largest quanta (the switch keeps the priority paused until it
+//! sends XON, i.e. it refreshes before expiry; refreshes are not modelled as frames), XON a
+//! PAUSE with quanta 0. A frame names a [`PauseTarget`]: a traffic class now; a queue or a
+//! flow (Aquarius, BFC) is one more variant of it. Control packets (ACKs, CNPs, PAUSE
+//! frames) ride a strict-priority control queue that PFC does not pause and the pool does
+//! not count (RoCE deployments put CNPs on a high priority of their own, DCQCN §3).
+//!
+//! Marking: the output queue marks ECN-capable arrivals RED-like on its bytes (DCQCN §3.1,
+//! the congestion point: no mark below Kmin, probability rising linearly to Pmax at Kmax,
+//! every packet above Kmax), or at an instantaneous threshold of packets (DCTCP's rule).
+
+use super::queue::ArrivalDepths;
+use super::{CE, ECT, PAUSE};
+use crate::blocks::cell::{Cell, CellArena, CellId};
+use crate::blocks::link::Link;
+use crate::blocks::priority_port::{Departure, PriorityPort};
+use crate::blocks::traffic::NEVER_PS;
+use crate::engine::rng::Rng;
+use crate::engine::time::TimePs;
+use rand::Rng as _;
+
+/// Bytes of a PAUSE frame on the wire (a minimum Ethernet frame, 802.1Qbb).
+pub const PAUSE_FRAME_BYTES: u16 = 64;
+
+/// The data class RoCE's lossless traffic rides (the only one the Ethernet design uses).
+pub const LOSSLESS_CLASS: u8 = 0;
+
+/// What a PAUSE frame names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PauseTarget {
+    /// One priority (traffic class) of the link, as 802.1Qbb.
+    Class(u8),
+}
+
+impl PauseTarget {
+    /// The target as a frame carries it (in its `seq`).
+    pub fn encode(self) -> u32 {
+        match self {
+            PauseTarget::Class(class) => class as u32,
+        }
+    }
+
+    /// The target a frame's `seq` names.
+    pub fn decode(seq: u32) -> PauseTarget {
+        PauseTarget::Class(seq as u8)
+    }
+}
+
+/// A PAUSE (`pause`) or resume frame for `target`, made at `now_ps`.
+pub fn pause_frame(target: PauseTarget, pause: bool, now_ps: TimePs) -> Cell {
+    let mut c = Cell::new(0, 0, PAUSE_FRAME_BYTES, true, now_ps, now_ps);
+    c.flags = PAUSE;
+    c.seq = target.encode();
+    c.packet = pause as u32;
+    c
+}
+
+/// What a PAUSE frame says: its target and whether it pauses (else it resumes).
+pub fn read_pause_frame(cell: &Cell) -> (PauseTarget, bool) {
+    (PauseTarget::decode(cell.seq), cell.packet != 0)
+}
+
+/// How long one paused thing (a switch port's class, a host's NIC) was paused (compact: a
+/// host carries one).
+#[derive(Clone, Copy, Debug)]
+pub struct PauseClock {
+    /// Since when it is paused, or `NEVER_PS` if it is not.
+    since_ps: TimePs,
+    /// Time paused in finished pauses.
+    paused_ps: TimePs,
+    /// The longest finished pause.
+    longest_ps: TimePs,
+    /// PAUSE (XOFF) frames received.
+    pub pauses: u32,
+    /// Resume (XON) frames received.
+    pub resumes: u32,
+}
+
+impl Default for PauseClock {
+    fn default() -> Self {
+        PauseClock {
+            since_ps: NEVER_PS,
+            paused_ps: 0,
+            longest_ps: 0,
+            pauses: 0,
+            resumes: 0,
+        }
+    }
+}
+
+impl PauseClock {
+    /// A PAUSE (`pause`) or resume frame arrived at `now_ps`.
+    pub fn apply(&mut self, pause: bool, now_ps: TimePs) {
+        if pause {
+            self.pauses += 1;
+            self.since_ps = self.since_ps.min(now_ps);
+        } else {
+            self.resumes += 1;
+            if self.is_paused() {
+                let length_ps = now_ps - self.since_ps;
+                self.since_ps = NEVER_PS;
+                self.paused_ps += length_ps;
+                self.longest_ps = self.longest_ps.max(length_ps);
+            }
+        }
+    }
+
+    /// True while paused.
+    pub fn is_paused(&self) -> bool {
+        self.since_ps != NEVER_PS
+    }
+
+    /// Time paused up to `now_ps` and the longest pause so far (an unfinished one counted to
+    /// `now_ps`): a pause storm shows as a longest pause of the run's length.
+    pub fn totals_ps(&self, now_ps: TimePs) -> (TimePs, TimePs) {
+        let open_ps = if self.is_paused() {
+            now_ps.saturating_sub(self.since_ps)
+        } else {
+            0
+        };
+        (self.paused_ps + open_ps, self.longest_ps.max(open_ps))
+    }
+}
+
+/// How a switch marks ECN-capable arrivals.
+#[derive(Clone, Copy, Debug)]
+pub enum Marking {
+    /// Never.
+    None,
+    /// When more than this many data packets are queued (DCTCP).
+    Threshold(u32),
+    /// RED-like on the queue's bytes (DCQCN's congestion point).
+    Red {
+        /// No mark at or below this many bytes queued.
+        kmin_bytes: u64,
+        /// Every packet marked above this many.
+        kmax_bytes: u64,
+        /// The marking probability at `kmax_bytes`.
+        pmax: f64,
+    },
+}
+
+/// A PFC switch's buffer and thresholds, in packets.
+#[derive(Clone, Copy, Debug)]
+pub struct PfcSpec {
+    /// Buffers per port in the switch-wide shared pool.
+    pub pool_packets_per_port: u32,
+    /// An ingress holding this many packets sends XOFF.
+    pub xoff_packets: u32,
+    /// A paused ingress drained to this many sends XON.
+    pub xon_packets: u32,
+    /// Packets an ingress may take beyond XOFF (what is on its way when it pauses).
+    pub headroom_packets: u32,
+    /// ECN marking of the output queues.
+    pub marking: Marking,
+}
+
+/// What a PFC switch counts.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PfcCounters {
+    /// XOFF frames sent upstream.
+    pub pause_frames_sent: u64,
+    /// XON frames sent upstream.
+    pub resume_frames_sent: u64,
+    /// PAUSE frames (either kind) that arrived from downstream.
+    pub frames_received: u64,
+    /// Data packets dropped because their ingress overran its headroom (or the pool was
+    /// full): each one breaks the fabric's losslessness.
+    pub drops: u64,
+    /// The most packets an ingress held beyond its XOFF threshold.
+    pub headroom_peak_packets: u32,
+}
+
+/// One output port: its link and queues (control strictly first, data class 0) and the
+/// bytes of data queued.
+struct PfcPort {
+    port: PriorityPort,
+    data_bytes: u64,
+    /// The far end's pause of the lossless class.
+    pause: PauseClock,
+    peak_packets: u32,
+    measured: ArrivalDepths,
+}
+
+/// One ingress port's account: data packets it holds in the switch, and whether it has
+/// paused its upstream.
+#[derive(Clone, Copy, Debug, Default)]
+struct Ingress {
+    held_packets: u32,
+    pausing: bool,
+}
+
+/// What became of a packet offered to a PFC switch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admitted {
+    /// Queued at its output; `pause_port`: an XOFF was queued on that port (serve it too).
+    Queued {
+        /// CE was set.
+        marked: bool,
+        /// The ingress port that now sends XOFF upstream.
+        pause_port: Option<usize>,
+    },
+    /// Its ingress overran its headroom: the caller drops it.
+    Dropped,
+}
+
+/// A PFC switch's ports, ingress accounts and shared pool.
+pub struct PfcPorts {
+    ports: Vec<PfcPort>,
+    ingress: Vec<Ingress>,
+    spec: PfcSpec,
+    pool_packets: u32,
+    pool_used: u32,
+    measure_from_ps: TimePs,
+    /// The RED coin.
+    rng: Rng,
+    /// What it counted.
+    pub counters: PfcCounters,
+}
+
+impl PfcPorts {
+    /// Idle ports on `links` (one per port), measuring what arrivals find from
+    /// `measure_from_ps` on, drawing RED's coin from `rng`.
+    pub fn new(links: Vec<Link>, spec: PfcSpec, measure_from_ps: TimePs, rng: Rng) -> Self {
+        let n = links.len();
+        PfcPorts {
+            ports: links
+                .into_iter()
+                .map(|link| PfcPort {
+                    port: PriorityPort::new(link, 1),
+                    data_bytes: 0,
+                    pause: PauseClock::default(),
+                    peak_packets: 0,
+                    measured: ArrivalDepths::default(),
+                })
+                .collect(),
+            ingress: vec![Ingress::default(); n],
+            spec,
+            pool_packets: spec.pool_packets_per_port * n as u32,
+            pool_used: 0,
+            measure_from_ps,
+            rng,
+            counters: PfcCounters::default(),
+        }
+    }
+
+    /// Ports.
+    pub fn port_count(&self) -> usize {
+        self.ports.len()
+    }
+
+    /// Data packets waiting at `output`.
+    pub fn data_packets(&self, output: usize) -> u32 {
+        self.ports[output].port.data_cells()
+    }
+
+    /// Packets the ports hold (control and data, not on the wire).
+    pub fn packets_queued(&self) -> u64 {
+        self.ports.iter().map(|p| p.port.cells() as u64).sum()
+    }
+
+    /// Deepest data queue seen, in packets.
+    pub fn peak_packets(&self) -> u32 {
+        self.ports.iter().map(|p| p.peak_packets).max().unwrap_or(0)
+    }
+
+    /// What data arrivals found at each output in the measurement window.
+    pub fn measured(&self) -> Vec<ArrivalDepths> {
+        self.ports.iter().map(|p| p.measured).collect()
+    }
+
+    /// Time the ports' lossless class was paused up to `now_ps`, summed over ports, and the
+    /// longest single pause.
+    pub fn paused_ps(&self, now_ps: TimePs) -> (TimePs, TimePs) {
+        self.ports.iter().fold((0, 0), |(sum, longest), p| {
+            let (paused, long) = p.pause.totals_ps(now_ps);
+            (sum + paused, longest.max(long))
+        })
+    }
+
+    /// Queues a PAUSE or resume frame for the lossless class on `port`.
+    fn send_frame(&mut self, cells: &mut CellArena, port: usize, pause: bool, now_ps: TimePs) {
+        let frame = cells.alloc(pause_frame(
+            PauseTarget::Class(LOSSLESS_CLASS),
+            pause,
+            now_ps,
+        ));
+        self.ports[port].port.push_control(cells, frame);
+        if pause {
+            self.counters.pause_frames_sent += 1;
+        } else {
+            self.counters.resume_frames_sent += 1;
+        }
+    }
+
+    /// Offers `cell`, which arrived on `in_port` at `now_ps`, to output `output`: a control
+    /// packet joins the control queue; a data packet is charged to its ingress (which may
+    /// send XOFF), marked, and queued, or dropped if its ingress has used its headroom.
+    pub fn offer(
+        &mut self,
+        cells: &mut CellArena,
+        cell: CellId,
+        in_port: usize,
+        output: usize,
+        now_ps: TimePs,
+        control: bool,
+    ) -> Admitted {
+        if control {
+            self.ports[output].port.push_control(cells, cell);
+            return Admitted::Queued {
+                marked: false,
+                pause_port: None,
+            };
+        }
+        let spec = self.spec;
+        let size_bytes = cells[cell].payload_bytes as u64;
+        let p = &mut self.ports[output];
+        let depth = p.port.data_cells();
+        if now_ps >= self.measure_from_ps {
+            let m = &mut p.measured;
+            m.arrivals += 1;
+            m.bytes += size_bytes;
+            m.depth_sum += depth as u64;
+            m.min_packets = m.min_packets.min(depth);
+            m.max_packets = m.max_packets.max(depth);
+        }
+        let ingress = &mut self.ingress[in_port];
+        if ingress.held_packets >= spec.xoff_packets + spec.headroom_packets
+            || self.pool_used >= self.pool_packets
+        {
+            self.counters.drops += 1;
+            return Admitted::Dropped;
+        }
+        ingress.held_packets += 1;
+        self.pool_used += 1;
+        let beyond = ingress.held_packets.saturating_sub(spec.xoff_packets);
+        self.counters.headroom_peak_packets = self.counters.headroom_peak_packets.max(beyond);
+        let pause_port =
+            (!ingress.pausing && ingress.held_packets >= spec.xoff_packets).then(|| {
+                ingress.pausing = true;
+                in_port
+            });
+        let c = &mut cells[cell];
+        c.in_port = in_port as u16;
+        let marked = c.flags & ECT != 0
+            && match spec.marking {
+                Marking::None => false,
+                Marking::Threshold(k) => depth > k,
+                Marking::Red {
+                    kmin_bytes,
+                    kmax_bytes,
+                    pmax,
+                } => {
+                    let q = p.data_bytes;
+                    if q <= kmin_bytes {
+                        false
+                    } else if q > kmax_bytes {
+                        true
+                    } else {
+                        let fraction = (q - kmin_bytes) as f64 / (kmax_bytes - kmin_bytes) as f64;
+                        self.rng.gen::<f64>() < pmax * fraction
+                    }
+                }
+            };
+        if marked {
+            c.flags |= CE;
+        }
+        p.port.push_data(cells, cell, LOSSLESS_CLASS as usize);
+        p.data_bytes += size_bytes;
+        p.peak_packets = p.peak_packets.max(depth + 1);
+        if let Some(port) = pause_port {
+            self.send_frame(cells, port, true, now_ps);
+        }
+        Admitted::Queued { marked, pause_port }
+    }
+
+    /// A PAUSE or resume frame `cell` arrived on `port` at `now_ps` (the caller consumes it
+    /// and then serves the port).
+    pub fn frame_arrives(&mut self, cells: &CellArena, cell: CellId, port: usize, now_ps: TimePs) {
+        let (target, pause) = read_pause_frame(&cells[cell]);
+        let PauseTarget::Class(class) = target;
+        let p = &mut self.ports[port];
+        p.pause.apply(pause, now_ps);
+        p.port.pause_class(class as usize, pause);
+        self.counters.frames_received += 1;
+    }
+
+    /// If `output`'s link is free at `now_ps`, puts its next packet on it and returns it,
+    /// with the ingress port that sends XON because of it (its frame queued there: serve
+    /// that port too). Otherwise returns `None` and, if packets may go when the link frees
+    /// and no wake-up is set for then, that time in `wake`.
+    pub fn send_next(
+        &mut self,
+        output: usize,
+        now_ps: TimePs,
+        cells: &mut CellArena,
+        wake: &mut Option<TimePs>,
+    ) -> Option<(Departure, Option<usize>)> {
+        let size = |c: CellId, cells: &CellArena| cells[c].payload_bytes as u64;
+        let p = &mut self.ports[output];
+        let departure = p.port.send_next(now_ps, cells, size, wake)?;
+        if departure.data_depth == 0 {
+            return Some((departure, None));
+        }
+        p.data_bytes -= cells[departure.cell].payload_bytes as u64;
+        self.pool_used -= 1;
+        let in_port = cells[departure.cell].in_port as usize;
+        let ingress = &mut self.ingress[in_port];
+        ingress.held_packets -= 1;
+        let resume = ingress.pausing && ingress.held_packets <= self.spec.xon_packets;
+        if resume {
+            ingress.pausing = false;
+            self.send_frame(cells, in_port, false, now_ps);
+        }
+        Some((departure, resume.then_some(in_port)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rng::{stream, ComponentId};
+
+    fn ports(n: usize, spec: PfcSpec) -> PfcPorts {
+        let rng = stream(
+            3,
+            ComponentId {
+                kind: crate::blocks::stream_kind::ETHERNET_PFC,
+                index: 0,
+            },
+        );
+        // 1 byte per ns.
+        let links = (0..n).map(|_| Link::new(8_000_000_000, 0)).collect();
+        PfcPorts::new(links, spec, 0, rng)
+    }
+
+    fn spec(xoff: u32, xon: u32, headroom: u32) -> PfcSpec {
+        PfcSpec {
+            pool_packets_per_port: 100,
+            xoff_packets: xoff,
+            xon_packets: xon,
+            headroom_packets: headroom,
+            marking: Marking::Red {
+                kmin_bytes: 1_500,
+                kmax_bytes: 3_500,
+                pmax: 0.0,
+            },
+        }
+    }
+
+    fn data(cells: &mut CellArena) -> CellId {
+        let mut c = Cell::new(0, 1, 1000, true, 0, 0);
+        c.flags = ECT;
+        cells.alloc(c)
+    }
+
+    /// Ingress 0 feeds output 1, whose far end paused it: XOFF at 3 held, headroom for 2
+    /// more, the sixth dropped; draining to XON = 1 sends the resume upstream.
+    #[test]
+    fn xoff_at_the_threshold_headroom_then_drop_and_xon_when_drained() {
+        let mut cells = CellArena::new();
+        let mut pfc = ports(2, spec(3, 1, 2));
+        let pause_out = cells.alloc(pause_frame(PauseTarget::Class(0), true, 0));
+        pfc.frame_arrives(&cells, pause_out, 1, 0);
+        cells.free(pause_out);
+        let got: Vec<Admitted> = (0..6)
+            .map(|_| {
+                let c = data(&mut cells);
+                pfc.offer(&mut cells, c, 0, 1, 0, false)
+            })
+            .collect();
+        let pauses: Vec<Option<usize>> = got
+            .iter()
+            .map(|a| match a {
+                Admitted::Queued { pause_port, .. } => *pause_port,
+                Admitted::Dropped => None,
+            })
+            .collect();
+        assert_eq!(pauses, vec![None, None, Some(0), None, None, None]);
+        assert_eq!(got[5], Admitted::Dropped);
+        assert_eq!(pfc.counters.pause_frames_sent, 1);
+        assert_eq!(
+            (pfc.counters.drops, pfc.counters.headroom_peak_packets),
+            (1, 2)
+        );
+        // Marks: depths 0, 1000, 2000, 3000, 4000 B: only the last is above Kmax.
+        let marked: Vec<bool> = got
+            .iter()
+            .map(|a| matches!(a, Admitted::Queued { marked: true, .. }))
+            .collect();
+        assert_eq!(marked, vec![false, false, false, false, true, false]);
+        // The XOFF frame waits on port 0's control queue; output 1 is paused: nothing goes.
+        let mut wake = None;
+        assert!(pfc.send_next(1, 0, &mut cells, &mut wake).is_none());
+        let (xoff, _) = pfc.send_next(0, 0, &mut cells, &mut wake).unwrap();
+        assert_eq!(
+            read_pause_frame(&cells[xoff.cell]),
+            (PauseTarget::Class(0), true)
+        );
+        assert_eq!(xoff.arrive_ps, 64_000, "64 B at 1 byte/ns");
+        // Output 1 resumes: its five packets leave one per µs; XON when 1 is held.
+        let resume = cells.alloc(pause_frame(PauseTarget::Class(0), false, 0));
+        pfc.frame_arrives(&cells, resume, 1, 10_000);
+        let mut resumed_at = None;
+        for k in 0..5u64 {
+            let at_ps = 10_000 + k * 1_000_000;
+            let (d, xon) = pfc.send_next(1, at_ps, &mut cells, &mut wake).unwrap();
+            assert_ne!(d.data_depth, 0);
+            if xon.is_some() {
+                resumed_at.get_or_insert(k);
+            }
+        }
+        assert_eq!(resumed_at, Some(3), "held 5, 4, 3, 2, then 1 = XON");
+        assert_eq!(pfc.counters.resume_frames_sent, 1);
+        assert_eq!(pfc.paused_ps(20_000_000), (10_000, 10_000));
+    }
+
+    #[test]
+    fn a_pause_clock_counts_open_and_finished_pauses() {
+        let mut clock = PauseClock::default();
+        clock.apply(true, 100);
+        clock.apply(true, 150); // a refresh: the pause goes on
+        clock.apply(false, 300);
+        clock.apply(true, 1_000);
+        assert!(clock.is_paused());
+        assert_eq!(clock.totals_ps(1_500), (700, 500));
+        assert_eq!((clock.pauses, clock.resumes), (3, 1));
+    }
+}

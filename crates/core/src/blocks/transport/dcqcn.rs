@@ -1,0 +1,314 @@
+//! DCQCN's reaction point (Zhu et al., "Congestion Control for Large-Scale RDMA
+//! Deployments", SIGCOMM 2015, §3.3 and its Fig. 6 state machine): a rate-based sender
+//! (RoCE's NIC rate limiter, not a window) at current rate Rc and target rate Rt, starting at
+//! line rate with α = 1.
+//!
+//! - On a CNP: Rt ← Rc, Rc ← Rc·(1 − α/2), α ← (1 − g)·α + g; the rate-increase timer,
+//!   byte counter and their stage counts restart.
+//! - α decays, α ← (1 − g)·α, every K (55 µs) in which no CNP arrived.
+//! - Rate increase events come from a timer (every T, 55 µs) and a byte counter (every B
+//!   bytes sent); each counts a stage of its own kind, then: **fast recovery**
+//!   Rc ← (Rt + Rc)/2 while both counts are at most F (5); **hyper increase**
+//!   Rt ← Rt + i·R_HAI (i = min count − F), Rc ← (Rt + Rc)/2 once both exceed F; otherwise
+//!   **additive increase** Rt ← Rt + R_AI, Rc ← (Rt + Rc)/2. Rates stay within
+//!   [R_AI, line rate].
+//! - The sender paces its packets at Rc: after a packet of s bytes, the next may start
+//!   s·8/Rc later (the rate at its departure sets the gap).
+//!
+//! The timers are evaluated when the sender next acts (a send or a CNP), every expiry due by
+//! then in time order, which gives the same rates at every send as kernel timers would,
+//! without an event per timer per flow. RoCE over a lossless fabric needs no retransmission:
+//! the sender sends each segment once and takes no ACKs; a segment lost anyway (a PFC
+//! switch that overran its headroom) shows in the run's ledger as a drop, and its flow never
+//! completes.
+
+use super::{SenderCounters, TIMER_OFF};
+use crate::engine::time::TimePs;
+
+/// DCQCN's reaction-point settings (the paper's §5 values, rates scaled to the link).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DcqcnParams {
+    /// α's gain g (1/256 in the paper).
+    pub g: f64,
+    /// α decays after this long without a CNP (K = 55 µs).
+    pub alpha_interval_ps: TimePs,
+    /// The rate-increase timer's period (T = 55 µs).
+    pub timer_ps: TimePs,
+    /// The byte counter's period (B = 10 MB).
+    pub byte_counter_bytes: u64,
+    /// Fast-recovery stages (F = 5).
+    pub fast_recovery_stages: u32,
+    /// Additive increase step R_AI, bit/s.
+    pub rate_ai_bps: f64,
+    /// Hyper increase step R_HAI, bit/s.
+    pub rate_hai_bps: f64,
+    /// The notification point (receiver) sends a flow at most one CNP per this interval
+    /// (N = 50 µs), when marked packets arrive.
+    pub cnp_interval_ps: TimePs,
+}
+
+/// One DCQCN flow's send side.
+#[derive(Clone, Debug)]
+pub struct DcqcnSender {
+    /// Next segment to send.
+    pub snd_nxt: u32,
+    /// Segments of the flow (`u32::MAX`: unending).
+    packets: u32,
+    mss_bytes: u64,
+    line_bps: f64,
+    /// Current rate Rc, bit/s.
+    pub rate_bps: f64,
+    /// Target rate Rt, bit/s.
+    pub target_bps: f64,
+    /// The congestion estimate α.
+    pub alpha: f64,
+    /// When α next decays.
+    alpha_due_ps: TimePs,
+    /// When the rate-increase timer next expires.
+    timer_due_ps: TimePs,
+    /// Timer expiries since the last CNP.
+    timer_stages: u32,
+    /// Byte-counter expiries since the last CNP.
+    byte_stages: u32,
+    /// Bytes sent toward the byte counter's next expiry.
+    counted_bytes: u64,
+    /// The earliest the next segment may start (pacing at Rc).
+    next_send_ps: TimePs,
+    params: DcqcnParams,
+    /// CNPs it reacted to.
+    pub cnps: u64,
+    /// What it counted (`ecn_cuts`: rate cuts, one per CNP).
+    pub counters: SenderCounters,
+}
+
+impl DcqcnSender {
+    /// A sender of `packets` segments of `mss_bytes` (`u32::MAX`: unending) on a NIC of
+    /// `line_bps`, at line rate from time 0.
+    pub fn new(params: DcqcnParams, mss_bytes: u64, packets: u32, line_bps: u64) -> Self {
+        DcqcnSender {
+            snd_nxt: 0,
+            packets,
+            mss_bytes,
+            line_bps: line_bps as f64,
+            rate_bps: line_bps as f64,
+            target_bps: line_bps as f64,
+            alpha: 1.0,
+            alpha_due_ps: params.alpha_interval_ps,
+            timer_due_ps: params.timer_ps,
+            timer_stages: 0,
+            byte_stages: 0,
+            counted_bytes: 0,
+            next_send_ps: 0,
+            params,
+            cnps: 0,
+            counters: SenderCounters::default(),
+        }
+    }
+
+    /// True while segments remain to send.
+    pub fn has_data(&self) -> bool {
+        self.snd_nxt < self.packets
+    }
+
+    /// True if a segment may start at `now_ps` (data remains and pacing allows it).
+    pub fn ready(&self, now_ps: TimePs) -> bool {
+        self.has_data() && self.next_send_ps <= now_ps
+    }
+
+    /// When the next segment may start, if any remains.
+    pub fn next_send_ps(&self) -> Option<TimePs> {
+        self.has_data().then_some(self.next_send_ps)
+    }
+
+    /// One rate-increase event (a timer or byte-counter expiry, its stage already counted).
+    fn increase(&mut self) {
+        let p = &self.params;
+        let (most, least) = (
+            self.timer_stages.max(self.byte_stages),
+            self.timer_stages.min(self.byte_stages),
+        );
+        if most <= p.fast_recovery_stages {
+            // Fast recovery: toward the rate before the cut.
+        } else if least > p.fast_recovery_stages {
+            let i = (least - p.fast_recovery_stages) as f64;
+            self.target_bps += i * p.rate_hai_bps;
+        } else {
+            self.target_bps += p.rate_ai_bps;
+        }
+        self.target_bps = self.target_bps.min(self.line_bps);
+        self.rate_bps = ((self.target_bps + self.rate_bps) / 2.0).min(self.line_bps);
+    }
+
+    /// Runs the α and rate-increase timers' expiries due by `now_ps`, in time order.
+    fn advance(&mut self, now_ps: TimePs) {
+        let p = self.params;
+        loop {
+            let due_ps = self.alpha_due_ps.min(self.timer_due_ps);
+            if due_ps > now_ps {
+                return;
+            }
+            if self.alpha_due_ps == due_ps {
+                self.alpha *= 1.0 - p.g;
+                self.alpha_due_ps += p.alpha_interval_ps;
+            }
+            if self.timer_due_ps == due_ps {
+                self.timer_due_ps += p.timer_ps;
+                // At line rate with nothing to recover, an expiry changes nothing.
+                if self.rate_bps < self.line_bps {
+                    self.timer_stages += 1;
+                    self.increase();
+                }
+            }
+        }
+    }
+
+    /// Takes the next segment to start at `now_ps`, if pacing allows one.
+    pub fn next_segment(&mut self, now_ps: TimePs) -> Option<u32> {
+        if !self.ready(now_ps) {
+            return None;
+        }
+        self.advance(now_ps);
+        let seq = self.snd_nxt;
+        self.snd_nxt += 1;
+        self.counters.segments_sent += 1;
+        let bits = (self.mss_bytes * 8) as f64;
+        self.next_send_ps = now_ps + (bits / self.rate_bps * 1e12).round() as TimePs;
+        self.counted_bytes += self.mss_bytes;
+        if self.counted_bytes >= self.params.byte_counter_bytes {
+            self.counted_bytes -= self.params.byte_counter_bytes;
+            if self.rate_bps < self.line_bps {
+                self.byte_stages += 1;
+                self.increase();
+            }
+        }
+        Some(seq)
+    }
+
+    /// A CNP reached the sender at `now_ps`: cut the rate by α/2 and restart the increase.
+    pub fn on_cnp(&mut self, now_ps: TimePs) {
+        self.advance(now_ps);
+        let p = self.params;
+        self.cnps += 1;
+        self.counters.ecn_cuts += 1;
+        self.target_bps = self.rate_bps;
+        // The lowest rate a cut reaches: one additive step.
+        self.rate_bps = (self.rate_bps * (1.0 - self.alpha / 2.0)).max(p.rate_ai_bps);
+        self.alpha = (1.0 - p.g) * self.alpha + p.g;
+        self.alpha_due_ps = now_ps + p.alpha_interval_ps;
+        self.timer_due_ps = now_ps + p.timer_ps;
+        self.timer_stages = 0;
+        self.byte_stages = 0;
+        self.counted_bytes = 0;
+    }
+
+    /// No retransmission timer: [`TIMER_OFF`].
+    pub fn rto_deadline_ps(&self) -> TimePs {
+        TIMER_OFF
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The paper's values at 10 Gbit/s (R_AI, R_HAI scaled from 40 Gbit/s).
+    fn params() -> DcqcnParams {
+        DcqcnParams {
+            g: 1.0 / 256.0,
+            alpha_interval_ps: 55_000_000,
+            timer_ps: 55_000_000,
+            byte_counter_bytes: 10_000_000,
+            fast_recovery_stages: 5,
+            rate_ai_bps: 10e6,
+            rate_hai_bps: 100e6,
+            cnp_interval_ps: 50_000_000,
+        }
+    }
+
+    #[test]
+    fn paces_at_line_rate_then_at_the_cut_rate() {
+        let mut s = DcqcnSender::new(params(), 9000, u32::MAX, 10_000_000_000);
+        assert_eq!(s.next_segment(0), Some(0));
+        assert!(!s.ready(7_199_999), "9000 B take 7.2 µs at 10 Gbit/s");
+        assert_eq!(s.next_segment(7_200_000), Some(1));
+        s.on_cnp(8_000_000);
+        // α = 1: Rc halves; α ← (1 − g) + g = 1.
+        assert_eq!((s.rate_bps, s.target_bps), (5e9, 10e9));
+        assert_eq!(s.alpha, 1.0);
+        s.next_segment(14_400_000);
+        assert_eq!(s.next_send_ps(), Some(14_400_000 + 14_400_000));
+    }
+
+    /// After a cut the timer's first F expiries halve the gap to Rt (fast recovery), then
+    /// Rt grows by R_AI per expiry (the byte counter of 10 MB lags far behind).
+    #[test]
+    fn fast_recovery_then_additive_increase_by_timer() {
+        let mut s = DcqcnSender::new(params(), 9000, u32::MAX, 10_000_000_000);
+        s.on_cnp(0);
+        assert_eq!(s.rate_bps, 5e9);
+        // Five expiries (55 µs apart) by 275 µs, evaluated at the next send.
+        s.next_segment(275_000_000);
+        assert!(
+            (s.rate_bps - (10e9 - 5e9 / 32.0)).abs() < 1.0,
+            "{}",
+            s.rate_bps
+        );
+        assert_eq!(s.target_bps, 10e9);
+        // With Rt at line rate the additive step is capped; the rate keeps closing in.
+        s.on_cnp(300_000_000);
+        let cut = s.rate_bps;
+        let target = s.target_bps;
+        s.next_segment(300_000_000 + 6 * 55_000_000);
+        assert!((s.target_bps - (target + 10e6)).abs() < 1.0, "one AI step");
+        assert!(s.rate_bps > cut);
+    }
+
+    /// α: +g per CNP from its value, ×(1 − g) per 55 µs without one.
+    #[test]
+    fn alpha_decays_without_cnps_and_rises_with_them() {
+        let mut s = DcqcnSender::new(params(), 9000, u32::MAX, 10_000_000_000);
+        s.next_segment(10 * 55_000_000);
+        let decayed = (1.0f64 - 1.0 / 256.0).powi(10);
+        assert!((s.alpha - decayed).abs() < 1e-12);
+        s.on_cnp(10 * 55_000_000);
+        let after = (1.0 - 1.0 / 256.0) * decayed + 1.0 / 256.0;
+        assert!((s.alpha - after).abs() < 1e-12);
+        // The cut used the α before the update.
+        assert!((s.rate_bps - 10e9 * (1.0 - decayed / 2.0)).abs() < 1.0);
+    }
+
+    /// Two flows cut by the same CNPs, one per timer period (55 µs, before recovery
+    /// completes), converge: a cut scales their gap by (1 − α/2) and the one fast-recovery
+    /// step between cuts averages it with the gap of their targets (the rates before the
+    /// cut), so it shrinks by about (1 − α/4) per period; α stays near 1 (+g per CNP, ×(1 − g)
+    /// per period): after 20 periods the gap is below 0.78^20 < 1% of where it started.
+    #[test]
+    fn two_rates_converge_under_shared_cnps() {
+        let mut a = DcqcnSender::new(params(), 9000, u32::MAX, 10_000_000_000);
+        let mut b = DcqcnSender::new(params(), 9000, u32::MAX, 10_000_000_000);
+        b.on_cnp(0);
+        b.on_cnp(0);
+        b.on_cnp(0); // b starts at 1/8 of a
+        a.on_cnp(0);
+        let gap0 = a.rate_bps - b.rate_bps;
+        for k in 1..=20u64 {
+            let t = k * 55_000_000;
+            for s in [&mut a, &mut b] {
+                s.advance(t);
+                s.on_cnp(t);
+            }
+        }
+        let gap = (a.rate_bps - b.rate_bps).abs();
+        assert!(gap < 0.01 * gap0, "{gap} of {gap0}");
+    }
+
+    #[test]
+    fn a_finite_flow_sends_each_segment_once() {
+        let mut s = DcqcnSender::new(params(), 9000, 3, 10_000_000_000);
+        let sent: Vec<u32> = (0..10)
+            .filter_map(|k| s.next_segment(k * 7_200_000))
+            .collect();
+        assert_eq!(sent, vec![0, 1, 2]);
+        assert!(!s.has_data() && s.next_send_ps().is_none());
+    }
+}
