@@ -136,6 +136,7 @@ def test_dcqcn_and_pfc_bad_input_is_one_line_naming_the_key(scenario, settings: 
     (PERMUTATION, ["switch.random_drop_packets=3", "switch.random_drop_probability=0"],
      " switch.random_drop_probability: "),
     (INCAST_NDP, ["switch.random_drop_packets=3"], " switch.random_drop_packets: "),
+    (INCAST_NDP, ["switch.cut_through=true"], " switch.cut_through: "),
     (PERMUTATION, ["switch.random_drop_probability=0.5"],
      " switch.random_drop_probability: not used with switch.random_drop_packets = 0"),
 ])

@@ -363,6 +363,26 @@ def dcqcn() -> None:
     print()
 
 
+def cut_through() -> None:
+    """The permutation with store-and-forward and cut-through switches."""
+    print("## Cut-through switching on the 432-host permutation\n")
+    print("| transport | switching | goodput (mean, of line rate) | p1 | p10 | p50 (Gbit/s) | drops "
+          "| mean RTT sampled (µs) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for transport in ["dctcp", "tcp"]:
+        for cut in [False, True]:
+            overrides = {"host.transport": transport, "switch.cut_through": cut}
+            if transport == "tcp":
+                overrides["run.strict"] = False  # the file's ECN threshold is DCTCP's
+            s = cellfabric.run("scenarios/baselines/permutation.toml", overrides=overrides,
+                               progress=False).summary
+            g = s["flow_goodput_gbps"]
+            print(f"| {transport} | {'cut-through' if cut else 'store-and-forward'} | {s['goodput']:.3f} | "
+                  f"{g['p1']:.2f} | {g['p10']:.2f} | {g['p50']:.2f} | {s['packets_dropped']} | "
+                  f"{s['rtt_mean_us']:.1f} |")
+    print()
+
+
 if __name__ == "__main__":
     if "--dcqcn" in sys.argv:
         dcqcn()
@@ -375,4 +395,5 @@ if __name__ == "__main__":
     dctcp()
     mptcp_fairness()
     permutation("--long" in sys.argv)
+    cut_through()
     dcqcn()

@@ -185,3 +185,55 @@ fn keys_the_transport_or_pattern_ignore_are_refused() {
         "host": {"transport": "dctcp", "dctcp_g": 0.1, "delayed_ack": true, "delayed_ack_ns": 1000}}"#;
     assert!(cellfabric_core::designs::build_with_overrides(used, &[]).is_ok());
 }
+
+/// One 9000-byte segment from a random host to host 0 of a leaf-spine fabric (4 leaves of 4
+/// hosts, 10 Gbit/s between switches, hosts at `host_gbps`, 1 µs cables) arrives when the
+/// hop-by-hop timing of its switching mode says, to the picosecond: store-and-forward takes
+/// every link's whole frame time; cut-through sends a frame on once its 64-byte header is in,
+/// unless the next link is faster, when it waits until sending cannot outrun its arrival.
+#[test]
+fn one_segment_takes_its_switching_modes_exact_time() {
+    let frame_ps = |bytes: u64, gbps: u64| bytes * 8_000 / gbps;
+    let mut paths_seen = std::collections::BTreeSet::new();
+    for host_gbps in [10u64, 40] {
+        for cut_through in [false, true] {
+            for seed in 1..=4 {
+                let report = run(&format!(
+                    r#"{{"design": "ethernet", "run": {{"seed": {seed}, "duration_ns": 1000000, "warmup_ns": 0}},
+                    "topology": {{"kind": "leaf_spine", "leaves": 4, "spines": 2, "hosts_per_leaf": 4}},
+                    "link": {{"rate_gbps": 10, "host_rate_gbps": {host_gbps}, "propagation_ns": 1000}},
+                    "switch": {{"cut_through": {cut_through}}}, "host": {{"transport": "tcp"}},
+                    "traffic": {{"pattern": "incast", "incast_host": 0, "senders": 1, "flow_bytes": 9000}}}}"#
+                ));
+                let src = report.tables["flows"]["src"][0].as_u64().unwrap();
+                // Host, leaf, (spine, leaf,) host: the rates of the links crossed.
+                let rates: Vec<u64> = if src / 4 == 0 {
+                    vec![host_gbps, host_gbps]
+                } else {
+                    vec![host_gbps, 10, 10, host_gbps]
+                };
+                paths_seen.insert(rates.len());
+                let mut start_ps = 0;
+                for (hop, &rate) in rates.iter().enumerate() {
+                    let last_bit_ps = start_ps + frame_ps(9000, rate) + 1_000_000;
+                    let Some(&next) = rates.get(hop + 1) else {
+                        let fct_us = report.summary["fct_us"]["last"].as_f64().unwrap();
+                        assert_eq!(
+                            (fct_us * 1e6).round() as u64,
+                            last_bit_ps,
+                            "{host_gbps} G hosts, cut-through {cut_through}, from host {src}"
+                        );
+                        break;
+                    };
+                    start_ps = if cut_through {
+                        let header_ps = start_ps + frame_ps(64, rate) + 1_000_000;
+                        header_ps.max(last_bit_ps.saturating_sub(frame_ps(9000, next)))
+                    } else {
+                        last_bit_ps
+                    };
+                }
+            }
+        }
+    }
+    assert_eq!(paths_seen.len(), 2, "both a one-leaf and a two-leaf path");
+}

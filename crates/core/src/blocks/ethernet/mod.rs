@@ -1,6 +1,6 @@
 //! A packet-switched Ethernet fabric, the "push and drop" baseline every scheduled fabric is
-//! compared with (Stardust §6.3, Fig. 10): store-and-forward switches with drop-tail output
-//! queues that mark ECN at a threshold ([`switch`], [`queue`]), and hosts that run a transport
+//! compared with (Stardust §6.3, Fig. 10): store-and-forward (or cut-through) switches with
+//! drop-tail output queues that mark ECN at a threshold ([`switch`], [`queue`]), and hosts that run a transport
 //! over a NIC ([`host`]). A packet travels as one [`Cell`](crate::blocks::cell::Cell) of its
 //! own size on the shared fabric of nodes: `src` and `dst` are hosts, `seq` the segment (data)
 //! or the cumulative acknowledgment (ACK), `packet` the flow's index at the receiving host,
@@ -16,6 +16,10 @@ pub mod pfc;
 pub mod queue;
 pub mod switch;
 pub mod trim;
+
+/// Bytes of a frame a cut-through switch has before it forwards it (a minimum frame: every
+/// header it routes on).
+pub const CUT_THROUGH_HEADER_BYTES: u64 = 64;
 
 /// Flag: an acknowledgment (clear: a data segment).
 pub const ACK: u8 = 0b1;

@@ -179,8 +179,21 @@ impl OutputQueue {
         self.len
     }
 
-    /// Offers `cell` (its `payload_bytes` are its frame) to the queue at `now_ps`.
-    pub fn enqueue(&mut self, cells: &mut CellArena, cell: CellId, now_ps: TimePs) -> Enqueued {
+    /// The link the queue sends on.
+    pub fn link(&self) -> &Link {
+        &self.link
+    }
+
+    /// Offers `cell` (its `payload_bytes` are its frame) to the queue at `now_ps`; it may
+    /// start leaving at `ready_ps` at the earliest (`now_ps`, or later for a frame cut
+    /// through from a slower link, which must not outrun its own arrival).
+    pub fn enqueue(
+        &mut self,
+        cells: &mut CellArena,
+        cell: CellId,
+        now_ps: TimePs,
+        ready_ps: TimePs,
+    ) -> Enqueued {
         self.start_due(now_ps);
         let depth = self.len;
         let size_bytes = cells[cell].payload_bytes as u64;
@@ -213,7 +226,7 @@ impl OutputQueue {
         if marked {
             c.flags |= CE;
         }
-        let start_ps = now_ps.max(self.link.busy_until_ps());
+        let start_ps = ready_ps.max(self.link.busy_until_ps());
         let arrive_ps = self.link.transmit(start_ps, size_bytes);
         if start_ps > now_ps {
             let mut tail = self.head + self.len;
@@ -255,7 +268,7 @@ mod tests {
         let got: Vec<Enqueued> = (0..5)
             .map(|_| {
                 let p = packet(&mut cells, ECT);
-                q.enqueue(&mut cells, p, 0)
+                q.enqueue(&mut cells, p, 0, 0)
             })
             .collect();
         let queued = |at_ns: u64, marked| Enqueued::Queued {
@@ -277,7 +290,7 @@ mod tests {
         assert_eq!(q.packets(1_000_000), 2, "the second started");
         let plain = packet(&mut cells, 0);
         assert_eq!(
-            q.enqueue(&mut cells, plain, 1_000_000),
+            q.enqueue(&mut cells, plain, 1_000_000, 1_000_000),
             queued(5000, false),
             "not ECN-capable: unmarked"
         );
@@ -318,11 +331,11 @@ mod tests {
             // One on the wire, then 7 waiting: each found at most 6 waiting, below the top 3.
             for _ in 0..8 {
                 let p = packet(&mut cells, 0);
-                assert_ne!(q.enqueue(&mut cells, p, 0), Enqueued::Full);
+                assert_ne!(q.enqueue(&mut cells, p, 0, 0), Enqueued::Full);
             }
             assert_eq!(q.packets(0), 7);
             let p = packet(&mut cells, 0);
-            if q.enqueue(&mut cells, p, 0) == Enqueued::Full {
+            if q.enqueue(&mut cells, p, 0, 0) == Enqueued::Full {
                 dropped += 1;
                 assert_eq!(q.random_drops, 1);
             }
@@ -343,7 +356,7 @@ mod tests {
         let results: Vec<bool> = (0..4)
             .map(|_| {
                 let p = packet(&mut cells, 0);
-                q.enqueue(&mut cells, p, 0) != Enqueued::Full
+                q.enqueue(&mut cells, p, 0, 0) != Enqueued::Full
             })
             .collect();
         assert_eq!(

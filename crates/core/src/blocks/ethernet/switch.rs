@@ -13,13 +13,14 @@
 use super::pfc::{Admitted, PfcPorts};
 use super::queue::{ArrivalDepths, Enqueued, OutputQueue};
 use super::trim::{Offer, TrimmingPort};
+use super::CUT_THROUGH_HEADER_BYTES;
 use super::{CONTROL, PAUSE};
 use crate::blocks::cell::CellId;
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::routing::{LocalView, Router, NO_ROUTE};
 use crate::engine::rng::Rng;
-use crate::engine::time::TimePs;
+use crate::engine::time::{serialization_ps, TimePs};
 use rand::Rng as _;
 
 /// What a switch counts.
@@ -53,6 +54,9 @@ pub struct EthernetSwitch {
     ports: Ports,
     /// Random losses: the probability and the switch's own random stream.
     loss: Option<(f64, Rng)>,
+    /// Forwards a frame once its header is in (its links to other switches say so, and
+    /// frames reach it at their header), not at its last bit.
+    cut_through: bool,
     /// What it counted.
     pub counters: SwitchCounters,
 }
@@ -78,7 +82,19 @@ impl EthernetSwitch {
             switch,
             ports,
             loss,
+            cut_through: false,
             counters: SwitchCounters::default(),
+        }
+    }
+
+    /// The same switch cutting frames through: it takes a frame when its first
+    /// [`CUT_THROUGH_HEADER_BYTES`] are in and may send it on at once. Drop-tail FIFO ports
+    /// only (the scenario checks); frames from a slower input wait until sending them on
+    /// cannot outrun their arrival.
+    pub fn with_cut_through(self) -> Self {
+        EthernetSwitch {
+            cut_through: true,
+            ..self
         }
     }
 
@@ -204,17 +220,23 @@ impl<R: Router> Node<R> for EthernetSwitch {
             .route(self.switch, port, &mut ctx.cells[cell], &view);
         assert_ne!(output, NO_ROUTE, "an Ethernet fabric has every route");
         match &mut self.ports {
-            Ports::Fifo(queues) => match queues[output].enqueue(ctx.cells, cell, ctx.now_ps) {
-                Enqueued::Full => {
-                    self.counters.packets_dropped += 1;
-                    ctx.drop_cell(cell);
+            Ports::Fifo(queues) => {
+                let ready_ps = match self.cut_through {
+                    false => ctx.now_ps,
+                    true => cut_through_ready_ps(queues, port, output, ctx, cell),
+                };
+                match queues[output].enqueue(ctx.cells, cell, ctx.now_ps, ready_ps) {
+                    Enqueued::Full => {
+                        self.counters.packets_dropped += 1;
+                        ctx.drop_cell(cell);
+                    }
+                    Enqueued::Queued { arrive_ps, marked } => {
+                        self.counters.packets_marked += marked as u64;
+                        self.counters.packets_forwarded += 1;
+                        ctx.send_cell(output, cell, arrive_ps);
+                    }
                 }
-                Enqueued::Queued { arrive_ps, marked } => {
-                    self.counters.packets_marked += marked as u64;
-                    self.counters.packets_forwarded += 1;
-                    ctx.send_cell(output, cell, arrive_ps);
-                }
-            },
+            }
             Ports::Trimming(ports, rng) => {
                 if let Offer::Dropped(dropped) =
                     ports[output].offer(ctx.cells, cell, ctx.now_ps, rng)
@@ -253,4 +275,26 @@ impl<R: Router> Node<R> for EthernetSwitch {
     fn timer(&mut self, ctx: &mut Context<'_, R>, output: u32) {
         self.serve(ctx, output as usize);
     }
+}
+
+/// When a frame whose header reached `input` now may start on `output` of a cut-through
+/// switch: now, unless the output is faster than the input, when sending it now would outrun
+/// its arrival: then no earlier than its last bit arrives less its time on the output. (A
+/// cable's two directions have one rate, so the input's rate is its port's output link's.)
+fn cut_through_ready_ps<R: Router>(
+    queues: &[OutputQueue],
+    input: usize,
+    output: usize,
+    ctx: &Context<'_, R>,
+    cell: CellId,
+) -> TimePs {
+    let (rate_in, out) = (queues[input].link().rate_bps, queues[output].link());
+    if out.rate_bps <= rate_in {
+        return ctx.now_ps;
+    }
+    let size_bytes = ctx.cells[cell].payload_bytes as u64;
+    let rest_in_ps = serialization_ps(size_bytes.saturating_sub(CUT_THROUGH_HEADER_BYTES), rate_in);
+    (ctx.now_ps + rest_in_ps)
+        .saturating_sub(out.frame_ps(size_bytes))
+        .max(ctx.now_ps)
 }

@@ -87,6 +87,11 @@ pub struct SwitchConfig {
     pub random_drop_packets: u32,
     /// The probability of a random drop near the top of the queue (htsim: 0.1).
     pub random_drop_probability: f64,
+    /// Cut-through switching: a switch takes a frame once its first 64 bytes are in and may
+    /// send it on at once, instead of storing it whole first (store-and-forward, the
+    /// default and htsim's). Hosts still take a frame at its last bit. Drop-tail FIFO ports
+    /// only (not with `trimming` or `pfc`).
+    pub cut_through: bool,
     /// NDP's trimming ports (Handley et al. 2017 §3.1): a full data queue of `queue_packets`
     /// (the one on the wire counted, as in htsim) trims a packet to its header instead of
     /// dropping it; headers and control packets share a header queue of `queue_packets` full
@@ -121,6 +126,7 @@ impl Default for SwitchConfig {
             loss_probability: 0.0,
             random_drop_packets: 0,
             random_drop_probability: 0.1,
+            cut_through: false,
             trimming: false,
             pfc: false,
             pfc_xoff_packets: 96,
@@ -602,6 +608,12 @@ impl EthernetConfig {
             return Err(invalid(
                 "switch.random_drop_probability",
                 "expected above 0, at most 1",
+            ));
+        }
+        if s.cut_through && (s.trimming || s.pfc) {
+            return Err(invalid(
+                "switch.cut_through",
+                "expected false with switch.trimming or switch.pfc (cut-through is modelled for drop-tail FIFO ports)",
             ));
         }
         if s.random_drop_packets > 0 && (s.trimming || s.pfc) {

@@ -173,7 +173,8 @@ pub struct TimedTable {
     pub fct_us: Vec<Option<f64>>,
     /// The least it could take on one path: its bytes at line rate, every link's propagation
     /// and its largest packet's store-and-forward at every switch, in µs (a sprayed flow's
-    /// last packet need not wait behind its largest, so it may take less).
+    /// last packet need not wait behind its largest, and cut-through switches forward before
+    /// the whole packet is in, so either may take less).
     pub ideal_us: Vec<f64>,
     /// `fct_us / ideal_us`.
     pub slowdown: Vec<Option<f64>>,
