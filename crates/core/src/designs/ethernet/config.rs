@@ -220,6 +220,18 @@ impl Default for HostConfig {
     }
 }
 
+/// The `[host]` keys only DCQCN reads.
+pub const DCQCN_HOST_KEYS: &[&str] = &[
+    "host.dcqcn_g",
+    "host.dcqcn_alpha_interval_ns",
+    "host.dcqcn_timer_ns",
+    "host.dcqcn_byte_counter_bytes",
+    "host.dcqcn_fast_recovery_stages",
+    "host.dcqcn_rate_ai_mbps",
+    "host.dcqcn_rate_hai_mbps",
+    "host.dcqcn_cnp_interval_ns",
+];
+
 /// Destination patterns.
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -451,15 +463,12 @@ impl EthernetConfig {
         }
         if self.host.transport != Transport::Dcqcn {
             unused.add(
+                DCQCN_HOST_KEYS,
+                "host.transport",
+                format!("host.transport = {:?}", self.host.transport.as_str()),
+            );
+            unused.add(
                 &[
-                    "host.dcqcn_g",
-                    "host.dcqcn_alpha_interval_ns",
-                    "host.dcqcn_timer_ns",
-                    "host.dcqcn_byte_counter_bytes",
-                    "host.dcqcn_fast_recovery_stages",
-                    "host.dcqcn_rate_ai_mbps",
-                    "host.dcqcn_rate_hai_mbps",
-                    "host.dcqcn_cnp_interval_ns",
                     "switch.red_kmin_bytes",
                     "switch.red_kmax_bytes",
                     "switch.red_pmax",

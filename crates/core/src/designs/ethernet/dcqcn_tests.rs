@@ -3,7 +3,6 @@
 //! ledger shows it, two flows on one bottleneck share it evenly, and runs repeat exactly.
 
 use super::*;
-use crate::engine::kernel::Kernel;
 
 /// DCQCN over PFC on a k = 4 fat-tree: `senders` hosts send `flow` (a `flow_bytes` value,
 /// or `null`: unending) to host 0, with the switch settings `switch` added.
@@ -19,13 +18,7 @@ fn incast(seed: u64, senders: u32, flow: &str, switch: &str, duration_ns: u64) -
 }
 
 fn finished(json: &str) -> (Ethernet, Clock) {
-    let ethernet = build(json).unwrap();
-    let end_ps = ethernet.end_ps();
-    let mut kernel = Kernel::new(ethernet, end_ps);
-    kernel.advance(end_ps);
-    let (ethernet, clock, deadlock) = kernel.into_parts();
-    assert!(deadlock.is_none());
-    (ethernet, clock)
+    super::run_until(json, None)
 }
 
 /// 15 senders × 450 KB into one 10 Gbit/s host, XOFF at 8 packets so the edge switch pauses

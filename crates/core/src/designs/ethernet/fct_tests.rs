@@ -5,7 +5,6 @@
 //! the seed determines the run.
 
 use super::*;
-use crate::engine::kernel::Kernel;
 
 const FB_WEBSERVER: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -44,12 +43,7 @@ fn fct(seed: u64, duration_ns: u64, transport: &str) -> String {
 }
 
 fn finished(json: &str) -> (Ethernet, EthernetSummary, EthernetTables) {
-    let ethernet = build(json).unwrap();
-    let end_ps = ethernet.end_ps();
-    let mut kernel = Kernel::new(ethernet, end_ps);
-    kernel.advance(end_ps);
-    let (ethernet, clock, deadlock) = kernel.into_parts();
-    assert!(deadlock.is_none());
+    let (ethernet, clock) = super::run_until(json, None);
     let (summary, tables) = ethernet.finish(&clock).expect("the ledger balances");
     (ethernet, summary, tables)
 }

@@ -39,7 +39,7 @@ use crate::engine::time::{ps_from_ns, serialization_ps, TimePs};
 use crate::run::{Design, Report, RunError};
 use crate::scenario::{invalid, ScenarioError};
 use config::Pattern;
-pub use config::{EthernetConfig, HostConfig};
+pub use config::{EthernetConfig, HostConfig, DCQCN_HOST_KEYS};
 pub use report::{EthernetSummary, EthernetTables};
 use std::sync::Arc;
 
@@ -517,21 +517,29 @@ impl Design for Ethernet {
     }
 }
 
+/// The run a scenario describes, advanced to `until_ps` (its end: `None`) without a stall: the
+/// tests' way to a run whose state they inspect.
+#[cfg(test)]
+fn run_until(json: &str, until_ps: Option<TimePs>) -> (Ethernet, Clock) {
+    let ethernet = build(json).unwrap();
+    let end_ps = ethernet.end_ps();
+    let mut kernel = crate::engine::kernel::Kernel::new(ethernet, end_ps);
+    kernel.advance(until_ps.unwrap_or(end_ps));
+    let (ethernet, clock, deadlock) = kernel.into_parts();
+    assert!(deadlock.is_none(), "{deadlock:?}");
+    (ethernet, clock)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::blocks::cell::Cell;
-    use crate::engine::kernel::Kernel;
 
     /// A DCTCP permutation on a k = 4 fat-tree stopped halfway, packets everywhere.
     fn halfway() -> (Ethernet, Clock) {
         let json = r#"{"design": "ethernet", "run": {"seed": 2, "duration_ns": 2000000, "warmup_ns": 200000},
             "host": {"transport": "dctcp"}}"#;
-        let mut kernel = Kernel::new(build(json).unwrap(), 2_000_000_000);
-        kernel.advance(1_000_000_000);
-        let (ethernet, clock, deadlock) = kernel.into_parts();
-        assert!(deadlock.is_none());
-        (ethernet, clock)
+        run_until(json, Some(1_000_000_000))
     }
 
     fn first_switch(ethernet: &mut Ethernet) -> &mut EthernetSwitch {
@@ -569,11 +577,7 @@ mod tests {
             "host": {{"transport": "ndp", "initial_cwnd_packets": 23}},
             "traffic": {{"pattern": "incast", "incast_host": 0, "senders": 2, "flow_bytes": 360000}}}}"#
         );
-        let mut kernel = Kernel::new(build(&json).unwrap(), 5_000_000_000);
-        kernel.advance(until_ps);
-        let (ethernet, clock, deadlock) = kernel.into_parts();
-        assert!(deadlock.is_none());
-        (ethernet, clock)
+        run_until(&json, Some(until_ps))
     }
 
     /// 2-to-1: the initial windows (46 packets into one 8-packet queue) are trimmed, the

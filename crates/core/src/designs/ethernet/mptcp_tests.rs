@@ -3,7 +3,6 @@
 //! once, and the packet ledger balances with every subflow's packets.
 
 use super::*;
-use crate::engine::kernel::Kernel;
 
 /// One flow from a random host into host 15 of a k = 4 fat-tree (four paths between pods).
 fn one_flow(seed: u64, transport: &str, extra: &str) -> String {
@@ -16,13 +15,7 @@ fn one_flow(seed: u64, transport: &str, extra: &str) -> String {
 }
 
 fn finished(json: &str) -> (Ethernet, Clock) {
-    let ethernet = build(json).unwrap();
-    let end_ps = ethernet.end_ps();
-    let mut kernel = Kernel::new(ethernet, end_ps);
-    kernel.advance(end_ps);
-    let (ethernet, clock, deadlock) = kernel.into_parts();
-    assert!(deadlock.is_none());
-    (ethernet, clock)
+    super::run_until(json, None)
 }
 
 /// Core switches (16..20 on a k = 4 fat-tree) that forwarded data (not only ACKs) in the

@@ -129,18 +129,6 @@ const HOST_KEYS: &[&str] = &[
     "host.ndp_pull_rate",
 ];
 
-/// The `[host]` keys of DCQCN, which a Stardust fabric does not carry.
-const DCQCN_HOST_KEYS: &[&str] = &[
-    "host.dcqcn_g",
-    "host.dcqcn_alpha_interval_ns",
-    "host.dcqcn_timer_ns",
-    "host.dcqcn_byte_counter_bytes",
-    "host.dcqcn_fast_recovery_stages",
-    "host.dcqcn_rate_ai_mbps",
-    "host.dcqcn_rate_hai_mbps",
-    "host.dcqcn_cnp_interval_ns",
-];
-
 /// Where reachability tables come from.
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -570,7 +558,7 @@ impl StardustConfig {
         }
         match self.host.transport() {
             None => {
-                for keys in [HOST_KEYS, DCQCN_HOST_KEYS] {
+                for keys in [HOST_KEYS, crate::designs::ethernet::DCQCN_HOST_KEYS] {
                     unused.add(
                         keys,
                         "host.transport",
@@ -605,7 +593,7 @@ impl StardustConfig {
                     format!("{named} (NDP does not run on a Stardust fabric)"),
                 );
                 unused.add(
-                    DCQCN_HOST_KEYS,
+                    crate::designs::ethernet::DCQCN_HOST_KEYS,
                     "host.transport",
                     format!("{named} (DCQCN does not run on a Stardust fabric)"),
                 );
