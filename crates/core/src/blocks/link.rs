@@ -21,9 +21,6 @@ pub struct Link {
     /// Serialization time of the last frame size sent, to skip the division for fixed-size
     /// cells at other rates.
     last_frame: (u64, TimePs),
-    /// Into a cut-through receiver: the serialization time of the header it acts on, so a
-    /// frame reaches it when its header has; 0: when its last bit has (store-and-forward).
-    header_ps: TimePs,
 }
 
 impl Link {
@@ -40,16 +37,6 @@ impl Link {
                 0
             },
             last_frame: (0, 0),
-            header_ps: 0,
-        }
-    }
-
-    /// The same link into a cut-through receiver, which acts on a frame once its first
-    /// `header_bytes` have arrived.
-    pub fn with_cut_through(self, header_bytes: u64) -> Self {
-        Link {
-            header_ps: serialization_ps(header_bytes, self.rate_bps).max(1),
-            ..self
         }
     }
 
@@ -87,8 +74,8 @@ impl Link {
         self.busy_until_ps
     }
 
-    /// Starts sending `size_bytes` at `now_ps` (the link must be idle) and returns when the far
-    /// end has it: its last bit, or into a cut-through receiver its header.
+    /// Starts sending `size_bytes` at `now_ps` (the link must be idle) and returns when the last
+    /// bit arrives at the far end.
     #[inline]
     pub fn transmit(&mut self, now_ps: TimePs, size_bytes: u64) -> TimePs {
         debug_assert!(self.is_idle(now_ps), "transmit on a busy link");
@@ -101,11 +88,7 @@ impl Link {
             self.last_frame.1
         };
         self.busy_until_ps = now_ps + frame_ps;
-        let received_ps = match self.header_ps {
-            0 => frame_ps,
-            header_ps => header_ps.min(frame_ps),
-        };
-        now_ps + received_ps + self.propagation_ps
+        self.busy_until_ps + self.propagation_ps
     }
 }
 
@@ -128,16 +111,6 @@ mod tests {
         let mut link = Link::new(100_000_000_000, 5_000).with_overhead(16);
         assert_eq!(link.frame_ps(256), 20_480 + 1_280);
         assert_eq!(link.transmit(0, 256), 21_760 + 5_000);
-    }
-
-    /// Into a cut-through receiver a frame arrives when its header has (a frame shorter than
-    /// the header: when all of it has); the transmitter stays busy for the whole frame.
-    #[test]
-    fn a_cut_through_receiver_has_a_frame_at_its_header() {
-        let mut link = Link::new(10_000_000_000, 1_000).with_cut_through(64);
-        assert_eq!(link.transmit(0, 9000), 51_200 + 1_000);
-        assert_eq!(link.busy_until_ps(), 7_200_000);
-        assert_eq!(link.transmit(7_200_000, 40), 7_200_000 + 32_000 + 1_000);
     }
 
     /// A frame's time is the rounded-up division whether the rate divides a byte-second (the

@@ -24,7 +24,7 @@
 //! (beside 12 bytes per sending host's slot seen, and the timed flows' records).
 
 use super::pfc::{read_pause_frame, PauseClock};
-use super::{ACK, CE, CNP, CONTROL, ECE, ECT, NACK, PAUSE, PULL, TRIMMED};
+use super::{reached_ps, ACK, CE, CNP, CONTROL, ECE, ECT, NACK, PAUSE, PULL, TRIMMED};
 use crate::blocks::cell::{Cell, CellId, CellQueue};
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;
@@ -89,6 +89,8 @@ pub struct HostParams {
     pub ndp_pull_interval_ps: Option<TimePs>,
     /// DCQCN: its reaction and notification points' settings (`None`: another transport).
     pub dcqcn: Option<DcqcnParams>,
+    /// The host's switch cuts through: it has a frame at its header.
+    pub into_cut_through: bool,
 }
 
 /// The send side of one flow.
@@ -689,7 +691,9 @@ impl Host {
     /// Routes `cell` out of the NIC and puts it on the link (which is free).
     fn transmit<R: Router>(&mut self, ctx: &mut Context<'_, R>, id: CellId) {
         let size_bytes = ctx.cells[id].payload_bytes as u64;
-        let arrive_ps = self.link.transmit(ctx.now_ps, size_bytes);
+        let last_bit_ps = self.link.transmit(ctx.now_ps, size_bytes);
+        let cuts_through = self.params.into_cut_through;
+        let arrive_ps = reached_ps(&self.link, last_bit_ps, size_bytes, cuts_through);
         ctx.send_cell(0, id, arrive_ps);
     }
 

@@ -11,6 +11,9 @@
 //! (Zhu et al. 2015) adds CNPs and a lossless fabric of [`pfc`] switches, whose PAUSE frames
 //! take the wire between neighbours.
 
+use crate::blocks::link::Link;
+use crate::engine::time::TimePs;
+
 pub mod host;
 pub mod pfc;
 pub mod queue;
@@ -20,6 +23,17 @@ pub mod trim;
 /// Bytes of a frame a cut-through switch has before it forwards it (a minimum frame: every
 /// header it routes on).
 pub const CUT_THROUGH_HEADER_BYTES: u64 = 64;
+
+/// When the far end of `link` has a frame of `size_bytes` whose last bit reaches it at
+/// `last_bit_ps`: then, or, for a cut-through switch (`cuts_through`), when its first
+/// [`CUT_THROUGH_HEADER_BYTES`] have (all of a shorter frame).
+pub fn reached_ps(link: &Link, last_bit_ps: TimePs, size_bytes: u64, cuts_through: bool) -> TimePs {
+    if !cuts_through {
+        return last_bit_ps;
+    }
+    let header_bytes = size_bytes.min(CUT_THROUGH_HEADER_BYTES);
+    last_bit_ps - link.frame_ps(size_bytes) + link.frame_ps(header_bytes)
+}
 
 /// Flag: an acknowledgment (clear: a data segment).
 pub const ACK: u8 = 0b1;
@@ -44,3 +58,21 @@ pub const PAUSE: u8 = 0b1000_0000;
 /// Flags of a DCQCN congestion notification packet (a DCQCN sender gets no other control
 /// packet: Zhu et al. 2015 §3.2).
 pub const CNP: u8 = ACK | ECE;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cut-through switch has a frame when its header has (a frame shorter than the header:
+    /// when all of it has); a store-and-forward one at its last bit.
+    #[test]
+    fn a_cut_through_switch_has_a_frame_at_its_header() {
+        let mut link = Link::new(10_000_000_000, 1_000);
+        let last_bit_ps = link.transmit(0, 9000);
+        assert_eq!(last_bit_ps, 7_200_000 + 1_000);
+        assert_eq!(reached_ps(&link, last_bit_ps, 9000, false), last_bit_ps);
+        assert_eq!(reached_ps(&link, last_bit_ps, 9000, true), 51_200 + 1_000);
+        let ack_ps = link.transmit(7_200_000, 40);
+        assert_eq!(reached_ps(&link, ack_ps, 40, true), ack_ps);
+    }
+}

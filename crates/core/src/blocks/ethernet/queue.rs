@@ -6,7 +6,7 @@
 
 use rand::Rng as _;
 
-use super::{CE, ECT};
+use super::{reached_ps, CE, ECT};
 use crate::blocks::cell::{CellArena, CellId};
 use crate::blocks::link::Link;
 use crate::engine::rng::Rng;
@@ -111,6 +111,8 @@ pub struct OutputQueue {
     measure_from_ps: TimePs,
     /// What arrivals found in the measurement window.
     pub measured: ArrivalDepths,
+    /// Its far end is a cut-through switch, which has a frame at its header.
+    into_cut_through: bool,
     /// Random drop near the top of the buffer, if on.
     random_drop: Option<RandomDrop>,
     /// Arrivals dropped at random (counted among the queue's drops as well).
@@ -131,8 +133,18 @@ impl OutputQueue {
             peak_packets: 0,
             measure_from_ps,
             measured: ArrivalDepths::default(),
+            into_cut_through: false,
             random_drop: None,
             random_drops: 0,
+        }
+    }
+
+    /// The same queue on a link into a cut-through switch: what it sends arrives there at its
+    /// header.
+    pub fn into_cut_through(self) -> Self {
+        OutputQueue {
+            into_cut_through: true,
+            ..self
         }
     }
 
@@ -227,7 +239,8 @@ impl OutputQueue {
             c.flags |= CE;
         }
         let start_ps = ready_ps.max(self.link.busy_until_ps());
-        let arrive_ps = self.link.transmit(start_ps, size_bytes);
+        let last_bit_ps = self.link.transmit(start_ps, size_bytes);
+        let arrive_ps = reached_ps(&self.link, last_bit_ps, size_bytes, self.into_cut_through);
         if start_ps > now_ps {
             let mut tail = self.head + self.len;
             if tail >= self.spec.capacity_packets {

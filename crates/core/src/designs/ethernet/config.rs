@@ -837,6 +837,7 @@ impl HostConfig {
                 rate_hai_bps: self.dcqcn_rate_hai_mbps * 1e6,
                 cnp_interval_ps: ps_from_ns(self.dcqcn_cnp_interval_ns),
             }),
+            into_cut_through: false,
         }
     }
 

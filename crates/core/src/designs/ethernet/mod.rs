@@ -21,7 +21,6 @@ use crate::blocks::ethernet::pfc::PfcPorts;
 use crate::blocks::ethernet::queue::{OutputQueue, QueueSpec, RandomDrop};
 use crate::blocks::ethernet::switch::{EthernetSwitch, Ports};
 use crate::blocks::ethernet::trim::{TrimSpec, TrimmingPort};
-use crate::blocks::ethernet::CUT_THROUGH_HEADER_BYTES;
 use crate::blocks::fabric::{Context, Fabric, Node, Wiring};
 use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::link::Link;
@@ -202,13 +201,13 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
             Ports::Fifo(
                 (0..ports)
                     .map(|p| {
-                        let link = match topology.peer(s, p) {
+                        let queue = OutputQueue::new(cable_link(s, p), spec, warmup_ps);
+                        let queue = match topology.peer(s, p) {
                             Some(Attachment::SwitchPort { .. }) if config.switch.cut_through => {
-                                cable_link(s, p).with_cut_through(CUT_THROUGH_HEADER_BYTES)
+                                queue.into_cut_through()
                             }
-                            _ => cable_link(s, p),
+                            _ => queue,
                         };
-                        let queue = OutputQueue::new(link, spec, warmup_ps);
                         match config.switch.random_drop_packets {
                             0 => queue,
                             top_packets => queue.with_random_drop(RandomDrop {
@@ -245,10 +244,7 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
     let mut host_rate_bps = Vec::with_capacity(hosts);
     for host in 0..hosts {
         let (s, p) = topology.endpoint_port(host).expect("hosts are cabled");
-        let link = match config.switch.cut_through {
-            true => cable_link(s, p).with_cut_through(CUT_THROUGH_HEADER_BYTES),
-            false => cable_link(s, p),
-        };
+        let link = cable_link(s, p);
         peers.push(vec![(s as u32, p as u16)]);
         delays_ps.push(vec![link.propagation_ps]);
         host_rate_bps.push(link.rate_bps);
@@ -260,6 +256,7 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
         });
         let params = HostParams {
             ndp_pull_interval_ps,
+            into_cut_through: config.switch.cut_through,
             ..params
         };
         host_nodes.push(Host::new(host as u16, link, params));
