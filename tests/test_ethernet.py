@@ -56,6 +56,25 @@ def test_the_permutation_reports_goodput_per_flow(transport: str):
         assert summary["ndp"]["pulls_sent"] > 0 and summary["timeouts"] == 0
 
 
+def test_run_sample_ns_gives_each_flows_goodput_per_interval():
+    import cellfabric
+
+    overrides = {"topology.k": 4, "run.duration_ns": 2e6, "run.warmup_ns": 1e6, "run.sample_ns": 5e5}
+    tables = cellfabric.run(PERMUTATION, overrides=overrides, progress=False).tables
+    series, flows = tables["flow_series"], tables["flows"]
+    assert list(series["flow"]) == list(range(16)) * 4, "16 flows in every one of 4 intervals"
+    assert sorted(set(series["time_ns"])) == [5e5, 1e6, 1.5e6, 2e6]
+    # The intervals after the warm-up average to the flows table's goodput (one 9000-byte
+    # packet straddling the window's start aside).
+    one_packet_gbps = 9000 * 8 / 1e-3 / 1e9
+    rows = list(zip(series["flow"], series["time_ns"], series["goodput_gbps"], strict=True))
+    for k in range(16):
+        late = [g for f, t, g in rows if f == k and t > 1e6]
+        assert sum(late) / len(late) == pytest.approx(flows["goodput_gbps"][k], abs=one_packet_gbps)
+    unsampled = {**overrides, "run.sample_ns": None}
+    assert "flow_series" not in cellfabric.run(PERMUTATION, overrides=unsampled, progress=False).tables
+
+
 def test_an_ndp_incast_delivers_every_byte_and_repeats_exactly():
     args = ["run", INCAST_NDP, "--set", "traffic.senders=8", "--set", "run.duration_ns=10000000", "--json"]
     first, second = cli(*args), cli(*args)

@@ -237,3 +237,52 @@ fn one_segment_takes_its_switching_modes_exact_time() {
     }
     assert_eq!(paths_seen.len(), 2, "both a one-leaf and a two-leaf path");
 }
+
+/// With `run.sample_ns`, each flow's goodput per interval: four DCTCP flows into one host,
+/// 1 ms intervals over 10 ms. Every interval's flows share the receiver's 10 Gbit/s link, at
+/// most a packet more (DCTCP drops nothing here, so no recovered burst is delivered at once),
+/// and each flow's
+/// intervals after the warm-up average to its goodput in the `flows` table, which is counted
+/// apart (within one packet).
+#[test]
+fn per_flow_goodput_series_adds_up_to_the_flows_table() {
+    let json = incast("dctcp", 4, 10_000_000, "").replace(
+        r#""warmup_ns": 5000000}"#,
+        r#""warmup_ns": 5000000, "sample_ns": 1000000}"#,
+    );
+    let report = run(&json);
+    assert_eq!(u(&report, "packets_dropped"), 0);
+    let series = &report.tables["flow_series"];
+    let column = |name: &str| -> Vec<f64> {
+        series[name]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect()
+    };
+    let (time_ns, flow, gbps) = (column("time_ns"), column("flow"), column("goodput_gbps"));
+    assert_eq!(time_ns.len(), 40, "10 intervals × 4 flows");
+    // Whole packets per interval: an interval may hold one more than 1 ms of the link.
+    let one_packet_per_interval_gbps = 1500.0 * 8.0 / 1e6;
+    for interval in gbps.chunks(4) {
+        let sum: f64 = interval.iter().sum();
+        assert!(sum <= 10.0 + one_packet_per_interval_gbps, "{interval:?}");
+        assert!(sum > 9.0, "the bottleneck stays busy: {interval:?}");
+    }
+    let table = &report.tables["flows"]["goodput_gbps"];
+    for k in 0..4 {
+        let after_warmup: Vec<f64> = (0..40)
+            .filter(|&i| flow[i] == k as f64 && time_ns[i] > 5e6)
+            .map(|i| gbps[i])
+            .collect();
+        assert_eq!(after_warmup.len(), 5);
+        let mean = after_warmup.iter().sum::<f64>() / 5.0;
+        let expected = table[k].as_f64().unwrap();
+        let one_packet_gbps = 1500.0 * 8.0 / 5e6;
+        assert!(
+            (mean - expected).abs() <= one_packet_gbps,
+            "flow {k}: {mean} vs {expected}"
+        );
+    }
+}

@@ -34,6 +34,9 @@ pub trait Model {
     fn stall_ps(&self) -> TimePs;
     /// What is stuck, for the deadlock report.
     fn stall_report(&self) -> String;
+    /// Samples what the model keeps a series of itself (per-flow goodput, say) at `at_ps`, the
+    /// end of a time-series interval (`run.sample_ns`); by default nothing.
+    fn sample(&mut self, _at_ps: TimePs) {}
 }
 
 /// How far a run has got.
@@ -266,6 +269,7 @@ impl<M: Model> Kernel<M> {
             self.series.in_flight.push(self.model.in_flight());
             self.series.delivered.push(delivered - self.delivered_seen);
             self.delivered_seen = delivered;
+            self.model.sample(self.series_at_ps);
             self.series_at_ps += every_ps;
         }
     }
