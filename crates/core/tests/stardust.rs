@@ -568,3 +568,42 @@ fn keys_the_chosen_mechanisms_ignore_are_refused() {
     );
     assert!(cellfabric_core::build(&used).is_ok());
 }
+
+/// TCP hosts over the fabric with `run.sample_ns`: each flow's goodput per 100 µs interval;
+/// the intervals after the warm-up average to the `flows` table's goodput (within one
+/// 9000-byte segment over the window), and without `run.sample_ns` there is no series.
+#[test]
+fn transport_hosts_report_each_flows_goodput_per_interval() {
+    let json = r#"{"design": "stardust", "run": {"seed": 2, "duration_ns": 1000000, "warmup_ns": 500000, "sample_ns": 100000},
+        "topology": {"kind": "fat_tree", "k": 4}, "host": {"transport": "tcp", "initial_ssthresh_packets": 15}}"#;
+    let report = run(json);
+    let series = &report.tables["flow_series"];
+    let column = |name: &str| -> Vec<f64> {
+        series[name]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect()
+    };
+    let (time_ns, flow, gbps) = (column("time_ns"), column("flow"), column("goodput_gbps"));
+    let flows = report.tables["flows"]["goodput_gbps"].as_array().unwrap();
+    assert_eq!(flows.len(), 16);
+    assert_eq!(time_ns.len(), 10 * 16, "10 intervals × 16 flows");
+    let one_segment_gbps = 9000.0 * 8.0 / 500e3;
+    for (k, expected) in flows.iter().enumerate() {
+        let late: Vec<f64> = (0..time_ns.len())
+            .filter(|&i| flow[i] == k as f64 && time_ns[i] > 500e3)
+            .map(|i| gbps[i])
+            .collect();
+        assert_eq!(late.len(), 5);
+        let mean = late.iter().sum::<f64>() / 5.0;
+        let expected = expected.as_f64().unwrap();
+        assert!(
+            (mean - expected).abs() <= one_segment_gbps,
+            "flow {k}: {mean} vs {expected}"
+        );
+    }
+    let unsampled = run(&json.replace(r#", "sample_ns": 100000"#, ""));
+    assert!(unsampled.tables.get("flow_series").is_none());
+}

@@ -23,6 +23,8 @@
 //! when it completes. Memory then follows the flows in flight, not the flows ever opened
 //! (beside 12 bytes per sending host's slot seen, and the timed flows' records).
 
+use serde::Serialize;
+
 use super::pfc::{read_pause_frame, PauseClock};
 use super::{reached_ps, ACK, CE, CNP, CONTROL, ECE, ECT, NACK, PAUSE, PULL, TRIMMED};
 use crate::blocks::cell::{Cell, CellId, CellQueue};
@@ -278,6 +280,43 @@ impl HostCounters {
         self.ecn_cuts_measured += after.ecn_cuts - before.ecn_cuts;
         self.rtt_samples_measured += after.rtt_samples - before.rtt_samples;
         self.rtt_sum_ps_measured += after.rtt_sum_ps - before.rtt_sum_ps;
+    }
+}
+
+/// Every flow's goodput through a run, one row per flow per `run.sample_ns` interval: the
+/// bytes its receiver delivered in order in the interval (an MPTCP connection's once). Every
+/// design with transport hosts keeps one (the Ethernet baseline, Stardust's host ports).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FlowSeries {
+    /// End of the interval, nanoseconds.
+    pub time_ns: Vec<f64>,
+    /// The flow's row in the run's `flows` table.
+    pub flow: Vec<u32>,
+    /// Its goodput over the interval.
+    pub goodput_gbps: Vec<f64>,
+    /// Each flow's bytes at the last sample.
+    #[serde(skip)]
+    bytes_seen: Vec<u64>,
+}
+
+impl FlowSeries {
+    /// True without a row.
+    pub fn is_empty(&self) -> bool {
+        self.time_ns.is_empty()
+    }
+
+    /// Adds a row per flow for the interval of `every_ns` ending at `at_ps`, from each flow's
+    /// bytes delivered in order so far (`bytes`, in flow order).
+    pub fn record(&mut self, at_ps: TimePs, every_ns: f64, bytes: impl Iterator<Item = u64>) {
+        for (k, bytes) in bytes.enumerate() {
+            if k == self.bytes_seen.len() {
+                self.bytes_seen.push(0);
+            }
+            let delta = bytes - std::mem::replace(&mut self.bytes_seen[k], bytes);
+            self.time_ns.push(at_ps as f64 / 1e3);
+            self.flow.push(k as u32);
+            self.goodput_gbps.push(delta as f64 * 8.0 / every_ns);
+        }
     }
 }
 

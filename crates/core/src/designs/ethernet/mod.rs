@@ -16,7 +16,7 @@ mod mptcp_tests;
 mod report;
 
 use crate::blocks::cell::CellId;
-use crate::blocks::ethernet::host::{Destination, FlowSource, Host, HostParams};
+use crate::blocks::ethernet::host::{Destination, FlowSeries, FlowSource, Host, HostParams};
 use crate::blocks::ethernet::pfc::PfcPorts;
 use crate::blocks::ethernet::queue::{OutputQueue, QueueSpec, RandomDrop};
 use crate::blocks::ethernet::switch::{EthernetSwitch, Ports};
@@ -39,7 +39,7 @@ use crate::run::{Design, Report, RunError};
 use crate::scenario::{invalid, ScenarioError};
 use config::Pattern;
 pub use config::{EthernetConfig, HostConfig, DCQCN_HOST_KEYS};
-pub use report::{EthernetSummary, EthernetTables, FlowSeries};
+pub use report::{EthernetSummary, EthernetTables};
 use std::sync::Arc;
 
 /// The node kinds of an Ethernet fabric.
@@ -114,10 +114,8 @@ pub struct Ethernet {
     edge_of_host: Vec<u32>,
     /// Switch hops between every two switches (`from * switches + to`).
     edge_hops: Vec<u8>,
-    /// With `run.sample_ns`: each flow's goodput per interval, and the bytes each flow had
-    /// delivered at the last sample.
+    /// With `run.sample_ns`: each flow's goodput per interval.
     flow_series: FlowSeries,
-    bytes_at_last_sample: Vec<u64>,
 }
 
 /// Builds the Ethernet run a scenario (JSON text) describes.
@@ -359,7 +357,6 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
         edge_of_host,
         edge_hops,
         flow_series: FlowSeries::default(),
-        bytes_at_last_sample: Vec::new(),
     })
 }
 
@@ -498,24 +495,17 @@ impl Model for Ethernet {
         self.hosts().map(|h| h.counters.packets_received).sum()
     }
 
-    /// Each flow's goodput over the interval ending at `at_ps`: the bytes its receiver
-    /// delivered in order since the last sample (an MPTCP connection's, once).
+    /// Each flow's goodput over the interval ending at `at_ps`.
     fn sample(&mut self, at_ps: TimePs) {
         let Some(every_ns) = self.config.run.sample_ns else {
             return;
         };
-        self.bytes_at_last_sample.resize(self.flows.len(), 0);
-        for (k, f) in self.flows.iter().enumerate() {
-            let EthernetNode::Host(h) = &self.fabric.nodes()[self.switches + f.dst as usize] else {
-                unreachable!("hosts follow the switches");
-            };
-            let bytes = h.inflows[f.at_dst as usize].bytes;
-            let delta = bytes - std::mem::replace(&mut self.bytes_at_last_sample[k], bytes);
-            let series = &mut self.flow_series;
-            series.time_ns.push(at_ps as f64 / 1e3);
-            series.flow.push(k as u32);
-            series.goodput_gbps.push(delta as f64 * 8.0 / every_ns);
-        }
+        let hosts = &self.fabric.nodes()[self.switches..];
+        let bytes = self.flows.iter().map(|f| match &hosts[f.dst as usize] {
+            EthernetNode::Host(h) => h.inflows[f.at_dst as usize].bytes,
+            EthernetNode::Switch(_) => unreachable!("hosts follow the switches"),
+        });
+        self.flow_series.record(at_ps, every_ns, bytes);
     }
 
     /// A thousand packet times plus two of the longest retransmission timeouts.

@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use super::Ethernet;
-use crate::blocks::ethernet::host::{Host, SenderTotals};
+use crate::blocks::ethernet::host::{FlowSeries, Host, SenderTotals};
 use crate::blocks::transport::{FlowSender, Transport};
 use crate::blocks::workload::{FctStats, TimedFlow};
 use crate::engine::kernel::Clock;
@@ -217,29 +217,10 @@ pub struct EthernetTables {
     /// Patterns that open flows during the run: every timed flow (absent otherwise).
     #[serde(skip_serializing_if = "TimedTable::is_empty")]
     pub timed_flows: TimedTable,
-    /// With `run.sample_ns`: every flow's goodput per interval (absent otherwise).
+    /// With `run.sample_ns`: every flow's goodput per interval, flows as in `flows` (absent
+    /// otherwise).
     #[serde(skip_serializing_if = "FlowSeries::is_empty")]
     pub flow_series: FlowSeries,
-}
-
-/// Every flow's goodput through the run, one row per flow per `run.sample_ns` interval: the
-/// bytes its receiver delivered in order in the interval (the flows of the `flows` table, in
-/// its order; flows opened during the run are in `timed_flows` instead).
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct FlowSeries {
-    /// End of the interval, nanoseconds.
-    pub time_ns: Vec<f64>,
-    /// The flow's row in the `flows` table.
-    pub flow: Vec<u32>,
-    /// Its goodput over the interval.
-    pub goodput_gbps: Vec<f64>,
-}
-
-impl FlowSeries {
-    /// True without a row.
-    pub fn is_empty(&self) -> bool {
-        self.time_ns.is_empty()
-    }
 }
 
 /// Every flow (an MPTCP connection, its subflows' counts summed): its ends, goodput over the

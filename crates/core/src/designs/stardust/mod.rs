@@ -26,7 +26,7 @@ mod report;
 use std::sync::Arc;
 
 use crate::blocks::cell::{Cell, CellId, NO_PACKET};
-use crate::blocks::ethernet::host::Host;
+use crate::blocks::ethernet::host::{FlowSeries, Host};
 use crate::blocks::fabric::{Context, Fabric, Node, Wiring};
 use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::link::Link;
@@ -308,6 +308,8 @@ pub struct Stardust {
     /// Nothing moving for this long (beyond the fabric's own bound) is not yet a stall: two
     /// of the longest retransmission timeouts with transport hosts, else 0.
     transport_stall_ps: TimePs,
+    /// With transport hosts and `run.sample_ns`: each flow's goodput per interval.
+    flow_series: FlowSeries,
 }
 
 /// Builds the Stardust run a scenario (JSON text) describes.
@@ -598,6 +600,7 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
         longest_cable_ps,
         cell_ps,
         transport_stall_ps,
+        flow_series: FlowSeries::default(),
     })
 }
 
@@ -893,6 +896,23 @@ impl Model for Stardust {
 
     fn stall_report(&self) -> String {
         format!("{} cells in flight, none moved", self.fabric.cells_live())
+    }
+
+    /// With transport hosts, each flow's goodput over the interval ending at `at_ps`.
+    fn sample(&mut self, at_ps: TimePs) {
+        let Some(every_ns) = self.config.run.sample_ns else {
+            return;
+        };
+        let nodes = self.fabric.nodes();
+        let hosts = &nodes[nodes.len() - self.host_rate_bps.len()..];
+        let bytes = self
+            .host_flows
+            .iter()
+            .map(|f| match &hosts[f.dst as usize] {
+                StardustNode::Host(h) => h.inflows[f.at_dst as usize].bytes,
+                _ => unreachable!("transport hosts follow the switches"),
+            });
+        self.flow_series.record(at_ps, every_ns, bytes);
     }
 }
 

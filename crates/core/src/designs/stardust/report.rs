@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::adapter::Adapter;
 use super::reach::{self, ChangeTable, DeviceReport, EventTable, ReachSummary};
 use super::Stardust;
-use crate::blocks::ethernet::host::{Host, SenderTotals};
+use crate::blocks::ethernet::host::{FlowSeries, Host, SenderTotals};
 use crate::engine::kernel::Clock;
 use crate::engine::stats::{Completion, Percentiles, Spread};
 use crate::engine::time::{TimePs, PS_PER_NS};
@@ -179,6 +179,10 @@ pub struct StardustTables {
     pub table_changes: ChangeTable,
     /// Every scripted failure and repair, and when the tables settled after it.
     pub failures: EventTable,
+    /// Transport hosts with `run.sample_ns`: every flow's goodput per interval, flows as in
+    /// `flows` (absent otherwise).
+    #[serde(skip_serializing_if = "FlowSeries::is_empty")]
+    pub flow_series: FlowSeries,
 }
 
 /// The timed flows of the `fct` pattern.
@@ -532,6 +536,7 @@ impl Stardust {
                 timed_flows: timed,
                 table_changes,
                 failures,
+                flow_series: self.flow_series.clone(),
             },
         ))
     }
