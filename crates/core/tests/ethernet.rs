@@ -3,6 +3,8 @@
 //! fills it and drops; the permutation runs on a fat-tree with every packet accounted for;
 //! same seed, same summary; bad input names its key.
 
+mod columns;
+
 use cellfabric_core::Report;
 
 fn run(json: &str) -> Report {
@@ -252,15 +254,7 @@ fn per_flow_goodput_series_adds_up_to_the_flows_table() {
     );
     let report = run(&json);
     assert_eq!(u(&report, "packets_dropped"), 0);
-    let series = &report.tables["flow_series"];
-    let column = |name: &str| -> Vec<f64> {
-        series[name]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_f64().unwrap())
-            .collect()
-    };
+    let column = |name: &str| columns::column(&report, "flow_series", name);
     let (time_ns, flow, gbps) = (column("time_ns"), column("flow"), column("goodput_gbps"));
     assert_eq!(time_ns.len(), 40, "10 intervals × 4 flows");
     // Whole packets per interval: an interval may hold one more than 1 ms of the link.

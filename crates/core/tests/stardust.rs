@@ -1,6 +1,8 @@
 //! Stardust (seed 001): push against pull (Fig. 7), fair credits, a lossless permutation with
 //! both accounts settled, determinism, and bad input.
 
+mod columns;
+
 use cellfabric_core::Report;
 
 /// The Fig. 7 fabric of `scenarios/stardust/push-pull.topo`: pull or push, port B's traffic in
@@ -577,15 +579,7 @@ fn transport_hosts_report_each_flows_goodput_per_interval() {
     let json = r#"{"design": "stardust", "run": {"seed": 2, "duration_ns": 1000000, "warmup_ns": 500000, "sample_ns": 100000},
         "topology": {"kind": "fat_tree", "k": 4}, "host": {"transport": "tcp", "initial_ssthresh_packets": 15}}"#;
     let report = run(json);
-    let series = &report.tables["flow_series"];
-    let column = |name: &str| -> Vec<f64> {
-        series[name]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_f64().unwrap())
-            .collect()
-    };
+    let column = |name: &str| columns::column(&report, "flow_series", name);
     let (time_ns, flow, gbps) = (column("time_ns"), column("flow"), column("goodput_gbps"));
     let flows = report.tables["flows"]["goodput_gbps"].as_array().unwrap();
     assert_eq!(flows.len(), 16);
