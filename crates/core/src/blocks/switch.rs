@@ -100,6 +100,20 @@ enum Queues {
 }
 
 impl Queues {
+    /// Brings the head cells of this slot's `transfers` into cache together.
+    fn prefetch_heads(&self, transfers: &[(usize, usize)], ports: usize, cells: &CellArena) {
+        for &(input, output) in transfers {
+            let queue = match self {
+                Queues::Output(queues) => &queues[output],
+                Queues::InputFifo(queues) => &queues[input],
+                Queues::Voq { queues, .. } => &queues[input * ports + output],
+            };
+            if let Some(head) = queue.front() {
+                cells.prefetch(head);
+            }
+        }
+    }
+
     /// Removes the cell that moves from `input` to `output` this slot.
     fn pop(&mut self, input: usize, output: usize, ports: usize, cells: &mut CellArena) -> CellId {
         let cell = match self {
@@ -387,6 +401,8 @@ impl CellSwitch {
             );
             self.switch_counters.internal_blocking += blocked as u64;
         }
+        self.queues
+            .prefetch_heads(&self.transfers, self.ports, cells);
         let measuring = now_ps >= self.measure_from_ps;
         for &(input, output) in &self.transfers {
             let cell = self.queues.pop(input, output, self.ports, cells);

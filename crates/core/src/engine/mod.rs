@@ -2,6 +2,7 @@
 //! Nothing here knows about networks.
 
 pub mod arena;
+pub mod cache;
 pub mod kernel;
 pub mod queue;
 pub mod rng;

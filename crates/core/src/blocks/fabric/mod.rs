@@ -25,6 +25,7 @@ use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::packet::PacketArena;
 use crate::blocks::routing::Router;
 use crate::blocks::traffic::NEVER_PS;
+use crate::engine::cache::prefetch;
 use crate::engine::queue::{CalendarQueue, EventQueue, Origin, Phase};
 use crate::engine::stats::LatencyHistogram;
 use crate::engine::time::{next_boundary_ps, TimePs};
@@ -595,15 +596,16 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
         }
     }
 
-    /// Reads the next event's cell and node, if the calendar has it at hand, so that their
+    /// Prefetches the next event's cell and node, if the calendar has it at hand, so that their
     /// cache misses overlap with this event's work instead of stalling the next one (an
-    /// event-driven fabric's next event is for a node and cell far from this one's): 0.96x the
-    /// time of the DCTCP permutation.
+    /// event-driven fabric's next event is for a node and cell far from this one's).
     #[inline]
     fn warm_next(&self) {
         if let Some(&Event::Cell { node, cell, .. }) = self.plumbing.queue.peek_at_hand() {
-            std::hint::black_box(self.cells[cell].dst);
-            std::hint::black_box(self.nodes[node as usize].is_sink());
+            self.cells.prefetch(cell);
+            if let Some(next) = self.nodes.get(node as usize) {
+                prefetch(next);
+            }
         }
     }
 
