@@ -189,6 +189,8 @@ SHARED = "switch.buffer=shared"
     (PERMUTATION, [SHARED, "switch.random_drop_packets=3"], " switch.random_drop_packets: "),
     (PERMUTATION, [SHARED, "switch.shared_buffer_packets=20"],
      " switch.ecn_threshold_packets: expected fewer packets than the longest queue"),
+    (PERMUTATION, ["switch.queue_packets=100", SHARED, "switch.shared_buffer_packets=1200"],
+     " switch.queue_packets: not used with switch.shared_buffer_packets set"),
 ])
 def test_shared_buffer_bad_input_is_one_line_naming_the_key(scenario, settings: list[str], message: str):
     test_bad_input_is_one_line_naming_the_key(scenario, settings, message)
