@@ -1,6 +1,6 @@
-//! A switch's output queues over one shared buffer with Choudhury & Hahne's dynamic threshold
-//! ("Dynamic queue length thresholds for shared-memory packet switches", IEEE/ACM ToN 6(2),
-//! 1998, §III): an output queue may take a packet only while its length is below
+//! A switch's output queues over one shared buffer with Choudhury & Hahne's dynamic
+//! threshold ("Dynamic queue length thresholds for shared-memory packet switches", IEEE/ACM
+//! ToN 6(2), 1998, §III): an output queue may take a packet only while its length is below
 //! α · (B − Q(t)), B the switch's buffer and Q(t) what all its queues hold. With S queues
 //! continuously overloaded each settles at α·B/(1 + α·S) and B/(1 + α·S) stays free (§IV), so
 //! a burst into an idle port finds room that a static per-port share would not give it.

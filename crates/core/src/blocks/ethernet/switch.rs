@@ -3,13 +3,13 @@
 //! (per-flow ECMP, per-packet spraying, ... by `routing.mode`) into the output queue of its
 //! port ([`OutputQueue`]: drop-tail, ECN marking at a threshold), which schedules its
 //! transmission at once: one event per packet per hop. The FIFOs hold their own buffers or
-//! share one under a dynamic threshold ([`SharedBuffer`], Choudhury & Hahne 1998 §III). With NDP's trimming ports
-//! ([`TrimmingPort`]) transmission order is decided when a link frees, so each busy port wakes
-//! its switch with a timer (tagged with the port); so do PFC ports ([`PfcPorts`]: a shared
-//! buffer charged per ingress, PAUSE frames to the upstream neighbour, RED marking for
-//! DCQCN), which also take the PAUSE frames their neighbours send. A switch may also lose
-//! packets at random, independently, with a fixed probability (a lossy link: the setting of
-//! Mathis et al.'s throughput formula).
+//! share one under a dynamic threshold ([`SharedBuffer`], Choudhury & Hahne 1998 §III).
+//! With NDP's trimming ports ([`TrimmingPort`]) transmission order is decided when a link
+//! frees, so each busy port wakes its switch with a timer (tagged with the port); so do PFC
+//! ports ([`PfcPorts`]: a shared buffer charged per ingress, PAUSE frames to the upstream
+//! neighbour, RED marking for DCQCN), which also take the PAUSE frames their neighbours
+//! send. A switch may also lose packets at random, independently, with a fixed probability
+//! (a lossy link: the setting of Mathis et al.'s throughput formula).
 
 use super::pfc::{Admitted, PfcPorts};
 use super::queue::{ArrivalDepths, Enqueued, OutputQueue};
