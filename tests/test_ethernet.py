@@ -167,6 +167,49 @@ def test_bad_input_is_one_line_naming_the_key(scenario, settings: list[str], mes
     assert message in done.stderr, done.stderr
 
 
+SHARED = "switch.buffer=shared"
+
+
+@pytest.mark.parametrize("scenario, settings, message", [
+    (PERMUTATION, [SHARED, "switch.dt_alpha=0"], " switch.dt_alpha: expected a finite number above 0"),
+    (PERMUTATION, [SHARED, "switch.dt_alpha=-1.5"], " switch.dt_alpha: expected a finite number above 0"),
+    (PERMUTATION, [SHARED, "switch.dt_alpha=nan"], " switch.dt_alpha: "),
+    (PERMUTATION, [SHARED, "switch.dt_alpha=inf"], " switch.dt_alpha: "),
+    (PERMUTATION, [SHARED, "switch.dt_alpha=lots"], " switch.dt_alpha: "),
+    (PERMUTATION, [SHARED, "switch.shared_buffer_packets=0"],
+     " switch.shared_buffer_packets: expected at least 1 packet"),
+    (PERMUTATION, [SHARED, "switch.shared_buffer_packets=-5"], " switch.shared_buffer_packets: "),
+    (PERMUTATION, ["switch.shared_buffer_packets=1200"],
+     ' switch.shared_buffer_packets: expected switch.buffer = "shared"'),
+    (PERMUTATION, ["switch.dt_alpha=2"], ' switch.dt_alpha: expected switch.buffer = "shared"'),
+    (PERMUTATION, ["switch.buffer=pooled"], " switch.buffer: "),
+    (PERMUTATION_DCQCN, [SHARED], ' switch.buffer: expected "per_port" with switch.pfc'),
+    (INCAST_NDP, [SHARED], ' switch.buffer: expected "per_port" with switch.trimming'),
+    (PERMUTATION, [SHARED, "switch.queue_bytes=900000"], " switch.queue_bytes: "),
+    (PERMUTATION, [SHARED, "switch.random_drop_packets=3"], " switch.random_drop_packets: "),
+    (PERMUTATION, [SHARED, "switch.shared_buffer_packets=20"],
+     " switch.ecn_threshold_packets: expected fewer packets than the longest queue"),
+    (PERMUTATION, ["switch.queue_packets=100", SHARED, "switch.shared_buffer_packets=1200"],
+     " switch.queue_packets: not used with switch.shared_buffer_packets set"),
+])
+def test_shared_buffer_bad_input_is_one_line_naming_the_key(scenario, settings: list[str], message: str):
+    test_bad_input_is_one_line_naming_the_key(scenario, settings, message)
+
+
+def test_a_shared_buffer_permutation_balances_its_ledger_and_counts_drops_by_cause():
+    done = cli("run", PERMUTATION, *SHORT, "--set", "host.transport=tcp", "--set", "run.strict=false",
+               "--set", SHARED, "--set", "switch.dt_alpha=0.5", "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    buffer = summary["shared_buffer"]
+    assert buffer["threshold_drops"] + buffer["full_drops"] <= summary["packets_dropped"]
+    assert summary["packets_dropped"] == buffer["threshold_drops"] + buffer["full_drops"] + summary["packets_lost"]
+    assert summary["packets_created"] == (summary["packets_delivered"] + summary["packets_dropped"]
+                                          + summary["packets_in_flight"])
+    # α = 0.5 over 12 ports × 100: a lone queue holds at most 0.5·1200/1.5 = 400 packets.
+    assert 0 < buffer["occupied_peak_packets"] <= 1200 and summary["queue_peak_packets"] <= 400
+
+
 FCT = "scenarios/baselines/fct.toml"
 STARDUST_FCT = "scenarios/stardust/fct.toml"
 # The keys both designs' fct summaries carry, so one command compares pull and push.

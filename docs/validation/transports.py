@@ -11,10 +11,11 @@ The Fig. 10b completion-time workload (scenarios/baselines/fct.toml beside
 scenarios/stardust/fct.toml) with its sanity laws: flows within the initial window on an idle fabric
 take their ideal time, slots follow the flows in flight, and the Poisson source offers its load.
 
-    python3 docs/validation/transports.py [--long] [--dcqcn]
+    python3 docs/validation/transports.py [--long] [--dcqcn] [--shared-buffer]
 
 --long adds the paper-length permutations (200 ms, goodput over 190-200 ms) of DCTCP and MPTCP;
---dcqcn prints the DCQCN section alone.
+--dcqcn prints the DCQCN section alone, --shared-buffer the shared buffer's (Choudhury & Hahne's
+dynamic threshold on the star).
 """
 
 import math
@@ -383,9 +384,64 @@ def cut_through() -> None:
     print()
 
 
+def shared_buffer() -> None:
+    """Choudhury & Hahne's dynamic threshold in whole runs on the 32-port star: unending TCP
+    flows from 31 hosts overload one output; its queue stops at alpha*B/(1 + alpha*S) with S = 1
+    and B/(1 + alpha) of the buffer stays free. Then a burst: 24 senders' 10-packet initial
+    windows (9000-byte packets, 1 us cables) into one idle port, per-port queues beside the same
+    memory shared."""
+    print("## Shared buffer with a dynamic threshold (Choudhury & Hahne 1998)\n")
+    print("| B (packets) | alpha | queue limit, theory | queue peak | mean depth found | buffer peak "
+          "| free at peak, theory | threshold drops | full drops | bottleneck goodput (of line rate) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    buffer_packets = 200
+    for alpha in [0.5, 1.0, 2.0]:
+        s = star("tcp", 31, 20e6, 10e6, switch__buffer="shared",
+                 switch__shared_buffer_packets=buffer_packets, switch__dt_alpha=alpha)
+        b = s["shared_buffer"]
+        theory = alpha * buffer_packets / (1 + alpha)
+        print(f"| {buffer_packets} | {alpha} | {theory:.1f} | {s['queue_peak_packets']} | "
+              f"{s['bottleneck_queue_packets']['mean']:.1f} | {b['occupied_peak_packets']} | "
+              f"{buffer_packets - b['occupied_peak_packets']} of {buffer_packets / (1 + alpha):.1f} | "
+              f"{b['threshold_drops']} | {b['full_drops']} | {31 * s['goodput']:.3f} |")
+    print()
+    print("| DCTCP, K = 15 | mean depth found | deepest | marked | drops | bottleneck goodput (of line rate) |")
+    print("|---|---|---|---|---|---|")
+    for label, switch in [("per port, 100 packets", {}),
+                          ("shared, B = 200, alpha = 1", {"switch__buffer": "shared",
+                                                          "switch__shared_buffer_packets": 200}),
+                          ("shared, B = 32 x 100, alpha = 1", {"switch__buffer": "shared"})]:
+        s = star("dctcp", 31, 20e6, 10e6, **switch)
+        d = s["bottleneck_queue_packets"]
+        print(f"| {label} | {d['mean']:.1f} | {d['max']} | {s['packets_marked']} | {s['packets_dropped']} | "
+              f"{31 * s['goodput']:.3f} |")
+    print()
+    print("| buffer | static share per port | burst (packets) | drops | queue peak | timeouts "
+          "| last completion (us) |")
+    print("|---|---|---|---|---|---|---|")
+    for label, switch in [("per port, 100 each", {"buffer": "per_port"}),
+                          ("shared, 32 x 100, alpha = 1", {"buffer": "shared"})]:
+        scenario = {
+            "design": "ethernet",
+            "run": {"seed": 3, "duration_ns": 3e6, "warmup_ns": 1e6},
+            "topology": {"kind": "star"},
+            "switch": {"queue_packets": 100, **switch},
+            "host": {"transport": "tcp"},
+            "traffic": {"pattern": "incast", "incast_host": 0, "senders": 24, "flow_bytes": 90_000},
+        }
+        s = cellfabric.run(scenario, progress=False).summary
+        burst = 24 * 10
+        print(f"| {label} | 100 | {burst} | {s['packets_dropped']} | {s['queue_peak_packets']} | "
+              f"{s['timeouts']} | {s['fct_us']['last']:.1f} |")
+    print()
+
+
 if __name__ == "__main__":
     if "--dcqcn" in sys.argv:
         dcqcn()
+        sys.exit()
+    if "--shared-buffer" in sys.argv:
+        shared_buffer()
         sys.exit()
     fct()
     fct_laws()
@@ -397,3 +453,4 @@ if __name__ == "__main__":
     permutation("--long" in sys.argv)
     cut_through()
     dcqcn()
+    shared_buffer()

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use crate::blocks::routing::MODES;
 use crate::blocks::transport::Transport;
+use crate::designs::ethernet::BufferKind;
 use crate::designs::DESIGNS;
 use crate::scenario::{DestinationName, FlowControlKind, Named, SchedulerName, TopologyName};
 
@@ -39,6 +40,7 @@ pub fn catalog() -> Vec<Entry> {
         .chain(named::<FlowControlKind>("link.flow_control"))
         .chain(named::<DestinationName>("traffic.destinations"))
         .chain(named::<Transport>("host.transport"))
+        .chain(named::<BufferKind>("switch.buffer"))
         .collect()
 }
 
@@ -67,6 +69,15 @@ mod tests {
             };
             if section == "routing" {
                 assert!(crate::blocks::routing::mode(e.name).is_some());
+                continue;
+            }
+            if e.key == "switch.buffer" {
+                let json = format!(
+                    r#"{{"design": "ethernet", "switch": {{"buffer": "{}"}}}}"#,
+                    e.name
+                );
+                let parsed = crate::designs::ethernet::EthernetConfig::from_json(&json);
+                assert!(parsed.is_ok(), "{}: {} rejected: {parsed:?}", e.key, e.name);
                 continue;
             }
             if section == "host" {

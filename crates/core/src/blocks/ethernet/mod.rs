@@ -1,7 +1,8 @@
 //! A packet-switched Ethernet fabric, the "push and drop" baseline every scheduled fabric is
 //! compared with (Stardust §6.3, Fig. 10): store-and-forward (or cut-through) switches with
-//! drop-tail output queues that mark ECN at a threshold ([`switch`], [`queue`]), and hosts that run a transport
-//! over a NIC ([`host`]). A packet travels as one [`Cell`](crate::blocks::cell::Cell) of its
+//! drop-tail output queues that mark ECN at a threshold ([`switch`], [`queue`]), per port or
+//! over a shared buffer with a dynamic threshold ([`shared_buffer`]), and hosts that run a
+//! transport over a NIC ([`host`]). A packet travels as one [`Cell`](crate::blocks::cell::Cell) of its
 //! own size on the shared fabric of nodes: `src` and `dst` are hosts, `seq` the segment (data)
 //! or the cumulative acknowledgment (ACK), `packet` the flow's index at the receiving host,
 //! `payload_bytes` the frame's bytes on the wire, and an ACK's `packet_inject_ps` echoes the
@@ -17,6 +18,7 @@ use crate::engine::time::TimePs;
 pub mod host;
 pub mod pfc;
 pub mod queue;
+pub mod shared_buffer;
 pub mod switch;
 pub mod trim;
 

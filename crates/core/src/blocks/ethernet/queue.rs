@@ -206,6 +206,23 @@ impl OutputQueue {
         now_ps: TimePs,
         ready_ps: TimePs,
     ) -> Enqueued {
+        let capacity_packets = self.spec.capacity_packets;
+        self.enqueue_below(cells, cell, now_ps, ready_ps, capacity_packets)
+    }
+
+    /// [`OutputQueue::enqueue`], taking the packet only while fewer than `limit_packets`
+    /// wait (a shared buffer's dynamic threshold; never more than the queue's capacity).
+    /// Inlined always, so that [`OutputQueue::enqueue`]'s per-port path compiles to the
+    /// capacity check alone.
+    #[inline(always)]
+    pub fn enqueue_below(
+        &mut self,
+        cells: &mut CellArena,
+        cell: CellId,
+        now_ps: TimePs,
+        ready_ps: TimePs,
+        limit_packets: u32,
+    ) -> Enqueued {
         self.start_due(now_ps);
         let depth = self.len;
         let size_bytes = cells[cell].payload_bytes as u64;
@@ -221,7 +238,7 @@ impl OutputQueue {
             .spec
             .capacity_bytes
             .is_some_and(|cap| self.bytes + size_bytes > cap);
-        if depth >= self.spec.capacity_packets || over_bytes {
+        if depth >= limit_packets.min(self.spec.capacity_packets) || over_bytes {
             return Enqueued::Full;
         }
         if let Some(drop) = &mut self.random_drop {

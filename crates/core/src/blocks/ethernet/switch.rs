@@ -2,16 +2,18 @@
 //! taken when its last bit arrives), each packet routed on arrival by the fabric's router
 //! (per-flow ECMP, per-packet spraying, ... by `routing.mode`) into the output queue of its
 //! port ([`OutputQueue`]: drop-tail, ECN marking at a threshold), which schedules its
-//! transmission at once: one event per packet per hop. With NDP's trimming ports
-//! ([`TrimmingPort`]) transmission order is decided when a link frees, so each busy port wakes
-//! its switch with a timer (tagged with the port); so do PFC ports ([`PfcPorts`]: a shared
-//! buffer charged per ingress, PAUSE frames to the upstream neighbour, RED marking for
-//! DCQCN), which also take the PAUSE frames their neighbours send. A switch may also lose
-//! packets at random, independently, with a fixed probability (a lossy link: the setting of
-//! Mathis et al.'s throughput formula).
+//! transmission at once: one event per packet per hop. The FIFOs hold their own buffers or
+//! share one under a dynamic threshold ([`SharedBuffer`], Choudhury & Hahne 1998 §III).
+//! With NDP's trimming ports ([`TrimmingPort`]) transmission order is decided when a link
+//! frees, so each busy port wakes its switch with a timer (tagged with the port); so do PFC
+//! ports ([`PfcPorts`]: a shared buffer charged per ingress, PAUSE frames to the upstream
+//! neighbour, RED marking for DCQCN), which also take the PAUSE frames their neighbours
+//! send. A switch may also lose packets at random, independently, with a fixed probability
+//! (a lossy link: the setting of Mathis et al.'s throughput formula).
 
 use super::pfc::{Admitted, PfcPorts};
 use super::queue::{ArrivalDepths, Enqueued, OutputQueue};
+use super::shared_buffer::SharedBuffer;
 use super::trim::{Offer, TrimmingPort};
 use super::CUT_THROUGH_HEADER_BYTES;
 use super::{CONTROL, PAUSE};
@@ -28,7 +30,8 @@ use rand::Rng as _;
 pub struct SwitchCounters {
     /// Packets sent on its links.
     pub packets_forwarded: u64,
-    /// Packets dropped at a full output queue.
+    /// Packets dropped at a full output queue (over a shared buffer: at its dynamic
+    /// threshold or a full buffer, which [`SharedBuffer`] counts apart).
     pub packets_dropped: u64,
     /// Packets lost at random.
     pub packets_lost: u64,
@@ -39,8 +42,9 @@ pub struct SwitchCounters {
 /// A switch's output ports: drop-tail FIFOs that schedule each packet at enqueue (the fast
 /// path), or NDP's event-driven trimming ports with the switch's coin for their choices.
 pub enum Ports {
-    /// Drop-tail (ECN-marking) FIFOs.
-    Fifo(Vec<OutputQueue>),
+    /// Drop-tail (ECN-marking) FIFOs, each with its own buffer (`None`) or over one shared
+    /// buffer with a dynamic threshold (Choudhury & Hahne 1998).
+    Fifo(Vec<OutputQueue>, Option<SharedBuffer>),
     /// Trimming ports.
     Trimming(Vec<TrimmingPort>, Rng),
     /// PFC ports over a shared buffer.
@@ -67,7 +71,7 @@ struct Queues<'a>(&'a Ports, TimePs);
 impl LocalView for Queues<'_> {
     fn backlog_cells(&self, output: usize) -> u32 {
         match self.0 {
-            Ports::Fifo(queues) => queues[output].waiting(self.1),
+            Ports::Fifo(queues, _) => queues[output].waiting(self.1),
             Ports::Trimming(ports, _) => ports[output].data_packets(self.1),
             Ports::Pfc(pfc) => pfc.data_packets(output),
         }
@@ -101,7 +105,7 @@ impl EthernetSwitch {
     /// What arrivals found at each output port in the measurement window.
     pub fn measured(&self) -> Vec<ArrivalDepths> {
         match &self.ports {
-            Ports::Fifo(queues) => queues.iter().map(|q| q.measured).collect(),
+            Ports::Fifo(queues, _) => queues.iter().map(|q| q.measured).collect(),
             Ports::Trimming(ports, _) => ports.iter().map(|p| p.measured).collect(),
             Ports::Pfc(pfc) => pfc.measured(),
         }
@@ -110,7 +114,7 @@ impl EthernetSwitch {
     /// Deepest output queue seen, in (data) packets.
     pub fn peak_packets(&self) -> u32 {
         let peaks: Vec<u32> = match &self.ports {
-            Ports::Fifo(queues) => queues.iter().map(|q| q.peak_packets).collect(),
+            Ports::Fifo(queues, _) => queues.iter().map(|q| q.peak_packets).collect(),
             Ports::Trimming(ports, _) => ports.iter().map(|p| p.peak_packets).collect(),
             Ports::Pfc(pfc) => vec![pfc.peak_packets()],
         };
@@ -120,7 +124,7 @@ impl EthernetSwitch {
     /// Data packets its trimming ports trimmed, and headers they dropped (0, 0 for FIFOs).
     pub fn trims(&self) -> (u64, u64) {
         match &self.ports {
-            Ports::Fifo(_) | Ports::Pfc(_) => (0, 0),
+            Ports::Fifo(..) | Ports::Pfc(_) => (0, 0),
             Ports::Trimming(ports, _) => ports
                 .iter()
                 .fold((0, 0), |(t, d), p| (t + p.trimmed, d + p.headers_dropped)),
@@ -130,9 +134,17 @@ impl EthernetSwitch {
     /// Its ports.
     pub fn port_count(&self) -> usize {
         match &self.ports {
-            Ports::Fifo(queues) => queues.len(),
+            Ports::Fifo(queues, _) => queues.len(),
             Ports::Trimming(ports, _) => ports.len(),
             Ports::Pfc(pfc) => pfc.port_count(),
+        }
+    }
+
+    /// The shared buffer, if its FIFOs share one.
+    pub fn shared_buffer(&self) -> Option<&SharedBuffer> {
+        match &self.ports {
+            Ports::Fifo(_, shared) => shared.as_ref(),
+            _ => None,
         }
     }
 
@@ -192,7 +204,7 @@ impl<R: Router> Node<R> for EthernetSwitch {
     /// last bit arrives. Trimming ports hold the packets they have not yet sent.
     fn cells_held(&self) -> u64 {
         match &self.ports {
-            Ports::Fifo(_) => 0,
+            Ports::Fifo(..) => 0,
             Ports::Trimming(ports, _) => ports.iter().map(|p| p.packets_queued() as u64).sum(),
             Ports::Pfc(pfc) => pfc.packets_queued(),
         }
@@ -220,12 +232,18 @@ impl<R: Router> Node<R> for EthernetSwitch {
             .route(self.switch, port, &mut ctx.cells[cell], &view);
         assert_ne!(output, NO_ROUTE, "an Ethernet fabric has every route");
         match &mut self.ports {
-            Ports::Fifo(queues) => {
+            Ports::Fifo(queues, shared) => {
                 let ready_ps = match self.cut_through {
                     false => ctx.now_ps,
                     true => cut_through_ready_ps(queues, port, output, ctx, cell),
                 };
-                match queues[output].enqueue(ctx.cells, cell, ctx.now_ps, ready_ps) {
+                let got = match shared {
+                    None => queues[output].enqueue(ctx.cells, cell, ctx.now_ps, ready_ps),
+                    Some(buffer) => {
+                        buffer.offer(queues, output, ctx.cells, cell, ctx.now_ps, ready_ps)
+                    }
+                };
+                match got {
                     Enqueued::Full => {
                         self.counters.packets_dropped += 1;
                         ctx.drop_cell(cell);

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::blocks::ethernet::host::HostParams;
 use crate::blocks::ethernet::pfc::{Marking, PfcSpec};
+use crate::blocks::ethernet::shared_buffer::DynamicThreshold;
 use crate::blocks::routing::mode;
 use crate::blocks::topology::Topology;
 use crate::blocks::transport::dcqcn::DcqcnParams;
@@ -109,6 +110,17 @@ pub struct SwitchConfig {
     /// PFC: packets an ingress may take beyond XOFF, for what is already on its way (one
     /// cable round trip plus a frame each end: 4 packets of 9000 B at 10 Gbit/s, 1 µs).
     pub pfc_headroom_packets: u32,
+    /// How the drop-tail (ECN-marking) output queues hold packets: `per_port` (each its own
+    /// `queue_packets`, the default) or `shared` (one buffer per switch under Choudhury &
+    /// Hahne's dynamic threshold: a queue takes a packet only while it holds fewer than
+    /// `dt_alpha` × the free buffer). Not with `trimming` or `pfc`.
+    pub buffer: BufferKind,
+    /// With `buffer = "shared"`: packets the whole switch buffer holds (B); absent:
+    /// `queue_packets` × the switch's ports (the per-port buffers pooled).
+    pub shared_buffer_packets: Option<u32>,
+    /// With `buffer = "shared"`: the dynamic threshold's α (a queue may hold α × the free
+    /// buffer); absent: 1.
+    pub dt_alpha: Option<f64>,
     /// DCQCN: no ECN mark while an output queue holds at most this many bytes (Kmin).
     pub red_kmin_bytes: u64,
     /// DCQCN: every ECN-capable arrival marked above this many bytes queued (Kmax).
@@ -129,6 +141,9 @@ impl Default for SwitchConfig {
             cut_through: false,
             trimming: false,
             pfc: false,
+            buffer: BufferKind::PerPort,
+            shared_buffer_packets: None,
+            dt_alpha: None,
             pfc_xoff_packets: 96,
             pfc_xon_packets: 94,
             pfc_headroom_packets: 4,
@@ -138,6 +153,31 @@ impl Default for SwitchConfig {
         }
     }
 }
+
+/// How a switch's drop-tail output queues hold packets (`switch.buffer`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum BufferKind {
+    /// Each output queue its own buffer of `switch.queue_packets`.
+    #[default]
+    PerPort,
+    /// One buffer per switch under a dynamic threshold (Choudhury & Hahne 1998).
+    Shared,
+}
+
+impl Named for BufferKind {
+    const ALL: &'static [BufferKind] = &[BufferKind::PerPort, BufferKind::Shared];
+
+    fn entry(self) -> (&'static str, &'static str) {
+        match self {
+            BufferKind::PerPort => ("per_port", "drop-tail output queues of switch.queue_packets each"),
+            BufferKind::Shared => ("shared", "output queues over one switch buffer (switch.shared_buffer_packets, default switch.queue_packets per port) under the dynamic threshold alpha x free buffer (switch.dt_alpha; Choudhury & Hahne 1998)"),
+        }
+    }
+}
+
+/// α of the dynamic threshold when `switch.dt_alpha` is absent.
+pub const DEFAULT_DT_ALPHA: f64 = 1.0;
 
 /// The hosts' transport.
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -447,6 +487,13 @@ impl EthernetConfig {
     pub fn unused_keys(&self) -> Vec<Unused> {
         let mut unused = UnusedKeys::default();
         unused.add_other_shapes(&self.topology);
+        if self.switch.buffer == BufferKind::Shared && self.switch.shared_buffer_packets.is_some() {
+            unused.add(
+                &["switch.queue_packets"],
+                "switch.shared_buffer_packets",
+                "switch.shared_buffer_packets set (it gives the shared buffer's size)",
+            );
+        }
         if self.switch.random_drop_packets == 0 {
             unused.add(
                 &["switch.random_drop_probability"],
@@ -679,7 +726,11 @@ impl EthernetConfig {
             ));
         }
         self.validate_pfc()?;
-        if h.transport == Transport::Dctcp && s.ecn_threshold_packets >= s.queue_packets {
+        self.validate_shared_buffer()?;
+        if h.transport == Transport::Dctcp
+            && s.buffer == BufferKind::PerPort
+            && s.ecn_threshold_packets >= s.queue_packets
+        {
             return Err(invalid(
                 "switch.ecn_threshold_packets",
                 format!(
@@ -780,6 +831,97 @@ impl EthernetConfig {
             }
         }
         Ok(())
+    }
+
+    /// A shared buffer's keys: only with `switch.buffer = "shared"`, which the drop-tail
+    /// FIFOs alone have (PFC pools its own buffer per ingress; trimming ports are NDP's), a
+    /// buffer of at least one packet and a positive α.
+    fn validate_shared_buffer(&self) -> Result<(), ScenarioError> {
+        let s = &self.switch;
+        if s.buffer == BufferKind::PerPort {
+            for (key, set) in [
+                (
+                    "switch.shared_buffer_packets",
+                    s.shared_buffer_packets.is_some(),
+                ),
+                ("switch.dt_alpha", s.dt_alpha.is_some()),
+            ] {
+                if set {
+                    return Err(invalid(
+                        key,
+                        "expected switch.buffer = \"shared\" (per-port queues have no shared buffer)",
+                    ));
+                }
+            }
+            return Ok(());
+        }
+        if s.pfc {
+            return Err(invalid(
+                "switch.buffer",
+                "expected \"per_port\" with switch.pfc (PFC's switches share their buffer per ingress, with static thresholds)",
+            ));
+        }
+        if s.trimming {
+            return Err(invalid(
+                "switch.buffer",
+                "expected \"per_port\" with switch.trimming (NDP's trimming queues are per port)",
+            ));
+        }
+        if s.shared_buffer_packets == Some(0) {
+            return Err(invalid(
+                "switch.shared_buffer_packets",
+                "expected at least 1 packet",
+            ));
+        }
+        if let Some(alpha) = s.dt_alpha {
+            if !(alpha.is_finite() && alpha > 0.0) {
+                return Err(invalid(
+                    "switch.dt_alpha",
+                    format!("expected a finite number above 0, got {alpha}"),
+                ));
+            }
+        }
+        if s.queue_bytes.is_some() {
+            return Err(invalid(
+                "switch.queue_bytes",
+                "a shared buffer counts packets (switch.shared_buffer_packets); remove switch.queue_bytes",
+            ));
+        }
+        if s.random_drop_packets > 0 {
+            return Err(invalid(
+                "switch.random_drop_packets",
+                "expected 0 with switch.buffer = \"shared\" (random drop is near the top of a static queue)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The dynamic threshold of a switch of `ports` ports, if its queues share a buffer;
+    /// with DCTCP, an error unless one queue can grow past its marking threshold K.
+    pub fn dynamic_threshold(
+        &self,
+        ports: usize,
+    ) -> Result<Option<DynamicThreshold>, ScenarioError> {
+        let s = &self.switch;
+        if s.buffer == BufferKind::PerPort {
+            return Ok(None);
+        }
+        let pooled = (s.queue_packets as u64 * ports as u64).min(u32::MAX as u64) as u32;
+        let threshold = DynamicThreshold {
+            buffer_packets: s.shared_buffer_packets.unwrap_or(pooled),
+            alpha: s.dt_alpha.unwrap_or(DEFAULT_DT_ALPHA),
+        };
+        let longest = threshold.longest_queue_packets();
+        if self.host.transport == Transport::Dctcp && s.ecn_threshold_packets >= longest {
+            return Err(invalid(
+                "switch.ecn_threshold_packets",
+                format!(
+                    "expected fewer packets than the longest queue the dynamic threshold allows ({longest} of a {}-packet shared buffer, α = {}): a full queue drops before it marks",
+                    threshold.buffer_packets, threshold.alpha
+                ),
+            ));
+        }
+        Ok(Some(threshold))
     }
 
     /// The PFC ports' thresholds and marking, if the switches run PFC.

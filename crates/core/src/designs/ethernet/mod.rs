@@ -14,11 +14,14 @@ mod fct_tests;
 #[cfg(test)]
 mod mptcp_tests;
 mod report;
+#[cfg(test)]
+mod shared_buffer_tests;
 
 use crate::blocks::cell::CellId;
 use crate::blocks::ethernet::host::{Destination, FlowSeries, FlowSource, Host, HostParams};
 use crate::blocks::ethernet::pfc::PfcPorts;
 use crate::blocks::ethernet::queue::{OutputQueue, QueueSpec, RandomDrop};
+use crate::blocks::ethernet::shared_buffer::SharedBuffer;
 use crate::blocks::ethernet::switch::{EthernetSwitch, Ports};
 use crate::blocks::ethernet::trim::{TrimSpec, TrimmingPort};
 use crate::blocks::fabric::{Context, Fabric, Node, Wiring};
@@ -38,7 +41,7 @@ use crate::engine::time::{ps_from_ns, serialization_ps, TimePs};
 use crate::run::{Design, Report, RunError};
 use crate::scenario::{invalid, ScenarioError};
 use config::Pattern;
-pub use config::{EthernetConfig, HostConfig, DCQCN_HOST_KEYS};
+pub use config::{BufferKind, EthernetConfig, HostConfig, DCQCN_HOST_KEYS};
 pub use report::{EthernetSummary, EthernetTables};
 use std::sync::Arc;
 
@@ -200,33 +203,42 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
                 stream(config.run.seed, trim_id),
             )
         } else {
-            Ports::Fifo(
-                (0..ports)
-                    .map(|p| {
-                        let queue = OutputQueue::new(cable_link(s, p), spec, warmup_ps);
-                        let queue = match topology.peer(s, p) {
-                            Some(Attachment::SwitchPort { .. }) if config.switch.cut_through => {
-                                queue.into_cut_through()
-                            }
-                            _ => queue,
-                        };
-                        match config.switch.random_drop_packets {
-                            0 => queue,
-                            top_packets => queue.with_random_drop(RandomDrop {
-                                top_packets,
-                                probability: config.switch.random_drop_probability,
-                                coin: stream(
-                                    config.run.seed,
-                                    ComponentId {
-                                        kind: stream_kind::ETHERNET_RANDOM_DROP,
-                                        index: (s * MAX_PORTS + p) as u32,
-                                    },
-                                ),
-                            }),
+            // Over a shared buffer a queue holds what the dynamic threshold lets it, at most
+            // what one queue alone may.
+            let threshold = config.dynamic_threshold(ports)?;
+            let spec = match threshold {
+                None => spec,
+                Some(t) => QueueSpec {
+                    capacity_packets: t.longest_queue_packets(),
+                    ..spec
+                },
+            };
+            let queues = (0..ports)
+                .map(|p| {
+                    let queue = OutputQueue::new(cable_link(s, p), spec, warmup_ps);
+                    let queue = match topology.peer(s, p) {
+                        Some(Attachment::SwitchPort { .. }) if config.switch.cut_through => {
+                            queue.into_cut_through()
                         }
-                    })
-                    .collect(),
-            )
+                        _ => queue,
+                    };
+                    match config.switch.random_drop_packets {
+                        0 => queue,
+                        top_packets => queue.with_random_drop(RandomDrop {
+                            top_packets,
+                            probability: config.switch.random_drop_probability,
+                            coin: stream(
+                                config.run.seed,
+                                ComponentId {
+                                    kind: stream_kind::ETHERNET_RANDOM_DROP,
+                                    index: (s * MAX_PORTS + p) as u32,
+                                },
+                            ),
+                        }),
+                    }
+                })
+                .collect();
+            Ports::Fifo(queues, threshold.map(SharedBuffer::new))
         };
         let id = ComponentId {
             kind: stream_kind::ETHERNET_LOSS,

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::Ethernet;
+use super::{BufferKind, Ethernet};
 use crate::blocks::ethernet::host::{FlowSeries, Host, SenderTotals};
 use crate::blocks::transport::{FlowSender, Transport};
 use crate::blocks::workload::{FctStats, TimedFlow};
@@ -90,6 +90,9 @@ pub struct EthernetSummary {
     /// NDP's counts (absent for window transports).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ndp: Option<NdpSummary>,
+    /// The shared buffers' counts (absent with per-port buffers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shared_buffer: Option<SharedBufferSummary>,
     /// PFC's counts (absent without `switch.pfc`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pfc: Option<PfcSummary>,
@@ -124,6 +127,18 @@ pub struct PfcSummary {
     pub longest_pause_us: f64,
     /// Paused time of switch ports and hosts over their number times the run's length.
     pub paused_fraction: f64,
+}
+
+/// What the switches' shared buffers did (Choudhury & Hahne's dynamic threshold): drops by
+/// cause, both part of `packets_dropped`.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct SharedBufferSummary {
+    /// Arrivals refused at a queue's dynamic threshold while its buffer had room.
+    pub threshold_drops: u64,
+    /// Arrivals refused at a full buffer (the threshold keeps a share free, so rare).
+    pub full_drops: u64,
+    /// The most packets any switch's buffer held.
+    pub occupied_peak_packets: u32,
 }
 
 /// What DCQCN's end points did.
@@ -361,6 +376,18 @@ impl Ethernet {
                     })
                     .sum::<u64>()
                     + hosts.iter().map(|h| h.retired_pulls_unused()).sum::<u64>(),
+            }),
+            shared_buffer: (self.config.switch.buffer == BufferKind::Shared).then(|| {
+                let buffers = switches.iter().filter_map(|s| s.shared_buffer());
+                let counters = buffers.map(|b| b.counters);
+                SharedBufferSummary {
+                    threshold_drops: counters.clone().map(|c| c.threshold_drops).sum(),
+                    full_drops: counters.clone().map(|c| c.full_drops).sum(),
+                    occupied_peak_packets: counters
+                        .map(|c| c.peak_occupied_packets)
+                        .max()
+                        .unwrap_or(0),
+                }
             }),
             pfc: self.config.switch.pfc.then(|| {
                 let now_ps = clock.now_ps;
