@@ -91,28 +91,35 @@ impl ArrivalDepths {
 /// packet), and keeps only the start times and sizes of the packets still waiting, in a ring
 /// allocated once at its capacity, to know its depth at any later arrival.
 ///
-/// What every arrival reads comes first, in declaration order, in one cache-line-aligned
-/// block: an arrival finds a queue cold more often than not on a large fabric.
+/// What every arrival reads and writes is the first cache line of the queue, its link the
+/// second: an arrival finds a queue cold more often than not on a large fabric, and pays two
+/// misses, not three.
 #[repr(C, align(64))]
 pub struct OutputQueue {
     /// The start time of the packet at `head` (`TimePs::MAX` when none waits): kept here so an
     /// arrival reads the ring only when a packet has started since.
     front_start_ps: TimePs,
-    link: Link,
-    head: u32,
-    len: u32,
-    /// Start time and size in bytes of each packet waiting, `len` of them from `head`.
+    /// Start time and size in bytes of each packet waiting, `len` of them from `head`; its
+    /// length is the queue's capacity in packets.
     ring: Box<[(TimePs, u32)]>,
     bytes: u64,
-    spec: QueueSpec,
-    /// Deepest the queue has been, in packets.
-    pub peak_packets: u32,
     /// Arrivals from this time on are measured.
     measure_from_ps: TimePs,
-    /// What arrivals found in the measurement window.
-    pub measured: ArrivalDepths,
+    head: u32,
+    len: u32,
+    /// ECN-capable arrivals finding more packets than this are marked (`u32::MAX`: never).
+    ecn_above_packets: u32,
+    /// Deepest the queue has been, in packets.
+    pub peak_packets: u32,
+    /// Arrivals finding this many packets or more may be dropped at random (`u32::MAX`: off).
+    random_drop_from_packets: u32,
     /// Its far end is a cut-through switch, which has a frame at its header.
     into_cut_through: bool,
+    link: Link,
+    /// Bytes the queue holds (`u64::MAX`: bounded in packets only).
+    capacity_bytes: u64,
+    /// What arrivals found in the measurement window.
+    pub measured: ArrivalDepths,
     /// Random drop near the top of the buffer, if on.
     random_drop: Option<RandomDrop>,
     /// Arrivals dropped at random (counted among the queue's drops as well).
@@ -128,12 +135,14 @@ impl OutputQueue {
             head: 0,
             len: 0,
             front_start_ps: TimePs::MAX,
-            spec,
+            capacity_bytes: spec.capacity_bytes.unwrap_or(u64::MAX),
+            ecn_above_packets: spec.ecn_threshold_packets.unwrap_or(u32::MAX),
             bytes: 0,
             peak_packets: 0,
             measure_from_ps,
             measured: ArrivalDepths::default(),
             into_cut_through: false,
+            random_drop_from_packets: u32::MAX,
             random_drop: None,
             random_drops: 0,
         }
@@ -151,9 +160,17 @@ impl OutputQueue {
     /// The same queue dropping arrivals at random near the top of its buffer.
     pub fn with_random_drop(self, random_drop: RandomDrop) -> Self {
         OutputQueue {
+            random_drop_from_packets: self
+                .capacity_packets()
+                .saturating_sub(random_drop.top_packets),
             random_drop: Some(random_drop),
             ..self
         }
+    }
+
+    /// Packets the queue holds (the one on the wire not counted).
+    fn capacity_packets(&self) -> u32 {
+        self.ring.len() as u32
     }
 
     /// Forgets the packets whose transmission has started by `now_ps`.
@@ -161,7 +178,7 @@ impl OutputQueue {
         while self.front_start_ps <= now_ps {
             let size_bytes = self.ring[self.head as usize].1;
             self.head += 1;
-            if self.head == self.spec.capacity_packets {
+            if self.head == self.capacity_packets() {
                 self.head = 0;
             }
             self.len -= 1;
@@ -178,7 +195,7 @@ impl OutputQueue {
     pub fn waiting(&self, now_ps: TimePs) -> u32 {
         let started = (0..self.len)
             .take_while(|&i| {
-                let at = (self.head + i) % self.spec.capacity_packets;
+                let at = (self.head + i) % self.capacity_packets();
                 self.ring[at as usize].0 <= now_ps
             })
             .count() as u32;
@@ -206,7 +223,7 @@ impl OutputQueue {
         now_ps: TimePs,
         ready_ps: TimePs,
     ) -> Enqueued {
-        let capacity_packets = self.spec.capacity_packets;
+        let capacity_packets = self.capacity_packets();
         self.enqueue_below(cells, cell, now_ps, ready_ps, capacity_packets)
     }
 
@@ -234,24 +251,23 @@ impl OutputQueue {
             m.min_packets = m.min_packets.min(depth);
             m.max_packets = m.max_packets.max(depth);
         }
-        let over_bytes = self
-            .spec
-            .capacity_bytes
-            .is_some_and(|cap| self.bytes + size_bytes > cap);
-        if depth >= limit_packets.min(self.spec.capacity_packets) || over_bytes {
+        let over_bytes = self.bytes + size_bytes > self.capacity_bytes;
+        let capacity_packets = self.capacity_packets();
+        if depth >= limit_packets.min(capacity_packets) || over_bytes {
             return Enqueued::Full;
         }
-        if let Some(drop) = &mut self.random_drop {
-            if depth + drop.top_packets >= self.spec.capacity_packets
-                && drop.coin.gen::<f64>() < drop.probability
-            {
+        if depth >= self.random_drop_from_packets {
+            let drop = self
+                .random_drop
+                .as_mut()
+                .expect("a random-drop depth has its coin");
+            if drop.coin.gen::<f64>() < drop.probability {
                 self.random_drops += 1;
                 return Enqueued::Full;
             }
         }
         let c = &mut cells[cell];
-        let marked =
-            c.flags & ECT != 0 && self.spec.ecn_threshold_packets.is_some_and(|k| depth > k);
+        let marked = c.flags & ECT != 0 && depth > self.ecn_above_packets;
         if marked {
             c.flags |= CE;
         }
@@ -260,8 +276,8 @@ impl OutputQueue {
         let arrive_ps = reached_ps(&self.link, last_bit_ps, size_bytes, self.into_cut_through);
         if start_ps > now_ps {
             let mut tail = self.head + self.len;
-            if tail >= self.spec.capacity_packets {
-                tail -= self.spec.capacity_packets;
+            if tail >= self.capacity_packets() {
+                tail -= self.capacity_packets();
             }
             self.ring[tail as usize] = (start_ps, size_bytes as u32);
             if self.len == 0 {
@@ -278,6 +294,16 @@ impl OutputQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An arrival at a cold queue misses on the first line (its state) and the second (its
+    /// link): everything it reads and writes beside the link stays in the first.
+    #[test]
+    fn an_arrivals_state_fits_the_first_cache_line() {
+        assert_eq!(std::mem::align_of::<OutputQueue>(), 64);
+        assert!(std::mem::offset_of!(OutputQueue, into_cut_through) < 64);
+        assert_eq!(std::mem::offset_of!(OutputQueue, link), 64);
+        assert!(std::mem::offset_of!(OutputQueue, capacity_bytes) + 8 <= 128);
+    }
     use crate::blocks::cell::Cell;
 
     fn packet(cells: &mut CellArena, flags: u8) -> CellId {
