@@ -21,7 +21,7 @@ use crate::blocks::transport::dcqcn::DcqcnParams;
 use crate::blocks::transport::{SenderParams, Transport};
 use crate::blocks::workload::{FctKeys, FlowSizes};
 use crate::designs::stardust::LinkConfig;
-use crate::engine::time::{ps_from_ns, TimePs};
+use crate::engine::time::{ps_from_ns, serialization_ps, TimePs};
 use crate::scenario::{
     invalid, is_load, Named, RoutingConfig, RunConfig, ScenarioError, TopologyConfig, Unused,
     UnusedKeys,
@@ -839,6 +839,15 @@ impl HostConfig {
             }),
             into_cut_through: false,
         }
+    }
+
+    /// NDP's pull pacer interval on a host link of `rate_bps`: one data packet's time (NDP
+    /// §3.2), scaled by htsim's pull rate modifier; `None` for the other transports.
+    pub fn ndp_pull_interval_ps(&self, rate_bps: u64) -> Option<TimePs> {
+        (self.transport == Transport::Ndp).then(|| {
+            let packet_ps = serialization_ps(self.packet_bytes as u64, rate_bps);
+            (packet_ps as f64 / self.ndp_pull_rate).round() as TimePs
+        })
     }
 
     /// Checks the section's own values (those that need no other section).
