@@ -211,6 +211,22 @@ fn bad_input_names_the_key() {
             r#", "reachability": {"mode": "messages"}, "failures": [{"at_ns": 1000, "switch": 8, "restore_ns": 10}]"#,
             "failures[0].restore_ns",
         ),
+        // DCQCN and NDP need adapters that pause their hosts; pausing needs transport hosts,
+        // XON below XOFF, and VOQs that hold every host of an adapter up to its headroom.
+        (r#", "host": {"transport": "dcqcn"}"#, "host.transport"),
+        (r#", "host": {"transport": "ndp"}"#, "host.transport"),
+        (
+            r#", "adapter": {"pause_hosts": true}"#,
+            "adapter.pause_hosts",
+        ),
+        (
+            r#", "host": {"transport": "dcqcn"}, "adapter": {"pause_hosts": true, "pause_xon_packets": 8}"#,
+            "adapter.pause_xon_packets",
+        ),
+        (
+            r#", "host": {"transport": "ndp"}, "adapter": {"pause_hosts": true, "voq_packets": 23}"#,
+            "adapter.voq_packets",
+        ),
     ];
     for (extra, key) in cases {
         let error = cellfabric_core::build(&fat_tree(1, extra))
@@ -554,6 +570,18 @@ fn keys_the_chosen_mechanisms_ignore_are_refused() {
         (
             r#""stardust": {"credits": false}, "element": {"pause_cells": 8}"#,
             "element.pause_cells",
+        ),
+        (
+            r#""host": {"transport": "tcp"}, "adapter": {"pause_xoff_packets": 16}"#,
+            "adapter.pause_xoff_packets",
+        ),
+        (
+            r#""host": {"transport": "ndp", "initial_ssthresh_packets": 15}, "adapter": {"pause_hosts": true}"#,
+            "host.initial_ssthresh_packets",
+        ),
+        (
+            r#""host": {"transport": "dcqcn", "ndp_pull_rate": 0.5}, "adapter": {"pause_hosts": true}"#,
+            "host.ndp_pull_rate",
         ),
     ];
     for (extra, key) in refused {

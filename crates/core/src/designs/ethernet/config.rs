@@ -510,31 +510,11 @@ impl EthernetConfig {
                 "host.transport = \"mptcp\" (its subflows are not ECN-capable)",
             ),
             Transport::Dctcp => {}
-            Transport::Dcqcn => unused.add(
-                &[
-                    "switch.ecn_threshold_packets",
-                    "host.dctcp_g",
-                    "host.initial_cwnd_packets",
-                    "host.initial_ssthresh_packets",
-                    "host.min_rto_ns",
-                    "host.max_rto_ns",
-                    "host.delayed_ack",
-                    "host.delayed_ack_ns",
-                ],
-                "host.transport",
-                "host.transport = \"dcqcn\" (rate-based: no window, no retransmission, no ACKs; RED marks)",
-            ),
-            Transport::Ndp => unused.add(
-                &[
-                    "switch.ecn_threshold_packets",
-                    "host.dctcp_g",
-                    "host.initial_ssthresh_packets",
-                    "host.delayed_ack",
-                    "host.delayed_ack_ns",
-                ],
-                "host.transport",
-                "host.transport = \"ndp\" (no ECN, no slow start, an ACK or NACK per packet)",
-            ),
+            Transport::Dcqcn | Transport::Ndp => {
+                let (keys, because) = self.host.unused_by_transport();
+                unused.add(&["switch.ecn_threshold_packets"], "host.transport", because);
+                unused.add(keys, "host.transport", because);
+            }
         }
         if !self.host.delayed_ack
             && !matches!(self.host.transport, Transport::Ndp | Transport::Dcqcn)
@@ -838,6 +818,35 @@ impl HostConfig {
                 cnp_interval_ps: ps_from_ns(self.dcqcn_cnp_interval_ns),
             }),
             into_cut_through: false,
+        }
+    }
+
+    /// The host keys NDP and DCQCN do not read, and why (none for the window transports):
+    /// the same on every fabric their hosts run on.
+    pub fn unused_by_transport(&self) -> (&'static [&'static str], &'static str) {
+        match self.transport {
+            Transport::Dcqcn => (
+                &[
+                    "host.dctcp_g",
+                    "host.initial_cwnd_packets",
+                    "host.initial_ssthresh_packets",
+                    "host.min_rto_ns",
+                    "host.max_rto_ns",
+                    "host.delayed_ack",
+                    "host.delayed_ack_ns",
+                ],
+                "host.transport = \"dcqcn\" (rate-based: no window, no retransmission, no ACKs; RED marks)",
+            ),
+            Transport::Ndp => (
+                &[
+                    "host.dctcp_g",
+                    "host.initial_ssthresh_packets",
+                    "host.delayed_ack",
+                    "host.delayed_ack_ns",
+                ],
+                "host.transport = \"ndp\" (no ECN, no slow start, an ACK or NACK per packet)",
+            ),
+            Transport::Tcp | Transport::Dctcp | Transport::Mptcp => (&[], ""),
         }
     }
 

@@ -603,7 +603,12 @@ impl StardustConfig {
                     "host.transport set (the hosts' transport paces them; host.packet_bytes sizes their segments)",
                 );
                 let named = format!("host.transport = {:?}", transport.as_str());
-                if transport != Transport::Dctcp {
+                let (keys, because) = self.host.config.unused_by_transport();
+                unused.add(keys, "host.transport", because);
+                if !matches!(
+                    transport,
+                    Transport::Dctcp | Transport::Ndp | Transport::Dcqcn
+                ) {
                     unused.add(
                         &["host.dctcp_g"],
                         "host.transport",
@@ -627,7 +632,9 @@ impl StardustConfig {
                         &named,
                     );
                 }
-                if !self.host.config.delayed_ack {
+                if !self.host.config.delayed_ack
+                    && !matches!(transport, Transport::Ndp | Transport::Dcqcn)
+                {
                     unused.add(
                         &["host.delayed_ack_ns"],
                         "host.delayed_ack",
