@@ -11,7 +11,8 @@
 //! `xon_packets` it sends XON. As long as `xoff + headroom ≤ pool_packets_per_port` the pool
 //! can never run out (every ingress stays under its share), so a switch drops only when an
 //! ingress overruns its headroom: each such drop is counted ([`PfcCounters::drops`]) and
-//! lands in the run's ledger.
+//! lands in the run's ledger. The ingress account ([`IngressAccount`]) is one piece: Stardust's
+//! adapters that pause their hosts keep one per host port.
 //!
 //! Frames: XOFF and XON are explicit frames ([`PAUSE_FRAME_BYTES`] on the wire, queued in
 //! the port's control queue, so they go ahead of data, right after the frame on the wire):

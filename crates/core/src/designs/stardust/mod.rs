@@ -14,8 +14,9 @@
 //! strict priority and their bandwidth, spraying by routing mode, FCI marking and reaction,
 //! ON/OFF pause of elements over a shared pool, push mode, traffic classes, reachability
 //! messages with scripted failures (`reach`), and hosts from permutations to flow-size
-//! distributions, and TCP NewReno hosts on the host ports. Not yet built (see the README):
-//! other transports, low-latency VOQs, error-rate marking of links.
+//! distributions, and transport hosts on the host ports (TCP NewReno, DCTCP, MPTCP; DCQCN and
+//! NDP over adapters that pause their hosts with PFC, `host_pause`, which is not the
+//! paper's). Not yet built (see the README): low-latency VOQs, error-rate marking of links.
 
 mod adapter;
 mod config;
@@ -1214,6 +1215,7 @@ mod tests {
         let pfc = &summary["pfc"];
         assert_eq!(summary["packets_dropped_ingress"], 0, "{summary}");
         assert_eq!(summary["packets_dropped_egress"], 0);
+        assert_eq!(summary["packets_dropped_fabric"], 0);
         assert_eq!(summary["cells_dropped"], 0);
         assert_eq!(pfc["lossless_drops"], 0, "{pfc}");
         assert!(pfc["pause_frames_sent"].as_u64().unwrap() > 0, "{pfc}");

@@ -137,7 +137,7 @@ pub struct StardustSummary {
 /// What transport hosts did, named as the Ethernet design's summary names it.
 #[derive(Clone, Debug, Serialize)]
 pub struct TransportSummary {
-    /// The hosts' transport (`tcp`, `dctcp` or `mptcp`).
+    /// The hosts' transport (`tcp`, `dctcp`, `mptcp`, `ndp` or `dcqcn`).
     pub transport: &'static str,
     /// Jain's fairness index over the flows' goodputs (1: all equal).
     pub flow_fairness: f64,
