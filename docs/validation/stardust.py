@@ -186,8 +186,9 @@ def paused_counts(s: dict) -> str:
         f"{num(s['ndp']['nacks_sent'])} NACKs, {num(s['ndp']['pulls_sent'])} PULLs"
     return (f"{num(pfc['pause_frames_sent'])} PAUSE frames ({num(pfc['resume_frames_sent'])} resumes), hosts "
             f"paused {pfc['paused_fraction']:.1%} of the time, longest {pfc['longest_pause_us']:.0f} µs, "
-            f"{num(pfc['lossless_drops'])} dropped past the headroom (peak {pfc['headroom_peak_packets']} of it "
-            f"used), {num(s['packets_dropped_fabric'])} packets discarded at reassembly, {own}")
+            f"{num(pfc['lossless_drops'])} dropped past the headroom "
+            f"(peak {pfc['headroom_peak_packets']} of it used), "
+            f"{num(s['packets_dropped_fabric'])} packets discarded at reassembly, {own}")
 
 
 def transport_incast() -> None:
