@@ -1,7 +1,7 @@
-"""TCP NewReno hosts on Stardust's host ports, through the command line: finite flows on a k = 4
-fat-tree deliver every byte with no cell lost, the summary carries the Ethernet design's goodput
-fields and TCP counters, a seed gives one summary, and bad input is one line naming the key, exit
-status 2."""
+"""Transport hosts on Stardust's host ports, through the command line: finite TCP NewReno flows on a
+k = 4 fat-tree deliver every byte with no cell lost, the summary carries the Ethernet design's
+goodput fields and TCP counters, a seed gives one summary, DCQCN and NDP run lossless over adapters
+that pause their hosts, and bad input is one line naming the key, exit status 2."""
 
 from __future__ import annotations
 
@@ -85,9 +85,43 @@ def test_built_in_sources_report_no_transport():
     assert "transport" not in summary and "retransmissions" not in summary
 
 
+PAUSED = ["adapter.pause_hosts=true"]
+
+
+@pytest.mark.parametrize("transport", ["dcqcn", "ndp"])
+def test_dcqcn_and_ndp_over_adapters_that_pause_their_hosts_lose_nothing(transport: str):
+    """An incast of 8 x 450 KB: the adapters pause the senders instead of dropping, every byte
+    arrives once at the port's line rate, and nothing marks (no CNP) or trims (no NACK)."""
+    done = cli("run", "scenarios/stardust/incast.toml", "--set", "topology.k=4",
+               "--set", f"host.transport={transport}", "--set", "adapter.pause_hosts=true",
+               "--set", "traffic.senders=8", "--set", "run.duration_ns=10000000", "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["transport"] == transport and summary["flows_completed"] == 8
+    assert summary["cells_dropped"] == summary["packets_dropped_ingress"] == 0
+    assert summary["retransmissions"] == summary["timeouts"] == 0
+    pfc = summary["pfc"]
+    assert pfc["lossless_drops"] == 0 and pfc["pause_frames_sent"] == pfc["resume_frames_sent"] > 0
+    # PAUSE frames reach the hosts and count among the frames they received.
+    sent_by_hosts = summary["host_packets_created"]
+    assert summary["host_packets_received"] == sent_by_hosts + 2 * pfc["pause_frames_sent"]
+    assert 2880 < summary["fct_us"]["last"] < 1.1 * 2880
+    if transport == "dcqcn":
+        assert summary["dcqcn"]["cnps_sent"] == 0
+    else:
+        assert summary["ndp"]["nacks_sent"] == summary["ndp"]["headers_received"] == 0
+
+
 @pytest.mark.parametrize("settings, key", [
     (["host.transport=ndp"], "host.transport"),
     (["host.transport=dcqcn"], "host.transport"),
+    (["adapter.pause_hosts=true"], "adapter.pause_hosts"),
+    (["host.transport=dcqcn", *PAUSED, "adapter.pause_xon_packets=8"], "adapter.pause_xon_packets"),
+    (["host.transport=dcqcn", *PAUSED, "adapter.pause_xoff_packets=0"], "adapter.pause_xoff_packets"),
+    # k = 4: two hosts share an adapter's VOQs, 2 x (8 + 4) > 20.
+    (["host.transport=ndp", *PAUSED, "adapter.voq_packets=20"], "adapter.voq_packets"),
+    (["host.transport=tcp", "adapter.pause_xoff_packets=16"], "adapter.pause_xoff_packets"),
+    (["host.transport=dcqcn", *PAUSED, "host.min_rto_ns=5000"], "host.min_rto_ns"),
     (["host.transport=tcp", "host.dcqcn_g=0.5"], "host.dcqcn_g"),
     (["host.packet_bytes=1500"], "host.packet_bytes"),
     (["host.transport=tcp", "traffic.pattern=all_to_all"], "traffic.pattern"),
@@ -100,3 +134,5 @@ def test_bad_input_is_one_line_naming_the_key(settings: list[str], key: str):
     assert done.returncode == 2, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert f" {key}: " in done.stderr, done.stderr
+    if key == "host.transport":
+        assert "adapter.pause_hosts = true" in done.stderr, "names the key that allows it"

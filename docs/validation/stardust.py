@@ -49,6 +49,8 @@ FCI_REACTION = {"adapter.fci_decrease": 0.125}  # reading A12's law, β = 1/8
 SMALL_CELLS = {"cell.size_bytes": 256, "credit.size_bytes": 2048}
 # TCP NewReno hosts on the host ports, started as the Ethernet baseline's (htsim's ssthresh = 15).
 TCP = {"host.transport": "tcp", "host.initial_ssthresh_packets": 15}
+# DCQCN and NDP run over adapters that pause their hosts (PFC on the host links).
+PAUSED = {"adapter.pause_hosts": True}
 
 
 def num(x: int) -> str:
@@ -143,17 +145,26 @@ def tcp_permutation() -> None:
         ("DCTCP (`--set host.transport=dctcp`; no element marks ECN)", {**TCP, "host.transport": "dctcp"}),
         ("MPTCP, 8 subflows (`--set host.transport=mptcp`)",
          {**TCP, "host.transport": "mptcp", "host.subflows": 8}),
+        ("DCQCN, adapters pausing their hosts (`--set host.transport=dcqcn --set adapter.pause_hosts=true`)",
+         {**PAUSED, "host.transport": "dcqcn"}),
+        ("NDP, adapters pausing their hosts (`--set host.transport=ndp --set adapter.pause_hosts=true`)",
+         {**PAUSED, "host.transport": "ndp"}),
     ]
+    paused = []
     shares = None
     for label, overrides in [(f"TCP NewReno, {label}", o) for label, o in variants] + others:
         r = run("permutation", overrides)
         s, g = r.summary, r.tables["flows"]["goodput_gbps"]
         forfeited = s["credit_bytes_forfeited"] / (s["credits"] * s["credit_bytes"])
+        # DCQCN's receivers send no ACK: there is no round trip to sample.
+        rtt = "—" if s["transport"] == "dcqcn" else f"{s['rtt_mean_us']:.0f} µs"
+        if "pfc" in s:
+            paused.append(s)
         print(f"| ours, {label} | {s['goodput']:.1%} | {s['host_link_utilization']:.1%} "
               f"| {s['flows_at_least_94_4_percent']:.1%} "
               f"| {g.min():.2f} / {g.median():.2f} / {g.max():.2f} G | {num(s['cells_dropped'])} "
               f"| {num(s['packets_dropped_ingress'])} | {num(s['retransmissions'])} / {num(s['timeouts'])} "
-              f"| {s['rtt_mean_us']:.0f} µs | {forfeited:.1%} of credit bytes |")
+              f"| {rtt} | {forfeited:.1%} of credit bytes |")
         if shares is None:
             # A receiver's ACKs go to its own destination: they share the VOQ (and its credits) of
             # the data it receives only where that destination and its sender sit on one adapter.
@@ -164,6 +175,42 @@ def tcp_permutation() -> None:
     print(f"\nFirst row: the {len(shares[0])} flows whose receiver's ACKs share the data's VOQ get "
           f"{shares[0].mean():.2f} Gbit/s on average, the other {len(shares[1])} {shares[1].mean():.2f} "
           f"(at most {shares[1].max():.2f}).")
+    for s in paused:
+        print(f"\n{s['transport'].upper()} over adapters pausing their hosts: {paused_counts(s)}.")
+
+
+def paused_counts(s: dict) -> str:
+    """What the adapters' pauses of their hosts and the transport's own signals counted."""
+    pfc = s["pfc"]
+    own = f"{num(s['dcqcn']['cnps_sent'])} CNPs" if s["transport"] == "dcqcn" else \
+        f"{num(s['ndp']['nacks_sent'])} NACKs, {num(s['ndp']['pulls_sent'])} PULLs"
+    return (f"{num(pfc['pause_frames_sent'])} PAUSE frames ({num(pfc['resume_frames_sent'])} resumes), hosts "
+            f"paused {pfc['paused_fraction']:.1%} of the time, longest {pfc['longest_pause_us']:.0f} µs, "
+            f"{num(pfc['lossless_drops'])} dropped past the headroom "
+            f"(peak {pfc['headroom_peak_packets']} of it used), "
+            f"{num(s['packets_dropped_fabric'])} packets discarded at reassembly, {own}")
+
+
+def transport_incast() -> None:
+    """§5.4's incast with transport hosts: TCP NewReno, and DCQCN and NDP over adapters pausing them."""
+    config = load_scenario(f"{S}/incast.toml")
+    senders = config["traffic"]["senders"]
+    ideal_ms = senders * config["traffic"]["flow_bytes"] * 8 / (config["link"]["rate_gbps"] * 1e9) * 1e3
+    print(f"| transport (N = {senders}) | last completion (ideal {ideal_ms:.2f} ms) | first / last "
+          "| dropped anywhere | retransmissions / timeouts | host pauses |")
+    print("|---|---|---|---|---|---|")
+    for overrides in (TCP, {**PAUSED, "host.transport": "dcqcn"}, {**PAUSED, "host.transport": "ndp"}):
+        s = run("incast", overrides).summary
+        packets = s["packets_dropped_ingress"] + s["packets_dropped_fabric"] + s["packets_dropped_egress"]
+        dropped = "0" if packets == s["cells_dropped"] == 0 else \
+            f"{num(packets)} packets, {num(s['cells_dropped'])} cells"
+        fct = s["fct_us"]
+        done = f"{fct['last'] / 1000:.3f} ms" if s["flows_completed"] == senders else \
+            f"{s['flows_completed']} of {senders} done in {s['sim_time_ps'] / 1e9:g} ms"
+        first = f"{fct['first'] / fct['last']:.2f}" if s["flows_completed"] == senders else "—"
+        pauses = num(s["pfc"]["pause_frames_sent"]) if "pfc" in s else "—"
+        print(f"| {s['transport']} | {done} | {first} | {dropped} "
+              f"| {num(s['retransmissions'])} / {num(s['timeouts'])} | {pauses} |")
 
 
 def incast() -> None:
@@ -419,6 +466,8 @@ def main() -> None:
     tcp_permutation()
     print("\n## §5.4: incast (incast.toml)\n")
     incast()
+    print("\n## §5.4: incast with transport hosts (incast.toml, host.transport)\n")
+    transport_incast()
     print("\n## Fig. 10b (§6.3): short flows under background load (fct.toml)\n")
     short_flows()
     print("\n## Fig. 9 (§6.2): the two-tier fabric under all-to-all load, quarter radix (fig9.toml)\n")

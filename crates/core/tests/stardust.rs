@@ -140,6 +140,41 @@ fn a_permutation_is_lossless_deterministic_and_near_the_header_ceiling() {
     assert_ne!(first.summary, other.summary, "the seed matters");
 }
 
+/// DCQCN and NDP hosts over adapters that pause their hosts, a permutation of unending flows:
+/// no cell, packet or host frame is lost, the same seed gives the same report, tables and all,
+/// and another seed another.
+#[test]
+fn paused_hosts_run_dcqcn_and_ndp_losslessly_and_deterministically() {
+    for transport in ["dcqcn", "ndp"] {
+        let extra = format!(
+            r#", "host": {{"transport": "{transport}"}}, "adapter": {{"pause_hosts": true}}"#
+        );
+        let first = run(&fat_tree(5, &extra));
+        for key in [
+            "cells_dropped",
+            "packets_dropped_ingress",
+            "packets_dropped_fabric",
+            "packets_dropped_egress",
+            "timeouts",
+        ] {
+            assert_eq!(u(&first, key), 0, "{transport}: {key}");
+        }
+        assert_eq!(first.summary["pfc"]["lossless_drops"], 0);
+        assert!(
+            first.summary["goodput"].as_f64().unwrap() > 0.7,
+            "{transport}"
+        );
+        let again = run(&fat_tree(5, &extra));
+        assert_eq!(first.summary, again.summary, "{transport}");
+        assert_eq!(first.tables, again.tables, "{transport}");
+        let other = run(&fat_tree(6, &extra));
+        assert_ne!(
+            first.summary, other.summary,
+            "{transport}: the seed matters"
+        );
+    }
+}
+
 /// Bad values get one message naming the key.
 #[test]
 fn bad_input_names_the_key() {
@@ -210,6 +245,22 @@ fn bad_input_names_the_key() {
         (
             r#", "reachability": {"mode": "messages"}, "failures": [{"at_ns": 1000, "switch": 8, "restore_ns": 10}]"#,
             "failures[0].restore_ns",
+        ),
+        // DCQCN and NDP need adapters that pause their hosts; pausing needs transport hosts,
+        // XON below XOFF, and VOQs that hold every host of an adapter up to its headroom.
+        (r#", "host": {"transport": "dcqcn"}"#, "host.transport"),
+        (r#", "host": {"transport": "ndp"}"#, "host.transport"),
+        (
+            r#", "adapter": {"pause_hosts": true}"#,
+            "adapter.pause_hosts",
+        ),
+        (
+            r#", "host": {"transport": "dcqcn"}, "adapter": {"pause_hosts": true, "pause_xon_packets": 8}"#,
+            "adapter.pause_xon_packets",
+        ),
+        (
+            r#", "host": {"transport": "ndp"}, "adapter": {"pause_hosts": true, "voq_packets": 23}"#,
+            "adapter.voq_packets",
         ),
     ];
     for (extra, key) in cases {
@@ -554,6 +605,18 @@ fn keys_the_chosen_mechanisms_ignore_are_refused() {
         (
             r#""stardust": {"credits": false}, "element": {"pause_cells": 8}"#,
             "element.pause_cells",
+        ),
+        (
+            r#""host": {"transport": "tcp"}, "adapter": {"pause_xoff_packets": 16}"#,
+            "adapter.pause_xoff_packets",
+        ),
+        (
+            r#""host": {"transport": "ndp", "initial_ssthresh_packets": 15}, "adapter": {"pause_hosts": true}"#,
+            "host.initial_ssthresh_packets",
+        ),
+        (
+            r#""host": {"transport": "dcqcn", "ndp_pull_rate": 0.5}, "adapter": {"pause_hosts": true}"#,
+            "host.ndp_pull_rate",
         ),
     ];
     for (extra, key) in refused {

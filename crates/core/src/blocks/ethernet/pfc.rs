@@ -11,7 +11,8 @@
 //! `xon_packets` it sends XON. As long as `xoff + headroom ≤ pool_packets_per_port` the pool
 //! can never run out (every ingress stays under its share), so a switch drops only when an
 //! ingress overruns its headroom: each such drop is counted ([`PfcCounters::drops`]) and
-//! lands in the run's ledger.
+//! lands in the run's ledger. The ingress account ([`IngressAccount`]) is one piece: Stardust's
+//! adapters that pause their hosts keep one per host port.
 //!
 //! Frames: XOFF and XON are explicit frames ([`PAUSE_FRAME_BYTES`] on the wire, queued in
 //! the port's control queue, so they go ahead of data, right after the frame on the wire):
@@ -172,6 +173,71 @@ pub struct PfcSpec {
     pub marking: Marking,
 }
 
+impl PfcSpec {
+    /// The thresholds every ingress of the switch keeps.
+    pub fn thresholds(&self) -> PauseThresholds {
+        PauseThresholds {
+            xoff_packets: self.xoff_packets,
+            xon_packets: self.xon_packets,
+            headroom_packets: self.headroom_packets,
+        }
+    }
+}
+
+/// When one ingress pauses and resumes the sender upstream of it, in packets (802.1Qbb as
+/// DCQCN §2 runs it): a PFC switch's ingress port, or a Stardust adapter's host port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PauseThresholds {
+    /// An ingress holding this many packets sends XOFF.
+    pub xoff_packets: u32,
+    /// A paused ingress drained to this many sends XON.
+    pub xon_packets: u32,
+    /// Packets an ingress may take beyond XOFF (what is on its way when it pauses).
+    pub headroom_packets: u32,
+}
+
+/// One ingress's account (802.1Qbb): the data packets it holds downstream of its link and
+/// whether it has paused its upstream sender. One piece for every device that pauses its
+/// neighbour: [`PfcPorts`]' ingress ports and Stardust's adapters' host ports.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IngressAccount {
+    held_packets: u32,
+    pausing: bool,
+}
+
+impl IngressAccount {
+    /// True if one more packet fits: below XOFF plus the headroom.
+    pub fn has_room(&self, t: &PauseThresholds) -> bool {
+        self.held_packets < t.xoff_packets + t.headroom_packets
+    }
+
+    /// Charges one admitted packet; true if the ingress must now send XOFF upstream.
+    pub fn charge(&mut self, t: &PauseThresholds) -> bool {
+        self.held_packets += 1;
+        let pause = !self.pausing && self.held_packets >= t.xoff_packets;
+        self.pausing |= pause;
+        pause
+    }
+
+    /// Releases one packet that left; true if the ingress must now send XON upstream.
+    pub fn release(&mut self, t: &PauseThresholds) -> bool {
+        self.held_packets -= 1;
+        let resume = self.pausing && self.held_packets <= t.xon_packets;
+        self.pausing &= !resume;
+        resume
+    }
+
+    /// Packets held beyond the XOFF threshold (the headroom in use).
+    pub fn beyond_xoff(&self, t: &PauseThresholds) -> u32 {
+        self.held_packets.saturating_sub(t.xoff_packets)
+    }
+
+    /// Packets held.
+    pub fn held_packets(&self) -> u32 {
+        self.held_packets
+    }
+}
+
 /// What a PFC switch counts.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PfcCounters {
@@ -199,14 +265,6 @@ struct PfcPort {
     measured: ArrivalDepths,
 }
 
-/// One ingress port's account: data packets it holds in the switch, and whether it has
-/// paused its upstream.
-#[derive(Clone, Copy, Debug, Default)]
-struct Ingress {
-    held_packets: u32,
-    pausing: bool,
-}
-
 /// What became of a packet offered to a PFC switch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Admitted {
@@ -224,7 +282,7 @@ pub enum Admitted {
 /// A PFC switch's ports, ingress accounts and shared pool.
 pub struct PfcPorts {
     ports: Vec<PfcPort>,
-    ingress: Vec<Ingress>,
+    ingress: Vec<IngressAccount>,
     spec: PfcSpec,
     pool_packets: u32,
     pool_used: u32,
@@ -251,7 +309,7 @@ impl PfcPorts {
                     measured: ArrivalDepths::default(),
                 })
                 .collect(),
-            ingress: vec![Ingress::default(); n],
+            ingress: vec![IngressAccount::default(); n],
             spec,
             pool_packets: spec.pool_packets_per_port * n as u32,
             pool_used: 0,
@@ -341,22 +399,16 @@ impl PfcPorts {
             m.min_packets = m.min_packets.min(depth);
             m.max_packets = m.max_packets.max(depth);
         }
+        let thresholds = spec.thresholds();
         let ingress = &mut self.ingress[in_port];
-        if ingress.held_packets >= spec.xoff_packets + spec.headroom_packets
-            || self.pool_used >= self.pool_packets
-        {
+        if !ingress.has_room(&thresholds) || self.pool_used >= self.pool_packets {
             self.counters.drops += 1;
             return Admitted::Dropped;
         }
-        ingress.held_packets += 1;
         self.pool_used += 1;
-        let beyond = ingress.held_packets.saturating_sub(spec.xoff_packets);
+        let pause_port = ingress.charge(&thresholds).then_some(in_port);
+        let beyond = ingress.beyond_xoff(&thresholds);
         self.counters.headroom_peak_packets = self.counters.headroom_peak_packets.max(beyond);
-        let pause_port =
-            (!ingress.pausing && ingress.held_packets >= spec.xoff_packets).then(|| {
-                ingress.pausing = true;
-                in_port
-            });
         let c = &mut cells[cell];
         c.in_port = in_port as u16;
         let marked = c.flags & ECT != 0
@@ -422,11 +474,8 @@ impl PfcPorts {
         p.data_bytes -= cells[departure.cell].payload_bytes as u64;
         self.pool_used -= 1;
         let in_port = cells[departure.cell].in_port as usize;
-        let ingress = &mut self.ingress[in_port];
-        ingress.held_packets -= 1;
-        let resume = ingress.pausing && ingress.held_packets <= self.spec.xon_packets;
+        let resume = self.ingress[in_port].release(&self.spec.thresholds());
         if resume {
-            ingress.pausing = false;
             self.send_frame(cells, in_port, false, now_ps);
         }
         Some((departure, resume.then_some(in_port)))

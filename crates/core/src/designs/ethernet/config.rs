@@ -22,7 +22,7 @@ use crate::blocks::transport::dcqcn::DcqcnParams;
 use crate::blocks::transport::{SenderParams, Transport};
 use crate::blocks::workload::{FctKeys, FlowSizes};
 use crate::designs::stardust::LinkConfig;
-use crate::engine::time::{ps_from_ns, TimePs};
+use crate::engine::time::{ps_from_ns, serialization_ps, TimePs};
 use crate::scenario::{
     invalid, is_load, Named, RoutingConfig, RunConfig, ScenarioError, TopologyConfig, Unused,
     UnusedKeys,
@@ -557,31 +557,11 @@ impl EthernetConfig {
                 "host.transport = \"mptcp\" (its subflows are not ECN-capable)",
             ),
             Transport::Dctcp => {}
-            Transport::Dcqcn => unused.add(
-                &[
-                    "switch.ecn_threshold_packets",
-                    "host.dctcp_g",
-                    "host.initial_cwnd_packets",
-                    "host.initial_ssthresh_packets",
-                    "host.min_rto_ns",
-                    "host.max_rto_ns",
-                    "host.delayed_ack",
-                    "host.delayed_ack_ns",
-                ],
-                "host.transport",
-                "host.transport = \"dcqcn\" (rate-based: no window, no retransmission, no ACKs; RED marks)",
-            ),
-            Transport::Ndp => unused.add(
-                &[
-                    "switch.ecn_threshold_packets",
-                    "host.dctcp_g",
-                    "host.initial_ssthresh_packets",
-                    "host.delayed_ack",
-                    "host.delayed_ack_ns",
-                ],
-                "host.transport",
-                "host.transport = \"ndp\" (no ECN, no slow start, an ACK or NACK per packet)",
-            ),
+            Transport::Dcqcn | Transport::Ndp => {
+                let (keys, because) = self.host.unused_by_transport();
+                unused.add(&["switch.ecn_threshold_packets"], "host.transport", because);
+                unused.add(keys, "host.transport", because);
+            }
         }
         if !self.host.delayed_ack
             && !matches!(self.host.transport, Transport::Ndp | Transport::Dcqcn)
@@ -981,6 +961,44 @@ impl HostConfig {
             }),
             into_cut_through: false,
         }
+    }
+
+    /// The host keys NDP and DCQCN do not read, and why (none for the window transports):
+    /// the same on every fabric their hosts run on.
+    pub fn unused_by_transport(&self) -> (&'static [&'static str], &'static str) {
+        match self.transport {
+            Transport::Dcqcn => (
+                &[
+                    "host.dctcp_g",
+                    "host.initial_cwnd_packets",
+                    "host.initial_ssthresh_packets",
+                    "host.min_rto_ns",
+                    "host.max_rto_ns",
+                    "host.delayed_ack",
+                    "host.delayed_ack_ns",
+                ],
+                "host.transport = \"dcqcn\" (rate-based: no window, no retransmission, no ACKs; RED marks)",
+            ),
+            Transport::Ndp => (
+                &[
+                    "host.dctcp_g",
+                    "host.initial_ssthresh_packets",
+                    "host.delayed_ack",
+                    "host.delayed_ack_ns",
+                ],
+                "host.transport = \"ndp\" (no ECN, no slow start, an ACK or NACK per packet)",
+            ),
+            Transport::Tcp | Transport::Dctcp | Transport::Mptcp => (&[], ""),
+        }
+    }
+
+    /// NDP's pull pacer interval on a host link of `rate_bps`: one data packet's time (NDP
+    /// §3.2), scaled by htsim's pull rate modifier; `None` for the other transports.
+    pub fn ndp_pull_interval_ps(&self, rate_bps: u64) -> Option<TimePs> {
+        (self.transport == Transport::Ndp).then(|| {
+            let packet_ps = serialization_ps(self.packet_bytes as u64, rate_bps);
+            (packet_ps as f64 / self.ndp_pull_rate).round() as TimePs
+        })
     }
 
     /// Checks the section's own values (those that need no other section).

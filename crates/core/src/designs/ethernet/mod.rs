@@ -42,7 +42,7 @@ use crate::run::{Design, Report, RunError};
 use crate::scenario::{invalid, ScenarioError};
 use config::Pattern;
 pub use config::{BufferKind, EthernetConfig, HostConfig, DCQCN_HOST_KEYS};
-pub use report::{EthernetSummary, EthernetTables};
+pub use report::{DcqcnSummary, EthernetSummary, EthernetTables, NdpSummary, PfcSummary};
 use std::sync::Arc;
 
 /// The node kinds of an Ethernet fabric.
@@ -264,12 +264,8 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
         host_rate_bps.push(link.rate_bps);
         // NDP's pacer: one pull per data packet time on this host's link (NDP §3.2), scaled
         // by htsim's pull rate modifier.
-        let ndp_pull_interval_ps = (h.transport == Transport::Ndp).then(|| {
-            let packet_ps = serialization_ps(h.packet_bytes as u64, link.rate_bps);
-            (packet_ps as f64 / h.ndp_pull_rate).round() as TimePs
-        });
         let params = HostParams {
-            ndp_pull_interval_ps,
+            ndp_pull_interval_ps: h.ndp_pull_interval_ps(link.rate_bps),
             into_cut_through: config.switch.cut_through,
             ..params
         };

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::{BufferKind, Ethernet};
 use crate::blocks::ethernet::host::{FlowSeries, Host, SenderTotals};
+use crate::blocks::ethernet::pfc::PfcCounters;
 use crate::blocks::transport::{FlowSender, Transport};
 use crate::blocks::workload::{FctStats, TimedFlow};
 use crate::engine::kernel::Clock;
@@ -141,6 +142,41 @@ pub struct SharedBufferSummary {
     pub occupied_peak_packets: u32,
 }
 
+impl PfcSummary {
+    /// What devices that pause their neighbours counted (`counters`), with their `ports`
+    /// ports' paused time (summed, longest) in `switch_paused_ps`, and how long `hosts`' NICs
+    /// stood paused, up to `now_ps`: an Ethernet fabric's PFC switches, or Stardust's adapters
+    /// pausing their hosts (whose ports nothing pauses).
+    pub fn of(
+        counters: &[PfcCounters],
+        switch_paused_ps: (TimePs, TimePs),
+        ports: usize,
+        hosts: &[&Host],
+        now_ps: TimePs,
+    ) -> Self {
+        let (switch_ps, switch_longest_ps) = switch_paused_ps;
+        let (host_ps, host_longest_ps) = hosts
+            .iter()
+            .map(|h| h.pause.totals_ps(now_ps))
+            .fold((0, 0), |(a, b), (c, d)| (a + c, b.max(d)));
+        let clocks = (ports + hosts.len()).max(1) as f64;
+        PfcSummary {
+            pause_frames_sent: counters.iter().map(|c| c.pause_frames_sent).sum(),
+            resume_frames_sent: counters.iter().map(|c| c.resume_frames_sent).sum(),
+            lossless_drops: counters.iter().map(|c| c.drops).sum(),
+            headroom_peak_packets: counters
+                .iter()
+                .map(|c| c.headroom_peak_packets)
+                .max()
+                .unwrap_or(0),
+            switch_paused_us: switch_ps as f64 / 1e6,
+            host_paused_us: host_ps as f64 / 1e6,
+            longest_pause_us: switch_longest_ps.max(host_longest_ps) as f64 / 1e6,
+            paused_fraction: (switch_ps + host_ps) as f64 / (clocks * now_ps.max(1) as f64),
+        }
+    }
+}
+
 /// What DCQCN's end points did.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct DcqcnSummary {
@@ -211,6 +247,47 @@ pub struct NdpSummary {
     pub pulls_sent: u64,
     /// Pulls senders received with nothing left to send.
     pub pulls_unused: u64,
+}
+
+impl NdpSummary {
+    /// What `hosts`' NDP end points counted, with the switches' (trimmed, headers dropped).
+    pub fn of(hosts: &[&Host], (packets_trimmed, headers_dropped): (u64, u64)) -> Self {
+        let sum = |f: fn(&Host) -> u64| hosts.iter().map(|h| f(h)).sum::<u64>();
+        NdpSummary {
+            packets_trimmed,
+            headers_dropped,
+            headers_received: sum(|h| h.counters.headers_received),
+            nacks_sent: sum(|h| h.counters.nacks_sent),
+            pulls_sent: sum(|h| h.counters.pulls_sent),
+            pulls_unused: hosts
+                .iter()
+                .flat_map(|h| &h.out)
+                .map(|f| match &f.sender {
+                    FlowSender::Ndp(s) => s.ndp.pulls_unused,
+                    FlowSender::Window(_) | FlowSender::Dcqcn(_) => 0,
+                })
+                .sum::<u64>()
+                + sum(|h| h.retired_pulls_unused()),
+        }
+    }
+}
+
+impl DcqcnSummary {
+    /// What `hosts`' DCQCN end points counted.
+    pub fn of(hosts: &[&Host]) -> Self {
+        let senders = hosts
+            .iter()
+            .flat_map(|h| &h.out)
+            .filter_map(|f| match &f.sender {
+                FlowSender::Dcqcn(s) => Some(s),
+                _ => None,
+            });
+        DcqcnSummary {
+            cnps_sent: hosts.iter().map(|h| h.counters.cnps_sent).sum(),
+            rate_cuts: senders.clone().map(|s| s.cnps).sum(),
+            rate_gbps: Spread::of(senders.map(|s| s.rate_bps / 1e9).collect()),
+        }
+    }
 }
 
 /// Depths found on arrival at one output queue, in packets.
@@ -361,21 +438,9 @@ impl Ethernet {
             warmup_ps: self.config.run.warmup_ps(),
             events: clock.events,
             packet_hops: switches.iter().map(|s| s.counters.packets_forwarded).sum(),
-            ndp: (self.config.host.transport == Transport::Ndp).then(|| NdpSummary {
-                packets_trimmed: switches.iter().map(|s| s.trims().0).sum(),
-                headers_dropped: switches.iter().map(|s| s.trims().1).sum(),
-                headers_received: hosts.iter().map(|h| h.counters.headers_received).sum(),
-                nacks_sent: hosts.iter().map(|h| h.counters.nacks_sent).sum(),
-                pulls_sent: hosts.iter().map(|h| h.counters.pulls_sent).sum(),
-                pulls_unused: hosts
-                    .iter()
-                    .flat_map(|h| &h.out)
-                    .map(|f| match &f.sender {
-                        FlowSender::Ndp(s) => s.ndp.pulls_unused,
-                        FlowSender::Window(_) | FlowSender::Dcqcn(_) => 0,
-                    })
-                    .sum::<u64>()
-                    + hosts.iter().map(|h| h.retired_pulls_unused()).sum::<u64>(),
+            ndp: (self.config.host.transport == Transport::Ndp).then(|| {
+                let trims = switches.iter().map(|s| s.trims());
+                NdpSummary::of(&hosts, trims.fold((0, 0), |(a, b), (c, d)| (a + c, b + d)))
             }),
             shared_buffer: (self.config.switch.buffer == BufferKind::Shared).then(|| {
                 let buffers = switches.iter().filter_map(|s| s.shared_buffer());
@@ -391,45 +456,16 @@ impl Ethernet {
             }),
             pfc: self.config.switch.pfc.then(|| {
                 let now_ps = clock.now_ps;
-                let (switch_ps, switch_longest_ps) = pfc
+                let switch_paused_ps = pfc
                     .iter()
                     .map(|p| p.paused_ps(now_ps))
                     .fold((0, 0), |(a, b), (c, d)| (a + c, b.max(d)));
-                let (host_ps, host_longest_ps) = hosts
-                    .iter()
-                    .map(|h| h.pause.totals_ps(now_ps))
-                    .fold((0, 0), |(a, b), (c, d)| (a + c, b.max(d)));
                 let ports: usize = switches.iter().map(|s| s.port_count()).sum();
-                let clocks = (ports + hosts.len()).max(1) as f64;
-                PfcSummary {
-                    pause_frames_sent: pfc.iter().map(|p| p.counters.pause_frames_sent).sum(),
-                    resume_frames_sent: pfc.iter().map(|p| p.counters.resume_frames_sent).sum(),
-                    lossless_drops: pfc.iter().map(|p| p.counters.drops).sum(),
-                    headroom_peak_packets: pfc
-                        .iter()
-                        .map(|p| p.counters.headroom_peak_packets)
-                        .max()
-                        .unwrap_or(0),
-                    switch_paused_us: switch_ps as f64 / 1e6,
-                    host_paused_us: host_ps as f64 / 1e6,
-                    longest_pause_us: switch_longest_ps.max(host_longest_ps) as f64 / 1e6,
-                    paused_fraction: (switch_ps + host_ps) as f64 / (clocks * now_ps.max(1) as f64),
-                }
+                let counters: Vec<_> = pfc.iter().map(|p| p.counters).collect();
+                PfcSummary::of(&counters, switch_paused_ps, ports, &hosts, now_ps)
             }),
-            dcqcn: (self.config.host.transport == Transport::Dcqcn).then(|| {
-                let senders = hosts
-                    .iter()
-                    .flat_map(|h| &h.out)
-                    .filter_map(|f| match &f.sender {
-                        FlowSender::Dcqcn(s) => Some(s),
-                        _ => None,
-                    });
-                DcqcnSummary {
-                    cnps_sent: hosts.iter().map(|h| h.counters.cnps_sent).sum(),
-                    rate_cuts: senders.clone().map(|s| s.cnps).sum(),
-                    rate_gbps: Spread::of(senders.map(|s| s.rate_bps / 1e9).collect()),
-                }
-            }),
+            dcqcn: (self.config.host.transport == Transport::Dcqcn)
+                .then(|| DcqcnSummary::of(&hosts)),
             opened: None,
         };
         let (opened, timed_flows, host_goodput) = self.opened_report(&hosts, clock, window_s);

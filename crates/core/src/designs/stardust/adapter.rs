@@ -31,12 +31,17 @@ use std::sync::Arc;
 
 use rand::Rng as _;
 
+use super::host_pause::HostPause;
 use super::reach::{self, DeviceReach, Loss, ReachDevice};
 use super::{
     class_flags, class_of, release_frame, release_packet, transmit, Addressing, CellFormat, Kind,
     FCI, FIRST, REQUEST_ON,
 };
 use crate::blocks::cell::{Cell, CellId, NO_PACKET};
+use crate::blocks::ethernet::pfc::{
+    pause_frame, PauseTarget, PauseThresholds, PfcCounters, LOSSLESS_CLASS,
+};
+use crate::blocks::ethernet::CONTROL;
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::packet::{Packet, PacketId, PacketQueue, NO_FRAME};
@@ -201,6 +206,8 @@ struct EgressPort {
     /// The packet on the host link, if any.
     sending: Option<PacketId>,
     scheduler: CreditScheduler,
+    /// With `adapter.pause_hosts`: its pause of its host.
+    pause: Option<HostPause>,
 }
 
 /// How an adapter's credit rate reacts to FCI marks.
@@ -295,6 +302,10 @@ pub struct AdapterCounters {
     pub frames_received: u64,
     /// Host frames it sent whole to its hosts after reassembly.
     pub frames_sent: u64,
+    /// With `adapter.pause_hosts`: PAUSE and resume frames it sent its hosts (counted as they
+    /// leave on the host link), data frames dropped past a host's headroom (among
+    /// `packets_dropped`), and the most frames a host port held beyond XOFF.
+    pub pfc: PfcCounters,
 }
 
 /// Bytes delivered to one host, in all and per sending host.
@@ -372,6 +383,8 @@ pub struct AdapterSpec {
     /// Where cells can be lost (reachability kept by messages, failures): a VOQ that has
     /// waited this long for a credit asks again.
     pub request_refresh_ps: Option<TimePs>,
+    /// Host ports pause their hosts at these thresholds (`None`: never).
+    pub pause_hosts: Option<PauseThresholds>,
 }
 
 /// A fabric adapter.
@@ -431,6 +444,8 @@ pub struct Adapter {
     /// Its reachability tables, if the fabric keeps them by messages.
     pub reach: Option<DeviceReach>,
     request_refresh_ps: Option<TimePs>,
+    /// Host ports pause their hosts (`adapter.pause_hosts`).
+    pauses_hosts: bool,
 }
 
 /// The adapter's uplink queues and, where it keeps them, its reachability tables for the
@@ -487,6 +502,7 @@ impl Adapter {
                     stopped: false,
                     scores: vec![0; spec.classes],
                 },
+                pause: spec.pause_hosts.map(HostPause::new),
             })
             .collect();
         Adapter {
@@ -547,6 +563,7 @@ impl Adapter {
             fabric_latency: LatencyHistogram::new(),
             reach: spec.reach,
             request_refresh_ps: spec.request_refresh_ps,
+            pauses_hosts: spec.pause_hosts.is_some(),
         }
     }
 
@@ -648,30 +665,75 @@ impl Adapter {
         self.enqueue(ctx, packet, flow.class as usize);
     }
 
-    /// A host's frame reached its host port: it joins its destination's VOQ as a packet
+    /// A host's frame reached host port `port`: it joins its destination's VOQ as a packet
     /// that carries it (class 0; a full VOQ drops it, and the host's transport recovers).
-    fn receive_frame<R: Router>(&mut self, ctx: &mut Context<'_, R>, frame: CellId) {
+    /// With `adapter.pause_hosts` a data frame is charged to the port, which may owe its host
+    /// a PAUSE frame, or dropped if the host overran its headroom.
+    fn receive_frame<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize, frame: CellId) {
         self.counters.frames_received += 1;
         let c = &ctx.cells[frame];
         let mut packet = Packet::new(c.src, c.dst, c.payload_bytes as u32, c.inject_ps);
         packet.frame = frame.index();
-        self.enqueue(ctx, packet, 0);
+        let charged = c.flags & CONTROL == 0 && self.pauses_hosts;
+        if charged
+            && !self.egress[port]
+                .pause
+                .as_ref()
+                .is_some_and(HostPause::has_room)
+        {
+            self.counters.packets_created += 1;
+            self.counters.packets_dropped += 1;
+            self.counters.pfc.drops += 1;
+            release_frame(ctx, packet.frame);
+            return;
+        }
+        if !self.enqueue(ctx, packet, 0) || !charged {
+            return;
+        }
+        let pause = self.egress[port].pause.as_mut().expect("a pausing port");
+        let owed = pause.charge();
+        let peak = &mut self.counters.pfc.headroom_peak_packets;
+        *peak = (*peak).max(pause.beyond_xoff());
+        if owed {
+            self.egress_kick(ctx, port);
+        }
     }
 
-    /// A host hands `packet` of traffic class `class` to its VOQ (or it is dropped there).
-    fn enqueue<R: Router>(&mut self, ctx: &mut Context<'_, R>, packet: Packet, class: usize) {
+    /// Releases the charge of a host's data frame that `packet` carried out of its VOQ; a
+    /// port drained to XON owes its host a resume frame.
+    fn release_host_frame<R: Router>(&mut self, ctx: &mut Context<'_, R>, packet: &Packet) {
+        if packet.frame == NO_FRAME
+            || ctx.cells[CellId::from_index(packet.frame)].flags & CONTROL != 0
+        {
+            return;
+        }
+        let port = self.addressing.port_of(packet.src);
+        let pause = self.egress[port].pause.as_mut().expect("a pausing port");
+        if pause.release() {
+            self.egress_kick(ctx, port);
+        }
+    }
+
+    /// A host hands `packet` of traffic class `class` to its VOQ, or it is dropped there
+    /// (false).
+    fn enqueue<R: Router>(
+        &mut self,
+        ctx: &mut Context<'_, R>,
+        packet: Packet,
+        class: usize,
+    ) -> bool {
         self.counters.packets_created += 1;
         let key = packet.dst as u32 * self.classes as u32 + class as u32;
         let voq = &mut self.voqs[key as usize];
         if voq.packets.len() >= self.voq_packets {
             self.counters.packets_dropped += 1;
             release_frame(ctx, packet.frame);
-            return;
+            return false;
         }
         let id = ctx.packets.alloc(packet);
         ctx.packets.push_back(&mut voq.packets, id);
         if voq.active {
-            return;
+            return true;
         }
         voq.active = true;
         if self.credits {
@@ -680,6 +742,7 @@ impl Adapter {
             self.ring.push_back(key);
             self.serve(ctx);
         }
+        true
     }
 
     /// The destination host and traffic class of VOQ `key`.
@@ -864,6 +927,17 @@ impl Adapter {
         self.counters.packets_packed += (packets_before - voq.packets.len()) as u64;
         self.counters.credit_bytes_forfeited += voq.balance.forfeited_bytes() - forfeited_before;
         self.counters.payload_bytes_cut += cut.iter().map(|c| c.payload_bytes as u64).sum::<u64>();
+        if self.pauses_hosts {
+            // Every packet taken from the VOQ ends in one of the cells just cut.
+            for c in &cut {
+                let mut next = c.packet;
+                while next != NO_PACKET {
+                    let packet = ctx.packets[PacketId::from_index(next)];
+                    next = packet.next_in_cell;
+                    self.release_host_frame(ctx, &packet);
+                }
+            }
+        }
         for (i, c) in cut.drain(..).enumerate() {
             let mut cell = Cell::new(
                 self.index,
@@ -966,10 +1040,16 @@ impl Adapter {
         self.egress_kick(ctx, port);
     }
 
-    /// Starts the next packet on host port `port` if its link is free.
+    /// Starts the next frame on host port `port` if its link is free: a PAUSE or resume
+    /// frame owed to the host first, else the next packet.
     fn egress_kick<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize) {
         let egress = &mut self.egress[port];
-        if egress.sending.is_some() {
+        if egress.sending.is_some() || egress.pause.as_ref().is_some_and(HostPause::is_sending) {
+            return;
+        }
+        if egress.pause.as_mut().is_some_and(HostPause::start_next) {
+            let done_ps = ctx.now_ps + serialization_ps(HostPause::FRAME_BYTES, egress.rate_bps);
+            ctx.set_timer(done_ps, EGRESS | port as u32);
             return;
         }
         let Some(id) = ctx.packets.pop_front(&mut egress.queue) else {
@@ -981,8 +1061,25 @@ impl Adapter {
         ctx.set_timer(done_ps, EGRESS | port as u32);
     }
 
-    /// Host port `port` finished sending a packet: it is delivered.
+    /// Host port `port` finished sending a PAUSE or resume frame: it goes to the host.
+    fn pause_frame_done<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize, pause: bool) {
+        let frame = pause_frame(PauseTarget::Class(LOSSLESS_CLASS), pause, ctx.now_ps);
+        let id = ctx.cells.alloc(frame);
+        let arrive_ps = ctx.now_ps + self.egress[port].propagation_ps;
+        ctx.send_cell(self.uplinks.len() + port, id, arrive_ps);
+        if pause {
+            self.counters.pfc.pause_frames_sent += 1;
+        } else {
+            self.counters.pfc.resume_frames_sent += 1;
+        }
+        self.egress_kick(ctx, port);
+    }
+
+    /// Host port `port` finished sending a packet (or a PAUSE frame): it is delivered.
     fn egress_done<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize) {
+        if let Some(pause) = self.egress[port].pause.as_mut().and_then(HostPause::finish) {
+            return self.pause_frame_done(ctx, port, pause);
+        }
         let measuring = self.measuring(ctx.now_ps);
         let counted = |created_ps| created_ps >= self.measure_from_ps;
         let egress = &mut self.egress[port];
@@ -1117,7 +1214,7 @@ impl<R: Router> Node<R> for Adapter {
 
     fn cell_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId, _: TimePs) {
         if port >= self.uplinks.len() {
-            return self.receive_frame(ctx, cell);
+            return self.receive_frame(ctx, port - self.uplinks.len(), cell);
         }
         if reach::arrival(self, ctx, port, cell) {
             return;

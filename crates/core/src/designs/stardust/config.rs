@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::blocks::ethernet::pfc::PauseThresholds;
 use crate::blocks::reachability::MAX_SLICE_ADAPTERS;
 use crate::blocks::routing::mode;
 use crate::blocks::topology::Topology;
@@ -350,6 +351,20 @@ pub struct AdapterConfig {
     pub fci_increase: f64,
     /// The FCI reaction's window; absent: four fabric round trips (reading A12).
     pub fci_window_ns: Option<f64>,
+    /// Host ports pause their hosts with 802.1Qbb PAUSE frames on the host link (plain
+    /// Ethernet; not in the paper, whose adapter drops at a full VOQ, §3.1): a host whose
+    /// data frames waiting in the adapter's VOQs reach `pause_xoff_packets` is paused until
+    /// they drain to `pause_xon_packets`. Lets DCQCN and NDP run (`host.transport`); needs
+    /// transport hosts.
+    pub pause_hosts: bool,
+    /// A host's data frames in the VOQs that pause it.
+    pub pause_xoff_packets: u32,
+    /// A paused host's data frames in the VOQs that resume it.
+    pub pause_xon_packets: u32,
+    /// Data frames a host may still send past XOFF (what is on its way when it pauses: the
+    /// frame the PAUSE waits behind on the host link, the host's frame on the wire and two
+    /// propagation delays, under 3 jumbo frames at 10 Gbit/s and 1 µs); one more is dropped.
+    pub pause_headroom_packets: u32,
 }
 
 impl Default for AdapterConfig {
@@ -363,6 +378,10 @@ impl Default for AdapterConfig {
             fci_decrease: 0.0,
             fci_increase: 1.0 / 64.0,
             fci_window_ns: None,
+            pause_hosts: false,
+            pause_xoff_packets: 8,
+            pause_xon_packets: 4,
+            pause_headroom_packets: 4,
         }
     }
 }
@@ -549,6 +568,17 @@ impl StardustConfig {
                 "reachability.mode = \"static\" (no reachability messages)",
             );
         }
+        if !self.adapter.pause_hosts {
+            unused.add(
+                &[
+                    "adapter.pause_xoff_packets",
+                    "adapter.pause_xon_packets",
+                    "adapter.pause_headroom_packets",
+                ],
+                "adapter.pause_hosts",
+                "adapter.pause_hosts = false (adapters never pause their hosts)",
+            );
+        }
         if self.adapter.fci_decrease == 0.0 {
             unused.add(
                 &["adapter.fci_increase", "adapter.fci_window_ns"],
@@ -573,7 +603,12 @@ impl StardustConfig {
                     "host.transport set (the hosts' transport paces them; host.packet_bytes sizes their segments)",
                 );
                 let named = format!("host.transport = {:?}", transport.as_str());
-                if transport != Transport::Dctcp {
+                let (keys, because) = self.host.config.unused_by_transport();
+                unused.add(keys, "host.transport", because);
+                if !matches!(
+                    transport,
+                    Transport::Dctcp | Transport::Ndp | Transport::Dcqcn
+                ) {
                     unused.add(
                         &["host.dctcp_g"],
                         "host.transport",
@@ -587,17 +622,19 @@ impl StardustConfig {
                         format!("{named} (one path per flow)"),
                     );
                 }
-                unused.add(
-                    &["host.ndp_pull_rate"],
-                    "host.transport",
-                    format!("{named} (NDP does not run on a Stardust fabric)"),
-                );
-                unused.add(
-                    crate::designs::ethernet::DCQCN_HOST_KEYS,
-                    "host.transport",
-                    format!("{named} (DCQCN does not run on a Stardust fabric)"),
-                );
-                if !self.host.config.delayed_ack {
+                if transport != Transport::Ndp {
+                    unused.add(&["host.ndp_pull_rate"], "host.transport", &named);
+                }
+                if transport != Transport::Dcqcn {
+                    unused.add(
+                        crate::designs::ethernet::DCQCN_HOST_KEYS,
+                        "host.transport",
+                        &named,
+                    );
+                }
+                if !self.host.config.delayed_ack
+                    && !matches!(transport, Transport::Ndp | Transport::Dcqcn)
+                {
                     unused.add(
                         &["host.delayed_ack_ns"],
                         "host.delayed_ack",
@@ -787,19 +824,41 @@ impl StardustConfig {
         self.validate_host()
     }
 
-    /// Transport hosts: the transports the fabric carries and the patterns they run.
+    /// Transport hosts: the transports the fabric carries and the patterns they run; hosts
+    /// the adapters pause.
     fn validate_host(&self) -> Result<(), ScenarioError> {
+        let a = &self.adapter;
+        if a.pause_hosts {
+            if self.host.transport().is_none() {
+                return Err(invalid(
+                    "adapter.pause_hosts",
+                    "expected host.transport with adapter.pause_hosts = true (built-in sources are never paused)",
+                ));
+            }
+            if a.pause_xoff_packets == 0 {
+                return Err(invalid(
+                    "adapter.pause_xoff_packets",
+                    "expected at least 1 packet",
+                ));
+            }
+            if a.pause_xon_packets >= a.pause_xoff_packets {
+                return Err(invalid(
+                    "adapter.pause_xon_packets",
+                    format!(
+                        "expected fewer than adapter.pause_xoff_packets ({})",
+                        a.pause_xoff_packets
+                    ),
+                ));
+            }
+        }
         let Some(transport) = self.host.transport() else {
             return Ok(());
         };
-        if !matches!(
-            transport,
-            Transport::Tcp | Transport::Dctcp | Transport::Mptcp
-        ) {
+        if matches!(transport, Transport::Ndp | Transport::Dcqcn) && !self.adapter.pause_hosts {
             return Err(invalid(
                 "host.transport",
                 format!(
-                    "expected \"tcp\", \"dctcp\" or \"mptcp\" on a Stardust fabric, got {} (NDP needs switches that trim packets, DCQCN a lossless path that pauses its senders: a Stardust fabric never trims, and its adapters drop at a full VOQ)",
+                    "expected \"tcp\", \"dctcp\" or \"mptcp\" on a Stardust fabric, got {} without adapter.pause_hosts = true (DCQCN needs a lossless path that pauses its senders, NDP trimming or a lossless path: a Stardust fabric never trims, and adapters that do not pause their hosts drop at a full VOQ)",
                     serde_json::json!(transport)
                 ),
             ));
@@ -826,6 +885,16 @@ impl StardustConfig {
             ));
         }
         Ok(())
+    }
+
+    /// With `adapter.pause_hosts`, the thresholds at which host ports pause their hosts.
+    pub fn pause_thresholds(&self) -> Option<PauseThresholds> {
+        let a = &self.adapter;
+        a.pause_hosts.then_some(PauseThresholds {
+            xoff_packets: a.pause_xoff_packets,
+            xon_packets: a.pause_xon_packets,
+            headroom_packets: a.pause_headroom_packets,
+        })
     }
 
     /// Bytes of the largest packet a host sends: a transport's segment, or a built-in

@@ -14,19 +14,21 @@
 //! strict priority and their bandwidth, spraying by routing mode, FCI marking and reaction,
 //! ON/OFF pause of elements over a shared pool, push mode, traffic classes, reachability
 //! messages with scripted failures (`reach`), and hosts from permutations to flow-size
-//! distributions, and TCP NewReno hosts on the host ports. Not yet built (see the README):
-//! other transports, low-latency VOQs, error-rate marking of links.
+//! distributions, and transport hosts on the host ports (TCP NewReno, DCTCP, MPTCP; DCQCN and
+//! NDP over adapters that pause their hosts with PFC, `host_pause`, which is not the
+//! paper's). Not yet built (see the README): low-latency VOQs, error-rate marking of links.
 
 mod adapter;
 mod config;
 mod element;
+mod host_pause;
 mod reach;
 mod report;
 
 use std::sync::Arc;
 
 use crate::blocks::cell::{Cell, CellId, NO_PACKET};
-use crate::blocks::ethernet::host::{FlowSeries, Host};
+use crate::blocks::ethernet::host::{FlowSeries, Host, HostParams};
 use crate::blocks::fabric::{Context, Fabric, Node, Wiring};
 use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::link::Link;
@@ -395,6 +397,7 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
     let round_trip_ps = round_trip_ps(&table, &edge_of, cell_ps, longest_cable_ps);
     let flows = flows(&config, &topology)?;
     let transport = config.host.transport();
+    check_pause_room(&config, &addressing)?;
     let mut foreground = foreground(&config, &topology)?;
     let mut host_rate_bps = vec![0; addressing.hosts()];
     let mut receivers = vec![false; addressing.hosts()];
@@ -493,6 +496,7 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
                 reach,
                 request_refresh_ps: (config.reachability.mode == ReachMode::Messages)
                     .then(|| ps_from_ns(config.reachability.request_refresh_ns)),
+                pause_hosts: config.pause_thresholds(),
             }))
         } else {
             let last_stage = (0..topology.switch_ports(s))
@@ -624,6 +628,10 @@ fn transport_hosts(
             cable.propagation_ps.unwrap_or(config.propagation_ps()),
         );
         wires.push((s, p, link.propagation_ps));
+        let params = HostParams {
+            ndp_pull_interval_ps: config.host.config.ndp_pull_interval_ps(link.rate_bps),
+            ..params
+        };
         hosts.push(Host::new(h as u16, link, params));
     }
     let size = config.traffic.flow_bytes;
@@ -644,6 +652,31 @@ fn transport_hosts(
         });
     }
     (hosts, wires)
+}
+
+/// With `adapter.pause_hosts`, an adapter's hosts share its VOQs: each may hold XOFF plus
+/// its headroom in one VOQ (an incast's senders on one adapter share their destination's),
+/// and all of them must fit, or a full VOQ drops what PFC let through.
+fn check_pause_room(config: &StardustConfig, addressing: &Addressing) -> Result<(), ScenarioError> {
+    let Some(t) = config.pause_thresholds() else {
+        return Ok(());
+    };
+    let mut per_adapter = vec![0u32; addressing.adapters()];
+    for h in 0..addressing.hosts() {
+        per_adapter[addressing.adapter_of(h as u16) as usize] += 1;
+    }
+    let hosts = per_adapter.into_iter().max().unwrap_or(0);
+    let needed = hosts * (t.xoff_packets + t.headroom_packets);
+    if needed > config.adapter.voq_packets {
+        return Err(invalid(
+            "adapter.voq_packets",
+            format!(
+                "expected at least {needed} with adapter.pause_hosts = true: {hosts} hosts on an adapter share its VOQs, each holding up to adapter.pause_xoff_packets + adapter.pause_headroom_packets ({} + {})",
+                t.xoff_packets, t.headroom_packets
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The edge switches (those with hosts), in switch order: adapter `i` is `edges[i]`.
@@ -1158,6 +1191,112 @@ mod tests {
             sent_by_subflow.iter().all(|&n| n > 0),
             "{sent_by_subflow:?}"
         );
+    }
+
+    /// An incast of 15 senders × 450 KB to host 0 of a k = 4 fat-tree whose adapters pause
+    /// their hosts (with the `[adapter]` members `adapter`), the hosts running `transport`,
+    /// run for 10 ms: its summary, and the run.
+    fn paused_incast(transport: &str, adapter: &str) -> (serde_json::Value, Stardust, Clock) {
+        let extra = format!(
+            r#", "adapter": {{"pause_hosts": true {adapter}}},
+            "traffic": {{"pattern": "incast", "incast_host": 0, "flow_bytes": 450000}}"#
+        );
+        let host = format!(r#""transport": "{transport}""#);
+        let (stardust, clock) = transport_run(&host, 10_000_000, 10_000_000, &extra);
+        let (summary, _) = stardust.finish(&clock).expect("balanced");
+        (serde_json::to_value(&summary).unwrap(), stardust, clock)
+    }
+
+    /// The checks every lossless incast passes: nothing dropped anywhere, the senders paused
+    /// and resumed as often, every flow complete within 10% of 15 × 450 KB at line rate,
+    /// nothing retransmitted; and the same seed gives the same summary.
+    fn assert_lossless_incast(transport: &str) -> serde_json::Value {
+        let (summary, _, _) = paused_incast(transport, "");
+        let pfc = &summary["pfc"];
+        assert_eq!(summary["packets_dropped_ingress"], 0, "{summary}");
+        assert_eq!(summary["packets_dropped_egress"], 0);
+        assert_eq!(summary["packets_dropped_fabric"], 0);
+        assert_eq!(summary["cells_dropped"], 0);
+        assert_eq!(pfc["lossless_drops"], 0, "{pfc}");
+        assert!(pfc["pause_frames_sent"].as_u64().unwrap() > 0, "{pfc}");
+        assert_eq!(pfc["resume_frames_sent"], pfc["pause_frames_sent"]);
+        assert!(pfc["headroom_peak_packets"].as_u64().unwrap() <= 4, "{pfc}");
+        assert!(pfc["host_paused_us"].as_f64().unwrap() > 0.0);
+        assert_eq!(summary["flows_completed"], 15);
+        let ideal_us = 15.0 * 450_000.0 * 8.0 / 10e9 * 1e6;
+        let last_us = summary["fct_us"]["last"].as_f64().unwrap();
+        assert!(last_us < 1.1 * ideal_us, "{last_us} µs");
+        assert_eq!(
+            (&summary["retransmissions"], &summary["timeouts"]),
+            (&0.into(), &0.into())
+        );
+        assert_eq!(summary, paused_incast(transport, "").0, "deterministic");
+        summary
+    }
+
+    /// DCQCN over adapters that pause their hosts: lossless, and no CNP is ever sent (nothing
+    /// on a Stardust fabric marks ECN), so every sender stays at line rate and only PFC holds
+    /// it back.
+    #[test]
+    fn dcqcn_over_paused_hosts_is_lossless_and_never_notified() {
+        let summary = assert_lossless_incast("dcqcn");
+        let dcqcn = &summary["dcqcn"];
+        assert_eq!(
+            (&dcqcn["cnps_sent"], &dcqcn["rate_cuts"]),
+            (&0.into(), &0.into())
+        );
+        assert_eq!(dcqcn["rate_gbps"]["min"], 10.0, "{dcqcn}");
+    }
+
+    /// NDP over adapters that pause their hosts: nothing is trimmed or NACKed, the receiver's
+    /// pulls clock the senders after their initial windows, and no retransmission timer fires.
+    #[test]
+    fn ndp_over_paused_hosts_is_lossless_and_pull_clocked() {
+        let summary = assert_lossless_incast("ndp");
+        let ndp = &summary["ndp"];
+        assert_eq!(ndp["packets_trimmed"], 0);
+        assert_eq!(
+            (&ndp["headers_received"], &ndp["nacks_sent"]),
+            (&0.into(), &0.into())
+        );
+        // One pull per data packet received but the last of each flow (50 packets each).
+        let pulls = ndp["pulls_sent"].as_u64().unwrap();
+        assert!(pulls > 15 * 40, "{ndp}");
+    }
+
+    /// No headroom: the frames a host still sends after its adapter's XOFF find no room and
+    /// are dropped; every account still balances, the drops counted in the ledger (and a
+    /// PAUSE frame counted but never sent breaks the frames' account).
+    #[test]
+    fn paused_hosts_without_headroom_drop_and_the_ledger_counts_it() {
+        let (summary, mut stardust, clock) =
+            paused_incast("dcqcn", r#", "pause_headroom_packets": 0"#);
+        let drops = summary["pfc"]["lossless_drops"].as_u64().unwrap();
+        assert!(drops > 0, "{}", summary["pfc"]);
+        assert!(summary["packets_dropped_ingress"].as_u64().unwrap() >= drops);
+        assert!(
+            summary["flows_completed"].as_u64().unwrap() < 15,
+            "DCQCN never resends"
+        );
+        let adapter = stardust
+            .fabric
+            .nodes_mut()
+            .iter_mut()
+            .find_map(|n| match n {
+                StardustNode::Adapter(a) => Some(a),
+                _ => None,
+            })
+            .unwrap();
+        adapter.counters.pfc.pause_frames_sent += 1;
+        // The frame would be on a host cable: the cells held (none, the run is over) do not
+        // have it.
+        assert!(matches!(
+            stardust.finish(&clock),
+            Err(RunError::Unaccounted {
+                held: 0,
+                allocated: 1
+            })
+        ));
     }
 
     /// A frame counted as sent to a host that never left breaks the frames' account.

@@ -7,6 +7,8 @@ use super::adapter::Adapter;
 use super::reach::{self, ChangeTable, DeviceReport, EventTable, ReachSummary};
 use super::Stardust;
 use crate::blocks::ethernet::host::{FlowSeries, Host, SenderTotals};
+use crate::blocks::transport::Transport;
+use crate::designs::ethernet::{DcqcnSummary, NdpSummary, PfcSummary};
 use crate::engine::kernel::Clock;
 use crate::engine::stats::{Completion, Percentiles, Spread};
 use crate::engine::time::{TimePs, PS_PER_NS};
@@ -135,7 +137,7 @@ pub struct StardustSummary {
 /// What transport hosts did, named as the Ethernet design's summary names it.
 #[derive(Clone, Debug, Serialize)]
 pub struct TransportSummary {
-    /// The hosts' transport (`tcp`, `dctcp` or `mptcp`).
+    /// The hosts' transport (`tcp`, `dctcp`, `mptcp`, `ndp` or `dcqcn`).
     pub transport: &'static str,
     /// Jain's fairness index over the flows' goodputs (1: all equal).
     pub flow_fairness: f64,
@@ -146,7 +148,7 @@ pub struct TransportSummary {
     pub host_link_utilization: f64,
     /// Frames hosts created: data segments and ACKs (each crosses the fabric as a packet).
     pub host_packets_created: u64,
-    /// Frames that reached their host.
+    /// Frames that reached their host (with `adapter.pause_hosts`, PAUSE frames too).
     pub host_packets_received: u64,
     /// ACKs among the frames created.
     pub acks_sent: u64,
@@ -161,6 +163,19 @@ pub struct TransportSummary {
     /// Mean round-trip time senders sampled in the measurement window (timestamps echoed by
     /// ACKs), in µs.
     pub rtt_mean_us: f64,
+    /// NDP's counts, named as the Ethernet design's (nothing trims on a Stardust fabric);
+    /// absent for other transports.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ndp: Option<NdpSummary>,
+    /// DCQCN's counts (no CNP: nothing marks ECN on a Stardust fabric); absent for other
+    /// transports.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dcqcn: Option<DcqcnSummary>,
+    /// With `adapter.pause_hosts`: the adapters' pauses of their hosts, named as the
+    /// Ethernet design's PFC counts (`switch_paused_us` is 0: hosts never pause adapters;
+    /// `paused_fraction` is over the hosts); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pfc: Option<PfcSummary>,
 }
 
 /// Tables of a Stardust run.
@@ -230,13 +245,22 @@ pub struct HostTable {
     pub goodput_gbps: Vec<f64>,
 }
 
+/// PAUSE and resume frames adapters sent their hosts (`adapter.pause_hosts`).
+fn pause_frames_sent(adapters: &[&Adapter]) -> u64 {
+    let pfc = adapters.iter().map(|a| &a.counters.pfc);
+    pfc.map(|c| c.pause_frames_sent + c.resume_frames_sent)
+        .sum()
+}
+
 /// Transport hosts' frames not in a packet: waiting at a host's NIC, or on a host cable
-/// (sent by a host and not yet at its adapter, or sent by an adapter and not yet at its host).
+/// (sent by a host and not yet at its adapter, or sent by an adapter, a PAUSE frame among
+/// them, and not yet at its host).
 fn frames_outside_packets(hosts: &[&Host], adapters: &[&Adapter]) -> Result<u64, RunError> {
     let created: u64 = hosts.iter().map(|h| h.counters.packets_created).sum();
     let received: u64 = hosts.iter().map(|h| h.counters.packets_received).sum();
     let at_adapters: u64 = adapters.iter().map(|a| a.counters.frames_received).sum();
-    let from_adapters: u64 = adapters.iter().map(|a| a.counters.frames_sent).sum();
+    let from_adapters: u64 =
+        adapters.iter().map(|a| a.counters.frames_sent).sum::<u64>() + pause_frames_sent(adapters);
     let upward = created.checked_sub(at_adapters);
     let downward = from_adapters.checked_sub(received);
     match (upward, downward) {
@@ -348,9 +372,14 @@ impl Stardust {
         packets.check(false)?;
         if !hosts.is_empty() {
             // Every packet carries a host frame: the frames' account is the packets' seen
-            // from the hosts, plus the frames at NICs and on host cables.
+            // from the hosts, plus the frames at NICs and on host cables; adapters' PAUSE
+            // frames are created by them and delivered to their hosts.
             Ledger {
-                injected: hosts.iter().map(|h| h.counters.packets_created).sum(),
+                injected: hosts
+                    .iter()
+                    .map(|h| h.counters.packets_created)
+                    .sum::<u64>()
+                    + pause_frames_sent(&adapters),
                 delivered: hosts.iter().map(|h| h.counters.packets_received).sum(),
                 dropped: packets.dropped,
                 in_flight: frames_outside_packets + packets.in_flight,
@@ -422,7 +451,7 @@ impl Stardust {
                 / flow_fractions.len().max(1) as f64;
             (host_table, flows, goodput, at_least, fcts, None)
         } else {
-            self.transport_report(&hosts, &adapters, window_s)
+            self.transport_report(&hosts, &adapters, window_s, clock.now_ps)
         };
         let merged =
             |pick: &dyn Fn(&super::adapter::Adapter) -> &crate::engine::stats::LatencyHistogram| {
@@ -562,6 +591,7 @@ impl Stardust {
         hosts: &[&Host],
         adapters: &[&Adapter],
         window_s: f64,
+        now_ps: TimePs,
     ) -> TransportReport {
         let gbps = |bytes: u64| bytes as f64 * 8.0 / window_s / 1e9;
         let mut flows = FlowTable::default();
@@ -597,8 +627,9 @@ impl Stardust {
         let host_sum = |pick: fn(&crate::blocks::ethernet::host::HostCounters) -> u64| -> u64 {
             hosts.iter().map(|h| pick(&h.counters)).sum()
         };
+        let transport = self.config.host.config.transport;
         let transport = TransportSummary {
-            transport: self.config.host.config.transport.as_str(),
+            transport: transport.as_str(),
             flow_fairness: crate::engine::stats::Fairness::of(&flows.goodput_gbps)
                 .jain_index
                 .unwrap_or(0.0),
@@ -612,6 +643,12 @@ impl Stardust {
             fast_retransmits: sent.fast_retransmits,
             timeouts: sent.timeouts,
             rtt_mean_us: sent.rtt_mean_us,
+            ndp: (transport == Transport::Ndp).then(|| NdpSummary::of(hosts, (0, 0))),
+            dcqcn: (transport == Transport::Dcqcn).then(|| DcqcnSummary::of(hosts)),
+            pfc: self.config.adapter.pause_hosts.then(|| {
+                let counters: Vec<_> = adapters.iter().map(|a| a.counters.pfc).collect();
+                PfcSummary::of(&counters, (0, 0), 0, hosts, now_ps)
+            }),
         };
         (host_table, flows, goodput, at_least, fcts, Some(transport))
     }
