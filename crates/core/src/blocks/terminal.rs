@@ -145,11 +145,19 @@ impl Terminal {
     }
 
     /// The next channel round robin with cells waiting that flow control lets send.
+    #[inline]
     fn next_sendable(&self) -> Option<usize> {
         if self.tx_queues.len() == 1 {
             // One channel: a FIFO.
             return (self.queued_cells > 0 && self.gate.may_send(0)).then_some(0);
         }
+        self.next_sendable_of_many()
+    }
+
+    /// [`next_sendable`](Self::next_sendable) over several channels (kept out of line, so the
+    /// one-channel check inlines where it is asked, three times per cell).
+    #[inline(never)]
+    fn next_sendable_of_many(&self) -> Option<usize> {
         match self.gate {
             TxGate::Open => self.nonempty.first_at_or_after(self.next_channel),
             _ => self
