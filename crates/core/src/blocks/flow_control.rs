@@ -216,6 +216,13 @@ impl RxFlowControl {
         }
     }
 
+    /// True when the signals depend on the buffer's occupancy (ON/OFF thresholds); without it
+    /// the occupancy passed in is not read.
+    #[inline]
+    pub fn reads_occupancy(&self) -> bool {
+        matches!(self, RxFlowControl::OnOff { .. })
+    }
+
     /// Called after a cell of `channel` left the buffer, now holding `occupancy_cells`.
     pub fn after_dequeue(&mut self, channel: u16, occupancy_cells: u32) -> Option<FlowSignal> {
         match self {

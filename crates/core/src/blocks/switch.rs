@@ -330,6 +330,17 @@ impl CellSwitch {
         }
     }
 
+    /// What `buffer_port`'s flow control is told the buffer unit holds: the unit's occupancy
+    /// where it switches on thresholds, 0 where it reads none (no flow control, credits).
+    #[inline]
+    fn occupancy_for_flow_control(&self, buffer_port: usize, input: usize, output: usize) -> u32 {
+        if self.rx_flow_control[buffer_port].reads_occupancy() {
+            self.unit_occupancy(input, output)
+        } else {
+            0
+        }
+    }
+
     /// Offers `cell`, arriving at `now_ps` on `input`, to the switch; the cell's `out_port`
     /// says where it goes.
     pub fn accept(
@@ -375,7 +386,7 @@ impl CellSwitch {
                 inputs_for_output[output].insert(input as usize);
             }
         }
-        let occupancy = self.unit_occupancy(input as usize, output);
+        let occupancy = self.occupancy_for_flow_control(buffer_port, input as usize, output);
         let signal = self.rx_flow_control[buffer_port].after_enqueue(vc, occupancy);
         Admission::Queued(signal)
     }
@@ -426,7 +437,7 @@ impl CellSwitch {
             };
             self.occupancy[buffer_port] -= 1;
             self.counters[output].cells_out += 1;
-            let occupancy = self.unit_occupancy(in_port, output);
+            let occupancy = self.occupancy_for_flow_control(buffer_port, in_port, output);
             if let Some(signal) = self.rx_flow_control[buffer_port].after_dequeue(in_vc, occupancy)
             {
                 self.signals.push((buffer_port as u16, signal));
@@ -561,6 +572,7 @@ impl<R: Router> Node<R> for CellSwitch {
         self.held_cells
     }
 
+    #[inline(never)]
     fn cell_arrives(
         &mut self,
         ctx: &mut Context<'_, R>,
