@@ -203,7 +203,8 @@ def test_a_shared_buffer_permutation_balances_its_ledger_and_counts_drops_by_cau
     summary = json.loads(done.stdout)
     buffer = summary["shared_buffer"]
     assert buffer["threshold_drops"] + buffer["full_drops"] <= summary["packets_dropped"]
-    assert summary["packets_dropped"] == buffer["threshold_drops"] + buffer["full_drops"] + summary["packets_lost"]
+    assert summary["packets_dropped"] == (buffer["threshold_drops"] + buffer["full_drops"]
+                                          + summary["packets_lost"])
     assert summary["packets_created"] == (summary["packets_delivered"] + summary["packets_dropped"]
                                           + summary["packets_in_flight"])
     # α = 0.5 over 12 ports × 100: a lone queue holds at most 0.5·1200/1.5 = 400 packets.

@@ -405,7 +405,8 @@ def shared_buffer() -> None:
               f"{buffer_packets - b['occupied_peak_packets']} of {buffer_packets / (1 + alpha):.1f} | "
               f"{b['threshold_drops']} | {b['full_drops']} | {31 * s['goodput']:.3f} |")
     print()
-    print("| DCTCP, K = 15 | mean depth found | deepest | marked | drops | bottleneck goodput (of line rate) |")
+    print("| DCTCP, K = 15 | mean depth found | deepest | marked | drops "
+          "| bottleneck goodput (of line rate) |")
     print("|---|---|---|---|---|---|")
     for label, switch in [("per port, 100 packets", {}),
                           ("shared, B = 200, alpha = 1", {"switch__buffer": "shared",
