@@ -2,6 +2,8 @@
 //! Prints the summary JSON, with the wall-clock figures under `perf`. The default scenario matches `scenarios/bench/islip-reference.toml`;
 //! any design's scenario, as JSON, may be given instead.
 
+use std::io::Write;
+
 const REFERENCE: &str = r#"{
     "run": {"seed": 1, "duration_ns": 51200000, "warmup_ns": 512000},
     "switch": {"ports": 32, "scheduler": "islip", "iterations": 1},
@@ -19,8 +21,7 @@ fn main() {
     let report = sim.finish().unwrap_or_else(|e| panic!("run failed: {e}"));
     let mut printed = report.summary;
     printed["perf"] = serde_json::to_value(&report.perf).expect("perf serializes");
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&printed).expect("summary serializes")
-    );
+    let text = serde_json::to_string_pretty(&printed).expect("summary serializes");
+    // A reader that stops early (`| head`) closes the pipe: that ends the output, not a panic.
+    let _ = writeln!(std::io::stdout(), "{text}");
 }
