@@ -8,7 +8,7 @@
 //! upstream port holds back only that class ([`ClassPauses`]), so a pause of one class does
 //! not stop another (the head-of-line blocking across priorities that one class for all
 //! traffic suffers: DCQCN §2's "victim flow"). A port serves its classes by strict priority,
-//! class 0 first ([`PriorityPort`]).
+//! class 0 first, or in round robin (ETS with equal weights, 802.1Qaz; [`PriorityPort`]).
 //!
 //! Buffer (the Stardust paper's DCQCN baseline: "100 buffers per port, shared between
 //! interfaces", `../shared/specs/stardust.md` §3). Reading taken: a switch of P ports has
@@ -242,6 +242,9 @@ pub struct PfcSpec {
     pub pool_packets_per_port: u32,
     /// Lossless classes (priorities) paused apart, 1 to [`MAX_CLASSES`].
     pub classes: u8,
+    /// Ports serve the data classes in round robin (ETS with equal weights, 802.1Qaz), not
+    /// by strict priority.
+    pub round_robin: bool,
     /// An ingress class holding this many packets sends XOFF.
     pub xoff_packets: u32,
     /// A paused ingress drained to this many sends XON.
@@ -388,7 +391,13 @@ impl PfcPorts {
             ports: links
                 .into_iter()
                 .map(|link| PfcPort {
-                    port: PriorityPort::new(link, classes),
+                    port: {
+                        let mut port = PriorityPort::new(link, classes);
+                        if spec.round_robin {
+                            port.serve_classes_round_robin();
+                        }
+                        port
+                    },
                     data_bytes: 0,
                     pause: ClassPauses::new(classes),
                     peak_packets: 0,
@@ -610,6 +619,7 @@ mod tests {
         PfcSpec {
             pool_packets_per_port: 100,
             classes: 1,
+            round_robin: false,
             xoff_packets: xoff,
             xon_packets: xon,
             headroom_packets: headroom,

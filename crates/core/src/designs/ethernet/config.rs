@@ -106,8 +106,11 @@ pub struct SwitchConfig {
     /// PFC: lossless classes (802.1Qbb priorities) paused apart, 1 to 8; absent: 1. Each
     /// ingress port keeps an account per class with the thresholds below, so
     /// `pfc_classes × (pfc_xoff_packets + pfc_headroom_packets)` must fit `queue_packets`;
-    /// a port serves its classes by strict priority, class 0 first.
+    /// a port serves its classes as `pfc_class_service` says.
     pub pfc_classes: Option<u32>,
+    /// PFC: how a port serves its data classes: `strict_priority` (class 0 first, the
+    /// default) or `round_robin` (ETS with equal weights, IEEE 802.1Qaz).
+    pub pfc_class_service: Option<ClassService>,
     /// PFC: packets an ingress class holds when it sends XOFF.
     pub pfc_xoff_packets: u32,
     /// PFC: packets a paused ingress class drains to before it sends XON.
@@ -147,6 +150,7 @@ impl Default for SwitchConfig {
             trimming: false,
             pfc: false,
             pfc_classes: None,
+            pfc_class_service: None,
             buffer: BufferKind::PerPort,
             shared_buffer_packets: None,
             dt_alpha: None,
@@ -180,6 +184,17 @@ impl Named for BufferKind {
             BufferKind::Shared => ("shared", "output queues over one switch buffer (switch.shared_buffer_packets, default switch.queue_packets per port) under the dynamic threshold alpha x free buffer (switch.dt_alpha; Choudhury & Hahne 1998)"),
         }
     }
+}
+
+/// How a PFC port serves its data classes (`switch.pfc_class_service`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ClassService {
+    /// Class 0 first, then 1, and so on (802.1Q's strict priority selection).
+    #[default]
+    StrictPriority,
+    /// One packet per class in turn (ETS with equal weights, IEEE 802.1Qaz).
+    RoundRobin,
 }
 
 /// α of the dynamic threshold when `switch.dt_alpha` is absent.
@@ -772,6 +787,7 @@ impl EthernetConfig {
         if !s.pfc {
             for (key, set) in [
                 ("switch.pfc_classes", s.pfc_classes.is_some()),
+                ("switch.pfc_class_service", s.pfc_class_service.is_some()),
                 ("traffic.flow_classes", self.traffic.flow_classes.is_some()),
             ] {
                 if set {
@@ -993,6 +1009,7 @@ impl EthernetConfig {
         s.pfc.then_some(PfcSpec {
             pool_packets_per_port: s.queue_packets,
             classes: self.pfc_classes() as u8,
+            round_robin: s.pfc_class_service == Some(ClassService::RoundRobin),
             xoff_packets: s.pfc_xoff_packets,
             xon_packets: s.pfc_xon_packets,
             headroom_packets: s.pfc_headroom_packets,

@@ -43,7 +43,7 @@ use crate::engine::time::{ps_from_ns, serialization_ps, TimePs};
 use crate::run::{Design, Report, RunError};
 use crate::scenario::{invalid, ScenarioError};
 use config::Pattern;
-pub use config::{BufferKind, EthernetConfig, HostConfig, DCQCN_HOST_KEYS};
+pub use config::{BufferKind, ClassService, EthernetConfig, HostConfig, DCQCN_HOST_KEYS};
 pub use report::{
     DcqcnSummary, EthernetSummary, EthernetTables, NdpSummary, PfcClassSummary, PfcSummary,
 };

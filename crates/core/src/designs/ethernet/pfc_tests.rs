@@ -10,10 +10,16 @@ use super::*;
 /// host 5 (host 0 across the spine) on class 0, host 1 to host 9 on class 1 (class 0 with
 /// one class).
 fn victim(seed: u64, classes: u32) -> String {
+    victim_served(seed, classes, "strict_priority")
+}
+
+/// [`victim`] with ports serving their classes as `service` says.
+fn victim_served(seed: u64, classes: u32, service: &str) -> String {
     format!(
         r#"{{"design": "ethernet", "run": {{"seed": {seed}, "duration_ns": 10000000, "warmup_ns": 2000000}},
             "topology": {{"kind": "leaf_spine", "leaves": 2, "spines": 1, "hosts_per_leaf": 5}},
-            "switch": {{"pfc": true, "pfc_classes": {classes}, "pfc_xoff_packets": 40, "pfc_xon_packets": 38}},
+            "switch": {{"pfc": true, "pfc_classes": {classes}, "pfc_xoff_packets": 40, "pfc_xon_packets": 38,
+                "pfc_class_service": "{service}"}},
             "host": {{"transport": "tcp", "packet_bytes": 9000}},
             "traffic": {{"pattern": "pairs", "pairs": [[0, 5], [6, 5], [7, 5], [8, 5], [1, 9]],
                 "flow_classes": [0, 0, 0, 0, {victim_class}]}}}}"#,
@@ -63,6 +69,15 @@ fn a_pause_of_one_class_leaves_the_other_going() {
     for (flow, &g) in gbps[..4].iter().enumerate() {
         assert!((g - 2.5).abs() < 0.3, "incast flow {flow}: {gbps:?}");
     }
+    assert!(victim_keeps_its_share(&gbps), "{gbps:?}");
+}
+
+/// Round robin between the classes (ETS) changes nothing here: class 0 wants no more than
+/// the 2.5 Gbit/s its pauses allow, so the victim keeps the rest either way.
+#[test]
+fn round_robin_between_classes_keeps_the_victims_share_too() {
+    let (summary, gbps) = run(&victim_served(1, 2, "round_robin"), false);
+    assert_eq!(summary.pfc.unwrap().lossless_drops, 0);
     assert!(victim_keeps_its_share(&gbps), "{gbps:?}");
 }
 
