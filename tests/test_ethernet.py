@@ -18,6 +18,7 @@ PERMUTATION = "scenarios/baselines/permutation.toml"
 INCAST_NDP = "scenarios/baselines/incast-ndp.toml"
 PERMUTATION_DCQCN = "scenarios/baselines/permutation-dcqcn.toml"
 INCAST_DCQCN = "scenarios/baselines/incast-dcqcn.toml"
+PFC_VICTIM = "scenarios/baselines/pfc-victim.toml"
 SHORT = ["--set", "run.duration_ns=1000000", "--set", "run.warmup_ns=500000"]
 # What permutation.toml's comment lists for NDP (htsim's -cwnd 23 -q 8).
 NDP = ["--set", "host.transport=ndp", "--set", "switch.trimming=true", "--set", "switch.queue_packets=8",
@@ -108,6 +109,30 @@ def test_a_dcqcn_incast_over_pfc_drops_nothing_and_repeats_exactly():
     assert 23.04e3 < summary["fct_us"]["last"] < 1.05 * 23.04e3
 
 
+def test_pfc_per_priority_keeps_the_victim_flow_going_and_repeats_exactly():
+    """pfc-victim.toml: an incast into host 5 on class 0 and an unrelated flow (the pattern's
+    last, the fastest) on class 1 sharing its upstream links. Two classes: the incast's four
+    flows share host 5's 10 Gbit/s (2.5 each) and the victim keeps the 7.5 host 0's flow leaves
+    it; one class: the same pauses stop the victim, at about host 0's rate. Lossless both ways."""
+    args = ["run", PFC_VICTIM, "--json"]
+    first, second = cli(*args), cli(*args)
+    assert first.returncode == 0, first.stderr
+    two, again = json.loads(first.stdout), json.loads(second.stdout)
+    for run in (two, again):
+        del run["perf"], run["provenance"]
+    assert two == again, "same scenario and seed, same summary"
+    one_done = cli(*args, "--set", "switch.pfc_classes=1", "--set", "traffic.flow_classes=[0]")
+    assert one_done.returncode == 0, one_done.stderr
+    one = json.loads(one_done.stdout)
+    for summary in (two, one):
+        assert summary["packets_dropped"] == 0 and summary["pfc"]["lossless_drops"] == 0
+        assert summary["packets_created"] == summary["packets_delivered"] + summary["packets_in_flight"]
+        assert 2.2 < summary["flow_goodput_gbps"]["min"] < 2.6, summary["flow_goodput_gbps"]
+    assert two["flow_goodput_gbps"]["max"] > 7.0, two["flow_goodput_gbps"]
+    assert one["flow_goodput_gbps"]["max"] < 3.5, one["flow_goodput_gbps"]
+    assert [c["class"] for c in two["pfc"]["classes"]] == [0, 1] and "classes" not in one["pfc"]
+
+
 def test_the_dcqcn_permutation_reports_goodput_and_pfc():
     done = cli("run", PERMUTATION_DCQCN, *SHORT, "--json")
     assert done.returncode == 0, done.stderr
@@ -131,6 +156,23 @@ def test_the_dcqcn_permutation_reports_goodput_and_pfc():
     (PERMUTATION, ["switch.pfc_xoff_packets=50"],
      " switch.pfc_xoff_packets: not used with switch.pfc = false"),
     (INCAST_NDP, ["switch.pfc=true"], " switch.pfc: "),
+    (PFC_VICTIM, ["switch.pfc_classes=0"], " switch.pfc_classes: expected 1 to 8"),
+    (PFC_VICTIM, ["switch.pfc_classes=9"], " switch.pfc_classes: expected 1 to 8"),
+    (PERMUTATION, ["switch.pfc_classes=2"], " switch.pfc_classes: expected only with switch.pfc = true"),
+    (PERMUTATION, ["switch.pfc_class_service=round_robin"],
+     " switch.pfc_class_service: expected only with switch.pfc = true"),
+    (PFC_VICTIM, ["switch.pfc_class_service=fair"], " switch.pfc_class_service: "),
+    (PERMUTATION, ["traffic.flow_classes=[0]"],
+     " traffic.flow_classes: expected only with switch.pfc = true"),
+    (PFC_VICTIM, ["traffic.flow_classes=[0,2]"],
+     " traffic.flow_classes: expected classes below switch.pfc_classes (2), got 2"),
+    (PFC_VICTIM, ["switch.pfc_classes=1"],
+     " traffic.flow_classes: expected classes below switch.pfc_classes (1)"),
+    (PFC_VICTIM, ["switch.pfc_xoff_packets=47"],
+     " switch.pfc_xoff_packets: expected switch.pfc_classes x (switch.pfc_xoff_packets + "),
+    (PFC_VICTIM, ["traffic.pairs=[[0,0]]"], " traffic.pairs: expected two distinct hosts below 10"),
+    (PFC_VICTIM, ["traffic.pairs=[[0,10]]"], " traffic.pairs: expected two distinct hosts below 10"),
+    (PFC_VICTIM, ["traffic.pairs=[]"], " traffic.pairs: expected at least one"),
 ])
 def test_dcqcn_and_pfc_bad_input_is_one_line_naming_the_key(scenario, settings: list[str], message: str):
     test_bad_input_is_one_line_naming_the_key(scenario, settings, message)

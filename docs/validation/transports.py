@@ -10,12 +10,14 @@ and permutation at full load, and the permutation beside Fig. 10's DCQCN 47%.
 The Fig. 10b completion-time workload (scenarios/baselines/fct.toml beside
 scenarios/stardust/fct.toml) with its sanity laws: flows within the initial window on an idle fabric
 take their ideal time, slots follow the flows in flight, and the Poisson source offers its load.
+PFC per priority (scenarios/baselines/pfc-victim.toml): an incast on class 0 and a victim flow on
+class 1 sharing its upstream links, with one and two PFC classes.
 
-    python3 docs/validation/transports.py [--long] [--dcqcn] [--shared-buffer]
+    python3 docs/validation/transports.py [--long] [--dcqcn] [--shared-buffer] [--pfc-classes]
 
 --long adds the paper-length permutations (200 ms, goodput over 190-200 ms) of DCTCP and MPTCP;
 --dcqcn prints the DCQCN section alone, --shared-buffer the shared buffer's (Choudhury & Hahne's
-dynamic threshold on the star).
+dynamic threshold on the star), --pfc-classes the victim flow's.
 """
 
 import math
@@ -29,6 +31,7 @@ PROPAGATION_NS = 25_000.0  # one switch, two links each way: a base round trip o
 PACKET_BYTES = 1500
 ACK_BYTES = 64
 PERMUTATION_DCQCN = "scenarios/baselines/permutation-dcqcn.toml"
+PFC_VICTIM = "scenarios/baselines/pfc-victim.toml"
 
 
 def star(transport: str, senders: int, duration_ns: float, warmup_ns: float, **more) -> dict:
@@ -437,7 +440,33 @@ def shared_buffer() -> None:
     print()
 
 
+def pfc_classes() -> None:
+    print("## PFC per priority: the victim flow (scenarios/baselines/pfc-victim.toml)\n")
+    print("| PFC classes | incast flows 0, 6, 7, 8 -> 5 (Gbit/s) | victim 1 -> 9 (Gbit/s) | victim, theory | "
+          "XOFF class 0 | XOFF class 1 | paused class 0 (ms) | paused class 1 (ms) | drops | ledger |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    root = Path(__file__).resolve().parents[2]
+    runs = [("2", {}, 7.5), ("1", {"switch.pfc_classes": 1, "traffic.flow_classes": [0]}, 2.5)]
+    for label, overrides, theory in runs:
+        r = cellfabric.run(root / PFC_VICTIM, overrides, progress=False)
+        s, gbps = r.summary, list(r.tables["flows"]["goodput_gbps"])
+        held = s["packets_delivered"] + s["packets_dropped"] + s["packets_in_flight"]
+        balanced = s["packets_created"] == held
+        pfc = s["pfc"]
+        per_class = pfc.get("classes") or [{"pause_frames_sent": pfc["pause_frames_sent"],
+                                            "paused_us": pfc["switch_paused_us"] + pfc["host_paused_us"]}]
+        sent = [c["pause_frames_sent"] for c in per_class] + ["-"]
+        paused = [f"{c['paused_us'] / 1e3:.2f}" for c in per_class] + ["-"]
+        incast = ", ".join(f"{g:.2f}" for g in gbps[:4])
+        print(f"| {label} | {incast} | {gbps[4]:.2f} | {theory} | {sent[0]} | {sent[1]} | {paused[0]} | "
+              f"{paused[1]} | {s['packets_dropped']} | {'balanced' if balanced else 'UNBALANCED'} |")
+    print()
+
+
 if __name__ == "__main__":
+    if "--pfc-classes" in sys.argv:
+        pfc_classes()
+        sys.exit()
     if "--dcqcn" in sys.argv:
         dcqcn()
         sys.exit()
@@ -455,3 +484,4 @@ if __name__ == "__main__":
     cut_through()
     dcqcn()
     shared_buffer()
+    pfc_classes()

@@ -1,7 +1,9 @@
 //! The transmit side of an event-driven device's port: a link, a control queue served with
 //! priority over data queues (Stardust §4.2: control cells have a crossbar of their own;
 //! reading A3: strict priority on the link), and the data queues, one per traffic class,
-//! by strict priority among themselves (class 0 first), one cell on the wire at a time. The
+//! by strict priority among themselves (class 0 first) or, as an option, in round robin
+//! ([`PriorityPort::serve_classes_round_robin`]: ETS with equal weights, IEEE 802.1Qaz), one
+//! cell on the wire at a time. The
 //! control queue's priority is strict unless the port is given a weighted share
 //! ([`PriorityPort::set_control_share`]: NDP's trimming queue serves headers and data 10:1,
 //! Handley et al. 2017 §3.1, htsim's `CompositeQueue`). Each data class can be paused and
@@ -43,6 +45,10 @@ pub struct PriorityPort {
     control_share: Option<(u32, u32)>,
     /// Position in the weighted round robin's cycle of `control + data` turns.
     turn: u32,
+    /// Data classes served in round robin instead of by strict priority.
+    round_robin: bool,
+    /// With `round_robin`: the class whose turn is next.
+    next_class: u8,
 }
 
 impl PriorityPort {
@@ -58,6 +64,8 @@ impl PriorityPort {
             paused: 0,
             control_share: None,
             turn: 0,
+            round_robin: false,
+            next_class: 0,
         }
     }
 
@@ -66,6 +74,12 @@ impl PriorityPort {
     pub fn set_control_share(&mut self, control: u32, data: u32) {
         assert!(control > 0 && data > 0, "both get turns");
         self.control_share = Some((control, data));
+    }
+
+    /// Serves the data classes in round robin, one cell per class that may send in turn (ETS
+    /// with equal weights, IEEE 802.1Qaz §37), instead of by strict priority.
+    pub fn serve_classes_round_robin(&mut self) {
+        self.round_robin = true;
     }
 
     /// Pauses (the far end sent OFF) or resumes (ON) every data class.
@@ -192,12 +206,19 @@ impl PriorityPort {
         } else {
             let depth = self.data_len;
             let paused = self.paused;
-            let queue = self
-                .data
-                .iter_mut()
-                .enumerate()
-                .find(|(class, q)| paused & (1 << class) == 0 && !q.is_empty())
-                .map(|(_, q)| q)?;
+            let classes = self.data.len();
+            let first = if self.round_robin {
+                self.next_class as usize
+            } else {
+                0
+            };
+            let class = (first..first + classes)
+                .map(|k| k % classes)
+                .find(|&class| paused & (1 << class) == 0 && !self.data[class].is_empty())?;
+            if self.round_robin {
+                self.next_class = ((class + 1) % classes) as u8;
+            }
+            let queue = &mut self.data[class];
             self.data_len -= 1;
             (cells.pop_front(queue).expect("a non-empty queue"), depth)
         };
@@ -325,6 +346,30 @@ mod tests {
                 .cell,
             high
         );
+    }
+
+    #[test]
+    fn round_robin_serves_the_classes_in_turn_skipping_a_paused_one() {
+        let mut cells = CellArena::new();
+        let mut port = PriorityPort::new(Link::new(8_000_000_000, 0), 3);
+        port.serve_classes_round_robin();
+        for class in [0, 0, 0, 1, 1, 2, 2] {
+            let cell = cells.alloc(Cell::new(0, 1, 10, true, 0, 0));
+            cells[cell].vc = class as u16;
+            port.push_data(&mut cells, cell, class);
+        }
+        port.pause_class(2, true);
+        let size = |c: CellId, cells: &CellArena| cells[c].payload_bytes as u64;
+        let mut wake = None;
+        let mut order = Vec::new();
+        for i in 0..5 {
+            let sent = port.send_next(i * 10_000, &mut cells, size, &mut wake);
+            order.push(cells[sent.unwrap().cell].vc);
+        }
+        assert_eq!(order, vec![0, 1, 0, 1, 0], "class 2 paused");
+        port.pause_class(2, false);
+        let sent = port.send_next(50_000, &mut cells, size, &mut wake).unwrap();
+        assert_eq!(cells[sent.cell].vc, 2);
     }
 
     #[test]

@@ -25,7 +25,7 @@
 
 use serde::Serialize;
 
-use super::pfc::{read_pause_frame, PauseClock};
+use super::pfc::{read_pause_frame, ClassPauses, PauseTarget};
 use super::{reached_ps, ACK, CE, CNP, CONTROL, ECE, ECT, NACK, PAUSE, PULL, TRIMMED};
 use crate::blocks::cell::{Cell, CellId, CellQueue};
 use crate::blocks::fabric::{Context, Node};
@@ -93,6 +93,8 @@ pub struct HostParams {
     pub dcqcn: Option<DcqcnParams>,
     /// The host's switch cuts through: it has a frame at its header.
     pub into_cut_through: bool,
+    /// PFC: the lossless classes its switch may pause apart (802.1Qbb; 1 without PFC).
+    pub pfc_classes: u8,
 }
 
 /// The send side of one flow.
@@ -109,6 +111,8 @@ pub struct OutFlow {
     timer_ps: TimePs,
     /// Its path label (an MPTCP subflow's number; 0 for a TCP flow).
     path: u16,
+    /// Its traffic class (802.1Q priority; PFC pauses it alone), carried in `Cell::vc`.
+    class: u8,
     /// An MPTCP subflow's connection: its first subflow's index, or [`NO_CONN`].
     conn: u32,
     /// On an MPTCP connection's first subflow: the segments not yet given to a subflow.
@@ -379,8 +383,9 @@ pub struct Host {
     pacer: Option<Box<PullPacer>>,
     /// When the pacer's pending wake-up fires, or `NEVER_PS`.
     pacer_wake_ps: TimePs,
-    /// PFC: the switch's pause of its data (PAUSE frames count among `packets_received`).
-    pub pause: PauseClock,
+    /// PFC: the switch's pauses of its data, per class (PAUSE frames count among
+    /// `packets_received`).
+    pub pause: ClassPauses,
     /// What it counted.
     pub counters: HostCounters,
     /// Flows opened during the run (`None`: every flow was made at build).
@@ -403,7 +408,7 @@ impl Host {
                 .ndp_pull_interval_ps
                 .map(|interval_ps| Box::new(PullPacer::new(interval_ps))),
             pacer_wake_ps: NEVER_PS,
-            pause: PauseClock::default(),
+            pause: ClassPauses::new(params.pfc_classes as usize),
             counters: HostCounters::default(),
             opened: None,
         }
@@ -607,6 +612,7 @@ impl Host {
             },
             timer_ps: NEVER_PS,
             path: 0,
+            class: 0,
             conn: NO_CONN,
             data: SharedData::new(0),
             key: self.out.len() as u32,
@@ -614,6 +620,19 @@ impl Host {
             acked_made_ps: 0,
         });
         self.out.len() as u32 - 1
+    }
+
+    /// Puts send side `flow` (an MPTCP connection's first subflow: all its subflows) on
+    /// traffic class `class` (below `HostParams::pfc_classes`).
+    pub fn set_class(&mut self, flow: u32, class: u8) {
+        debug_assert!(class < self.params.pfc_classes, "a class the fabric keeps");
+        let conn = self.out[flow as usize].conn;
+        for (i, f) in self.out.iter_mut().enumerate().skip(flow as usize) {
+            if i != flow as usize && (conn == NO_CONN || f.conn != conn) {
+                break;
+            }
+            f.class = class;
+        }
     }
 
     /// Adds an MPTCP connection of `subflows` subflows to `dst` of `size_bytes` (`None`:
@@ -639,6 +658,7 @@ impl Host {
                 sender: FlowSender::Window(Sender::new(&self.params.sender, given)),
                 timer_ps: NEVER_PS,
                 path: path as u16,
+                class: 0,
                 conn: first,
                 data: SharedData::new(if path == 0 { packets } else { 0 }),
                 key: first + path,
@@ -787,7 +807,7 @@ impl Host {
             .next_segment(now_ps)
             .expect("a sender that can send");
         let (dst, remote, size_bytes) = (flow.dst, flow.remote, flow.size_bytes);
-        let path = flow.path;
+        let (path, class) = (flow.path, flow.class);
         let bytes = self.segment_bytes(size_bytes, seq);
         let mut cell = Cell::new(self.index, dst, bytes as u16, true, now_ps, now_ps);
         cell.seq = seq;
@@ -801,30 +821,32 @@ impl Host {
         cell.next_vc = path;
         cell.flags = if self.params.ecn_capable { ECT } else { 0 };
         let id = self.packet(ctx, cell);
+        // The class rides as the frame's priority (routing left its channel 0).
+        ctx.cells[id].vc = class as u16;
         self.transmit(ctx, id);
         self.arm_rto(ctx, i);
     }
 
     /// The earliest something may go, given the link were free: now if an ACK or a segment
     /// waits; a DCQCN flow's paced start; `None` if nothing will without an arrival or a
-    /// timer. Data waits while the switch pauses the NIC.
+    /// timer. A flow's data waits while the switch pauses its class.
     fn next_work_ps(&self, now_ps: TimePs) -> Option<TimePs> {
         if !self.acks.is_empty() {
             return Some(now_ps);
         }
-        if self.pause.is_paused() {
-            return None;
-        }
+        let unpaused = |f: &&OutFlow| !self.pause.is_paused(f.class);
         if self.params.dcqcn.is_some() {
             return self
                 .out
                 .iter()
+                .filter(unpaused)
                 .filter_map(|f| f.sender.paced_ps())
                 .min()
                 .map(|at_ps| at_ps.max(now_ps));
         }
         self.out
             .iter()
+            .filter(unpaused)
             .any(|f| self.may_send(f, now_ps))
             .then_some(now_ps)
     }
@@ -848,15 +870,13 @@ impl Host {
         Lia::of(windows.map(|s| (s.reno.cwnd_bytes, s.rto.srtt_ps())))
     }
 
-    /// The next send side, round robin, that may send at `now_ps` (none while paused).
+    /// The next send side, round robin, that may send at `now_ps` (none of a paused class).
     fn next_sender(&mut self, now_ps: TimePs) -> Option<usize> {
-        if self.pause.is_paused() {
-            return None;
-        }
         let n = self.out.len();
-        let found = (0..n)
-            .map(|k| (self.next_out + k) % n)
-            .find(|&i| self.may_send(&self.out[i], now_ps))?;
+        let found = (0..n).map(|k| (self.next_out + k) % n).find(|&i| {
+            let f = &self.out[i];
+            !self.pause.is_paused(f.class) && self.may_send(f, now_ps)
+        })?;
         self.next_out = (found + 1) % n;
         Some(found)
     }
@@ -1060,8 +1080,8 @@ impl<R: Router> Node<R> for Host {
         ctx.consume(id);
         self.counters.packets_received += 1;
         if cell.flags & PAUSE != 0 {
-            let (_, pause) = read_pause_frame(&cell);
-            self.pause.apply(pause, ctx.now_ps);
+            let (PauseTarget::Class(class), pause) = read_pause_frame(&cell);
+            self.pause.apply(class, pause, ctx.now_ps);
         } else if cell.flags & CONTROL != 0 {
             let i = (cell.packet & SLOT_MASK) as usize;
             if self.out[i].key != cell.packet {

@@ -1,15 +1,24 @@
 //! Priority-based Flow Control (IEEE 802.1Qbb) over a shared switch buffer, as DCQCN runs on
 //! it (Zhu et al., SIGCOMM 2015, §2: "PFC ... the upstream entity pauses a priority when the
-//! ingress queue of the downstream switch exceeds a threshold"), for RoCE's lossless class.
+//! ingress queue of the downstream switch exceeds a threshold"), for RoCE's lossless classes.
+//!
+//! Priorities (802.1Qbb §36.1: up to 8 per link): a switch of `classes` lossless classes
+//! keeps one ingress account per (port, class) and pauses only the class that crossed XOFF;
+//! a data packet's class rides in its [`Cell::vc`] (a frame's priority code point). The
+//! upstream port holds back only that class ([`ClassPauses`]), so a pause of one class does
+//! not stop another (the head-of-line blocking across priorities that one class for all
+//! traffic suffers: DCQCN §2's "victim flow"). A port serves its classes by strict priority,
+//! class 0 first, or in round robin (ETS with equal weights, 802.1Qaz; [`PriorityPort`]).
 //!
 //! Buffer (the Stardust paper's DCQCN baseline: "100 buffers per port, shared between
 //! interfaces", `../shared/specs/stardust.md` §3). Reading taken: a switch of P ports has
 //! one pool of `pool_packets_per_port × P` packet buffers that every output queue draws on;
-//! each packet is charged to its **ingress** port (and priority) until it starts leaving
-//! on its output. An ingress that holds `xoff_packets` sends XOFF upstream; the packets
+//! each packet is charged to its **ingress** port and class until it starts leaving on its
+//! output. An ingress class that holds `xoff_packets` sends XOFF upstream; the packets
 //! already on their way still fit in its `headroom_packets`; when it drains to
-//! `xon_packets` it sends XON. As long as `xoff + headroom ≤ pool_packets_per_port` the pool
-//! can never run out (every ingress stays under its share), so a switch drops only when an
+//! `xon_packets` it sends XON. Each class of a port has these thresholds, so as long as
+//! `classes × (xoff + headroom) ≤ pool_packets_per_port` the pool can never run out (every
+//! ingress class stays under its equal part of its port's share), so a switch drops only when an
 //! ingress overruns its headroom: each such drop is counted ([`PfcCounters::drops`]) and
 //! lands in the run's ledger. The ingress account ([`IngressAccount`]) is one piece: Stardust's
 //! adapters that pause their hosts keep one per host port.
@@ -40,8 +49,12 @@ use rand::Rng as _;
 /// Bytes of a PAUSE frame on the wire (a minimum Ethernet frame, 802.1Qbb).
 pub const PAUSE_FRAME_BYTES: u16 = 64;
 
-/// The data class RoCE's lossless traffic rides (the only one the Ethernet design uses).
+/// The data class RoCE's lossless traffic rides when a link has one (Stardust's adapters
+/// pause their hosts' class 0).
 pub const LOSSLESS_CLASS: u8 = 0;
+
+/// The most priorities a link pauses apart (802.1Qbb: the 8 of a VLAN tag's PCP).
+pub const MAX_CLASSES: usize = 8;
 
 /// What a PAUSE frame names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,8 +91,7 @@ pub fn read_pause_frame(cell: &Cell) -> (PauseTarget, bool) {
     (PauseTarget::decode(cell.seq), cell.packet != 0)
 }
 
-/// How long one paused thing (a switch port's class, a host's NIC) was paused (compact: a
-/// host carries one).
+/// How long one paused thing (a switch port's class, a host's NIC class) was paused.
 #[derive(Clone, Copy, Debug)]
 pub struct PauseClock {
     /// Since when it is paused, or `NEVER_PS` if it is not.
@@ -140,6 +152,71 @@ impl PauseClock {
     }
 }
 
+/// The pause clocks of an upstream port's classes, one per class (802.1Qbb: a PAUSE frame
+/// names one priority and stops only it): a PFC switch port's, or a host NIC's.
+#[derive(Clone, Debug)]
+pub struct ClassPauses {
+    clocks: Box<[PauseClock]>,
+    /// One bit per paused class.
+    paused: u8,
+}
+
+impl ClassPauses {
+    /// Clocks for `classes` classes (1 to [`MAX_CLASSES`]), none paused.
+    pub fn new(classes: usize) -> Self {
+        assert!((1..=MAX_CLASSES).contains(&classes), "1 to 8 classes");
+        ClassPauses {
+            clocks: vec![PauseClock::default(); classes].into_boxed_slice(),
+            paused: 0,
+        }
+    }
+
+    /// A PAUSE (`pause`) or resume frame for `class` arrived at `now_ps`.
+    pub fn apply(&mut self, class: u8, pause: bool, now_ps: TimePs) {
+        let clock = &mut self.clocks[class as usize];
+        clock.apply(pause, now_ps);
+        let bit = 1u8 << class;
+        self.paused = if clock.is_paused() {
+            self.paused | bit
+        } else {
+            self.paused & !bit
+        };
+    }
+
+    /// True while `class` is paused.
+    pub fn is_paused(&self, class: u8) -> bool {
+        self.paused & (1 << class) != 0
+    }
+
+    /// True while any class is paused.
+    pub fn any_paused(&self) -> bool {
+        self.paused != 0
+    }
+
+    /// Class `class`'s clock.
+    pub fn class(&self, class: usize) -> &PauseClock {
+        &self.clocks[class]
+    }
+
+    /// Classes.
+    pub fn classes(&self) -> usize {
+        self.clocks.len()
+    }
+
+    /// PAUSE (XOFF) frames received, every class.
+    pub fn pauses(&self) -> u32 {
+        self.clocks.iter().map(|c| c.pauses).sum()
+    }
+
+    /// Time paused up to `now_ps` summed over classes, and the longest pause of any class.
+    pub fn totals_ps(&self, now_ps: TimePs) -> (TimePs, TimePs) {
+        self.clocks.iter().fold((0, 0), |(sum, longest), c| {
+            let (paused, long) = c.totals_ps(now_ps);
+            (sum + paused, longest.max(long))
+        })
+    }
+}
+
 /// How a switch marks ECN-capable arrivals.
 #[derive(Clone, Copy, Debug)]
 pub enum Marking {
@@ -163,7 +240,12 @@ pub enum Marking {
 pub struct PfcSpec {
     /// Buffers per port in the switch-wide shared pool.
     pub pool_packets_per_port: u32,
-    /// An ingress holding this many packets sends XOFF.
+    /// Lossless classes (priorities) paused apart, 1 to [`MAX_CLASSES`].
+    pub classes: u8,
+    /// Ports serve the data classes in round robin (ETS with equal weights, 802.1Qaz), not
+    /// by strict priority.
+    pub round_robin: bool,
+    /// An ingress class holding this many packets sends XOFF.
     pub xoff_packets: u32,
     /// A paused ingress drained to this many sends XON.
     pub xon_packets: u32,
@@ -252,15 +334,17 @@ pub struct PfcCounters {
     pub drops: u64,
     /// The most packets an ingress held beyond its XOFF threshold.
     pub headroom_peak_packets: u32,
+    /// XOFF frames sent upstream, by the class they name.
+    pub class_pause_frames_sent: [u64; MAX_CLASSES],
 }
 
-/// One output port: its link and queues (control strictly first, data class 0) and the
-/// bytes of data queued.
+/// One output port: its link and queues (control strictly first, then the data classes by
+/// strict priority) and the bytes of data queued.
 struct PfcPort {
     port: PriorityPort,
     data_bytes: u64,
-    /// The far end's pause of the lossless class.
-    pause: PauseClock,
+    /// The far end's pauses of the classes.
+    pause: ClassPauses,
     peak_packets: u32,
     measured: ArrivalDepths,
 }
@@ -282,8 +366,12 @@ pub enum Admitted {
 /// A PFC switch's ports, ingress accounts and shared pool.
 pub struct PfcPorts {
     ports: Vec<PfcPort>,
+    /// By (ingress port, class): `port * classes + class`.
     ingress: Vec<IngressAccount>,
     spec: PfcSpec,
+    /// Breaks 802.1Qbb on purpose (tests): a PAUSE of any class stops every class.
+    #[cfg(test)]
+    pub pause_every_class: bool,
     pool_packets: u32,
     pool_used: u32,
     measure_from_ps: TimePs,
@@ -298,19 +386,28 @@ impl PfcPorts {
     /// `measure_from_ps` on, drawing RED's coin from `rng`.
     pub fn new(links: Vec<Link>, spec: PfcSpec, measure_from_ps: TimePs, rng: Rng) -> Self {
         let n = links.len();
+        let classes = spec.classes as usize;
         PfcPorts {
             ports: links
                 .into_iter()
                 .map(|link| PfcPort {
-                    port: PriorityPort::new(link, 1),
+                    port: {
+                        let mut port = PriorityPort::new(link, classes);
+                        if spec.round_robin {
+                            port.serve_classes_round_robin();
+                        }
+                        port
+                    },
                     data_bytes: 0,
-                    pause: PauseClock::default(),
+                    pause: ClassPauses::new(classes),
                     peak_packets: 0,
                     measured: ArrivalDepths::default(),
                 })
                 .collect(),
-            ingress: vec![IngressAccount::default(); n],
+            ingress: vec![IngressAccount::default(); n * classes],
             spec,
+            #[cfg(test)]
+            pause_every_class: false,
             pool_packets: spec.pool_packets_per_port * n as u32,
             pool_used: 0,
             measure_from_ps,
@@ -344,8 +441,8 @@ impl PfcPorts {
         self.ports.iter().map(|p| p.measured).collect()
     }
 
-    /// Time the ports' lossless class was paused up to `now_ps`, summed over ports, and the
-    /// longest single pause.
+    /// Time the ports' classes were paused up to `now_ps`, summed over ports and classes,
+    /// and the longest single pause.
     pub fn paused_ps(&self, now_ps: TimePs) -> (TimePs, TimePs) {
         self.ports.iter().fold((0, 0), |(sum, longest), p| {
             let (paused, long) = p.pause.totals_ps(now_ps);
@@ -353,24 +450,34 @@ impl PfcPorts {
         })
     }
 
-    /// Queues a PAUSE or resume frame for the lossless class on `port`.
-    fn send_frame(&mut self, cells: &mut CellArena, port: usize, pause: bool, now_ps: TimePs) {
-        let frame = cells.alloc(pause_frame(
-            PauseTarget::Class(LOSSLESS_CLASS),
-            pause,
-            now_ps,
-        ));
+    /// The ports' pause clocks of class `class` (what the far ends' frames did to it).
+    pub fn class_clocks(&self, class: usize) -> impl Iterator<Item = &PauseClock> {
+        self.ports.iter().map(move |p| p.pause.class(class))
+    }
+
+    /// Queues a PAUSE or resume frame for `class` on `port`.
+    fn send_frame(
+        &mut self,
+        cells: &mut CellArena,
+        port: usize,
+        class: u8,
+        pause: bool,
+        now_ps: TimePs,
+    ) {
+        let frame = cells.alloc(pause_frame(PauseTarget::Class(class), pause, now_ps));
         self.ports[port].port.push_control(cells, frame);
         if pause {
             self.counters.pause_frames_sent += 1;
+            self.counters.class_pause_frames_sent[class as usize] += 1;
         } else {
             self.counters.resume_frames_sent += 1;
         }
     }
 
     /// Offers `cell`, which arrived on `in_port` at `now_ps`, to output `output`: a control
-    /// packet joins the control queue; a data packet is charged to its ingress (which may
-    /// send XOFF), marked, and queued, or dropped if its ingress has used its headroom.
+    /// packet joins the control queue; a data packet is charged to its ingress port and
+    /// class (`Cell::vc`; which may send XOFF for that class), marked, and queued in its
+    /// class, or dropped if its ingress class has used its headroom.
     pub fn offer(
         &mut self,
         cells: &mut CellArena,
@@ -400,7 +507,9 @@ impl PfcPorts {
             m.max_packets = m.max_packets.max(depth);
         }
         let thresholds = spec.thresholds();
-        let ingress = &mut self.ingress[in_port];
+        let class = cells[cell].vc as u8;
+        debug_assert!(class < spec.classes, "a class the switch keeps");
+        let ingress = &mut self.ingress[in_port * spec.classes as usize + class as usize];
         if !ingress.has_room(&thresholds) || self.pool_used >= self.pool_packets {
             self.counters.drops += 1;
             return Admitted::Dropped;
@@ -434,11 +543,11 @@ impl PfcPorts {
         if marked {
             c.flags |= CE;
         }
-        p.port.push_data(cells, cell, LOSSLESS_CLASS as usize);
+        p.port.push_data(cells, cell, class as usize);
         p.data_bytes += size_bytes;
         p.peak_packets = p.peak_packets.max(depth + 1);
         if let Some(port) = pause_port {
-            self.send_frame(cells, port, true, now_ps);
+            self.send_frame(cells, port, class, true, now_ps);
         }
         Admitted::Queued { marked, pause_port }
     }
@@ -449,8 +558,12 @@ impl PfcPorts {
         let (target, pause) = read_pause_frame(&cells[cell]);
         let PauseTarget::Class(class) = target;
         let p = &mut self.ports[port];
-        p.pause.apply(pause, now_ps);
+        p.pause.apply(class, pause, now_ps);
         p.port.pause_class(class as usize, pause);
+        #[cfg(test)]
+        if self.pause_every_class {
+            p.port.pause_data(p.pause.any_paused());
+        }
         self.counters.frames_received += 1;
     }
 
@@ -474,9 +587,11 @@ impl PfcPorts {
         p.data_bytes -= cells[departure.cell].payload_bytes as u64;
         self.pool_used -= 1;
         let in_port = cells[departure.cell].in_port as usize;
-        let resume = self.ingress[in_port].release(&self.spec.thresholds());
+        let class = cells[departure.cell].vc as u8;
+        let account = in_port * self.spec.classes as usize + class as usize;
+        let resume = self.ingress[account].release(&self.spec.thresholds());
         if resume {
-            self.send_frame(cells, in_port, false, now_ps);
+            self.send_frame(cells, in_port, class, false, now_ps);
         }
         Some((departure, resume.then_some(in_port)))
     }
@@ -503,6 +618,8 @@ mod tests {
     fn spec(xoff: u32, xon: u32, headroom: u32) -> PfcSpec {
         PfcSpec {
             pool_packets_per_port: 100,
+            classes: 1,
+            round_robin: false,
             xoff_packets: xoff,
             xon_packets: xon,
             headroom_packets: headroom,
@@ -579,6 +696,57 @@ mod tests {
         assert_eq!(resumed_at, Some(3), "held 5, 4, 3, 2, then 1 = XON");
         assert_eq!(pfc.counters.resume_frames_sent, 1);
         assert_eq!(pfc.paused_ps(20_000_000), (10_000, 10_000));
+    }
+
+    /// Two classes from ingress 0 to output 1: class 1's account crosses XOFF alone and its
+    /// XOFF names class 1; a PAUSE of class 0 at output 1 stops class 0 while class 1 goes.
+    #[test]
+    fn each_class_has_its_own_account_and_pause() {
+        let mut cells = CellArena::new();
+        let mut pfc = ports(
+            2,
+            PfcSpec {
+                classes: 2,
+                ..spec(3, 1, 2)
+            },
+        );
+        let pause0 = cells.alloc(pause_frame(PauseTarget::Class(0), true, 0));
+        pfc.frame_arrives(&cells, pause0, 1, 0);
+        let mut offer = |cells: &mut CellArena, class: u16| {
+            let cell = data(cells);
+            cells[cell].vc = class;
+            pfc.offer(cells, cell, 0, 1, 0, false)
+        };
+        for _ in 0..2 {
+            offer(&mut cells, 0);
+        }
+        let pauses: Vec<_> = (0..3)
+            .map(|_| match offer(&mut cells, 1) {
+                Admitted::Queued { pause_port, .. } => pause_port,
+                Admitted::Dropped => unreachable!("room"),
+            })
+            .collect();
+        assert_eq!(pauses, vec![None, None, Some(0)], "class 1 alone holds 3");
+        assert_eq!(
+            pfc.counters.class_pause_frames_sent,
+            [0, 1, 0, 0, 0, 0, 0, 0]
+        );
+        let mut wake = None;
+        let (xoff, _) = pfc.send_next(0, 0, &mut cells, &mut wake).unwrap();
+        assert_eq!(
+            read_pause_frame(&cells[xoff.cell]),
+            (PauseTarget::Class(1), true)
+        );
+        // Output 1: class 0 paused, its two packets wait; class 1's three go.
+        for k in 0..3u64 {
+            let (d, _) = pfc
+                .send_next(1, k * 1_000_000, &mut cells, &mut wake)
+                .unwrap();
+            assert_eq!(cells[d.cell].vc, 1);
+        }
+        assert!(pfc.send_next(1, 3_000_000, &mut cells, &mut wake).is_none());
+        assert_eq!(pfc.data_packets(1), 2);
+        assert_eq!(pfc.counters.resume_frames_sent, 1, "class 1 drained to XON");
     }
 
     #[test]

@@ -156,6 +156,15 @@ impl EthernetSwitch {
         }
     }
 
+    /// Its PFC ports, mutable (tests break them on purpose).
+    #[cfg(test)]
+    pub fn pfc_mut(&mut self) -> Option<&mut PfcPorts> {
+        match &mut self.ports {
+            Ports::Pfc(pfc) => Some(pfc),
+            _ => None,
+        }
+    }
+
     /// Serves event-driven port `output` if its link is free, and books its wake-up
     /// otherwise.
     fn serve<R: Router>(&mut self, ctx: &mut Context<'_, R>, output: usize) {

@@ -14,7 +14,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::blocks::ethernet::host::HostParams;
-use crate::blocks::ethernet::pfc::{Marking, PfcSpec};
+use crate::blocks::ethernet::pfc::{Marking, PfcSpec, MAX_CLASSES};
 use crate::blocks::ethernet::shared_buffer::DynamicThreshold;
 use crate::blocks::routing::mode;
 use crate::blocks::topology::Topology;
@@ -103,12 +103,20 @@ pub struct SwitchConfig {
     /// ingress holding `pfc_xoff_packets` pauses its upstream neighbour with a PAUSE frame,
     /// one drained to `pfc_xon_packets` resumes it. Required by DCQCN.
     pub pfc: bool,
-    /// PFC: packets an ingress holds when it sends XOFF.
+    /// PFC: lossless classes (802.1Qbb priorities) paused apart, 1 to 8; absent: 1. Each
+    /// ingress port keeps an account per class with the thresholds below, so
+    /// `pfc_classes × (pfc_xoff_packets + pfc_headroom_packets)` must fit `queue_packets`;
+    /// a port serves its classes as `pfc_class_service` says.
+    pub pfc_classes: Option<u32>,
+    /// PFC: how a port serves its data classes: `strict_priority` (class 0 first, the
+    /// default) or `round_robin` (ETS with equal weights, IEEE 802.1Qaz).
+    pub pfc_class_service: Option<ClassService>,
+    /// PFC: packets an ingress class holds when it sends XOFF.
     pub pfc_xoff_packets: u32,
-    /// PFC: packets a paused ingress drains to before it sends XON.
+    /// PFC: packets a paused ingress class drains to before it sends XON.
     pub pfc_xon_packets: u32,
-    /// PFC: packets an ingress may take beyond XOFF, for what is already on its way (one
-    /// cable round trip plus a frame each end: 4 packets of 9000 B at 10 Gbit/s, 1 µs).
+    /// PFC: packets an ingress class may take beyond XOFF, for what is already on its way
+    /// (one cable round trip plus a frame each end: 4 packets of 9000 B at 10 Gbit/s, 1 µs).
     pub pfc_headroom_packets: u32,
     /// How the drop-tail (ECN-marking) output queues hold packets: `per_port` (each its own
     /// `queue_packets`, the default) or `shared` (one buffer per switch under Choudhury &
@@ -141,6 +149,8 @@ impl Default for SwitchConfig {
             cut_through: false,
             trimming: false,
             pfc: false,
+            pfc_classes: None,
+            pfc_class_service: None,
             buffer: BufferKind::PerPort,
             shared_buffer_packets: None,
             dt_alpha: None,
@@ -174,6 +184,17 @@ impl Named for BufferKind {
             BufferKind::Shared => ("shared", "output queues over one switch buffer (switch.shared_buffer_packets, default switch.queue_packets per port) under the dynamic threshold alpha x free buffer (switch.dt_alpha; Choudhury & Hahne 1998)"),
         }
     }
+}
+
+/// How a PFC port serves its data classes (`switch.pfc_class_service`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ClassService {
+    /// Class 0 first, then 1, and so on (802.1Q's strict priority selection).
+    #[default]
+    StrictPriority,
+    /// One packet per class in turn (ETS with equal weights, IEEE 802.1Qaz).
+    RoundRobin,
 }
 
 /// α of the dynamic threshold when `switch.dt_alpha` is absent.
@@ -281,6 +302,8 @@ pub enum Pattern {
     Permutation,
     /// Hosts send one flow each to `traffic.incast_host`, all starting together.
     Incast,
+    /// The flows `traffic.pairs` lists, `[src, dst]` each, all starting together.
+    Pairs,
     /// Stardust's Fig. 10b, with the keys and meaning of Stardust's `fct` pattern:
     /// `traffic.fct_src` opens flows of sizes drawn from `traffic.flow_sizes` to
     /// `traffic.fct_dst`, arriving as a Poisson process at `traffic.fct_load` of its line rate
@@ -299,9 +322,10 @@ pub enum Pattern {
 
 impl Pattern {
     /// Every pattern.
-    const ALL_PATTERNS: [Pattern; 5] = [
+    const ALL_PATTERNS: [Pattern; 6] = [
         Pattern::Permutation,
         Pattern::Incast,
+        Pattern::Pairs,
         Pattern::Fct,
         Pattern::Poisson,
         Pattern::ClosedLoop,
@@ -343,6 +367,12 @@ pub struct TrafficConfig {
     pub load: f64,
     /// Closed loop: flows each host keeps in flight.
     pub flows_per_host: u32,
+    /// Pairs: the flows, `[sending host, receiving host]` each.
+    pub pairs: Vec<[u32; 2]>,
+    /// PFC: the traffic class of each of the pattern's flows, cycled: flow k (in the
+    /// pattern's order) rides `flow_classes[k % len]`; absent: class `k % switch.pfc_classes`.
+    /// Flows opened during the run ride class 0.
+    pub flow_classes: Option<Vec<u32>>,
 }
 
 impl Default for TrafficConfig {
@@ -360,6 +390,8 @@ impl Default for TrafficConfig {
             background_flows: 4,
             load: 0.5,
             flows_per_host: 1,
+            pairs: Vec::new(),
+            flow_classes: None,
         }
     }
 }
@@ -381,6 +413,7 @@ impl TrafficConfig {
         match pattern {
             Pattern::Permutation => &[],
             Pattern::Incast => &["traffic.incast_host", "traffic.senders"],
+            Pattern::Pairs => &["traffic.pairs"],
             Pattern::Fct => &[
                 "traffic.fct_src",
                 "traffic.fct_dst",
@@ -752,7 +785,40 @@ impl EthernetConfig {
             ));
         }
         if !s.pfc {
+            for (key, set) in [
+                ("switch.pfc_classes", s.pfc_classes.is_some()),
+                ("switch.pfc_class_service", s.pfc_class_service.is_some()),
+                ("traffic.flow_classes", self.traffic.flow_classes.is_some()),
+            ] {
+                if set {
+                    return Err(invalid(
+                        key,
+                        "expected only with switch.pfc = true (classes are PFC's priorities)",
+                    ));
+                }
+            }
             return Ok(());
+        }
+        let classes = self.pfc_classes();
+        if !(1..=MAX_CLASSES as u32).contains(&classes) {
+            return Err(invalid(
+                "switch.pfc_classes",
+                format!("expected 1 to {MAX_CLASSES} (802.1Qbb priorities), got {classes}"),
+            ));
+        }
+        if let Some(list) = &self.traffic.flow_classes {
+            if list.is_empty() {
+                return Err(invalid(
+                    "traffic.flow_classes",
+                    "expected at least one class",
+                ));
+            }
+            if let Some(bad) = list.iter().find(|&&c| c >= classes) {
+                return Err(invalid(
+                    "traffic.flow_classes",
+                    format!("expected classes below switch.pfc_classes ({classes}), got {bad}"),
+                ));
+            }
         }
         if h.transport == Transport::Ndp {
             return Err(invalid(
@@ -778,11 +844,20 @@ impl EthernetConfig {
                 "expected at least 1 packet",
             ));
         }
-        if s.pfc_xoff_packets + s.pfc_headroom_packets > s.queue_packets {
+        if classes == 1 && s.pfc_xoff_packets + s.pfc_headroom_packets > s.queue_packets {
             return Err(invalid(
                 "switch.pfc_xoff_packets",
                 format!(
                     "expected switch.pfc_xoff_packets + switch.pfc_headroom_packets ({} + {}) at most switch.queue_packets ({}), a port's share of the shared buffer",
+                    s.pfc_xoff_packets, s.pfc_headroom_packets, s.queue_packets
+                ),
+            ));
+        }
+        if classes * (s.pfc_xoff_packets + s.pfc_headroom_packets) > s.queue_packets {
+            return Err(invalid(
+                "switch.pfc_xoff_packets",
+                format!(
+                    "expected switch.pfc_classes x (switch.pfc_xoff_packets + switch.pfc_headroom_packets) ({classes} x ({} + {})) at most switch.queue_packets ({}), a port's share of the shared buffer split between its classes",
                     s.pfc_xoff_packets, s.pfc_headroom_packets, s.queue_packets
                 ),
             ));
@@ -904,6 +979,21 @@ impl EthernetConfig {
         Ok(Some(threshold))
     }
 
+    /// PFC's lossless classes (`switch.pfc_classes`, default 1).
+    pub fn pfc_classes(&self) -> u32 {
+        self.switch.pfc_classes.unwrap_or(1)
+    }
+
+    /// The traffic class of the pattern's `k`-th flow (`traffic.flow_classes`, cycled; absent:
+    /// `k` modulo the classes).
+    pub fn flow_class(&self, k: usize) -> u8 {
+        let class = match &self.traffic.flow_classes {
+            Some(classes) => classes[k % classes.len()],
+            None => k as u32 % self.pfc_classes(),
+        };
+        class as u8
+    }
+
     /// The PFC ports' thresholds and marking, if the switches run PFC.
     pub fn pfc_spec(&self) -> Option<PfcSpec> {
         let s = &self.switch;
@@ -918,6 +1008,8 @@ impl EthernetConfig {
         };
         s.pfc.then_some(PfcSpec {
             pool_packets_per_port: s.queue_packets,
+            classes: self.pfc_classes() as u8,
+            round_robin: s.pfc_class_service == Some(ClassService::RoundRobin),
             xoff_packets: s.pfc_xoff_packets,
             xon_packets: s.pfc_xon_packets,
             headroom_packets: s.pfc_headroom_packets,
@@ -949,6 +1041,7 @@ impl HostConfig {
             .then(|| ps_from_ns(self.delayed_ack_ns)),
             measure_from_ps,
             ndp_pull_interval_ps: None,
+            pfc_classes: 1,
             dcqcn: dcqcn.then(|| DcqcnParams {
                 g: self.dcqcn_g,
                 alpha_interval_ps: ps_from_ns(self.dcqcn_alpha_interval_ns),

@@ -71,7 +71,7 @@ fn a_paused_host_holds_its_data_until_resumed() {
     assert_eq!(pfc.switch_paused_us, 0.0, "hosts never pause the switch");
     assert_eq!((summary.packets_dropped, summary.flows_completed), (0, 8));
     assert!(pfc.headroom_peak_packets <= 4, "{pfc:?}");
-    let paused: u64 = ethernet.hosts().map(|h| h.pause.pauses as u64).sum();
+    let paused: u64 = ethernet.hosts().map(|h| h.pause.pauses() as u64).sum();
     assert_eq!(paused, pfc.pause_frames_sent, "every XOFF reached its host");
 }
 

@@ -13,6 +13,8 @@ mod dcqcn_tests;
 mod fct_tests;
 #[cfg(test)]
 mod mptcp_tests;
+#[cfg(test)]
+mod pfc_tests;
 mod report;
 #[cfg(test)]
 mod shared_buffer_tests;
@@ -41,8 +43,10 @@ use crate::engine::time::{ps_from_ns, serialization_ps, TimePs};
 use crate::run::{Design, Report, RunError};
 use crate::scenario::{invalid, ScenarioError};
 use config::Pattern;
-pub use config::{BufferKind, EthernetConfig, HostConfig, DCQCN_HOST_KEYS};
-pub use report::{DcqcnSummary, EthernetSummary, EthernetTables, NdpSummary, PfcSummary};
+pub use config::{BufferKind, ClassService, EthernetConfig, HostConfig, DCQCN_HOST_KEYS};
+pub use report::{
+    DcqcnSummary, EthernetSummary, EthernetTables, NdpSummary, PfcClassSummary, PfcSummary,
+};
 use std::sync::Arc;
 
 /// The node kinds of an Ethernet fabric.
@@ -267,6 +271,7 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
         let params = HostParams {
             ndp_pull_interval_ps: h.ndp_pull_interval_ps(link.rate_bps),
             into_cut_through: config.switch.cut_through,
+            pfc_classes: config.pfc_classes() as u8,
             ..params
         };
         host_nodes.push(Host::new(host as u16, link, params));
@@ -286,6 +291,7 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
             host_nodes[dst].add_in(src as u16, at_src, size);
             (at_src, 1)
         };
+        host_nodes[src].set_class(at_src, config.flow_class(k));
         flows.push(FlowEnds {
             src: src as u16,
             dst: dst as u16,
@@ -432,6 +438,29 @@ fn flows(config: &EthernetConfig, hosts: usize) -> Result<Vec<(usize, usize)>, S
     let mut rng = pattern_rng(config.run.seed);
     match t.pattern {
         Pattern::Fct | Pattern::Poisson | Pattern::ClosedLoop => Ok(Vec::new()),
+        Pattern::Pairs => {
+            if t.pairs.is_empty() {
+                return Err(invalid(
+                    "traffic.pairs",
+                    "expected at least one [src, dst] pair",
+                ));
+            }
+            let pair = |&[src, dst]: &[u32; 2]| (src as usize, dst as usize);
+            match t
+                .pairs
+                .iter()
+                .map(pair)
+                .find(|&(s, d)| s == d || s.max(d) >= hosts)
+            {
+                Some((s, d)) => Err(invalid(
+                    "traffic.pairs",
+                    format!(
+                        "expected two distinct hosts below {hosts} in each pair, got [{s}, {d}]"
+                    ),
+                )),
+                None => Ok(t.pairs.iter().map(pair).collect()),
+            }
+        }
         Pattern::Permutation => {
             let to = derangement(hosts, &mut rng);
             Ok((0..hosts).map(|h| (h, to[h])).collect())

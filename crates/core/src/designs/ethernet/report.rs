@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::{BufferKind, Ethernet};
 use crate::blocks::ethernet::host::{FlowSeries, Host, SenderTotals};
-use crate::blocks::ethernet::pfc::PfcCounters;
+use crate::blocks::ethernet::pfc::{PfcCounters, PfcPorts};
 use crate::blocks::transport::{FlowSender, Transport};
 use crate::blocks::workload::{FctStats, TimedFlow};
 use crate::engine::kernel::Clock;
@@ -108,7 +108,7 @@ pub struct EthernetSummary {
 
 /// What PFC did: pauses sent and how long links stood paused (a pause storm shows as a
 /// longest pause as long as the run, and a paused fraction near 1).
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct PfcSummary {
     /// XOFF frames switches sent upstream.
     pub pause_frames_sent: u64,
@@ -126,8 +126,52 @@ pub struct PfcSummary {
     /// The longest single pause of any switch port or host, in µs (to the end of the run if
     /// it has not ended).
     pub longest_pause_us: f64,
-    /// Paused time of switch ports and hosts over their number times the run's length.
+    /// Paused time of switch ports' and hosts' classes over their number times the run's
+    /// length.
     pub paused_fraction: f64,
+    /// Per class, with `switch.pfc_classes` above 1 (802.1Qbb priorities; absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub classes: Option<Vec<PfcClassSummary>>,
+}
+
+/// What PFC did to one class (priority): pauses of that class alone.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct PfcClassSummary {
+    /// The class.
+    pub class: u8,
+    /// XOFF frames naming it that switches sent upstream.
+    pub pause_frames_sent: u64,
+    /// XOFF frames naming it that switch ports and hosts received.
+    pub pauses_received: u64,
+    /// Time it stood paused, summed over switch ports and hosts, in µs.
+    pub paused_us: f64,
+    /// Its longest single pause at any switch port or host, in µs.
+    pub longest_pause_us: f64,
+}
+
+impl PfcClassSummary {
+    /// Class `class` of `pfc`'s switches' ports and `hosts`' NICs up to `now_ps`.
+    fn of(class: usize, pfc: &[&PfcPorts], hosts: &[&Host], now_ps: TimePs) -> Self {
+        let ports = pfc.iter().flat_map(|p| p.class_clocks(class));
+        let clocks = ports.chain(hosts.iter().map(|h| h.pause.class(class)));
+        let (mut pauses, mut paused_ps, mut longest_ps) = (0u64, 0, 0);
+        for clock in clocks {
+            let (paused, long) = clock.totals_ps(now_ps);
+            pauses += clock.pauses as u64;
+            paused_ps += paused;
+            longest_ps = longest_ps.max(long);
+        }
+        PfcClassSummary {
+            class: class as u8,
+            pause_frames_sent: pfc
+                .iter()
+                .map(|p| p.counters.class_pause_frames_sent[class])
+                .sum(),
+            pauses_received: pauses,
+            paused_us: paused_ps as f64 / 1e6,
+            longest_pause_us: longest_ps as f64 / 1e6,
+        }
+    }
 }
 
 /// What the switches' shared buffers did (Choudhury & Hahne's dynamic threshold): drops by
@@ -173,6 +217,7 @@ impl PfcSummary {
             host_paused_us: host_ps as f64 / 1e6,
             longest_pause_us: switch_longest_ps.max(host_longest_ps) as f64 / 1e6,
             paused_fraction: (switch_ps + host_ps) as f64 / (clocks * now_ps.max(1) as f64),
+            classes: None,
         }
     }
 }
@@ -462,7 +507,15 @@ impl Ethernet {
                     .fold((0, 0), |(a, b), (c, d)| (a + c, b.max(d)));
                 let ports: usize = switches.iter().map(|s| s.port_count()).sum();
                 let counters: Vec<_> = pfc.iter().map(|p| p.counters).collect();
-                PfcSummary::of(&counters, switch_paused_ps, ports, &hosts, now_ps)
+                let mut summary =
+                    PfcSummary::of(&counters, switch_paused_ps, ports, &hosts, now_ps);
+                let classes = self.config.pfc_classes() as usize;
+                if classes > 1 {
+                    summary.paused_fraction /= classes as f64;
+                    let of = |c| PfcClassSummary::of(c, &pfc, &hosts, now_ps);
+                    summary.classes = Some((0..classes).map(of).collect());
+                }
+                summary
             }),
             dcqcn: (self.config.host.transport == Transport::Dcqcn)
                 .then(|| DcqcnSummary::of(&hosts)),

@@ -1,0 +1,110 @@
+//! PFC over several priorities (IEEE 802.1Qbb; DCQCN §2's victim flow): an incast on class 0
+//! and an unrelated flow on class 1 sharing its upstream links. With two classes the incast's
+//! pauses stop class 0 alone and the victim keeps what the incast leaves of the shared links;
+//! with one class the same pauses stop the victim too. Lossless, balanced and repeatable
+//! either way; a switch that ignores the class in a PAUSE fails the victim's check.
+
+use super::*;
+
+/// `scenarios/baselines/pfc-victim.toml` over `classes` PFC classes: four senders into
+/// host 5 (host 0 across the spine) on class 0, host 1 to host 9 on class 1 (class 0 with
+/// one class).
+fn victim(seed: u64, classes: u32) -> String {
+    victim_served(seed, classes, "strict_priority")
+}
+
+/// [`victim`] with ports serving their classes as `service` says.
+fn victim_served(seed: u64, classes: u32, service: &str) -> String {
+    format!(
+        r#"{{"design": "ethernet", "run": {{"seed": {seed}, "duration_ns": 10000000, "warmup_ns": 2000000}},
+            "topology": {{"kind": "leaf_spine", "leaves": 2, "spines": 1, "hosts_per_leaf": 5}},
+            "switch": {{"pfc": true, "pfc_classes": {classes}, "pfc_xoff_packets": 40, "pfc_xon_packets": 38,
+                "pfc_class_service": "{service}"}},
+            "host": {{"transport": "tcp", "packet_bytes": 9000}},
+            "traffic": {{"pattern": "pairs", "pairs": [[0, 5], [6, 5], [7, 5], [8, 5], [1, 9]],
+                "flow_classes": [0, 0, 0, 0, {victim_class}]}}}}"#,
+        victim_class = classes - 1
+    )
+}
+
+/// The run to its end with every switch breaking 802.1Qbb (`pause_every_class`) or not:
+/// its summary and each flow's goodput in Gbit/s (the victim's last).
+fn run(json: &str, pause_every_class: bool) -> (EthernetSummary, Vec<f64>) {
+    let mut ethernet = build(json).unwrap();
+    for node in ethernet.fabric.nodes_mut() {
+        if let EthernetNode::Switch(s) = node {
+            s.pfc_mut().expect("PFC ports").pause_every_class = pause_every_class;
+        }
+    }
+    let end_ps = ethernet.end_ps();
+    let mut kernel = crate::engine::kernel::Kernel::new(ethernet, end_ps);
+    kernel.advance(end_ps);
+    let (ethernet, clock, deadlock) = kernel.into_parts();
+    assert!(deadlock.is_none(), "{deadlock:?}");
+    let (summary, tables) = ethernet.finish(&clock).expect("balanced");
+    assert_eq!(summary.packets_dropped, 0, "lossless");
+    (summary, tables.flows.goodput_gbps)
+}
+
+/// The victim (10 Gbit/s links): the incast's four flows share host 5's link, a quarter each
+/// (PFC shares a congested output among its paused ingresses, one flow each here); host 0's
+/// 2.5 Gbit/s leaves 7.5 of the shared links to the victim if only class 0 is paused.
+fn victim_keeps_its_share(goodput_gbps: &[f64]) -> bool {
+    goodput_gbps[4] > 7.0
+}
+
+#[test]
+fn a_pause_of_one_class_leaves_the_other_going() {
+    let (summary, gbps) = run(&victim(1, 2), false);
+    let pfc = summary.pfc.expect("a PFC run");
+    assert_eq!(pfc.lossless_drops, 0);
+    let classes = pfc.classes.expect("per class");
+    assert!(classes[0].pause_frames_sent > 0, "{classes:?}");
+    // Class 1 is paused only by its own congestion point: host 1 offers 10 Gbit/s to an
+    // uplink class 0 goes first on.
+    assert!(
+        classes[0].paused_us > 5.0 * classes[1].paused_us,
+        "{classes:?}"
+    );
+    for (flow, &g) in gbps[..4].iter().enumerate() {
+        assert!((g - 2.5).abs() < 0.3, "incast flow {flow}: {gbps:?}");
+    }
+    assert!(victim_keeps_its_share(&gbps), "{gbps:?}");
+}
+
+/// Round robin between the classes (ETS) changes nothing here: class 0 wants no more than
+/// the 2.5 Gbit/s its pauses allow, so the victim keeps the rest either way.
+#[test]
+fn round_robin_between_classes_keeps_the_victims_share_too() {
+    let (summary, gbps) = run(&victim_served(1, 2, "round_robin"), false);
+    assert_eq!(summary.pfc.unwrap().lossless_drops, 0);
+    assert!(victim_keeps_its_share(&gbps), "{gbps:?}");
+}
+
+#[test]
+fn with_one_class_the_victim_is_paused_with_the_incast() {
+    let (summary, gbps) = run(&victim(1, 1), false);
+    assert!(
+        summary.pfc.as_ref().unwrap().classes.is_none(),
+        "one class: no table"
+    );
+    assert!(!victim_keeps_its_share(&gbps), "{gbps:?}");
+    assert!(gbps[4] < 3.5, "near host 0's 2.5 Gbit/s: {gbps:?}");
+}
+
+/// Broken on purpose: a switch that stops every class on any PAUSE (the class ignored) makes
+/// two classes behave as one, and the victim's check fails (worse than one class: the uplink
+/// serves class 0 first whenever it may send, so the victim starves).
+#[test]
+fn a_pause_that_ignores_its_class_fails_the_victims_check() {
+    let (_, gbps) = run(&victim(1, 2), true);
+    assert!(!victim_keeps_its_share(&gbps), "{gbps:?}");
+}
+
+#[test]
+fn a_multi_class_run_is_determined_by_its_seed() {
+    let json = victim(3, 2);
+    let a = serde_json::to_string(&run(&json, false).0).unwrap();
+    let b = serde_json::to_string(&run(&json, false).0).unwrap();
+    assert_eq!(a, b);
+}
