@@ -1,6 +1,7 @@
 //! Transport hosts on Stardust's `fct` pattern (their flows opened during the run by the
 //! Ethernet design's machinery): every transport that can open flows completes them with the
-//! cell, packet and host-frame ledgers balanced and no cell dropped, a flow within the initial
+//! cell, packet and host-frame ledgers balanced and no cell dropped (no packet either over
+//! adapters that pause their hosts), a flow within the initial
 //! window on an idle fabric takes its ideal time plus the pull handshake, the timed source
 //! offers its load, the same seed gives the same run, and the workload is the Ethernet
 //! design's to the flow.
@@ -16,11 +17,15 @@ const FB_WEBSERVER: &str = concat!(
 );
 
 /// The `fct` pattern on a k = 4 fat-tree, host 0 timing flows to host 15, hosts running
-/// `transport`.
+/// `transport` (NDP over adapters that pause their hosts).
 fn fct(seed: u64, duration_ns: u64, transport: &str, design: &str) -> String {
+    let paused = match transport {
+        "ndp" => r#""adapter": {"pause_hosts": true},"#,
+        _ => "",
+    };
     format!(
         r#"{{"design": "{design}", "run": {{"seed": {seed}, "duration_ns": {duration_ns}, "warmup_ns": 0}},
-            "topology": {{"kind": "fat_tree", "k": 4}}, "host": {{"transport": "{transport}"}},
+            "topology": {{"kind": "fat_tree", "k": 4}}, "host": {{"transport": "{transport}"}}, {paused}
             "traffic": {{"pattern": "fct", "fct_src": 0, "fct_dst": 15, "fct_load": 0.5,
                          "flow_sizes": "{FB_WEBSERVER}", "background_flows": 2}}}}"#
     )
@@ -50,11 +55,12 @@ fn opened_table(tables: &StardustTables) -> &TimedTable {
     }
 }
 
-/// TCP and DCTCP open, complete and account for the timed flows under background load, and
-/// the pull fabric drops no cell.
+/// TCP, DCTCP and NDP (over adapters that pause their hosts) open, complete and account for
+/// the timed flows under background load; the pull fabric drops no cell, and NDP's lossless
+/// path no packet.
 #[test]
 fn every_transport_that_opens_flows_completes_them() {
-    for name in ["tcp", "dctcp"] {
+    for name in ["tcp", "dctcp", "ndp"] {
         let (stardust, summary, tables) = finished(&fct(1, 10_000_000, name, "stardust"));
         let counts = &summary.timed;
         assert!(counts.timed_flows_started > 50, "{name}: {counts:?}");
@@ -63,6 +69,10 @@ fn every_transport_that_opens_flows_completes_them() {
             "{name}: {counts:?}"
         );
         assert_eq!(summary.cells_dropped, 0, "{name}");
+        if name == "ndp" {
+            let dropped = summary.packets_dropped_ingress + summary.packets_dropped_egress;
+            assert_eq!(dropped + summary.packets_dropped_fabric, 0, "lossless");
+        }
         let opened = summary.opened.as_ref().expect("opened flows");
         // 14 background hosts of 2 unending flows each, beside the timed ones.
         assert_eq!(opened.flows_opened, counts.timed_flows_started + 28);
