@@ -165,7 +165,11 @@ pub struct TimedTable {
     /// From its arrival to its last byte at the receiving host, in µs; absent while
     /// unfinished.
     pub fct_us: Vec<Option<f64>>,
-    /// The least it could take on one path (the design's [`report`] `ideal_ps`), in µs.
+    /// The least it could take on one path, in µs: its bytes at line rate, every link's
+    /// propagation and its largest packet's store-and-forward at every device between the
+    /// hosts (a sprayed flow's last packet need not wait behind its largest, cut-through
+    /// switches forward before the whole packet is in, and Stardust's elements forward cells,
+    /// so any of them may take less; Stardust adds a request and credit round trip).
     pub ideal_us: Vec<f64>,
     /// `fct_us / ideal_us`.
     pub slowdown: Vec<Option<f64>>,
