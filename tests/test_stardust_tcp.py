@@ -1,7 +1,8 @@
 """Transport hosts on Stardust's host ports, through the command line: finite TCP NewReno flows on a
 k = 4 fat-tree deliver every byte with no cell lost, the summary carries the Ethernet design's
 goodput fields and TCP counters, a seed gives one summary, DCQCN and NDP run lossless over adapters
-that pause their hosts, and bad input is one line naming the key, exit status 2."""
+that pause their hosts, the `fct` pattern's timed flows are opened by transport hosts and reported
+as the Ethernet design reports them, and bad input is one line naming the key, exit status 2."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ import pytest
 from conftest import ROOT
 
 PERMUTATION = "scenarios/stardust/permutation.toml"
+FCT = "scenarios/stardust/fct.toml"
+SMALL_FCT = ["--set", "topology.k=4", "--set", "traffic.fct_dst=15", "--set", "run.duration_ns=3000000",
+             "--set", "run.warmup_ns=300000"]
 SMALL = ["--set", "topology.k=4", "--set", "host.transport=tcp"]
 
 
@@ -77,6 +81,29 @@ def test_unending_flows_report_goodput_per_flow_deterministically():
     assert again == summary
 
 
+@pytest.mark.parametrize("transport", ["tcp", "dctcp"])
+def test_fct_timed_flows_on_transport_hosts_are_reported_as_ethernets_deterministically(transport: str):
+    args = ["run", FCT, *SMALL_FCT, "--set", f"host.transport={transport}", "--json"]
+    done = cli(*args)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["transport"] == transport and summary["cells_dropped"] == 0
+    assert summary["timed_flows_started"] > 20
+    assert summary["timed_flows_completed"] + 5 >= summary["timed_flows_started"]
+    # The Ethernet design's keys for flows opened during a run, beside Stardust's own.
+    for key in ("timed_fct_us_under_10kb", "timed_fct_us_10kb_to_500kb", "timed_slowdown",
+                "timed_flow_arrivals_per_s", "flows_opened", "stale_packets", "send_slots_peak"):
+        assert key in summary, key
+    assert summary["flows_opened"] == summary["timed_flows_started"] + 14 * 4
+    again = cli(*args)
+    assert again.returncode == 0, again.stderr
+    first, second = json.loads(done.stdout), json.loads(again.stdout)
+    for machine_dependent in ("perf", "provenance"):
+        first.pop(machine_dependent, None)
+        second.pop(machine_dependent, None)
+    assert first == second
+
+
 def test_built_in_sources_report_no_transport():
     done = cli("run", PERMUTATION, "--set", "topology.k=4", "--set", "run.duration_ns=100000",
                "--set", "run.warmup_ns=10000", "--json")
@@ -136,3 +163,17 @@ def test_bad_input_is_one_line_naming_the_key(settings: list[str], key: str):
     assert f" {key}: " in done.stderr, done.stderr
     if key == "host.transport":
         assert "adapter.pause_hosts = true" in done.stderr, "names the key that allows it"
+
+
+@pytest.mark.parametrize("settings, message", [
+    (["host.transport=mptcp"], " host.transport: \"mptcp\" cannot open flows during a run"),
+    (["host.transport=dcqcn", *PAUSED], " host.transport: \"dcqcn\" cannot open flows during a run"),
+    (["host.transport=tcp", "traffic.flow_bytes=1000"], " traffic.flow_bytes: "),
+    (["host.transport=tcp", "traffic.fct_dst=16"], " traffic.fct_dst: expected a host below 16, got 16"),
+])
+def test_bad_fct_settings_on_transport_hosts_are_one_line_naming_the_key(settings: list[str], message: str):
+    sets = [arg for setting in settings for arg in ("--set", setting)]
+    done = cli("run", FCT, *SMALL_FCT, *sets)
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert message in done.stderr, done.stderr

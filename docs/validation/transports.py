@@ -221,6 +221,10 @@ FCT_NDP = {"host.transport": "ndp", "switch.trimming": True, "switch.queue_packe
            "routing.mode": "spray", "host.initial_cwnd_packets": 23, "run.strict": False}
 
 
+# TCP NewReno hosts on Stardust's host ports, with the baseline's initial ssthresh (15 packets).
+FCT_STARDUST_TCP = {"host.transport": "tcp", "host.initial_ssthresh_packets": 15, "run.strict": False}
+
+
 def _fct_row(name: str, r) -> str:
     """A row of completion times by size, read from the run's timed_flows table (both designs
     list size_bytes and fct_us there)."""
@@ -244,18 +248,24 @@ def fct() -> None:
     print("|---|---|---|---|---|---|---|---|---|---|")
     r = cellfabric.run("scenarios/stardust/fct.toml", progress=False)
     print(_fct_row("Stardust (pull, constant-rate hosts)", r))
+    r = cellfabric.run("scenarios/stardust/fct.toml", overrides=FCT_STARDUST_TCP, progress=False)
+    print(_fct_row("Stardust (pull, TCP NewReno hosts)", r))
     for name, overrides in [("Ethernet DCTCP", {}), ("Ethernet TCP NewReno", {"host.transport": "tcp"}),
                             ("Ethernet NDP", FCT_NDP)]:
         r = cellfabric.run("scenarios/baselines/fct.toml", overrides=overrides, progress=False)
         print(_fct_row(name, r))
     print()
-    print("| Ethernet run | slowdown p50 | p90 | p99 | drops | timeouts | stale packets | send slots (peak) "
+    print("| run | slowdown p50 | p90 | p99 | drops | timeouts | stale packets | send slots (peak) "
           "| flows opened |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for name, overrides in [("DCTCP", {}), ("NDP", FCT_NDP)]:
-        s = cellfabric.run("scenarios/baselines/fct.toml", overrides=overrides, progress=False).summary
+    runs = [("Ethernet DCTCP", "baselines", {}), ("Ethernet NDP", "baselines", FCT_NDP),
+            ("Stardust TCP NewReno", "stardust", FCT_STARDUST_TCP)]
+    for name, scenario, overrides in runs:
+        s = cellfabric.run(f"scenarios/{scenario}/fct.toml", overrides=overrides, progress=False).summary
         sd = s["timed_slowdown"]
-        print(f"| {name} | {sd['p50']:.2f} | {sd['p90']:.2f} | {sd['p99']:.2f} | {s['packets_dropped']} | "
+        stardust_drops = sum(s.get(f"packets_dropped_{at}", 0) for at in ("ingress", "fabric", "egress"))
+        drops = s.get("packets_dropped", stardust_drops)
+        print(f"| {name} | {sd['p50']:.2f} | {sd['p90']:.2f} | {sd['p99']:.2f} | {drops} | "
               f"{s['timeouts']} | {s['stale_packets']} | {s['send_slots_peak']} | {s['flows_opened']} |")
     print()
 

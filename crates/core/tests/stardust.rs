@@ -254,6 +254,20 @@ fn bad_input_names_the_key() {
             r#", "adapter": {"pause_hosts": true}"#,
             "adapter.pause_hosts",
         ),
+        // Transport hosts open the `fct` pattern's flows during the run: as on the Ethernet
+        // design, MPTCP and DCQCN cannot, and sizes come from the file, not flow_bytes.
+        (
+            r#", "host": {"transport": "mptcp"}, "traffic": {"pattern": "fct", "flow_sizes": "x"}"#,
+            "host.transport",
+        ),
+        (
+            r#", "host": {"transport": "dcqcn"}, "adapter": {"pause_hosts": true}, "traffic": {"pattern": "fct", "flow_sizes": "x"}"#,
+            "host.transport",
+        ),
+        (
+            r#", "host": {"transport": "tcp"}, "traffic": {"pattern": "fct", "flow_sizes": "x", "flow_bytes": 1000}"#,
+            "traffic.flow_bytes",
+        ),
         (
             r#", "host": {"transport": "dcqcn"}, "adapter": {"pause_hosts": true, "pause_xon_packets": 8}"#,
             "adapter.pause_xon_packets",

@@ -16,6 +16,7 @@ use crate::blocks::link::Link;
 use crate::engine::time::TimePs;
 
 pub mod host;
+pub mod opening;
 pub mod pfc;
 pub mod queue;
 pub mod shared_buffer;

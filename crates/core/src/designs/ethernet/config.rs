@@ -14,6 +14,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::blocks::ethernet::host::HostParams;
+use crate::blocks::ethernet::opening::Opening;
 use crate::blocks::ethernet::pfc::{Marking, PfcSpec, MAX_CLASSES};
 use crate::blocks::ethernet::shared_buffer::DynamicThreshold;
 use crate::blocks::routing::mode;
@@ -408,6 +409,19 @@ impl TrafficConfig {
         }
     }
 
+    /// How hosts open flows during the run (`None` for the patterns whose flows are made at
+    /// build).
+    pub fn opening(&self) -> Option<Opening<'_>> {
+        match self.pattern {
+            Pattern::Fct => Some(Opening::Fct(self.fct_keys())),
+            Pattern::Poisson => Some(Opening::Poisson { load: self.load }),
+            Pattern::ClosedLoop => Some(Opening::ClosedLoop {
+                flows_per_host: self.flows_per_host,
+            }),
+            Pattern::Permutation | Pattern::Incast | Pattern::Pairs => None,
+        }
+    }
+
     /// The keys each pattern reads of its own, by pattern.
     fn own_keys(pattern: Pattern) -> &'static [&'static str] {
         match pattern {
@@ -432,24 +446,11 @@ impl TrafficConfig {
             return Ok(());
         }
         let name = serde_json::json!(self.pattern);
-        if transport == Transport::Dcqcn {
-            return Err(invalid(
-                "host.transport",
-                format!("\"dcqcn\" cannot open flows during a run yet (traffic.pattern = {name}): its senders get no acknowledgments to complete on; use tcp, dctcp or ndp"),
-            ));
-        }
-        if transport == Transport::Mptcp {
-            return Err(invalid(
-                "host.transport",
-                format!("\"mptcp\" cannot open flows during a run yet (traffic.pattern = {name}): its subflows are made at build; use tcp, dctcp or ndp"),
-            ));
-        }
-        if self.flow_bytes.is_some() {
-            return Err(invalid(
-                "traffic.flow_bytes",
-                format!("traffic.pattern = {name} draws flow sizes from traffic.flow_sizes; remove traffic.flow_bytes"),
-            ));
-        }
+        crate::blocks::ethernet::opening::check_opening(
+            transport,
+            &name.to_string(),
+            self.flow_bytes,
+        )?;
         match self.pattern {
             Pattern::Fct => self.fct_keys().validate(),
             _ if self.flow_sizes.is_none() => Err(invalid(

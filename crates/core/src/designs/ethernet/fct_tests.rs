@@ -65,25 +65,29 @@ fn completed_flows_slots_are_reused_so_memory_does_not_grow_with_time() {
     let (_, short, _) = finished(&poisson(5_000_000));
     let (ethernet, long, _) = finished(&poisson(20_000_000));
     let (short, long) = (short.opened.unwrap(), long.opened.unwrap());
-    assert!(long.flows_opened > 1_000, "{}", long.flows_opened);
-    assert!(long.fct.timed_flows_completed > 1_000);
-    let opened_per_host = long.flows_opened as u32 / summary_hosts(&ethernet);
     assert!(
-        long.send_slots_peak < 40 && long.send_slots_peak * 10 < opened_per_host,
+        long.detail.flows_opened > 1_000,
+        "{}",
+        long.detail.flows_opened
+    );
+    assert!(long.counts.timed_flows_completed > 1_000);
+    let opened_per_host = long.detail.flows_opened as u32 / summary_hosts(&ethernet);
+    assert!(
+        long.detail.send_slots_peak < 40 && long.detail.send_slots_peak * 10 < opened_per_host,
         "{} slots for {opened_per_host} flows a host",
-        long.send_slots_peak
+        long.detail.send_slots_peak
     );
     // Four times the flows, not four times the slots.
-    assert!(long.flows_opened > 3 * short.flows_opened);
-    assert!(long.send_slots_peak <= 2 * short.send_slots_peak.max(8));
+    assert!(long.detail.flows_opened > 3 * short.detail.flows_opened);
+    assert!(long.detail.send_slots_peak <= 2 * short.detail.send_slots_peak.max(8));
     // Receive sides are freed as their flows complete: they too follow the flows in flight.
-    assert!(long.receive_slots_peak <= 2 * short.receive_slots_peak.max(8));
+    assert!(long.detail.receive_slots_peak <= 2 * short.detail.receive_slots_peak.max(8));
     // Never more than the other hosts' slots.
     let slots: u32 = ethernet.hosts().map(|h| h.out.len() as u32).sum();
     for host in ethernet.hosts() {
         assert!(host.inflows.len() as u32 <= slots - host.out.len() as u32);
     }
-    assert!(long.receive_slots_peak * 10 < opened_per_host * summary_hosts(&ethernet));
+    assert!(long.detail.receive_slots_peak * 10 < opened_per_host * summary_hosts(&ethernet));
 }
 
 /// TCP, DCTCP and NDP open, complete and account for the timed flows under background load.
@@ -91,7 +95,7 @@ fn completed_flows_slots_are_reused_so_memory_does_not_grow_with_time() {
 fn every_transport_that_opens_flows_completes_them() {
     for name in ["tcp", "dctcp", "ndp"] {
         let (ethernet, summary, tables) = finished(&fct(1, 20_000_000, name));
-        let fct = summary.opened.as_ref().unwrap().fct.clone();
+        let fct = summary.opened.as_ref().unwrap().counts.clone();
         assert!(fct.timed_flows_started > 100, "{name}: {fct:?}");
         // All but those still in flight at the end.
         assert!(
@@ -183,7 +187,7 @@ fn the_poisson_source_offers_its_load() {
         .mean_bytes();
     let expected_per_s = 0.5 * 10e9 / (mean_bytes * 8.0);
     let expected = expected_per_s * 0.04;
-    let got = opened.fct.timed_flows_started as f64;
+    let got = opened.counts.timed_flows_started as f64;
     assert!(
         (got - expected).abs() < 4.0 * expected.sqrt(),
         "{got} flows, expected {expected}"
@@ -212,8 +216,8 @@ fn a_closed_loop_keeps_its_flows_in_flight() {
     );
     let (ethernet, summary, _) = finished(&json);
     let opened = summary.opened.unwrap();
-    assert!(opened.fct.timed_flows_completed > 16 * 3 * 5);
-    assert_eq!(opened.send_slots_peak, 3);
+    assert!(opened.counts.timed_flows_completed > 16 * 3 * 5);
+    assert_eq!(opened.detail.send_slots_peak, 3);
     for host in ethernet.hosts() {
         let flows = host.opened.as_ref().unwrap();
         let open = flows.flows.len() as u64 - flows.completed;

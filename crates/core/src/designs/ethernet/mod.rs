@@ -20,7 +20,8 @@ mod report;
 mod shared_buffer_tests;
 
 use crate::blocks::cell::CellId;
-use crate::blocks::ethernet::host::{Destination, FlowSeries, FlowSource, Host, HostParams};
+use crate::blocks::ethernet::host::{FlowSeries, Host, HostParams};
+use crate::blocks::ethernet::opening::open_flows;
 use crate::blocks::ethernet::pfc::PfcPorts;
 use crate::blocks::ethernet::queue::{OutputQueue, QueueSpec, RandomDrop};
 use crate::blocks::ethernet::shared_buffer::SharedBuffer;
@@ -34,7 +35,7 @@ use crate::blocks::routing::{mode, FabricRouter, PathLabel, RouteTable, Router};
 use crate::blocks::stream_kind;
 use crate::blocks::topology::Attachment;
 use crate::blocks::transport::Transport;
-use crate::blocks::workload::{derangement, incast_senders, mean_gap_ps};
+use crate::blocks::workload::{derangement, incast_senders};
 use crate::designs::stardust::pattern_rng;
 use crate::engine::kernel::{Clock, Model};
 use crate::engine::queue::CalendarQueue;
@@ -47,7 +48,6 @@ pub use config::{BufferKind, ClassService, EthernetConfig, HostConfig, DCQCN_HOS
 pub use report::{
     DcqcnSummary, EthernetSummary, EthernetTables, NdpSummary, PfcClassSummary, PfcSummary,
 };
-use std::sync::Arc;
 
 /// The node kinds of an Ethernet fabric.
 pub enum EthernetNode {
@@ -300,8 +300,10 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
             subflows,
         });
     }
-    if config.traffic.pattern.opens_flows() {
-        open_flows(&config, &topology, &mut host_nodes)?;
+    if let Some(opening) = config.traffic.opening() {
+        let sizes = config.traffic.sizes()?;
+        let seed = config.run.seed;
+        open_flows(&opening, sizes, seed, &host_rate_bps, &mut host_nodes)?;
     }
     nodes.extend(host_nodes.into_iter().map(EthernetNode::Host));
     let packet_ps = serialization_ps(h.packet_bytes as u64, config.rate_bps());
@@ -372,64 +374,6 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
         edge_hops,
         flow_series: FlowSeries::default(),
     })
-}
-
-/// Lets every host open flows during the run and gives each its source of flows, as the
-/// pattern says (`fct`: the timed host's Poisson arrivals, and the background hosts' unending
-/// flows opened at the start; `poisson` and `closed_loop`: every host's).
-fn open_flows(
-    config: &EthernetConfig,
-    topology: &crate::blocks::topology::Topology,
-    hosts: &mut [Host],
-) -> Result<(), ScenarioError> {
-    let t = &config.traffic;
-    let n = hosts.len();
-    if t.pattern == Pattern::Fct {
-        t.fct_keys().check_hosts(n)?;
-    }
-    let sizes = Arc::new(t.sizes()?);
-    for (h, host) in hosts.iter_mut().enumerate() {
-        let (s, p) = topology.endpoint_port(h).expect("hosts are cabled");
-        let rate_bps = topology
-            .cable(s, p)
-            .rate_bps
-            .unwrap_or(config.host_rate_bps());
-        let id = ComponentId {
-            kind: stream_kind::ETHERNET_FLOWS,
-            index: h as u32,
-        };
-        let source = |destination, mean_gap_ps, in_flight| FlowSource {
-            destination,
-            sizes: Arc::clone(&sizes),
-            mean_gap_ps,
-            in_flight,
-            rng: stream(config.run.seed, id),
-        };
-        let uniform = Destination::Uniform { hosts: n as u16 };
-        host.open_flows(match t.pattern {
-            Pattern::Fct if h == t.fct_src as usize => Some(source(
-                Destination::Host(t.fct_dst as u16),
-                Some(mean_gap_ps(&sizes, t.fct_load, rate_bps)),
-                0,
-            )),
-            Pattern::Poisson => Some(source(
-                uniform,
-                Some(mean_gap_ps(&sizes, t.load, rate_bps)),
-                0,
-            )),
-            Pattern::ClosedLoop => Some(source(uniform, None, t.flows_per_host)),
-            _ => None,
-        });
-    }
-    if t.pattern == Pattern::Fct {
-        for (h, dst) in t
-            .fct_keys()
-            .background(n, &mut pattern_rng(config.run.seed))
-        {
-            hosts[h].open(0, dst as u16, None, false);
-        }
-    }
-    Ok(())
 }
 
 /// The flows the traffic section describes: (sending host, receiving host).
@@ -570,7 +514,7 @@ impl Design for Ethernet {
 /// The run a scenario describes, advanced to `until_ps` (its end: `None`) without a stall: the
 /// tests' way to a run whose state they inspect.
 #[cfg(test)]
-fn run_until(json: &str, until_ps: Option<TimePs>) -> (Ethernet, Clock) {
+pub(crate) fn run_until(json: &str, until_ps: Option<TimePs>) -> (Ethernet, Clock) {
     let ethernet = build(json).unwrap();
     let end_ps = ethernet.end_ps();
     let mut kernel = crate::engine::kernel::Kernel::new(ethernet, end_ps);

@@ -7,9 +7,9 @@ use serde::Serialize;
 
 use super::{BufferKind, Ethernet};
 use crate::blocks::ethernet::host::{FlowSeries, Host, SenderTotals};
+use crate::blocks::ethernet::opening::{self, OpenedSummary, TimedTable};
 use crate::blocks::ethernet::pfc::{PfcCounters, PfcPorts};
 use crate::blocks::transport::{FlowSender, Transport};
-use crate::blocks::workload::{FctStats, TimedFlow};
 use crate::engine::kernel::Clock;
 use crate::engine::stats::{Completion, Spread};
 use crate::engine::time::{serialization_ps, TimePs};
@@ -233,49 +233,6 @@ pub struct DcqcnSummary {
     pub rate_gbps: Spread,
 }
 
-/// What a run whose flows are opened during it reports: the timed flows' completion times
-/// (the keys of Stardust's `fct` report, and by size) and how flow slots were reused.
-#[derive(Clone, Debug, Serialize)]
-pub struct OpenedSummary {
-    /// Completion times of the timed flows (`fct`: the timed host's; otherwise every flow a
-    /// source opened).
-    #[serde(flatten)]
-    pub fct: FctStats,
-    /// Timed flows started per second of simulated time (the offered arrival rate measured).
-    pub timed_flow_arrivals_per_s: f64,
-    /// Flows opened, unending background flows included.
-    pub flows_opened: u64,
-    /// Packets of an earlier flow of a reused slot that arrived and were ignored.
-    pub stale_packets: u64,
-    /// Most send-side slots one host holds (its flows in flight at their peak).
-    pub send_slots_peak: u32,
-    /// Most receive-side slots one host holds.
-    pub receive_slots_peak: u32,
-}
-
-/// The timed flows: one row each, in the order their sources opened them.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct TimedTable {
-    /// Sending host.
-    pub src: Vec<u32>,
-    /// Receiving host.
-    pub dst: Vec<u32>,
-    /// Bytes.
-    pub size_bytes: Vec<u64>,
-    /// When it arrived at its source, in µs.
-    pub start_us: Vec<f64>,
-    /// From its arrival to its last byte at the receiving host, in µs; absent while
-    /// unfinished.
-    pub fct_us: Vec<Option<f64>>,
-    /// The least it could take on one path: its bytes at line rate, every link's propagation
-    /// and its largest packet's store-and-forward at every switch, in µs (a sprayed flow's
-    /// last packet need not wait behind its largest, and cut-through switches forward before
-    /// the whole packet is in, so either may take less).
-    pub ideal_us: Vec<f64>,
-    /// `fct_us / ideal_us`.
-    pub slowdown: Vec<Option<f64>>,
-}
-
 /// What an NDP run counts beside the window transports' figures.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct NdpSummary {
@@ -380,7 +337,7 @@ pub struct FlowTable {
 
 impl Ethernet {
     /// Settles the packet account and computes the summary and tables.
-    pub(super) fn finish(
+    pub(crate) fn finish(
         &self,
         clock: &Clock,
     ) -> Result<(EthernetSummary, EthernetTables), RunError> {
@@ -537,98 +494,44 @@ impl Ethernet {
     }
 }
 
-impl TimedTable {
-    /// True without a row.
-    pub fn is_empty(&self) -> bool {
-        self.src.is_empty()
-    }
-}
-
 impl Ethernet {
     /// The completion-time summary and table of a run whose flows are opened during it, and
-    /// its goodput: the mean over receiving hosts of what they received in the window, as a
-    /// fraction of line rate (there is no fixed set of flows to average over). `None`s for
-    /// other runs.
+    /// its goodput over receiving hosts (there is no fixed set of flows to average over);
+    /// `None`s for other runs. A flow's ideal: its bytes on the first link; every later link
+    /// adds the largest segment's store-and-forward (the last segment waits behind it at
+    /// each switch), and every link its propagation.
     fn opened_report(
         &self,
         hosts: &[&Host],
         clock: &Clock,
         window_s: f64,
     ) -> (Option<OpenedSummary>, TimedTable, Option<f64>) {
-        let mut table = TimedTable::default();
-        if !self.config.traffic.pattern.opens_flows() {
-            return (None, table, None);
-        }
-        let mut timed = Vec::new();
-        let mut flows_opened = 0;
-        let mut stale_packets = 0;
+        let Some(opening) = self.config.traffic.opening() else {
+            return (None, TimedTable::default(), None);
+        };
         let mss = self.config.host.packet_bytes as u64;
         let propagation_ps = self.config.propagation_ps();
-        for (src, host) in hosts.iter().enumerate() {
-            let Some(opened) = &host.opened else { continue };
-            stale_packets += opened.stale_packets;
-            flows_opened += opened.flows.len() as u64;
+        let switches = self.switches;
+        let ideal_ps = |src: usize, dst: usize, size_bytes: u64| {
             let rate_bps = self.host_rate_bps[src];
-            for f in &opened.flows {
-                let dst = f.dst as usize;
-                let switches = self.switches;
-                let (a, b) = (
-                    self.edge_of_host[src] as usize,
-                    self.edge_of_host[dst] as usize,
-                );
-                let links = self.edge_hops[a * switches + b] as u64 + 2;
-                // Its bytes on the first link; every later link adds the largest segment's
-                // store-and-forward (the last segment waits behind it at each switch).
-                let largest_bytes = f.size_bytes.min(mss);
-                let ideal_ps = serialization_ps(f.size_bytes, rate_bps)
-                    + links * propagation_ps
-                    + (links - 1) * serialization_ps(largest_bytes, rate_bps);
-                let fct_ps = f.done_ps.map(|done| done - f.start_ps);
-                timed.push(TimedFlow {
-                    size_bytes: f.size_bytes,
-                    start_ps: f.start_ps,
-                    fct_ps,
-                    ideal_ps,
-                });
-                table.src.push(src as u32);
-                table.dst.push(dst as u32);
-                table.size_bytes.push(f.size_bytes);
-                table.start_us.push(f.start_ps as f64 / 1e6);
-                table.fct_us.push(fct_ps.map(|ps| ps as f64 / 1e6));
-                table.ideal_us.push(ideal_ps as f64 / 1e6);
-                table
-                    .slowdown
-                    .push(fct_ps.map(|ps| ps as f64 / ideal_ps as f64));
-            }
-        }
-        // Background flows are opened without a record: count them from the send sides.
-        let background = if self.config.traffic.pattern == super::config::Pattern::Fct {
-            let t = &self.config.traffic;
-            (hosts.len() as u64 - 2) * t.background_flows as u64
-        } else {
-            0
+            let (a, b) = (
+                self.edge_of_host[src] as usize,
+                self.edge_of_host[dst] as usize,
+            );
+            let links = self.edge_hops[a * switches + b] as u64 + 2;
+            let largest_bytes = size_bytes.min(mss);
+            serialization_ps(size_bytes, rate_bps)
+                + links * propagation_ps
+                + (links - 1) * serialization_ps(largest_bytes, rate_bps)
         };
-        let mut fractions = Vec::new();
-        for (h, host) in hosts.iter().enumerate() {
-            if host.inflows.is_empty() {
-                continue;
-            }
-            let bytes: u64 = host.inflows.iter().map(|f| f.bytes_measured).sum();
-            fractions.push(bytes as f64 * 8.0 / window_s / self.host_rate_bps[h] as f64);
-        }
-        let goodput = fractions.iter().sum::<f64>() / fractions.len().max(1) as f64;
-        let summary = OpenedSummary {
-            fct: FctStats::of(&timed),
-            timed_flow_arrivals_per_s: timed.len() as f64 / (clock.now_ps.max(1) as f64 * 1e-12),
-            flows_opened: flows_opened + background,
-            stale_packets,
-            send_slots_peak: hosts.iter().map(|h| h.out.len() as u32).max().unwrap_or(0),
-            receive_slots_peak: hosts
-                .iter()
-                .map(|h| h.inflows.len() as u32)
-                .max()
-                .unwrap_or(0),
-        };
+        let (summary, table, goodput) = opening::report(
+            &opening,
+            hosts,
+            &self.host_rate_bps,
+            clock.now_ps,
+            window_s,
+            ideal_ps,
+        );
         (Some(summary), table, Some(goodput))
     }
 }

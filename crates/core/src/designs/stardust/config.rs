@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::blocks::ethernet::opening::Opening;
 use crate::blocks::ethernet::pfc::PauseThresholds;
 use crate::blocks::reachability::MAX_SLICE_ADAPTERS;
 use crate::blocks::routing::mode;
@@ -864,14 +865,22 @@ impl StardustConfig {
             ));
         }
         self.host.config.validate()?;
-        if !matches!(self.traffic.pattern, Pattern::Permutation | Pattern::Incast) {
-            return Err(invalid(
-                "traffic.pattern",
-                format!(
-                    "expected \"permutation\" or \"incast\" with host.transport, got {}",
-                    serde_json::json!(self.traffic.pattern)
-                ),
-            ));
+        let pattern = serde_json::json!(self.traffic.pattern);
+        match self.traffic.pattern {
+            Pattern::Permutation | Pattern::Incast => {}
+            Pattern::Fct => crate::blocks::ethernet::opening::check_opening(
+                transport,
+                &pattern.to_string(),
+                self.traffic.flow_bytes,
+            )?,
+            _ => {
+                return Err(invalid(
+                    "traffic.pattern",
+                    format!(
+                        "expected \"permutation\", \"incast\" or \"fct\" with host.transport, got {pattern}"
+                    ),
+                ))
+            }
         }
         let mss = self.host.config.packet_bytes as u64;
         if self
@@ -966,6 +975,13 @@ impl StardustConfig {
             flow_sizes: t.flow_sizes.as_deref(),
             background_flows: t.background_flows,
         }
+    }
+
+    /// With transport hosts on the `fct` pattern: how they open flows during the run (`None`
+    /// otherwise: flows made at build, or built-in sources).
+    pub fn opening(&self) -> Option<Opening<'_>> {
+        let opens = self.traffic.pattern == Pattern::Fct && self.host.transport().is_some();
+        opens.then(|| Opening::Fct(self.fct_keys()))
     }
 
     fn validate_traffic(&self) -> Result<(), ScenarioError> {

@@ -16,11 +16,14 @@
 //! messages with scripted failures (`reach`), and hosts from permutations to flow-size
 //! distributions, and transport hosts on the host ports (TCP NewReno, DCTCP, MPTCP; DCQCN and
 //! NDP over adapters that pause their hosts with PFC, `host_pause`, which is not the
-//! paper's). Not yet built (see the README): low-latency VOQs, error-rate marking of links.
+//! paper's), on the `fct` pattern opening their flows during the run as the Ethernet
+//! design's hosts do ([`crate::blocks::ethernet::opening`]). Not yet built (see the README): low-latency VOQs, error-rate marking of links.
 
 mod adapter;
 mod config;
 mod element;
+#[cfg(test)]
+mod fct_tests;
 mod host_pause;
 mod reach;
 mod report;
@@ -29,6 +32,7 @@ use std::sync::Arc;
 
 use crate::blocks::cell::{Cell, CellId, NO_PACKET};
 use crate::blocks::ethernet::host::{FlowSeries, Host, HostParams};
+use crate::blocks::ethernet::opening::open_flows;
 use crate::blocks::fabric::{Context, Fabric, Node, Wiring};
 use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::link::Link;
@@ -312,6 +316,9 @@ pub struct Stardust {
     transport_stall_ps: TimePs,
     /// With transport hosts and `run.sample_ns`: each flow's goodput per interval.
     flow_series: FlowSeries,
+    /// Switch hops between every two adapters' switches (`from * adapters + to`): a timed
+    /// flow's path length for its ideal.
+    adapter_hops: Vec<u8>,
 }
 
 /// Builds the Stardust run a scenario (JSON text) describes.
@@ -540,7 +547,11 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
             .iter()
             .map(|f| (f.src as usize, f.dst as usize))
             .collect();
-        let (hosts, wires) = transport_hosts(&config, &topology, &pairs, &mut host_flows);
+        let (mut hosts, wires) = transport_hosts(&config, &topology, &pairs, &mut host_flows);
+        if let Some(opening) = config.opening() {
+            let sizes = config.fct_keys().sizes()?;
+            open_flows(&opening, sizes, config.run.seed, &host_rate_bps, &mut hosts)?;
+        }
         for (host, (s, p, propagation_ps)) in wires.into_iter().enumerate() {
             let adapter = node_of[s];
             let port = uplinks(s) + addressing.port_of(host as u16);
@@ -565,6 +576,9 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
         per_voq: false,
         layer1: Vec::new(),
     };
+    let adapter_hops = (0..a * a)
+        .map(|k| table.hops(edge_of[k / a], edge_of[k % a]) as u8)
+        .collect();
     let mode = mode(&config.routing.mode).expect("validated");
     let router = FabricRouter::new(table, mode, config.run.seed, config.routing.spray_rounds);
     let mut fabric = Fabric::new(nodes, router, wiring, config.run.warmup_ps());
@@ -605,6 +619,7 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
         cell_ps,
         transport_stall_ps,
         flow_series: FlowSeries::default(),
+        adapter_hops,
     })
 }
 
@@ -738,7 +753,7 @@ fn foreground(
     topology: &Topology,
 ) -> Result<Option<Foreground>, ScenarioError> {
     let t = &config.traffic;
-    if t.pattern != Pattern::Fct {
+    if t.pattern != Pattern::Fct || config.opening().is_some() {
         return Ok(None);
     }
     let sizes = config.fct_keys().sizes()?;
@@ -801,6 +816,9 @@ fn flows(config: &StardustConfig, topology: &Topology) -> Result<Vec<Flow>, Scen
         Pattern::Fct => {
             let keys = config.fct_keys();
             keys.check_hosts(hosts)?;
+            if config.opening().is_some() {
+                return Ok(Vec::new()); // transport hosts open their flows during the run
+            }
             // Every other host: unending flows to independently drawn other hosts (A24).
             let mut rng = pattern_rng(config.run.seed);
             let per_flow = t.load / t.background_flows as f64;

@@ -7,11 +7,13 @@ use super::adapter::Adapter;
 use super::reach::{self, ChangeTable, DeviceReport, EventTable, ReachSummary};
 use super::Stardust;
 use crate::blocks::ethernet::host::{FlowSeries, Host, SenderTotals};
+use crate::blocks::ethernet::opening::{self, OpenedDetail, OpenedSummary};
 use crate::blocks::transport::Transport;
+use crate::blocks::workload::TimedCounts;
 use crate::designs::ethernet::{DcqcnSummary, NdpSummary, PfcSummary};
 use crate::engine::kernel::Clock;
 use crate::engine::stats::{Completion, Percentiles, Spread};
-use crate::engine::time::{TimePs, PS_PER_NS};
+use crate::engine::time::{serialization_ps, TimePs, PS_PER_NS};
 use crate::run::{Ledger, RunError};
 use crate::scenario::Named;
 
@@ -43,15 +45,14 @@ pub struct StardustSummary {
     pub goodput: f64,
     /// Goodput per flow over the window.
     pub flow_goodput_gbps: Spread,
-    /// Pattern `fct`: timed flows started and completed.
-    pub timed_flows_started: u64,
-    /// See `timed_flows_started`.
-    pub timed_flows_completed: u64,
-    /// Completion times of the timed flows that completed.
-    pub timed_fct_us: Percentiles,
-    /// Completion times of the completed timed flows of 500 KB or more (the paper: 1 MB flows
-    /// finish in under 1 ms, Fig. 10b).
-    pub timed_fct_us_500kb_up: Completion,
+    /// Pattern `fct`: timed flows started and completed, and their completion times (all, and
+    /// of 500 KB or more: the paper's 1 MB flows finish in under 1 ms, Fig. 10b).
+    #[serde(flatten)]
+    pub timed: TimedCounts,
+    /// Pattern `fct` with transport hosts: completion times by size, slowdowns and slot reuse,
+    /// as the Ethernet design reports them; absent otherwise.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub opened: Option<OpenedDetail>,
     /// Finite flows that delivered all their bytes.
     pub flows_completed: u64,
     /// Their completion times: the first, the mean and the last.
@@ -189,7 +190,7 @@ pub struct StardustTables {
     /// arrival, during measurement.
     pub last_stage_queue: QueueTable,
     /// Pattern `fct`: every timed flow.
-    pub timed_flows: TimedTable,
+    pub timed_flows: TimedFlows,
     /// Reachability kept by messages: every change of a device's table.
     pub table_changes: ChangeTable,
     /// Every scripted failure and repair, and when the tables settled after it.
@@ -200,7 +201,24 @@ pub struct StardustTables {
     pub flow_series: FlowSeries,
 }
 
-/// The timed flows of the `fct` pattern.
+/// The timed flows of the `fct` pattern: the built-in sources', or, with transport hosts, the
+/// Ethernet design's table (ends, ideals and slowdowns).
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum TimedFlows {
+    /// Built-in sources.
+    BuiltIn(TimedTable),
+    /// Transport hosts.
+    Opened(opening::TimedTable),
+}
+
+impl Default for TimedFlows {
+    fn default() -> Self {
+        TimedFlows::BuiltIn(TimedTable::default())
+    }
+}
+
+/// The timed flows of the `fct` pattern's built-in sources.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct TimedTable {
     /// Flow number.
@@ -409,7 +427,14 @@ impl Stardust {
                 }
             }
         }
-        let (host_table, flows, goodput, at_least, fcts, transport) = if hosts.is_empty() {
+        let mut timed_counts = TimedCounts {
+            timed_flows_started: timed.flow.len() as u64,
+            timed_flows_completed: timed_fct.count(),
+            timed_fct_us: timed_fct.percentiles().scaled(1e6),
+            timed_fct_us_500kb_up: Completion::of(&large),
+        };
+        let mut timed = TimedFlows::BuiltIn(timed);
+        let (host_table, flows, mut goodput, at_least, fcts, transport) = if hosts.is_empty() {
             let mut host_table = HostTable::default();
             let mut flows = FlowTable::default();
             let mut fractions = Vec::new();
@@ -453,6 +478,13 @@ impl Stardust {
         } else {
             self.transport_report(&hosts, &adapters, window_s, clock.now_ps)
         };
+        let mut opened = None;
+        if let Some((summary, table, hosts_goodput)) = self.opened_report(&hosts, clock, window_s) {
+            timed_counts = summary.counts;
+            opened = Some(summary.detail);
+            timed = TimedFlows::Opened(table);
+            goodput = hosts_goodput;
+        }
         let merged =
             |pick: &dyn Fn(&super::adapter::Adapter) -> &crate::engine::stats::LatencyHistogram| {
                 let mut all = crate::engine::stats::LatencyHistogram::new();
@@ -498,10 +530,8 @@ impl Stardust {
             goodput,
             flow_goodput_gbps: Spread::of(flows.goodput_gbps.clone()),
             flows_at_least_94_4_percent: at_least,
-            timed_flows_started: timed.flow.len() as u64,
-            timed_flows_completed: timed_fct.count(),
-            timed_fct_us: timed_fct.percentiles().scaled(1e6),
-            timed_fct_us_500kb_up: Completion::of(&large),
+            timed: timed_counts,
+            opened,
             flows_completed: fcts.len() as u64,
             fct_us: Completion::of(&fcts),
             packet_latency_us: merged(&|a| &a.packet_latency).scaled(1e6),
@@ -584,6 +614,44 @@ type TransportReport = (
 );
 
 impl Stardust {
+    /// With transport hosts on the `fct` pattern: the timed flows' summary and table, and the
+    /// goodput over receiving hosts (the Ethernet design's reading); `None` otherwise. A
+    /// flow's ideal is the Ethernet design's on the same topology (its bytes at the host's
+    /// line rate, every link's propagation, its largest segment's store-and-forward at every
+    /// device between the hosts), so one flow has one ideal in both reports and slowdowns
+    /// compare pull with push directly.
+    fn opened_report(
+        &self,
+        hosts: &[&Host],
+        clock: &Clock,
+        window_s: f64,
+    ) -> Option<(OpenedSummary, opening::TimedTable, f64)> {
+        let opening = self.config.opening()?;
+        let mss = self.config.host.config.packet_bytes as u64;
+        let propagation_ps = self.config.propagation_ps();
+        let adapters = self.addressing.adapters();
+        let ideal_ps = |src: usize, dst: usize, size_bytes: u64| {
+            let rate_bps = self.host_rate_bps[src];
+            let (a, b) = (
+                self.addressing.adapter_of(src as u16) as usize,
+                self.addressing.adapter_of(dst as u16) as usize,
+            );
+            let links = self.adapter_hops[a * adapters + b] as u64 + 2;
+            let largest_bytes = size_bytes.min(mss);
+            serialization_ps(size_bytes, rate_bps)
+                + links * propagation_ps
+                + (links - 1) * serialization_ps(largest_bytes, rate_bps)
+        };
+        Some(opening::report(
+            &opening,
+            hosts,
+            &self.host_rate_bps,
+            clock.now_ps,
+            window_s,
+            ideal_ps,
+        ))
+    }
+
     /// Goodput as transport hosts saw it (bytes their receivers delivered in order, per flow:
     /// the Ethernet design's reading), and their transport's counters.
     fn transport_report(
@@ -609,10 +677,17 @@ impl Stardust {
             flows.goodput_gbps.push(flow_gbps);
             flows.fct_us.push(fct_us);
         }
+        if self.config.opening().is_some() {
+            // No flow made at build: what each host received of the flows opened to it.
+            for (h, host) in hosts.iter().enumerate() {
+                received[h] = host.inflows.iter().map(|f| f.bytes_measured).sum();
+            }
+        }
         let mut host_table = HostTable::default();
         let mut link_fractions = Vec::new();
         for (h, &bytes) in received.iter().enumerate() {
-            if self.receivers[h] {
+            // Flows opened during the run: every host that received one.
+            if self.receivers[h] || !hosts[h].inflows.is_empty() {
                 host_table.host.push(h as u32);
                 host_table.goodput_gbps.push(gbps(bytes));
                 let adapter = adapters[self.addressing.adapter_of(h as u16) as usize];
