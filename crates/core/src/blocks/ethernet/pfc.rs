@@ -44,6 +44,7 @@ use crate::blocks::priority_port::{Departure, PriorityPort};
 use crate::blocks::traffic::NEVER_PS;
 use crate::engine::rng::Rng;
 use crate::engine::time::TimePs;
+use crate::scenario::{invalid, ScenarioError};
 use rand::Rng as _;
 
 /// Bytes of a PAUSE frame on the wire (a minimum Ethernet frame, 802.1Qbb).
@@ -276,6 +277,24 @@ pub struct PauseThresholds {
     pub xon_packets: u32,
     /// Packets an ingress may take beyond XOFF (what is on its way when it pauses).
     pub headroom_packets: u32,
+}
+
+impl PauseThresholds {
+    /// Checks that XOFF is at least one packet and XON below it, naming the scenario keys
+    /// `{prefix}xoff_packets` and `{prefix}xon_packets` (`switch.pfc_`, `adapter.pause_`).
+    pub fn validate(&self, prefix: &str) -> Result<(), ScenarioError> {
+        let xoff_key = format!("{prefix}xoff_packets");
+        if self.xoff_packets == 0 {
+            return Err(invalid(&xoff_key, "expected at least 1 packet"));
+        }
+        if self.xon_packets >= self.xoff_packets {
+            return Err(invalid(
+                &format!("{prefix}xon_packets"),
+                format!("expected fewer than {xoff_key} ({})", self.xoff_packets),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// One ingress's account (802.1Qbb): the data packets it holds downstream of its link and

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::blocks::ethernet::host::HostParams;
 use crate::blocks::ethernet::opening::Opening;
-use crate::blocks::ethernet::pfc::{Marking, PfcSpec, MAX_CLASSES};
+use crate::blocks::ethernet::pfc::{Marking, PauseThresholds, PfcSpec, MAX_CLASSES};
 use crate::blocks::ethernet::shared_buffer::DynamicThreshold;
 use crate::blocks::routing::mode;
 use crate::blocks::topology::Topology;
@@ -839,12 +839,12 @@ impl EthernetConfig {
                 "expected 0 with switch.pfc (a lossless fabric)",
             ));
         }
-        if s.pfc_xoff_packets == 0 {
-            return Err(invalid(
-                "switch.pfc_xoff_packets",
-                "expected at least 1 packet",
-            ));
+        PauseThresholds {
+            xoff_packets: s.pfc_xoff_packets,
+            xon_packets: s.pfc_xon_packets,
+            headroom_packets: s.pfc_headroom_packets,
         }
+        .validate("switch.pfc_")?;
         if classes == 1 && s.pfc_xoff_packets + s.pfc_headroom_packets > s.queue_packets {
             return Err(invalid(
                 "switch.pfc_xoff_packets",
@@ -860,15 +860,6 @@ impl EthernetConfig {
                 format!(
                     "expected switch.pfc_classes x (switch.pfc_xoff_packets + switch.pfc_headroom_packets) ({classes} x ({} + {})) at most switch.queue_packets ({}), a port's share of the shared buffer split between its classes",
                     s.pfc_xoff_packets, s.pfc_headroom_packets, s.queue_packets
-                ),
-            ));
-        }
-        if s.pfc_xon_packets >= s.pfc_xoff_packets {
-            return Err(invalid(
-                "switch.pfc_xon_packets",
-                format!(
-                    "expected fewer than switch.pfc_xoff_packets ({})",
-                    s.pfc_xoff_packets
                 ),
             ));
         }

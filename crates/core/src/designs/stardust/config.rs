@@ -836,20 +836,8 @@ impl StardustConfig {
                     "expected host.transport with adapter.pause_hosts = true (built-in sources are never paused)",
                 ));
             }
-            if a.pause_xoff_packets == 0 {
-                return Err(invalid(
-                    "adapter.pause_xoff_packets",
-                    "expected at least 1 packet",
-                ));
-            }
-            if a.pause_xon_packets >= a.pause_xoff_packets {
-                return Err(invalid(
-                    "adapter.pause_xon_packets",
-                    format!(
-                        "expected fewer than adapter.pause_xoff_packets ({})",
-                        a.pause_xoff_packets
-                    ),
-                ));
+            if let Some(thresholds) = self.pause_thresholds() {
+                thresholds.validate("adapter.pause_")?;
             }
         }
         let Some(transport) = self.host.transport() else {
