@@ -16,7 +16,7 @@ use crate::blocks::workload::{
 };
 use crate::designs::stardust::pattern_rng;
 use crate::engine::rng::{stream, ComponentId};
-use crate::engine::time::TimePs;
+use crate::engine::time::{serialization_ps, TimePs};
 use crate::scenario::{invalid, ScenarioError};
 
 /// How hosts open flows during a run.
@@ -180,6 +180,23 @@ impl TimedTable {
     pub fn is_empty(&self) -> bool {
         self.src.is_empty()
     }
+}
+
+/// The least time a flow of `size_bytes` in segments of at most `mss_bytes` can take over
+/// `links` links of `propagation_ps` at `rate_bps`: its bytes at line rate, every link's
+/// propagation, and its largest segment stored and forwarded at every device between the
+/// hosts. One formula for every fabric, so a flow has one ideal in each design's report.
+pub fn ideal_flow_ps(
+    size_bytes: u64,
+    mss_bytes: u64,
+    rate_bps: u64,
+    links: u64,
+    propagation_ps: TimePs,
+) -> TimePs {
+    let largest_bytes = size_bytes.min(mss_bytes);
+    serialization_ps(size_bytes, rate_bps)
+        + links * propagation_ps
+        + (links - 1) * serialization_ps(largest_bytes, rate_bps)
 }
 
 /// The completion-time summary and table of a run whose hosts opened flows as `opening`

@@ -12,7 +12,7 @@ use crate::blocks::ethernet::pfc::{PfcCounters, PfcPorts};
 use crate::blocks::transport::{FlowSender, Transport};
 use crate::engine::kernel::Clock;
 use crate::engine::stats::{Completion, Spread};
-use crate::engine::time::{serialization_ps, TimePs};
+use crate::engine::time::TimePs;
 use crate::run::{Ledger, RunError};
 use crate::scenario::Named;
 
@@ -519,10 +519,7 @@ impl Ethernet {
                 self.edge_of_host[dst] as usize,
             );
             let links = self.edge_hops[a * switches + b] as u64 + 2;
-            let largest_bytes = size_bytes.min(mss);
-            serialization_ps(size_bytes, rate_bps)
-                + links * propagation_ps
-                + (links - 1) * serialization_ps(largest_bytes, rate_bps)
+            opening::ideal_flow_ps(size_bytes, mss, rate_bps, links, propagation_ps)
         };
         let (summary, table, goodput) = opening::report(
             &opening,

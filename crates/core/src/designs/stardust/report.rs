@@ -13,7 +13,7 @@ use crate::blocks::workload::TimedCounts;
 use crate::designs::ethernet::{DcqcnSummary, NdpSummary, PfcSummary};
 use crate::engine::kernel::Clock;
 use crate::engine::stats::{Completion, Percentiles, Spread};
-use crate::engine::time::{serialization_ps, TimePs, PS_PER_NS};
+use crate::engine::time::{TimePs, PS_PER_NS};
 use crate::run::{Ledger, RunError};
 use crate::scenario::Named;
 
@@ -637,10 +637,7 @@ impl Stardust {
                 self.addressing.adapter_of(dst as u16) as usize,
             );
             let links = self.adapter_hops[a * adapters + b] as u64 + 2;
-            let largest_bytes = size_bytes.min(mss);
-            serialization_ps(size_bytes, rate_bps)
-                + links * propagation_ps
-                + (links - 1) * serialization_ps(largest_bytes, rate_bps)
+            opening::ideal_flow_ps(size_bytes, mss, rate_bps, links, propagation_ps)
         };
         Some(opening::report(
             &opening,
