@@ -711,6 +711,11 @@ impl Host {
         first
     }
 
+    /// In-order bytes its receive sides delivered in the measurement window, over all flows.
+    pub fn bytes_received_measured(&self) -> u64 {
+        self.inflows.iter().map(|f| f.bytes_measured).sum()
+    }
+
     /// What receive side `at_dst` measured over a window of `window_s`: its goodput in Gbit/s
     /// and, for a finite flow that completed, its completion time in µs.
     pub fn received(&self, at_dst: u32, window_s: f64) -> (f64, Option<f64>) {

@@ -182,34 +182,41 @@ impl TimedTable {
     }
 }
 
-/// The least time a flow of `size_bytes` in segments of at most `mss_bytes` can take over
-/// `links` links of `propagation_ps` at `rate_bps`: its bytes at line rate, every link's
-/// propagation, and its largest segment stored and forwarded at every device between the
-/// hosts. One formula for every fabric, so a flow has one ideal in each design's report.
-pub fn ideal_flow_ps(
-    size_bytes: u64,
-    mss_bytes: u64,
-    rate_bps: u64,
-    links: u64,
-    propagation_ps: TimePs,
-) -> TimePs {
-    let largest_bytes = size_bytes.min(mss_bytes);
-    serialization_ps(size_bytes, rate_bps)
-        + links * propagation_ps
-        + (links - 1) * serialization_ps(largest_bytes, rate_bps)
+/// What a flow's ideal completion time reads of the fabric beside the hosts' line rates: the
+/// largest segment and each link's propagation.
+#[derive(Clone, Copy, Debug)]
+pub struct IdealPath {
+    /// Bytes of the largest segment (the hosts' packet size).
+    pub mss_bytes: u64,
+    /// Propagation of every link.
+    pub propagation_ps: TimePs,
+}
+
+impl IdealPath {
+    /// The least time a flow of `size_bytes` from a host at `rate_bps` can take over `links`
+    /// links: its bytes at line rate, every link's propagation, and its largest segment stored
+    /// and forwarded at every device between the hosts. One formula for every fabric, so a
+    /// flow has one ideal in each design's report.
+    pub fn flow_ps(&self, size_bytes: u64, rate_bps: u64, links: u64) -> TimePs {
+        let largest_bytes = size_bytes.min(self.mss_bytes);
+        serialization_ps(size_bytes, rate_bps)
+            + links * self.propagation_ps
+            + (links - 1) * serialization_ps(largest_bytes, rate_bps)
+    }
 }
 
 /// The completion-time summary and table of a run whose hosts opened flows as `opening`
 /// says, and its goodput: the mean over receiving hosts of what they received in the
-/// window (`window_s`), as a fraction of line rate. `ideal_ps(src, dst, bytes)` is the
-/// least a flow could take on the design's path.
+/// window (`window_s`), as a fraction of line rate. A flow's ideal is `path`'s over the
+/// `links(src, dst)` links of the design's shortest path between its hosts.
 pub fn report(
     opening: &Opening,
     hosts: &[&Host],
     host_rate_bps: &[u64],
     now_ps: TimePs,
     window_s: f64,
-    ideal_ps: impl Fn(usize, usize, u64) -> TimePs,
+    path: IdealPath,
+    links: impl Fn(usize, usize) -> u64,
 ) -> (OpenedSummary, TimedTable, f64) {
     let mut table = TimedTable::default();
     let mut timed = Vec::new();
@@ -221,7 +228,7 @@ pub fn report(
         flows_opened += opened.flows.len() as u64;
         for f in &opened.flows {
             let dst = f.dst as usize;
-            let ideal_ps = ideal_ps(src, dst, f.size_bytes);
+            let ideal_ps = path.flow_ps(f.size_bytes, host_rate_bps[src], links(src, dst));
             let fct_ps = f.done_ps.map(|done| done - f.start_ps);
             timed.push(TimedFlow {
                 size_bytes: f.size_bytes,
@@ -250,7 +257,7 @@ pub fn report(
         if host.inflows.is_empty() {
             continue;
         }
-        let bytes: u64 = host.inflows.iter().map(|f| f.bytes_measured).sum();
+        let bytes = host.bytes_received_measured();
         fractions.push(bytes as f64 * 8.0 / window_s / host_rate_bps[h] as f64);
     }
     let goodput = fractions.iter().sum::<f64>() / fractions.len().max(1) as f64;

@@ -125,14 +125,7 @@ fn every_transport_that_opens_flows_completes_them() {
             .filter(|(_, f)| f.is_some())
             .map(|(s, _)| s)
             .sum();
-        let received: u64 = ethernet
-            .hosts()
-            .nth(15)
-            .unwrap()
-            .inflows
-            .iter()
-            .map(|f| f.bytes_measured)
-            .sum();
+        let received: u64 = ethernet.hosts().nth(15).unwrap().bytes_received_measured();
         assert!(received >= completed, "{name}: {received} < {completed}");
         assert!(summary.packets_delivered > 0);
     }

@@ -509,25 +509,20 @@ impl Ethernet {
         let Some(opening) = self.config.traffic.opening() else {
             return (None, TimedTable::default(), None);
         };
-        let mss = self.config.host.packet_bytes as u64;
-        let propagation_ps = self.config.propagation_ps();
-        let switches = self.switches;
-        let ideal_ps = |src: usize, dst: usize, size_bytes: u64| {
-            let rate_bps = self.host_rate_bps[src];
-            let (a, b) = (
-                self.edge_of_host[src] as usize,
-                self.edge_of_host[dst] as usize,
-            );
-            let links = self.edge_hops[a * switches + b] as u64 + 2;
-            opening::ideal_flow_ps(size_bytes, mss, rate_bps, links, propagation_ps)
+        let path = opening::IdealPath {
+            mss_bytes: self.config.host.packet_bytes as u64,
+            propagation_ps: self.config.propagation_ps(),
         };
+        let edge = |host: usize| self.edge_of_host[host] as usize;
+        let links = |src, dst| self.edge_hops[edge(src) * self.switches + edge(dst)] as u64 + 2;
         let (summary, table, goodput) = opening::report(
             &opening,
             hosts,
             &self.host_rate_bps,
             clock.now_ps,
             window_s,
-            ideal_ps,
+            path,
+            links,
         );
         (Some(summary), table, Some(goodput))
     }

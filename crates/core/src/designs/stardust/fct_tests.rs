@@ -79,14 +79,7 @@ fn every_transport_that_opens_flows_completes_them() {
         let timed = opened_table(&tables);
         assert_eq!(timed.src.len() as u64, counts.timed_flows_started);
         assert!(timed.src.iter().all(|&s| s == 0) && timed.dst.iter().all(|&d| d == 15));
-        let received: u64 = stardust
-            .hosts()
-            .nth(15)
-            .unwrap()
-            .inflows
-            .iter()
-            .map(|f| f.bytes_measured)
-            .sum();
+        let received: u64 = stardust.hosts().nth(15).unwrap().bytes_received_measured();
         let completed: u64 = timed
             .size_bytes
             .iter()

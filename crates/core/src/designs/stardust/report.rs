@@ -627,25 +627,21 @@ impl Stardust {
         window_s: f64,
     ) -> Option<(OpenedSummary, opening::TimedTable, f64)> {
         let opening = self.config.opening()?;
-        let mss = self.config.host.config.packet_bytes as u64;
-        let propagation_ps = self.config.propagation_ps();
-        let adapters = self.addressing.adapters();
-        let ideal_ps = |src: usize, dst: usize, size_bytes: u64| {
-            let rate_bps = self.host_rate_bps[src];
-            let (a, b) = (
-                self.addressing.adapter_of(src as u16) as usize,
-                self.addressing.adapter_of(dst as u16) as usize,
-            );
-            let links = self.adapter_hops[a * adapters + b] as u64 + 2;
-            opening::ideal_flow_ps(size_bytes, mss, rate_bps, links, propagation_ps)
+        let path = opening::IdealPath {
+            mss_bytes: self.config.host.config.packet_bytes as u64,
+            propagation_ps: self.config.propagation_ps(),
         };
+        let adapter = |host: usize| self.addressing.adapter_of(host as u16) as usize;
+        let adapters = self.addressing.adapters();
+        let links = |src, dst| self.adapter_hops[adapter(src) * adapters + adapter(dst)] as u64 + 2;
         Some(opening::report(
             &opening,
             hosts,
             &self.host_rate_bps,
             clock.now_ps,
             window_s,
-            ideal_ps,
+            path,
+            links,
         ))
     }
 
@@ -677,7 +673,7 @@ impl Stardust {
         if self.config.opening().is_some() {
             // No flow made at build: what each host received of the flows opened to it.
             for (h, host) in hosts.iter().enumerate() {
-                received[h] = host.inflows.iter().map(|f| f.bytes_measured).sum();
+                received[h] = host.bytes_received_measured();
             }
         }
         let mut host_table = HostTable::default();
