@@ -5,12 +5,14 @@
 //! picked by name from [`MODES`] (one file per mechanism in `modes/`).
 
 mod modes;
+pub mod stamp;
 pub mod table;
 
 use rand::Rng as _;
 
 use crate::blocks::cell::Cell;
 use crate::engine::rng::{mix, stream, ComponentId, Rng};
+use stamp::PathCache;
 pub use table::RouteTable;
 
 /// What a router may read of the switch it routes in: its own output queues and which of its
@@ -61,6 +63,10 @@ pub struct Mode {
     pub description: &'static str,
     /// Routes through a random intermediate group, so needs a topology with groups.
     pub needs_groups: bool,
+    /// Its choice depends only on the tables, the switch's salt and the cell's source,
+    /// destination and path label (no queue, no random draw), so a flow's path is known as
+    /// its source sends it ([`FabricRouter::with_stamped_paths`]).
+    pub per_flow: bool,
     /// The choice.
     pub choose: Choose,
     /// The output the mode will choose, known before the cell arrives (it depends only on the
@@ -87,6 +93,15 @@ pub const MODES: &[Mode] = &[
 /// The mode called `name`.
 pub fn mode(name: &str) -> Option<&'static Mode> {
     MODES.iter().find(|m| m.name == name)
+}
+
+/// The view of a switch that never refuses an output, in which a stamped path is walked.
+struct NeverRefuses;
+
+impl LocalView for NeverRefuses {
+    fn backlog_cells(&self, _: usize) -> u32 {
+        0
+    }
 }
 
 /// `route_tag` of a cell on a minimal route (or past its intermediate group).
@@ -250,6 +265,8 @@ pub struct FabricRouter {
     salts: Vec<u64>,
     spray: Spray,
     path_label: PathLabel,
+    /// With [`FabricRouter::with_stamped_paths`] and a per-flow mode: the flows' paths.
+    paths: Option<PathCache>,
 }
 
 /// Where a design keeps a cell's path label (an MPTCP subflow's number), which per-flow
@@ -304,7 +321,51 @@ impl FabricRouter {
             salts,
             spray,
             path_label: PathLabel::Unlabelled,
+            paths: None,
         }
+    }
+
+    /// The router stamping each cell's whole path on it at its source, where the mode's choice
+    /// is fixed per flow ([`Mode::per_flow`]; otherwise it routes hop by hop as before): for
+    /// designs whose switches never refuse an output ([`LocalView::usable`] always true), so
+    /// that the stamped path is the one hop-by-hop routing would take.
+    pub fn with_stamped_paths(mut self) -> Self {
+        if self.mode.per_flow {
+            let flows = (self.table.terminals() * 4).next_power_of_two();
+            self.paths = Some(PathCache::new(flows.trailing_zeros().max(4)));
+        }
+        self
+    }
+
+    /// The stamped `route_tag` of `cell`'s path from its source's switch, or `None` if the path
+    /// cannot be stamped (see [`stamp::header`]).
+    fn walk(&mut self, cell: &Cell) -> Option<u64> {
+        let (dst_switch, dst_port) = self.table.terminal_at(cell.dst as usize);
+        let (mut switch, _) = self.table.terminal_at(cell.src as usize);
+        let mut scratch = *cell;
+        let mut outputs = [0; stamp::MAX_SWITCHES];
+        for hop in 0..stamp::MAX_SWITCHES {
+            if switch == dst_switch {
+                outputs[hop] = dst_port;
+                return stamp::header(&outputs[..=hop]);
+            }
+            let mut decision = Decision {
+                table: &self.table,
+                switch,
+                cell: &mut scratch,
+                view: &NeverRefuses,
+                rng: &mut self.rngs[switch],
+                spray: &mut self.spray,
+                salt: self.salts[switch],
+                path_label: self.path_label,
+            };
+            outputs[hop] = (self.mode.choose)(&mut decision);
+            switch = self.table.next_switch(switch, outputs[hop]);
+            if switch == table::NOT_A_SWITCH {
+                return None;
+            }
+        }
+        None
     }
 
     /// The router reading each cell's path label where `label` says (by default, none).
@@ -326,6 +387,22 @@ impl Router for FabricRouter {
         } else {
             MINIMAL
         };
+        if self.paths.is_none() {
+            return;
+        }
+        let key = PathCache::key(cell.src, cell.dst, self.path_label.of(cell));
+        let cached = self.paths.as_ref().and_then(|paths| paths.get(key));
+        let stamped = match cached {
+            Some(tag) => Some(tag),
+            None => self.walk(cell).inspect(|&tag| {
+                if let Some(paths) = &mut self.paths {
+                    paths.put(key, tag)
+                }
+            }),
+        };
+        if let Some(tag) = stamped {
+            cell.route_tag = tag;
+        }
     }
 
     fn route(
@@ -335,6 +412,9 @@ impl Router for FabricRouter {
         cell: &mut Cell,
         view: &dyn LocalView,
     ) -> usize {
+        if let Some(output) = stamp::pop(cell) {
+            return output;
+        }
         let (dst_switch, dst_port) = self.table.terminal_at(cell.dst as usize);
         if switch == dst_switch {
             return dst_port;
@@ -353,6 +433,9 @@ impl Router for FabricRouter {
     }
 
     fn planned_output(&self, switch: usize, _input: usize, cell: &Cell) -> Option<usize> {
+        if let Some(output) = stamp::peek(cell) {
+            return Some(output);
+        }
         let (dst_switch, dst_port) = self.table.terminal_at(cell.dst as usize);
         if switch == dst_switch {
             return Some(dst_port);
@@ -415,6 +498,54 @@ mod tests {
 
     fn router(t: &Topology, name: &str) -> FabricRouter {
         FabricRouter::new(RouteTable::new(t).unwrap(), mode(name).unwrap(), 7, 4)
+    }
+
+    /// A stamped path is the one hop-by-hop routing takes, for every pair, label and
+    /// per-flow mode, on a fat-tree and a Dragonfly, whether walked or found in the cache;
+    /// modes that are not per flow stamp nothing.
+    #[test]
+    fn stamped_paths_are_the_hop_by_hop_paths() {
+        let topologies = [
+            Topology::fat_tree(4).unwrap(),
+            Topology::dragonfly(2, 4, 2, 9).unwrap(),
+        ];
+        for t in &topologies {
+            for name in MINIMAL_MODES {
+                let label = PathLabel::NextVc;
+                let mut hop_by_hop = router(t, name).with_path_label(label);
+                let mut stamped = router(t, name).with_path_label(label).with_stamped_paths();
+                for round in 0..2 {
+                    for src in 0..t.endpoints() {
+                        for dst in (0..t.endpoints()).filter(|&d| d != src) {
+                            let mut c = cell(src, dst);
+                            c.next_vc = round * 3;
+                            stamped.inject(src, &mut c);
+                            let is_stamped = stamp::peek(&c).is_some();
+                            assert_eq!(is_stamped, mode(name).unwrap().per_flow, "{name}");
+                            if !is_stamped {
+                                continue;
+                            }
+                            let mut plain = cell(src, dst);
+                            plain.next_vc = c.next_vc;
+                            hop_by_hop.inject(src, &mut plain);
+                            let (mut switch, mut input) = t.endpoint_port(src).unwrap();
+                            loop {
+                                let view = Backlog(vec![]);
+                                let expected = hop_by_hop.route(switch, input, &mut plain, &view);
+                                let got = stamped.route(switch, input, &mut c, &view);
+                                assert_eq!(got, expected, "{name} {src}->{dst} at {switch}");
+                                match t.peer(switch, got).unwrap() {
+                                    Attachment::Endpoint(e) => break assert_eq!(e, dst),
+                                    Attachment::SwitchPort { switch: s, port } => {
+                                        (switch, input) = (s, port)
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

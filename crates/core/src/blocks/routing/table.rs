@@ -46,7 +46,14 @@ pub struct RouteTable {
     from_group_hops: Vec<u8>,
     sets: Vec<CandidateSet>,
     ports: Vec<u16>,
+    /// `port_base[s] + p`: where port `p` of switch `s` is in `next_switch`.
+    port_base: Vec<u32>,
+    /// The switch each switch port is cabled to ([`NOT_A_SWITCH`] for a terminal or nothing).
+    next_switch: Vec<u16>,
 }
+
+/// [`RouteTable::next_switch`] of a port cabled to a terminal, or to nothing.
+pub const NOT_A_SWITCH: usize = u16::MAX as usize;
 
 impl RouteTable {
     /// Builds the tables of `topology`; every terminal must reach every other.
@@ -81,6 +88,17 @@ impl RouteTable {
             })
             .collect();
         let group_of: Vec<u16> = (0..switches).map(|s| topology.group(s) as u16).collect();
+        let mut port_base = Vec::with_capacity(switches);
+        let mut next_switch = Vec::new();
+        for s in 0..switches {
+            port_base.push(next_switch.len() as u32);
+            next_switch.extend((0..topology.switch_ports(s)).map(
+                |port| match topology.peer(s, port) {
+                    Some(Attachment::SwitchPort { switch, .. }) => switch as u16,
+                    _ => NOT_A_SWITCH as u16,
+                },
+            ));
+        }
         let mut table = RouteTable {
             switches,
             groups,
@@ -93,6 +111,8 @@ impl RouteTable {
             from_group_hops: vec![UNREACHABLE; groups * switches],
             sets: Vec::new(),
             ports: Vec::new(),
+            port_base,
+            next_switch,
         };
         let mut builder = SetBuilder::default();
         let mut search = Search::new(switches);
@@ -196,6 +216,11 @@ impl RouteTable {
     #[inline]
     pub fn toward_group(&self, switch: usize, group: usize) -> usize {
         self.to_group[switch * self.groups + group] as usize
+    }
+
+    /// The switch cabled to port `port` of `switch`, or [`NOT_A_SWITCH`].
+    pub fn next_switch(&self, switch: usize, port: usize) -> usize {
+        self.next_switch[self.port_base[switch] as usize + port] as usize
     }
 
     /// Number of distinct candidate sets (each belongs to one switch).

@@ -12,6 +12,7 @@ pub const MODE: Mode = Mode {
     name: "deterministic",
     description: "one path per destination (a per-switch hash of the destination over the equal-cost next hops)",
     needs_groups: false,
+    per_flow: true,
     choose,
     plan: Some(output),
 };

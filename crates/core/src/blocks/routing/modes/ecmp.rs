@@ -9,6 +9,7 @@ pub const MODE: Mode = Mode {
     name: "ecmp",
     description: "per-flow hash over the equal-cost next hops",
     needs_groups: false,
+    per_flow: true,
     choose,
     plan: None,
 };

@@ -10,6 +10,7 @@ pub const MODE: Mode = Mode {
     name: "least_loaded",
     description: "minimal adaptive: the equal-cost next hop with the shortest local output queue",
     needs_groups: false,
+    per_flow: false,
     choose,
     plan: None,
 };

@@ -7,6 +7,7 @@ pub const MODE: Mode = Mode {
     name: "random",
     description: "a random equal-cost next hop per cell",
     needs_groups: false,
+    per_flow: false,
     choose,
     plan: None,
 };

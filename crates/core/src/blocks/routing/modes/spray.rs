@@ -12,6 +12,7 @@ pub const MODE: Mode = Mode {
     name: "spray",
     description: "per cell, round robin over a random order of the equal-cost next hops, re-drawn every few passes",
     needs_groups: false,
+    per_flow: false,
     choose,
     plan: None,
 };

@@ -10,6 +10,7 @@ pub const MODE: Mode = Mode {
     name: "valiant",
     description: "through a random intermediate group, then to the destination (Dragonfly)",
     needs_groups: true,
+    per_flow: false,
     choose,
     plan: None,
 };
