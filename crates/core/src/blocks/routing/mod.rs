@@ -331,8 +331,7 @@ impl FabricRouter {
     /// that the stamped path is the one hop-by-hop routing would take.
     pub fn with_stamped_paths(mut self) -> Self {
         if self.mode.per_flow {
-            let flows = (self.table.terminals() * 4).next_power_of_two();
-            self.paths = Some(PathCache::new(flows.trailing_zeros().max(4)));
+            self.paths = Some(PathCache::new(2 * self.table.terminals()));
         }
         self
     }

@@ -18,7 +18,7 @@ const PORT_BITS: u64 = (1 << 56) - 1;
 pub const MAX_SWITCHES: usize = 7;
 /// The highest port a stamped path names (a byte holds the port plus one; 0 ends the path).
 pub const MAX_PORT: usize = 254;
-/// A free slot of the cache.
+/// A free slot of the cache (no flow has this key: its top bits are zero).
 const EMPTY: u64 = u64::MAX;
 
 /// The outputs of a path's switches, in order, as a stamped `route_tag`; `None` if the path
@@ -53,18 +53,20 @@ pub fn peek(cell: &Cell) -> Option<usize> {
     Some(next as usize - 1)
 }
 
-/// The paths walked so far, by flow: a direct-mapped cache of (flow key, stamped tag). A flow
-/// whose slot another took is walked again, to the same path, so what it holds never changes
-/// a result.
+/// The paths walked so far, by flow: an open-addressed table of (flow key, stamped tag) that
+/// keeps every flow it was given (at most one per source, destination and path label, so it
+/// stops growing once every flow of a run has sent), doubling at half full.
 pub struct PathCache {
     slots: Vec<(u64, u64)>,
+    len: usize,
 }
 
 impl PathCache {
-    /// A cache of `2^bits` flows.
-    pub fn new(bits: u32) -> Self {
+    /// A cache with room for about `flows` flows before it first grows.
+    pub fn new(flows: usize) -> Self {
         PathCache {
-            slots: vec![(EMPTY, 0); 1 << bits],
+            slots: vec![(EMPTY, 0); (2 * flows).next_power_of_two().max(16)],
+            len: 0,
         }
     }
 
@@ -73,21 +75,38 @@ impl PathCache {
         (label as u64) << 32 | (src as u64) << 16 | dst as u64
     }
 
-    /// The stamped tag of flow `key`, if walked and still held.
+    /// The stamped tag of flow `key`, if walked.
     #[inline]
     pub fn get(&self, key: u64) -> Option<u64> {
-        let (held, tag) = self.slots[self.slot(key)];
+        let (held, tag) = self.slots[self.slot_of(key)];
         (held == key).then_some(tag)
     }
 
     /// Keeps flow `key`'s stamped tag.
     pub fn put(&mut self, key: u64, tag: u64) {
-        let slot = self.slot(key);
+        if 2 * (self.len + 1) > self.slots.len() {
+            let grown = vec![(EMPTY, 0); 2 * self.slots.len()];
+            let old = std::mem::replace(&mut self.slots, grown);
+            for (held, tag) in old.into_iter().filter(|&(held, _)| held != EMPTY) {
+                let slot = self.slot_of(held);
+                self.slots[slot] = (held, tag);
+            }
+        }
+        let slot = self.slot_of(key);
+        if self.slots[slot].0 == EMPTY {
+            self.len += 1;
+        }
         self.slots[slot] = (key, tag);
     }
 
-    fn slot(&self, key: u64) -> usize {
-        mix(key) as usize & (self.slots.len() - 1)
+    /// The slot holding `key`, or the empty one where it would go (linear probing).
+    fn slot_of(&self, key: u64) -> usize {
+        let mask = self.slots.len() - 1;
+        let mut slot = mix(key) as usize & mask;
+        while self.slots[slot].0 != key && self.slots[slot].0 != EMPTY {
+            slot = (slot + 1) & mask;
+        }
+        slot
     }
 }
 
@@ -121,11 +140,16 @@ mod tests {
     }
 
     #[test]
-    fn a_cache_holds_what_was_put_and_no_other_flows() {
-        let mut cache = PathCache::new(4);
-        let (a, b) = (PathCache::key(1, 2, 0), PathCache::key(2, 1, 0));
-        cache.put(a, 42);
-        assert_eq!(cache.get(a), Some(42));
-        assert_eq!(cache.get(b), None);
+    fn a_cache_keeps_every_flow_put_through_its_growth() {
+        let mut cache = PathCache::new(1);
+        let keys: Vec<u64> = (0..1000).map(|k| PathCache::key(k, k + 1, k % 3)).collect();
+        for (tag, &key) in keys.iter().enumerate() {
+            assert_eq!(cache.get(key), None);
+            cache.put(key, tag as u64);
+        }
+        for (tag, &key) in keys.iter().enumerate() {
+            assert_eq!(cache.get(key), Some(tag as u64));
+        }
+        assert_eq!(cache.get(PathCache::key(2, 1, 0)), None);
     }
 }
