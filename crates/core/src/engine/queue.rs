@@ -410,11 +410,12 @@ fn distribute_and_sort<E: Copy>(
 }
 
 impl<E: Copy> CalendarQueue<E> {
-    /// The next event due, if the calendar holds it at hand (in the bucket being served).
+    /// The event `ahead` places after the next one due (0: the next), if the calendar holds
+    /// it at hand (in the bucket being served).
     #[inline]
-    pub fn peek_at_hand(&self) -> Option<&E> {
+    pub fn peek_at_hand(&self, ahead: usize) -> Option<&E> {
         self.current
-            .get(self.current_head)
+            .get(self.current_head + ahead)
             .map(|entry| &entry.event)
     }
 }
@@ -516,7 +517,7 @@ mod tests {
             let mut id = 0u32;
             for (op, delay, clock) in ops {
                 if op == 0 {
-                    let at_hand = cal.peek_at_hand().copied();
+                    let at_hand = cal.peek_at_hand(0).copied();
                     let a = cal.pop_until(TimePs::MAX);
                     let b = heap.pop_until(TimePs::MAX);
                     prop_assert_eq!(a, b);

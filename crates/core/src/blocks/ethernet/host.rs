@@ -39,6 +39,7 @@ use crate::blocks::transport::ndp::{NdpSender, PullPacer};
 use crate::blocks::transport::receiver::{Arrival, Receiver};
 use crate::blocks::transport::{FlowSender, Sender, SenderCounters, SenderParams, TIMER_OFF};
 use crate::blocks::workload::{exponential_ps, FlowSizes};
+use crate::engine::cache::prefetch;
 use crate::engine::rng::Rng;
 use crate::engine::time::TimePs;
 use rand::Rng as _;
@@ -769,6 +770,24 @@ impl Host {
         cells.alloc(cell)
     }
 
+    /// Prefetches the flow state `cell` will update here: its sender's for an ACK, NACK or
+    /// PULL, its receiver's for data of a flow that lives for the run (see [`Node::warm`]).
+    #[inline]
+    pub fn warm(&self, cell: &Cell) {
+        if cell.flags & PAUSE != 0 {
+            return;
+        }
+        if cell.flags & CONTROL != 0 {
+            if let Some(flow) = self.out.get((cell.packet & SLOT_MASK) as usize) {
+                prefetch(flow);
+            }
+        } else if self.opened.is_none() {
+            if let Some(flow) = self.inflows.get(cell.packet as usize) {
+                prefetch(flow);
+            }
+        }
+    }
+
     /// Sends while the NIC is free and something may go; sets the NIC's wake-up for when
     /// something may go next otherwise.
     fn kick<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
@@ -1163,6 +1182,11 @@ impl<R: Router> Node<R> for Host {
             }
         }
         self.kick(ctx);
+    }
+
+    #[inline]
+    fn warm(&self, cell: &Cell, _: usize) {
+        Host::warm(self, cell)
     }
 
     fn signal_arrives(&mut self, _: &mut Context<'_, R>, _: usize, _: FlowSignal) {}

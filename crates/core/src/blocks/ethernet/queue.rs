@@ -213,6 +213,13 @@ impl OutputQueue {
         &self.link
     }
 
+    /// Prefetches the two cache lines an arrival reads (its state and its link).
+    #[inline]
+    pub fn prefetch(&self) {
+        crate::engine::cache::prefetch(self);
+        crate::engine::cache::prefetch(&self.link);
+    }
+
     /// Offers `cell` (its `payload_bytes` are its frame) to the queue at `now_ps`; it may
     /// start leaving at `ready_ps` at the earliest (`now_ps`, or later for a frame cut
     /// through from a slower link, which must not outrun its own arrival).

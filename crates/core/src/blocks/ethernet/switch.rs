@@ -17,10 +17,10 @@ use super::shared_buffer::SharedBuffer;
 use super::trim::{Offer, TrimmingPort};
 use super::CUT_THROUGH_HEADER_BYTES;
 use super::{CONTROL, PAUSE};
-use crate::blocks::cell::CellId;
+use crate::blocks::cell::{Cell, CellId};
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;
-use crate::blocks::routing::{LocalView, Router, NO_ROUTE};
+use crate::blocks::routing::{stamp, LocalView, Router, NO_ROUTE};
 use crate::engine::rng::Rng;
 use crate::engine::time::{serialization_ps, TimePs};
 use rand::Rng as _;
@@ -99,6 +99,17 @@ impl EthernetSwitch {
         EthernetSwitch {
             cut_through: true,
             ..self
+        }
+    }
+
+    /// Prefetches the output queue `cell` will join here, if its path is stamped (see
+    /// [`Node::warm`]).
+    #[inline]
+    pub fn warm(&self, cell: &Cell) {
+        if let (Ports::Fifo(queues, _), Some(output)) = (&self.ports, stamp::peek(cell)) {
+            if let Some(queue) = queues.get(output) {
+                queue.prefetch();
+            }
         }
     }
 

@@ -596,15 +596,23 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
         }
     }
 
-    /// Prefetches the next event's cell and node, if the calendar has it at hand, so that their
-    /// cache misses overlap with this event's work instead of stalling the next one (an
-    /// event-driven fabric's next event is for a node and cell far from this one's).
+    /// Warms the events after this one, if the calendar has them at hand, so that their cache
+    /// misses overlap with this event's work instead of stalling theirs (an event-driven
+    /// fabric's next event is for a node and cell far from this one's): the cell and node of
+    /// the one after next are prefetched, and the next one's node, whose cell and node were
+    /// prefetched by the event before, prefetches what the cell will touch ([`Node::warm`]).
     #[inline]
     fn warm_next(&self) {
-        if let Some(&Event::Cell { node, cell, .. }) = self.plumbing.queue.peek_at_hand() {
+        let queue = &self.plumbing.queue;
+        if let Some(&Event::Cell { node, cell, .. }) = queue.peek_at_hand(1) {
             self.cells.prefetch(cell);
             if let Some(next) = self.nodes.get(node as usize) {
                 prefetch(next);
+            }
+        }
+        if let Some(&Event::Cell { node, port, cell }) = queue.peek_at_hand(0) {
+            if let Some(next) = self.nodes.get(node as usize) {
+                next.warm(&self.cells[cell], port as usize);
             }
         }
     }

@@ -44,6 +44,11 @@ pub trait Node<R: Router> {
     fn tick(&mut self, ctx: &mut Context<'_, R>) -> Option<TimePs>;
     /// The node's timer `tag` fired.
     fn timer(&mut self, ctx: &mut Context<'_, R>, tag: u32);
+    /// `cell` will reach input `port` soon (the event after the one running): the node may
+    /// prefetch what it will touch then ([`crate::engine::cache::prefetch`]), so that the
+    /// cache miss overlaps with the running event. A hint only: it changes nothing.
+    #[inline]
+    fn warm(&self, _cell: &Cell, _port: usize) {}
 }
 
 /// What a node may do while it handles an event.

@@ -19,7 +19,7 @@ mod report;
 #[cfg(test)]
 mod shared_buffer_tests;
 
-use crate::blocks::cell::CellId;
+use crate::blocks::cell::{Cell, CellId};
 use crate::blocks::ethernet::host::{FlowSeries, Host, HostParams};
 use crate::blocks::ethernet::opening::open_flows;
 use crate::blocks::ethernet::pfc::PfcPorts;
@@ -90,6 +90,14 @@ impl<R: Router> Node<R> for EthernetNode {
         match self {
             EthernetNode::Switch(s) => s.timer(ctx, tag),
             EthernetNode::Host(h) => h.timer(ctx, tag),
+        }
+    }
+
+    #[inline]
+    fn warm(&self, cell: &Cell, _: usize) {
+        match self {
+            EthernetNode::Switch(s) => s.warm(cell),
+            EthernetNode::Host(h) => h.warm(cell),
         }
     }
 }
