@@ -8,6 +8,8 @@
 
 mod config;
 #[cfg(test)]
+mod bfc_tests;
+#[cfg(test)]
 mod dcqcn_tests;
 #[cfg(test)]
 mod fct_tests;
