@@ -211,9 +211,11 @@ def test_the_dcqcn_permutation_reports_goodput_and_pfc():
     (BFC_VICTIM, ["switch.pfc=false", "run.strict=false"], " switch.bfc: expected switch.pfc = true"),
     (BFC_VICTIM, ["switch.pfc_classes=2"], " switch.pfc_classes: expected 1 with switch.bfc = true"),
     (BFC_VICTIM, ["traffic.flow_classes=[0]"], " traffic.flow_classes: expected none with switch.bfc = true"),
-    (BFC_VICTIM, ["routing.mode=spray"], " routing.mode: expected ecmp or deterministic with switch.bfc = true"),
+    (BFC_VICTIM, ["routing.mode=spray"],
+     " routing.mode: expected ecmp or deterministic with switch.bfc = true"),
     (PFC_VICTIM, ["switch.bfc_queues=8"], " switch.bfc_queues: not used with switch.bfc = false"),
-    (PFC_VICTIM, ["switch.bfc_pause_packets=8"], " switch.bfc_pause_packets: not used with switch.bfc = false"),
+    (PFC_VICTIM, ["switch.bfc_pause_packets=8"],
+     " switch.bfc_pause_packets: not used with switch.bfc = false"),
 ])
 def test_dcqcn_and_pfc_bad_input_is_one_line_naming_the_key(scenario, settings: list[str], message: str):
     test_bad_input_is_one_line_naming_the_key(scenario, settings, message)

@@ -54,17 +54,51 @@ pub struct BfcEnqueued {
     /// Frames for the port it came in on (a resume of the queue a pause moves off, then a
     /// pause).
     pub frames: [Option<(PauseTarget, bool)>; 2],
-    /// Its flow became active here and took a queue.
-    pub assigned: bool,
-    /// ... a queue another active flow holds (none was empty).
-    pub collision: bool,
 }
 
-/// One egress port's BFC state: its queues' pauses by the far end and its flow table.
+/// What one BFC port counted.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BfcCounters {
+    /// PAUSE frames naming an upstream queue sent on this port.
+    pub queue_pause_frames_sent: u64,
+    /// Resume frames naming an upstream queue sent on this port.
+    pub queue_resume_frames_sent: u64,
+    /// Flows that became active here and took a queue.
+    pub flows_assigned: u64,
+    /// ... a queue another active flow held (none was empty).
+    pub flow_collisions: u64,
+}
+
+impl BfcCounters {
+    /// Counts a PAUSE (`pause`) or resume frame sent.
+    pub fn count_frame(&mut self, pause: bool) {
+        if pause {
+            self.queue_pause_frames_sent += 1;
+        } else {
+            self.queue_resume_frames_sent += 1;
+        }
+    }
+
+    /// These counts and `other`'s, summed.
+    pub fn plus(self, other: &BfcCounters) -> BfcCounters {
+        BfcCounters {
+            queue_pause_frames_sent: self.queue_pause_frames_sent + other.queue_pause_frames_sent,
+            queue_resume_frames_sent: self.queue_resume_frames_sent
+                + other.queue_resume_frames_sent,
+            flows_assigned: self.flows_assigned + other.flows_assigned,
+            flow_collisions: self.flow_collisions + other.flow_collisions,
+        }
+    }
+}
+
+/// One egress port's BFC state: its queues' pauses by the far end, its flow table, and what
+/// it counted.
 #[derive(Clone, Debug)]
 pub struct BfcPort {
     /// The far end's pause counters of this port's queues.
     pub pauses: ClassPauses,
+    /// What it counted.
+    pub counters: BfcCounters,
     /// The flows with packets here, by [`flow_key`] (a fixed hasher: runs repeat).
     flows: HashMap<u64, BfcFlow, BuildHasherDefault<DefaultHasher>>,
 }
@@ -74,6 +108,7 @@ impl BfcPort {
     pub fn new(queues: u16) -> Self {
         BfcPort {
             pauses: ClassPauses::new(queues as usize),
+            counters: BfcCounters::default(),
             flows: HashMap::default(),
         }
     }
@@ -92,8 +127,8 @@ impl BfcPort {
             Entry::Occupied(e) => e.into_mut(),
             Entry::Vacant(v) => {
                 let free = (0..spec.queues).find(|&q| queue_packets(q) == 0);
-                got.assigned = true;
-                got.collision = free.is_none();
+                self.counters.flows_assigned += 1;
+                self.counters.flow_collisions += free.is_none() as u64;
                 let hashed = (mix(flow) % spec.queues as u64) as u16;
                 v.insert(BfcFlow {
                     packets: 0,
@@ -157,12 +192,12 @@ mod tests {
         };
         let a = offer(&mut port, 10, 5);
         let b = offer(&mut port, 11, 5);
-        assert_eq!((a.queue, a.assigned, a.collision), (0, true, false));
-        assert_eq!((b.queue, b.collision), (1, false));
-        let c = offer(&mut port, 12, 5);
-        assert!(c.assigned && c.collision);
+        assert_eq!((a.queue, b.queue, port.counters.flow_collisions), (0, 1, 0));
+        offer(&mut port, 12, 5);
+        assert_eq!(port.counters.flow_collisions, 1, "no queue was empty");
         let again = offer(&mut port, 10, 5);
-        assert_eq!((again.queue, again.assigned), (0, false), "sticky");
+        assert_eq!(again.queue, 0, "sticky");
+        assert_eq!(port.counters.flows_assigned, 3);
         assert_eq!(again.frames, [Some((PauseTarget::Queue(5), true)), None]);
         let moved = offer(&mut port, 10, 7);
         assert_eq!(

@@ -36,7 +36,7 @@
 //! the congestion point: no mark below Kmin, probability rising linearly to Pmax at Kmax,
 //! every packet above Kmax), or at an instantaneous threshold of packets (DCTCP's rule).
 
-use super::bfc::{flow_key, BfcPort, BfcSpec};
+use super::bfc::{flow_key, BfcCounters, BfcPort, BfcSpec};
 use super::queue::ArrivalDepths;
 use super::{CE, ECT, PAUSE};
 use crate::blocks::cell::{Cell, CellArena, CellId};
@@ -397,14 +397,6 @@ pub struct PfcCounters {
     pub headroom_peak_packets: u32,
     /// XOFF frames sent upstream, by the class they name.
     pub class_pause_frames_sent: [u64; MAX_CLASSES],
-    /// BFC: PAUSE frames naming an upstream queue sent.
-    pub queue_pause_frames_sent: u64,
-    /// BFC: resume frames naming an upstream queue sent.
-    pub queue_resume_frames_sent: u64,
-    /// BFC: flows that became active at a port and took a queue.
-    pub flows_assigned: u64,
-    /// BFC: ... a queue another active flow held (no queue was empty).
-    pub flow_collisions: u64,
 }
 
 /// One output port: its link and queues (control strictly first, then the data classes by
@@ -541,10 +533,16 @@ impl PfcPorts {
         self.ports.iter().map(move |p| p.pause.class(class))
     }
 
-    /// BFC's queue pauses of the ports (what the far ends' frames did to their queues), or
+    /// BFC's ports (what the far ends' frames did to their queues, what they counted), or
     /// nothing without BFC.
-    pub fn queue_pauses(&self) -> impl Iterator<Item = &ClassPauses> {
-        self.ports.iter().filter_map(|p| p.bfc.as_ref().map(|b| &b.pauses))
+    pub fn bfc_ports(&self) -> impl Iterator<Item = &BfcPort> {
+        self.ports.iter().filter_map(|p| p.bfc.as_ref())
+    }
+
+    /// What BFC's ports counted, summed (zeros without BFC).
+    pub fn bfc_counters(&self) -> BfcCounters {
+        self.bfc_ports()
+            .fold(BfcCounters::default(), |sum, b| sum.plus(&b.counters))
     }
 
     /// Queues a PAUSE or resume frame for `target` on `port`.
@@ -565,8 +563,10 @@ impl PfcPorts {
                 c.class_pause_frames_sent[class as usize] += 1;
             }
             (PauseTarget::Class(_), false) => c.resume_frames_sent += 1,
-            (PauseTarget::Queue(_), true) => c.queue_pause_frames_sent += 1,
-            (PauseTarget::Queue(_), false) => c.queue_resume_frames_sent += 1,
+            (PauseTarget::Queue(_), _) => {
+                let bfc = self.ports[port].bfc.as_mut().expect("a BFC port");
+                bfc.counters.count_frame(pause);
+            }
         }
     }
 
@@ -605,7 +605,11 @@ impl PfcPorts {
             m.max_packets = m.max_packets.max(depth);
         }
         let thresholds = spec.thresholds();
-        let class = if p.bfc.is_some() { 0 } else { cells[cell].vc as u8 };
+        let class = if p.bfc.is_some() {
+            0
+        } else {
+            cells[cell].vc as u8
+        };
         debug_assert!(class < spec.classes, "a class the switch keeps");
         let ingress = &mut self.ingress[in_port * spec.classes as usize + class as usize];
         if !ingress.has_room(&thresholds) || self.pool_used >= self.pool_packets {
@@ -649,8 +653,6 @@ impl PfcPorts {
                 let got = bfc.enqueue(bfc_spec, key, upstream_queue, |q| {
                     port.class_cells(q as usize)
                 });
-                self.counters.flows_assigned += got.assigned as u64;
-                self.counters.flow_collisions += got.collision as u64;
                 c.vc = got.queue;
                 bfc_frames = got.frames;
                 got.queue as usize

@@ -25,7 +25,11 @@ fn lossless(json: &str) -> EthernetSummary {
     let (ethernet, clock) = run_until(json, None);
     let (summary, _) = ethernet.finish(&clock).expect("balanced");
     let pfc = summary.pfc.as_ref().expect("a PFC run");
-    assert_eq!((summary.packets_dropped, pfc.lossless_drops), (0, 0), "{json}");
+    assert_eq!(
+        (summary.packets_dropped, pfc.lossless_drops),
+        (0, 0),
+        "{json}"
+    );
     assert_eq!(
         summary.packets_created,
         summary.packets_delivered + summary.packets_dropped + summary.packets_in_flight,

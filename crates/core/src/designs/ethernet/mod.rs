@@ -6,9 +6,9 @@
 //! `0..switches`), every host a [`Host`] (the nodes after them), all event-driven on the shared
 //! [`Fabric`].
 
-mod config;
 #[cfg(test)]
 mod bfc_tests;
+mod config;
 #[cfg(test)]
 mod dcqcn_tests;
 #[cfg(test)]

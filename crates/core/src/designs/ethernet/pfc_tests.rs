@@ -134,7 +134,10 @@ fn bfc_gives_the_victim_a_queue_of_its_own_and_its_share() {
     let pfc = summary.pfc.expect("a PFC run");
     let bfc = pfc.bfc.expect("a BFC run");
     assert_eq!(pfc.lossless_drops, 0);
-    assert_eq!(pfc.pause_frames_sent, 0, "the backstop never paused: {pfc:?}");
+    assert_eq!(
+        pfc.pause_frames_sent, 0,
+        "the backstop never paused: {pfc:?}"
+    );
     assert!(bfc.queue_pause_frames_sent > 0, "{bfc:?}");
     assert_eq!(bfc.flow_collisions, 0, "{bfc:?}");
     for (flow, &g) in gbps[..4].iter().enumerate() {

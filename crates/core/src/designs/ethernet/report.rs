@@ -6,6 +6,7 @@
 use serde::Serialize;
 
 use super::{BufferKind, Ethernet};
+use crate::blocks::ethernet::bfc::BfcCounters;
 use crate::blocks::ethernet::host::{FlowSeries, Host, SenderTotals};
 use crate::blocks::ethernet::opening::{self, OpenedSummary, TimedTable};
 use crate::blocks::ethernet::pfc::{PfcCounters, PfcPorts};
@@ -162,18 +163,20 @@ impl BfcSummary {
     /// What `pfc`'s BFC ports counted and how long their and `hosts`' queues stood paused, up
     /// to `now_ps`.
     fn of(queues: u16, pfc: &[&PfcPorts], hosts: &[&Host], now_ps: TimePs) -> Self {
-        let sum = |f: fn(&PfcCounters) -> u64| pfc.iter().map(|p| f(&p.counters)).sum();
-        let ports = pfc.iter().flat_map(|p| p.queue_pauses());
+        let counted = pfc
+            .iter()
+            .fold(BfcCounters::default(), |sum, p| sum.plus(&p.bfc_counters()));
+        let ports = pfc.iter().flat_map(|p| p.bfc_ports().map(|b| &b.pauses));
         let (paused_ps, longest_ps) = ports
             .chain(hosts.iter().map(|h| &h.queue_pause))
             .map(|q| q.totals_ps(now_ps))
             .fold((0, 0), |(a, b), (c, d)| (a + c, b.max(d)));
         BfcSummary {
             queues,
-            queue_pause_frames_sent: sum(|c| c.queue_pause_frames_sent),
-            queue_resume_frames_sent: sum(|c| c.queue_resume_frames_sent),
-            flows_assigned: sum(|c| c.flows_assigned),
-            flow_collisions: sum(|c| c.flow_collisions),
+            queue_pause_frames_sent: counted.queue_pause_frames_sent,
+            queue_resume_frames_sent: counted.queue_resume_frames_sent,
+            flows_assigned: counted.flows_assigned,
+            flow_collisions: counted.flow_collisions,
             queue_paused_us: paused_ps as f64 / 1e6,
             longest_queue_pause_us: longest_ps as f64 / 1e6,
         }
@@ -395,11 +398,11 @@ impl Ethernet {
         let frames_sent: u64 = pfc
             .iter()
             .map(|p| {
-                let c = &p.counters;
+                let (c, bfc) = (&p.counters, p.bfc_counters());
                 c.pause_frames_sent
                     + c.resume_frames_sent
-                    + c.queue_pause_frames_sent
-                    + c.queue_resume_frames_sent
+                    + bfc.queue_pause_frames_sent
+                    + bfc.queue_resume_frames_sent
             })
             .sum();
         let frames_taken: u64 = pfc.iter().map(|p| p.counters.frames_received).sum();
