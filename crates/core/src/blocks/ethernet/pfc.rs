@@ -427,11 +427,12 @@ impl PfcPort {
 /// What became of a packet offered to a PFC switch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Admitted {
-    /// Queued at its output; `pause_port`: an XOFF was queued on that port (serve it too).
+    /// Queued at its output; `pause_port`: an XOFF (or BFC's queue PAUSE) was queued on that
+    /// port (serve it too).
     Queued {
         /// CE was set.
         marked: bool,
-        /// The ingress port that now sends XOFF upstream.
+        /// The ingress port that now sends XOFF (or a queue PAUSE) upstream.
         pause_port: Option<usize>,
     },
     /// Its ingress overran its headroom: the caller drops it.
@@ -694,8 +695,8 @@ impl PfcPorts {
     }
 
     /// If `output`'s link is free at `now_ps`, puts its next packet on it and returns it,
-    /// with the ingress port that sends XON because of it (its frame queued there: serve
-    /// that port too). Otherwise returns `None` and, if packets may go when the link frees
+    /// with the ingress port that sends XON (or BFC's queue resume) because of it (its frame
+    /// queued there: serve that port too). Otherwise returns `None` and, if packets may go when the link frees
     /// and no wake-up is set for then, that time in `wake`.
     pub fn send_next(
         &mut self,
@@ -881,6 +882,20 @@ mod tests {
         assert!(pfc.send_next(1, 3_000_000, &mut cells, &mut wake).is_none());
         assert_eq!(pfc.data_packets(1), 2);
         assert_eq!(pfc.counters.resume_frames_sent, 1, "class 1 drained to XON");
+    }
+
+    /// A class travels as its number, as before queues were named; a queue is told apart.
+    #[test]
+    fn a_frame_names_a_class_or_a_queue() {
+        assert_eq!(PauseTarget::Class(3).encode(), 3);
+        for target in [
+            PauseTarget::Class(7),
+            PauseTarget::Queue(0),
+            PauseTarget::Queue(63),
+        ] {
+            let frame = pause_frame(target, true, 0);
+            assert_eq!(read_pause_frame(&frame), (target, true));
+        }
     }
 
     #[test]
