@@ -19,6 +19,7 @@ INCAST_NDP = "scenarios/baselines/incast-ndp.toml"
 PERMUTATION_DCQCN = "scenarios/baselines/permutation-dcqcn.toml"
 INCAST_DCQCN = "scenarios/baselines/incast-dcqcn.toml"
 PFC_VICTIM = "scenarios/baselines/pfc-victim.toml"
+BFC_VICTIM = "scenarios/baselines/bfc-victim.toml"
 SHORT = ["--set", "run.duration_ns=1000000", "--set", "run.warmup_ns=500000"]
 # What permutation.toml's comment lists for NDP (htsim's -cwnd 23 -q 8).
 NDP = ["--set", "host.transport=ndp", "--set", "switch.trimming=true", "--set", "switch.queue_packets=8",
@@ -133,6 +134,32 @@ def test_pfc_per_priority_keeps_the_victim_flow_going_and_repeats_exactly():
     assert [c["class"] for c in two["pfc"]["classes"]] == [0, 1] and "classes" not in one["pfc"]
 
 
+def test_bfc_keeps_the_victim_flow_going_with_queues_enough_and_not_with_one():
+    """bfc-victim.toml: pfc-victim's flows on one class under BFC. With 32 queues per port each
+    flow has a queue of its own, the incast's pauses name the incast flows' queues and the victim
+    keeps about 7.5 Gbit/s; with one queue every flow collides and the victim is held near the
+    incast flow's 2.5, as one PFC class holds it. Lossless and repeatable both ways."""
+    args = ["run", BFC_VICTIM, "--json"]
+    first, second = cli(*args), cli(*args)
+    assert first.returncode == 0, first.stderr
+    many, again = json.loads(first.stdout), json.loads(second.stdout)
+    for run in (many, again):
+        del run["perf"], run["provenance"]
+    assert many == again, "same scenario and seed, same summary"
+    one_done = cli(*args, "--set", "switch.bfc_queues=1")
+    assert one_done.returncode == 0, one_done.stderr
+    one = json.loads(one_done.stdout)
+    for summary in (many, one):
+        assert summary["packets_dropped"] == 0 and summary["pfc"]["lossless_drops"] == 0
+        assert summary["packets_created"] == summary["packets_delivered"] + summary["packets_in_flight"]
+        assert 2.2 < summary["flow_goodput_gbps"]["min"] < 2.6, summary["flow_goodput_gbps"]
+        assert summary["pfc"]["bfc"]["queue_pause_frames_sent"] > 0
+    assert many["flow_goodput_gbps"]["max"] > 7.0, many["flow_goodput_gbps"]
+    assert many["pfc"]["bfc"]["flow_collisions"] == 0, many["pfc"]["bfc"]
+    assert one["flow_goodput_gbps"]["max"] < 3.5, one["flow_goodput_gbps"]
+    assert one["pfc"]["bfc"]["flow_collisions"] > 0, one["pfc"]["bfc"]
+
+
 def test_the_dcqcn_permutation_reports_goodput_and_pfc():
     done = cli("run", PERMUTATION_DCQCN, *SHORT, "--json")
     assert done.returncode == 0, done.stderr
@@ -173,6 +200,22 @@ def test_the_dcqcn_permutation_reports_goodput_and_pfc():
     (PFC_VICTIM, ["traffic.pairs=[[0,0]]"], " traffic.pairs: expected two distinct hosts below 10"),
     (PFC_VICTIM, ["traffic.pairs=[[0,10]]"], " traffic.pairs: expected two distinct hosts below 10"),
     (PFC_VICTIM, ["traffic.pairs=[]"], " traffic.pairs: expected at least one"),
+    (BFC_VICTIM, ["switch.bfc_queues=0"], " switch.bfc_queues: expected 1 to 64 queues per port, got 0"),
+    (BFC_VICTIM, ["switch.bfc_queues=65"], " switch.bfc_queues: expected 1 to 64 queues per port, got 65"),
+    (BFC_VICTIM, ["switch.bfc_queues=-1"], " switch.bfc_queues: "),
+    (BFC_VICTIM, ["switch.bfc_queues=many"], " switch.bfc_queues: "),
+    (BFC_VICTIM, ["switch.bfc_pause_packets=0"], " switch.bfc_pause_packets: expected at least 1 packet"),
+    (BFC_VICTIM, ["switch.bfc_pause_packets=40"],
+     " switch.bfc_pause_packets: expected at least 1 packet and fewer than switch.pfc_xoff_packets (40)"),
+    (BFC_VICTIM, ["switch.bfc=yes"], " switch.bfc: "),
+    (BFC_VICTIM, ["switch.pfc=false", "run.strict=false"], " switch.bfc: expected switch.pfc = true"),
+    (BFC_VICTIM, ["switch.pfc_classes=2"], " switch.pfc_classes: expected 1 with switch.bfc = true"),
+    (BFC_VICTIM, ["traffic.flow_classes=[0]"], " traffic.flow_classes: expected none with switch.bfc = true"),
+    (BFC_VICTIM, ["routing.mode=spray"],
+     " routing.mode: expected ecmp or deterministic with switch.bfc = true"),
+    (PFC_VICTIM, ["switch.bfc_queues=8"], " switch.bfc_queues: not used with switch.bfc = false"),
+    (PFC_VICTIM, ["switch.bfc_pause_packets=8"],
+     " switch.bfc_pause_packets: not used with switch.bfc = false"),
 ])
 def test_dcqcn_and_pfc_bad_input_is_one_line_naming_the_key(scenario, settings: list[str], message: str):
     test_bad_input_is_one_line_naming_the_key(scenario, settings, message)

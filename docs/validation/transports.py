@@ -11,13 +11,15 @@ The Fig. 10b completion-time workload (scenarios/baselines/fct.toml beside
 scenarios/stardust/fct.toml) with its sanity laws: flows within the initial window on an idle fabric
 take their ideal time, slots follow the flows in flight, and the Poisson source offers its load.
 PFC per priority (scenarios/baselines/pfc-victim.toml): an incast on class 0 and a victim flow on
-class 1 sharing its upstream links, with one and two PFC classes.
+class 1 sharing its upstream links, with one and two PFC classes. BFC (scenarios/baselines/bfc-victim.toml):
+the same flows under per-flow queues and pauses that name a queue, with 32, 2 and 1 queues, and the
+k = 4 fat-tree at full load (permutation, 15-to-1 incast; DCQCN, TCP) with its drops and ledger.
 
-    python3 docs/validation/transports.py [--long] [--dcqcn] [--shared-buffer] [--pfc-classes]
+    python3 docs/validation/transports.py [--long] [--dcqcn] [--shared-buffer] [--pfc-classes] [--bfc]
 
 --long adds the paper-length permutations (200 ms, goodput over 190-200 ms) of DCTCP and MPTCP;
 --dcqcn prints the DCQCN section alone, --shared-buffer the shared buffer's (Choudhury & Hahne's
-dynamic threshold on the star), --pfc-classes the victim flow's.
+dynamic threshold on the star), --pfc-classes the victim flow's, --bfc BFC's.
 """
 
 import math
@@ -32,6 +34,7 @@ PACKET_BYTES = 1500
 ACK_BYTES = 64
 PERMUTATION_DCQCN = "scenarios/baselines/permutation-dcqcn.toml"
 PFC_VICTIM = "scenarios/baselines/pfc-victim.toml"
+BFC_VICTIM = "scenarios/baselines/bfc-victim.toml"
 
 
 def star(transport: str, senders: int, duration_ns: float, warmup_ns: float, **more) -> dict:
@@ -473,9 +476,56 @@ def pfc_classes() -> None:
     print()
 
 
+def bfc() -> None:
+    print("## BFC: pauses that name a queue (scenarios/baselines/bfc-victim.toml)\n")
+    print("| queues per port | incast flows 0, 6, 7, 8 -> 5 (Gbit/s) | victim 1 -> 9 (Gbit/s) | "
+          "victim, theory | queue PAUSEs | backstop XOFFs | flows assigned | collisions | "
+          "queues paused (ms) | drops | ledger |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    root = Path(__file__).resolve().parents[2]
+    for queues, theory in [(32, 7.5), (2, 7.5), (1, 2.5)]:
+        r = cellfabric.run(root / BFC_VICTIM, {"switch.bfc_queues": queues}, progress=False)
+        s, gbps = r.summary, list(r.tables["flows"]["goodput_gbps"])
+        held = s["packets_delivered"] + s["packets_dropped"] + s["packets_in_flight"]
+        pfc, b = s["pfc"], s["pfc"]["bfc"]
+        incast = ", ".join(f"{g:.2f}" for g in gbps[:4])
+        print(f"| {queues} | {incast} | {gbps[4]:.2f} | {theory} | {b['queue_pause_frames_sent']} | "
+              f"{pfc['pause_frames_sent']} | {b['flows_assigned']} | {b['flow_collisions']} | "
+              f"{b['queue_paused_us'] / 1e3:.2f} | {s['packets_dropped']} | "
+              f"{'balanced' if s['packets_created'] == held else 'UNBALANCED'} |")
+    print()
+    print("| k = 4 fat-tree, full load | transport | queues | mean flow goodput (Gbit/s) | queue PAUSEs | "
+          "backstop XOFFs | collisions | drops | created | delivered + in flight | ledger |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    patterns = {"permutation": {"pattern": "permutation"},
+                "15-to-1 incast": {"pattern": "incast", "incast_host": 0, "senders": 15}}
+    for name, traffic in patterns.items():
+        for transport in ("dcqcn", "tcp"):
+            for queues in (32, 2, 1):
+                scenario = {
+                    "design": "ethernet",
+                    "run": {"seed": 1, "duration_ns": 20e6, "warmup_ns": 10e6},
+                    "topology": {"kind": "fat_tree", "k": 4},
+                    "switch": {"pfc": True, "bfc": True, "bfc_queues": queues},
+                    "host": {"transport": transport, "packet_bytes": 9000},
+                    "traffic": traffic,
+                }
+                s = cellfabric.run(scenario, progress=False).summary
+                held = s["packets_delivered"] + s["packets_dropped"] + s["packets_in_flight"]
+                pfc, b = s["pfc"], s["pfc"]["bfc"]
+                print(f"| {name} | {transport} | {queues} | {s['flow_goodput_gbps']['mean']:.2f} | "
+                      f"{b['queue_pause_frames_sent']} | {pfc['pause_frames_sent']} | "
+                      f"{b['flow_collisions']} | {s['packets_dropped']} | {s['packets_created']} | {held} | "
+                      f"{'balanced' if s['packets_created'] == held else 'UNBALANCED'} |")
+    print()
+
+
 if __name__ == "__main__":
     if "--pfc-classes" in sys.argv:
         pfc_classes()
+        sys.exit()
+    if "--bfc" in sys.argv:
+        bfc()
         sys.exit()
     if "--dcqcn" in sys.argv:
         dcqcn()
@@ -495,3 +545,4 @@ if __name__ == "__main__":
     dcqcn()
     shared_buffer()
     pfc_classes()
+    bfc()

@@ -87,14 +87,10 @@ impl PriorityPort {
         self.paused = if paused { u64::MAX } else { 0 };
     }
 
-    /// Pauses or resumes data class `class` alone (a per-priority pause).
-    pub fn pause_class(&mut self, class: usize, paused: bool) {
-        let bit = 1u64 << class;
-        self.paused = if paused {
-            self.paused | bit
-        } else {
-            self.paused & !bit
-        };
+    /// Pauses exactly the data classes whose bits `mask` sets, resuming the others (PFC's
+    /// per-priority pause; BFC's queues under PFC's backstop).
+    pub fn set_paused(&mut self, mask: u64) {
+        self.paused = mask;
     }
 
     /// Data cells that may go now (in classes not paused).
@@ -328,7 +324,7 @@ mod tests {
         let low = cells.alloc(Cell::new(0, 1, 10, true, 0, 0));
         port.push_data(&mut cells, high, 0);
         port.push_data(&mut cells, low, 1);
-        port.pause_class(0, true);
+        port.set_paused(1);
         let size = |c: CellId, cells: &CellArena| cells[c].payload_bytes as u64;
         let mut wake = None;
         assert_eq!(
@@ -339,7 +335,7 @@ mod tests {
         assert!(port
             .send_next(10_000, &mut cells, size, &mut wake)
             .is_none());
-        port.pause_class(0, false);
+        port.set_paused(0);
         assert_eq!(
             port.send_next(10_000, &mut cells, size, &mut wake)
                 .unwrap()
@@ -358,7 +354,7 @@ mod tests {
             cells[cell].vc = class as u16;
             port.push_data(&mut cells, cell, class);
         }
-        port.pause_class(2, true);
+        port.set_paused(1 << 2);
         let size = |c: CellId, cells: &CellArena| cells[c].payload_bytes as u64;
         let mut wake = None;
         let mut order = Vec::new();
@@ -367,7 +363,7 @@ mod tests {
             order.push(cells[sent.unwrap().cell].vc);
         }
         assert_eq!(order, vec![0, 1, 0, 1, 0], "class 2 paused");
-        port.pause_class(2, false);
+        port.set_paused(0);
         let sent = port.send_next(50_000, &mut cells, size, &mut wake).unwrap();
         assert_eq!(cells[sent.cell].vc, 2);
     }

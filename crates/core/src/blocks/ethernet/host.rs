@@ -96,6 +96,10 @@ pub struct HostParams {
     pub into_cut_through: bool,
     /// PFC: the lossless classes its switch may pause apart (802.1Qbb; 1 without PFC).
     pub pfc_classes: u8,
+    /// BFC: the NIC's data queues, which its switch pauses apart (Goyal et al. 2022 §3.2,
+    /// the NIC as the first upstream port); flow `i` rides queue `i` modulo them. `None`:
+    /// no BFC.
+    pub bfc_queues: Option<u16>,
 }
 
 /// The send side of one flow.
@@ -114,6 +118,9 @@ pub struct OutFlow {
     path: u16,
     /// Its traffic class (802.1Q priority; PFC pauses it alone), carried in `Cell::vc`.
     class: u8,
+    /// BFC: its NIC queue (a BFC switch pauses it with its queue-mates), carried in
+    /// `Cell::vc` instead of the class.
+    queue: u16,
     /// An MPTCP subflow's connection: its first subflow's index, or [`NO_CONN`].
     conn: u32,
     /// On an MPTCP connection's first subflow: the segments not yet given to a subflow.
@@ -387,6 +394,8 @@ pub struct Host {
     /// PFC: the switch's pauses of its data, per class (PAUSE frames count among
     /// `packets_received`).
     pub pause: ClassPauses,
+    /// BFC: the switch's pauses of its NIC queues (one queue, never paused, without BFC).
+    pub queue_pause: ClassPauses,
     /// What it counted.
     pub counters: HostCounters,
     /// Flows opened during the run (`None`: every flow was made at build).
@@ -410,6 +419,7 @@ impl Host {
                 .map(|interval_ps| Box::new(PullPacer::new(interval_ps))),
             pacer_wake_ps: NEVER_PS,
             pause: ClassPauses::new(params.pfc_classes as usize),
+            queue_pause: ClassPauses::new(params.bfc_queues.unwrap_or(1) as usize),
             counters: HostCounters::default(),
             opened: None,
         }
@@ -614,6 +624,7 @@ impl Host {
             timer_ps: NEVER_PS,
             path: 0,
             class: 0,
+            queue: self.nic_queue(self.out.len()),
             conn: NO_CONN,
             data: SharedData::new(0),
             key: self.out.len() as u32,
@@ -621,6 +632,16 @@ impl Host {
             acked_made_ps: 0,
         });
         self.out.len() as u32 - 1
+    }
+
+    /// BFC: the NIC queue of send side `i` (0 without BFC).
+    fn nic_queue(&self, i: usize) -> u16 {
+        (i % self.params.bfc_queues.unwrap_or(1) as usize) as u16
+    }
+
+    /// True while the switch pauses `flow`'s class or (BFC) its NIC queue.
+    fn is_paused(&self, flow: &OutFlow) -> bool {
+        self.pause.is_paused(flow.class as u16) || self.queue_pause.is_paused(flow.queue)
     }
 
     /// Puts send side `flow` (an MPTCP connection's first subflow: all its subflows) on
@@ -660,6 +681,7 @@ impl Host {
                 timer_ps: NEVER_PS,
                 path: path as u16,
                 class: 0,
+                queue: self.nic_queue((first + path) as usize),
                 conn: first,
                 data: SharedData::new(if path == 0 { packets } else { 0 }),
                 key: first + path,
@@ -831,7 +853,7 @@ impl Host {
             .next_segment(now_ps)
             .expect("a sender that can send");
         let (dst, remote, size_bytes) = (flow.dst, flow.remote, flow.size_bytes);
-        let (path, class) = (flow.path, flow.class);
+        let (path, class, queue) = (flow.path, flow.class, flow.queue);
         let bytes = self.segment_bytes(size_bytes, seq);
         let mut cell = Cell::new(self.index, dst, bytes as u16, true, now_ps, now_ps);
         cell.seq = seq;
@@ -845,8 +867,12 @@ impl Host {
         cell.next_vc = path;
         cell.flags = if self.params.ecn_capable { ECT } else { 0 };
         let id = self.packet(ctx, cell);
-        // The class rides as the frame's priority (routing left its channel 0).
-        ctx.cells[id].vc = class as u16;
+        // The class rides as the frame's priority (routing left its channel 0); with BFC, the
+        // NIC queue it left, which the switch's pauses name.
+        ctx.cells[id].vc = match self.params.bfc_queues {
+            None => class as u16,
+            Some(_) => queue,
+        };
         self.transmit(ctx, id);
         self.arm_rto(ctx, i);
     }
@@ -858,7 +884,7 @@ impl Host {
         if !self.acks.is_empty() {
             return Some(now_ps);
         }
-        let unpaused = |f: &&OutFlow| !self.pause.is_paused(f.class);
+        let unpaused = |f: &&OutFlow| !self.is_paused(f);
         if self.params.dcqcn.is_some() {
             return self
                 .out
@@ -899,7 +925,7 @@ impl Host {
         let n = self.out.len();
         let found = (0..n).map(|k| (self.next_out + k) % n).find(|&i| {
             let f = &self.out[i];
-            !self.pause.is_paused(f.class) && self.may_send(f, now_ps)
+            !self.is_paused(f) && self.may_send(f, now_ps)
         })?;
         self.next_out = (found + 1) % n;
         Some(found)
@@ -1104,8 +1130,14 @@ impl<R: Router> Node<R> for Host {
         ctx.consume(id);
         self.counters.packets_received += 1;
         if cell.flags & PAUSE != 0 {
-            let (PauseTarget::Class(class), pause) = read_pause_frame(&cell);
-            self.pause.apply(class, pause, ctx.now_ps);
+            match read_pause_frame(&cell) {
+                (PauseTarget::Class(class), pause) => {
+                    self.pause.apply(class as u16, pause, ctx.now_ps)
+                }
+                (PauseTarget::Queue(queue), pause) => {
+                    self.queue_pause.apply(queue, pause, ctx.now_ps)
+                }
+            }
         } else if cell.flags & CONTROL != 0 {
             let i = (cell.packet & SLOT_MASK) as usize;
             if self.out[i].key != cell.packet {

@@ -10,11 +10,13 @@
 //! (control packets like ACKs, `seq` the NACKed segment or the flow's cumulative pull number)
 //! and trimmed data: a segment whose payload a [`trim`] port cut, its header going on. DCQCN
 //! (Zhu et al. 2015) adds CNPs and a lossless fabric of [`pfc`] switches, whose PAUSE frames
-//! take the wire between neighbours.
+//! take the wire between neighbours; [`bfc`] (Goyal et al. 2022) gives their egress ports
+//! per-flow queues and pauses that name an upstream queue.
 
 use crate::blocks::link::Link;
 use crate::engine::time::TimePs;
 
+pub mod bfc;
 pub mod host;
 pub mod opening;
 pub mod pfc;

@@ -27,8 +27,8 @@
 //! the port's control queue, so they go ahead of data, right after the frame on the wire):
 //! XOFF is a PAUSE with the largest quanta (the switch keeps the priority paused until it
 //! sends XON, i.e. it refreshes before expiry; refreshes are not modelled as frames), XON a
-//! PAUSE with quanta 0. A frame names a [`PauseTarget`]: a traffic class now; a queue or a
-//! flow (Aquarius, BFC) is one more variant of it. Control packets (ACKs, CNPs, PAUSE
+//! PAUSE with quanta 0. A frame names a [`PauseTarget`]: a traffic class (802.1Qbb), or one
+//! queue of the upstream port ([`super::bfc`], BFC's pause). Control packets (ACKs, CNPs, PAUSE
 //! frames) ride a strict-priority control queue that PFC does not pause and the pool does
 //! not count (RoCE deployments put CNPs on a high priority of their own, DCQCN §3).
 //!
@@ -36,6 +36,7 @@
 //! the congestion point: no mark below Kmin, probability rising linearly to Pmax at Kmax,
 //! every packet above Kmax), or at an instantaneous threshold of packets (DCTCP's rule).
 
+use super::bfc::{flow_key, BfcCounters, BfcPort, BfcSpec};
 use super::queue::ArrivalDepths;
 use super::{CE, ECT, PAUSE};
 use crate::blocks::cell::{Cell, CellArena, CellId};
@@ -62,19 +63,30 @@ pub const MAX_CLASSES: usize = 8;
 pub enum PauseTarget {
     /// One priority (traffic class) of the link, as 802.1Qbb.
     Class(u8),
+    /// One physical queue of the upstream port (BFC's pause, Goyal et al. 2022 §3.2: the
+    /// downstream names the upstream queue the congesting flow occupies).
+    Queue(u16),
 }
+
+/// The bit of a frame's `seq` that marks a queue target (a class is below [`MAX_CLASSES`]).
+const QUEUE_TARGET: u32 = 1 << 31;
 
 impl PauseTarget {
     /// The target as a frame carries it (in its `seq`).
     pub fn encode(self) -> u32 {
         match self {
             PauseTarget::Class(class) => class as u32,
+            PauseTarget::Queue(queue) => QUEUE_TARGET | queue as u32,
         }
     }
 
     /// The target a frame's `seq` names.
     pub fn decode(seq: u32) -> PauseTarget {
-        PauseTarget::Class(seq as u8)
+        if seq & QUEUE_TARGET != 0 {
+            PauseTarget::Queue(seq as u16)
+        } else {
+            PauseTarget::Class(seq as u8)
+        }
     }
 }
 
@@ -153,63 +165,90 @@ impl PauseClock {
     }
 }
 
-/// The pause clocks of an upstream port's classes, one per class (802.1Qbb: a PAUSE frame
-/// names one priority and stops only it): a PFC switch port's, or a host NIC's.
+/// The most targets (classes or queues) one port pauses apart ([`PriorityPort`]'s limit).
+pub const MAX_PAUSE_TARGETS: usize = 64;
+
+/// The pauses of an upstream port's classes (802.1Qbb: a PAUSE frame names one priority and
+/// stops only it) or queues (BFC, Goyal et al. 2022 §3.2), one clock and one pause counter
+/// each: a target stays paused while more PAUSE frames than resumes named it (BFC's counter,
+/// as several downstream ports may pause one upstream queue; a PFC ingress alternates XOFF
+/// and XON, so its class counts 0 or 1). A PFC switch port's, a BFC port's, or a host NIC's.
 #[derive(Clone, Debug)]
 pub struct ClassPauses {
     clocks: Box<[PauseClock]>,
-    /// One bit per paused class.
-    paused: u8,
+    /// Per target: PAUSE frames less resume frames received.
+    counts: Box<[u32]>,
+    /// One bit per paused target.
+    paused: u64,
 }
 
 impl ClassPauses {
-    /// Clocks for `classes` classes (1 to [`MAX_CLASSES`]), none paused.
-    pub fn new(classes: usize) -> Self {
-        assert!((1..=MAX_CLASSES).contains(&classes), "1 to 8 classes");
+    /// Clocks for `targets` classes or queues (1 to [`MAX_PAUSE_TARGETS`]), none paused.
+    pub fn new(targets: usize) -> Self {
+        assert!(
+            (1..=MAX_PAUSE_TARGETS).contains(&targets),
+            "1 to 64 targets"
+        );
         ClassPauses {
-            clocks: vec![PauseClock::default(); classes].into_boxed_slice(),
+            clocks: vec![PauseClock::default(); targets].into_boxed_slice(),
+            counts: vec![0; targets].into_boxed_slice(),
             paused: 0,
         }
     }
 
-    /// A PAUSE (`pause`) or resume frame for `class` arrived at `now_ps`.
-    pub fn apply(&mut self, class: u8, pause: bool, now_ps: TimePs) {
-        let clock = &mut self.clocks[class as usize];
-        clock.apply(pause, now_ps);
-        let bit = 1u8 << class;
-        self.paused = if clock.is_paused() {
+    /// A PAUSE (`pause`) or resume frame for class or queue `target` arrived at `now_ps`.
+    pub fn apply(&mut self, target: u16, pause: bool, now_ps: TimePs) {
+        let (i, bit) = (target as usize, 1u64 << target);
+        let count = &mut self.counts[i];
+        *count = if pause {
+            *count + 1
+        } else {
+            count.saturating_sub(1)
+        };
+        let clock = &mut self.clocks[i];
+        if pause || *count == 0 {
+            clock.apply(pause, now_ps);
+        } else {
+            clock.resumes += 1;
+        }
+        self.paused = if *count > 0 {
             self.paused | bit
         } else {
             self.paused & !bit
         };
     }
 
-    /// True while `class` is paused.
-    pub fn is_paused(&self, class: u8) -> bool {
-        self.paused & (1 << class) != 0
+    /// True while class or queue `target` is paused.
+    pub fn is_paused(&self, target: u16) -> bool {
+        self.paused & (1 << target) != 0
     }
 
-    /// True while any class is paused.
+    /// True while any class or queue is paused.
     pub fn any_paused(&self) -> bool {
         self.paused != 0
     }
 
-    /// Class `class`'s clock.
-    pub fn class(&self, class: usize) -> &PauseClock {
-        &self.clocks[class]
+    /// One bit per paused class or queue.
+    pub fn paused_mask(&self) -> u64 {
+        self.paused
     }
 
-    /// Classes.
+    /// Class or queue `target`'s clock.
+    pub fn class(&self, target: usize) -> &PauseClock {
+        &self.clocks[target]
+    }
+
+    /// Classes or queues.
     pub fn classes(&self) -> usize {
         self.clocks.len()
     }
 
-    /// PAUSE (XOFF) frames received, every class.
+    /// PAUSE (XOFF) frames received, every class or queue.
     pub fn pauses(&self) -> u32 {
         self.clocks.iter().map(|c| c.pauses).sum()
     }
 
-    /// Time paused up to `now_ps` summed over classes, and the longest pause of any class.
+    /// Time paused up to `now_ps` summed over classes or queues, and the longest pause of any.
     pub fn totals_ps(&self, now_ps: TimePs) -> (TimePs, TimePs) {
         self.clocks.iter().fold((0, 0), |(sum, longest), c| {
             let (paused, long) = c.totals_ps(now_ps);
@@ -254,6 +293,9 @@ pub struct PfcSpec {
     pub headroom_packets: u32,
     /// ECN marking of the output queues.
     pub marking: Marking,
+    /// BFC on every egress port ([`super::bfc`]; one class then, its XOFF the backstop that
+    /// pauses a whole upstream port); `None`: the classes' queues alone.
+    pub bfc: Option<BfcSpec>,
 }
 
 impl PfcSpec {
@@ -366,16 +408,31 @@ struct PfcPort {
     pause: ClassPauses,
     peak_packets: u32,
     measured: ArrivalDepths,
+    /// BFC's queues' pauses and flow table (`None` without BFC).
+    bfc: Option<BfcPort>,
+}
+
+impl PfcPort {
+    /// Applies the far end's pauses to the data queues: a paused class stops its queue, or,
+    /// with BFC, every queue (the backstop), and BFC's paused queues stop.
+    fn apply_pauses(&mut self) {
+        match &self.bfc {
+            None => self.port.set_paused(self.pause.paused_mask()),
+            Some(_) if self.pause.any_paused() => self.port.set_paused(u64::MAX),
+            Some(bfc) => self.port.set_paused(bfc.pauses.paused_mask()),
+        }
+    }
 }
 
 /// What became of a packet offered to a PFC switch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Admitted {
-    /// Queued at its output; `pause_port`: an XOFF was queued on that port (serve it too).
+    /// Queued at its output; `pause_port`: an XOFF (or BFC's queue PAUSE) was queued on that
+    /// port (serve it too).
     Queued {
         /// CE was set.
         marked: bool,
-        /// The ingress port that now sends XOFF upstream.
+        /// The ingress port that now sends XOFF (or a queue PAUSE) upstream.
         pause_port: Option<usize>,
     },
     /// Its ingress overran its headroom: the caller drops it.
@@ -388,7 +445,8 @@ pub struct PfcPorts {
     /// By (ingress port, class): `port * classes + class`.
     ingress: Vec<IngressAccount>,
     spec: PfcSpec,
-    /// Breaks 802.1Qbb on purpose (tests): a PAUSE of any class stops every class.
+    /// Breaks 802.1Qbb and BFC on purpose (tests): a PAUSE of any class or queue stops
+    /// every class and queue.
     #[cfg(test)]
     pub pause_every_class: bool,
     pool_packets: u32,
@@ -411,8 +469,9 @@ impl PfcPorts {
                 .into_iter()
                 .map(|link| PfcPort {
                     port: {
-                        let mut port = PriorityPort::new(link, classes);
-                        if spec.round_robin {
+                        let queues = spec.bfc.map_or(classes, |b| b.queues as usize);
+                        let mut port = PriorityPort::new(link, queues);
+                        if spec.round_robin || spec.bfc.is_some() {
                             port.serve_classes_round_robin();
                         }
                         port
@@ -421,6 +480,7 @@ impl PfcPorts {
                     pause: ClassPauses::new(classes),
                     peak_packets: 0,
                     measured: ArrivalDepths::default(),
+                    bfc: spec.bfc.map(|b| BfcPort::new(b.queues)),
                 })
                 .collect(),
             ingress: vec![IngressAccount::default(); n * classes],
@@ -474,29 +534,49 @@ impl PfcPorts {
         self.ports.iter().map(move |p| p.pause.class(class))
     }
 
-    /// Queues a PAUSE or resume frame for `class` on `port`.
+    /// BFC's ports (what the far ends' frames did to their queues, what they counted), or
+    /// nothing without BFC.
+    pub fn bfc_ports(&self) -> impl Iterator<Item = &BfcPort> {
+        self.ports.iter().filter_map(|p| p.bfc.as_ref())
+    }
+
+    /// What BFC's ports counted, summed (zeros without BFC).
+    pub fn bfc_counters(&self) -> BfcCounters {
+        self.bfc_ports()
+            .fold(BfcCounters::default(), |sum, b| sum.plus(&b.counters))
+    }
+
+    /// Queues a PAUSE or resume frame for `target` on `port`.
     fn send_frame(
         &mut self,
         cells: &mut CellArena,
         port: usize,
-        class: u8,
+        target: PauseTarget,
         pause: bool,
         now_ps: TimePs,
     ) {
-        let frame = cells.alloc(pause_frame(PauseTarget::Class(class), pause, now_ps));
+        let frame = cells.alloc(pause_frame(target, pause, now_ps));
         self.ports[port].port.push_control(cells, frame);
-        if pause {
-            self.counters.pause_frames_sent += 1;
-            self.counters.class_pause_frames_sent[class as usize] += 1;
-        } else {
-            self.counters.resume_frames_sent += 1;
+        let c = &mut self.counters;
+        match (target, pause) {
+            (PauseTarget::Class(class), true) => {
+                c.pause_frames_sent += 1;
+                c.class_pause_frames_sent[class as usize] += 1;
+            }
+            (PauseTarget::Class(_), false) => c.resume_frames_sent += 1,
+            (PauseTarget::Queue(_), _) => {
+                let bfc = self.ports[port].bfc.as_mut().expect("a BFC port");
+                bfc.counters.count_frame(pause);
+            }
         }
     }
 
     /// Offers `cell`, which arrived on `in_port` at `now_ps`, to output `output`: a control
     /// packet joins the control queue; a data packet is charged to its ingress port and
     /// class (`Cell::vc`; which may send XOFF for that class), marked, and queued in its
-    /// class, or dropped if its ingress class has used its headroom.
+    /// class, or dropped if its ingress class has used its headroom. With BFC the class is
+    /// 0, `Cell::vc` names the upstream queue it left, and it joins its flow's queue (which
+    /// `Cell::vc` then names), maybe pausing that upstream queue.
     pub fn offer(
         &mut self,
         cells: &mut CellArena,
@@ -526,7 +606,11 @@ impl PfcPorts {
             m.max_packets = m.max_packets.max(depth);
         }
         let thresholds = spec.thresholds();
-        let class = cells[cell].vc as u8;
+        let class = if p.bfc.is_some() {
+            0
+        } else {
+            cells[cell].vc as u8
+        };
         debug_assert!(class < spec.classes, "a class the switch keeps");
         let ingress = &mut self.ingress[in_port * spec.classes as usize + class as usize];
         if !ingress.has_room(&thresholds) || self.pool_used >= self.pool_packets {
@@ -562,12 +646,30 @@ impl PfcPorts {
         if marked {
             c.flags |= CE;
         }
-        p.port.push_data(cells, cell, class as usize);
+        let mut bfc_frames = [None; 2];
+        let queue = match (&mut p.bfc, &spec.bfc) {
+            (Some(bfc), Some(bfc_spec)) => {
+                let (key, upstream_queue) = (flow_key(c), c.vc);
+                let port = &p.port;
+                let got = bfc.enqueue(bfc_spec, key, upstream_queue, |q| {
+                    port.class_cells(q as usize)
+                });
+                c.vc = got.queue;
+                bfc_frames = got.frames;
+                got.queue as usize
+            }
+            _ => class as usize,
+        };
+        p.port.push_data(cells, cell, queue);
         p.data_bytes += size_bytes;
         p.peak_packets = p.peak_packets.max(depth + 1);
         if let Some(port) = pause_port {
-            self.send_frame(cells, port, class, true, now_ps);
+            self.send_frame(cells, port, PauseTarget::Class(class), true, now_ps);
         }
+        for (target, pause) in bfc_frames.into_iter().flatten() {
+            self.send_frame(cells, in_port, target, pause, now_ps);
+        }
+        let pause_port = pause_port.or(bfc_frames[0].map(|_| in_port));
         Admitted::Queued { marked, pause_port }
     }
 
@@ -575,20 +677,26 @@ impl PfcPorts {
     /// and then serves the port).
     pub fn frame_arrives(&mut self, cells: &CellArena, cell: CellId, port: usize, now_ps: TimePs) {
         let (target, pause) = read_pause_frame(&cells[cell]);
-        let PauseTarget::Class(class) = target;
         let p = &mut self.ports[port];
-        p.pause.apply(class, pause, now_ps);
-        p.port.pause_class(class as usize, pause);
+        match target {
+            PauseTarget::Class(class) => p.pause.apply(class as u16, pause, now_ps),
+            PauseTarget::Queue(queue) => {
+                let bfc = p.bfc.as_mut().expect("queue pauses reach BFC ports only");
+                bfc.pauses.apply(queue, pause, now_ps);
+            }
+        }
+        p.apply_pauses();
         #[cfg(test)]
         if self.pause_every_class {
-            p.port.pause_data(p.pause.any_paused());
+            let queues = p.bfc.as_ref().is_some_and(|b| b.pauses.any_paused());
+            p.port.pause_data(p.pause.any_paused() || queues);
         }
         self.counters.frames_received += 1;
     }
 
     /// If `output`'s link is free at `now_ps`, puts its next packet on it and returns it,
-    /// with the ingress port that sends XON because of it (its frame queued there: serve
-    /// that port too). Otherwise returns `None` and, if packets may go when the link frees
+    /// with the ingress port that sends XON (or BFC's queue resume) because of it (its frame
+    /// queued there: serve that port too). Otherwise returns `None` and, if packets may go when the link frees
     /// and no wake-up is set for then, that time in `wake`.
     pub fn send_next(
         &mut self,
@@ -606,13 +714,20 @@ impl PfcPorts {
         p.data_bytes -= cells[departure.cell].payload_bytes as u64;
         self.pool_used -= 1;
         let in_port = cells[departure.cell].in_port as usize;
-        let class = cells[departure.cell].vc as u8;
+        let (class, queue_resume) = match (&mut p.bfc, &self.spec.bfc) {
+            (Some(bfc), Some(spec)) => (0, bfc.dequeue(spec, flow_key(&cells[departure.cell]))),
+            _ => (cells[departure.cell].vc as u8, None),
+        };
         let account = in_port * self.spec.classes as usize + class as usize;
         let resume = self.ingress[account].release(&self.spec.thresholds());
         if resume {
-            self.send_frame(cells, in_port, class, false, now_ps);
+            self.send_frame(cells, in_port, PauseTarget::Class(class), false, now_ps);
         }
-        Some((departure, resume.then_some(in_port)))
+        if let Some(target) = queue_resume {
+            self.send_frame(cells, in_port, target, false, now_ps);
+        }
+        let frame_sent = resume || queue_resume.is_some();
+        Some((departure, frame_sent.then_some(in_port)))
     }
 }
 
@@ -647,6 +762,7 @@ mod tests {
                 kmax_bytes: 3_500,
                 pmax: 0.0,
             },
+            bfc: None,
         }
     }
 
@@ -766,6 +882,20 @@ mod tests {
         assert!(pfc.send_next(1, 3_000_000, &mut cells, &mut wake).is_none());
         assert_eq!(pfc.data_packets(1), 2);
         assert_eq!(pfc.counters.resume_frames_sent, 1, "class 1 drained to XON");
+    }
+
+    /// A class travels as its number, as before queues were named; a queue is told apart.
+    #[test]
+    fn a_frame_names_a_class_or_a_queue() {
+        assert_eq!(PauseTarget::Class(3).encode(), 3);
+        for target in [
+            PauseTarget::Class(7),
+            PauseTarget::Queue(0),
+            PauseTarget::Queue(63),
+        ] {
+            let frame = pause_frame(target, true, 0);
+            assert_eq!(read_pause_frame(&frame), (target, true));
+        }
     }
 
     #[test]

@@ -13,9 +13,12 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::blocks::ethernet::bfc::BfcSpec;
 use crate::blocks::ethernet::host::HostParams;
 use crate::blocks::ethernet::opening::Opening;
-use crate::blocks::ethernet::pfc::{Marking, PauseThresholds, PfcSpec, MAX_CLASSES};
+use crate::blocks::ethernet::pfc::{
+    Marking, PauseThresholds, PfcSpec, MAX_CLASSES, MAX_PAUSE_TARGETS,
+};
 use crate::blocks::ethernet::shared_buffer::DynamicThreshold;
 use crate::blocks::routing::mode;
 use crate::blocks::topology::Topology;
@@ -119,6 +122,18 @@ pub struct SwitchConfig {
     /// PFC: packets an ingress class may take beyond XOFF, for what is already on its way
     /// (one cable round trip plus a frame each end: 4 packets of 9000 B at 10 Gbit/s, 1 µs).
     pub pfc_headroom_packets: u32,
+    /// BFC (Goyal et al., NSDI 2022 §3): each egress port of a PFC switch (`pfc` must be
+    /// true, one class) serves `bfc_queues` physical queues in round robin, gives each flow
+    /// with packets buffered there an empty queue if one is free (else shares one), and a
+    /// flow holding `bfc_pause_packets` there pauses the upstream queue it came from; PFC's
+    /// XOFF stays as the backstop. Hosts' NICs honour the pauses of their queues.
+    pub bfc: bool,
+    /// BFC: physical data queues per egress port (and host NIC), 1 to 64 (BFC: 32).
+    pub bfc_queues: u32,
+    /// BFC: packets a flow holds at an egress port when it pauses its upstream queue; it
+    /// resumes it when it holds fewer (about one hop's pause round trip: at 10 Gbit/s, 1 µs
+    /// and 9000-byte packets, 2 packets arrive after a pause, so 4 keeps the port busy).
+    pub bfc_pause_packets: u32,
     /// How the drop-tail (ECN-marking) output queues hold packets: `per_port` (each its own
     /// `queue_packets`, the default) or `shared` (one buffer per switch under Choudhury &
     /// Hahne's dynamic threshold: a queue takes a packet only while it holds fewer than
@@ -158,6 +173,9 @@ impl Default for SwitchConfig {
             pfc_xoff_packets: 96,
             pfc_xon_packets: 94,
             pfc_headroom_packets: 4,
+            bfc: false,
+            bfc_queues: 32,
+            bfc_pause_packets: 4,
             red_kmin_bytes: 5_000,
             red_kmax_bytes: 200_000,
             red_pmax: 0.01,
@@ -569,6 +587,13 @@ impl EthernetConfig {
                 "switch.pfc = false (drop-tail queues)",
             );
         }
+        if !self.switch.bfc {
+            unused.add(
+                &["switch.bfc_queues", "switch.bfc_pause_packets"],
+                "switch.bfc",
+                "switch.bfc = false (no per-flow queues)",
+            );
+        }
         if self.host.transport != Transport::Mptcp {
             unused.add(
                 &["host.subflows", "traffic.single_path_flows"],
@@ -740,6 +765,7 @@ impl EthernetConfig {
             ));
         }
         self.validate_pfc()?;
+        self.validate_bfc()?;
         self.validate_shared_buffer()?;
         if h.transport == Transport::Dctcp
             && s.buffer == BufferKind::PerPort
@@ -880,6 +906,71 @@ impl EthernetConfig {
         Ok(())
     }
 
+    /// BFC's settings: over PFC's buffer with one class, per-flow routing (a flow's packets
+    /// reach a port from one upstream queue), 1 to 64 queues, a flow's pause before the
+    /// ingress's XOFF.
+    fn validate_bfc(&self) -> Result<(), ScenarioError> {
+        let s = &self.switch;
+        if !s.bfc {
+            return Ok(());
+        }
+        if !s.pfc {
+            return Err(invalid(
+                "switch.bfc",
+                "expected switch.pfc = true (BFC runs over PFC's lossless buffer, its XOFF the backstop)",
+            ));
+        }
+        if self.pfc_classes() != 1 {
+            return Err(invalid(
+                "switch.pfc_classes",
+                "expected 1 with switch.bfc = true (BFC's queues stand for the classes)",
+            ));
+        }
+        if self.traffic.flow_classes.is_some() {
+            return Err(invalid(
+                "traffic.flow_classes",
+                "expected none with switch.bfc = true (BFC's queues stand for the classes)",
+            ));
+        }
+        if !matches!(self.routing.mode.as_str(), "ecmp" | "deterministic") {
+            return Err(invalid(
+                "routing.mode",
+                format!(
+                    "expected ecmp or deterministic with switch.bfc = true (a flow's pause names one upstream queue), got {:?}",
+                    self.routing.mode
+                ),
+            ));
+        }
+        if !(1..=MAX_PAUSE_TARGETS as u32).contains(&s.bfc_queues) {
+            return Err(invalid(
+                "switch.bfc_queues",
+                format!(
+                    "expected 1 to {MAX_PAUSE_TARGETS} queues per port, got {}",
+                    s.bfc_queues
+                ),
+            ));
+        }
+        if s.bfc_pause_packets == 0 || s.bfc_pause_packets >= s.pfc_xoff_packets {
+            return Err(invalid(
+                "switch.bfc_pause_packets",
+                format!(
+                    "expected at least 1 packet and fewer than switch.pfc_xoff_packets ({}): a flow pauses its upstream queue before the backstop pauses the port, got {}",
+                    s.pfc_xoff_packets, s.bfc_pause_packets
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// BFC's settings of the ports, if the switches run it.
+    pub fn bfc_spec(&self) -> Option<BfcSpec> {
+        let s = &self.switch;
+        s.bfc.then_some(BfcSpec {
+            queues: s.bfc_queues as u16,
+            pause_packets: s.bfc_pause_packets,
+        })
+    }
+
     /// A shared buffer's keys: only with `switch.buffer = "shared"`, which the drop-tail
     /// FIFOs alone have (PFC pools its own buffer per ingress; trimming ports are NDP's), a
     /// buffer of at least one packet and a positive α.
@@ -1006,6 +1097,7 @@ impl EthernetConfig {
             xon_packets: s.pfc_xon_packets,
             headroom_packets: s.pfc_headroom_packets,
             marking,
+            bfc: self.bfc_spec(),
         })
     }
 }
@@ -1034,6 +1126,7 @@ impl HostConfig {
             measure_from_ps,
             ndp_pull_interval_ps: None,
             pfc_classes: 1,
+            bfc_queues: None,
             dcqcn: dcqcn.then(|| DcqcnParams {
                 g: self.dcqcn_g,
                 alpha_interval_ps: ps_from_ns(self.dcqcn_alpha_interval_ns),

@@ -6,6 +6,8 @@
 //! `0..switches`), every host a [`Host`] (the nodes after them), all event-driven on the shared
 //! [`Fabric`].
 
+#[cfg(test)]
+mod bfc_tests;
 mod config;
 #[cfg(test)]
 mod dcqcn_tests;
@@ -280,6 +282,7 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
             ndp_pull_interval_ps: h.ndp_pull_interval_ps(link.rate_bps),
             into_cut_through: config.switch.cut_through,
             pfc_classes: config.pfc_classes() as u8,
+            bfc_queues: config.bfc_spec().map(|b| b.queues),
             ..params
         };
         host_nodes.push(Host::new(host as u16, link, params));

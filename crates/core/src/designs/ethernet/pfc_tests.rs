@@ -2,7 +2,11 @@
 //! and an unrelated flow on class 1 sharing its upstream links. With two classes the incast's
 //! pauses stop class 0 alone and the victim keeps what the incast leaves of the shared links;
 //! with one class the same pauses stop the victim too. Lossless, balanced and repeatable
-//! either way; a switch that ignores the class in a PAUSE fails the victim's check.
+//! either way; a switch that ignores the class in a PAUSE fails the victim's check. BFC
+//! (Goyal et al. 2022 §3.2) on the same fabric: with enough queues the incast's pauses name
+//! the incast flows' queues and the victim keeps its share; with one queue every flow
+//! collides and the victim is blocked as under one class; an upstream that pauses every
+//! queue whatever the frame names fails the victim's check.
 
 use super::*;
 
@@ -15,15 +19,27 @@ fn victim(seed: u64, classes: u32) -> String {
 
 /// [`victim`] with ports serving their classes as `service` says.
 fn victim_served(seed: u64, classes: u32, service: &str) -> String {
+    victim_with(
+        seed,
+        &format!(r#""pfc_classes": {classes}, "pfc_class_service": "{service}""#),
+        &format!(r#", "flow_classes": [0, 0, 0, 0, {}]"#, classes - 1),
+    )
+}
+
+/// [`victim`] with one class and BFC's `queues` queues per port and NIC.
+fn victim_bfc(seed: u64, queues: u32) -> String {
+    victim_with(seed, &format!(r#""bfc": true, "bfc_queues": {queues}"#), "")
+}
+
+/// The victim's fabric with `switch` added to the PFC switch's keys and `traffic` to the
+/// traffic's.
+fn victim_with(seed: u64, switch: &str, traffic: &str) -> String {
     format!(
         r#"{{"design": "ethernet", "run": {{"seed": {seed}, "duration_ns": 10000000, "warmup_ns": 2000000}},
             "topology": {{"kind": "leaf_spine", "leaves": 2, "spines": 1, "hosts_per_leaf": 5}},
-            "switch": {{"pfc": true, "pfc_classes": {classes}, "pfc_xoff_packets": 40, "pfc_xon_packets": 38,
-                "pfc_class_service": "{service}"}},
+            "switch": {{"pfc": true, "pfc_xoff_packets": 40, "pfc_xon_packets": 38, {switch}}},
             "host": {{"transport": "tcp", "packet_bytes": 9000}},
-            "traffic": {{"pattern": "pairs", "pairs": [[0, 5], [6, 5], [7, 5], [8, 5], [1, 9]],
-                "flow_classes": [0, 0, 0, 0, {victim_class}]}}}}"#,
-        victim_class = classes - 1
+            "traffic": {{"pattern": "pairs", "pairs": [[0, 5], [6, 5], [7, 5], [8, 5], [1, 9]] {traffic}}}}}"#
     )
 }
 
@@ -107,4 +123,44 @@ fn a_multi_class_run_is_determined_by_its_seed() {
     let a = serde_json::to_string(&run(&json, false).0).unwrap();
     let b = serde_json::to_string(&run(&json, false).0).unwrap();
     assert_eq!(a, b);
+}
+
+/// BFC with 32 queues: every flow has a queue of its own at every port, so the incast's pauses
+/// name the incast flows' queues alone: the incast flows split host 5's link and the victim
+/// keeps the rest of the shared links, without a backstop pause.
+#[test]
+fn bfc_gives_the_victim_a_queue_of_its_own_and_its_share() {
+    let (summary, gbps) = run(&victim_bfc(1, 32), false);
+    let pfc = summary.pfc.expect("a PFC run");
+    let bfc = pfc.bfc.expect("a BFC run");
+    assert_eq!(pfc.lossless_drops, 0);
+    assert_eq!(
+        pfc.pause_frames_sent, 0,
+        "the backstop never paused: {pfc:?}"
+    );
+    assert!(bfc.queue_pause_frames_sent > 0, "{bfc:?}");
+    assert_eq!(bfc.flow_collisions, 0, "{bfc:?}");
+    for (flow, &g) in gbps[..4].iter().enumerate() {
+        assert!((g - 2.5).abs() < 0.3, "incast flow {flow}: {gbps:?}");
+    }
+    assert!(victim_keeps_its_share(&gbps), "{gbps:?}");
+}
+
+/// BFC with one queue: every active flow collides in it, so a pause of the incast flow's
+/// queue stops the victim too, as one PFC class does.
+#[test]
+fn with_one_bfc_queue_the_victim_is_paused_with_the_incast() {
+    let (summary, gbps) = run(&victim_bfc(1, 1), false);
+    let bfc = summary.pfc.unwrap().bfc.unwrap();
+    assert!(bfc.flow_collisions > 0, "{bfc:?}");
+    assert!(!victim_keeps_its_share(&gbps), "{gbps:?}");
+    assert!(gbps[4] < 3.5, "near host 0's 2.5 Gbit/s: {gbps:?}");
+}
+
+/// Broken on purpose: an upstream port that stops every queue when a PAUSE names one (the
+/// queue ignored) blocks the victim behind the incast flow, and its check fails.
+#[test]
+fn a_bfc_pause_that_ignores_its_queue_fails_the_victims_check() {
+    let (_, gbps) = run(&victim_bfc(1, 32), true);
+    assert!(!victim_keeps_its_share(&gbps), "{gbps:?}");
 }

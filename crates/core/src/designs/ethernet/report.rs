@@ -6,6 +6,7 @@
 use serde::Serialize;
 
 use super::{BufferKind, Ethernet};
+use crate::blocks::ethernet::bfc::BfcCounters;
 use crate::blocks::ethernet::host::{FlowSeries, Host, SenderTotals};
 use crate::blocks::ethernet::opening::{self, OpenedSummary, TimedTable};
 use crate::blocks::ethernet::pfc::{PfcCounters, PfcPorts};
@@ -132,6 +133,54 @@ pub struct PfcSummary {
     /// Per class, with `switch.pfc_classes` above 1 (802.1Qbb priorities; absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub classes: Option<Vec<PfcClassSummary>>,
+    /// BFC's queue pauses and flow assignments, with `switch.bfc` (absent otherwise); the
+    /// figures above are then PFC's backstop alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bfc: Option<BfcSummary>,
+}
+
+/// What BFC did (Goyal et al. 2022 §3): pauses naming a queue, and how often an active flow
+/// found no empty queue and shared one (the head-of-line blocking BFC keeps).
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct BfcSummary {
+    /// Queues per egress port and host NIC (`switch.bfc_queues`).
+    pub queues: u16,
+    /// PAUSE frames naming an upstream queue that switches sent.
+    pub queue_pause_frames_sent: u64,
+    /// Resume frames naming an upstream queue that switches sent.
+    pub queue_resume_frames_sent: u64,
+    /// Flows that became active at a switch port and took a queue.
+    pub flows_assigned: u64,
+    /// ... a queue another active flow held (none was empty).
+    pub flow_collisions: u64,
+    /// Time queues stood paused, summed over switch ports' and host NICs' queues, in µs.
+    pub queue_paused_us: f64,
+    /// The longest single pause of any queue, in µs (to the end of the run if open).
+    pub longest_queue_pause_us: f64,
+}
+
+impl BfcSummary {
+    /// What `pfc`'s BFC ports counted and how long their and `hosts`' queues stood paused, up
+    /// to `now_ps`.
+    fn of(queues: u16, pfc: &[&PfcPorts], hosts: &[&Host], now_ps: TimePs) -> Self {
+        let counted = pfc
+            .iter()
+            .fold(BfcCounters::default(), |sum, p| sum.plus(&p.bfc_counters()));
+        let ports = pfc.iter().flat_map(|p| p.bfc_ports().map(|b| &b.pauses));
+        let (paused_ps, longest_ps) = ports
+            .chain(hosts.iter().map(|h| &h.queue_pause))
+            .map(|q| q.totals_ps(now_ps))
+            .fold((0, 0), |(a, b), (c, d)| (a + c, b.max(d)));
+        BfcSummary {
+            queues,
+            queue_pause_frames_sent: counted.queue_pause_frames_sent,
+            queue_resume_frames_sent: counted.queue_resume_frames_sent,
+            flows_assigned: counted.flows_assigned,
+            flow_collisions: counted.flow_collisions,
+            queue_paused_us: paused_ps as f64 / 1e6,
+            longest_queue_pause_us: longest_ps as f64 / 1e6,
+        }
+    }
 }
 
 /// What PFC did to one class (priority): pauses of that class alone.
@@ -218,6 +267,7 @@ impl PfcSummary {
             longest_pause_us: switch_longest_ps.max(host_longest_ps) as f64 / 1e6,
             paused_fraction: (switch_ps + host_ps) as f64 / (clocks * now_ps.max(1) as f64),
             classes: None,
+            bfc: None,
         }
     }
 }
@@ -347,7 +397,13 @@ impl Ethernet {
         let pfc: Vec<_> = switches.iter().filter_map(|s| s.pfc()).collect();
         let frames_sent: u64 = pfc
             .iter()
-            .map(|p| p.counters.pause_frames_sent + p.counters.resume_frames_sent)
+            .map(|p| {
+                let (c, bfc) = (&p.counters, p.bfc_counters());
+                c.pause_frames_sent
+                    + c.resume_frames_sent
+                    + bfc.queue_pause_frames_sent
+                    + bfc.queue_resume_frames_sent
+            })
             .sum();
         let frames_taken: u64 = pfc.iter().map(|p| p.counters.frames_received).sum();
         let packets = Ledger {
@@ -472,6 +528,10 @@ impl Ethernet {
                     let of = |c| PfcClassSummary::of(c, &pfc, &hosts, now_ps);
                     summary.classes = Some((0..classes).map(of).collect());
                 }
+                summary.bfc = self
+                    .config
+                    .bfc_spec()
+                    .map(|b| BfcSummary::of(b.queues, &pfc, &hosts, now_ps));
                 summary
             }),
             dcqcn: (self.config.host.transport == Transport::Dcqcn)
