@@ -226,6 +226,7 @@ impl<E: Copy> CalendarQueue<E> {
         });
     }
 
+    #[inline(always)]
     fn insert(&mut self, time_ps: TimePs, phase: Phase, origin: Origin, event: E) {
         let key = self.sequencer.key(time_ps, phase, origin);
         self.place(Entry { key, event });
@@ -278,7 +279,7 @@ impl<E: Copy> CalendarQueue<E> {
         key.time_ps() >> self.bucket_shift
     }
 
-    #[inline]
+    #[inline(always)]
     fn place(&mut self, entry: Entry<E>) {
         let bucket = self.bucket_of(entry.key);
         debug_assert!(bucket >= self.cursor, "event scheduled in the past");
