@@ -871,21 +871,22 @@ impl EthernetConfig {
             headroom_packets: s.pfc_headroom_packets,
         }
         .validate("switch.pfc_")?;
-        if classes == 1 && s.pfc_xoff_packets + s.pfc_headroom_packets > s.queue_packets {
-            return Err(invalid(
-                "switch.pfc_xoff_packets",
-                format!(
-                    "expected switch.pfc_xoff_packets + switch.pfc_headroom_packets ({} + {}) at most switch.queue_packets ({}), a port's share of the shared buffer",
-                    s.pfc_xoff_packets, s.pfc_headroom_packets, s.queue_packets
-                ),
-            ));
-        }
         if classes * (s.pfc_xoff_packets + s.pfc_headroom_packets) > s.queue_packets {
+            let (xoff, headroom) = (s.pfc_xoff_packets, s.pfc_headroom_packets);
+            let terms = "switch.pfc_xoff_packets + switch.pfc_headroom_packets";
+            let (sum, values, share) = match classes {
+                1 => (terms.to_string(), format!("{xoff} + {headroom}"), ""),
+                _ => (
+                    format!("switch.pfc_classes x ({terms})"),
+                    format!("{classes} x ({xoff} + {headroom})"),
+                    " split between its classes",
+                ),
+            };
             return Err(invalid(
                 "switch.pfc_xoff_packets",
                 format!(
-                    "expected switch.pfc_classes x (switch.pfc_xoff_packets + switch.pfc_headroom_packets) ({classes} x ({} + {})) at most switch.queue_packets ({}), a port's share of the shared buffer split between its classes",
-                    s.pfc_xoff_packets, s.pfc_headroom_packets, s.queue_packets
+                    "expected {sum} ({values}) at most switch.queue_packets ({}), a port's share of the shared buffer{share}",
+                    s.queue_packets
                 ),
             ));
         }
