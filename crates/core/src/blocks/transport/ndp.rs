@@ -683,6 +683,73 @@ mod tests {
         assert_eq!(send_all(&mut s, 1_000_010), vec![2]);
     }
 
+    /// A returned header's packet goes first on the next pull while pulls are due; once the
+    /// receiver owes none (every other packet reported and pulled for), it goes at once.
+    #[test]
+    fn a_returned_packet_waits_for_a_pull_unless_none_is_due() {
+        let mut s = NdpSender::new(&params(3), 10);
+        assert_eq!(send_all(&mut s, 0), vec![0, 1, 2]);
+        s.on_ack(10, 0, 0);
+        s.on_returned(1, 0);
+        assert!(
+            !s.can_send(),
+            "packet 0's pull is due: packet 1 waits for it"
+        );
+        s.on_pull(1);
+        assert_eq!(send_all(&mut s, 20), vec![1]);
+        s.on_returned(2, 0);
+        assert_eq!(send_all(&mut s, 30), vec![2], "no pull due: resent at once");
+        s.on_returned(2, 0);
+        assert_eq!((s.ndp.returns, s.ndp.returns_resent_at_once), (3, 2));
+        assert_eq!(
+            send_all(&mut s, 40),
+            vec![2],
+            "the second return, at once too"
+        );
+        s.on_ack(50, 2, 40);
+        s.on_returned(2, 0);
+        assert!(
+            !s.can_send(),
+            "a late return of an acknowledged packet is ignored"
+        );
+    }
+
+    /// Labels go in a permutation, every one once per pass; a label that brings NACKs well
+    /// above the others' is skipped on its next turns, and takes its turns again once its
+    /// feedback is fine.
+    #[test]
+    fn a_path_that_nacks_more_than_the_others_is_skipped() {
+        let mut p = NdpPaths::new(4, 9);
+        let mut skips = 0;
+        let mut pass: Vec<u16> = (0..4).map(|_| p.choose(&mut skips)).collect();
+        pass.sort_unstable();
+        assert_eq!((pass, skips), (vec![0, 1, 2, 3], 0));
+        for _ in 0..60 {
+            for label in 0..4 {
+                p.count(label, PathFeedback::Ack);
+            }
+            p.count(3, PathFeedback::Nack);
+        }
+        assert!(p.scores[3].avoid_turns > 5, "{:?}", p.scores[3]);
+        let used: Vec<u16> = (0..400).map(|_| p.choose(&mut skips)).collect();
+        let on_3 = used.iter().filter(|&&l| l == 3).count();
+        assert!(on_3 < 20 && skips > 0, "label 3 used {on_3} times of 400");
+        // Fine once its NACK ratio falls under 30% (140 ACKs more), then one turn fewer per
+        // fine feedback.
+        for _ in 0..400 {
+            p.count(3, PathFeedback::Ack);
+        }
+        assert_eq!(p.scores[3].avoid_turns, 0);
+        let back: Vec<u16> = (0..400).map(|_| p.choose(&mut skips)).collect();
+        // The skips it was given at its last use run out first, then it takes every turn.
+        let on_3 = back.iter().filter(|&&l| l == 3).count();
+        assert!(
+            (80..=100).contains(&on_3),
+            "label 3 used {on_3} times of 400"
+        );
+        assert_eq!(back[300..].iter().filter(|&&l| l == 3).count(), 25);
+    }
+
     #[test]
     fn the_pacer_releases_one_pull_per_packet_time_round_robin() {
         let interval_ps = 7_200_000; // 9000 B at 10 Gbit/s
