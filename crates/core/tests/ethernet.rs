@@ -149,6 +149,23 @@ fn bad_input_names_its_key() {
         ),
         (r#""routing": {"mode": "valiant"}"#, "routing.mode"),
         (r#""switch": {"queue_bytes": 100}"#, "switch.queue_bytes"),
+        (
+            r#""switch": {"return_to_sender": true}"#,
+            "switch.return_to_sender",
+        ),
+        (
+            r#""switch": {"return_to_sender": 1}"#,
+            "switch.return_to_sender",
+        ),
+        (
+            r#""switch": {"trimming": true}, "host": {"transport": "ndp", "ndp_paths": 8}, "routing": {"mode": "spray"}"#,
+            "host.ndp_paths",
+        ),
+        (
+            r#""switch": {"trimming": true}, "host": {"transport": "ndp", "ndp_paths": 1025}, "routing": {"mode": "ecmp"}"#,
+            "host.ndp_paths",
+        ),
+        (r#""host": {"ndp_paths": -1}"#, "host.ndp_paths"),
     ];
     for (members, key) in cases {
         let json = format!(r#"{{"design": "ethernet", {members}}}"#);

@@ -8,7 +8,9 @@
 //! holds, and consecutive receive sides whose bytes its first one counts, each once. An NDP
 //! host (Handley et al. 2017 §3.2) answers each data packet with an ACK and each trimmed
 //! header with a NACK at once, and sends the PULLs its [`PullPacer`] releases; ACKs, NACKs
-//! and PULLs share the NIC's control queue. A DCQCN host (Zhu et al. 2015) paces each flow
+//! and PULLs share the NIC's control queue; its ACKs and NACKs carry the path label of the
+//! packet they answer, and a header a switch returned (§3.1) tells its sender that packet was
+//! lost. With `ndp_paths` its senders label each packet's path themselves (§3.3). A DCQCN host (Zhu et al. 2015) paces each flow
 //! at its rate (a NIC wake-up at the earliest paced start) and, as notification point, answers
 //! marked data with a CNP at most once per interval per flow. A PFC PAUSE frame from the
 //! switch stops the NIC's data until the resume frame; ACKs and CNPs still go.
@@ -26,7 +28,7 @@
 use serde::Serialize;
 
 use super::pfc::{read_pause_frame, ClassPauses, PauseTarget};
-use super::{reached_ps, ACK, CE, CNP, CONTROL, ECE, ECT, NACK, PAUSE, PULL, TRIMMED};
+use super::{reached_ps, ACK, BOUNCED, CE, CNP, CONTROL, ECE, ECT, NACK, PAUSE, PULL, TRIMMED};
 use crate::blocks::cell::{Cell, CellId, CellQueue};
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;
@@ -35,12 +37,12 @@ use crate::blocks::routing::Router;
 use crate::blocks::traffic::NEVER_PS;
 use crate::blocks::transport::dcqcn::{DcqcnParams, DcqcnSender};
 use crate::blocks::transport::mptcp::{Lia, SharedData};
-use crate::blocks::transport::ndp::{NdpSender, PullPacer};
+use crate::blocks::transport::ndp::{NdpCounters, NdpPaths, NdpSender, PathFeedback, PullPacer};
 use crate::blocks::transport::receiver::{Arrival, Receiver};
 use crate::blocks::transport::{FlowSender, Sender, SenderCounters, SenderParams, TIMER_OFF};
 use crate::blocks::workload::{exponential_ps, FlowSizes};
 use crate::engine::cache::prefetch;
-use crate::engine::rng::Rng;
+use crate::engine::rng::{mix, Rng};
 use crate::engine::time::TimePs;
 use rand::Rng as _;
 use std::sync::Arc;
@@ -90,6 +92,9 @@ pub struct HostParams {
     /// NDP: the pull pacer's interval, one data packet's time on the host's link (`None`: a
     /// window transport).
     pub ndp_pull_interval_ps: Option<TimePs>,
+    /// NDP: its senders label each packet's path themselves (§3.3); `None`: the switches
+    /// spray.
+    pub ndp_paths: Option<NdpPathSpec>,
     /// DCQCN: its reaction and notification points' settings (`None`: another transport).
     pub dcqcn: Option<DcqcnParams>,
     /// The host's switch cuts through: it has a frame at its header.
@@ -100,6 +105,15 @@ pub struct HostParams {
     /// the NIC as the first upstream port); flow `i` rides queue `i` modulo them. `None`:
     /// no BFC.
     pub bfc_queues: Option<u16>,
+}
+
+/// How NDP senders label their packets' paths (NDP §3.3).
+#[derive(Clone, Copy, Debug)]
+pub struct NdpPathSpec {
+    /// Path labels per flow, `0..paths`.
+    pub paths: u16,
+    /// The run's salt for the labels' permutations (from its seed).
+    pub salt: u64,
 }
 
 /// The send side of one flow.
@@ -245,8 +259,8 @@ pub struct Opened {
     free_in: Vec<u32>,
     /// What the senders of completed flows counted, kept when their slots were reused.
     retired: SenderCounters,
-    /// NDP pulls that found nothing to send, of the same senders.
-    retired_pulls_unused: u64,
+    /// What the same senders counted as NDP senders.
+    retired_ndp: NdpCounters,
     /// Flows its source opened, in order.
     pub flows: Vec<OpenedFlow>,
     /// Finite flows that completed here (as senders).
@@ -400,6 +414,12 @@ pub struct Host {
     pub counters: HostCounters,
     /// Flows opened during the run (`None`: every flow was made at build).
     pub opened: Option<Box<Opened>>,
+    /// Breaks return-to-sender on purpose: returned headers are consumed unread.
+    #[cfg(test)]
+    pub ignores_returned_headers: bool,
+    /// Turns NDP's path penalties off: its senders label paths but count no feedback.
+    #[cfg(test)]
+    pub ignores_path_feedback: bool,
 }
 
 impl Host {
@@ -422,6 +442,10 @@ impl Host {
             queue_pause: ClassPauses::new(params.bfc_queues.unwrap_or(1) as usize),
             counters: HostCounters::default(),
             opened: None,
+            #[cfg(test)]
+            ignores_returned_headers: false,
+            #[cfg(test)]
+            ignores_path_feedback: false,
         }
     }
 
@@ -564,7 +588,7 @@ impl Host {
         opened.completed += 1;
         opened.retired.add(flow.sender.counters());
         if let FlowSender::Ndp(s) = &flow.sender {
-            opened.retired_pulls_unused += s.ndp.pulls_unused;
+            opened.retired_ndp = opened.retired_ndp + s.ndp;
         }
         flow.sender.restart(&self.params.sender, 0);
         let generation = ((flow.key >> SLOT_BITS) + 1) % GENERATIONS;
@@ -600,9 +624,19 @@ impl Host {
         next_ps
     }
 
-    /// Pulls unused by NDP senders whose slots were reused.
-    pub fn retired_pulls_unused(&self) -> u64 {
-        self.opened.as_ref().map_or(0, |o| o.retired_pulls_unused)
+    /// What its NDP senders counted, those whose slots were reused included.
+    pub fn ndp_counters(&self) -> NdpCounters {
+        let retired = self
+            .opened
+            .as_ref()
+            .map_or_else(NdpCounters::default, |o| o.retired_ndp);
+        self.out
+            .iter()
+            .filter_map(|f| match &f.sender {
+                FlowSender::Ndp(s) => Some(s.ndp),
+                FlowSender::Window(_) | FlowSender::Dcqcn(_) => None,
+            })
+            .fold(retired, |sum, c| sum + c)
     }
 
     /// Adds a flow to `dst` of `size_bytes` (`None`: unending), known there as `remote`;
@@ -615,7 +649,16 @@ impl Host {
             remote,
             size_bytes,
             sender: match (self.params.ndp_pull_interval_ps, self.params.dcqcn) {
-                (Some(_), _) => FlowSender::Ndp(NdpSender::new(&self.params.sender, packets)),
+                (Some(_), _) => {
+                    let sender = NdpSender::new(&self.params.sender, packets);
+                    FlowSender::Ndp(match self.params.ndp_paths {
+                        None => sender,
+                        Some(spec) => sender.with_paths(NdpPaths::new(
+                            spec.paths,
+                            mix(spec.salt ^ ((self.index as u64) << 32) ^ self.out.len() as u64),
+                        )),
+                    })
+                }
                 (None, Some(dcqcn)) => {
                     FlowSender::Dcqcn(DcqcnSender::new(dcqcn, mss, packets, self.link.rate_bps))
                 }
@@ -853,7 +896,12 @@ impl Host {
             .next_segment(now_ps)
             .expect("a sender that can send");
         let (dst, remote, size_bytes) = (flow.dst, flow.remote, flow.size_bytes);
-        let (path, class, queue) = (flow.path, flow.class, flow.queue);
+        let (mut path, class, queue) = (flow.path, flow.class, flow.queue);
+        if self.params.ndp_paths.is_some() {
+            if let FlowSender::Ndp(s) = &mut flow.sender {
+                path = s.choose_path().unwrap_or(path);
+            }
+        }
         let bytes = self.segment_bytes(size_bytes, seq);
         let mut cell = Cell::new(self.index, dst, bytes as u16, true, now_ps, now_ps);
         cell.seq = seq;
@@ -1032,7 +1080,9 @@ impl Host {
             self.deliver(ctx.now_ps, i, &arrival);
             ACK
         };
-        self.reply(ctx, i, kind, cell.seq, cell.inject_ps);
+        // The ACK or NACK carries the packet's path label, which the sender scores (§3.3).
+        let to = (self.inflows[i].src, self.inflows[i].remote, cell.next_vc);
+        self.reply_to(ctx, to, kind, cell.seq, cell.inject_ps);
         let done = self.inflows[i].done_ps.is_some();
         let pacer = self.pacer.as_mut().expect("an NDP host has a pacer");
         if done {
@@ -1041,6 +1091,28 @@ impl Host {
             pacer.request(i as u32);
         }
         self.pace(ctx);
+    }
+
+    /// A header a switch returned (NDP §3.1, its source and destination swapped) reached its
+    /// sender: the send side that sent it learns the packet was lost. A copy of a flow no
+    /// longer here (its slot reused) is counted stale.
+    fn returned<R: Router>(&mut self, ctx: &mut Context<'_, R>, cell: &Cell) {
+        #[cfg(test)]
+        if self.ignores_returned_headers {
+            return;
+        }
+        let Some(i) = self
+            .out
+            .iter()
+            .position(|f| f.dst == cell.src && f.remote == cell.packet)
+        else {
+            self.opened.as_mut().expect("reused slots").stale_packets += 1;
+            return;
+        };
+        if let FlowSender::Ndp(s) = &mut self.out[i].sender {
+            s.on_returned(cell.seq & !LAST_SEGMENT, cell.next_vc);
+        }
+        self.arm_rto(ctx, i);
     }
 
     /// Sends the PULL the pacer releases now, if any, and books its next wake-up.
@@ -1155,16 +1227,29 @@ impl<R: Router> Node<R> for Host {
             let coupling = (conn != NO_CONN).then(|| self.coupling(conn));
             let sender = &mut self.out[i].sender;
             let before = *sender.counters();
+            let mut feedback = None;
             match sender {
                 FlowSender::Window(s) => {
                     let ece = cell.flags & ECE != 0;
                     let echo_ps = cell.packet_inject_ps;
                     s.on_ack_coupled(now_ps, cell.seq, ece, echo_ps, coupling.as_ref());
                 }
-                FlowSender::Ndp(s) if cell.flags & NACK != 0 => s.on_nack(cell.seq),
+                FlowSender::Ndp(s) if cell.flags & NACK != 0 => {
+                    s.on_nack(cell.seq);
+                    feedback = Some(PathFeedback::Nack);
+                }
                 FlowSender::Ndp(s) if cell.flags & PULL != 0 => s.on_pull(cell.seq),
-                FlowSender::Ndp(s) => s.on_ack(now_ps, cell.seq, cell.packet_inject_ps),
+                FlowSender::Ndp(s) => {
+                    s.on_ack(now_ps, cell.seq, cell.packet_inject_ps);
+                    feedback = Some(PathFeedback::Ack);
+                }
                 FlowSender::Dcqcn(s) => s.on_cnp(now_ps),
+            }
+            #[cfg(test)]
+            let feedback = feedback.filter(|_| !self.ignores_path_feedback);
+            if let (Some(feedback), FlowSender::Ndp(s)) = (feedback, &mut *sender) {
+                // The label the ACK or NACK echoes scores the packet's path (§3.3).
+                s.path_feedback(cell.next_vc, feedback);
             }
             if now_ps >= self.params.measure_from_ps {
                 self.counters.add_measured(&before, sender.counters());
@@ -1175,6 +1260,8 @@ impl<R: Router> Node<R> for Host {
             } else {
                 self.arm_rto(ctx, i);
             }
+        } else if cell.flags & BOUNCED != 0 {
+            self.returned(ctx, &cell);
         } else {
             let i = match self.opened.is_some() {
                 true => {

@@ -55,6 +55,9 @@ pub const NACK: u8 = 0b1_0000;
 pub const PULL: u8 = 0b10_0000;
 /// Flag of a data segment: trimmed to its header by a full queue (NDP §3.1).
 pub const TRIMMED: u8 = 0b100_0000;
+/// Flag of a trimmed header: a full header queue returned it toward its sender (NDP §3.1
+/// return-to-sender). It shares ECE's bit: ECE rides on ACKs only, this on trimmed data only.
+pub const BOUNCED: u8 = ECE;
 /// Flags of the packets a receiver sends back (ACK, NACK, PULL): a trimming port queues them
 /// with the headers.
 pub const CONTROL: u8 = ACK | NACK | PULL;

@@ -9,14 +9,16 @@
 //! ports ([`PfcPorts`]: a shared buffer charged per ingress, PAUSE frames to the upstream
 //! neighbour, RED marking for DCQCN), which also take the PAUSE frames their neighbours
 //! send. A switch may also lose packets at random, independently, with a fixed probability
-//! (a lossy link: the setting of Mathis et al.'s throughput formula).
+//! (a lossy link: the setting of Mathis et al.'s throughput formula). With NDP's
+//! return-to-sender (§3.1) a trimmed header that finds its header queue full is not dropped:
+//! its source and destination swap and it goes back toward its sender as a header.
 
 use super::pfc::{Admitted, PfcPorts};
 use super::queue::{ArrivalDepths, Enqueued, OutputQueue};
 use super::shared_buffer::SharedBuffer;
 use super::trim::{Offer, TrimmingPort};
 use super::CUT_THROUGH_HEADER_BYTES;
-use super::{CONTROL, PAUSE};
+use super::{BOUNCED, CONTROL, PAUSE, TRIMMED};
 use crate::blocks::cell::{Cell, CellId};
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;
@@ -39,14 +41,41 @@ pub struct SwitchCounters {
     pub packets_marked: u64,
 }
 
+/// What a switch's trimming ports did with headers (NDP §3.1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TrimCounts {
+    /// Data packets trimmed to their headers.
+    pub trimmed: u64,
+    /// Headers and control packets dropped at a full header queue (returned headers that
+    /// found one full on their way back included).
+    pub headers_dropped: u64,
+    /// Trimmed headers returned toward their sender from a full header queue.
+    pub headers_returned: u64,
+    /// Of them, dropped on their way back (at a full header queue again).
+    pub returns_dropped: u64,
+}
+
+impl std::ops::Add for TrimCounts {
+    type Output = TrimCounts;
+
+    fn add(self, o: TrimCounts) -> TrimCounts {
+        TrimCounts {
+            trimmed: self.trimmed + o.trimmed,
+            headers_dropped: self.headers_dropped + o.headers_dropped,
+            headers_returned: self.headers_returned + o.headers_returned,
+            returns_dropped: self.returns_dropped + o.returns_dropped,
+        }
+    }
+}
+
 /// A switch's output ports: drop-tail FIFOs that schedule each packet at enqueue (the fast
 /// path), or NDP's event-driven trimming ports with the switch's coin for their choices.
 pub enum Ports {
     /// Drop-tail (ECN-marking) FIFOs, each with its own buffer (`None`) or over one shared
     /// buffer with a dynamic threshold (Choudhury & Hahne 1998).
     Fifo(Vec<OutputQueue>, Option<SharedBuffer>),
-    /// Trimming ports.
-    Trimming(Vec<TrimmingPort>, Rng),
+    /// Trimming ports, with what they did with headers.
+    Trimming(Vec<TrimmingPort>, Rng, TrimCounts),
     /// PFC ports over a shared buffer.
     Pfc(PfcPorts),
 }
@@ -61,6 +90,9 @@ pub struct EthernetSwitch {
     /// Forwards a frame once its header is in (its links to other switches say so, and
     /// frames reach it at their header), not at its last bit.
     cut_through: bool,
+    /// Trimming ports return a trimmed header that finds its header queue full to its sender
+    /// (NDP §3.1) instead of dropping it.
+    return_to_sender: bool,
     /// What it counted.
     pub counters: SwitchCounters,
 }
@@ -72,7 +104,7 @@ impl LocalView for Queues<'_> {
     fn backlog_cells(&self, output: usize) -> u32 {
         match self.0 {
             Ports::Fifo(queues, _) => queues[output].waiting(self.1),
-            Ports::Trimming(ports, _) => ports[output].data_packets(self.1),
+            Ports::Trimming(ports, ..) => ports[output].data_packets(self.1),
             Ports::Pfc(pfc) => pfc.data_packets(output),
         }
     }
@@ -87,6 +119,7 @@ impl EthernetSwitch {
             ports,
             loss,
             cut_through: false,
+            return_to_sender: false,
             counters: SwitchCounters::default(),
         }
     }
@@ -98,6 +131,15 @@ impl EthernetSwitch {
     pub fn with_cut_through(self) -> Self {
         EthernetSwitch {
             cut_through: true,
+            ..self
+        }
+    }
+
+    /// The same switch returning trimmed headers that find a full header queue to their
+    /// senders (NDP §3.1 return-to-sender); trimming ports only.
+    pub fn with_return_to_sender(self) -> Self {
+        EthernetSwitch {
+            return_to_sender: true,
             ..self
         }
     }
@@ -117,7 +159,7 @@ impl EthernetSwitch {
     pub fn measured(&self) -> Vec<ArrivalDepths> {
         match &self.ports {
             Ports::Fifo(queues, _) => queues.iter().map(|q| q.measured).collect(),
-            Ports::Trimming(ports, _) => ports.iter().map(|p| p.measured).collect(),
+            Ports::Trimming(ports, ..) => ports.iter().map(|p| p.measured).collect(),
             Ports::Pfc(pfc) => pfc.measured(),
         }
     }
@@ -126,19 +168,20 @@ impl EthernetSwitch {
     pub fn peak_packets(&self) -> u32 {
         let peaks: Vec<u32> = match &self.ports {
             Ports::Fifo(queues, _) => queues.iter().map(|q| q.peak_packets).collect(),
-            Ports::Trimming(ports, _) => ports.iter().map(|p| p.peak_packets).collect(),
+            Ports::Trimming(ports, ..) => ports.iter().map(|p| p.peak_packets).collect(),
             Ports::Pfc(pfc) => vec![pfc.peak_packets()],
         };
         peaks.into_iter().max().unwrap_or(0)
     }
 
-    /// Data packets its trimming ports trimmed, and headers they dropped (0, 0 for FIFOs).
-    pub fn trims(&self) -> (u64, u64) {
+    /// What its trimming ports did with headers (nothing for FIFOs and PFC ports).
+    pub fn trims(&self) -> TrimCounts {
         match &self.ports {
-            Ports::Fifo(..) | Ports::Pfc(_) => (0, 0),
-            Ports::Trimming(ports, _) => ports
-                .iter()
-                .fold((0, 0), |(t, d), p| (t + p.trimmed, d + p.headers_dropped)),
+            Ports::Fifo(..) | Ports::Pfc(_) => TrimCounts::default(),
+            Ports::Trimming(ports, _, counts) => TrimCounts {
+                trimmed: ports.iter().map(|p| p.trimmed).sum(),
+                ..*counts
+            },
         }
     }
 
@@ -146,7 +189,7 @@ impl EthernetSwitch {
     pub fn port_count(&self) -> usize {
         match &self.ports {
             Ports::Fifo(queues, _) => queues.len(),
-            Ports::Trimming(ports, _) => ports.len(),
+            Ports::Trimming(ports, ..) => ports.len(),
             Ports::Pfc(pfc) => pfc.port_count(),
         }
     }
@@ -197,7 +240,7 @@ impl EthernetSwitch {
             }
             return;
         }
-        let Ports::Trimming(ports, _) = &mut self.ports else {
+        let Ports::Trimming(ports, ..) = &mut self.ports else {
             return;
         };
         let mut wake = None;
@@ -225,7 +268,7 @@ impl<R: Router> Node<R> for EthernetSwitch {
     fn cells_held(&self) -> u64 {
         match &self.ports {
             Ports::Fifo(..) => 0,
-            Ports::Trimming(ports, _) => ports.iter().map(|p| p.packets_queued() as u64).sum(),
+            Ports::Trimming(ports, ..) => ports.iter().map(|p| p.packets_queued() as u64).sum(),
             Ports::Pfc(pfc) => pfc.packets_queued(),
         }
     }
@@ -275,12 +318,10 @@ impl<R: Router> Node<R> for EthernetSwitch {
                     }
                 }
             }
-            Ports::Trimming(ports, rng) => {
-                if let Offer::Dropped(dropped) =
-                    ports[output].offer(ctx.cells, cell, ctx.now_ps, rng)
-                {
-                    self.counters.packets_dropped += 1;
-                    ctx.drop_cell(dropped);
+            Ports::Trimming(ports, rng, _) => {
+                let offer = ports[output].offer(ctx.cells, cell, ctx.now_ps, rng);
+                if let Offer::Full(refused) = offer {
+                    self.refused(ctx, port, refused);
                 }
                 self.serve(ctx, output);
             }
@@ -312,6 +353,52 @@ impl<R: Router> Node<R> for EthernetSwitch {
     /// A trimming or PFC port's link freed: serve it.
     fn timer(&mut self, ctx: &mut Context<'_, R>, output: u32) {
         self.serve(ctx, output as usize);
+    }
+}
+
+impl EthernetSwitch {
+    /// A trimming port's full header queue refused `cell`, which came in on `input`: a trimmed
+    /// header on its first trip goes back toward its sender if this switch returns them (NDP
+    /// §3.1: source and destination swapped, marked [`BOUNCED`], queued as a header on the
+    /// port toward the sender); anything else is dropped, as is a returned header that finds
+    /// that port's header queue full too.
+    fn refused<R: Router>(&mut self, ctx: &mut Context<'_, R>, input: usize, cell: CellId) {
+        let Ports::Trimming(_, _, counts) = &mut self.ports else {
+            unreachable!("only trimming ports refuse headers");
+        };
+        let c = &mut ctx.cells[cell];
+        let returnable = self.return_to_sender && c.flags & (CONTROL | BOUNCED) == 0;
+        if !returnable {
+            counts.headers_dropped += 1;
+            counts.returns_dropped += (c.flags & BOUNCED != 0) as u64;
+            self.counters.packets_dropped += 1;
+            ctx.drop_cell(cell);
+            return;
+        }
+        debug_assert!(
+            c.flags & TRIMMED != 0,
+            "a data packet is trimmed before it is refused"
+        );
+        (c.src, c.dst) = (c.dst, c.src);
+        c.flags |= BOUNCED;
+        counts.headers_returned += 1;
+        ctx.router.turn_around(c);
+        let view = Queues(&self.ports, ctx.now_ps);
+        let back = ctx
+            .router
+            .route(self.switch, input, &mut ctx.cells[cell], &view);
+        assert_ne!(back, NO_ROUTE, "an Ethernet fabric has every route");
+        let Ports::Trimming(ports, rng, counts) = &mut self.ports else {
+            unreachable!("checked above");
+        };
+        if let Offer::Full(refused) = ports[back].offer(ctx.cells, cell, ctx.now_ps, rng) {
+            counts.headers_dropped += 1;
+            counts.returns_dropped += 1;
+            self.counters.packets_dropped += 1;
+            ctx.drop_cell(refused);
+            return;
+        }
+        self.serve(ctx, back);
     }
 }
 

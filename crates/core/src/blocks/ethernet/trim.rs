@@ -4,7 +4,8 @@
 //! its payload and its header (on the wire as `header_bytes`) joins the header queue with the
 //! receivers' ACKs, NACKs and PULLs. Which packet is trimmed is a coin toss between the
 //! arrival and the data queue's tail (htsim keeps the arrival with probability 1/2, to break
-//! the phase effects a fixed choice causes). Only a header queue that overflows drops. The
+//! the phase effects a fixed choice causes). Only a header queue that overflows refuses a
+//! packet, which its switch drops or returns to the sender (§3.1 return-to-sender). The
 //! link serves headers and data 10:1 when both wait (§3.1: headers first, weighted so data is
 //! not starved). Transmission order is decided when the link frees, so the port is
 //! event-driven: it is a [`PriorityPort`] (header queue = control, data = class 0), and its
@@ -40,9 +41,9 @@ pub struct TrimSpec {
 pub enum Offer {
     /// Queued (the arrival, or the header of whichever packet was trimmed).
     Queued,
-    /// The header queue was full: the caller drops this packet (a header or a control
-    /// packet, possibly the trimmed former tail rather than the arrival).
-    Dropped(CellId),
+    /// The header queue was full: the caller drops or returns this packet (a header or a
+    /// control packet, possibly the trimmed former tail rather than the arrival).
+    Full(CellId),
 }
 
 /// One switch port with NDP's trimming queues.
@@ -56,8 +57,6 @@ pub struct TrimmingPort {
     data_on_wire_until_ps: TimePs,
     /// Data packets trimmed here.
     pub trimmed: u64,
-    /// Headers and control packets dropped at a full header queue.
-    pub headers_dropped: u64,
     /// Deepest the data queue has been, in packets.
     pub peak_packets: u32,
     /// Arrivals from this time on are measured.
@@ -77,7 +76,6 @@ impl TrimmingPort {
             header_queued_bytes: 0,
             data_on_wire_until_ps: 0,
             trimmed: 0,
-            headers_dropped: 0,
             peak_packets: 0,
             measure_from_ps,
             measured: ArrivalDepths::default(),
@@ -134,8 +132,7 @@ impl TrimmingPort {
         }
         let size_bytes = cells[cell].payload_bytes as u64;
         if self.header_queued_bytes + size_bytes > self.spec.header_capacity_bytes {
-            self.headers_dropped += 1;
-            return Offer::Dropped(cell);
+            return Offer::Full(cell);
         }
         self.header_queued_bytes += size_bytes;
         self.port.push_control(cells, cell);
@@ -297,7 +294,7 @@ mod tests {
     }
 
     #[test]
-    fn a_full_header_queue_drops() {
+    fn a_full_header_queue_refuses() {
         let mut cells = CellArena::new();
         let mut rng = rng();
         // One data packet (on the wire) and room for two 64-byte headers.
@@ -310,8 +307,8 @@ mod tests {
             })
             .collect();
         assert_eq!(offers[..3], [Offer::Queued; 3]);
-        assert!(matches!(offers[3], Offer::Dropped(_)));
-        assert!(matches!(offers[4], Offer::Dropped(_)));
-        assert_eq!((d.port.trimmed, d.port.headers_dropped), (4, 2));
+        assert!(matches!(offers[3], Offer::Full(_)));
+        assert!(matches!(offers[4], Offer::Full(_)));
+        assert_eq!(d.port.trimmed, 4);
     }
 }

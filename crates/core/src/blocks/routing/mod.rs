@@ -50,6 +50,9 @@ pub trait Router {
     /// advance (per-VOQ flow control reserves the downstream VOQ before the cell gets there);
     /// `None` for routers that decide on arrival.
     fn planned_output(&self, switch: usize, input: usize, cell: &Cell) -> Option<usize>;
+    /// Makes `cell`, whose destination changed mid-path (NDP's return-to-sender, §3.1), routable
+    /// from the switch it is at: whatever it carried for its old route is forgotten.
+    fn turn_around(&mut self, _cell: &mut Cell) {}
 }
 
 /// A routing mechanism: picks the output at a switch that is not the cell's last.
@@ -429,6 +432,12 @@ impl Router for FabricRouter {
             path_label: self.path_label,
         };
         (self.mode.choose)(&mut decision)
+    }
+
+    /// A stamped path or a chosen intermediate group is dropped: the cell goes back on
+    /// minimal routes, hop by hop.
+    fn turn_around(&mut self, cell: &mut Cell) {
+        cell.route_tag = MINIMAL;
     }
 
     fn planned_output(&self, switch: usize, _input: usize, cell: &Cell) -> Option<usize> {

@@ -11,6 +11,15 @@
 //! timer covers what no NACK reports (a dropped header, §3.2's rare case): packets sent more
 //! than an RTO ago without an ACK or NACK are resent without waiting for a pull.
 //!
+//! A header a full header queue returned (§3.1 return-to-sender) tells the sender the packet
+//! was lost: it is queued for resending like a NACKed one, and resent at once when no pull is
+//! due to send it (htsim's `processRTS`: the flow expects no pull and has at most this packet
+//! of its first window out) or when it came back from a bad path. With path labels
+//! ([`NdpPaths`], §3.3 and htsim's `PULL_BASED` strategy) the sender picks each packet's path
+//! itself, in a permutation of its paths re-drawn every pass, and scores each path by the
+//! ACKs, NACKs and returns it brought: a path that NACKs well above the others is skipped for
+//! a while.
+//!
 //! Sequence numbers count packets; per-packet state lives in fixed rings of
 //! [`NDP_WINDOW_PACKETS`] (no allocation per packet).
 
@@ -18,6 +27,7 @@ use std::collections::VecDeque;
 
 use super::rto::RtoEstimator;
 use super::{SenderCounters, SenderParams, TIMER_OFF};
+use crate::engine::rng::mix;
 use crate::engine::time::TimePs;
 
 /// Packets a sender may have between its oldest unacknowledged one and the next new one (a
@@ -38,6 +48,196 @@ pub struct NdpCounters {
     pub pulls: u64,
     /// Pulls that found nothing to send (the flow had sent everything).
     pub pulls_unused: u64,
+    /// Returned headers received (each a lost packet to resend, §3.1).
+    pub returns: u64,
+    /// Of them, resent at once rather than on a coming pull.
+    pub returns_resent_at_once: u64,
+    /// Turns of a path skipped because it was penalized (§3.3).
+    pub path_skips: u64,
+}
+
+impl std::ops::Add for NdpCounters {
+    type Output = NdpCounters;
+
+    fn add(self, o: NdpCounters) -> NdpCounters {
+        NdpCounters {
+            nacks: self.nacks + o.nacks,
+            pulls: self.pulls + o.pulls,
+            pulls_unused: self.pulls_unused + o.pulls_unused,
+            returns: self.returns + o.returns,
+            returns_resent_at_once: self.returns_resent_at_once + o.returns_resent_at_once,
+            path_skips: self.path_skips + o.path_skips,
+        }
+    }
+}
+
+/// What a packet's path brought back, for its score (htsim's `count_feedback`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathFeedback {
+    /// An ACK: the packet arrived whole.
+    Ack,
+    /// A NACK: it arrived trimmed.
+    Nack,
+    /// Its header came back from a full header queue (weighs as three NACKs).
+    Returned,
+}
+
+/// Feedback a returned header's sender looks back on to tell a bad path from an incast
+/// (htsim's `is_bad_path` history; our reading of its length).
+const HISTORY: usize = 12;
+/// Feedback a path must have brought before it may be judged (htsim: 100).
+const JUDGED_AFTER: u32 = 100;
+/// ACKs a path must have brought before its NACK ratio counts (htsim: 10).
+const RATIO_AFTER_ACKS: u32 = 10;
+
+/// One path label's score.
+#[derive(Clone, Copy, Debug, Default)]
+struct PathScore {
+    acks: u32,
+    /// NACKs, a returned header counting three.
+    nacks: u32,
+    /// How many turns the path is skipped after each use: raised each time its feedback finds
+    /// it bad, lowered each time not.
+    avoid_turns: u16,
+    /// Turns it still skips before its next use.
+    skips_left: u16,
+}
+
+/// An NDP sender's own choice of path per packet (NDP §3.3; htsim's `choose_route` and
+/// `count_feedback`): the packet's path label (ECMP hashes it, with the source and
+/// destination, to one of the equal-cost paths) is the next of a permutation of the labels,
+/// re-drawn after each pass; a label whose NACK ratio is above 30% and 1.25 times the mean
+/// over its paths, once it brought 100 feedbacks, is penalized: it skips one more turn after
+/// each use, and one fewer each time its feedback finds it fine again.
+#[derive(Clone, Debug)]
+pub struct NdpPaths {
+    /// The labels in this pass's order.
+    order: Box<[u16]>,
+    /// Position in `order` of the next label.
+    next: usize,
+    /// Per label: its score.
+    scores: Box<[PathScore]>,
+    acks_total: u64,
+    nacks_total: u64,
+    /// The latest feedbacks, oldest overwritten first.
+    history: [Option<PathFeedback>; HISTORY],
+    history_next: usize,
+    /// Seeds each pass's permutation, with the pass's number.
+    salt: u64,
+    passes: u64,
+}
+
+impl NdpPaths {
+    /// Labels `0..paths`, permuted from `salt` (deterministic per run and flow).
+    pub fn new(paths: u16, salt: u64) -> Self {
+        let mut p = NdpPaths {
+            order: (0..paths).collect(),
+            next: 0,
+            scores: vec![PathScore::default(); paths as usize].into_boxed_slice(),
+            acks_total: 0,
+            nacks_total: 0,
+            history: [None; HISTORY],
+            history_next: 0,
+            salt,
+            passes: 0,
+        };
+        p.permute();
+        p
+    }
+
+    /// Forgets every score (a new flow in a reused slot).
+    fn reset(&mut self) {
+        self.scores.fill(PathScore::default());
+        (self.acks_total, self.nacks_total) = (0, 0);
+        self.history = [None; HISTORY];
+        (self.history_next, self.passes) = (0, 0);
+        self.permute();
+    }
+
+    /// Draws the next pass's order (Fisher-Yates from a splitmix sequence).
+    fn permute(&mut self) {
+        let mut state = mix(self.salt ^ self.passes);
+        for i in (1..self.order.len()).rev() {
+            state = mix(state);
+            let j = (state % (i as u64 + 1)) as usize;
+            self.order.swap(i, j);
+        }
+        self.passes += 1;
+        self.next = 0;
+    }
+
+    /// The next label to send on, skipping penalized ones for their turns (at most one pass
+    /// of skips: if every label skips, the last one turned to is used); counts skips in
+    /// `skips`.
+    fn choose(&mut self, skips: &mut u64) -> u16 {
+        let mut label = 0;
+        for _ in 0..self.order.len() {
+            if self.next == self.order.len() {
+                self.permute();
+            }
+            label = self.order[self.next];
+            self.next += 1;
+            let score = &mut self.scores[label as usize];
+            if score.skips_left == 0 {
+                break;
+            }
+            score.skips_left -= 1;
+            *skips += 1;
+        }
+        let score = &mut self.scores[label as usize];
+        score.skips_left = score.avoid_turns;
+        label
+    }
+
+    /// Counts `feedback` from label `label` (another flow's or a stale label is ignored) and
+    /// judges the label again.
+    fn count(&mut self, label: u16, feedback: PathFeedback) {
+        let paths = self.scores.len() as u64;
+        let Some(score) = self.scores.get_mut(label as usize) else {
+            return;
+        };
+        self.history[self.history_next] = Some(feedback);
+        self.history_next = (self.history_next + 1) % HISTORY;
+        match feedback {
+            PathFeedback::Ack => {
+                score.acks += 1;
+                self.acks_total += 1;
+            }
+            PathFeedback::Nack | PathFeedback::Returned => {
+                let weight = if feedback == PathFeedback::Nack { 1 } else { 3 };
+                score.nacks += weight;
+                self.nacks_total += weight as u64;
+            }
+        }
+        let ratio_pct = match score.acks > RATIO_AFTER_ACKS {
+            true => score.nacks as u64 * 100 / score.acks as u64,
+            false => 0,
+        };
+        let (mean_acks, mean_nacks) = (self.acks_total / paths, self.nacks_total / paths);
+        let mean_ratio_pct = match mean_acks {
+            0 => 100,
+            acks => mean_nacks * 100 / acks,
+        };
+        let bad = score.acks + score.nacks > JUDGED_AFTER
+            && ratio_pct as f64 > mean_ratio_pct as f64 * 1.25
+            && ratio_pct > 30;
+        score.avoid_turns = match bad {
+            true => score.avoid_turns.saturating_add(1),
+            false => score.avoid_turns.saturating_sub(1),
+        };
+    }
+
+    /// True if the latest feedback says a returned header came from a bad path rather than
+    /// an incast: at least a quarter of it ACKs (htsim's `is_bad_path`).
+    fn returned_from_bad_path(&self) -> bool {
+        let mut acks = 0;
+        let mut total = 0;
+        for feedback in self.history.iter().flatten() {
+            acks += (*feedback == PathFeedback::Ack) as u32;
+            total += 1;
+        }
+        acks > 0 && total / acks <= 3
+    }
 }
 
 /// One flow's NDP send side.
@@ -59,6 +259,14 @@ pub struct NdpSender {
     credit: u32,
     /// Highest pull number received.
     last_pull: u32,
+    /// Pulls the receiver owes: one per ACK or NACK received, less the pulls received
+    /// (htsim's `_pull_window`; negative when a pull overtook its ACK).
+    pull_window: i64,
+    /// Packets of the initial window not yet reported by an ACK, NACK or return (htsim's
+    /// `_first_window_count`, decremented by any report).
+    first_window_left: i64,
+    /// The sender's own path choice, if it labels paths.
+    paths: Option<Box<NdpPaths>>,
     rto: RtoEstimator,
     /// When the retransmission timer next looks for packets sent more than an RTO ago, or
     /// [`TIMER_OFF`].
@@ -83,10 +291,21 @@ impl NdpSender {
             ),
             credit: params.initial_cwnd_packets.min(packets),
             last_pull: 0,
+            pull_window: 0,
+            first_window_left: params.initial_cwnd_packets.min(packets) as i64,
+            paths: None,
             rto: RtoEstimator::new(params.min_rto_ps, params.max_rto_ps),
             rto_deadline_ps: TIMER_OFF,
             counters: SenderCounters::default(),
             ndp: NdpCounters::default(),
+        }
+    }
+
+    /// The same sender choosing each packet's path label itself from `paths` (§3.3).
+    pub fn with_paths(self, paths: NdpPaths) -> Self {
+        NdpSender {
+            paths: Some(Box::new(paths)),
+            ..self
         }
     }
 
@@ -97,6 +316,10 @@ impl NdpSender {
         self.retransmit.clear();
         (self.packets, self.snd_una, self.next_new, self.last_pull) = (packets, 0, 0, 0);
         self.credit = params.initial_cwnd_packets.min(packets);
+        (self.pull_window, self.first_window_left) = (0, self.credit as i64);
+        if let Some(paths) = &mut self.paths {
+            paths.reset();
+        }
         self.rto = RtoEstimator::new(params.min_rto_ps, params.max_rto_ps);
         self.rto_deadline_ps = TIMER_OFF;
         self.counters = SenderCounters::default();
@@ -154,6 +377,19 @@ impl NdpSender {
         Some(seq)
     }
 
+    /// The path label of the packet about to go, if the sender picks paths (§3.3).
+    pub fn choose_path(&mut self) -> Option<u16> {
+        let paths = self.paths.as_mut()?;
+        Some(paths.choose(&mut self.ndp.path_skips))
+    }
+
+    /// Counts `feedback` that came back from path label `label`, if the sender picks paths.
+    pub fn path_feedback(&mut self, label: u16, feedback: PathFeedback) {
+        if let Some(paths) = &mut self.paths {
+            paths.count(label, feedback);
+        }
+    }
+
     /// The state of packet `seq` if it is in the window.
     fn outstanding(&self, seq: u32) -> Option<TimePs> {
         (self.snd_una..self.next_new)
@@ -164,6 +400,8 @@ impl NdpSender {
     /// An ACK of packet `seq` reached the sender at `now_ps`, echoing the send time `echo_ps`
     /// of the copy that arrived (a round-trip sample, as htsim takes one per ACK).
     pub fn on_ack(&mut self, now_ps: TimePs, seq: u32, echo_ps: TimePs) {
+        self.pull_window += 1;
+        self.first_window_left -= 1;
         let Some(state) = self.outstanding(seq) else {
             return;
         };
@@ -188,6 +426,8 @@ impl NdpSender {
     /// A NACK of packet `seq`: it was trimmed; resend it on a coming pull.
     pub fn on_nack(&mut self, seq: u32) {
         self.ndp.nacks += 1;
+        self.pull_window += 1;
+        self.first_window_left -= 1;
         match self.outstanding(seq) {
             Some(state) if state < AWAITING => {
                 self.sent_ps[Self::slot(seq)] = AWAITING;
@@ -205,10 +445,37 @@ impl NdpSender {
         }
         let new_pulls = pull_no - self.last_pull;
         self.last_pull = pull_no;
+        self.pull_window -= new_pulls as i64;
         self.ndp.pulls += new_pulls as u64;
         let credit = (self.credit + new_pulls).min(self.sendable());
         self.ndp.pulls_unused += (self.credit + new_pulls - credit) as u64;
         self.credit = credit;
+    }
+
+    /// Packet `seq`'s header came back from a full header queue on path label `label`
+    /// (§3.1): it is lost; it is resent first, on the next pull, or at once if no pull is due
+    /// to send it or the path looks bad (htsim's `processRTS`, which waits for a pull
+    /// otherwise so as not to make a second incast at the receiver).
+    pub fn on_returned(&mut self, seq: u32, label: u16) {
+        self.ndp.returns += 1;
+        self.first_window_left -= 1;
+        self.path_feedback(label, PathFeedback::Returned);
+        match self.outstanding(seq) {
+            Some(state) if state < AWAITING => {
+                self.sent_ps[Self::slot(seq)] = AWAITING;
+                self.retransmit.push_front(seq);
+            }
+            _ => return, // acknowledged or already waiting
+        }
+        let no_pull_due = self.pull_window <= 0 && self.first_window_left <= 1;
+        let bad_path = self
+            .paths
+            .as_ref()
+            .is_some_and(|p| p.returned_from_bad_path());
+        if no_pull_due || bad_path {
+            self.credit += 1;
+            self.ndp.returns_resent_at_once += 1;
+        }
     }
 
     /// The retransmission timer fired at `now_ps` (the caller checked the deadline): every
@@ -414,6 +681,73 @@ mod tests {
         assert_eq!(s.rto_deadline_ps, 2_000_000, "set again by the resend");
         s.on_pull(1);
         assert_eq!(send_all(&mut s, 1_000_010), vec![2]);
+    }
+
+    /// A returned header's packet goes first on the next pull while pulls are due; once the
+    /// receiver owes none (every other packet reported and pulled for), it goes at once.
+    #[test]
+    fn a_returned_packet_waits_for_a_pull_unless_none_is_due() {
+        let mut s = NdpSender::new(&params(3), 10);
+        assert_eq!(send_all(&mut s, 0), vec![0, 1, 2]);
+        s.on_ack(10, 0, 0);
+        s.on_returned(1, 0);
+        assert!(
+            !s.can_send(),
+            "packet 0's pull is due: packet 1 waits for it"
+        );
+        s.on_pull(1);
+        assert_eq!(send_all(&mut s, 20), vec![1]);
+        s.on_returned(2, 0);
+        assert_eq!(send_all(&mut s, 30), vec![2], "no pull due: resent at once");
+        s.on_returned(2, 0);
+        assert_eq!((s.ndp.returns, s.ndp.returns_resent_at_once), (3, 2));
+        assert_eq!(
+            send_all(&mut s, 40),
+            vec![2],
+            "the second return, at once too"
+        );
+        s.on_ack(50, 2, 40);
+        s.on_returned(2, 0);
+        assert!(
+            !s.can_send(),
+            "a late return of an acknowledged packet is ignored"
+        );
+    }
+
+    /// Labels go in a permutation, every one once per pass; a label that brings NACKs well
+    /// above the others' is skipped on its next turns, and takes its turns again once its
+    /// feedback is fine.
+    #[test]
+    fn a_path_that_nacks_more_than_the_others_is_skipped() {
+        let mut p = NdpPaths::new(4, 9);
+        let mut skips = 0;
+        let mut pass: Vec<u16> = (0..4).map(|_| p.choose(&mut skips)).collect();
+        pass.sort_unstable();
+        assert_eq!((pass, skips), (vec![0, 1, 2, 3], 0));
+        for _ in 0..60 {
+            for label in 0..4 {
+                p.count(label, PathFeedback::Ack);
+            }
+            p.count(3, PathFeedback::Nack);
+        }
+        assert!(p.scores[3].avoid_turns > 5, "{:?}", p.scores[3]);
+        let used: Vec<u16> = (0..400).map(|_| p.choose(&mut skips)).collect();
+        let on_3 = used.iter().filter(|&&l| l == 3).count();
+        assert!(on_3 < 20 && skips > 0, "label 3 used {on_3} times of 400");
+        // Fine once its NACK ratio falls under 30% (140 ACKs more), then one turn fewer per
+        // fine feedback.
+        for _ in 0..400 {
+            p.count(3, PathFeedback::Ack);
+        }
+        assert_eq!(p.scores[3].avoid_turns, 0);
+        let back: Vec<u16> = (0..400).map(|_| p.choose(&mut skips)).collect();
+        // The skips it was given at its last use run out first, then it takes every turn.
+        let on_3 = back.iter().filter(|&&l| l == 3).count();
+        assert!(
+            (80..=100).contains(&on_3),
+            "label 3 used {on_3} times of 400"
+        );
+        assert_eq!(back[300..].iter().filter(|&&l| l == 3).count(), 25);
     }
 
     #[test]

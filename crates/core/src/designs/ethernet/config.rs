@@ -102,6 +102,12 @@ pub struct SwitchConfig {
     /// dropping it; headers and control packets share a header queue of `queue_packets` full
     /// packets' bytes, served 10:1 over data. Only with `host.transport = "ndp"`.
     pub trimming: bool,
+    /// NDP's return-to-sender (Handley et al. 2017 §3.1, htsim's `CompositeQueue`): a trimmed
+    /// header that finds its header queue full goes back toward its sender (source and
+    /// destination swapped, queued as a header), which resends the packet without waiting
+    /// for its RTO; false: it is dropped. Only with `trimming`. Off by default, which keeps
+    /// earlier NDP results as they were.
+    pub return_to_sender: bool,
     /// PFC (IEEE 802.1Qbb): a lossless switch whose ports share one buffer of
     /// `queue_packets` per port, each packet charged to its ingress until it leaves; an
     /// ingress holding `pfc_xoff_packets` pauses its upstream neighbour with a PAUSE frame,
@@ -164,6 +170,7 @@ impl Default for SwitchConfig {
             random_drop_probability: 0.1,
             cut_through: false,
             trimming: false,
+            return_to_sender: false,
             pfc: false,
             pfc_classes: None,
             pfc_class_service: None,
@@ -253,6 +260,11 @@ pub struct HostConfig {
     /// NDP: the pull pacer's rate as a fraction of the host's line rate in data packets
     /// (htsim's `pull_rate_modifier`; 1: one PULL per data packet time, as its mains run).
     pub ndp_pull_rate: f64,
+    /// NDP: path labels per flow (§3.3, htsim's `PULL_BASED` path choice): each sender puts
+    /// every packet on the next label of a permutation of `0..ndp_paths`, which ECMP hashes
+    /// to a path (`routing.mode = "ecmp"`), and skips labels whose NACKs and returned headers
+    /// run above the others'; 0 (the default): no labels, the switches spray.
+    pub ndp_paths: u32,
     /// DCQCN: α's gain g (1/256 in the paper).
     pub dcqcn_g: f64,
     /// DCQCN: α decays after this long without a CNP, in nanoseconds (K = 55 µs).
@@ -288,6 +300,7 @@ impl Default for HostConfig {
             delayed_ack_ns: 40_000.0,
             dctcp_g: 1.0 / 16.0,
             ndp_pull_rate: 1.0,
+            ndp_paths: 0,
             dcqcn_g: 1.0 / 256.0,
             dcqcn_alpha_interval_ns: 55_000.0,
             dcqcn_timer_ns: 55_000.0,
@@ -555,7 +568,7 @@ impl EthernetConfig {
         }
         if self.host.transport != Transport::Ndp {
             unused.add(
-                &["host.ndp_pull_rate"],
+                &["host.ndp_pull_rate", "host.ndp_paths"],
                 "host.transport",
                 format!("host.transport = {:?}", self.host.transport.as_str()),
             );
@@ -755,11 +768,27 @@ impl EthernetConfig {
                 "expected 0 with switch.trimming (NDP's model has no random loss)",
             ));
         }
-        if ndp && matches!(self.routing.mode.as_str(), "ecmp" | "deterministic") {
+        if s.return_to_sender && !s.trimming {
+            return Err(invalid(
+                "switch.return_to_sender",
+                "expected false without switch.trimming (only trimming ports return headers)",
+            ));
+        }
+        if ndp && h.ndp_paths > 0 && self.routing.mode != "ecmp" {
+            return Err(invalid(
+                "host.ndp_paths",
+                format!(
+                    "expected 0 unless routing.mode = \"ecmp\" (ECMP hashes a packet's path label to its path), got routing.mode = {:?}",
+                    self.routing.mode
+                ),
+            ));
+        }
+        if ndp && h.ndp_paths == 0 && matches!(self.routing.mode.as_str(), "ecmp" | "deterministic")
+        {
             return Err(invalid(
                 "routing.mode",
                 format!(
-                    "NDP sprays every packet: expected spray, random, rr_fixed or least_loaded, got {:?}",
+                    "NDP sprays every packet: expected spray, random, rr_fixed or least_loaded (or ecmp with host.ndp_paths), got {:?}",
                     self.routing.mode
                 ),
             ));
@@ -1126,6 +1155,7 @@ impl HostConfig {
             .then(|| ps_from_ns(self.delayed_ack_ns)),
             measure_from_ps,
             ndp_pull_interval_ps: None,
+            ndp_paths: None,
             pfc_classes: 1,
             bfc_queues: None,
             dcqcn: dcqcn.then(|| DcqcnParams {
@@ -1266,6 +1296,12 @@ impl HostConfig {
             if !(mbps.is_finite() && mbps > 0.0 && mbps <= 1e6) {
                 return Err(invalid(key, "expected above 0, at most 1e6 Mbit/s"));
             }
+        }
+        if h.ndp_paths > MAX_SUBFLOWS {
+            return Err(invalid(
+                "host.ndp_paths",
+                format!("expected 0 to {MAX_SUBFLOWS} path labels"),
+            ));
         }
         if !(h.ndp_pull_rate.is_finite() && h.ndp_pull_rate >= 0.01 && h.ndp_pull_rate <= 10.0) {
             return Err(invalid(

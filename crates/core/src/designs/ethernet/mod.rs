@@ -16,18 +16,20 @@ mod fct_tests;
 #[cfg(test)]
 mod mptcp_tests;
 #[cfg(test)]
+mod ndp_tests;
+#[cfg(test)]
 mod pfc_tests;
 mod report;
 #[cfg(test)]
 mod shared_buffer_tests;
 
 use crate::blocks::cell::{Cell, CellId};
-use crate::blocks::ethernet::host::{FlowSeries, Host, HostParams};
+use crate::blocks::ethernet::host::{FlowSeries, Host, HostParams, NdpPathSpec};
 use crate::blocks::ethernet::opening::open_flows;
 use crate::blocks::ethernet::pfc::PfcPorts;
 use crate::blocks::ethernet::queue::{OutputQueue, QueueSpec, RandomDrop};
 use crate::blocks::ethernet::shared_buffer::SharedBuffer;
-use crate::blocks::ethernet::switch::{EthernetSwitch, Ports};
+use crate::blocks::ethernet::switch::{EthernetSwitch, Ports, TrimCounts};
 use crate::blocks::ethernet::trim::{TrimSpec, TrimmingPort};
 use crate::blocks::fabric::{Context, Fabric, Node, Wiring};
 use crate::blocks::flow_control::FlowSignal;
@@ -41,7 +43,7 @@ use crate::blocks::workload::{derangement, incast_senders};
 use crate::designs::stardust::pattern_rng;
 use crate::engine::kernel::{Clock, Model};
 use crate::engine::queue::CalendarQueue;
-use crate::engine::rng::{stream, ComponentId};
+use crate::engine::rng::{mix, stream, ComponentId};
 use crate::engine::time::{ps_from_ns, serialization_ps, TimePs};
 use crate::run::{Design, Report, RunError};
 use crate::scenario::{invalid, ScenarioError};
@@ -50,6 +52,9 @@ pub use config::{BufferKind, ClassService, EthernetConfig, HostConfig, DCQCN_HOS
 pub use report::{
     DcqcnSummary, EthernetSummary, EthernetTables, NdpSummary, PfcClassSummary, PfcSummary,
 };
+
+/// Mixed into the seed for NDP senders' path permutations (apart from the router's salts).
+const NDP_PATH_SALT: u64 = 0x4e44_5050_6174_6873;
 
 /// The node kinds of an Ethernet fabric.
 pub enum EthernetNode {
@@ -215,6 +220,7 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
                     .map(|p| TrimmingPort::new(cable_link(s, p), trim, warmup_ps))
                     .collect(),
                 stream(config.run.seed, trim_id),
+                TrimCounts::default(),
             )
         } else {
             // Over a shared buffer a queue holds what the dynamic threshold lets it, at most
@@ -261,8 +267,12 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
         let probability = config.switch.loss_probability;
         let loss = (probability > 0.0).then(|| (probability, stream(config.run.seed, id)));
         let switch = EthernetSwitch::new(s, queues, loss);
-        nodes.push(EthernetNode::Switch(match config.switch.cut_through {
+        let switch = match config.switch.cut_through {
             true => switch.with_cut_through(),
+            false => switch,
+        };
+        nodes.push(EthernetNode::Switch(match config.switch.return_to_sender {
+            true => switch.with_return_to_sender(),
             false => switch,
         }));
     }
@@ -280,6 +290,10 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
         // by htsim's pull rate modifier.
         let params = HostParams {
             ndp_pull_interval_ps: h.ndp_pull_interval_ps(link.rate_bps),
+            ndp_paths: (h.ndp_paths > 0).then(|| NdpPathSpec {
+                paths: h.ndp_paths as u16,
+                salt: mix(config.run.seed ^ NDP_PATH_SALT),
+            }),
             into_cut_through: config.switch.cut_through,
             pfc_classes: config.pfc_classes() as u8,
             bfc_queues: config.bfc_spec().map(|b| b.queues),

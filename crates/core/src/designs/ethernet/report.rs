@@ -10,6 +10,8 @@ use crate::blocks::ethernet::bfc::BfcCounters;
 use crate::blocks::ethernet::host::{FlowSeries, Host, SenderTotals};
 use crate::blocks::ethernet::opening::{self, OpenedSummary, TimedTable};
 use crate::blocks::ethernet::pfc::{PfcCounters, PfcPorts};
+use crate::blocks::ethernet::switch::TrimCounts;
+use crate::blocks::transport::ndp::NdpCounters;
 use crate::blocks::transport::{FlowSender, Transport};
 use crate::engine::kernel::Clock;
 use crate::engine::stats::{Completion, Spread};
@@ -299,27 +301,60 @@ pub struct NdpSummary {
     pub pulls_sent: u64,
     /// Pulls senders received with nothing left to send.
     pub pulls_unused: u64,
+    /// With `switch.return_to_sender`: what became of headers returned to their senders.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub return_to_sender: Option<ReturnSummary>,
+    /// With `host.ndp_paths`: the senders' path choice.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paths: Option<PathChoiceSummary>,
+}
+
+/// NDP's return-to-sender (§3.1): headers a full header queue sent back.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct ReturnSummary {
+    /// Trimmed headers switches returned toward their senders.
+    pub headers_returned: u64,
+    /// Of them, dropped on the way back at another full header queue (part of
+    /// `headers_dropped`).
+    pub returns_dropped: u64,
+    /// Returned headers that reached their senders (each a packet queued for resending).
+    pub returns_received: u64,
+    /// Of them, resent at once (no pull was due to send them, or a bad path returned them).
+    pub returns_resent_at_once: u64,
+}
+
+/// NDP senders' own path choice (§3.3).
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct PathChoiceSummary {
+    /// Turns of a penalized path label that senders skipped.
+    pub path_skips: u64,
 }
 
 impl NdpSummary {
-    /// What `hosts`' NDP end points counted, with the switches' (trimmed, headers dropped).
-    pub fn of(hosts: &[&Host], (packets_trimmed, headers_dropped): (u64, u64)) -> Self {
+    /// What `hosts`' NDP end points counted, with what the switches' trimming ports did;
+    /// `returns` and `paths` say whether the run returns headers and labels paths.
+    pub fn of(hosts: &[&Host], trims: TrimCounts, returns: bool, paths: bool) -> Self {
         let sum = |f: fn(&Host) -> u64| hosts.iter().map(|h| f(h)).sum::<u64>();
+        let senders = hosts
+            .iter()
+            .map(|h| h.ndp_counters())
+            .fold(NdpCounters::default(), |sum, c| sum + c);
         NdpSummary {
-            packets_trimmed,
-            headers_dropped,
+            packets_trimmed: trims.trimmed,
+            headers_dropped: trims.headers_dropped,
             headers_received: sum(|h| h.counters.headers_received),
             nacks_sent: sum(|h| h.counters.nacks_sent),
             pulls_sent: sum(|h| h.counters.pulls_sent),
-            pulls_unused: hosts
-                .iter()
-                .flat_map(|h| &h.out)
-                .map(|f| match &f.sender {
-                    FlowSender::Ndp(s) => s.ndp.pulls_unused,
-                    FlowSender::Window(_) | FlowSender::Dcqcn(_) => 0,
-                })
-                .sum::<u64>()
-                + sum(|h| h.retired_pulls_unused()),
+            pulls_unused: senders.pulls_unused,
+            return_to_sender: returns.then_some(ReturnSummary {
+                headers_returned: trims.headers_returned,
+                returns_dropped: trims.returns_dropped,
+                returns_received: senders.returns,
+                returns_resent_at_once: senders.returns_resent_at_once,
+            }),
+            paths: paths.then_some(PathChoiceSummary {
+                path_skips: senders.path_skips,
+            }),
         }
     }
 }
@@ -498,7 +533,9 @@ impl Ethernet {
             packet_hops: switches.iter().map(|s| s.counters.packets_forwarded).sum(),
             ndp: (self.config.host.transport == Transport::Ndp).then(|| {
                 let trims = switches.iter().map(|s| s.trims());
-                NdpSummary::of(&hosts, trims.fold((0, 0), |(a, b), (c, d)| (a + c, b + d)))
+                let trims = trims.fold(TrimCounts::default(), |sum, t| sum + t);
+                let returns = self.config.switch.return_to_sender;
+                NdpSummary::of(&hosts, trims, returns, self.config.host.ndp_paths > 0)
             }),
             shared_buffer: (self.config.switch.buffer == BufferKind::Shared).then(|| {
                 let buffers = switches.iter().filter_map(|s| s.shared_buffer());

@@ -129,6 +129,7 @@ const HOST_KEYS: &[&str] = &[
     "host.dctcp_g",
     "host.subflows",
     "host.ndp_pull_rate",
+    "host.ndp_paths",
 ];
 
 /// Where reachability tables come from.
@@ -626,6 +627,11 @@ impl StardustConfig {
                 if transport != Transport::Ndp {
                     unused.add(&["host.ndp_pull_rate"], "host.transport", &named);
                 }
+                unused.add(
+                    &["host.ndp_paths"],
+                    "host.transport",
+                    "Stardust's fabric sprays cells itself: no host labels paths",
+                );
                 if transport != Transport::Dcqcn {
                     unused.add(
                         crate::designs::ethernet::DCQCN_HOST_KEYS,

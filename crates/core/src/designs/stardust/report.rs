@@ -8,6 +8,7 @@ use super::reach::{self, ChangeTable, DeviceReport, EventTable, ReachSummary};
 use super::Stardust;
 use crate::blocks::ethernet::host::{FlowSeries, Host, SenderTotals};
 use crate::blocks::ethernet::opening::{self, OpenedDetail, OpenedSummary};
+use crate::blocks::ethernet::switch::TrimCounts;
 use crate::blocks::transport::Transport;
 use crate::blocks::workload::TimedCounts;
 use crate::designs::ethernet::{DcqcnSummary, NdpSummary, PfcSummary};
@@ -711,7 +712,8 @@ impl Stardust {
             fast_retransmits: sent.fast_retransmits,
             timeouts: sent.timeouts,
             rtt_mean_us: sent.rtt_mean_us,
-            ndp: (transport == Transport::Ndp).then(|| NdpSummary::of(hosts, (0, 0))),
+            ndp: (transport == Transport::Ndp)
+                .then(|| NdpSummary::of(hosts, TrimCounts::default(), false, false)),
             dcqcn: (transport == Transport::Dcqcn).then(|| DcqcnSummary::of(hosts)),
             pfc: self.config.adapter.pause_hosts.then(|| {
                 let counters: Vec<_> = adapters.iter().map(|a| a.counters.pfc).collect();
