@@ -543,7 +543,13 @@ impl Design for Ethernet {
 /// tests' way to a run whose state they inspect.
 #[cfg(test)]
 pub(crate) fn run_until(json: &str, until_ps: Option<TimePs>) -> (Ethernet, Clock) {
-    let ethernet = build(json).unwrap();
+    run_built(build(json).unwrap(), until_ps)
+}
+
+/// [`run_until`] of a run already built (which a test may have altered, to break a mechanism
+/// on purpose).
+#[cfg(test)]
+pub(crate) fn run_built(ethernet: Ethernet, until_ps: Option<TimePs>) -> (Ethernet, Clock) {
     let end_ps = ethernet.end_ps();
     let mut kernel = crate::engine::kernel::Kernel::new(ethernet, end_ps);
     kernel.advance(until_ps.unwrap_or(end_ps));

@@ -31,11 +31,7 @@ fn incast(return_to_sender: bool, ignoring: bool) -> EthernetSummary {
             h.ignores_returned_headers = ignoring;
         }
     }
-    let end_ps = ethernet.end_ps();
-    let mut kernel = crate::engine::kernel::Kernel::new(ethernet, end_ps);
-    kernel.advance(end_ps);
-    let (ethernet, clock, deadlock) = kernel.into_parts();
-    assert!(deadlock.is_none(), "{deadlock:?}");
+    let (ethernet, clock) = super::run_built(ethernet, None);
     summary(&ethernet, &clock)
 }
 
@@ -146,11 +142,7 @@ fn bad_spine(labels: u32, penalties: bool, seed: u64) -> EthernetSummary {
             h.ignores_path_feedback = !penalties;
         }
     }
-    let end_ps = ethernet.end_ps();
-    let mut kernel = crate::engine::kernel::Kernel::new(ethernet, end_ps);
-    kernel.advance(end_ps);
-    let (ethernet, clock, deadlock) = kernel.into_parts();
-    assert!(deadlock.is_none(), "{deadlock:?}");
+    let (ethernet, clock) = super::run_built(ethernet, None);
     summary(&ethernet, &clock)
 }
 

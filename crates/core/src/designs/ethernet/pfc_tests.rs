@@ -52,11 +52,7 @@ fn run(json: &str, pause_every_class: bool) -> (EthernetSummary, Vec<f64>) {
             s.pfc_mut().expect("PFC ports").pause_every_class = pause_every_class;
         }
     }
-    let end_ps = ethernet.end_ps();
-    let mut kernel = crate::engine::kernel::Kernel::new(ethernet, end_ps);
-    kernel.advance(end_ps);
-    let (ethernet, clock, deadlock) = kernel.into_parts();
-    assert!(deadlock.is_none(), "{deadlock:?}");
+    let (ethernet, clock) = super::run_built(ethernet, None);
     let (summary, tables) = ethernet.finish(&clock).expect("balanced");
     assert_eq!(summary.packets_dropped, 0, "lossless");
     (summary, tables.flows.goodput_gbps)
