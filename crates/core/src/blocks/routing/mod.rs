@@ -339,6 +339,20 @@ impl FabricRouter {
         self
     }
 
+    /// With stamped paths: the `route_tag` `cell` leaves its source with, its flow's path
+    /// walked once and kept ([`MINIMAL`] for a path too long to stamp, so that it is not walked
+    /// again: the cell is routed hop by hop).
+    fn stamp_of(&mut self, cell: &Cell) -> Option<u64> {
+        let paths = self.paths.as_ref()?;
+        let key = PathCache::key(cell.src, cell.dst, self.path_label.of(cell));
+        if let Some(tag) = paths.get(key) {
+            return Some(tag);
+        }
+        let tag = self.walk(cell).unwrap_or(MINIMAL);
+        self.paths.as_mut()?.put(key, tag);
+        Some(tag)
+    }
+
     /// The stamped `route_tag` of `cell`'s path from its source's switch, or `None` if the path
     /// cannot be stamped (see [`stamp::header`]).
     fn walk(&mut self, cell: &Cell) -> Option<u64> {
@@ -389,20 +403,7 @@ impl Router for FabricRouter {
         } else {
             MINIMAL
         };
-        if self.paths.is_none() {
-            return;
-        }
-        let key = PathCache::key(cell.src, cell.dst, self.path_label.of(cell));
-        let cached = self.paths.as_ref().and_then(|paths| paths.get(key));
-        let stamped = match cached {
-            Some(tag) => Some(tag),
-            None => self.walk(cell).inspect(|&tag| {
-                if let Some(paths) = &mut self.paths {
-                    paths.put(key, tag)
-                }
-            }),
-        };
-        if let Some(tag) = stamped {
+        if let Some(tag) = self.stamp_of(cell) {
             cell.route_tag = tag;
         }
     }
