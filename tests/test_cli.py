@@ -337,3 +337,29 @@ def test_a_topology_file_runs_from_any_directory_and_its_mistakes_are_bad_input(
         assert done.returncode == 2, done.stderr
         assert "topology" in done.stderr and expected in done.stderr, done.stderr
         assert len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "blames", "says"),
+    [
+        (["--set", "cell.size_bytes=0"], "--set cell.size_bytes=0: cell.size_bytes:", "1 to 65535 bytes"),
+        (["--set", "design=42"], "design:", "got 42 (not a name in quotes)"),
+        (["--set", "run.duration_ns=1e30"], "--set run.duration_ns=1e+30: run.duration_ns:", "at most 1e16"),
+    ],
+)
+def test_messages_blame_the_key_that_is_wrong(small_scenario: Path, args, blames, says):
+    done = cli("run", str(small_scenario), *args)
+    assert done.returncode == 2, done.stderr
+    assert blames in done.stderr and says in done.stderr, done.stderr
+    assert "not set in" not in done.stderr and "link.rate_gbps" not in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_a_port_cabled_twice_is_named_as_a_user_reads_it(tmp_path: Path):
+    twice = tmp_path / "twice.topo"
+    twice.write_text("switch s0 ports=2\nhost a\nhost b\ncable a s0:0\ncable b s0:0\n")
+    scenario = ROOT / "scenarios" / "fabric" / "from-file.toml"
+    done = cli("run", str(scenario), "--set", f"topology.file={twice}")
+    assert done.returncode == 2, done.stderr
+    assert "cabled twice" in done.stderr and "SwitchPort" not in done.stderr and "{" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import cellfabric
 from cellfabric.plan import md1_decay_root, recovery
+from cellfabric.result import measured, number
 from cellfabric.scenario import load_scenario, reference_of
 
 S = "scenarios/stardust"
@@ -157,7 +158,7 @@ def tcp_permutation() -> None:
         s, g = r.summary, r.tables["flows"]["goodput_gbps"]
         forfeited = s["credit_bytes_forfeited"] / (s["credits"] * s["credit_bytes"])
         # DCQCN's receivers send no ACK: there is no round trip to sample.
-        rtt = "—" if s["transport"] == "dcqcn" else f"{s['rtt_mean_us']:.0f} µs"
+        rtt = "—" if s["transport"] == "dcqcn" else f"{number(s, 'rtt_mean_us'):.0f} µs"
         if "pfc" in s:
             paused.append(s)
         print(f"| ours, {label} | {s['goodput']:.1%} | {s['host_link_utilization']:.1%} "
@@ -204,7 +205,7 @@ def transport_incast() -> None:
         packets = s["packets_dropped_ingress"] + s["packets_dropped_fabric"] + s["packets_dropped_egress"]
         dropped = "0" if packets == s["cells_dropped"] == 0 else \
             f"{num(packets)} packets, {num(s['cells_dropped'])} cells"
-        fct = s["fct_us"]
+        fct = measured(s, 'fct_us')
         done = f"{fct['last'] / 1000:.3f} ms" if s["flows_completed"] == senders else \
             f"{s['flows_completed']} of {senders} done in {s['sim_time_ps'] / 1e9:g} ms"
         first = f"{fct['first'] / fct['last']:.2f}" if s["flows_completed"] == senders else "—"
@@ -232,7 +233,7 @@ def incast() -> None:
             print(f"| {senders} | {s['flows_completed']} of {senders} done in {length / 1e6:g} ms "
                   f"({ideal_ms:.2f}) | — | {dropped} |")
             continue
-        fct = s["fct_us"]
+        fct = measured(s, 'fct_us')
         print(f"| {senders} | {fct['last'] / 1000:.3f} ms ({ideal_ms:.2f}) "
               f"| {fct['first'] / fct['last']:.2f} | {dropped} |")
 
@@ -254,7 +255,7 @@ def short_flows() -> None:
     fct = s["timed_fct_us"]
     percentiles = "—" if fct is None else \
         " / ".join(num(round(fct[p])) for p in ("p50", "p90", "p99")) + " µs"
-    big = s["timed_fct_us_500kb_up"]
+    big = measured(s, 'timed_fct_us_500kb_up')
     large = "—" if not (done.size_bytes >= 500_000).any() else f"{num(round(big['mean']))} / " \
         f"{num(round(big['last']))} µs"
     lost = f"{num(s['cells_dropped'])} cells"

@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 
 import cellfabric
+from cellfabric.result import measured, number
 
 RATE_GBPS = 10.0
 PROPAGATION_NS = 25_000.0  # one switch, two links each way: a base round trip of about 100 µs
@@ -71,10 +72,11 @@ def mathis() -> None:
     print("|---|---|---|---|---|---|---|")
     for p in [5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2]:
         s = star("tcp", 1, 2e9, 2e8, switch__loss_probability=p, switch__queue_packets=1000)
-        rtt_s = s["rtt_mean_us"] * 1e-6
+        rtt_s = number(s, 'rtt_mean_us') * 1e-6
         predicted = PACKET_BYTES * 8 / rtt_s * math.sqrt(1.5 / p) / 1e9
-        got = s["flow_goodput_gbps"]["mean"]
-        print(f"| {p:g} | {got:.3f} | {s['rtt_mean_us']:.1f} | {predicted:.3f} | {got / predicted:.2f} "
+        got = measured(s, 'flow_goodput_gbps')["mean"]
+        rtt_us = number(s, 'rtt_mean_us')
+        print(f"| {p:g} | {got:.3f} | {rtt_us:.1f} | {predicted:.3f} | {got / predicted:.2f} "
               f"| {s['timeouts']} | {s['fast_retransmits']} |")
     print()
 
@@ -91,15 +93,15 @@ def dctcp() -> None:
     for n in [2, 4, 8, 16, 31]:
         s = star("dctcp", n, duration_ns, warmup_ns, switch__ecn_threshold_packets=k,
                  switch__queue_packets=400)
-        q = s["bottleneck_queue_packets"]
+        q = measured(s, 'bottleneck_queue_packets')
         amplitude = 0.5 * math.sqrt(2 * n * (bdp + k))
         period_rtts = 0.5 * math.sqrt(2 * (bdp + k) / n)
         window_s = (duration_ns - warmup_ns) * 1e-9
         cuts = s["ecn_cuts_measured"]
-        measured = window_s * n / cuts / rtt_s if cuts else float("nan")
+        period_measured = window_s * n / cuts / rtt_s if cuts else float("nan")
         print(f"| {n} | {s['goodput'] * n:.3f} | {q['mean']:.1f} | {q['min']} | {q['max']} | {k + n} | "
-              f"{k + n - amplitude:.1f} | {amplitude:.1f} | {measured:.2f} | {period_rtts:.2f} | "
-              f"{s['packets_dropped']} | {s['flow_fairness']:.3f} |")
+              f"{k + n - amplitude:.1f} | {amplitude:.1f} | {period_measured:.2f} | {period_rtts:.2f} | "
+              f"{s['packets_dropped']} | {number(s, 'flow_fairness'):.3f} |")
     print()
 
 
@@ -120,7 +122,7 @@ def permutation(long: bool) -> None:
             overrides["run.strict"] = False  # the file's ECN threshold is DCTCP's
         s = cellfabric.run("scenarios/baselines/permutation.toml", overrides=overrides,
                            progress=False).summary
-        g = s["flow_goodput_gbps"]
+        g = measured(s, 'flow_goodput_gbps')
         length = f"{s['sim_time_ps'] / 1e9:.0f} ms, window from {s['warmup_ps'] / 1e9:.0f} ms"
         if "switch.random_drop_packets" in more:
             routing += ", random drop (top 3, p = 0.1)"
@@ -159,8 +161,9 @@ def mptcp_fairness() -> None:
             flows = r.tables["flows"]
             tcp, mptcp = flows["goodput_gbps"]
             retransmitted_tcp, retransmitted_mptcp = flows["retransmissions"]
+            deepest = measured(r.summary, 'bottleneck_queue_packets')['max']
             print(f"| {name} | {n} | {mptcp:.3f} | {tcp:.3f} | {mptcp / tcp:.2f} | {n}.00 | "
-                  f"{(mptcp + tcp) / RATE_GBPS:.3f} | {r.summary['bottleneck_queue_packets']['max']} | "
+                  f"{(mptcp + tcp) / RATE_GBPS:.3f} | {deepest} | "
                   f"{retransmitted_tcp} | {retransmitted_mptcp} |")
     print()
 
@@ -173,7 +176,7 @@ def incast() -> None:
     for transport in ["dctcp", "tcp"]:
         overrides = {"host.transport": transport, "run.strict": False}
         s = cellfabric.run("scenarios/baselines/incast.toml", overrides=overrides, progress=False).summary
-        fct = s["fct_us"]
+        fct = measured(s, 'fct_us')
         ideal_ms = s["flows"] * 450_000 * 8 / 10e9 * 1e3
         print(f"| {transport} | {s['flows_completed']} of {s['flows']} | {fct['first'] / 1e3:.2f} | "
               f"{fct['mean'] / 1e3:.2f} | {fct['last'] / 1e3:.2f} | {ideal_ms:.2f} | "
@@ -190,7 +193,7 @@ def ndp() -> None:
     for seed in [1, 2]:
         s = cellfabric.run("scenarios/baselines/permutation-ndp.toml", overrides={"run.seed": seed},
                            progress=False).summary
-        g, n = s["flow_goodput_gbps"], s["ndp"]
+        g, n = measured(s, 'flow_goodput_gbps'), s["ndp"]
         length = f"{s['sim_time_ps'] / 1e9:.0f} ms, window from {s['warmup_ps'] / 1e9:.0f} ms"
         print(f"| permutation, seed {seed}, {length} | {s['goodput']:.3f} | {g['p1']:.2f} | {g['p10']:.2f} | "
               f"{g['p50']:.2f} | {n['packets_trimmed']} | {n['headers_dropped']} | {s['retransmissions']} "
@@ -212,7 +215,7 @@ def ndp() -> None:
         ideal_ms = senders * 450_000 * 8 / 10e9 * 1e3
         overrides = {"traffic.senders": senders, "run.duration_ns": max(60e6, 2 * ideal_ms * 1e6)}
         s = cellfabric.run("scenarios/baselines/incast-ndp.toml", overrides=overrides, progress=False).summary
-        fct, n = s["fct_us"], s["ndp"]
+        fct, n = measured(s, 'fct_us'), s["ndp"]
         print(f"| {senders} | {s['flows_completed']} of {s['flows']} | {fct['first'] / 1e3:.2f} | "
               f"{fct['mean'] / 1e3:.2f} | {fct['last'] / 1e3:.2f} | {ideal_ms:.2f} | "
               f"{fct['last'] / 1e3 / ideal_ms:.3f} | {n['packets_trimmed']} | {n['headers_dropped']} | "
@@ -342,8 +345,9 @@ def dcqcn() -> None:
         }
         r = cellfabric.run(scenario, progress=False)
         s, rates = r.summary, r.tables["flows"]["goodput_gbps"]
+        fairness = number(s, 'flow_fairness')
         print(f"| {start_ms}-{end_ms} | {rates[0]:.2f} | {rates[1]:.2f} | {sum(rates) / 10:.3f} | "
-              f"{s['flow_fairness']:.4f} | {s['dcqcn']['cnps_sent']} | {s['pfc']['pause_frames_sent']} |")
+              f"{fairness:.4f} | {s['dcqcn']['cnps_sent']} | {s['pfc']['pause_frames_sent']} |")
     print()
     print("## DCQCN over PFC at full load: incast (N x 450 KB into host 0) and the permutation\n")
     print("| run | completed | last (ms) | ideal (ms) | goodput | drops | pauses sent | longest pause (µs) "
@@ -356,7 +360,7 @@ def dcqcn() -> None:
         s = cellfabric.run(f"scenarios/baselines/{name}.toml", overrides=overrides, progress=False).summary
         p = s["pfc"]
         ideal = f"{s['flows'] * 450_000 * 8 / 10e9 * 1e3:.2f}" if "incast" in name else "-"
-        last = f"{s['fct_us']['last'] / 1e3:.2f}" if "incast" in name else "-"
+        last = f"{measured(s, 'fct_us')['last'] / 1e3:.2f}" if "incast" in name else "-"
         held = s["packets_delivered"] + s["packets_dropped"] + s["packets_in_flight"]
         balanced = s["packets_created"] == held
         print(f"| {label} | {s['flows_completed']} of {s['flows']} | {last} | {ideal} | {s['goodput']:.3f} | "
@@ -373,7 +377,7 @@ def dcqcn() -> None:
         for length_ms in [20, 60]:
             more = {"run.duration_ns": length_ms * 1e6, "run.warmup_ns": (length_ms - 10) * 1e6, **overrides}
             s = cellfabric.run(PERMUTATION_DCQCN, overrides=more, progress=False).summary
-            g = s["flow_goodput_gbps"]
+            g = measured(s, 'flow_goodput_gbps')
             print(f"| {label}, {length_ms} ms, window last 10 ms | {s['goodput']:.3f} | {g['p1']:.2f} | "
                   f"{g['p10']:.2f} | {g['p50']:.2f} | {s['packets_dropped']} | "
                   f"{s['pfc']['pause_frames_sent']} | {s['dcqcn']['rate_cuts']} |")
@@ -393,10 +397,10 @@ def cut_through() -> None:
                 overrides["run.strict"] = False  # the file's ECN threshold is DCTCP's
             s = cellfabric.run("scenarios/baselines/permutation.toml", overrides=overrides,
                                progress=False).summary
-            g = s["flow_goodput_gbps"]
+            g = measured(s, 'flow_goodput_gbps')
             print(f"| {transport} | {'cut-through' if cut else 'store-and-forward'} | {s['goodput']:.3f} | "
                   f"{g['p1']:.2f} | {g['p10']:.2f} | {g['p50']:.2f} | {s['packets_dropped']} | "
-                  f"{s['rtt_mean_us']:.1f} |")
+                  f"{number(s, 'rtt_mean_us'):.1f} |")
     print()
 
 
@@ -417,7 +421,7 @@ def shared_buffer() -> None:
         b = s["shared_buffer"]
         theory = alpha * buffer_packets / (1 + alpha)
         print(f"| {buffer_packets} | {alpha} | {theory:.1f} | {s['queue_peak_packets']} | "
-              f"{s['bottleneck_queue_packets']['mean']:.1f} | {b['occupied_peak_packets']} | "
+              f"{measured(s, 'bottleneck_queue_packets')['mean']:.1f} | {b['occupied_peak_packets']} | "
               f"{buffer_packets - b['occupied_peak_packets']} of {buffer_packets / (1 + alpha):.1f} | "
               f"{b['threshold_drops']} | {b['full_drops']} | {31 * s['goodput']:.3f} |")
     print()
@@ -429,7 +433,7 @@ def shared_buffer() -> None:
                                                           "switch__shared_buffer_packets": 200}),
                           ("shared, B = 32 x 100, alpha = 1", {"switch__buffer": "shared"})]:
         s = star("dctcp", 31, 20e6, 10e6, **switch)
-        d = s["bottleneck_queue_packets"]
+        d = measured(s, 'bottleneck_queue_packets')
         print(f"| {label} | {d['mean']:.1f} | {d['max']} | {s['packets_marked']} | {s['packets_dropped']} | "
               f"{31 * s['goodput']:.3f} |")
     print()
@@ -449,7 +453,7 @@ def shared_buffer() -> None:
         s = cellfabric.run(scenario, progress=False).summary
         burst = 24 * 10
         print(f"| {label} | 100 | {burst} | {s['packets_dropped']} | {s['queue_peak_packets']} | "
-              f"{s['timeouts']} | {s['fct_us']['last']:.1f} |")
+              f"{s['timeouts']} | {measured(s, 'fct_us')['last']:.1f} |")
     print()
 
 
@@ -513,7 +517,7 @@ def bfc() -> None:
                 s = cellfabric.run(scenario, progress=False).summary
                 held = s["packets_delivered"] + s["packets_dropped"] + s["packets_in_flight"]
                 pfc, b = s["pfc"], s["pfc"]["bfc"]
-                print(f"| {name} | {transport} | {queues} | {s['flow_goodput_gbps']['mean']:.2f} | "
+                print(f"| {name} | {transport} | {queues} | {measured(s, 'flow_goodput_gbps')['mean']:.2f} | "
                       f"{b['queue_pause_frames_sent']} | {pfc['pause_frames_sent']} | "
                       f"{b['flow_collisions']} | {s['packets_dropped']} | {s['packets_created']} | {held} | "
                       f"{'balanced' if s['packets_created'] == held else 'UNBALANCED'} |")

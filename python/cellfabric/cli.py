@@ -41,6 +41,10 @@ def _report(summary: dict) -> str:
     """A human-readable summary of any design: the headline, then every number and every
     percentile set (mean, p1 ... max) and every other section (such as layer1) it reports."""
     lines = ["  ".join(f"{k} {summary[k]}" for k in HEADLINE if k in summary)]
+    if summary.get("partial"):
+        start, stop = summary["measured_from_ns"], summary["measured_to_ns"]
+        lines.append(f"PARTIAL: the run stopped at {stop:.6g} ns; every rate and latency below describes "
+                     f"the measured window simulated, {start:.6g} ns to {stop:.6g} ns")
     if summary.get("stable") is False:
         lines.append("SATURATED: the backlog grew through the measured window; the latencies below "
                      "describe this run's length, not a steady state")
@@ -98,6 +102,8 @@ def run(
         if out_dir is not None:
             _write(stop.result, out_dir, force)
         _fail("interrupted" + (f"; partial results in {out_dir}" if out_dir else ""), EXIT_INTERRUPTED)
+    except KeyboardInterrupt:  # before the run started: nothing to write
+        _fail("interrupted before the run started", EXIT_INTERRUPTED)
     if out_dir is not None:
         _write(result, out_dir, force)
     for warning in result.summary.get("warnings", []):

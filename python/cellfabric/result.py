@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,3 +89,26 @@ def _write_atomically(path: Path, write) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     write(tmp)
     os.replace(tmp, path)
+
+
+class _NotMeasured(dict):
+    """Every statistic NaN: a summary's statistics table (``fct_us``) that was not measured."""
+
+    def __missing__(self, key: str) -> float:
+        return math.nan
+
+
+def measured(summary: dict[str, Any], key: str) -> Any:
+    """``summary[key]``, or NaN (every statistic NaN, for a table of statistics such as
+    ``fct_us``) where the summary has null: a value that was not measured, for tables that
+    print it as a number."""
+    value = summary[key]
+    if value is not None:
+        return value
+    return _NotMeasured()
+
+
+def number(summary: dict[str, Any], key: str) -> float:
+    """``summary[key]``, or NaN where it is null (not measured)."""
+    value = summary[key]
+    return math.nan if value is None else value

@@ -173,8 +173,14 @@ _STATISTIC = re.compile(r"(mean|min|max|first|last|p\d+)")
 
 def _metric_names(config: Mapping[str, Any]) -> tuple[set[str], set[str]]:
     """The dotted names of the numbers the summary of ``config`` reports, and the names of its
-    values that are null (distributions without samples), from a run finished before it starts."""
-    summary = json.loads(Simulation(json.dumps(config), []).finish()[0])
+    values that are null (distributions without samples), from a run without warm-up finished
+    a microsecond in: a window that long makes every rate a number."""
+    config = copy.deepcopy(dict(config))
+    if "warmup_ns" in json.loads(effective_scenario(json.dumps(config))).get("run", {}):
+        apply_override(config, "run.warmup_ns", 0)
+    sim = Simulation(json.dumps(config), [])
+    sim.advance(1_000_000)
+    summary = json.loads(sim.finish()[0])
     names: set[str] = set()
     empty: set[str] = set()
 

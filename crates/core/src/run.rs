@@ -3,6 +3,8 @@
 //! [`Perf`] section of wall-clock figures), the [`RunError`] a run fails with, and the
 //! [`Ledger`] every design settles its account in.
 
+use std::time::Duration;
+
 use serde::Serialize;
 
 use crate::engine::kernel::{Clock, Kernel, Model, Supervision};
@@ -122,6 +124,14 @@ impl Report {
 }
 
 impl Clock {
+    /// The length of the measured window actually simulated, from the end of warm-up
+    /// (`warmup_ps`) to where the run got: its end, or where a partial run (Ctrl-C,
+    /// `run.max_cells_in_flight`) stopped. Every rate divides by this, never by the configured
+    /// window, so a partial run's rates are those of a full run within noise.
+    pub fn measured_ps(&self, warmup_ps: TimePs) -> TimePs {
+        self.now_ps.saturating_sub(warmup_ps)
+    }
+
     /// The perf section for a run that did `work` units of `what` (or none).
     pub fn perf(&self, work: Option<(&'static str, u64)>) -> Perf {
         let wall_s = self.wall_s.max(1e-9);
@@ -148,6 +158,9 @@ pub trait Simulation: Send + Sync {
     /// Runs every event due at or before `until_ps` (capped at the end of the run); returns true
     /// once the run is complete (or has stopped on a deadlock).
     fn advance(&mut self, until_ps: TimePs) -> bool;
+    /// As [`Simulation::advance`], but returns false once `wall_budget` of wall time has passed:
+    /// a step of bounded wall time, so a front end can stop a run of any length promptly.
+    fn advance_within(&mut self, until_ps: TimePs, wall_budget: Duration) -> bool;
     /// Current simulated time.
     fn now_ps(&self) -> TimePs;
     /// Simulated time at which the run ends.
@@ -157,14 +170,19 @@ pub trait Simulation: Send + Sync {
     /// Sets what the kernel watches besides stalls, before the run starts.
     fn supervise(&mut self, supervision: Supervision);
     /// Checks the run's invariants (conservation, no loss where lossless, no deadlock) and
-    /// reports, with the run's stability, its early stop and the scenario's warnings in the
-    /// summary.
+    /// reports, with the run's stability, its early stop, the measured window it simulated
+    /// (`measured_from_ns` to `measured_to_ns`, `partial` when short of the configured end: every
+    /// rate describes that window) and the scenario's warnings in the summary.
     fn finish(self: Box<Self>) -> Result<Report, RunError>;
 }
 
 impl<D: Design + Send + Sync> Simulation for Kernel<D> {
     fn advance(&mut self, until_ps: TimePs) -> bool {
         Kernel::advance(self, until_ps)
+    }
+
+    fn advance_within(&mut self, until_ps: TimePs, wall_budget: Duration) -> bool {
+        Kernel::advance_within(self, until_ps, Some(wall_budget))
     }
 
     fn now_ps(&self) -> TimePs {
@@ -187,6 +205,8 @@ impl<D: Design + Send + Sync> Simulation for Kernel<D> {
         let stable = self.stable();
         let stopped = self.stopped().map(str::to_owned);
         let warnings = self.warnings().to_vec();
+        let (from_ps, to_ps) = self.measured_window_ps();
+        let partial = to_ps < self.end_ps();
         let series = self.series().cloned();
         let (model, clock, deadlock) = self.into_parts();
         if let Some(report) = deadlock {
@@ -195,6 +215,9 @@ impl<D: Design + Send + Sync> Simulation for Kernel<D> {
         let mut report = model.report(clock)?;
         if let serde_json::Value::Object(summary) = &mut report.summary {
             summary.insert("stable".into(), stable.into());
+            summary.insert("partial".into(), partial.into());
+            summary.insert("measured_from_ns".into(), (from_ps as f64 / 1e3).into());
+            summary.insert("measured_to_ns".into(), (to_ps as f64 / 1e3).into());
             summary.insert("stopped_early".into(), stopped.into());
             summary.insert("warnings".into(), warnings.into());
         }

@@ -4,10 +4,11 @@
 //! so that it reaches Python as an ordinary exception rather than one `except Exception` misses).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Duration;
 
 use cellfabric_core::{build_with_overrides, Simulation as Run};
 use pyo3::create_exception;
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 
 create_exception!(_core, Error, PyException, "Any error cellfabric reports.");
@@ -79,10 +80,33 @@ impl Simulation {
         })
     }
 
-    /// Runs events up to `until_ps` without holding the GIL; returns True once the run is complete.
-    fn advance(&mut self, py: Python<'_>, until_ps: u64) -> PyResult<bool> {
+    /// Runs events up to `until_ps` without holding the GIL, for at most `wall_budget_s` seconds
+    /// of wall time when given; returns True once the run is complete.
+    #[pyo3(signature = (until_ps, wall_budget_s = None))]
+    fn advance(
+        &mut self,
+        py: Python<'_>,
+        until_ps: u64,
+        wall_budget_s: Option<f64>,
+    ) -> PyResult<bool> {
+        let budget = match wall_budget_s {
+            Some(s) if s.is_finite() && s >= 0.0 => Some(Duration::from_secs_f64(s)),
+            Some(s) => {
+                return Err(PyValueError::new_err(format!(
+                    "wall_budget_s: expected a number of seconds >= 0, got {s}"
+                )))
+            }
+            None => None,
+        };
         let sim = self.sim()?;
-        let done = py.allow_threads(|| guarded(|| Ok(sim.advance(until_ps))));
+        let done = py.allow_threads(|| {
+            guarded(|| {
+                Ok(match budget {
+                    Some(budget) => sim.advance_within(until_ps, budget),
+                    None => sim.advance(until_ps),
+                })
+            })
+        });
         if done.is_err() {
             self.sim = None; // a run that panicked is in no state to go on
         }

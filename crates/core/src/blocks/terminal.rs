@@ -59,7 +59,7 @@ pub struct Terminal {
     pub wake_at_ps: TimePs,
     /// What the terminal sent and received.
     pub counters: TerminalCounters,
-    /// Statistics start at this time.
+    /// Statistics count what happens after this time: the measured window is (this, end].
     pub measure_from_ps: TimePs,
     /// Most cells the transmit queue holds; a full queue holds the source back (a closed-loop
     /// source). `None`: unbounded.
@@ -127,9 +127,8 @@ impl Terminal {
             let mut cell = self.generator.emit();
             prepare(&mut cell);
             self.counters.cells_injected += 1;
-            self.counters.cells_injected_measured +=
-                (cell.inject_ps >= self.measure_from_ps) as u64;
-            if cell.last_of_packet && cell.packet_inject_ps >= self.measure_from_ps {
+            self.counters.cells_injected_measured += (cell.inject_ps > self.measure_from_ps) as u64;
+            if cell.last_of_packet && cell.packet_inject_ps > self.measure_from_ps {
                 let held_ps = self.generator.last_packet_held_ps();
                 self.counters.packets_generated_measured += 1;
                 self.counters.source_wait_ps_sum += held_ps;
@@ -210,7 +209,7 @@ impl Terminal {
             self.counters.cells_out_of_order += (c.inject_ps < *last) as u64;
             *last = c.inject_ps.max(*last);
         }
-        if now_ps >= self.measure_from_ps {
+        if now_ps > self.measure_from_ps {
             self.counters.cells_delivered_measured += 1;
             self.counters.payload_bytes_delivered_measured += cells[cell].payload_bytes as u64;
         }

@@ -239,24 +239,22 @@ fn design_of(json: &str) -> Result<(Value, &'static DesignEntry), ScenarioError>
         key: "scenario".into(),
         message: format!("not valid JSON: {e}"),
     })?;
+    let expected = || {
+        let names: Vec<_> = DESIGNS.iter().map(|d| d.name).collect();
+        format!("expected one of {}", names.join(", "))
+    };
+    let refuse = |got: String| ScenarioError {
+        key: "design".into(),
+        message: format!("{}, got {got}", expected()),
+    };
     let name = match value.get("design") {
         None => DESIGNS[0].name,
         Some(Value::String(name)) => name.as_str(),
-        Some(_) => "",
+        Some(other) => return Err(refuse(format!("{other} (not a name in quotes)"))),
     };
     let design = DESIGNS
         .iter()
         .find(|d| d.name == name)
-        .ok_or_else(|| ScenarioError {
-            key: "design".into(),
-            message: format!(
-                "expected one of {}, got {name:?}",
-                DESIGNS
-                    .iter()
-                    .map(|d| d.name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        })?;
+        .ok_or_else(|| refuse(format!("{name:?}")))?;
     Ok((value, design))
 }

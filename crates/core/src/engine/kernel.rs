@@ -91,6 +91,9 @@ pub struct TimeSeries {
 
 /// Samples of the work held taken evenly through the measured window.
 pub const BACKLOG_SAMPLES: u64 = 64;
+/// Events between two looks at the wall clock in a step bounded by wall time: a look costs tens
+/// of nanoseconds, a thousand events about a hundred microseconds.
+const WALL_CHECK_EVENTS: u32 = 1024;
 /// Fewer samples than this (a run stopped early, or a model whose events are sparse) say
 /// nothing about stability.
 const MIN_BACKLOG_SAMPLES: usize = 8;
@@ -195,14 +198,31 @@ impl<M: Model> Kernel<M> {
         self.events
     }
 
+    /// The measured window simulated so far: from the end of warm-up to the time reached.
+    pub fn measured_window_ps(&self) -> (TimePs, TimePs) {
+        let from_ps = self.supervision.warmup_ps.min(self.end_ps);
+        (from_ps, self.now_ps.max(from_ps))
+    }
+
     /// Runs every event due at or before `until_ps` (capped at the end of the run); returns true
     /// once the run is complete or stuck.
     pub fn advance(&mut self, until_ps: TimePs) -> bool {
+        self.advance_within(until_ps, None)
+    }
+
+    /// Runs events as [`Kernel::advance`] does, but returns (false) once `wall_budget` of wall
+    /// time has passed, even in the middle of an instant: a step that lasts a bounded time however
+    /// dense the events are, so a front end can stop a run of any length promptly. The run goes
+    /// on from the next event with the same results as an uncut one.
+    pub fn advance_within(&mut self, until_ps: TimePs, wall_budget: Option<Duration>) -> bool {
         if self.deadlock.is_some() || self.stopped.is_some() {
             return true;
         }
         let limit_ps = until_ps.min(self.end_ps);
         let started = Instant::now();
+        let deadline = wall_budget.map(|budget| started + budget);
+        let mut until_wall_check = WALL_CHECK_EVENTS;
+        let mut out_of_time = false;
         while let Some((time_ps, event)) = self.model.queue().pop_until(limit_ps) {
             if time_ps >= self.next_check_ps && self.must_stop(time_ps) {
                 break;
@@ -210,6 +230,18 @@ impl<M: Model> Kernel<M> {
             self.now_ps = time_ps;
             self.events += 1;
             self.model.handle(time_ps, event);
+            until_wall_check -= 1;
+            if until_wall_check == 0 {
+                until_wall_check = WALL_CHECK_EVENTS;
+                if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                    out_of_time = true;
+                    break;
+                }
+            }
+        }
+        if out_of_time {
+            self.wall += started.elapsed();
+            return false;
         }
         if self.deadlock.is_none() && self.stopped.is_none() {
             self.record_series(limit_ps);
@@ -419,6 +451,33 @@ mod tests {
             clock.now_ps < 22_000,
             "stopped within a stall window or two"
         );
+    }
+
+    #[test]
+    fn steps_bounded_by_wall_time_stop_early_and_change_nothing() {
+        let mut whole = ring(TimePs::MAX);
+        assert!(whole.advance(TimePs::MAX));
+        let (whole, whole_clock, _) = whole.into_parts();
+
+        // A zero budget ends a step at the first look at the wall clock: after
+        // WALL_CHECK_EVENTS events, part of the way to the end.
+        let mut cut = ring(TimePs::MAX);
+        assert!(!cut.advance_within(TimePs::MAX, Some(Duration::ZERO)));
+        assert_eq!(cut.events(), WALL_CHECK_EVENTS as u64);
+        assert_eq!(cut.now_ps(), 10 * (WALL_CHECK_EVENTS as u64 - 1));
+        assert_eq!(cut.measured_window_ps(), (0, cut.now_ps()));
+        let mut steps = 1;
+        while !cut.advance_within(TimePs::MAX, Some(Duration::ZERO)) {
+            steps += 1;
+        }
+        let (cut, cut_clock, deadlock) = cut.into_parts();
+        assert!(steps >= 9, "{steps} steps");
+        assert_eq!(deadlock, None);
+        assert_eq!(
+            (cut.hops, cut_clock.now_ps),
+            (whole.hops, whole_clock.now_ps)
+        );
+        assert_eq!(cut_clock.events, whole_clock.events);
     }
 
     /// Gains one item every 10 ps and never lets one go: an overloaded queue.

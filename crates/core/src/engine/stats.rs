@@ -5,7 +5,7 @@ use serde::Serialize;
 
 /// How evenly a quantity (each host's throughput, say) is spread: its smallest and largest
 /// value and Jain's fairness index, (Σx)² / (n·Σx²): 1 when all are equal, 1/n when one host
-/// has everything (Jain, Chiu & Hawe 1984). `None` over no values or all zeros.
+/// has everything (Jain, Chiu & Hawe 1984); the index is `None` when every value is zero.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Fairness {
     /// Smallest value.
@@ -17,20 +17,25 @@ pub struct Fairness {
 }
 
 impl Fairness {
-    /// The spread of `values`.
-    pub fn of(values: &[f64]) -> Fairness {
-        let sum: f64 = values.iter().sum();
-        let squares: f64 = values.iter().map(|x| x * x).sum();
-        Fairness {
-            min: if values.is_empty() {
-                0.0
-            } else {
-                values.iter().copied().fold(f64::INFINITY, f64::min)
-            },
-            max: values.iter().copied().fold(0.0, f64::max),
-            jain_index: (squares > 0.0).then(|| sum * sum / (values.len() as f64 * squares)),
+    /// The spread of `values`; `None` (nothing measured) over no values.
+    pub fn of(values: &[f64]) -> Option<Fairness> {
+        if values.is_empty() {
+            return None;
         }
+        Some(Fairness {
+            min: values.iter().copied().fold(f64::INFINITY, f64::min),
+            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            jain_index: jain_index(values),
+        })
     }
+}
+
+/// Jain's fairness index of `values`, (Σx)² / (n·Σx²), at most 1 (the rounding of the sums
+/// cannot lift it above); `None` when every value is zero (or there are none).
+pub fn jain_index(values: &[f64]) -> Option<f64> {
+    let sum: f64 = values.iter().sum();
+    let squares: f64 = values.iter().map(|x| x * x).sum();
+    (squares > 0.0).then(|| (sum * sum / (values.len() as f64 * squares)).min(1.0))
 }
 
 /// How a quantity spreads over flows or hosts (per-flow goodput in Gbit/s, say): mean,
@@ -52,22 +57,22 @@ pub struct Spread {
 }
 
 impl Spread {
-    /// The spread of `values` (all zeros for none).
-    pub fn of(mut values: Vec<f64>) -> Spread {
+    /// The spread of `values`; `None` (nothing measured) for none.
+    pub fn of(mut values: Vec<f64>) -> Option<Spread> {
         if values.is_empty() {
-            return Spread::default();
+            return None;
         }
         values.sort_by(f64::total_cmp);
         let at =
             |q: f64| values[((q * values.len() as f64).ceil() as usize).clamp(1, values.len()) - 1];
-        Spread {
+        Some(Spread {
             mean: values.iter().sum::<f64>() / values.len() as f64,
             min: values[0],
             p1: at(0.01),
             p10: at(0.10),
             p50: at(0.50),
             max: values[values.len() - 1],
-        }
+        })
     }
 }
 
@@ -83,16 +88,16 @@ pub struct Completion {
 }
 
 impl Completion {
-    /// The completion times `fcts` (all zeros for none).
-    pub fn of(fcts: &[f64]) -> Completion {
+    /// The completion times `fcts`; `None` (nothing measured) when no flow completed.
+    pub fn of(fcts: &[f64]) -> Option<Completion> {
         if fcts.is_empty() {
-            return Completion::default();
+            return None;
         }
-        Completion {
+        Some(Completion {
             first: fcts.iter().copied().fold(f64::INFINITY, f64::min),
             mean: fcts.iter().sum::<f64>() / fcts.len() as f64,
             last: fcts.iter().copied().fold(0.0, f64::max),
-        }
+        })
     }
 }
 
@@ -428,5 +433,19 @@ mod tests {
         h.record_n(3, 2);
         assert_eq!(h.mean(), 1.5);
         assert_eq!(h.counts(), &[2, 0, 0, 2]);
+    }
+
+    #[test]
+    fn spreads_of_nothing_are_not_measured_and_jain_never_exceeds_one() {
+        assert!(Fairness::of(&[]).is_none());
+        assert!(Spread::of(Vec::new()).is_none());
+        assert!(Completion::of(&[]).is_none());
+        assert_eq!(jain_index(&[0.0, 0.0]), None);
+        // Equal values whose sums round: the exact index is 1, the float one a hair above.
+        let equal = vec![0.1; 432];
+        assert_eq!(jain_index(&equal), Some(1.0));
+        assert_eq!(jain_index(&[1.0, 0.0]), Some(0.5));
+        let spread = Fairness::of(&[0.5, 0.25]).unwrap();
+        assert_eq!((spread.min, spread.max), (0.25, 0.5));
     }
 }

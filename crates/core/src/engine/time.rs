@@ -18,6 +18,21 @@ pub fn serialization_ps(size_bytes: u64, rate_bps: u64) -> TimePs {
     }
 }
 
+/// The longest run the clock holds, in nanoseconds: about 116 simulated days. Time counts
+/// picoseconds in 64 bits (up to about 213 days); the rest is headroom for events a run
+/// schedules beyond its end.
+pub const MAX_DURATION_NS: f64 = 1e16;
+
+/// The message for a run length the clock cannot hold, or that is not a positive length.
+pub fn duration_expected() -> String {
+    format!("expected a positive number of nanoseconds, at most {MAX_DURATION_NS:e} (about 116 days: the clock counts picoseconds in 64 bits)")
+}
+
+/// Whether `duration_ns` is a run length the clock holds.
+pub fn duration_fits(duration_ns: f64) -> bool {
+    duration_ns.is_finite() && duration_ns <= MAX_DURATION_NS && ps_from_ns(duration_ns) > 0
+}
+
 /// A duration given in nanoseconds (as scenarios give them), to the nearest picosecond.
 pub fn ps_from_ns(ns: f64) -> TimePs {
     (ns * PS_PER_NS as f64).round() as TimePs

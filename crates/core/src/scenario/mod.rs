@@ -18,7 +18,7 @@ mod validate;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::engine::time::{ps_from_ns, TimePs};
+use crate::engine::time::{duration_expected, duration_fits, ps_from_ns, TimePs};
 pub use sections::*;
 pub use strict::{check_unused, Unused, UnusedKeys};
 
@@ -127,11 +127,8 @@ impl RunConfig {
                 format!("expected at least 1 (default {DEFAULT_MAX_CELLS_IN_FLIGHT})"),
             ));
         }
-        if !(self.duration_ns.is_finite() && self.end_ps() > 0) {
-            return Err(invalid(
-                "run.duration_ns",
-                "expected a positive number of nanoseconds",
-            ));
+        if !duration_fits(self.duration_ns) {
+            return Err(invalid("run.duration_ns", duration_expected()));
         }
         if !(self.warmup_ns.is_finite() && self.warmup_ns >= 0.0)
             || self.warmup_ps() >= self.end_ps()

@@ -64,6 +64,10 @@ impl Scenario {
                 "expected at least one cell (omit it for unbounded buffers)",
             ));
         }
+        // Before the rate checks: a cell time is only defined for a cell of some size.
+        if cell.size_bytes == 0 || cell.size_bytes > u16::MAX as u32 {
+            return Err(invalid("cell.size_bytes", "expected 1 to 65535 bytes"));
+        }
         if !(link.rate_gbps.is_finite() && link.rate_gbps >= 0.001) {
             return Err(invalid(
                 "link.rate_gbps",
@@ -84,9 +88,6 @@ impl Scenario {
                 "nic.queue_cells",
                 "expected at least one cell (omit it for an unbounded, open-loop NIC)",
             ));
-        }
-        if cell.size_bytes == 0 || cell.size_bytes > u16::MAX as u32 {
-            return Err(invalid("cell.size_bytes", "expected 1 to 65535 bytes"));
         }
         if cell
             .payload_bytes

@@ -361,7 +361,7 @@ pub struct SenderTotals {
     /// DCTCP's window cuts.
     pub ecn_cuts: u64,
     /// Mean round-trip sample in the measurement window, in µs.
-    pub rtt_mean_us: f64,
+    pub rtt_mean_us: Option<f64>,
 }
 
 impl SenderTotals {
@@ -380,7 +380,7 @@ impl SenderTotals {
         }
         let rtt_sum_ps: u64 = hosts.iter().map(|h| h.counters.rtt_sum_ps_measured).sum();
         let samples: u64 = hosts.iter().map(|h| h.counters.rtt_samples_measured).sum();
-        totals.rtt_mean_us = rtt_sum_ps as f64 / 1e6 / samples.max(1) as f64;
+        totals.rtt_mean_us = (samples > 0).then(|| rtt_sum_ps as f64 / 1e6 / samples as f64);
         totals
     }
 }

@@ -209,7 +209,7 @@ pub struct Summary {
     /// Cells delivered during measurement per terminal per cell time.
     pub throughput: f64,
     /// How evenly that throughput is spread over the receiving hosts.
-    pub host_throughput: Fairness,
+    pub host_throughput: Option<Fairness>,
     /// Payload bytes delivered during measurement per byte of line capacity.
     pub goodput: f64,
     /// Cell latency from generation to delivery, in nanoseconds.
@@ -604,9 +604,12 @@ impl<R: Router> Network<R> {
 
     /// Checks the run's invariants and reports its summary, tables and perf section.
     pub fn finish(mut self, clock: Clock) -> Result<(Summary, Tables, Perf), RunError> {
+        // Rates describe the window simulated: to the end, or to where a partial run stopped.
+        let reached_ps = self.warmup_ps + clock.measured_ps(self.warmup_ps);
         // Slots in which a switch held nothing were not sampled: count them as empty.
         let slot_ps = self.slot_ps;
-        let boundaries = self.end_ps / slot_ps - self.warmup_ps.div_ceil(slot_ps) + 1;
+        let boundaries =
+            (reached_ps / slot_ps + 1).saturating_sub(self.warmup_ps.div_ceil(slot_ps));
         for node in self.fabric.nodes_mut() {
             if let CellNode::Switch(sw) = node {
                 let sampled_slots: u64 = sw.occupancy_samples.counts().iter().sum();
@@ -636,11 +639,11 @@ impl<R: Router> Network<R> {
         ledger.check(self.lossless)?;
         let mut in_flight_ages = LatencyHistogram::new();
         for cell in self.fabric.live_cells() {
-            if cell.inject_ps >= self.warmup_ps {
+            if cell.inject_ps > self.warmup_ps {
                 in_flight_ages.record(clock.now_ps.saturating_sub(cell.inject_ps));
             }
         }
-        let measured_slots = (self.end_ps - self.warmup_ps) / slot_ps;
+        let measured_slots = (reached_ps - self.warmup_ps) / slot_ps;
         let terminals = self.terminals().count();
         let capacity_cells = (terminals as u64 * measured_slots) as f64;
         let payload_capacity = capacity_cells * self.cell_payload_bytes as f64;

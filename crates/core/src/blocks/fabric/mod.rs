@@ -106,8 +106,8 @@ impl Metrics {
     fn deliver(&mut self, now_ps: TimePs, cell: &Cell) {
         self.moves += 1;
         self.cells_delivered += 1;
-        let cell_measured = cell.inject_ps >= self.warmup_ps;
-        let packet_measured = cell.last_of_packet && cell.packet_inject_ps >= self.warmup_ps;
+        let cell_measured = cell.inject_ps > self.warmup_ps;
+        let packet_measured = cell.last_of_packet && cell.packet_inject_ps > self.warmup_ps;
         if cell_measured && packet_measured && cell.inject_ps == cell.packet_inject_ps {
             self.shared_latency.record(now_ps - cell.inject_ps);
             return;

@@ -26,6 +26,16 @@ pub enum Attachment {
     Endpoint(usize),
 }
 
+impl std::fmt::Display for Attachment {
+    /// As a user reads it: `port 3 of switch 1`, `host 7` (indices in the order of definition).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Attachment::SwitchPort { switch, port } => write!(f, "port {port} of switch {switch}"),
+            Attachment::Endpoint(host) => write!(f, "host {host}"),
+        }
+    }
+}
+
 /// A hop of a route: the switch, the port the packet enters by and the port it leaves by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Hop {
@@ -51,7 +61,7 @@ pub enum TopologyError {
         ports: usize,
     },
     /// Two cables use the same port or endpoint.
-    #[error("{0:?} is cabled twice")]
+    #[error("{0} is cabled twice")]
     CabledTwice(Attachment),
     /// The named shape cannot be built with these parameters.
     #[error("{0}")]

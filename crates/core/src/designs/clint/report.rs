@@ -121,7 +121,7 @@ impl Clint {
     fn summary(&self, clock: &Clock) -> ClintSummary {
         let c = &self.counters;
         let n = self.nodes() as f64;
-        let window_ps = (self.end_ps - self.warmup_ps) as f64;
+        let window_ps = clock.measured_ps(self.warmup_ps) as f64;
         let per_link = |packets: u64| packets as f64 * self.request_ps as f64 / (n * window_ps);
         let rate = |count: u64| {
             if c.transmissions == 0 {

@@ -46,7 +46,12 @@ fn a_bfc_permutation_at_full_load_drops_nothing() {
         for queues in [32, 2] {
             let summary = lossless(&fabric(1, transport, queues, PERMUTATION));
             assert!(
-                summary.flow_goodput_gbps.mean > 5.0,
+                summary
+                    .flow_goodput_gbps
+                    .as_ref()
+                    .expect("flows measured")
+                    .mean
+                    > 5.0,
                 "{transport}, {queues} queues: {:?}",
                 summary.flow_goodput_gbps
             );
@@ -62,7 +67,12 @@ fn a_bfc_incast_at_full_load_drops_nothing_and_pauses_queues() {
         let summary = lossless(&fabric(1, transport, 32, INCAST));
         let bfc = summary.pfc.as_ref().unwrap().bfc.expect("a BFC run");
         assert!(bfc.queue_pause_frames_sent > 0, "{transport}: {bfc:?}");
-        let total_gbps = summary.flow_goodput_gbps.mean * 15.0;
+        let total_gbps = summary
+            .flow_goodput_gbps
+            .as_ref()
+            .expect("flows measured")
+            .mean
+            * 15.0;
         assert!(total_gbps > 9.0, "{transport}: {summary:?}");
     }
 }

@@ -633,7 +633,7 @@ mod tests {
         assert_eq!(summary.packets_in_flight, 0);
         // 80 packets of 7.2 µs on the receiver's link: 576 µs, plus a round trip or two.
         let ideal_us = 80.0 * 7.2;
-        let last_us = summary.fct_us.last;
+        let last_us = summary.fct_us.as_ref().expect("a flow completed").last;
         assert!(
             ideal_us < last_us && last_us < ideal_us + 40.0,
             "{last_us} µs"

@@ -42,13 +42,13 @@ pub struct EthernetSummary {
     /// open flows during the run, the mean over receiving hosts.
     pub goodput: f64,
     /// Goodput per flow over the window, in Gbit/s.
-    pub flow_goodput_gbps: Spread,
+    pub flow_goodput_gbps: Option<Spread>,
     /// Jain's fairness index over the flows' goodputs (1: all equal).
-    pub flow_fairness: f64,
+    pub flow_fairness: Option<f64>,
     /// Finite flows whose last byte arrived.
     pub flows_completed: u64,
     /// Their completion times from the start of the run, in µs.
-    pub fct_us: Completion,
+    pub fct_us: Option<Completion>,
     /// Packets created: hosts' data segments and ACKs (NACKs, PULLs, CNPs), and PFC
     /// switches' PAUSE frames.
     pub packets_created: u64,
@@ -75,11 +75,12 @@ pub struct EthernetSummary {
     /// DCTCP window cuts in the measurement window.
     pub ecn_cuts_measured: u64,
     /// Mean round-trip time senders sampled in the measurement window (timestamps echoed by
-    /// ACKs: queueing included), in µs.
-    pub rtt_mean_us: f64,
+    /// ACKs: queueing included), in µs; `null` when none was sampled (DCQCN's senders take
+    /// none).
+    pub rtt_mean_us: Option<f64>,
     /// The queue depth packets found on arrival at the output queue that took the most bytes
     /// in the measurement window (a single bottleneck's, in an incast).
-    pub bottleneck_queue_packets: QueueDepths,
+    pub bottleneck_queue_packets: Option<QueueDepths>,
     /// Deepest switch output queue seen, in packets.
     pub queue_peak_packets: u32,
     /// Simulated time.
@@ -282,7 +283,7 @@ pub struct DcqcnSummary {
     /// CNPs senders reacted to (rate cuts).
     pub rate_cuts: u64,
     /// Senders' current rates at the end, in Gbit/s.
-    pub rate_gbps: Spread,
+    pub rate_gbps: Option<Spread>,
 }
 
 /// What an NDP run counts beside the window transports' figures.
@@ -466,7 +467,7 @@ impl Ethernet {
         }
         packets.check(false)?;
 
-        let window_s = (self.config.run.end_ps() - self.config.run.warmup_ps()) as f64 * 1e-12;
+        let window_s = clock.measured_ps(self.config.run.warmup_ps()) as f64 * 1e-12;
         let mut table = FlowTable::default();
         let mut fractions = Vec::with_capacity(self.flows.len());
         let mut fcts = Vec::new();
@@ -486,9 +487,7 @@ impl Ethernet {
             table.timeouts.push(sent(|c| c.timeouts));
         }
         let goodput = fractions.iter().sum::<f64>() / fractions.len().max(1) as f64;
-        let fairness = crate::engine::stats::Fairness::of(&table.goodput_gbps)
-            .jain_index
-            .unwrap_or(0.0);
+        let fairness = crate::engine::stats::jain_index(&table.goodput_gbps);
         let sent = SenderTotals::of(&hosts);
         let mut summary = EthernetSummary {
             design: "ethernet",
@@ -521,7 +520,7 @@ impl Ethernet {
                 .flat_map(|s| s.measured())
                 .filter(|m| m.arrivals > 0)
                 .max_by_key(|m| m.bytes)
-                .map_or(QueueDepths::default(), |m| QueueDepths {
+                .map(|m| QueueDepths {
                     mean: m.mean_packets(),
                     min: m.min_packets,
                     max: m.max_packets,

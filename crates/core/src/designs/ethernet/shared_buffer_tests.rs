@@ -67,7 +67,7 @@ fn under_a_tcp_incast_the_threshold_keeps_half_the_buffer_free() {
     assert_eq!(buffer.threshold_drops, s.packets_dropped);
     assert_eq!(s.queue_peak_packets, 100);
     assert_eq!(buffer.occupied_peak_packets, 100);
-    let depth = s.bottleneck_queue_packets;
+    let depth = s.bottleneck_queue_packets.expect("a queue measured");
     assert!(depth.max == 100 && depth.mean > 50.0, "{depth:?}");
 }
 
@@ -79,7 +79,7 @@ fn dctcp_marks_at_k_over_a_shared_buffer_and_repeats() {
     let s = summary(&json);
     assert!(s.packets_marked > 0 && s.ecn_cuts > 0, "{s:?}");
     assert_eq!(s.packets_dropped, 0);
-    let depth = s.bottleneck_queue_packets;
+    let depth = s.bottleneck_queue_packets.expect("a queue measured");
     assert!(depth.max < 40 && depth.mean > 5.0, "{depth:?}");
     let again = summary(&json);
     assert_eq!(

@@ -20,7 +20,9 @@ use crate::engine::kernel::{Clock, Model};
 use crate::engine::queue::{CalendarQueue, EventQueue, Phase};
 use crate::engine::rng::{stream, ComponentId, Rng};
 use crate::engine::stats::{LatencyHistogram, Percentiles};
-use crate::engine::time::{ps_from_ns, serialization_ps, TimePs, PS_PER_NS};
+use crate::engine::time::{
+    duration_expected, duration_fits, ps_from_ns, serialization_ps, TimePs, PS_PER_NS,
+};
 use crate::run::{Design, Report, RunError};
 use crate::scenario::ScenarioError;
 
@@ -138,13 +140,9 @@ impl LinkScenario {
 
     fn validate(&self) -> Result<(), ScenarioError> {
         let (run, link) = (&self.run, &self.link);
-        let positive = |v: f64| v.is_finite() && v > 0.0;
         let non_negative = |v: f64| v.is_finite() && v >= 0.0;
-        if !positive(run.duration_ns) {
-            return Err(invalid(
-                "run.duration_ns",
-                "expected a positive number of nanoseconds",
-            ));
+        if !duration_fits(run.duration_ns) {
+            return Err(invalid("run.duration_ns", duration_expected()));
         }
         if !(link.rate_gbps.is_finite() && link.rate_gbps >= 0.001) {
             return Err(invalid(

@@ -45,7 +45,7 @@ pub struct StardustSummary {
     /// their line rate.
     pub goodput: f64,
     /// Goodput per flow over the window.
-    pub flow_goodput_gbps: Spread,
+    pub flow_goodput_gbps: Option<Spread>,
     /// Pattern `fct`: timed flows started and completed, and their completion times (all, and
     /// of 500 KB or more: the paper's 1 MB flows finish in under 1 ms, Fig. 10b).
     #[serde(flatten)]
@@ -57,7 +57,7 @@ pub struct StardustSummary {
     /// Finite flows that delivered all their bytes.
     pub flows_completed: u64,
     /// Their completion times: the first, the mean and the last.
-    pub fct_us: Completion,
+    pub fct_us: Option<Completion>,
     /// Fraction of flows whose goodput is at least 94.4% of the receiving host's line rate
     /// (the paper's 9.44 Gbit/s of 10, Fig. 10a).
     pub flows_at_least_94_4_percent: f64,
@@ -142,7 +142,7 @@ pub struct TransportSummary {
     /// The hosts' transport (`tcp`, `dctcp`, `mptcp`, `ndp` or `dcqcn`).
     pub transport: &'static str,
     /// Jain's fairness index over the flows' goodputs (1: all equal).
-    pub flow_fairness: f64,
+    pub flow_fairness: Option<f64>,
     /// Mean over receiving hosts of the bytes their host links carried in the measurement
     /// window (segments, retransmissions and ACKs, as they left the egress adapter), as a
     /// fraction of line rate. Unlike `goodput` it cannot exceed 1: a receiver that recovers a
@@ -164,7 +164,7 @@ pub struct TransportSummary {
     pub timeouts: u64,
     /// Mean round-trip time senders sampled in the measurement window (timestamps echoed by
     /// ACKs), in µs.
-    pub rtt_mean_us: f64,
+    pub rtt_mean_us: Option<f64>,
     /// NDP's counts, named as the Ethernet design's (nothing trims on a Stardust fabric);
     /// absent for other transports.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -406,7 +406,7 @@ impl Stardust {
             .check(false)?;
         }
 
-        let window_s = (self.config.run.end_ps() - self.config.run.warmup_ps()) as f64 * 1e-12;
+        let window_s = clock.measured_ps(self.config.run.warmup_ps()) as f64 * 1e-12;
         let gbps = |bytes: u64| bytes as f64 * 8.0 / window_s / 1e9;
         let mut timed = TimedTable::default();
         let mut timed_fct = crate::engine::stats::LatencyHistogram::new();
@@ -699,9 +699,7 @@ impl Stardust {
         let transport = self.config.host.config.transport;
         let transport = TransportSummary {
             transport: transport.as_str(),
-            flow_fairness: crate::engine::stats::Fairness::of(&flows.goodput_gbps)
-                .jain_index
-                .unwrap_or(0.0),
+            flow_fairness: crate::engine::stats::jain_index(&flows.goodput_gbps),
             host_link_utilization: link_fractions.iter().sum::<f64>()
                 / link_fractions.len().max(1) as f64,
             host_packets_created: host_sum(|c| c.packets_created),
