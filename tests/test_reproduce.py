@@ -32,6 +32,7 @@ def test_a_bad_name_is_refused_with_status_2(tmp_path: Path):
         done = cli("reproduce", *args, "--out", str(tmp_path / "r"))
         assert done.returncode == 2
         assert done.stderr.startswith("cellfabric: error: reproduce") and done.stderr.count("\n") == 1
+        assert not (tmp_path / "r").exists()
     assert "expected one of classic-hol, rifl-table1" in cli("reproduce", "nope").stderr
 
 
