@@ -188,21 +188,27 @@ def plan() -> None:
 
 
 @plan.command(name="stardust")
-@click.option("--radix", type=click.IntRange(min=2), default=256, show_default=True,
-              help="Fabric switch ports (bundles), k.")
-@click.option("--uplinks", type=click.IntRange(min=1), default=32, show_default=True,
-              help="Uplink bundles per ToR, t.")
-@click.option("--bundle", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--radix", type=int, default=256, show_default=True,
+              help="Fabric switch ports (bundles), k: at least 2, even.")
+@click.option("--uplinks", type=int, default=32, show_default=True,
+              help="Uplink bundles per ToR, t: 1 to the radix.")
+@click.option("--bundle", type=int, default=1, show_default=True,
               help="Lanes per bundle, l.")
-@click.option("--hosts-per-tor", type=click.IntRange(min=1), default=40, show_default=True)
+@click.option("--hosts-per-tor", type=int, default=40, show_default=True,
+              help="Hosts per ToR, for Fig. 2's scale.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def plan_stardust(radix: int, uplinks: int, bundle: int, hosts_per_tor: int, as_json: bool) -> None:
     """Stardust (seed 001): Table 2's counts for 1-3 tiers, Fig. 2's scale, App. B's pipeline
     parallelism, App. E's recovery time and overhead, the M/D/1 tail of §4.2.1 and §4.1's
     smallest credit."""
-    from cellfabric.plan import stardust
+    from cellfabric.plan import PlanInputError, stardust
 
-    result = stardust(radix, uplinks, bundle, hosts_per_tor)
+    try:
+        result = stardust(radix, uplinks, bundle, hosts_per_tor)
+    except PlanInputError as error:
+        _fail(f"--{error.name.replace('_', '-')} {error.value}: {error.expected}", EXIT_BAD_INPUT)
+    except OverflowError:
+        _fail(f"--radix {radix}: too large (the switch counts overflow floating point)", EXIT_BAD_INPUT)
     if as_json:
         click.echo(json.dumps(result))
         return

@@ -16,6 +16,36 @@ import math
 from dataclasses import asdict, dataclass
 
 
+class PlanInputError(ValueError):
+    """An input the arithmetic cannot use: parameter ``name`` (``hosts_per_tor``), its ``value``
+    and what was ``expected``."""
+
+    def __init__(self, name: str, value: object, expected: str):
+        super().__init__(f"{name} {value}: {expected}")
+        self.name, self.value, self.expected = name, value, expected
+
+
+def check_fabric(radix: int, uplinks: int, bundle: int = 1, tiers: int = 1) -> None:
+    """Raises ``PlanInputError`` for a fabric Table 2 does not describe. Its construction (App. A)
+    builds every tier from switches of `radix` ports; a ToR is such a switch too, so its `uplinks`
+    are at most `radix`; from two tiers on a first-tier switch has radix/2 ports down and radix/2
+    up, so the radix is even."""
+    if tiers < 1:
+        raise PlanInputError("tiers", tiers, "expected at least 1")
+    if radix < 2:
+        raise PlanInputError("radix", radix, "expected at least 2 ports per switch")
+    if tiers > 1 and radix % 2:
+        raise PlanInputError("radix", radix, "expected an even number (from 2 tiers on, a first-tier "
+                             "switch has half its ports down and half up)")
+    if uplinks < 1:
+        raise PlanInputError("uplinks", uplinks, "expected at least 1 uplink bundle per ToR")
+    if uplinks > radix:
+        raise PlanInputError("uplinks", uplinks, f"expected at most the radix, {radix} (a ToR is a switch "
+                             f"of that radix, so it has no more ports than that for its uplinks)")
+    if bundle < 1:
+        raise PlanInputError("bundle", bundle, "expected at least 1 lane per bundle")
+
+
 @dataclass(frozen=True)
 class ClosCounts:
     """Table 2 for `tiers` tiers of fabric switches of radix `radix` (in bundles), ToRs (fabric
@@ -36,9 +66,9 @@ def clos_counts(tiers: int, radix: int, uplinks: int, bundle: int = 1) -> ClosCo
     """Table 2 (App. A). The paper prints general-n formulas for link bundles and links per ToR
     that contradict its own rows 1-2 and 4 (digest A30); these count from the construction
     instead (each fully provisioned tier boundary carries `uplinks` bundles per ToR), which
-    agrees with rows 1-3."""
-    if tiers < 1 or radix < 2 or uplinks < 1 or bundle < 1:
-        raise ValueError("expected tiers >= 1, radix >= 2, uplinks >= 1, bundle >= 1")
+    agrees with rows 1-3. ``PlanInputError`` for a fabric the table does not describe
+    (``check_fabric``)."""
+    check_fabric(radix, uplinks, bundle, tiers)
     n, k, t = tiers, radix, uplinks
     tors = k**n // 2 ** (n - 1)
     return ClosCounts(
@@ -148,7 +178,11 @@ def min_credit_bytes(adapter_bps: float = 10e12, clock_hz: float = 1e9, cycles_p
 
 
 def stardust(radix: int = 256, uplinks: int = 32, bundle: int = 1, hosts_per_tor: int = 40) -> dict:
-    """Every calculator at once, for `cellfabric plan stardust`."""
+    """Every calculator at once, for `cellfabric plan stardust`; ``PlanInputError`` first for
+    inputs that make no fabric."""
+    check_fabric(radix, uplinks, bundle, tiers=3)
+    if hosts_per_tor < 1:
+        raise PlanInputError("hosts_per_tor", hosts_per_tor, "expected at least 1 host per ToR")
     return {
         "table2": [clos_counts(n, radix, uplinks, bundle).as_dict() for n in (1, 2, 3)],
         "fig2_hosts": {
