@@ -1,5 +1,6 @@
-"""Stardust's planning arithmetic against the numbers the paper prints (seed 001) and the
-digest's checks of them (shared/specs/stardust.md)."""
+"""Stardust's planning arithmetic against the numbers the paper prints (Zilberman, Bracha and
+Schzukin, NSDI '19) and our checks of them (the readings R8, R30 and R31 of
+docs/validation/stardust.md)."""
 
 from __future__ import annotations
 

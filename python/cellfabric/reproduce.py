@@ -19,7 +19,7 @@ from cellfabric._core import ScenarioError
 from cellfabric.report import REPORT_FILE, write_report
 from cellfabric.sweeps import SweepPlan, SweepResult, plan_sweep, run_planned
 
-# RIFL's arrival processes: bursts of 1024 bytes on average (seed 004 §V); Bernoulli arrivals
+# RIFL's arrival processes: bursts of 1024 bytes on average (Shen and Chow 2023, §V); Bernoulli arrivals
 # have no burst size.
 RIFL_ARRIVALS = [{"traffic.arrival": "bernoulli"},
                  {"traffic.arrival": "bursty", "traffic.burst_mean_bytes": 1024}]
@@ -74,8 +74,8 @@ REPRODUCTIONS: dict[str, Reproduction] = {
         {"fifo": Part("classic/fifo.toml", {"switch.ports": [2, 4, 8, 32]}, {"traffic.load": 1.0})},
         wall_s=2.5),
     "rifl-table1": Reproduction(
-        "RIFL Layer 2 (seed 004, §V) Table I: latency percentiles of a 32-port RIFL switch, 3-iSLIP "
-        "and SAFC, Bernoulli and bursty arrivals, loads 0.3-1.0",
+        "RIFL Layer 2 (Shen and Chow 2023, §V) Table I: latency percentiles of a 32-port RIFL switch, "
+        "3-iSLIP and SAFC, Bernoulli and bursty arrivals, loads 0.3-1.0",
         {"table1": Part("rifl/table1.toml", {"arrival": RIFL_ARRIVALS, "scheduler": RIFL_SCHEDULERS,
                                               "traffic.load": [0.3, 0.6, 0.9, 1.0]})},
         wall_s=31),
@@ -90,8 +90,8 @@ REPRODUCTIONS: dict[str, Reproduction] = {
             "traffic.load": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]})},
         wall_s=28),
     "clint-table2": Reproduction(
-        "Clint (seed 002, §4) Table 2: mean latency of the bulk channel (B4) and the quick channel "
-        "(Q2), both readings of §4.1's injection intervals",
+        "Clint (Eberle and Gura 2002, §4) Table 2: mean latency of the bulk channel (B4) and the quick "
+        "channel (Q2), both readings of §4.1's injection intervals",
         {"bulk": _clint_part("bulk", "B4"), "quick": _clint_part("quick", "Q2")},
         wall_s=8),
 }
