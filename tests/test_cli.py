@@ -363,3 +363,91 @@ def test_a_port_cabled_twice_is_named_as_a_user_reads_it(tmp_path: Path):
     assert done.returncode == 2, done.stderr
     assert "cabled twice" in done.stderr and "SwitchPort" not in done.stderr and "{" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+def one_error_line(done: subprocess.CompletedProcess, starts: str) -> None:
+    """Bad input: status 2, nothing on stdout and one line on stderr that starts with ``starts``."""
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"cellfabric: error: {starts}"), done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stdout == ""
+
+
+@pytest.fixture
+def run_folder(small_scenario: Path, tmp_path: Path) -> Path:
+    out = tmp_path / "run"
+    assert cli("run", str(small_scenario), "--out", str(out)).returncode == 0
+    return out
+
+
+@pytest.mark.parametrize("command", ["run", "sweep", "reproduce", "report"])
+@pytest.mark.parametrize("where", ["existing-file", "under-a-file", "existing-folder"])
+def test_every_output_path_is_checked_before_any_work_with_one_line(small_scenario: Path, run_folder: Path,
+                                                                     tmp_path: Path, command: str,
+                                                                     where: str):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("the user's own file")
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    wants_file = command == "report"
+    if where == "existing-folder" and not wants_file:
+        pytest.skip("a folder is what these commands write into")
+    out = {"existing-file": blocker, "under-a-file": blocker / "d" / "r.html",
+           "existing-folder": folder}[where]
+    args = {"run": ["run", str(small_scenario)],
+            "sweep": ["sweep", str(small_scenario), "--grid", "traffic.load=0.5"],
+            "reproduce": ["reproduce", "classic-hol"],
+            "report": ["report", str(run_folder)]}[command]
+    if where == "existing-file" and wants_file:
+        pytest.skip("an existing file is replaced by the report")
+    done = cli(*args, "--out", str(out))
+    one_error_line(done, f"--out {out}: ")
+    expected = {"existing-file": "expected a folder", "under-a-file": f"{blocker} is a file",
+                "existing-folder": "expected the path of a file"}[where]
+    assert expected in done.stderr, done.stderr
+    assert blocker.read_text() == "the user's own file" and list(folder.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "a-folder", "run", "small.toml"]
+
+
+def test_report_creates_the_folder_of_its_out_file(run_folder: Path, tmp_path: Path):
+    page = tmp_path / "site" / "reports" / "r.html"
+    done = cli("report", str(run_folder), "--out", str(page))
+    assert done.returncode == 0, done.stderr
+    assert page.read_text().startswith("<!DOCTYPE html>") and done.stdout.strip() == str(page)
+
+
+@pytest.mark.parametrize(("args", "starts"), [
+    (["reproduce", "no-such-figure"], "reproduce no-such-figure: no such reproduction"),
+    (["reproduce", "classic-hol", "--seeds", "0"], "--seeds 0: expected a whole number"),
+    (["reproduce", "classic-hol", "--set", "traffic.lod=0.5"], "traffic.lod: unknown field"),
+    (["reproduce", "classic-hol", "--set", "traffic"], "--set traffic"),
+    (["reproduce", "clint-table2", "--jobs", "0"], "--jobs 0: expected a whole number"),
+])
+def test_a_failed_reproduction_leaves_no_folder_behind(tmp_path: Path, args: list[str], starts: str):
+    done = subprocess.run([sys.executable, "-m", "cellfabric.cli", *args], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=300)
+    one_error_line(done, starts)
+    assert list(tmp_path.iterdir()) == [], "not even an empty results/NAME"
+    done = cli(*args, "--out", str(tmp_path / "new" / "r"))
+    one_error_line(done, starts)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("command", "args", "starts"), [
+    ("run", ["--set", "traffic.lod=0.5"], "--set traffic.lod=0.5: traffic.lod"),
+    ("run", ["--set", "traffic"], "--set traffic"),
+    ("sweep", ["--grid", "traffic.lod=0.5,0.9"], "traffic.lod: unknown field"),
+    ("sweep", ["--grid", "traffic.load=0.5", "--seeds", "0"], "--seeds 0"),
+    ("sweep", ["--set", "traffic"], "--set traffic"),
+])
+def test_bad_input_leaves_no_output_folder_behind(small_scenario: Path, tmp_path: Path, command: str,
+                                                  args: list[str], starts: str):
+    out = tmp_path / "new" / "out"
+    one_error_line(cli(command, str(small_scenario), *args, "--out", str(out)), starts)
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_report_of_a_folder_without_results_creates_nothing(tmp_path: Path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    one_error_line(cli("report", str(empty), "--out", str(tmp_path / "new" / "r.html")), f"{empty}: ")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty"] and list(empty.iterdir()) == []

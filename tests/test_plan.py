@@ -1,5 +1,6 @@
-"""Stardust's planning arithmetic against the numbers the paper prints (seed 001) and the
-digest's checks of them (shared/specs/stardust.md)."""
+"""Stardust's planning arithmetic against the numbers the paper prints (Zilberman, Bracha and
+Schzukin, NSDI '19) and our checks of them (the readings R8, R30 and R31 of
+docs/validation/stardust.md)."""
 
 from __future__ import annotations
 
@@ -80,3 +81,32 @@ def test_cli_prints_every_section_and_json():
     assert text.exit_code == 0 and "table2:" in text.output and "max_tors 72" in text.output
     bad = CliRunner().invoke(main, ["plan", "stardust", "--radix", "1"])
     assert bad.exit_code == 2 and "radix" in bad.output
+
+
+@pytest.mark.parametrize(("args", "starts"), [
+    (["--radix", "8", "--uplinks", "64"], "--uplinks 64: expected at most the radix, 8"),
+    (["--radix", "12", "--uplinks", "13"], "--uplinks 13: expected at most the radix, 12"),
+    (["--radix", "7", "--uplinks", "4"], "--radix 7: expected an even number"),
+    (["--radix", "1"], "--radix 1: expected at least 2"),
+    (["--radix", "0"], "--radix 0: expected at least 2"),
+    (["--radix", "-8"], "--radix -8: expected at least 2"),
+    (["--uplinks", "0"], "--uplinks 0: expected at least 1"),
+    (["--bundle", "0"], "--bundle 0: expected at least 1"),
+    (["--hosts-per-tor", "-3"], "--hosts-per-tor -3: expected at least 1"),
+])
+def test_cli_refuses_a_fabric_that_cannot_be_built_in_one_line(args: list[str], starts: str):
+    done = CliRunner().invoke(main, ["plan", "stardust", *args, "--json"])
+    assert done.exit_code == 2, done.output
+    assert done.output.startswith(f"cellfabric: error: {starts}"), done.output
+    assert done.output.count("\n") == 1 and "Traceback" not in done.output
+
+
+def test_the_largest_uplink_count_is_the_radix():
+    done = CliRunner().invoke(main, ["plan", "stardust", "--radix", "8", "--uplinks", "8", "--json"])
+    assert done.exit_code == 0, done.output
+    assert [row["switches_per_tor"] for row in json.loads(done.output)["table2"]] == [1, 3, 5]
+    with pytest.raises(ValueError, match="uplinks 9: expected at most the radix, 8"):
+        clos_counts(2, 8, 9)
+    with pytest.raises(ValueError, match="radix 9: expected an even number"):
+        clos_counts(2, 9, 3)
+    assert clos_counts(1, 9, 3).max_tors == 9, "one tier uses every port downward: any radix"

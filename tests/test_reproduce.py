@@ -32,6 +32,7 @@ def test_a_bad_name_is_refused_with_status_2(tmp_path: Path):
         done = cli("reproduce", *args, "--out", str(tmp_path / "r"))
         assert done.returncode == 2
         assert done.stderr.startswith("cellfabric: error: reproduce") and done.stderr.count("\n") == 1
+        assert not (tmp_path / "r").exists()
     assert "expected one of classic-hol, rifl-table1" in cli("reproduce", "nope").stderr
 
 
@@ -88,13 +89,14 @@ def test_the_paper_numbers_are_written_once_in_the_scenarios():
     table1 = reference_of(scenarios / "rifl" / "table1.toml")["rows"]
     rifl = runpy.run_path(str(ROOT / "docs" / "validation" / "rifl.py"))["PAPER"]
     assert {tuple(row[:3]): row[3:] for row in table1} == rifl
-    assert rifl[("bursty", "islip", 1.0)] == [18, 57, 107, 178, 229, 339, 683]  # seed 004, Table I
+    assert rifl[("bursty", "islip", 1.0)] == [18, 57, 107, 178, 229, 339, 683]  # Shen and Chow 2023, Table I
     assert rifl[("bernoulli", "safc", 0.9)] == [18, 20, 24, 29, 35, 54, 260]
     clint = runpy.run_path(str(ROOT / "docs" / "validation" / "clint.py"))["PAPER"]
     for channel, column in (("bulk", 0), ("quick", 1)):
         rows = reference_of(scenarios / "clint" / f"{channel}.toml")["rows"]
         expected = {key: values[column] for key, values in clint.items() if values[column] is not None}
         assert {(load, bursty): ns / 1000 for _, load, bursty, ns in rows} == expected
-    assert clint[(0.9, True)] == (1636.7, None) and clint[(0.3, True)] == (32.9, 2.8)  # seed 002, Table 2
+    # Eberle and Gura 2002, Table 2
+    assert clint[(0.9, True)] == (1636.7, None) and clint[(0.3, True)] == (32.9, 2.8)
     fifo = reference_of(scenarios / "classic" / "fifo.toml")["rows"]
     assert [(n, t) for n, _, t in fifo] == [(2, 0.75), (4, 0.6553), (8, 0.6184), (32, 0.5858)]  # Karol et al.

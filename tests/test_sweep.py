@@ -153,7 +153,7 @@ def test_a_bad_sweep_is_refused_with_status_2_before_anything_runs(small_scenari
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("cellfabric: error: ") and expected in done.stderr
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
-    assert not (out / "points").exists()
+    assert not out.exists(), "bad input leaves no folder behind"
 
 
 def test_ray_backend_without_ray_says_how_to_install_it(small_scenario: Path, tmp_path: Path,

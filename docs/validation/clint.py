@@ -1,6 +1,7 @@
 """Regenerates the numbers in docs/validation/clint.md: Fig. 8 (bulk latency against load), Fig. 9
 (quick latency against load), Fig. 10 (quick collision rates) and Table 2 of the Clint paper
-(seed 002, §4) from scenarios/clint/bulk.toml and scenarios/clint/quick.toml.
+(Eberle and Gura, Sun Labs TR 2002, §4) from scenarios/clint/bulk.toml and
+scenarios/clint/quick.toml.
 
     python3 docs/validation/clint.py
 """
@@ -20,7 +21,7 @@ def _table2(channel: str) -> dict:
     return {(load, bursty): ns / 1000 for _, load, bursty, ns in rows}
 
 
-# Table 2 of the seed, latency in µs: (load, bursty) -> (bulk B4, quick Q2 or None if saturated).
+# Table 2 of the paper, latency in µs: (load, bursty) -> (bulk B4, quick Q2 or None if saturated).
 _BULK, _QUICK = _table2("bulk"), _table2("quick")
 PAPER = {key: (bulk, _QUICK.get(key)) for key, bulk in _BULK.items()}
 

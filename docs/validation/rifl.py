@@ -1,6 +1,6 @@
 """Regenerates the numbers in docs/validation/rifl.md: Table I and Fig. 5 of the RIFL Layer 2
-paper (seed 004, §V) from scenarios/rifl/table1.toml and scenarios/rifl/fig5.toml, and the Layer 1
-link study (§II-A) from scenarios/rifl/link.toml.
+paper (Shen and Chow, arXiv 2023, §V) from scenarios/rifl/table1.toml and
+scenarios/rifl/fig5.toml, and the Layer 1 link study (§II-A) from scenarios/rifl/link.toml.
 
     python3 docs/validation/rifl.py
 """
@@ -9,7 +9,7 @@ import cellfabric
 from cellfabric.reproduce import point, reproduction_points
 
 PERCENTILES = ["p1", "p50", "p75", "p90", "p95", "p99", "max"]
-# Table I of the seed, from table1.toml's [reference] (the one place it is written):
+# Table I of the paper, from table1.toml's [reference] (the one place it is written):
 # (arrival, scheduler, load) -> latency percentiles 1/50/75/90/95/99/100.
 PAPER = {tuple(row[:3]): row[3:]
          for row in cellfabric.scenario.reference_of("scenarios/rifl/table1.toml")["rows"]}

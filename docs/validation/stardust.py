@@ -1,8 +1,8 @@
 """Regenerates the tables of docs/validation/stardust.md: Fig. 7 and Fig. 12 (push against pull),
 Fig. 10a (the 432-host permutation), the §5.4 incast, Fig. 10b (short flows under background load),
 Fig. 9 (a quarter-radix two-tier fabric, with its 120% point and one short run at the paper's full
-scale), the §4.2.1 M/D/1 link and the §5.9/App. E self-healing of the Stardust paper (seed 001),
-from the scenarios in scenarios/stardust/.
+scale), the §4.2.1 M/D/1 link and the §5.9/App. E self-healing of the Stardust paper (Zilberman,
+Bracha and Schzukin, NSDI '19), from the scenarios in scenarios/stardust/.
 
     python3 docs/validation/stardust.py
 
@@ -46,7 +46,7 @@ PAPER_FAILURE_LOSS = '"packets whose cells are lost are discarded by the reassem
 FIG9_UTILIZATIONS = [0.5, 0.7, 0.8, 0.9, 0.95]
 FIG9_FULL_SCALE = {"topology.radix": 128, "topology.uplinks_per_edge": 32, "topology.edges": 256}
 SELF_HEAL_SEEDS = [1, 2, 3, 4, 5]
-FCI_REACTION = {"adapter.fci_decrease": 0.125}  # reading A12's law, β = 1/8
+FCI_REACTION = {"adapter.fci_decrease": 0.125}  # reading R12's law (stardust.md, Readings), β = 1/8
 SMALL_CELLS = {"cell.size_bytes": 256, "credit.size_bytes": 2048}
 # TCP NewReno hosts on the host ports, started as the Ethernet baseline's (htsim's ssthresh = 15).
 TCP = {"host.transport": "tcp", "host.initial_ssthresh_packets": 15}

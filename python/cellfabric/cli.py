@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from cellfabric._core import BugError, ScenarioError, SimulationError, catalog
+from cellfabric.outputs import prepare_folder, remove_created
 from cellfabric.provenance import __version__
 from cellfabric.result import clear_results, holds_results
 from cellfabric.runner import Interrupted
@@ -22,9 +23,21 @@ EXIT_STOPPED_EARLY = 4  # the run reached run.max_cells_in_flight; its partial r
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports an interrupted command
 
 
-def _fail(message: str, status: int) -> None:
+def _fail(message: str, status: int, created: list[Path] | tuple = ()) -> None:
+    """Prints one line and exits; first removes the output folders this command created to check
+    them (``created``), where nothing has been written into them."""
+    remove_created(created)
     click.echo(f"cellfabric: error: {message}", err=True)
     sys.exit(status)
+
+
+def _prepare_out(out_dir: str) -> list[Path]:
+    """Checks, before any work, that results can be written into folder ``out_dir`` (creating it);
+    returns the folders created for ``_fail`` to take back."""
+    try:
+        return prepare_folder(out_dir)
+    except ScenarioError as error:
+        _fail(str(error), EXIT_BAD_INPUT)
 
 
 PERCENTILES = ("mean", "p1", "p50", "p75", "p90", "p95", "p99", "max")
@@ -71,7 +84,7 @@ def main() -> None:
     "--set", "assignments", multiple=True, metavar="KEY.PATH=VALUE", help="Override a scenario key."
 )
 @click.option("--seed", type=int, default=None, help="Seed of the run (same as --set run.seed=N).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Write results here.")
+@click.option("--out", "out_dir", type=click.Path(), default=None, help="Write results into this folder.")
 @click.option("--force", is_flag=True,
               help="Write into an --out folder that holds another run's results (clearing them).")
 @click.option("--json", "as_json", is_flag=True,
@@ -82,22 +95,26 @@ def run(
     as_json: bool,
 ) -> None:
     """Run one SCENARIO (a TOML file)."""
+    try:
+        overrides = dict(parse_assignment(a) for a in assignments)
+    except ScenarioError as error:
+        _fail(str(error), EXIT_BAD_INPUT)
+    created = []
     if out_dir is not None:
-        _check_writable(out_dir)
+        created = _prepare_out(out_dir)
         if holds_results(out_dir) and not force:
             _fail(f"--out {out_dir}: holds another run's results (add --force to replace them)",
                   EXIT_BAD_INPUT)
     try:
-        overrides = dict(parse_assignment(a) for a in assignments)
         result = run_scenario(scenario, overrides=overrides, seed=seed)
     except ScenarioError as error:
-        _fail(str(error), EXIT_BAD_INPUT)
+        _fail(str(error), EXIT_BAD_INPUT, created)
     except SimulationError as error:
-        _fail(str(error), EXIT_RUN_FAILED)
+        _fail(str(error), EXIT_RUN_FAILED, created)
     except BugError as error:
         where = f"scenario {scenario}" + "".join(f" --set {a}" for a in assignments)
         where += f" --seed {seed}" if seed is not None else ""
-        _fail(f"{error} (to reproduce: {where}; please report it)", EXIT_BUG)
+        _fail(f"{error} (to reproduce: {where}; please report it)", EXIT_BUG, created)
     except Interrupted as stop:
         if out_dir is not None:
             _write(stop.result, out_dir, force)
@@ -125,18 +142,6 @@ def _write(result, out_dir: str, force: bool) -> None:
     result.write(out_dir)
 
 
-def _check_writable(out_dir: str) -> None:
-    """Fails before the run, not after it, if the results could not be written to ``out_dir``."""
-    try:
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / ".cellfabric-write-check"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as error:
-        _fail(f"--out {out_dir}: cannot write results there ({error.strerror or error})", EXIT_BAD_INPUT)
-
-
 def _scenario_root() -> Path | None:
     """The shipped scenarios: beside the package in a source checkout, else under the current
     directory."""
@@ -146,7 +151,7 @@ def _scenario_root() -> Path | None:
     return None
 
 
-ABBREVIATIONS = {"Fig", "Figs", "al", "e.g", "i.e", "vs", "cf", "Eq", "Sec"}
+ABBREVIATIONS = {"Fig", "Figs", "al", "e.g", "i.e", "vs", "cf", "Eq", "Sec", "App"}
 
 
 def _first_sentence(path: Path, width: int = 110) -> str:
@@ -189,21 +194,27 @@ def plan() -> None:
 
 
 @plan.command(name="stardust")
-@click.option("--radix", type=click.IntRange(min=2), default=256, show_default=True,
-              help="Fabric switch ports (bundles), k.")
-@click.option("--uplinks", type=click.IntRange(min=1), default=32, show_default=True,
-              help="Uplink bundles per ToR, t.")
-@click.option("--bundle", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--radix", type=int, default=256, show_default=True,
+              help="Fabric switch ports (bundles), k: at least 2, even.")
+@click.option("--uplinks", type=int, default=32, show_default=True,
+              help="Uplink bundles per ToR, t: 1 to the radix.")
+@click.option("--bundle", type=int, default=1, show_default=True,
               help="Lanes per bundle, l.")
-@click.option("--hosts-per-tor", type=click.IntRange(min=1), default=40, show_default=True)
+@click.option("--hosts-per-tor", type=int, default=40, show_default=True,
+              help="Hosts per ToR, for Fig. 2's scale.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def plan_stardust(radix: int, uplinks: int, bundle: int, hosts_per_tor: int, as_json: bool) -> None:
-    """Stardust (seed 001): Table 2's counts for 1-3 tiers, Fig. 2's scale, App. B's pipeline
-    parallelism, App. E's recovery time and overhead, the M/D/1 tail of §4.2.1 and §4.1's
-    smallest credit."""
-    from cellfabric.plan import stardust
+    """Stardust (Zilberman, Bracha and Schzukin, NSDI '19): Table 2's counts for 1-3 tiers, Fig. 2's
+    scale, App. B's pipeline parallelism, App. E's recovery time and overhead, the M/D/1 tail of
+    §4.2.1 and §4.1's smallest credit."""
+    from cellfabric.plan import PlanInputError, stardust
 
-    result = stardust(radix, uplinks, bundle, hosts_per_tor)
+    try:
+        result = stardust(radix, uplinks, bundle, hosts_per_tor)
+    except PlanInputError as error:
+        _fail(f"--{error.name.replace('_', '-')} {error.value}: {error.expected}", EXIT_BAD_INPUT)
+    except OverflowError:
+        _fail(f"--radix {radix}: too large (the switch counts overflow floating point)", EXIT_BAD_INPUT)
     if as_json:
         click.echo(json.dumps(result))
         return
@@ -244,7 +255,7 @@ def _points_text(points, axes: list[str]) -> str:
 @click.option("--set", "assignments", multiple=True, metavar="KEY.PATH=VALUE",
               help="Override a scenario key at every point.")
 @click.option("--seeds", type=int, default=None, help="Seeds per point, counted up from run.seed [1].")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="The sweep folder.")
+@click.option("--out", "out_dir", required=True, type=click.Path(), help="The sweep folder.")
 @click.option("--jobs", type=int, default=None, help="Runs at once [the cores].")
 @click.option("--backend", default="local", show_default=True, help="local (a process pool) or ray.")
 @click.option("--ray-address", default=None, help="A Ray cluster to join (default: start a local one).")
@@ -253,10 +264,8 @@ def sweep(spec: str, grids: tuple[str, ...], assignments: tuple[str, ...], seeds
     """Run a scenario at every point of a grid (or a sweep file's), for --seeds seeds each, into
     --out: one folder per run, results.parquet (one row per run) and points.parquet (means and 95%
     confidence intervals over seeds). A rerun skips the runs already finished."""
-    from cellfabric.sweeps import is_sweep_file, load_sweep_file, parse_grid
-    from cellfabric.sweeps import sweep as run_sweep
+    from cellfabric.sweeps import is_sweep_file, load_sweep_file, parse_grid, plan_sweep, run_planned
 
-    _check_writable(out_dir)
     try:
         if is_sweep_file(spec):
             base = load_sweep_file(spec)
@@ -264,10 +273,15 @@ def sweep(spec: str, grids: tuple[str, ...], assignments: tuple[str, ...], seeds
             base = {"scenario": spec, "grid": {}, "seeds": 1, "overrides": {}}
         grid = {**base["grid"], **dict(parse_grid(g) for g in grids)}
         overrides = {**base["overrides"], **dict(parse_assignment(a) for a in assignments)}
-        result = run_sweep(base["scenario"], grid, out_dir, seeds=base["seeds"] if seeds is None else seeds,
-                           overrides=overrides, jobs=jobs, backend=backend, ray_address=ray_address)
+        plan = plan_sweep(base["scenario"], grid, out_dir, seeds=base["seeds"] if seeds is None else seeds,
+                          overrides=overrides, jobs=jobs, backend=backend)
     except ScenarioError as error:
         _fail(str(error), EXIT_BAD_INPUT)
+    created = _prepare_out(out_dir)
+    try:
+        result = run_planned(plan, ray_address=ray_address)
+    except ScenarioError as error:
+        _fail(str(error), EXIT_BAD_INPUT, created)
     except KeyboardInterrupt:
         _fail(f"interrupted; the finished runs are in {out_dir}", EXIT_INTERRUPTED)
     total = len(result.runs)
@@ -282,8 +296,8 @@ def sweep(spec: str, grids: tuple[str, ...], assignments: tuple[str, ...], seeds
 
 @main.command()
 @click.argument("folder", type=click.Path(file_okay=False, path_type=str))
-@click.option("--out", "out_file", type=click.Path(dir_okay=False), default=None,
-              help="Where to write the page [FOLDER/report.html].")
+@click.option("--out", "out_file", type=click.Path(), default=None,
+              help="Where to write the page (its folder is created if missing) [FOLDER/report.html].")
 def report(folder: str, out_file: str | None) -> None:
     """Write a self-contained HTML report (plots inline, nothing fetched) of a run, a sweep or a
     reproduction's FOLDER: curves against load, latency percentiles and CDFs, per-port tables,
@@ -300,7 +314,7 @@ def report(folder: str, out_file: str | None) -> None:
 @main.command()
 @click.argument("name", required=False)
 @click.option("--list", "show_list", is_flag=True, help="List the reproductions and how long each takes.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
+@click.option("--out", "out_dir", type=click.Path(), default=None,
               help="Where to write the sweeps and the report [results/NAME].")
 @click.option("--set", "assignments", multiple=True, metavar="KEY.PATH=VALUE",
               help="Override a scenario key in every run (e.g. a shorter run.duration_ns for a first look).")
@@ -313,8 +327,7 @@ def reproduce(name: str | None, show_list: bool, out_dir: str | None, assignment
     """Run the sweep behind one paper table or figure (NAME; see --list) and write its report,
     our numbers beside the paper's."""
     from cellfabric.report import comparison, reference_frame
-    from cellfabric.reproduce import listing
-    from cellfabric.reproduce import reproduce as run_reproduction
+    from cellfabric.reproduce import listing, plan_reproduction, run_reproduction
 
     if show_list:
         click.echo("\n".join(listing()))
@@ -326,13 +339,17 @@ def reproduce(name: str | None, show_list: bool, out_dir: str | None, assignment
     if root is None:
         _fail("reproduce: the shipped scenarios/ folder was not found (run from a cellfabric checkout)",
               EXIT_BAD_INPUT)
-    _check_writable(out_dir)
     try:
         overrides = dict(parse_assignment(a) for a in assignments)
-        results, page = run_reproduction(name, out_dir, root, seeds=seeds, jobs=jobs, backend=backend,
-                                         ray_address=ray_address, overrides=overrides)
+        plans = plan_reproduction(name, out_dir, root, seeds=seeds, jobs=jobs, backend=backend,
+                                  overrides=overrides)
     except ScenarioError as error:
         _fail(str(error), EXIT_BAD_INPUT)
+    created = _prepare_out(out_dir)
+    try:
+        results, page = run_reproduction(plans, out_dir, ray_address=ray_address)
+    except ScenarioError as error:
+        _fail(str(error), EXIT_BAD_INPUT, created)
     except KeyboardInterrupt:
         _fail(f"interrupted; the finished runs are in {out_dir}", EXIT_INTERRUPTED)
     failed = 0

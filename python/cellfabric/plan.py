@@ -1,5 +1,6 @@
-"""Stardust's planning arithmetic (seed 001): exact formulas from the paper, with the paper's own
-slips noted where `shared/specs/stardust.md` found them.
+"""Stardust's planning arithmetic (Zilberman, Bracha and Schzukin, "Stardust: Divide and Conquer
+in the Data Center Network", NSDI '19): exact formulas from the paper, with the paper's own slips
+noted (the readings R8, R30 and R31 of docs/validation/stardust.md).
 
 - :func:`clos_counts`: Table 2 (App. A), devices and links of an n-tier fabric;
 - :func:`scale`: Fig. 2, hosts a 12.8 Tb/s switch reaches at each tier and link bundle;
@@ -14,6 +15,36 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+
+
+class PlanInputError(ValueError):
+    """An input the arithmetic cannot use: parameter ``name`` (``hosts_per_tor``), its ``value``
+    and what was ``expected``."""
+
+    def __init__(self, name: str, value: object, expected: str):
+        super().__init__(f"{name} {value}: {expected}")
+        self.name, self.value, self.expected = name, value, expected
+
+
+def check_fabric(radix: int, uplinks: int, bundle: int = 1, tiers: int = 1) -> None:
+    """Raises ``PlanInputError`` for a fabric Table 2 does not describe. Its construction (App. A)
+    builds every tier from switches of `radix` ports; a ToR is such a switch too, so its `uplinks`
+    are at most `radix`; from two tiers on a first-tier switch has radix/2 ports down and radix/2
+    up, so the radix is even."""
+    if tiers < 1:
+        raise PlanInputError("tiers", tiers, "expected at least 1")
+    if radix < 2:
+        raise PlanInputError("radix", radix, "expected at least 2 ports per switch")
+    if tiers > 1 and radix % 2:
+        raise PlanInputError("radix", radix, "expected an even number (from 2 tiers on, a first-tier "
+                             "switch has half its ports down and half up)")
+    if uplinks < 1:
+        raise PlanInputError("uplinks", uplinks, "expected at least 1 uplink bundle per ToR")
+    if uplinks > radix:
+        raise PlanInputError("uplinks", uplinks, f"expected at most the radix, {radix} (a ToR is a switch "
+                             f"of that radix, so it has no more ports than that for its uplinks)")
+    if bundle < 1:
+        raise PlanInputError("bundle", bundle, "expected at least 1 lane per bundle")
 
 
 @dataclass(frozen=True)
@@ -34,11 +65,11 @@ class ClosCounts:
 
 def clos_counts(tiers: int, radix: int, uplinks: int, bundle: int = 1) -> ClosCounts:
     """Table 2 (App. A). The paper prints general-n formulas for link bundles and links per ToR
-    that contradict its own rows 1-2 and 4 (digest A30); these count from the construction
+    that contradict its own rows 1-2 and 4 (reading R30); these count from the construction
     instead (each fully provisioned tier boundary carries `uplinks` bundles per ToR), which
-    agrees with rows 1-3."""
-    if tiers < 1 or radix < 2 or uplinks < 1 or bundle < 1:
-        raise ValueError("expected tiers >= 1, radix >= 2, uplinks >= 1, bundle >= 1")
+    agrees with rows 1-3. ``PlanInputError`` for a fabric the table does not describe
+    (``check_fabric``)."""
+    check_fabric(radix, uplinks, bundle, tiers)
     n, k, t = tiers, radix, uplinks
     tors = k**n // 2 ** (n - 1)
     return ClosCounts(
@@ -64,7 +95,7 @@ def pipeline_parallelism(
 ) -> float:
     """App. B: P = R / r, the packet rate R = B / (8 (S + G)) over the pipeline rate r = f / c.
     With G = 20 bytes (12 IPG + 8 preamble) 256-byte packets give 5.80 at 12.8 Tb/s; the paper
-    prints 6.06, which needs G = 8 (digest A31)."""
+    prints 6.06, which needs G = 8 (reading R31)."""
     packet_rate = bandwidth_bps / (8 * (packet_bytes + gap_bytes))
     return packet_rate / (clock_hz / cycles)
 
@@ -131,7 +162,7 @@ def md1_decay_root(utilization: float) -> float:
 def md1_tail(utilization: float, probability: float = 1e-6) -> dict:
     """§4.2.1: the depth N (in cells, not rounded) at which an M/D/1 link's tail z*^-N reaches
     `probability` (prefactor ignored), beside the paper's heavy-traffic form fs^-2N with
-    fs = 1 / utilization. (The digest's table rounds these to 11, 32, 67, 136 and 143.)"""
+    fs = 1 / utilization. (Rounded, the default utilizations give 11, 32, 67, 136 and 143.)"""
     z = md1_decay_root(utilization)
     return {
         "utilization": utilization,
@@ -143,12 +174,16 @@ def md1_tail(utilization: float, probability: float = 1e-6) -> dict:
 
 def min_credit_bytes(adapter_bps: float = 10e12, clock_hz: float = 1e9, cycles_per_credit: int = 2) -> float:
     """§4.1: the smallest credit = adapter bandwidth / credit rate. The paper's example (10 Tb/s,
-    1 GHz, a credit every 2 cycles) is 2 500 bytes; it prints "2000B" (digest A8)."""
+    1 GHz, a credit every 2 cycles) is 2 500 bytes; it prints "2000B" (reading R8)."""
     return adapter_bps / (clock_hz / cycles_per_credit) / 8
 
 
 def stardust(radix: int = 256, uplinks: int = 32, bundle: int = 1, hosts_per_tor: int = 40) -> dict:
-    """Every calculator at once, for `cellfabric plan stardust`."""
+    """Every calculator at once, for `cellfabric plan stardust`; ``PlanInputError`` first for
+    inputs that make no fabric."""
+    check_fabric(radix, uplinks, bundle, tiers=3)
+    if hosts_per_tor < 1:
+        raise PlanInputError("hosts_per_tor", hosts_per_tor, "expected at least 1 host per ToR")
     return {
         "table2": [clos_counts(n, radix, uplinks, bundle).as_dict() for n in (1, 2, 3)],
         "fig2_hosts": {

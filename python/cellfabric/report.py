@@ -26,6 +26,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from cellfabric._core import ScenarioError
+from cellfabric.outputs import prepare_file, remove_created
 from cellfabric.sweeps import POINTS_FILE, RUNS_FILE, SPEC_FILE
 
 REPORT_FILE = "report.html"
@@ -42,24 +43,41 @@ pre{background:#f7f7f7;padding:1em;overflow:auto;font-size:85%}.bad{color:#a00}"
 
 
 def write_report(folder: str | Path, out: str | Path | None = None) -> Path:
-    """Writes the report of ``folder`` to ``out`` (default ``folder/report.html``) and returns its
-    path; ``ScenarioError`` if the folder holds no results."""
+    """Writes the report of ``folder`` to ``out`` (default ``folder/report.html``), creating the
+    folder of ``out`` if it is missing, and returns its path; ``ScenarioError`` before anything is
+    drawn if the folder holds no results or the page could not be written there."""
     folder = Path(folder)
     if not folder.is_dir():
         raise ScenarioError(f"{folder}: no such folder")
-    sections = _sections(folder)
-    if not sections:
+    if not holds_results(folder):
         raise ScenarioError(f"{folder}: holds no results (expected the summary.json of a run, the "
                             f"{RUNS_FILE} of a sweep, or folders of sweeps)")
-    title = f"cellfabric report: {folder.resolve().name}"
-    page = (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}"
-            f"</title><link rel=\"icon\" href=\"data:,\"><style>{STYLE}</style></head><body>"
-            f"<h1>{html.escape(title)}</h1>{''.join(sections)}</body></html>\n")
     path = Path(out) if out is not None else folder / REPORT_FILE
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(page, encoding="utf-8")
-    tmp.replace(path)
+    created = prepare_file(path, f"--out {path}" if out is not None else f"{path} (the default --out)")
+    try:
+        sections = _sections(folder)
+        title = f"cellfabric report: {folder.resolve().name}"
+        page = (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>"
+                f"{html.escape(title)}</title><link rel=\"icon\" href=\"data:,\"><style>{STYLE}</style>"
+                f"</head><body><h1>{html.escape(title)}</h1>{''.join(sections)}</body></html>\n")
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(page, encoding="utf-8")
+        tmp.replace(path)
+    except BaseException:
+        remove_created(created)
+        raise
     return path
+
+
+def holds_results(folder: str | Path) -> bool:
+    """True if ``folder`` holds a run's or a sweep's results, or subfolders that do."""
+    folder = Path(folder)
+    return any((where / name).exists() for where in (folder, *_subfolders(folder))
+               for name in (RUNS_FILE, "summary.json"))
+
+
+def _subfolders(folder: Path) -> list[Path]:
+    return sorted(sub for sub in folder.iterdir() if sub.is_dir()) if folder.is_dir() else []
 
 
 def _sections(folder: Path) -> list[str]:

@@ -16,10 +16,10 @@ from typing import Any
 import pandas as pd
 
 from cellfabric._core import ScenarioError
-from cellfabric.report import write_report
-from cellfabric.sweeps import SweepResult, sweep
+from cellfabric.report import REPORT_FILE, write_report
+from cellfabric.sweeps import SweepPlan, SweepResult, plan_sweep, run_planned
 
-# RIFL's arrival processes: bursts of 1024 bytes on average (seed 004 §V); Bernoulli arrivals
+# RIFL's arrival processes: bursts of 1024 bytes on average (Shen and Chow 2023, §V); Bernoulli arrivals
 # have no burst size.
 RIFL_ARRIVALS = [{"traffic.arrival": "bernoulli"},
                  {"traffic.arrival": "bursty", "traffic.burst_mean_bytes": 1024}]
@@ -74,8 +74,8 @@ REPRODUCTIONS: dict[str, Reproduction] = {
         {"fifo": Part("classic/fifo.toml", {"switch.ports": [2, 4, 8, 32]}, {"traffic.load": 1.0})},
         wall_s=2.5),
     "rifl-table1": Reproduction(
-        "RIFL Layer 2 (seed 004, §V) Table I: latency percentiles of a 32-port RIFL switch, 3-iSLIP "
-        "and SAFC, Bernoulli and bursty arrivals, loads 0.3-1.0",
+        "RIFL Layer 2 (Shen and Chow 2023, §V) Table I: latency percentiles of a 32-port RIFL switch, "
+        "3-iSLIP and SAFC, Bernoulli and bursty arrivals, loads 0.3-1.0",
         {"table1": Part("rifl/table1.toml", {"arrival": RIFL_ARRIVALS, "scheduler": RIFL_SCHEDULERS,
                                               "traffic.load": [0.3, 0.6, 0.9, 1.0]})},
         wall_s=31),
@@ -90,8 +90,8 @@ REPRODUCTIONS: dict[str, Reproduction] = {
             "traffic.load": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]})},
         wall_s=28),
     "clint-table2": Reproduction(
-        "Clint (seed 002, §4) Table 2: mean latency of the bulk channel (B4) and the quick channel "
-        "(Q2), both readings of §4.1's injection intervals",
+        "Clint (Eberle and Gura 2002, §4) Table 2: mean latency of the bulk channel (B4) and the quick "
+        "channel (Q2), both readings of §4.1's injection intervals",
         {"bulk": _clint_part("bulk", "B4"), "quick": _clint_part("quick", "Q2")},
         wall_s=8),
 }
@@ -108,19 +108,41 @@ def reproduce(name: str, out: str | Path, scenarios: str | Path, seeds: int = 1,
               overrides: dict[str, Any] | None = None) -> tuple[dict[str, SweepResult], Path]:
     """Runs reproduction ``name`` with the shipped scenarios under ``scenarios`` into ``out`` and
     writes its report; returns each part's sweep and the report's path. ``overrides`` apply to
-    every run (after the reproduction's own), e.g. a shorter ``run.duration_ns`` for a quick look."""
+    every run (after the reproduction's own), e.g. a shorter ``run.duration_ns`` for a quick look.
+    Every part is checked before any runs (``plan_reproduction``)."""
+    plans = plan_reproduction(name, out, scenarios, seeds=seeds, jobs=jobs, backend=backend,
+                              overrides=overrides)
+    return run_reproduction(plans, out, ray_address=ray_address, progress=progress)
+
+
+def plan_reproduction(name: str, out: str | Path, scenarios: str | Path, seeds: int = 1,
+                      jobs: int | None = None, backend: str = "local",
+                      overrides: dict[str, Any] | None = None) -> dict[str, SweepPlan]:
+    """Checks reproduction ``name`` whole (its name, every part's sweep with ``overrides``, where
+    its report goes) without running or writing anything; returns each part's checked sweep.
+    ``ScenarioError`` for the first problem."""
     if name not in REPRODUCTIONS:
         raise ScenarioError(f"reproduce {name}: no such reproduction (expected one of "
                             f"{', '.join(REPRODUCTIONS)})")
     reproduction = REPRODUCTIONS[name]
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ScenarioError(f"--out {out}: is a file; expected a folder")
+    if (out / REPORT_FILE).is_dir():
+        raise ScenarioError(f"--out {out}: {out / REPORT_FILE} is a folder; expected room for the report")
     single = len(reproduction.parts) == 1
-    results = {}
-    for part_name, part in reproduction.parts.items():
-        results[part_name] = sweep(Path(scenarios) / part.scenario, part.grid,
-                                   out if single else out / part_name, seeds=seeds,
-                                   overrides={**part.overrides, **(overrides or {})}, jobs=jobs,
-                                   backend=backend, ray_address=ray_address, progress=progress)
+    return {part_name: plan_sweep(Path(scenarios) / part.scenario, part.grid,
+                                  out if single else out / part_name, seeds=seeds,
+                                  overrides={**part.overrides, **(overrides or {})}, jobs=jobs,
+                                  backend=backend)
+            for part_name, part in reproduction.parts.items()}
+
+
+def run_reproduction(plans: dict[str, SweepPlan], out: str | Path, ray_address: str | None = None,
+                     progress: bool | None = None) -> tuple[dict[str, SweepResult], Path]:
+    """Runs the parts ``plan_reproduction`` checked and writes the report into ``out``."""
+    results = {part: run_planned(plan, ray_address=ray_address, progress=progress)
+               for part, plan in plans.items()}
     return results, write_report(out)
 
 

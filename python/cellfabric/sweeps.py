@@ -382,12 +382,41 @@ def sweep(
 
     A scenario's ``[reference]`` table (the paper's numbers; see ``cellfabric.report``), or
     ``reference``, is kept in ``sweep.json`` for the report. Raises ``ScenarioError`` before
-    anything runs for a grid value no point can use; runs that fail are recorded with their error
-    in ``results.parquet`` (status ``failed``) and do not stop the others. Ctrl-C raises
+    anything runs or is written for a grid value no point can use; runs that fail are recorded with
+    their error in ``results.parquet`` (status ``failed``) and do not stop the others. Ctrl-C raises
     ``KeyboardInterrupt`` after writing the results of the runs that finished."""
+    plan = plan_sweep(scenario, grid, out, seeds=seeds, overrides=overrides, jobs=jobs, backend=backend,
+                      reference=reference)
+    return run_planned(plan, ray_address=ray_address, progress=progress)
+
+
+@dataclass
+class SweepPlan:
+    """A sweep checked and ready to run (see ``plan_sweep``): nothing of it is written yet."""
+
+    out: Path
+    runs: list[_Run]
+    axes: list[str]
+    spec: dict[str, Any]
+    jobs: int | None
+    backend: str
+
+
+def plan_sweep(
+    scenario: str | Path | Mapping[str, Any],
+    grid: Mapping[str, Sequence[Any]],
+    out: str | Path,
+    seeds: int = 1,
+    overrides: Mapping[str, Any] | None = None,
+    jobs: int | None = None,
+    backend: str = "local",
+    reference: Mapping[str, Any] | None = None,
+) -> SweepPlan:
+    """Everything ``sweep`` checks before it runs (its arguments, every point's scenario, the
+    ``out`` folder's kind), with nothing run or written: ``ScenarioError`` for the first problem."""
     if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1:
         raise ScenarioError(f"--seeds {seeds}: expected a whole number of seeds, at least 1")
-    if jobs is not None and (not isinstance(jobs, int) or jobs < 1):
+    if jobs is not None and (not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1):
         raise ScenarioError(f"--jobs {jobs}: expected a whole number of workers, at least 1")
     if backend not in ("local", "ray"):
         raise ScenarioError(f"--backend {backend}: expected local or ray")
@@ -396,6 +425,8 @@ def sweep(
 
         require_ray()
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ScenarioError(f"--out {out}: is a file; expected a folder")
     if (out / "summary.json").exists():
         raise ScenarioError(f"--out {out}: holds a single run's results, not a sweep")
     base = load_scenario(scenario)
@@ -409,12 +440,17 @@ def sweep(
     _validate(runs, grid)
     axes = list(dict.fromkeys(k for _, parts in _axes(grid) for part in parts for k in part))
     reference = comparable(reference, axes, next((r.config for r in runs if r.invalid is None), None))
-
-    out.mkdir(parents=True, exist_ok=True)
     spec = {"cellfabric_version": __version__, "scenario": str(scenario) if not isinstance(scenario, Mapping)
             else dict(scenario), "grid": {k: list(v) for k, v in grid.items()}, "axes": axes,
             "seeds": seeds, "overrides": dict(overrides or {}), "reference": reference}
-    (out / SPEC_FILE).write_text(json.dumps(spec, indent=2, default=str) + "\n")
+    return SweepPlan(out=out, runs=runs, axes=axes, spec=spec, jobs=jobs, backend=backend)
+
+
+def run_planned(plan: SweepPlan, ray_address: str | None = None, progress: bool | None = None) -> SweepResult:
+    """Runs a sweep ``plan_sweep`` checked, into its ``out`` folder (see ``sweep``)."""
+    out, runs, axes, reference = plan.out, plan.runs, plan.axes, plan.spec["reference"]
+    out.mkdir(parents=True, exist_ok=True)
+    (out / SPEC_FILE).write_text(json.dumps(plan.spec, indent=2, default=str) + "\n")
 
     todo = [r for r in runs if r.invalid is None and not _finished(r)]
     result = SweepResult(out=out, runs=pd.DataFrame(), points=pd.DataFrame(), axes=axes, reference=reference,
@@ -424,7 +460,7 @@ def sweep(
         from tqdm import tqdm
 
         bar = tqdm(total=len(todo), unit="run", file=sys.stderr, dynamic_ncols=True)
-    outcomes = _execute(todo, backend, jobs or os.cpu_count() or 1, ray_address)
+    outcomes = _execute(todo, plan.backend, plan.jobs or os.cpu_count() or 1, ray_address)
     try:
         for run, outcome in outcomes:
             if outcome[0] == "interrupted":
