@@ -155,6 +155,26 @@ def test_sweep_report_renders_every_plot_in_a_headless_browser(swept: Path, tmp_
     assert (tmp_path / "sweep.png").stat().st_size > 10_000
 
 
+def test_a_reproduction_page_says_why_the_paper_has_no_number(tmp_path: Path, figures: list):
+    """Stardust's Fig. 7 (two runs cut to 0.2 ms): pull beside the paper's 100G, and push's row
+    saying why the paper gives no number there, above the plots."""
+    if chromium() is None:
+        pytest.skip("no chromium or playwright (CI sets CELLFABRIC_REQUIRE_BROWSER and installs them)")
+    out = tmp_path / "fig7"
+    done = cli("reproduce", "stardust-fig7", "--out", str(out), "--set", "run.duration_ns=200000",
+               "--set", "run.warmup_ns=50000")
+    assert done.returncode == 0, done.stderr
+    page = write_report(out)
+    check_figures(figures)
+    text = page.read_text()
+    top = text[:text.index("<h3>Plots")]
+    assert "the paper gives only port B&#x27;s share under push (66%)" in top
+    assert "paper 1</span>" in top and "paper 0</span>" in top
+    errors, plots = open_in_browser(page, tmp_path / "reproduction.png")
+    assert errors == [] and len(plots) == 3  # goodput, packet latency, the reference's cells_dropped
+    check_drawn(plots)
+
+
 def test_run_report_has_the_tables_and_renders(small_scenario: Path, tmp_path: Path):
     if chromium() is None:
         pytest.skip("no chromium or playwright (CI sets CELLFABRIC_REQUIRE_BROWSER and installs them)")
