@@ -253,6 +253,19 @@ def test_curves_run_against_a_numeric_axis_and_true_false_is_not_one():
     assert _x_axis(loads, ["switch.ports", "traffic.load"]) == "traffic.load"
 
 
+def test_keys_a_grid_axis_sets_together_follow_its_first_in_plots_and_labels():
+    from cellfabric.report import leading_axes
+
+    grid = {"scheduler": [{"switch.scheduler": "islip", "switch.iterations": 3},
+                          {"switch.scheduler": "safc", "switch.iterations": None}],
+            "traffic.packet_bytes_min+traffic.packet_bytes_max": [[256, 256], [64, 2048]],
+            "traffic.load": [0.5, 1.0]}
+    axes = ["switch.scheduler", "switch.iterations", "traffic.packet_bytes_min", "traffic.packet_bytes_max",
+            "traffic.load"]
+    assert leading_axes(axes, grid) == ["switch.scheduler", "traffic.packet_bytes_min", "traffic.load"]
+    assert leading_axes(axes, None) == axes
+
+
 def test_the_comparison_says_why_where_it_has_no_number_to_compare():
     points = pd.DataFrame({"traffic.load": [0.3, 0.5, 0.8], "throughput": [0.3, 0.45, 0.62],
                            "throughput.ci95": [0.01, 0.02, 0.01]})
@@ -272,7 +285,7 @@ def test_the_comparison_says_why_where_it_has_no_number_to_compare():
     assert [load for load, _ in cells] == ["0.3", "0.5", "0.9", "0.8"]
     assert "paper 0.31" in cells[0][1] and "0.3 ± 0.01" in cells[0][1]
     assert "saturated in the paper" in cells[1][1] and NOT_RUN in cells[2][1] and NO_NUMBER in cells[3][1]
-    assert "1 numbers of the reference have ours beside them" in page
+    assert "1 number of the reference has ours beside it: 1 within 5%" in page
 
 
 def test_every_line_has_a_colour_and_marker_of_its_own(figures: list):

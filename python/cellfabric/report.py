@@ -158,9 +158,10 @@ def _tidy(figure: Figure) -> None:
     width, height = figure.bbox.width, figure.bbox.height
     pad = 4 * figure.dpi / 72
     anchor = ((below.x0 + below.x1) / 2 / width, (below.y0 - pad) / height)
+    size = "small" if len(labels) <= 12 else "x-small"
     for columns in range(min(len(labels), 4), 0, -1):
         legend = figure.legend(handles, labels, loc="upper center", bbox_to_anchor=anchor, ncols=columns,
-                               fontsize="small", frameon=False, borderaxespad=0)
+                               fontsize=size, frameon=False, borderaxespad=0)
         if columns == 1 or legend.get_window_extent(renderer).width <= max(below.width, width):
             break
         legend.remove()
@@ -524,7 +525,7 @@ def _vs_cell(row: dict) -> str:
     ours = row["cellfabric"]
     text = "—" if ours != ours else _fmt(ours)
     if ours == ours and row["ci95"] == row["ci95"]:
-        text += f" ± {row['ci95']:.2g}"
+        text += f" ± {row['ci95']:.2g}" if row["ci95"] < 100 else f" ± {_fmt(round(row['ci95'], -1))}"
     below = []
     if row["paper"] == row["paper"]:
         below.append(f"<span class=\"paper\">paper {_fmt(row['paper'])}</span>")
@@ -546,7 +547,9 @@ def _agreement(table: pd.DataFrame, axes: list[str]) -> str:
     if not both:
         return "<p>No number of the reference has one of ours beside it.</p>"
     counts = {c: sum(_closeness(r) == c for r in both) for c in ("near", "mid", "far")}
-    text = (f"{len(both)} numbers of the reference have ours beside them: {counts['near']} within 5%, "
+    numbers = ("1 number of the reference has" if len(both) == 1 else
+               f"{len(both)} numbers of the reference have")
+    text = (f"{numbers} ours beside {'it' if len(both) == 1 else 'them'}: {counts['near']} within 5%, "
             f"{counts['mid']} within 20%, {counts['far']} further apart.")
     far = [r for r in both if _closeness(r) == "far"]
     if far:
