@@ -1,14 +1,17 @@
 """Reproductions: --list, a bad name refused with status 2, and short versions of each run end to
 end (runs cut to a fraction of their length) with our numbers beside the paper's in the report."""
 
+import json
+import math
 import runpy
 import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
-from cellfabric.report import comparison, reference_frame
+from cellfabric.report import NO_NUMBER, comparison, reference_frame
 from cellfabric.reproduce import REPRODUCTIONS
 from cellfabric.scenario import reference_of
 from conftest import ROOT
@@ -23,8 +26,14 @@ def test_list_names_every_reproduction_with_its_runs_and_time():
     done = cli("reproduce", "--list")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert [line.split()[0] for line in lines] == ["classic-hol", "rifl-table1", "rifl-fig5", "clint-table2"]
+    assert [line.split()[0] for line in lines] == [
+        "classic-hol", "rifl-table1", "rifl-fig5", "clint-table2", "stardust-fig7", "stardust-fig10a",
+        "stardust-fig10c", "stardust-fig12", "baselines-fig10"]
     assert "16 runs, about 31 s on one core" in lines[1]
+    runs = {line.split()[0]: line.split(" runs, about ")[0].split()[-1] for line in lines}
+    assert [runs[n] for n in ("stardust-fig7", "stardust-fig10a", "stardust-fig10c", "stardust-fig12",
+                              "baselines-fig10")] == ["2", "4", "4", "2", "2"]
+    assert "2 runs, about 33 s on one core: Stardust Fig. 10 (§6.3) baselines" in lines[-1]
 
 
 def test_a_bad_name_is_refused_with_status_2(tmp_path: Path):
@@ -78,6 +87,90 @@ def test_clint_table2_short_writes_both_channels_and_one_report(tmp_path: Path):
     assert "<h2>bulk</h2>" in page and "<h2>quick</h2>" in page and "Table 2: quick channel" in page
 
 
+def reproduced(name: str, out: Path, *settings: str) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """Runs reproduction ``name`` (one part) with ``--set`` ``settings``: its points, ours beside
+    the paper's row by row (the points the paper has no row for included), and its page."""
+    done = cli("reproduce", name, "--out", str(out), "--jobs", "2",
+               *(arg for setting in settings for arg in ("--set", setting)))
+    assert done.returncode == 0, done.stderr
+    points = pd.read_parquet(out / "points.parquet")
+    spec = json.loads((out / "sweep.json").read_text())
+    table = comparison(points, spec["axes"], reference_frame(spec["reference"]), every_point=True)
+    return points, table, (out / "report.html").read_text()
+
+
+def row(table: pd.DataFrame, metric: str, **axes) -> dict:
+    match = table[table["metric"] == metric]
+    for key, value in axes.items():
+        match = match[match[key.replace("__", ".")] == value]
+    assert len(match) == 1, (metric, axes)
+    return match.iloc[0].to_dict()
+
+
+@pytest.mark.parametrize("name", ["stardust-fig7", "stardust-fig12"])
+def test_stardust_push_pull_short_lines_up_with_the_paper(tmp_path: Path, name: str):
+    """Fig. 7 and Fig. 12 cut to 0.4 ms (a fifth): pull beside the paper's 100G per port and no
+    loss, push beside Fig. 12's 50% (A 100G, B nothing) or the paper's reason for no number."""
+    points, table, page = reproduced(name, tmp_path / name, "run.duration_ns=400000", "run.warmup_ns=100000")
+    assert list(points["stardust.credits"]) == [True, False] and (points["seeds"] == 1).all()
+    assert len(table) == 4 and (table["note"] != NO_NUMBER).all(), "the paper has a row for both points"
+    pull = row(table, "goodput", stardust__credits=True)
+    assert pull["paper"] == 1.0 and abs(pull["relative"]) < 0.03
+    assert row(table, "cells_dropped", stardust__credits=True)["difference"] == 0
+    push = row(table, "goodput", stardust__credits=False)
+    if name == "stardust-fig12":
+        assert push["paper"] == 0.5 and abs(push["relative"]) < 0.05
+    else:
+        assert math.isnan(push["paper"]) and "only port B's share under push (66%)" in push["note"]
+    dropped = row(table, "cells_dropped", stardust__credits=False)
+    assert dropped["cellfabric"] > 0 and "gives no count" in dropped["note"]
+    assert page.index("Beside the paper") < page.index("<h3>Plots") and "gives no count" in page
+
+
+def test_stardust_fig10c_incast_finishes_at_the_ideal_and_drops_nothing(tmp_path: Path):
+    """At full length (the incast's runs end when its flows do: about a second in all): the
+    last of N senders finishes within 5% of N × 360 µs (theory) and nothing is dropped (the paper)."""
+    points, table, page = reproduced("stardust-fig10c", tmp_path / "incast")
+    assert list(points["traffic.senders"]) == [1, 10, 40, 100]
+    assert list(points["flows_completed"]) == [1, 10, 40, 100]
+    last = table[table["metric"] == "fct_us.last"]
+    assert list(last["paper"]) == [360, 3600, 14400, 36000] and (last["relative"].abs() < 0.05).all()
+    assert (table.loc[table["metric"] == "cells_dropped", "cellfabric"] == 0).all()
+    assert "Beside the reference" in page and "Theory, not the paper" in page
+
+
+def test_stardust_fig10a_short_puts_both_host_kinds_beside_the_paper(tmp_path: Path):
+    """The 432-host permutation cut to 0.2 ms (1/100): 512-byte cells beside the paper's 94% and 96%
+    for saturated sources and TCP NewReno hosts alike, 256-byte cells with the paper's reason."""
+    points, table, page = reproduced("stardust-fig10a", tmp_path / "fig10a", "run.duration_ns=200000",
+                                     "run.warmup_ns=100000")
+    assert len(points) == 4 and set(points["cell.size_bytes"]) == {512, 256}
+    assert points["host.transport"].isna().sum() == 2 and (points["host.transport"] == "tcp").sum() == 2
+    assert (points.loc[points["cell.size_bytes"] == 512, "credit.size_bytes"] == 4096).all()
+    assert len(table) == 4 * 3 and (table["note"] != NO_NUMBER).all()
+    big = table[table["cell.size_bytes"] == 512]
+    assert sorted(big.loc[big["metric"] == "goodput", "paper"]) == [0.94, 0.94]
+    assert sorted(big.loc[big["metric"] == "flows_at_least_94_4_percent", "paper"]) == [0.96, 0.96]
+    assert (big["note"] == "").all() and big["cellfabric"].notna().all()
+    small = table[table["cell.size_bytes"] == 256]
+    assert small["paper"].isna().all() and small["note"].str.contains("12 hours per permutation").all()
+    assert (table.loc[table["metric"] == "cells_dropped", "cellfabric"] == 0).all(), "the fabric is lossless"
+    assert "transport=tcp" in page and "transport=none" in page
+
+
+def test_baselines_fig10_short_puts_dctcp_and_mptcp_beside_the_paper(tmp_path: Path):
+    """DCTCP and MPTCP over 8 subflows on the 432-host permutation, cut from htsim's 200 ms to
+    2 ms: each beside its own number of the paper (49%, 90%)."""
+    points, table, _ = reproduced("baselines-fig10", tmp_path / "fig10", "run.duration_ns=2000000",
+                                  "run.warmup_ns=1000000")
+    assert list(points["host.transport"]) == ["dctcp", "mptcp"]
+    assert points["host.subflows"].isna().tolist() == [True, False] and points["host.subflows"].iloc[1] == 8
+    paper = list(zip(table["host.transport"], table["paper"], strict=True))
+    assert paper == [("dctcp", 0.49), ("mptcp", 0.90)]
+    dctcp, mptcp = table["cellfabric"]
+    assert 0.3 < dctcp < mptcp < 1
+
+
 def test_the_paper_numbers_are_written_once_in_the_scenarios():
     """The reproductions and docs/validation/*.py take the papers' tables from the shipped
     scenarios' [reference] tables; a few cells checked against the papers themselves."""
@@ -98,5 +191,12 @@ def test_the_paper_numbers_are_written_once_in_the_scenarios():
         assert {(load, bursty): ns / 1000 for _, load, bursty, ns in rows} == expected
     # Eberle and Gura 2002, Table 2
     assert clint[(0.9, True)] == (1636.7, None) and clint[(0.3, True)] == (32.9, 2.8)
+    # Stardust (NSDI '19): §6.3 (Fig. 10a) and App. F (Fig. 12).
+    stardust = reference_of(scenarios / "stardust" / "permutation.toml")["rows"]
+    assert stardust[0] == [512, 4096, 0.94, 0.96, 0]
+    baselines = reference_of(scenarios / "baselines" / "permutation.toml")["rows"]
+    assert baselines == [["dctcp", 0.49], ["mptcp", 0.90]]
+    classes = reference_of(scenarios / "stardust" / "push-pull-classes.toml")["rows"]
+    assert [r[:2] for r in classes] == [[True, 1.0], [False, 0.5]]
     fifo = reference_of(scenarios / "classic" / "fifo.toml")["rows"]
     assert [(n, t) for n, _, t in fifo] == [(2, 0.75), (4, 0.6553), (8, 0.6184), (32, 0.5858)]  # Karol et al.

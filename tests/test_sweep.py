@@ -137,6 +137,15 @@ def test_an_axis_of_tables_sets_only_the_keys_each_value_names(small_scenario: P
     assert result.runs["traffic.burst_mean_cells"].isna().tolist() == [True, False]
 
 
+def test_a_text_axis_a_point_leaves_unset_stays_unset(small_scenario: Path, tmp_path: Path):
+    """Not the text "nan", which a report would show as a value."""
+    arrivals = [{"traffic.arrival": None}, {"traffic.arrival": "bursty", "traffic.burst_mean_cells": 8}]
+    result = sweep(small_scenario, {"arrival": arrivals}, tmp_path / "s", overrides=SHORT)
+    for frame in (result.points, pd.read_parquet(tmp_path / "s" / "points.parquet")):
+        assert frame["traffic.arrival"].isna().tolist() == [True, False]
+        assert frame["traffic.arrival"].iloc[1] == "bursty"
+
+
 @pytest.mark.parametrize(("args", "expected"), [
     (["--grid", "traffic.lod=0.5,0.9"], "traffic.lod: unknown field `lod`"),
     (["--grid", "switch.ports=8,abc"], '--grid switch.ports="abc": switch.ports: invalid type'),

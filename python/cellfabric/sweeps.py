@@ -284,12 +284,13 @@ def _row(run: _Run, out: Path) -> dict[str, Any]:
 
 
 def _table(rows: list[dict[str, Any]], axes: list[str]) -> pd.DataFrame:
-    """The rows as a DataFrame; an axis mixing types (3 and "auto") is kept as text."""
+    """The rows as a DataFrame; an axis mixing types (3 and "auto") is kept as text, and a point
+    that leaves the key unset (None) stays unset rather than the text "nan"."""
     frame = pd.DataFrame(rows)
     frame = frame[[*axes, *(c for c in frame.columns if c not in axes)]]
     for axis in axes:
-        if frame[axis].map(type).nunique() > 1:
-            frame[axis] = frame[axis].map(str)
+        if frame[axis].dropna().map(type).nunique() > 1:
+            frame[axis] = frame[axis].map(lambda v: None if v is None or v != v else str(v))
     return frame
 
 
