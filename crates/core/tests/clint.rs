@@ -1,6 +1,6 @@
-//! Clint (seed 002): the arbiter's schedule at work, exactly-once in-order delivery through
-//! NAKs, timeouts and collisions, acknowledgments that never collide, enable vectors,
-//! determinism, conservation, the seed's qualitative results, and bad input.
+//! Clint (Eberle and Gura 2002): the arbiter's schedule at work, exactly-once in-order delivery
+//! through NAKs, timeouts and collisions, acknowledgments that never collide, enable vectors,
+//! determinism, conservation, the paper's qualitative results, and bad input.
 
 use cellfabric_core::Report;
 use serde_json::Value;
@@ -128,7 +128,7 @@ fn the_seeds_qualitative_results_hold() {
     let at = |arch: &str, load: f64, duration_us: u64| {
         run(&scenario(arch, load, duration_us, "")).summary
     };
-    // The seed's 10^7 cycles: B3 runs near 0.85 for a while before its buffers overflow.
+    // The paper's 10^7 cycles: B3 runs near 0.85 for a while before its buffers overflow.
     let b4 = at("B4", 0.95, 40_000);
     assert!(number(&b4, "throughput") > 0.85, "{b4}");
     for arch in ["B1", "B2", "B3"] {
@@ -199,9 +199,9 @@ fn bad_input_names_the_key() {
     }
 }
 
-/// Keys the chosen architecture or traffic ignore are refused by name (issue 11's strict
-/// keys): the other channel's buffers, B3's output buffers elsewhere, the burst bound without
-/// bursts; they pass where they are read.
+/// Keys the chosen architecture or traffic ignore are refused by name (the strict-key checks): the
+/// other channel's buffers, B3's output buffers elsewhere, the burst bound without bursts; they
+/// pass where they are read.
 #[test]
 fn keys_the_chosen_architecture_ignores_are_refused() {
     for (architecture, extra, key) in [

@@ -1,7 +1,7 @@
-//! Property tests of the RIFL Layer 1 retransmitting link (seed 004 §II-A): under any pattern of
-//! corrupted frames, in either or both directions, every data frame is delivered exactly once
-//! and in order, the link returns to normal operation once errors stop, and ON/OFF flow control never overflows a receive buffer of one round trip of
-//! headroom.
+//! Property tests of the RIFL Layer 1 retransmitting link (Shen and Chow 2023, §II-A): under any
+//! pattern of corrupted frames, in either or both directions, every data frame is delivered exactly
+//! once and in order, the link returns to normal operation once errors stop, and ON/OFF flow
+//! control never overflows a receive buffer of one round trip of headroom.
 
 use cellfabric_core::blocks::retransmission::{Layer1Link, SlotInput};
 use proptest::prelude::*;
@@ -114,8 +114,8 @@ fn goodput_falls_as_the_bit_error_rate_rises() {
     assert!(curve.windows(2).all(|w| w[0] > w[1]), "{curve:?}");
 }
 
-/// The seed's timing: each corrupted frame pauses both ends' new data about 2.5 RTT, so the
-/// goodput lost is about 2 × (bit errors per second per direction) × 2.5 RTT. The seed's
+/// The paper's timing: each corrupted frame pauses both ends' new data about 2.5 RTT, so the
+/// goodput lost is about 2 × (bit errors per second per direction) × 2.5 RTT. The paper's
 /// "99% of error-free goodput" holds where that is below 1%: at 1e-7 on short cables, at 500 m
 /// only to a few 1e-9 (docs/validation/rifl.md).
 #[test]

@@ -1,5 +1,5 @@
-//! RIFL Layer 2 runs: the seed's Table I at light load, losslessness, rack routing, the scenario
-//! rules RIFL adds, and determinism.
+//! RIFL Layer 2 runs: the paper's Table I (Shen and Chow 2023) at light load, losslessness, rack
+//! routing, the scenario rules RIFL adds, and determinism.
 
 use cellfabric_core::blocks::cell::Cell;
 use cellfabric_core::blocks::routing::{LocalView, Router};
@@ -233,9 +233,10 @@ fn error_free_layer_one_cables_deliver_when_plain_cables_do() {
 }
 
 /// Bit errors cost time, never cells. Each corrupted frame pauses new data at both ends of its
-/// cable for at least 2.5 round trips (seed 004 §II-A), so an end is paused for a fraction of
-/// about 2 · p · 2.5 · RTT of its frame times, p the frame error probability; with RTT = 14
-/// frame times (7 of propagation each way), 2 112-bit frames and a BER of 1e-7 that is 1.48%.
+/// cable for at least 2.5 round trips (Shen and Chow 2023, §II-A), so an end is paused for a
+/// fraction of about 2 · p · 2.5 · RTT of its frame times, p the frame error probability; with
+/// RTT = 14 frame times (7 of propagation each way), 2 112-bit frames and a BER of 1e-7 that is
+/// 1.48%.
 #[test]
 fn bit_errors_cost_time_and_no_cell() {
     let errors = run(&table1(&[

@@ -1,5 +1,5 @@
-//! Stardust (seed 001): push against pull (Fig. 7), fair credits, a lossless permutation with
-//! both accounts settled, determinism, and bad input.
+//! Stardust (Zilberman et al., NSDI '19): push against pull (Fig. 7), fair credits, a lossless
+//! permutation with both accounts settled, determinism, and bad input.
 
 mod columns;
 
@@ -601,8 +601,8 @@ fn a_repaired_cable_returns_and_a_failed_element_is_bypassed() {
     );
 }
 
-/// Keys the chosen pattern, mode, reachability or FCI reaction ignore are refused by name
-/// (issue 11's strict keys), and the same keys pass where they are read.
+/// Keys the chosen pattern, mode, reachability or FCI reaction ignore are refused by name (the
+/// strict-key checks), and the same keys pass where they are read.
 #[test]
 fn keys_the_chosen_mechanisms_ignore_are_refused() {
     let refused = [

@@ -1,5 +1,5 @@
 //! The Batcher-Banyan self-routing network that carries a slot's matched cells from inputs to
-//! outputs (RIFL seed 004, §IV-C; Narasimha 1988).
+//! outputs (RIFL, Shen and Chow 2023, §IV-C; Narasimha 1988).
 //!
 //! A Batcher sorting network orders the slot's cells by destination and packs them onto the top
 //! lines; a banyan (here an Omega network of log2 N shuffle-exchange stages of 2×2 elements)

@@ -1,7 +1,7 @@
-//! A bufferless first-come-first-considered crossbar (Clint seed 002 §3.4): a packet whose head
-//! reaches a free output takes it for its whole length; a packet reaching a busy output loses.
-//! Packets reaching one output at the same instant are resolved by priority, then round robin
-//! per output, so no input starves.
+//! A bufferless first-come-first-considered crossbar (Clint, Eberle and Gura 2002, §3.4): a packet
+//! whose head reaches a free output takes it for its whole length; a packet reaching a busy output
+//! loses. Packets reaching one output at the same instant are resolved by priority, then round
+//! robin per output, so no input starves.
 //!
 //! What a loser suffers is the switch's policy: it is dropped (Clint's quick switch, the
 //! unscheduled bulk switch B1), or held back until the output frees (back pressure, B2).

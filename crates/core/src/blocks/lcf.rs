@@ -1,7 +1,7 @@
 //! The Least Choice First arbiter (Gura & Eberle, IPDPS 2002), as Clint's central bulk scheduler
-//! uses it (seed 002 §3.3): each target goes to the requesting initiator with the fewest choices
-//! left, a round-robin diagonal served first bounds every request's wait, and each target's
-//! enable vector names the initiators it accepts.
+//! uses it (Eberle and Gura 2002, §3.3): each target goes to the requesting initiator with the
+//! fewest choices left, a round-robin diagonal served first bounds every request's wait, and each
+//! target's enable vector names the initiators it accepts.
 //!
 //! Requests and enable vectors are port sets ([`PortSet`]).
 

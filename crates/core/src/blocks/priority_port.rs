@@ -1,15 +1,14 @@
 //! The transmit side of an event-driven device's port: a link, a control queue served with
 //! priority over data queues (Stardust §4.2: control cells have a crossbar of their own;
-//! reading A3: strict priority on the link), and the data queues, one per traffic class,
-//! by strict priority among themselves (class 0 first) or, as an option, in round robin
-//! ([`PriorityPort::serve_classes_round_robin`]: ETS with equal weights, IEEE 802.1Qaz), one
-//! cell on the wire at a time. The
-//! control queue's priority is strict unless the port is given a weighted share
-//! ([`PriorityPort::set_control_share`]: NDP's trimming queue serves headers and data 10:1,
-//! Handley et al. 2017 §3.1, htsim's `CompositeQueue`). Each data class can be paused and
-//! resumed on its own (a per-priority pause such as PFC's), or all at once (Stardust's
-//! link-level ON/OFF). The device sends through [`PriorityPort::send_next`] when the link is
-//! free and wakes itself with a timer when it is not.
+//! reading R3 of `docs/validation/stardust.md`: strict priority on the link), and the data queues,
+//! one per traffic class, by strict priority among themselves (class 0 first) or, as an option, in
+//! round robin ([`PriorityPort::serve_classes_round_robin`]: ETS with equal weights,
+//! IEEE 802.1Qaz), one cell on the wire at a time. The control queue's priority is strict unless
+//! the port is given a weighted share ([`PriorityPort::set_control_share`]: NDP's trimming queue
+//! serves headers and data 10:1, Handley et al. 2017 §3.1, htsim's `CompositeQueue`). Each data
+//! class can be paused and resumed on its own (a per-priority pause such as PFC's), or all at once
+//! (Stardust's link-level ON/OFF). The device sends through [`PriorityPort::send_next`] when the
+//! link is free and wakes itself with a timer when it is not.
 
 use crate::blocks::cell::{CellArena, CellId, CellQueue};
 use crate::blocks::link::Link;

@@ -1,13 +1,13 @@
-//! Reachability tables kept by messages, and link liveness (Stardust, seed 001 §4.2, §5.8,
-//! §5.9, §5.10, App. E; readings A10, A19). Every device sends, on each of its fabric links,
-//! one reachability message per interval carrying the next slice of its bitmap of the adapters
-//! it can reach (an adapter reaches only itself). A receiver adopts a changed slice only after
-//! `threshold` consecutive messages agree on it; a link is declared down after `threshold`
-//! intervals without a message, or at once on loss of signal (a cut), and up again after
-//! `threshold` messages. Routing uses a link toward an adapter only if the link is up and
-//! the device at its far end advertised the adapter; a device reaches an adapter if any of its
-//! minimal candidates toward it is usable (up/down minimal routing, reading A10: a failure
-//! removes links from the healthy fabric's minimal candidates, it never adds longer paths).
+//! Reachability tables kept by messages, and link liveness (Stardust §4.2, §5.8, §5.9,
+//! §5.10, App. E; readings R10, R19 of `docs/validation/stardust.md`). Every device sends, on each
+//! of its fabric links, one reachability message per interval carrying the next slice of its bitmap
+//! of the adapters it can reach (an adapter reaches only itself). A receiver adopts a changed slice
+//! only after `threshold` consecutive messages agree on it; a link is declared down after
+//! `threshold` intervals without a message, or at once on loss of signal (a cut), and up again
+//! after `threshold` messages. Routing uses a link toward an adapter only if the link is up and the
+//! device at its far end advertised the adapter; a device reaches an adapter if any of its minimal
+//! candidates toward it is usable (up/down minimal routing, reading R10: a failure removes links
+//! from the healthy fabric's minimal candidates, it never adds longer paths).
 //!
 //! The state machine is pure: the design sends and receives the messages, and this block says
 //! what the tables are.

@@ -1,14 +1,14 @@
-//! RIFL Layer 1 (seed 004 §II-A, Fig. 1): a full-duplex point-to-point link of fixed-size
-//! frames that corrects bit errors hop by hop with retransmission requests (NAKs) and replay, and
-//! carries checksum-protected ON/OFF flow control. No acknowledgement is sent while there are no
-//! errors.
+//! RIFL Layer 1 (Shen and Chow 2023, §II-A, Fig. 1): a full-duplex point-to-point link of
+//! fixed-size frames that corrects bit errors hop by hop with retransmission requests (NAKs) and
+//! replay, and carries checksum-protected ON/OFF flow control. No acknowledgement is sent while
+//! there are no errors.
 //!
 //! The model is cycle-accurate in frame times. Both ends send one frame per frame time; a frame
 //! sent in slot `s` has its CRC checked at the far end, and is acted upon there, in slot
 //! `s + latency_slots + 1`. One round trip (`RTT`) is therefore `2 × (latency_slots + 1)` slots:
 //! the time from sending a frame to acting on the far end's reaction to it.
 //!
-//! A frame `A` sends that `B` receives corrupted is corrected as the seed's steps 1–5 describe:
+//! A frame `A` sends that `B` receives corrupted is corrected as the paper's steps 1–5 describe:
 //! 1. `t1`: A sends the frame. `t2 = t1 + RTT/2`: B's CRC check fails. B stops sending new data
 //!    and sets the retransmission-request flag on every frame it sends; it discards data frames
 //!    until the missing one arrives.
@@ -17,7 +17,7 @@
 //!    one first), then 1.5 RTT of control frames, long enough for B's answer to the last replayed
 //!    frame to be back at A.
 //! 3. `t4 = t3 + RTT/2`: the replayed frame reaches B, which accepts it and stops requesting. B
-//!    resumes new data 2.5 RTT after it stopped (the seed: "both nodes will pause the
+//!    resumes new data 2.5 RTT after it stopped (the paper: "both nodes will pause the
 //!    transmission of normal data for approximately 2.5 RTT").
 //! 4. `t5 = t3 + 2.5 RTT`: if the frame A receives still requests, A runs another cycle;
 //!    otherwise it resumes new data. Error to correction is `t5 − t1 = 3.5 RTT`.

@@ -13,7 +13,7 @@ use crate::engine::time::TimePs;
 /// A queue's credit balance in bytes (Stardust §3.3: "the amount of surplus data is stored for
 /// later accounting"). Whole packets are taken while the balance is positive; the overshoot of
 /// the last one is owed by the next credit, and a credit the queue cannot use is forfeited
-/// (digest reading A7).
+/// (reading R7 of `docs/validation/stardust.md`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CreditBalance {
     bytes: i64,

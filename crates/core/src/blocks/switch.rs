@@ -148,7 +148,8 @@ pub struct SwitchSpec {
     /// `per_voq_buffers`; `None`: unbounded.
     pub buffer_cells: Option<u32>,
     /// Each VOQ has its own statically allocated buffer and its own flow-control channel (the
-    /// channel id is the VOQ's output), as RIFL's per-VOQ flow control (seed 004, §IV-C, §IV-D).
+    /// channel id is the VOQ's output), as RIFL's per-VOQ flow control (Shen and Chow 2023, §IV-C,
+    /// §IV-D).
     pub per_voq_buffers: bool,
     /// Carry each slot's matched cells through a [`BatcherBanyan`] network and count internal
     /// blocking, instead of an ideal crossbar.

@@ -91,8 +91,9 @@ impl FctKeys<'_> {
 
     /// The background flows, `(sending host, receiving host)` in drawing order: every host but
     /// the two timed ones sends `background_flows` flows, each to a host other than itself and
-    /// the timed receiver, uniformly (reading A24: never to the timed receiver, whose share of
-    /// unending flows would otherwise be what the timed flows measure, not the fabric).
+    /// the timed receiver, uniformly (reading R24 of `docs/validation/stardust.md`, but never to
+    /// the timed receiver, whose share of unending flows would otherwise be what the timed flows
+    /// measure, not the fabric).
     pub fn background(&self, hosts: usize, rng: &mut Rng) -> Vec<(usize, usize)> {
         let timed = [self.src as usize, self.dst as usize];
         let mut flows = Vec::new();

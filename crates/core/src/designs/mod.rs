@@ -93,13 +93,14 @@ pub const DESIGNS: &[DesignEntry] = &[
     DesignEntry {
         name: "rifl",
         description:
-            "RIFL Layer 2 racks: source-routed iSLIP switches with per-VOQ ON/OFF (seed 004)",
+            "RIFL Layer 2 racks: source-routed iSLIP switches, per-VOQ ON/OFF (Shen and Chow 2023)",
         build: |json| Ok(on_kernel(rifl::build(&Scenario::from_json(json)?)?)),
         review: review_cell_network,
     },
     DesignEntry {
         name: "rifl_link",
-        description: "RIFL Layer 1: one retransmitting link against bit errors (seed 004 §II-A)",
+        description:
+            "RIFL Layer 1: one retransmitting link against bit errors (Shen and Chow 2023, §II-A)",
         build: |json| Ok(on_kernel(rifl::link::build(json)?)),
         review: |scenario| {
             let config = rifl::link::LinkScenario::deserialize(scenario).ok()?;
@@ -109,7 +110,7 @@ pub const DESIGNS: &[DesignEntry] = &[
     DesignEntry {
         name: "stardust",
         description:
-            "Stardust: fabric adapters and elements, packed cells solicited by credits (seed 001)",
+            "Stardust: fabric adapters and elements, packed cells solicited by credits (NSDI '19)",
         build: |json| Ok(on_kernel(stardust::build(json)?)),
         review: |scenario| {
             let config = stardust::StardustConfig::deserialize(scenario).ok()?;
@@ -133,7 +134,7 @@ pub const DESIGNS: &[DesignEntry] = &[
     },
     DesignEntry {
         name: "clint",
-        description: "Clint: scheduled bulk and best-effort quick channels (seed 002)",
+        description: "Clint: scheduled bulk and best-effort quick channels (Eberle and Gura 2002)",
         build: |json| Ok(on_kernel(clint::build(json)?)),
         review: |scenario| {
             let config = clint::ClintConfig::deserialize(scenario).ok()?;

@@ -1,18 +1,18 @@
 //! BFC, Backpressure Flow Control (Goyal et al., NSDI 2022), on the egress ports of a
-//! [`super::pfc`] switch (`../shared/specs/aquarius.md` §3.2). Each egress port has a few
-//! physical data queues, served in round robin, one packet per unpaused queue in turn (§3.1's
-//! "DRR among unpaused queues" with equal quanta, per packet). A flow table keyed by the
-//! flow (its source, destination and receiver-side index) holds, for each flow with packets
-//! buffered at the port, those packets and its queue: a flow that becomes active takes an
-//! empty queue if one is free, else shares the queue its key hashes to (a collision), and
-//! keeps its queue while it has packets here (§3.2's dynamic assignment). A flow holding
-//! `pause_packets` at the port pauses the queue it came from at the upstream port (every
-//! packet carries its upstream queue in `Cell::vc`, the channel of the link it crossed); the
-//! upstream counts pauses per queue ([`ClassPauses`]) and holds a queue while its count is
-//! above 0; the flow resumes it when it holds fewer (§3.2's per-hop pause). A flow paused
-//! through one upstream queue that arrives through another (its upstream entry drained and it
-//! was reassigned) moves its pause to the new queue. Queue-mates of a paused flow wait with
-//! it: with fewer queues than active flows BFC blocks heads of line as PFC does.
+//! [`super::pfc`] switch, as the Aquarius talk slides (Li, Zeng, Hu and Chen) summarize it; see
+//! `docs/validation/transports.md`. Each egress port has a few physical data queues, served in
+//! round robin, one packet per unpaused queue in turn (§3.1's "DRR among unpaused queues" with
+//! equal quanta, per packet). A flow table keyed by the flow (its source, destination and
+//! receiver-side index) holds, for each flow with packets buffered at the port, those packets and
+//! its queue: a flow that becomes active takes an empty queue if one is free, else shares the queue
+//! its key hashes to (a collision), and keeps its queue while it has packets here (§3.2's dynamic
+//! assignment). A flow holding `pause_packets` at the port pauses the queue it came from at the
+//! upstream port (every packet carries its upstream queue in `Cell::vc`, the channel of the link it
+//! crossed); the upstream counts pauses per queue ([`ClassPauses`]) and holds a queue while its
+//! count is above 0; the flow resumes it when it holds fewer (§3.2's per-hop pause). A flow paused
+//! through one upstream queue that arrives through another (its upstream entry drained and it was
+//! reassigned) moves its pause to the new queue. Queue-mates of a paused flow wait with it: with
+//! fewer queues than active flows BFC blocks heads of line as PFC does.
 
 use super::pfc::{ClassPauses, PauseTarget};
 use crate::blocks::cell::Cell;

@@ -10,13 +10,12 @@
 //! traffic suffers: DCQCN §2's "victim flow"). A port serves its classes by strict priority,
 //! class 0 first, or in round robin (ETS with equal weights, 802.1Qaz; [`PriorityPort`]).
 //!
-//! Buffer (the Stardust paper's DCQCN baseline: "100 buffers per port, shared between
-//! interfaces", `../shared/specs/stardust.md` §3). Reading taken: a switch of P ports has
-//! one pool of `pool_packets_per_port × P` packet buffers that every output queue draws on;
-//! each packet is charged to its **ingress** port and class until it starts leaving on its
-//! output. An ingress class that holds `xoff_packets` sends XOFF upstream; the packets
-//! already on their way still fit in its `headroom_packets`; when it drains to
-//! `xon_packets` it sends XON. Each class of a port has these thresholds, so as long as
+//! Buffer (the Stardust paper's DCQCN baseline: "100 buffers per port, shared between interfaces",
+//! App. G). Reading taken: a switch of P ports has one pool of `pool_packets_per_port × P` packet
+//! buffers that every output queue draws on; each packet is charged to its **ingress** port and
+//! class until it starts leaving on its output. An ingress class that holds `xoff_packets` sends
+//! XOFF upstream; the packets already on their way still fit in its `headroom_packets`; when it
+//! drains to `xon_packets` it sends XON. Each class of a port has these thresholds, so as long as
 //! `classes × (xoff + headroom) ≤ pool_packets_per_port` the pool can never run out (every
 //! ingress class stays under its equal part of its port's share), so a switch drops only when an
 //! ingress overruns its headroom: each such drop is counted ([`PfcCounters::drops`]) and

@@ -1,8 +1,8 @@
-//! RIFL Layer 1 as a cable protocol of a fabric (seed 004 §II-A): every frame time both ends of
-//! a cable send one frame, bit errors corrupt frames, and a corrupted frame is recovered hop by
-//! hop by a retransmission request and a replay of the last round trip of data, during which
-//! both ends pause new data ([`Layer1Link`] holds the protocol). Nothing is lost and order is
-//! kept; what an error costs is time.
+//! RIFL Layer 1 as a cable protocol of a fabric (Shen and Chow 2023, §II-A): every frame time both
+//! ends of a cable send one frame, bit errors corrupt frames, and a corrupted frame is recovered
+//! hop by hop by a retransmission request and a replay of the last round trip of data, during which
+//! both ends pause new data ([`Layer1Link`] holds the protocol). Nothing is lost and order is kept;
+//! what an error costs is time.
 //!
 //! The fabric steps every Layer 1 cable once per cell time, at the clock edge and before any
 //! node acts at it. A node hands a cell to a cable's end (it waits there for the next frame);

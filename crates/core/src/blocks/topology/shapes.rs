@@ -178,7 +178,7 @@ impl Topology {
 
     /// The k-ary three-tier fat-tree (Al-Fares, Loukissas, Vahdat, SIGCOMM 2008): `k` pods of
     /// `k/2` edge and `k/2` aggregation switches, `(k/2)²` core switches, `k³/4` hosts; k = 12
-    /// gives the 432 hosts of the Stardust paper's Fig. 10 (seed 001, §5.4). It is the full
+    /// gives the 432 hosts of the Stardust paper's Fig. 10 (§5.4). It is the full
     /// two-tier [`clos`](Self::clos) of radix k with k/2 hosts and k/2 uplinks per edge.
     pub fn fat_tree(k: usize) -> Result<Topology, TopologyError> {
         if k < 2 || k % 2 == 1 {
@@ -198,14 +198,14 @@ impl Topology {
 
     /// A folded Clos of edge switches (hosts on their low ports) under `tiers` tiers of
     /// fabric switches, built recursively as the Stardust paper's App. A and Table 2 count it
-    /// (seed 001): a tier-1 block is `radix/2` edges (all `radix` for one tier) fully joined to
-    /// `uplinks_per_edge` tier-1 switches; a tier-m block is `radix/2` tier-(m−1) blocks (at the
-    /// top tier: as many as fit, `radix`) joined by planes, one per switch position of the
-    /// blocks below, each plane as many switches as one of those has uplinks. Neighbours are
+    /// (Zilberman et al., NSDI '19): a tier-1 block is `radix/2` edges (all `radix` for one tier)
+    /// fully joined to `uplinks_per_edge` tier-1 switches; a tier-m block is `radix/2` tier-(m−1)
+    /// blocks (at the top tier: as many as fit, `radix`) joined by planes, one per switch position
+    /// of the blocks below, each plane as many switches as one of those has uplinks. Neighbours are
     /// joined by `bundle` parallel cables; ports count cables, so a fabric switch has
-    /// `radix/bundle` bundles. Where fewer blocks than fit share the top tier, its planes merge
-    /// so that every top switch fills its ports (the Stardust paper's Fig. 9: 4 pods of 64
-    /// edges under 64 top switches of 128 ports).
+    /// `radix/bundle` bundles. Where fewer blocks than fit share the top tier, its planes merge so
+    /// that every top switch fills its ports (the Stardust paper's Fig. 9: 4 pods of 64 edges under
+    /// 64 top switches of 128 ports).
     ///
     /// Switches are numbered by tier (edges first), then block, then (plane, index); an edge's
     /// uplink bundle to switch c of its plane is on ports `hosts + c·bundle ..`, a fabric
@@ -431,7 +431,7 @@ mod tests {
 
     #[test]
     fn clos_counts_match_the_stardust_papers_table_2() {
-        // Table 2 (seed 001, App. A), l = 1: ToRs k, k²/2, k³/4; switches t, 3/2·t·k, 5/4·t·k².
+        // Table 2 (Stardust App. A), l = 1: ToRs k, k²/2, k³/4; switches t, 3/2·t·k, 5/4·t·k².
         let (k, t) = (8, 2);
         for (tiers, tors, switches) in [
             (1, k, t),

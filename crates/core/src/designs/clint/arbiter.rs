@@ -1,7 +1,7 @@
-//! Clint's central bulk arbiter (seed 002 §3.3) as a component of its own: it hears each node's
-//! configuration packet (the targets the node has a ready request for) as a message, computes
-//! the Least Choice First schedule at its arbitration time, and answers every node with a grant
-//! packet. It never reads a NIC.
+//! Clint's central bulk arbiter (Eberle and Gura 2002, §3.3) as a component of its own: it hears
+//! each node's configuration packet (the targets the node has a ready request for) as a message,
+//! computes the Least Choice First schedule at its arbitration time, and answers every node with a
+//! grant packet. It never reads a NIC.
 
 use crate::blocks::lcf::LcfArbiter;
 use crate::blocks::port_set::PortSet;

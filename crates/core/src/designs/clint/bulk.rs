@@ -1,4 +1,4 @@
-//! The bulk channel (seed 002 §3.2–3.3, §4.2).
+//! The bulk channel (Eberle and Gura 2002, §3.2–3.3, §4.2).
 //!
 //! B4, Clint: a pipeline of three slot-long stages. In slot s−1 every node sends a configuration
 //! packet (its request vector; the targets' enable vectors) to the central arbiter as late as

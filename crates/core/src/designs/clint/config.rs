@@ -1,6 +1,6 @@
-//! Clint's scenario: the validated description of one run (seed 002 §2–4), read from the same
-//! JSON the front ends make of TOML files and `--set` overrides. Unknown keys, wrong types and
-//! impossible values are rejected with one [`ScenarioError`] naming the key.
+//! Clint's scenario: the validated description of one run (Eberle and Gura 2002, §2–4), read from
+//! the same JSON the front ends make of TOML files and `--set` overrides. Unknown keys, wrong types
+//! and impossible values are rejected with one [`ScenarioError`] naming the key.
 
 use serde::{Deserialize, Serialize};
 
@@ -21,10 +21,10 @@ fn invalid(key: &str, message: impl Into<String>) -> ScenarioError {
 pub struct ClintConfig {
     /// Always `"clint"` (read by [`crate::designs::build`]).
     pub design: String,
-    /// Hosts, each with a bulk and a quick port (16 in the seed).
+    /// Hosts, each with a bulk and a quick port (16 in the paper).
     #[serde(default = "default_nodes")]
     pub nodes: u32,
-    /// Run length, warm-up and seed (the seed's 10⁷ cycles of 4 ns are 40 ms).
+    /// Run length, warm-up and seed (the paper's 10⁷ cycles of 4 ns are 40 ms).
     #[serde(default = "default_run")]
     pub run: RunConfig,
     /// Which architecture runs.
@@ -129,7 +129,7 @@ pub struct TrafficConfig {
     pub intervals: Intervals,
     /// Generate bursts of 1 to `burst_max_packets` packets (uniform) to one target.
     pub bursty: bool,
-    /// Longest burst (5 in the seed).
+    /// Longest burst (5 in the paper).
     pub burst_max_packets: u32,
 }
 
@@ -160,10 +160,10 @@ pub struct NicConfig {
     pub quick_receive_buffers: u32,
     /// Time the host takes to consume a received message and return its buffer.
     pub host_receive_ns: u64,
-    /// Bulk loss timeout after a request is sent; absent: 20 µs (the seed's bulk round trip),
+    /// Bulk loss timeout after a request is sent; absent: 20 µs (the paper's bulk round trip),
     /// plus a full output buffer's drain time for B3.
     pub bulk_timeout_ns: Option<u64>,
-    /// Quick loss timeout after a request is sent: twice the seed's 1 µs quick round trip (§3.2),
+    /// Quick loss timeout after a request is sent: twice the paper's 1 µs quick round trip (§3.2),
     /// above the longest loss-free round trip (Q1: an acknowledgment waits for a request).
     pub quick_timeout_ns: u64,
     /// What a target does with a request ahead of a missing one of its pair: `selective` holds
@@ -198,7 +198,7 @@ pub struct BulkConfig {
     /// Gap at the start of each slot for receiver PLL locking and misalignment (5% of a slot,
     /// §3.5).
     pub slot_gap_ns: u64,
-    /// Time the central arbiter takes to compute a schedule (not given in the seed).
+    /// Time the central arbiter takes to compute a schedule (not given in the paper).
     pub arbiter_ns: u64,
     /// B3: packet buffers per switch output (16 in §4.2).
     pub output_buffers: u32,

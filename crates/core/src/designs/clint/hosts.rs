@@ -1,6 +1,6 @@
-//! The hosts of a Clint run (seed 002 §3.1, §4.1): each node's traffic source (uniform targets,
-//! uniformly distributed injection intervals, optional bursts) and what its NIC does when a
-//! request reaches it, an acknowledgment returns or a loss timeout fires. The channels carry the
+//! The hosts of a Clint run (Eberle and Gura 2002, §3.1, §4.1): each node's traffic source (uniform
+//! targets, uniformly distributed injection intervals, optional bursts) and what its NIC does when
+//! a request reaches it, an acknowledgment returns or a loss timeout fires. The channels carry the
 //! packets ([`super::bulk`], [`super::quick`]); this is what the nodes at their ends do.
 
 use rand::Rng as _;

@@ -1,5 +1,6 @@
-//! Clint (seed 002 `c67ad7427cdc7017`): a cluster interconnect with two physically separate
-//! channels, each a 16-port switch with its own links.
+//! Clint (H. Eberle and N. Gura, "Separated High-bandwidth and Low-latency Communication in the
+//! Cluster Interconnect Clint", Sun Microsystems Laboratories TR-2002-115, 2002): a cluster
+//! interconnect with two physically separate channels, each a 16-port switch with its own links.
 //!
 //! - The bulk channel (§3.2–3.3, [`bulk`]): a bufferless flow-through crossbar scheduled by a
 //!   central Least Choice First arbiter (`blocks::lcf`) in a three-slot pipeline — configuration

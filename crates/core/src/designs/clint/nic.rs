@@ -1,6 +1,6 @@
-//! The NIC's active-message endpoint (seed 002 §3.1, §3.3): an unbounded host queue, a pool of
-//! send buffers filled from it (bulk: at most a cap per target, so a blocked target cannot hold
-//! every buffer), receive buffers, and the request-acknowledge protocol that delivers exactly
+//! The NIC's active-message endpoint (Eberle and Gura 2002, §3.1, §3.3): an unbounded host queue, a
+//! pool of send buffers filled from it (bulk: at most a cap per target, so a blocked target cannot
+//! hold every buffer), receive buffers, and the request-acknowledge protocol that delivers exactly
 //! once and in order per (initiator, target) pair (§3.2).
 //!
 //! A request carries its pair's link-layer sequence number (§3.1). The target acknowledges each

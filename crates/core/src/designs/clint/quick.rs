@@ -1,8 +1,9 @@
-//! The quick channel (seed 002 §3.4, §4.2): best effort, no scheduling. A node sends a packet as
-//! soon as it has one and its uplink is free, except in the fixed windows of the scheduling and
-//! bulk acknowledgment packets (§3.3: initiators stay silent at grant times). The pipelined
-//! switch is first come first considered (`blocks::collision_switch`): the later of colliding
-//! requests is dropped and sent again after the NIC's timeout; acknowledgments win over requests.
+//! The quick channel (Eberle and Gura 2002, §3.4, §4.2): best effort, no scheduling. A node sends a
+//! packet as soon as it has one and its uplink is free, except in the fixed windows of the
+//! scheduling and bulk acknowledgment packets (§3.3: initiators stay silent at grant times). The
+//! pipelined switch is first come first considered (`blocks::collision_switch`): the later of
+//! colliding requests is dropped and sent again after the NIC's timeout; acknowledgments win over
+//! requests.
 //!
 //! Q1 drops a request that meets an acknowledgment, and a NIC sends an acknowledgment only when
 //! its uplink is free, acknowledgments before requests. Q2 interleaves acknowledgments into

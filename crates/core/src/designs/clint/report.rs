@@ -1,5 +1,5 @@
-//! What a Clint run reports (seed 002 §4): the summary, the per-node and latency tables, and
-//! the packet account it settles at the end.
+//! What a Clint run reports (Eberle and Gura 2002, §4): the summary, the per-node and latency
+//! tables, and the packet account it settles at the end.
 
 use serde::Serialize;
 
@@ -58,7 +58,7 @@ pub struct ClintSummary {
     /// Requests accepted by targets during measurement, per node, as a fraction of link
     /// bandwidth.
     pub throughput: f64,
-    /// The seed's latency (§4.1): from generation to the start of the packet's transmission
+    /// The paper's latency (§4.1): from generation to the start of the packet's transmission
     /// out of the send buffer (its first), packets generated during measurement and accepted
     /// by the end.
     pub latency_ns: Percentiles,

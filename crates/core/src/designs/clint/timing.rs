@@ -1,9 +1,9 @@
-//! Clint's fixed timing (seed 002 §2, §3.2–3.3, Table 1): packet times on both channels, the
-//! bulk slot and where in it the scheduling and acknowledgment packets travel, and the quick
-//! channel windows those packets occupy.
+//! Clint's fixed timing (Eberle and Gura 2002, §2, §3.2–3.3, Table 1): packet times on both
+//! channels, the bulk slot and where in it the scheduling and acknowledgment packets travel, and
+//! the quick channel windows those packets occupy.
 //!
 //! Every serialization time is rounded up to whole cycles of 4 ns, the bulk byte time and the
-//! seed's timing resolution (§4.1).
+//! paper's timing resolution (§4.1).
 
 use super::config::{Architecture, ClintConfig};
 use crate::engine::time::{ps_from_ns, serialization_ps, TimePs, PS_PER_NS};

@@ -2,14 +2,14 @@
 //! wrong types and impossible values are rejected with one [`ScenarioError`] naming the key;
 //! keys the chosen transport, pattern or topology ignore are listed by
 //! [`EthernetConfig::unused_keys`] for the strict review. Defaults are the Stardust paper's
-//! baselines (seed 001 §6.3, `../shared/specs/stardust.md` §3): 10 Gbit/s, 1 µs per link,
-//! 9000-byte packets, 100-packet output queues, ECN at K = 15 packets for DCTCP. NDP runs on
-//! trimming queues (`switch.trimming`, 8 packets in htsim's setup) and needs per-packet
-//! routing; trimming serves NDP only (a TCP receiver has no use for a trimmed header). DCQCN
-//! runs on a lossless fabric only (`switch.pfc`): PFC over a shared buffer of
-//! `switch.queue_packets` per port, RED-like marking (the DCQCN paper's Kmin = 5 KB,
-//! Kmax = 200 KB, Pmax = 1%), its senders' constants from the paper's §5 with the rate steps
-//! scaled from 40 to 10 Gbit/s.
+//! baselines (Stardust §6.3 and App. G, completed from the htsim examples they reuse; see
+//! `docs/validation/transports.md`): 10 Gbit/s, 1 µs per link, 9000-byte packets, 100-packet output
+//! queues, ECN at K = 15 packets for DCTCP. NDP runs on trimming queues (`switch.trimming`,
+//! 8 packets in htsim's setup) and needs per-packet routing; trimming serves NDP only (a TCP
+//! receiver has no use for a trimmed header). DCQCN runs on a lossless fabric only (`switch.pfc`):
+//! PFC over a shared buffer of `switch.queue_packets` per port, RED-like marking (the DCQCN paper's
+//! Kmin = 5 KB, Kmax = 200 KB, Pmax = 1%), its senders' constants from the paper's §5 with the rate
+//! steps scaled from 40 to 10 Gbit/s.
 
 use serde::{Deserialize, Serialize};
 

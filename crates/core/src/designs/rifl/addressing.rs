@@ -1,8 +1,8 @@
 //! The RIFL address table: endpoint names to relative source routes, computed from the topology
-//! (seed 004, §IV-A: "a centralized address mapping server ... sends the mapping information to
-//! each endpoint"). Users address hosts by name; the table turns a name into a Layer 2 header.
-//! Among equally short routes, each pair's route is drawn by a hash of the pair, so pairs
-//! spread over parallel links and spines.
+//! (Shen and Chow 2023, §IV-A: "a centralized address mapping server ... sends the mapping
+//! information to each endpoint"). Users address hosts by name; the table turns a name into a
+//! Layer 2 header. Among equally short routes, each pair's route is drawn by a hash of the pair, so
+//! pairs spread over parallel links and spines.
 
 use std::collections::HashMap;
 

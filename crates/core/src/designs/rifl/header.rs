@@ -1,11 +1,11 @@
-//! The RIFL Layer 2 header and forwarding rule (seed 004, §IV-A, Fig. 2 and Eq. 1).
+//! The RIFL Layer 2 header and forwarding rule (Shen and Chow 2023, §IV-A, Fig. 2 and Eq. 1).
 //!
 //! A header holds Total Hops and Remain Hops (4 bits each) and five 8-bit Dst Port fields. At
 //! each switch, Dst Port 1 is read relative to the input port i (Eq. 1: j if j < i, j + 1 if
 //! i <= j, broadcast if 255; a packet never leaves by the port it came in), Remain Hops is
 //! decremented and the fields are shifted one place left with the used field moved to the back.
 //!
-//! Two readings where the seed is loose (see `docs/validation/rifl.md`):
+//! Two readings where the paper is loose (see `docs/validation/rifl.md`):
 //! - Eq. 1 allows j + 1 for i <= j < N, which would name port N for j = N - 1; we accept only
 //!   j <= N - 2 (there are N - 1 other ports) and reject the rest as out of range.
 //! - The text moves fields 2–4 forward and field 1 to position 4, leaving field 5 in place, which

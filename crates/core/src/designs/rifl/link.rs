@@ -1,6 +1,6 @@
-//! The RIFL Layer 1 link study (seed 004 §II-A): one full-duplex 100 Gbit/s link, both ends
-//! sending, with bit errors drawn from a bit error rate, corrected by the retransmitting link of
-//! [`crate::blocks::retransmission`]. It measures what the seed claims of Layer 1: goodput
+//! The RIFL Layer 1 link study (Shen and Chow 2023, §II-A): one full-duplex 100 Gbit/s link, both
+//! ends sending, with bit errors drawn from a bit error rate, corrected by the retransmitting link
+//! of [`crate::blocks::retransmission`]. It measures what the paper claims of Layer 1: goodput
 //! against bit error rate and cable length, pause time and error-to-correction time, and that no
 //! frame is ever lost, duplicated or reordered.
 //!
@@ -117,7 +117,7 @@ impl Default for TrafficSection {
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct NicSection {
-    /// Receive buffer in frames; absent: two round trips (the seed asks for at least 1.5).
+    /// Receive buffer in frames; absent: two round trips (the paper asks for at least 1.5).
     pub rx_buffer_frames: Option<u64>,
     /// Fraction of frame times in which the host takes a frame out of the buffer (1: always).
     pub drain_load: Option<f64>,

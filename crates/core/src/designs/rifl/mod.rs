@@ -1,4 +1,5 @@
-//! RIFL Layer 2 (seed `004_09aea0160bbfec7b`): hosts with RIFL NICs on RIFL switches.
+//! RIFL Layer 2 (Q. Shen and P. Chow, "A Lightweight Routing Layer Using a Reliable Link-Layer
+//! Protocol", arXiv:2311.00911, 2023): hosts with RIFL NICs on RIFL switches.
 //!
 //! - Layer 2 (§IV-A): upper-layer packets cut into 256-byte segments, the last one padded, each
 //!   carrying 8 bytes of Layer 1 + Layer 2 header on the wire ([`header`]); relative-address

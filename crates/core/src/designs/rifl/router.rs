@@ -1,6 +1,6 @@
-//! RIFL source routing in the network simulator (seed 004, §IV-A): a terminal writes the Layer 2
-//! header its address table gives for the destination; every switch forwards by Eq. 1 on Dst
-//! Port 1 relative to the input port, then shifts the fields.
+//! RIFL source routing in the network simulator (Shen and Chow 2023, §IV-A): a terminal writes the
+//! Layer 2 header its address table gives for the destination; every switch forwards by Eq. 1 on
+//! Dst Port 1 relative to the input port, then shifts the fields.
 
 use super::addressing::{AddressError, AddressTable};
 use super::header::{Forward, Header};

@@ -1,22 +1,22 @@
-//! The Fabric Adapter (seed 001 §3.2–3.3, §4.1, Fig. 5): the edge device between hosts and the
+//! The Fabric Adapter (Stardust §3.2–3.3, §4.1, Fig. 5): the edge device between hosts and the
 //! fabric.
 //!
-//! Ingress: packets from the adapter's hosts wait in a VOQ per destination host (a full VOQ
-//! drops at the ingress, §3.1); a VOQ that becomes non-empty tells the destination port's
-//! scheduler with a request cell, and one that empties withdraws (reading A1). A credit that
-//! arrives joins a FIFO; the adapter serves credits in arrival order whenever its uplinks can
-//! take more cells (§3.3), packing whole packets of the credited VOQ into cells as one burst
-//! with surplus accounting ([`pack_credit`]) and spraying the cells over every uplink the
-//! routing table allows toward the destination (§3.2, §5.3). In push mode there are no
-//! credits: the adapter serves its non-empty VOQs round robin, one credit's worth at a time.
+//! Ingress: packets from the adapter's hosts wait in a VOQ per destination host (a full VOQ drops
+//! at the ingress, §3.1); a VOQ that becomes non-empty tells the destination port's scheduler with
+//! a request cell, and one that empties withdraws (reading R1 of `docs/validation/stardust.md`). A
+//! credit that arrives joins a FIFO; the adapter serves credits in arrival order whenever its
+//! uplinks can take more cells (§3.3), packing whole packets of the credited VOQ into cells as one
+//! burst with surplus accounting ([`pack_credit`]) and spraying the cells over every uplink the
+//! routing table allows toward the destination (§3.2, §5.3). In push mode there are no credits: the
+//! adapter serves its non-empty VOQs round robin, one credit's worth at a time.
 //!
 //! Egress: cells from the fabric are put back in sequence per (source adapter, destination
 //! host) stream ([`Reassembly`]) and whole packets join the host port's queue, which drains
 //! at the host's line rate. Each host port has a credit scheduler: round robin over the
 //! adapters whose VOQs asked, one credit of `credit_bytes` every `credit_bytes` / (port rate ×
 //! (1 + speed-up)) (§4.1), stopping while the port's queue is above a threshold and resuming
-//! below another (reading A6). A data cell marked FCI by an element cuts the credit rate of all
-//! the adapter's ports (§4.2; readings A12, A28), at most once a window; the rate recovers
+//! below another (reading R6). A data cell marked FCI by an element cuts the credit rate of all
+//! the adapter's ports (§4.2; reading R12), at most once a window; the rate recovers
 //! additively while no mark arrives.
 //!
 //! Hosts are either built-in sources ([`Flow`], [`Foreground`]) or, with a transport, nodes of
@@ -180,7 +180,8 @@ struct Voq {
 /// A host port's credit scheduler (§4.1).
 struct CreditScheduler {
     /// Per traffic class: adapters whose VOQs for this port asked for credits, in round-robin
-    /// order; classes are served by strict priority (class 0 first; reading A22).
+    /// order; classes are served by strict priority (class 0 first; our reading for Fig. 12's two
+    /// classes).
     asking: Vec<VecDeque<u16>>,
     /// Per (class, adapter): the number of the latest request heard from its VOQ for this
     /// port (0: none yet).
@@ -398,7 +399,7 @@ pub struct Adapter {
     /// `uplink_room_cells`, so credits wait in their FIFO rather than as cells.
     uplink_data_cells: u32,
     uplink_room_cells: u32,
-    /// Next uplink for cells to this adapter's own hosts (they cross the fabric, reading A16).
+    /// Next uplink for cells to this adapter's own hosts (they cross the fabric; our reading).
     local_next: usize,
     format: CellFormat,
     credits: bool,

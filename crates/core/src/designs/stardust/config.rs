@@ -1,7 +1,7 @@
-//! Stardust's scenario (seed 001): the validated description of one run. Unknown keys, wrong
-//! types and impossible values are rejected with one [`ScenarioError`] naming the key. Where
-//! the paper leaves a value open, the default is the reading of `../shared/specs/stardust.md`
-//! §4 named beside it.
+//! Stardust's scenario (Zilberman et al., NSDI '19): the validated description of one run. Unknown
+//! keys, wrong types and impossible values are rejected with one [`ScenarioError`] naming the key.
+//! Where the paper leaves a value open, the default is the reading named beside it (R1, R2, ...,
+//! each stated in the Readings section of `docs/validation/stardust.md`).
 
 use serde::{Deserialize, Serialize};
 
@@ -158,7 +158,7 @@ pub struct ReachabilityConfig {
     pub threshold: u32,
     /// A VOQ that has waited this long for a credit asks again: with failures, a request (or
     /// every credit answering it) can be lost, and the paper does not say how a VOQ recovers
-    /// (reading A1 names periodic reports). 1 ms is far above any credit wait of a healthy
+    /// (reading R1 names periodic reports). 1 ms is far above any credit wait of a healthy
     /// fabric. Messages mode only (static tables mean no failures, so nothing is lost).
     pub request_refresh_ns: f64,
 }
@@ -260,9 +260,9 @@ impl Default for LinkConfig {
 pub struct CellConfig {
     /// Largest cell on the wire, header included (C; 256 B in §4.1).
     pub size_bytes: u32,
-    /// Header of a data cell (H; not given by the paper, reading A2).
+    /// Header of a data cell (H; not given by the paper, reading R2).
     pub header_bytes: u32,
-    /// A control cell (credit, request) on the wire (reading A3: the 24 B of Table 4).
+    /// A control cell (credit, request) on the wire (reading R3: the 24 B of Table 4).
     pub control_bytes: u32,
 }
 
@@ -322,7 +322,7 @@ impl Default for ModeConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct AdapterConfig {
     /// Packets a VOQ holds; a packet arriving at a full VOQ is dropped at the ingress
-    /// (reading A14: 100 packets).
+    /// (reading R14: 100 packets).
     pub voq_packets: u32,
     /// Data cells per uplink the adapter keeps queued for the fabric before it serves the next
     /// credit (the paper does not say; more keeps the uplinks busier under spraying, fewer
@@ -331,27 +331,27 @@ pub struct AdapterConfig {
     /// Egress buffer (bytes queued for a host port) above which its scheduler stops issuing
     /// credits, resuming a credit below it. Absent: three fabric round trips of data at the
     /// port rate plus twice what one credit can release (a credit and, with surplus
-    /// accounting, one more packet). Reading A6 says two credits plus one round trip; a
+    /// accounting, one more packet). Reading R6 says two credits plus one round trip; a
     /// credit's loop is longer (the credit's trip, then its data's, each with queueing, and
-    /// the burst of a jumbo packet at the source's uplinks), and at A6's value jumbo packets
+    /// the burst of a jumbo packet at the source's uplinks), and at R6's value jumbo packets
     /// on small credits starve the port (an incast finishes 13% late).
     pub egress_stop_bytes: Option<u64>,
     /// Bytes a host port's queue holds; a reassembled packet that does not fit is dropped at
     /// the egress. Absent: twice the stop threshold.
     pub egress_buffer_bytes: Option<u64>,
     /// A stream gap still open after this long is given up and the packets it broke are
-    /// discarded (§4.1; reading A15: 100 µs).
+    /// discarded (§4.1; reading R15: 100 µs).
     pub reassembly_timeout_ns: f64,
     /// An adapter that receives a cell marked FCI cuts the credit rate of all its ports by
-    /// this fraction, at most once per `fci_window_ns` (§4.2; reading A12/A28 suggests 1/8).
-    /// Default 0, no reaction: the paper gives no law, reading A12's must be calibrated
+    /// this fraction, at most once per `fci_window_ns` (§4.2; reading R12 suggests 1/8).
+    /// Default 0, no reaction: the paper gives no law, reading R12's must be calibrated
     /// against Fig. 9's 120% → 0.9 (not built yet), and uncalibrated it cuts credits on the
     /// bursts of jumbo packets in fabrics that are not over-subscribed.
     pub fci_decrease: f64,
     /// Every `fci_window_ns` without a cut, the credit rate recovers by this fraction of the
     /// nominal rate (additive increase; the paper gives no law).
     pub fci_increase: f64,
-    /// The FCI reaction's window; absent: four fabric round trips (reading A12).
+    /// The FCI reaction's window; absent: four fabric round trips (reading R12).
     pub fci_window_ns: Option<f64>,
     /// Host ports pause their hosts with 802.1Qbb PAUSE frames on the host link (plain
     /// Ethernet; not in the paper, whose adapter drops at a full VOQ, §3.1): a host whose
@@ -393,16 +393,17 @@ impl Default for AdapterConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct ElementConfig {
     /// Data cells per output link (128 in §6.2's extrapolation). With credits the queues share
-    /// a pool of this many per link (§5.5, reading A13) and a data cell is dropped only when
+    /// a pool of this many per link (§5.5, reading R13) and a data cell is dropped only when
     /// the pool is full; in push mode each queue (per traffic class) holds this many.
     pub queue_cells: u32,
     /// Queue depth at and above which data cells leaving the queue carry the FCI bit (§4.2;
-    /// reading A12: 32 cells).
+    /// reading R12: 32 cells).
     pub fci_threshold_cells: u32,
     /// Queue depth at which an output pauses the inputs that feed it (§5.5's last resort);
     /// it resumes them at half this depth. Absent: half the queue, leaving the other half
-    /// for the cells paused inputs still have on their way (there is no shared pool, reading
-    /// A13). Push mode never pauses.
+    /// for the cells paused inputs still have on their way (each link keeps its pool to itself;
+    /// reading R13's pool shared by the element's links is not modelled). Push mode never
+    /// pauses.
     pub pause_cells: Option<u32>,
 }
 

@@ -1,4 +1,4 @@
-//! The Fabric Element (seed 001 §4.2, Fig. 6): a cell switch with no packet logic. Every cell
+//! The Fabric Element (Stardust §4.2, Fig. 6): a cell switch with no packet logic. Every cell
 //! is forwarded on arrival to one of the links its routing table allows toward the cell's
 //! destination adapter, chosen per cell by the fabric's spraying mode (§3.2, §5.3); each output
 //! link has a data queue and a control queue served first (the separate control crossbar);
@@ -87,7 +87,7 @@ pub struct Element {
     /// What it counted.
     pub counters: ElementCounters,
     /// Depth of the last-stage data queue each data cell found on arrival, during measurement
-    /// (§4.2.1's quantity; reading A18: sampled per cell arrival).
+    /// (§4.2.1's quantity, sampled per cell arrival: the paper does not say how; our reading).
     pub last_stage_depth: OccupancyHistogram,
     /// Its reachability tables, if the fabric keeps them by messages.
     pub reach: Option<DeviceReach>,

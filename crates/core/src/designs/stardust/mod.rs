@@ -1,4 +1,4 @@
-//! Stardust (seed 001, Zilberman et al., NSDI'19): a Clos of Fabric Adapters at the edge and
+//! Stardust (Zilberman, Bracha and Schzukin, NSDI '19): a Clos of Fabric Adapters at the edge and
 //! Fabric Elements inside, moving packed cells that egress ports solicit with credits.
 //!
 //! The edge switches of the scenario's topology become [`Adapter`]s (their host ports are the
@@ -122,8 +122,8 @@ impl CellFormat {
         Kind::of(cell.flags) != Kind::Data
     }
 
-    /// Bytes `cell` takes on a link: a data cell's header and actual payload (reading A11),
-    /// or a control cell.
+    /// Bytes `cell` takes on a link: a data cell's header and actual payload (cells are not padded;
+    /// our reading), or a control cell.
     pub fn wire_bytes(&self, cell: &Cell) -> u64 {
         if Self::is_control(cell) {
             self.control_bytes as u64
@@ -819,7 +819,8 @@ fn flows(config: &StardustConfig, topology: &Topology) -> Result<Vec<Flow>, Scen
             if config.opening().is_some() {
                 return Ok(Vec::new()); // transport hosts open their flows during the run
             }
-            // Every other host: unending flows to independently drawn other hosts (A24).
+            // Every other host: unending flows to independently drawn other hosts (reading R24
+            // of `docs/validation/stardust.md`).
             let mut rng = pattern_rng(config.run.seed);
             let per_flow = t.load / t.background_flows as f64;
             // Two flows of a host to one destination are one flow of twice the rate.

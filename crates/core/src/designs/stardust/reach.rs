@@ -1,13 +1,13 @@
-//! Reachability messages and scripted failures on a Stardust fabric (seed 001 §4.2, §5.8-5.10,
-//! App. E; readings A19, A20). With `reachability.mode = "messages"` every adapter and
-//! element keeps a [`Reachability`] table, sends one reachability cell (a control cell, strict
-//! priority) per interval on each of its fabric links, and routes only over links its table
-//! allows. Failures are scripted: a cut cable loses its signal at both ends at once (App. E:
-//! local detection takes nanoseconds) and the cells queued for it or on its wire are lost; a
-//! failed element stops sending and drops what reaches it, so its neighbours notice only when
-//! its messages stop. Cells that reach a device with no usable link to their destination are
-//! dropped (A20). Every such loss is counted by cause: the "lossless" claim is about
-//! congestion.
+//! Reachability messages and scripted failures on a Stardust fabric (Stardust §4.2, §5.8-5.10,
+//! App. E; readings R19, R20 of `docs/validation/stardust.md`). With
+//! `reachability.mode = "messages"` every adapter and element keeps a [`Reachability`] table, sends
+//! one reachability cell (a control cell, strict priority) per interval on each of its fabric
+//! links, and routes only over links its table allows. Failures are scripted: a cut cable loses its
+//! signal at both ends at once (App. E: local detection takes nanoseconds) and the cells queued for
+//! it or on its wire are lost; a failed element stops sending and drops what reaches it, so its
+//! neighbours notice only when its messages stop. Cells that reach a device with no usable link to
+//! their destination are dropped (R20). Every such loss is counted by cause: the "lossless" claim
+//! is about congestion.
 
 use std::sync::Arc;
 

@@ -1,6 +1,7 @@
 //! Per-cell round robin over the equal-cost next hops in one fixed order: the spraying of
 //! Stardust's htsim model, which lacked the re-drawn order that keeps sources from falling
-//! into step (seed 001, App. G; reading A9's `rr_fixed` ablation).
+//! into step (Stardust App. G; the `rr_fixed` ablation of reading R9 in
+//! `docs/validation/stardust.md`).
 
 use super::super::{Decision, Mode};
 use super::spray::round_robin;

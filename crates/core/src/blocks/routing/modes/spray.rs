@@ -1,4 +1,4 @@
-//! Per-cell spraying as Stardust's fabric elements do it (seed 001, §4.3, §5.3): each set of
+//! Per-cell spraying as Stardust's fabric elements do it (Stardust §4.3, §5.3): each set of
 //! equal-cost links is served round robin in a random order, and the order is re-drawn every
 //! few passes, so consecutive cells take different links without a fixed pattern. Links that
 //! are not usable are skipped.
