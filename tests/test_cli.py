@@ -379,8 +379,15 @@ def run_folder(small_scenario: Path, tmp_path: Path) -> Path:
     return out
 
 
-@pytest.mark.parametrize("command", ["run", "sweep", "reproduce", "report"])
-@pytest.mark.parametrize("where", ["existing-file", "under-a-file", "existing-folder"])
+# Every wrong kind of --out path for each command: a file or a path under a file where a folder
+# is written, a folder or a path under a file where the report's file is (an existing file is
+# what a report replaces, a folder what the others write into).
+WRONG_OUTPUTS = [(command, where) for command in ("run", "sweep", "reproduce")
+                 for where in ("existing-file", "under-a-file")]
+WRONG_OUTPUTS += [("report", "under-a-file"), ("report", "existing-folder")]
+
+
+@pytest.mark.parametrize(("command", "where"), WRONG_OUTPUTS)
 def test_every_output_path_is_checked_before_any_work_with_one_line(small_scenario: Path, run_folder: Path,
                                                                      tmp_path: Path, command: str,
                                                                      where: str):
@@ -388,17 +395,12 @@ def test_every_output_path_is_checked_before_any_work_with_one_line(small_scenar
     blocker.write_text("the user's own file")
     folder = tmp_path / "a-folder"
     folder.mkdir()
-    wants_file = command == "report"
-    if where == "existing-folder" and not wants_file:
-        pytest.skip("a folder is what these commands write into")
     out = {"existing-file": blocker, "under-a-file": blocker / "d" / "r.html",
            "existing-folder": folder}[where]
     args = {"run": ["run", str(small_scenario)],
             "sweep": ["sweep", str(small_scenario), "--grid", "traffic.load=0.5"],
             "reproduce": ["reproduce", "classic-hol"],
             "report": ["report", str(run_folder)]}[command]
-    if where == "existing-file" and wants_file:
-        pytest.skip("an existing file is replaced by the report")
     done = cli(*args, "--out", str(out))
     one_error_line(done, f"--out {out}: ")
     expected = {"existing-file": "expected a folder", "under-a-file": f"{blocker} is a file",
