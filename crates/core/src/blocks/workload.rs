@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::engine::rng::Rng;
 use crate::engine::stats::{Completion, LatencyHistogram, Percentiles};
 use crate::engine::time::TimePs;
-use crate::scenario::{invalid, is_load, ScenarioError};
+use crate::keys::{invalid, is_load, ScenarioError};
 
 /// The `traffic` keys of the timed-flow (`fct`) workload, as every design reads them:
 /// `src` sends `dst` flows of sizes drawn from the `flow_sizes` file, arriving as a Poisson

@@ -17,7 +17,7 @@ use crate::blocks::workload::{
 use crate::designs::stardust::pattern_rng;
 use crate::engine::rng::{stream, ComponentId};
 use crate::engine::time::{serialization_ps, TimePs};
-use crate::scenario::{invalid, ScenarioError};
+use crate::keys::{invalid, ScenarioError};
 
 /// How hosts open flows during a run.
 #[derive(Clone, Copy, Debug)]

@@ -44,7 +44,7 @@ use crate::blocks::priority_port::{Departure, PriorityPort};
 use crate::blocks::traffic::NEVER_PS;
 use crate::engine::rng::Rng;
 use crate::engine::time::TimePs;
-use crate::scenario::{invalid, ScenarioError};
+use crate::keys::{invalid, ScenarioError};
 use rand::Rng as _;
 
 /// Bytes of a PAUSE frame on the wire (a minimum Ethernet frame, 802.1Qbb).
