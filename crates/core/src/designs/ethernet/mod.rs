@@ -47,10 +47,8 @@ use crate::engine::time::{ps_from_ns, serialization_ps, TimePs};
 use crate::run::{Design, Report, RunError};
 use crate::scenario::{invalid, ScenarioError};
 use config::Pattern;
-pub use config::{BufferKind, ClassService, EthernetConfig, HostConfig, DCQCN_HOST_KEYS};
-pub use report::{
-    DcqcnSummary, EthernetSummary, EthernetTables, NdpSummary, PfcClassSummary, PfcSummary,
-};
+pub use config::{BufferKind, ClassService, EthernetConfig};
+pub use report::{EthernetSummary, EthernetTables};
 
 /// Mixed into the seed for NDP senders' path permutations (apart from the router's salts).
 const NDP_PATH_SALT: u64 = 0x4e44_5050_6174_6873;

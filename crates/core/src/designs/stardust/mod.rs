@@ -50,8 +50,8 @@ use crate::engine::time::{ps_from_ns, serialization_ps, TimePs};
 use crate::run::{Design, Report, RunError};
 use crate::scenario::{invalid, ScenarioError};
 use adapter::{Adapter, AdapterSpec, FciReaction, Flow, Foreground};
+pub use config::StardustConfig;
 use config::{Arrival, Pattern, ReachMode};
-pub use config::{LinkConfig, StardustConfig};
 use element::{Congestion, Element, ElementSpec};
 pub use report::{StardustSummary, StardustTables};
 
