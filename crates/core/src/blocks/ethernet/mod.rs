@@ -20,6 +20,7 @@ pub mod bfc;
 pub mod host;
 pub mod host_config;
 pub mod opening;
+pub mod pause;
 pub mod pfc;
 pub mod queue;
 pub mod shared_buffer;

@@ -16,9 +16,8 @@ use serde::{Deserialize, Serialize};
 use crate::blocks::ethernet::bfc::BfcSpec;
 use crate::blocks::ethernet::host_config::{HostConfig, DCQCN_HOST_KEYS};
 use crate::blocks::ethernet::opening::Opening;
-use crate::blocks::ethernet::pfc::{
-    Marking, PauseThresholds, PfcSpec, MAX_CLASSES, MAX_PAUSE_TARGETS,
-};
+use crate::blocks::ethernet::pause::MAX_PAUSE_TARGETS;
+use crate::blocks::ethernet::pfc::{Marking, PauseThresholds, PfcSpec, MAX_CLASSES};
 use crate::blocks::ethernet::shared_buffer::DynamicThreshold;
 use crate::blocks::link::LinkConfig;
 use crate::blocks::routing::mode;
