@@ -1,8 +1,8 @@
 """Where a sweep's runs execute: a local process pool, or a Ray cluster (the ``ray`` extra).
 
 Both take a list of jobs and yield ``(index, outcome)`` as runs finish, a job being what
-``cellfabric.sweeps.run_point`` takes and the outcome what it returns; the sweep writes every
-result itself, so workers need no shared file system.
+``run_point`` (the worker's entry, here) takes and the outcome what it returns; the sweep writes
+every result itself, so workers need no shared file system.
 """
 
 from __future__ import annotations
@@ -13,17 +13,29 @@ from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
 
-from cellfabric._core import ScenarioError
+from cellfabric._core import Error, ScenarioError
+from cellfabric.runner import Interrupted
+from cellfabric.runner import run as run_scenario
 
-# What a worker returns for one run: see cellfabric.sweeps.run_point.
+# What a worker returns for one run: see run_point.
 Outcome = tuple[str, Any]
 RAY_MISSING = "--backend ray: Ray is not installed (install it with: pip install 'cellfabric[ray]')"
 
 
+def run_point(job: tuple[dict[str, Any], dict[str, Any], int]) -> tuple[str, Any]:
+    """Runs one (scenario, overrides, seed): ``("ok", Result)``, or ``("failed", "Kind: message")``
+    for a run that broke an invariant or hit a bug, or ``("interrupted", None)``. Runs in a worker."""
+    base, overrides, seed = job
+    try:
+        return "ok", run_scenario(base, overrides=overrides, seed=seed, progress=False)
+    except Interrupted:
+        return "interrupted", None
+    except Error as error:
+        return "failed", f"{type(error).__name__}: {error}"
+
+
 def run_locally(work: list[Any], workers: int) -> Iterator[tuple[int, Outcome]]:
     """Runs the jobs in ``workers`` processes (in this process when ``workers`` is 1)."""
-    from cellfabric.sweeps import run_point
-
     if workers == 1 or len(work) <= 1:
         for index, job in enumerate(work):
             yield index, run_point(job)
@@ -66,8 +78,6 @@ def run_on_ray(
     """Runs the jobs as Ray tasks of one CPU each: on the cluster at ``address``
     (``"auto"``: the one this machine belongs to), or on a local Ray instance of ``workers`` CPUs
     started for this sweep and stopped after it."""
-    from cellfabric.sweeps import run_point
-
     ray = require_ray()
     started = not ray.is_initialized()
     if started:

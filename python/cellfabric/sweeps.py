@@ -33,9 +33,9 @@ from typing import Any
 import pandas as pd
 
 from cellfabric._core import Error, ScenarioError, effective_scenario
+from cellfabric.backends import run_locally, run_on_ray
 from cellfabric.provenance import __version__
-from cellfabric.runner import Interrupted, build
-from cellfabric.runner import run as run_scenario
+from cellfabric.runner import build
 from cellfabric.scenario import load_scenario, parse_value, reference_of
 
 SPEC_FILE = "sweep.json"
@@ -84,7 +84,7 @@ class _Run:
 
     @property
     def job(self) -> tuple[dict[str, Any], dict[str, Any], int]:
-        """What a worker needs to run it: see ``run_point``."""
+        """What a worker needs to run it: see ``cellfabric.backends.run_point``."""
         return self.base, self.overrides, self.seed
 
 
@@ -215,18 +215,6 @@ def _check(run: _Run) -> str | None:
     return None
 
 
-def run_point(job: tuple[dict[str, Any], dict[str, Any], int]) -> tuple[str, Any]:
-    """Runs one (scenario, overrides, seed): ``("ok", Result)``, or ``("failed", "Kind: message")``
-    for a run that broke an invariant or hit a bug, or ``("interrupted", None)``. Runs in a worker."""
-    base, overrides, seed = job
-    try:
-        return "ok", run_scenario(base, overrides=overrides, seed=seed, progress=False)
-    except Interrupted:
-        return "interrupted", None
-    except Error as error:
-        return "failed", f"{type(error).__name__}: {error}"
-
-
 def _finished(run: _Run) -> bool:
     """True if the run's folder holds results of exactly this scenario."""
     try:
@@ -352,8 +340,6 @@ def comparable(reference: Mapping[str, Any] | None, axes: list[str],
 def _execute(todo: list[_Run], backend: str, jobs: int, ray_address: str | None) -> Iterator[tuple]:
     """Runs ``todo`` on the chosen backend, yielding each run with its outcome as it finishes."""
     configs = [r.job for r in todo]
-    from cellfabric.backends import run_locally, run_on_ray
-
     outcomes = run_on_ray(configs, jobs, ray_address) if backend == "ray" else run_locally(configs, jobs)
     try:
         for index, outcome in outcomes:

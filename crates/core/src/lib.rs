@@ -3,6 +3,8 @@
 //! The crate is layered as the architecture brief describes:
 //! - [`engine`] knows nothing of networks: integer picosecond time, the event queue,
 //!   arenas, random streams and statistics;
+//! - [`keys`] is what every floor needs to read a scenario's keys: the error naming a
+//!   rejected key, the names a key takes;
 //! - [`blocks`] are the shared network building blocks: cells, links, flow control,
 //!   switch schedulers, traffic generators and terminals;
 //! - [`designs`] wire building blocks into whole systems;
@@ -12,6 +14,7 @@ pub mod blocks;
 pub mod catalog;
 pub mod designs;
 pub mod engine;
+pub mod keys;
 pub mod run;
 pub mod scenario;
 

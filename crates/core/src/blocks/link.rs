@@ -1,7 +1,11 @@
 //! A point-to-point link: serialization at a fixed rate, then propagation delay. A cable of a
-//! fabric is one link each way, with its own rate, length and per-cell overhead.
+//! fabric is one link each way, with its own rate, length and per-cell overhead. The packet
+//! designs (Ethernet, Stardust) read their cables from one `[link]` section, [`LinkConfig`].
+
+use serde::{Deserialize, Serialize};
 
 use crate::engine::time::{serialization_ps, TimePs, PS_PER_S};
+use crate::keys::{invalid, ScenarioError};
 
 /// The transmit side of a unidirectional link. One frame serializes at a time; the next may start
 /// when the previous has left the transmitter.
@@ -89,6 +93,58 @@ impl Link {
         };
         self.busy_until_ps = now_ps + frame_ps;
         self.busy_until_ps + self.propagation_ps
+    }
+}
+
+/// Every cable, both directions.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LinkConfig {
+    /// Line rate in Gbit/s.
+    pub rate_gbps: f64,
+    /// One-way propagation delay in nanoseconds.
+    pub propagation_ns: f64,
+    /// Line rate of the hosts' links in Gbit/s; absent: `rate_gbps` (a topology file's cable
+    /// rate wins over both). Fig. 9 sizes an adapter's host side to a fraction of its fabric
+    /// side this way.
+    pub host_rate_gbps: Option<f64>,
+}
+
+/// The fastest link a scenario may ask for (100 Tbit/s: a 64-byte cell still takes 5 ps). Time
+/// is counted in picoseconds, so much faster links serialize in a picosecond or none and a run
+/// drowns in same-instant events (a fuzzed 10^12 Gbit/s ran out of memory).
+pub const MAX_RATE_GBPS: f64 = 100_000.0;
+
+impl LinkConfig {
+    /// Checks the rates and the propagation delay: the one check of every packet design's
+    /// `[link]` section.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        let rate_ok = |gbps: f64| gbps.is_finite() && (0.001..=MAX_RATE_GBPS).contains(&gbps);
+        let expected = format!("expected 0.001 to {MAX_RATE_GBPS} Gbit/s");
+        if !rate_ok(self.rate_gbps) {
+            return Err(invalid("link.rate_gbps", expected));
+        }
+        if self.host_rate_gbps.is_some_and(|r| !rate_ok(r)) {
+            return Err(invalid("link.host_rate_gbps", expected));
+        }
+        if !(self.propagation_ns.is_finite() && self.propagation_ns >= 0.0) {
+            return Err(invalid(
+                "link.propagation_ns",
+                "expected 0 or more nanoseconds",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Default for LinkConfig {
+    /// The htsim setup of §6.3: 10 Gbit/s, 1 µs per link.
+    fn default() -> Self {
+        LinkConfig {
+            rate_gbps: 10.0,
+            propagation_ns: 1_000.0,
+            host_rate_gbps: None,
+        }
     }
 }
 

@@ -1,20 +1,22 @@
 //! Workloads shared by the designs: who sends to whom (a random derangement, the senders of an
-//! incast) and flow sizes drawn from a published cumulative distribution (the tables in
-//! `workloads/`): `size cdf` points, one a line, `#` lines skipped, a lone first number (a
-//! HomaSim file's mean) skipped, the cdf in 0..1 or in percent. A size is drawn as HomaSim
-//! draws it: the first point whose cdf is at least a uniform draw (a step CDF). The timed-flow
-//! workload (`traffic.pattern = "fct"`, Stardust's Fig. 10b) is read and checked here for
-//! every design ([`FctKeys`]), with its Poisson arrivals ([`mean_gap_ps`], [`exponential_ps`])
-//! and the report's completion-time figures ([`FctStats`], [`TimedCounts`]).
+//! incast, drawn from the scenario's pattern stream, `pattern_rng`) and flow sizes drawn from a
+//! published cumulative distribution (the tables in `workloads/`): `size cdf` points, one a
+//! line, `#` lines skipped, a lone first number (a HomaSim file's mean) skipped, the cdf in
+//! 0..1 or in percent. A size is drawn as HomaSim draws it: the first point whose cdf is at
+//! least a uniform draw (a step CDF). The timed-flow workload (`traffic.pattern = "fct"`,
+//! Stardust's Fig. 10b) is read and checked here for every design ([`FctKeys`]), with its
+//! Poisson arrivals ([`mean_gap_ps`], [`exponential_ps`]) and the report's completion-time
+//! figures ([`FctStats`], [`TimedCounts`]).
 
 use rand::seq::SliceRandom;
 use rand::Rng as _;
 use serde::Serialize;
 
-use crate::engine::rng::Rng;
+use crate::blocks::stream_kind;
+use crate::engine::rng::{stream, ComponentId, Rng};
 use crate::engine::stats::{Completion, LatencyHistogram, Percentiles};
 use crate::engine::time::TimePs;
-use crate::scenario::{invalid, is_load, ScenarioError};
+use crate::keys::{invalid, is_load, ScenarioError};
 
 /// The `traffic` keys of the timed-flow (`fct`) workload, as every design reads them:
 /// `src` sends `dst` flows of sizes drawn from the `flow_sizes` file, arriving as a Poisson
@@ -208,6 +210,15 @@ impl FctStats {
             },
         }
     }
+}
+
+/// The random stream that draws a scenario's destination pattern.
+pub(crate) fn pattern_rng(seed: u64) -> Rng {
+    let id = ComponentId {
+        kind: stream_kind::PATTERN,
+        index: 0,
+    };
+    stream(seed, id)
 }
 
 /// A random derangement of `hosts` hosts (at least 2): host `h` sends to `to[h] != h`, and

@@ -3,8 +3,9 @@
 //! renamed by the unit convention are rejected with one message naming the key and what was
 //! expected.
 //!
-//! - this module: the error, the parser every design uses, the `run` section every design
-//!   shares, and the renamed keys;
+//! - this module: the parser every design uses, the `run` section every design shares, and
+//!   the renamed keys; it re-exports the error and the mechanism names' trait, which live
+//!   below every floor in [`crate::keys`];
 //! - [`sections`]: the cell networks' scenario and its sections, and every mechanism name a
 //!   section takes (with its description, for `cellfabric list`);
 //! - `build`: what a validated scenario builds (topology, network spec, traffic);
@@ -19,6 +20,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::time::{duration_expected, duration_fits, ps_from_ns, TimePs};
+pub(crate) use crate::keys::invalid;
+pub use crate::keys::{is_load, Named, ScenarioError, MIN_LOAD};
 pub use sections::*;
 pub use strict::{check_unused, Unused, UnusedKeys};
 
@@ -26,33 +29,6 @@ pub use strict::{check_unused, Unused, UnusedKeys};
 pub const MAX_PORTS_OUTPUT_QUEUED: u32 = 4096;
 /// The most hosts a network may have (cells address hosts with 16 bits).
 pub const MAX_HOSTS: usize = u16::MAX as usize;
-
-/// The smallest offered load (a fraction of line rate) a source takes: below it a run of any
-/// practical length carries nothing, and the idle gaps' geometric draws lose their precision
-/// (the fuzzer found a load of 1e-80 that never finished).
-pub const MIN_LOAD: f64 = 1e-6;
-
-/// True for an offered load a source can generate: from [`MIN_LOAD`] to 1.
-pub fn is_load(load: f64) -> bool {
-    (MIN_LOAD..=1.0).contains(&load)
-}
-
-/// A scenario rejected before it ran: the offending key and what was expected.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{key}: {message}")]
-pub struct ScenarioError {
-    /// Dotted path of the offending key (`traffic.load`), or `scenario` for the whole document.
-    pub key: String,
-    /// What is wrong and what was expected.
-    pub message: String,
-}
-
-pub(crate) fn invalid(key: &str, message: impl Into<String>) -> ScenarioError {
-    ScenarioError {
-        key: key.to_string(),
-        message: message.into(),
-    }
-}
 
 /// Run length, warm-up and seed; every design's `run` section. Like every duration and delay
 /// in a scenario, in nanoseconds.

@@ -5,25 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use super::RunConfig;
 pub use crate::blocks::flow_control::FlowControlKind;
-
-/// A mechanism name a scenario key takes: every value, its name as written in scenarios, and
-/// what it is in one line (for `cellfabric list`). The serde name and this one must agree; a
-/// catalog test checks that every listed name parses.
-pub trait Named: Copy + 'static {
-    /// Every value.
-    const ALL: &'static [Self];
-    /// The name as written in scenarios, and what it is.
-    fn entry(self) -> (&'static str, &'static str);
-    /// The name as written in scenarios.
-    fn as_str(self) -> &'static str {
-        self.entry().0
-    }
-    /// What it is, in one line.
-    fn description(self) -> &'static str {
-        self.entry().1
-    }
-}
 use crate::engine::time::{ps_from_ns, TimePs};
+use crate::keys::Named;
 
 /// A whole scenario.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]

@@ -14,7 +14,7 @@
 //! reassigned) moves its pause to the new queue. Queue-mates of a paused flow wait with it: with
 //! fewer queues than active flows BFC blocks heads of line as PFC does.
 
-use super::pfc::{ClassPauses, PauseTarget};
+use super::pause::{ClassPauses, PauseTarget};
 use crate::blocks::cell::Cell;
 use crate::engine::rng::mix;
 use std::collections::hash_map::{DefaultHasher, Entry};

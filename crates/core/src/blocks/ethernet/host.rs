@@ -27,7 +27,7 @@
 
 use serde::Serialize;
 
-use super::pfc::{read_pause_frame, ClassPauses, PauseTarget};
+use super::pause::{read_pause_frame, ClassPauses, PauseTarget};
 use super::{reached_ps, ACK, BOUNCED, CE, CNP, CONTROL, ECE, ECT, NACK, PAUSE, PULL, TRIMMED};
 use crate::blocks::cell::{Cell, CellId, CellQueue};
 use crate::blocks::fabric::{Context, Node};

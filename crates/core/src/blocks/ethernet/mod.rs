@@ -18,10 +18,13 @@ use crate::engine::time::TimePs;
 
 pub mod bfc;
 pub mod host;
+pub mod host_config;
 pub mod opening;
+pub mod pause;
 pub mod pfc;
 pub mod queue;
 pub mod shared_buffer;
+pub mod summary;
 pub mod switch;
 pub mod trim;
 

@@ -12,12 +12,11 @@ use super::host::{Destination, FlowSource, Host};
 use crate::blocks::stream_kind;
 use crate::blocks::transport::Transport;
 use crate::blocks::workload::{
-    mean_gap_ps, FctBySize, FctKeys, FctStats, FlowSizes, TimedCounts, TimedFlow,
+    mean_gap_ps, pattern_rng, FctBySize, FctKeys, FctStats, FlowSizes, TimedCounts, TimedFlow,
 };
-use crate::designs::stardust::pattern_rng;
 use crate::engine::rng::{stream, ComponentId};
 use crate::engine::time::{serialization_ps, TimePs};
-use crate::scenario::{invalid, ScenarioError};
+use crate::keys::{invalid, ScenarioError};
 
 /// How hosts open flows during a run.
 #[derive(Clone, Copy, Debug)]

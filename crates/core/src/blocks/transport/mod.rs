@@ -14,10 +14,10 @@ pub mod newreno;
 pub mod receiver;
 pub mod rto;
 
-use crate::scenario::Named;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::time::TimePs;
+use crate::keys::Named;
 use dcqcn::DcqcnSender;
 use dctcp::Dctcp;
 use mptcp::Lia;

@@ -39,8 +39,7 @@ use crate::blocks::routing::{mode, FabricRouter, PathLabel, RouteTable, Router};
 use crate::blocks::stream_kind;
 use crate::blocks::topology::Attachment;
 use crate::blocks::transport::Transport;
-use crate::blocks::workload::{derangement, incast_senders};
-use crate::designs::stardust::pattern_rng;
+use crate::blocks::workload::{derangement, incast_senders, pattern_rng};
 use crate::engine::kernel::{Clock, Model};
 use crate::engine::queue::CalendarQueue;
 use crate::engine::rng::{mix, stream, ComponentId};
@@ -48,10 +47,8 @@ use crate::engine::time::{ps_from_ns, serialization_ps, TimePs};
 use crate::run::{Design, Report, RunError};
 use crate::scenario::{invalid, ScenarioError};
 use config::Pattern;
-pub use config::{BufferKind, ClassService, EthernetConfig, HostConfig, DCQCN_HOST_KEYS};
-pub use report::{
-    DcqcnSummary, EthernetSummary, EthernetTables, NdpSummary, PfcClassSummary, PfcSummary,
-};
+pub use config::{BufferKind, ClassService, EthernetConfig};
+pub use report::{EthernetSummary, EthernetTables};
 
 /// Mixed into the seed for NDP senders' path permutations (apart from the router's salts).
 const NDP_PATH_SALT: u64 = 0x4e44_5050_6174_6873;

@@ -38,9 +38,8 @@ use super::{
     FCI, FIRST, REQUEST_ON,
 };
 use crate::blocks::cell::{Cell, CellId, NO_PACKET};
-use crate::blocks::ethernet::pfc::{
-    pause_frame, PauseTarget, PauseThresholds, PfcCounters, LOSSLESS_CLASS,
-};
+use crate::blocks::ethernet::pause::{pause_frame, PauseTarget};
+use crate::blocks::ethernet::pfc::{PauseThresholds, PfcCounters, LOSSLESS_CLASS};
 use crate::blocks::ethernet::CONTROL;
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;

@@ -5,14 +5,15 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::blocks::ethernet::host_config::{HostConfig, DCQCN_HOST_KEYS};
 use crate::blocks::ethernet::opening::Opening;
 use crate::blocks::ethernet::pfc::PauseThresholds;
+use crate::blocks::link::LinkConfig;
 use crate::blocks::reachability::MAX_SLICE_ADAPTERS;
 use crate::blocks::routing::mode;
 use crate::blocks::topology::Topology;
 use crate::blocks::transport::Transport;
 use crate::blocks::workload::FctKeys;
-use crate::designs::ethernet::HostConfig;
 use crate::engine::time::{ps_from_ns, TimePs};
 use crate::scenario::{
     invalid, Named, RoutingConfig, RunConfig, ScenarioError, TopologyConfig, Unused, UnusedKeys,
@@ -199,58 +200,6 @@ fn default_routing() -> RoutingConfig {
     RoutingConfig {
         mode: "spray".into(),
         ..RoutingConfig::default()
-    }
-}
-
-/// Every cable, both directions.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct LinkConfig {
-    /// Line rate in Gbit/s.
-    pub rate_gbps: f64,
-    /// One-way propagation delay in nanoseconds.
-    pub propagation_ns: f64,
-    /// Line rate of the hosts' links in Gbit/s; absent: `rate_gbps` (a topology file's cable
-    /// rate wins over both). Fig. 9 sizes an adapter's host side to a fraction of its fabric
-    /// side this way.
-    pub host_rate_gbps: Option<f64>,
-}
-
-/// The fastest link a scenario may ask for (100 Tbit/s: a 64-byte cell still takes 5 ps). Time
-/// is counted in picoseconds, so much faster links serialize in a picosecond or none and a run
-/// drowns in same-instant events (a fuzzed 10^12 Gbit/s ran out of memory).
-pub const MAX_RATE_GBPS: f64 = 100_000.0;
-
-impl LinkConfig {
-    /// Checks the rates and the propagation delay: the one check of every packet design's
-    /// `[link]` section.
-    pub fn validate(&self) -> Result<(), ScenarioError> {
-        let rate_ok = |gbps: f64| gbps.is_finite() && (0.001..=MAX_RATE_GBPS).contains(&gbps);
-        let expected = format!("expected 0.001 to {MAX_RATE_GBPS} Gbit/s");
-        if !rate_ok(self.rate_gbps) {
-            return Err(invalid("link.rate_gbps", expected));
-        }
-        if self.host_rate_gbps.is_some_and(|r| !rate_ok(r)) {
-            return Err(invalid("link.host_rate_gbps", expected));
-        }
-        if !(self.propagation_ns.is_finite() && self.propagation_ns >= 0.0) {
-            return Err(invalid(
-                "link.propagation_ns",
-                "expected 0 or more nanoseconds",
-            ));
-        }
-        Ok(())
-    }
-}
-
-impl Default for LinkConfig {
-    /// The htsim setup of §6.3: 10 Gbit/s, 1 µs per link.
-    fn default() -> Self {
-        LinkConfig {
-            rate_gbps: 10.0,
-            propagation_ns: 1_000.0,
-            host_rate_gbps: None,
-        }
     }
 }
 
@@ -591,7 +540,7 @@ impl StardustConfig {
         }
         match self.host.transport() {
             None => {
-                for keys in [HOST_KEYS, crate::designs::ethernet::DCQCN_HOST_KEYS] {
+                for keys in [HOST_KEYS, DCQCN_HOST_KEYS] {
                     unused.add(
                         keys,
                         "host.transport",
@@ -634,11 +583,7 @@ impl StardustConfig {
                     "Stardust's fabric sprays cells itself: no host labels paths",
                 );
                 if transport != Transport::Dcqcn {
-                    unused.add(
-                        crate::designs::ethernet::DCQCN_HOST_KEYS,
-                        "host.transport",
-                        &named,
-                    );
+                    unused.add(DCQCN_HOST_KEYS, "host.transport", &named);
                 }
                 if !self.host.config.delayed_ack
                     && !matches!(transport, Transport::Ndp | Transport::Dcqcn)

@@ -16,7 +16,8 @@
 
 use std::collections::VecDeque;
 
-use crate::blocks::ethernet::pfc::{IngressAccount, PauseThresholds, PAUSE_FRAME_BYTES};
+use crate::blocks::ethernet::pause::PAUSE_FRAME_BYTES;
+use crate::blocks::ethernet::pfc::{IngressAccount, PauseThresholds};
 
 /// One host port's pause of its host.
 #[derive(Clone, Debug)]

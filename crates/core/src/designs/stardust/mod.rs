@@ -42,7 +42,7 @@ use crate::blocks::routing::{mode, FabricRouter, RouteTable, Router};
 use crate::blocks::stream_kind;
 use crate::blocks::topology::{Attachment, Topology};
 use crate::blocks::transport::Transport;
-use crate::blocks::workload::{derangement, incast_senders, mean_gap_ps};
+use crate::blocks::workload::{derangement, incast_senders, mean_gap_ps, pattern_rng};
 use crate::engine::kernel::{Clock, Model};
 use crate::engine::queue::CalendarQueue;
 use crate::engine::rng::{stream, ComponentId};
@@ -50,8 +50,8 @@ use crate::engine::time::{ps_from_ns, serialization_ps, TimePs};
 use crate::run::{Design, Report, RunError};
 use crate::scenario::{invalid, ScenarioError};
 use adapter::{Adapter, AdapterSpec, FciReaction, Flow, Foreground};
+pub use config::StardustConfig;
 use config::{Arrival, Pattern, ReachMode};
-pub use config::{LinkConfig, StardustConfig};
 use element::{Congestion, Element, ElementSpec};
 pub use report::{StardustSummary, StardustTables};
 
@@ -773,15 +773,6 @@ fn foreground(
         packet_bytes: t.packet_bytes,
         rate_bps,
     }))
-}
-
-/// The random stream that draws a scenario's destination pattern.
-pub(crate) fn pattern_rng(seed: u64) -> crate::engine::rng::Rng {
-    let id = ComponentId {
-        kind: stream_kind::PATTERN,
-        index: 0,
-    };
-    stream(seed, id)
 }
 
 /// The flows the traffic section describes.

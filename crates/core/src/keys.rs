@@ -1,0 +1,50 @@
+//! What every floor needs to read a scenario's keys, kept below them all: the error that
+//! names a rejected key ([`ScenarioError`], made by `invalid`), the names a key takes
+//! ([`Named`]), and the range of an offered load ([`is_load`]). The scenario, the blocks that
+//! read their own sections and the designs all import them from here.
+
+/// The smallest offered load (a fraction of line rate) a source takes: below it a run of any
+/// practical length carries nothing, and the idle gaps' geometric draws lose their precision
+/// (the fuzzer found a load of 1e-80 that never finished).
+pub const MIN_LOAD: f64 = 1e-6;
+
+/// True for an offered load a source can generate: from [`MIN_LOAD`] to 1.
+pub fn is_load(load: f64) -> bool {
+    (MIN_LOAD..=1.0).contains(&load)
+}
+
+/// A scenario rejected before it ran: the offending key and what was expected.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{key}: {message}")]
+pub struct ScenarioError {
+    /// Dotted path of the offending key (`traffic.load`), or `scenario` for the whole document.
+    pub key: String,
+    /// What is wrong and what was expected.
+    pub message: String,
+}
+
+/// The error for `key`: `message` says what was expected.
+pub(crate) fn invalid(key: &str, message: impl Into<String>) -> ScenarioError {
+    ScenarioError {
+        key: key.to_string(),
+        message: message.into(),
+    }
+}
+
+/// A mechanism name a scenario key takes: every value, its name as written in scenarios, and
+/// what it is in one line (for `cellfabric list`). The serde name and this one must agree; a
+/// catalog test checks that every listed name parses.
+pub trait Named: Copy + 'static {
+    /// Every value.
+    const ALL: &'static [Self];
+    /// The name as written in scenarios, and what it is.
+    fn entry(self) -> (&'static str, &'static str);
+    /// The name as written in scenarios.
+    fn as_str(self) -> &'static str {
+        self.entry().0
+    }
+    /// What it is, in one line.
+    fn description(self) -> &'static str {
+        self.entry().1
+    }
+}
