@@ -316,7 +316,7 @@ mod tests {
         let cut = s.rate_bps;
         assert!(s.next_segment(cut_ps + 9 * T + 10_000_000).is_some());
         assert_eq!(s.target_bps, rc, "fast recovery again: Rt stays");
-        assert_eq!(s.rate_bps, (rc + cut) / 2.0);
+        assert_eq!(s.rate_bps, (rc + cut) / 2.0, "Rc ← (Rt + Rc)/2");
     }
 
     /// The byte counter's stages and hyper increase (Zhu et al. 2015, §3.3, Fig. 6): with a
@@ -386,7 +386,11 @@ mod tests {
         let (rc, rt) = (s.rate_bps, s.target_bps);
         assert_eq!(rt, 6_002_647_933.959_960_937_5);
         assert!(s.next_segment(s.next_send_ps().unwrap()).is_some());
-        assert_eq!((s.rate_bps, s.target_bps), ((rt + rc) / 2.0, rt));
+        assert_eq!(
+            (s.rate_bps, s.target_bps),
+            ((rt + rc) / 2.0, rt),
+            "fast recovery after the cut: Rc ← (Rt + Rc)/2, Rt stays"
+        );
     }
 
     /// α: +g per CNP from its value, ×(1 − g) per 55 µs without one.
