@@ -812,7 +812,8 @@ mod tests {
                 (at(t1, 1), (a, 4)),
                 (at(t1, 2), (b, 3)),
                 (at(t1, 3), (c, 3)),
-            ]
+            ],
+            "(time, (flow, pull number)) of each PULL, one per {PACKET_PS} ps"
         );
     }
 

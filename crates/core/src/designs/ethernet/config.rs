@@ -1326,7 +1326,11 @@ mod tests {
             ..HostConfig::default()
         };
         assert_eq!(ndp.packet_bytes, 9000);
-        assert_eq!(ndp.ndp_pull_interval_ps(10_000_000_000), Some(7_200_000));
+        assert_eq!(
+            ndp.ndp_pull_interval_ps(10_000_000_000),
+            Some(7_200_000),
+            "9000 B at 10 Gbit/s"
+        );
         assert_eq!(ndp.ndp_pull_interval_ps(25_000_000_000), Some(2_880_000));
         assert_eq!(ndp.ndp_pull_interval_ps(100_000_000_000), Some(720_000));
         let small = HostConfig {
