@@ -367,11 +367,12 @@ mod tests {
         // A send 6 ms after the cut: timer stages 1-5 are additive (Rt 5.03 ... 5.07), stage 6
         // is hyper with i = min(6, 7) − 5 = 1 (Rt 5.17), then the send's byte stage 8 too
         // (i = min(6, 8) − 5 = 1, Rt 5.27). At 7 ms: timer stage 7 and byte stage 9, i = 2
-        // (Rt 5.47, 5.67); at 8 ms: i = 3 (Rt 5.97, 6.27). Rc halves its gap to Rt each time.
+        // (Rt 5.47, 5.67); at 8 ms: i = 3 (Rt 5.97, 6.27). Rc halves its gap to Rt each time
+        // (exact binary fractions of a bit/s).
         let by_both = [
-            (6, 5_192_366_943.359_375, 5.27e9),
-            (7, 5_500_591_735.839_843_75, 5.67e9),
-            (8, 6_002_647_933.959_960_937_5, 6.27e9),
+            (6, 332_311_484_375.0 / 64.0, 5.27e9),
+            (7, 1_408_151_484_375.0 / 256.0, 5.67e9),
+            (8, 6_146_711_484_375.0 / 1024.0, 6.27e9),
         ];
         for (ms, rate, target) in by_both {
             assert!(s.next_segment(cut_ps + ms * MS).is_some());
@@ -384,7 +385,7 @@ mod tests {
         // A cut restarts both counts: the next send's byte stage is fast recovery.
         s.on_cnp(cut_ps + 8 * MS + 1_000_000);
         let (rc, rt) = (s.rate_bps, s.target_bps);
-        assert_eq!(rt, 6_002_647_933.959_960_937_5);
+        assert_eq!(rt, 6_146_711_484_375.0 / 1024.0, "Rt ← Rc");
         assert!(s.next_segment(s.next_send_ps().unwrap()).is_some());
         assert_eq!(
             (s.rate_bps, s.target_bps),
