@@ -269,7 +269,7 @@ mod tests {
     }
 
     /// A 4×4 switch with every VOQ backlogged, matched by 3-iteration iSLIP, worked by hand
-    /// slot after slot (McKeown 1999, §III-B: a grant pointer moves to one beyond the input it
+    /// slot after slot (McKeown 1999: a grant pointer moves to one beyond the input it
     /// granted, and an accept pointer to one beyond the output it accepted, only if the grant
     /// is accepted in the first iteration; later iterations match without moving any pointer).
     /// Were the pointers moved in every iteration, or on grants that are not accepted, slot 1
@@ -316,7 +316,7 @@ mod tests {
         }
     }
 
-    /// PIM (Anderson et al. 1993, §3.3): each unmatched output grants one of its requesting
+    /// PIM (Anderson et al. 1993): each unmatched output grants one of its requesting
     /// inputs uniformly at random, and each input accepts one of its grants uniformly at
     /// random. Four inputs contending for one output each win a quarter of the slots; one
     /// input granted by four outputs accepts each a quarter of the time.
@@ -354,7 +354,7 @@ mod tests {
 
     /// Under saturation (every VOQ backlogged) one PIM iteration matches an input exactly when
     /// at least one of the N outputs grants it: on average N·(1 − (1 − 1/N)^N), about 63% of
-    /// the ports for large N (Anderson et al. 1993, §3.3; McKeown 1999, §II), where iSLIP
+    /// the ports for large N (Anderson et al. 1993; McKeown 1999), where iSLIP
     /// reaches 100% (above). Enough iterations make the matching maximal, here perfect.
     #[test]
     fn one_pim_iteration_matches_about_63_percent_under_saturation() {

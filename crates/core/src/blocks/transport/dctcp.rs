@@ -82,7 +82,7 @@ mod tests {
         assert!((d.alpha - 0.5).abs() < 0.01, "{}", d.alpha);
     }
 
-    /// α ← (1 − g)·α + g·F once per observation window (Alizadeh et al. 2010, §3.1, eq. 1)
+    /// α ← (1 − g)·α + g·F once per observation window (Alizadeh et al. 2010, §3.1)
     /// through a step of the marked fraction F from 0 to 1, then F = 1/2, with g = 1/16; every
     /// ECN cut is by the α of its moment, cwnd·(1 − α/2). The sender keeps W = 4 segments in
     /// flight: the ACK of `ack` finds `ack + 3` sent. A window closes at the first ACK beyond

@@ -488,8 +488,8 @@ mod tests {
         assert_eq!(s.counters.retransmissions, 1);
     }
 
-    /// The sender's window after an ECN-Echo is cwnd·(1 − α/2) (Alizadeh et al. 2010, §3.1,
-    /// eq. 2) with α below 1: one unmarked ACK first lowers α to (1 − g)·1 + g·0 = 15/16.
+    /// The sender's window after an ECN-Echo is cwnd·(1 − α/2) (Alizadeh et al. 2010, §3.1),
+    /// with α below 1: one unmarked ACK first lowers α to (1 − g)·1 + g·0 = 15/16.
     #[test]
     fn dctcp_cuts_the_window_to_cwnd_times_one_minus_alpha_over_two() {
         let mut s = Sender::new(
