@@ -257,6 +257,127 @@ mod tests {
         assert_eq!(out, [1, 0]);
     }
 
+    /// The grant and accept pointers of an iSLIP matcher.
+    fn pointers(m: &Matcher) -> (Vec<usize>, Vec<usize>) {
+        match &m.rule {
+            Rule::Islip {
+                grant_ptr,
+                accept_ptr,
+            } => (grant_ptr.clone(), accept_ptr.clone()),
+            Rule::Pim => unreachable!("PIM keeps no pointers"),
+        }
+    }
+
+    /// A 4×4 switch with every VOQ backlogged, matched by 3-iteration iSLIP, worked by hand
+    /// slot after slot (McKeown 1999: a grant pointer moves to one beyond the input it
+    /// granted, and an accept pointer to one beyond the output it accepted, only if the grant
+    /// is accepted in the first iteration; later iterations match without moving any pointer).
+    /// Were the pointers moved in every iteration, or on grants that are not accepted, slot 1
+    /// would leave them at [1, 2, 3, 0] (or grant pointers at [1, 2, 3, 3]).
+    #[test]
+    fn islip_pointers_follow_only_first_iteration_accepts_slot_by_slot() {
+        let n = 4;
+        let mut m = Matcher::islip(n, 3);
+        let all = vec![set(0b1111); n];
+        let mut out = vec![0u16; n];
+        let mut r = rng();
+        const U: u16 = UNMATCHED;
+        // (matching after the slot, grant pointers, accept pointers)
+        let slots: [([u16; 4], [usize; 4], [usize; 4]); 5] = [
+            // All pointers at 0. Iteration 1: every output grants input 0, which accepts
+            // output 0: g0 → 1, a0 → 1; outputs 1-3 were not accepted and stay at 0.
+            // Iteration 2: outputs 1-3 grant input 1, which accepts output 1 (no pointer
+            // moves). Iteration 3: outputs 2-3 grant input 2, which accepts output 2. Input 3
+            // and output 3 are left over.
+            ([0, 1, 2, U], [1, 0, 0, 0], [1, 0, 0, 0]),
+            // g = [1,0,0,0], a = [1,0,0,0]. Iteration 1: output 0 grants input 1, outputs 1-3
+            // grant input 0; input 0 accepts output 1 (its pointer at 1), input 1 accepts
+            // output 0: g1 → 1, a0 → 2, g0 → 2, a1 → 1. Iteration 2: outputs 2 and 3 grant
+            // input 2, which accepts 2. Iteration 3: output 3 grants input 3.
+            ([1, 0, 2, 3], [2, 1, 0, 0], [2, 1, 0, 0]),
+            // Iteration 1: outputs 0, 1, 2, 3 grant inputs 2, 1, 0, 0; input 0 accepts
+            // output 2 (pointer at 2), inputs 1 and 2 their only grants: g2 → 1, a0 → 3,
+            // g1 → 2, a1 → 2, g0 → 3, a2 → 1. Iteration 2: output 3 grants input 3.
+            ([2, 1, 0, 3], [3, 2, 1, 0], [3, 2, 1, 0]),
+            // Desynchronized: every output grants a different input, all accepted in the
+            // first iteration, and every pointer moves on by one each slot.
+            ([3, 2, 1, 0], [0, 3, 2, 1], [0, 3, 2, 1]),
+            ([0, 3, 2, 1], [1, 0, 3, 2], [1, 0, 3, 2]),
+        ];
+        for (slot, (matching, grant_ptr, accept_ptr)) in slots.into_iter().enumerate() {
+            m.schedule(&all, &mut out, &mut r);
+            assert_eq!(out, matching, "matching of slot {}", slot + 1);
+            assert_eq!(
+                pointers(&m),
+                (grant_ptr.to_vec(), accept_ptr.to_vec()),
+                "(grant, accept) pointers after slot {}",
+                slot + 1
+            );
+        }
+    }
+
+    /// PIM (Anderson et al. 1993): each unmatched output grants one of its requesting
+    /// inputs uniformly at random, and each input accepts one of its grants uniformly at
+    /// random. Four inputs contending for one output each win a quarter of the slots; one
+    /// input granted by four outputs accepts each a quarter of the time.
+    #[test]
+    fn pim_grants_and_accepts_uniformly_at_random() {
+        let (n, slots) = (4, 4_000);
+        let mut m = Matcher::pim(n, 1);
+        let mut r = rng();
+        let mut out = vec![0u16; n];
+        let mut wins = [0u32; 4];
+        let one_output = [set(0b1111), set(0), set(0), set(0)];
+        for _ in 0..slots {
+            m.schedule(&one_output, &mut out, &mut r);
+            let winners: Vec<usize> = (0..n).filter(|&i| out[i] != UNMATCHED).collect();
+            assert_eq!(winners.len(), 1);
+            wins[winners[0]] += 1;
+        }
+        // Binomial(4000, 1/4): mean 1000, standard deviation 27.
+        assert!(
+            wins.iter().all(|&w| (900..=1100).contains(&w)),
+            "grants {wins:?}"
+        );
+        let mut accepted = [0u32; 4];
+        let one_input = [set(0b1), set(0b1), set(0b1), set(0b1)];
+        for _ in 0..slots {
+            m.schedule(&one_input, &mut out, &mut r);
+            assert_eq!(out[1..], [UNMATCHED; 3]);
+            accepted[out[0] as usize] += 1;
+        }
+        assert!(
+            accepted.iter().all(|&a| (900..=1100).contains(&a)),
+            "accepts {accepted:?}"
+        );
+    }
+
+    /// Under saturation (every VOQ backlogged) one PIM iteration matches an input exactly when
+    /// at least one of the N outputs grants it: on average N·(1 − (1 − 1/N)^N), about 63% of
+    /// the ports for large N (Anderson et al. 1993; McKeown 1999), where iSLIP
+    /// reaches 100% (above). Enough iterations make the matching maximal, here perfect.
+    #[test]
+    fn one_pim_iteration_matches_about_63_percent_under_saturation() {
+        let (n, slots) = (16, 10_000);
+        let all = vec![PortSet::below(n); n];
+        let mut out = vec![0u16; n];
+        let mut r = rng();
+        let mut m = Matcher::pim(n, 1);
+        let mut matched = 0usize;
+        for _ in 0..slots {
+            m.schedule(&all, &mut out, &mut r);
+            matched += out.iter().filter(|&&o| o != UNMATCHED).count();
+        }
+        let mean = matched as f64 / slots as f64;
+        let expected = n as f64 * (1.0 - (1.0 - 1.0 / n as f64).powi(n as i32));
+        assert!((mean - expected).abs() < 0.1, "{mean} of {expected}");
+        let mut m = Matcher::pim(n, n as u32);
+        for _ in 0..100 {
+            m.schedule(&all, &mut out, &mut r);
+            assert!(out.iter().all(|&o| o != UNMATCHED), "{out:?}");
+        }
+    }
+
     #[test]
     fn single_iteration_islip_desynchronizes_under_saturation() {
         // With every VOQ non-empty, one-iteration iSLIP reaches a full matching within N slots,

@@ -2,7 +2,7 @@
 //! name: output-queued (ideal), FIFO input-queued, VOQ + iSLIP, VOQ + PIM, and SAFC.
 //!
 //! Each slot (one cell time) the switch moves at most one cell to each output; input-queued
-//! organizations also move at most one cell out of each input. Cells that arrive at the instant
+//! organizations but SAFC also move at most one cell out of each input. Cells that arrive at the instant
 //! of a slot's clock edge take part in that slot's decision (see [`Phase`](crate::engine::queue::Phase)).
 
 use super::batcher_banyan::BatcherBanyan;
@@ -620,4 +620,76 @@ impl<R: Router> Node<R> for CellSwitch {
     }
 
     fn timer(&mut self, _ctx: &mut Context<'_, R>, _tag: u32) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blocks::cell::Cell;
+    use crate::engine::rng::{stream, ComponentId};
+
+    /// A 4-port SAFC switch of 64-byte cells on 100 Gbit/s outputs.
+    fn safc() -> CellSwitch {
+        let spec = SwitchSpec {
+            ports: 4,
+            cell_bytes: 64,
+            scheduler: SchedulerKind::Safc,
+            buffer_cells: None,
+            per_voq_buffers: false,
+            batcher_banyan: false,
+            rx_flow_control: RxFlowControl::None,
+            out_link: Link::new(100_000_000_000, 0),
+            pipeline_ps: 0,
+        };
+        CellSwitch::new(spec, stream(1, ComponentId { kind: 0, index: 0 }))
+    }
+
+    /// SAFC (Shen and Chow 2023, §V), the statically allocated fully connected switch: each
+    /// output serves its own N queues round robin, one cell per slot, and no input constraint
+    /// applies, so one input may send to every output in the same slot. With two cells in
+    /// every VOQ but input 2's for output 3, slot k serves input k mod 4 at every output, and
+    /// output 3 skips input 2.
+    #[test]
+    fn safc_outputs_serve_their_queues_round_robin_without_an_input_constraint() {
+        let mut switch = safc();
+        let mut cells = CellArena::new();
+        for _ in 0..2 {
+            for input in 0..4u16 {
+                for output in 0..4u16 {
+                    if (input, output) == (2, 3) {
+                        continue;
+                    }
+                    let mut cell = Cell::new(input, output, 64, true, 0, 0);
+                    cell.out_port = output;
+                    let id = cells.alloc(cell);
+                    assert_eq!(
+                        switch.accept(0, input, id, &mut cells),
+                        Admission::Queued(None)
+                    );
+                }
+            }
+        }
+        // Per slot, per output 0..4: the input served (None: nothing left).
+        let expected: [[Option<u16>; 4]; 8] = [
+            [Some(0), Some(0), Some(0), Some(0)],
+            [Some(1), Some(1), Some(1), Some(1)],
+            [Some(2), Some(2), Some(2), Some(3)],
+            [Some(3), Some(3), Some(3), Some(0)],
+            [Some(0), Some(0), Some(0), Some(1)],
+            [Some(1), Some(1), Some(1), Some(3)],
+            [Some(2), Some(2), Some(2), None],
+            [Some(3), Some(3), Some(3), None],
+        ];
+        let slot_ps = switch.slot_ps();
+        for (slot, served) in expected.iter().enumerate() {
+            let (departures, _) = switch.run_slot(slot as TimePs * slot_ps, &mut cells);
+            let mut got = [None; 4];
+            for d in departures {
+                assert!(got[d.output as usize].is_none(), "one cell per output");
+                got[d.output as usize] = Some(cells[d.cell].in_port);
+            }
+            assert_eq!(&got, served, "inputs served by outputs 0-3 in slot {slot}");
+        }
+        assert_eq!(switch.held_cells(), 0);
+    }
 }

@@ -295,3 +295,41 @@ impl HostConfig {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// NDP §3.2: a host's pull pacer releases one PULL per data packet time on its own link,
+    /// serialization of `host.packet_bytes` at the link's rate, stretched by 1/`ndp_pull_rate`.
+    #[test]
+    fn the_pull_interval_is_one_data_packet_time_on_the_host_link() {
+        let ndp = HostConfig {
+            transport: Transport::Ndp,
+            ..HostConfig::default()
+        };
+        assert_eq!(ndp.packet_bytes, 9000);
+        assert_eq!(
+            ndp.ndp_pull_interval_ps(10_000_000_000),
+            Some(7_200_000),
+            "9000 B at 10 Gbit/s"
+        );
+        assert_eq!(ndp.ndp_pull_interval_ps(25_000_000_000), Some(2_880_000));
+        assert_eq!(ndp.ndp_pull_interval_ps(100_000_000_000), Some(720_000));
+        let small = HostConfig {
+            packet_bytes: 1500,
+            ..ndp.clone()
+        };
+        assert_eq!(small.ndp_pull_interval_ps(10_000_000_000), Some(1_200_000));
+        let half = HostConfig {
+            ndp_pull_rate: 0.5,
+            ..ndp.clone()
+        };
+        assert_eq!(half.ndp_pull_interval_ps(10_000_000_000), Some(14_400_000));
+        assert_eq!(
+            HostConfig::default().ndp_pull_interval_ps(10_000_000_000),
+            None,
+            "no pacer for TCP"
+        );
+    }
+}

@@ -263,6 +263,137 @@ mod tests {
         assert!(s.rate_bps > cut);
     }
 
+    /// DCQCN's reaction point by hand (Zhu et al. 2015, §3.3, Fig. 6), timer only (the 10 MB
+    /// byte counter never expires here): two CNPs 50 µs apart at α = 1 halve Rc twice
+    /// (Rt ← Rc, Rc ← Rc·(1 − α/2), α ← (1 − g)·α + g stays 1), leaving Rt = 5, Rc = 2.5
+    /// Gbit/s. Then, every T = 55 µs: F = 5 fast-recovery stages Rc ← (Rt + Rc)/2 with Rt
+    /// fixed, then additive increase Rt += R_AI (10 Mbit/s), Rc ← (Rt + Rc)/2. A third CNP
+    /// cuts by the α that decayed ×(1 − g) per 55 µs without a CNP, and restarts the stages:
+    /// the next expiry is fast recovery again.
+    #[test]
+    fn timer_stages_fast_recovery_then_additive_increase_and_a_cut_restarts_them() {
+        const T: TimePs = 55_000_000;
+        let mut s = DcqcnSender::new(params(), 9000, u32::MAX, 10_000_000_000);
+        s.on_cnp(0);
+        assert_eq!((s.rate_bps, s.target_bps, s.alpha), (5e9, 10e9, 1.0));
+        let cut_ps = 50_000_000;
+        s.on_cnp(cut_ps);
+        assert_eq!((s.rate_bps, s.target_bps, s.alpha), (2.5e9, 5e9, 1.0));
+        // (Rc, Rt) after each timer expiry, evaluated by a send at its instant.
+        let stages = [
+            (3.75e9, 5e9), // fast recovery: (5 + 2.5)/2
+            (4.375e9, 5e9),
+            (4.6875e9, 5e9),
+            (4.843_75e9, 5e9),
+            (4.921_875e9, 5e9),      // the fifth and last
+            (4.965_937_5e9, 5.01e9), // additive: Rt = 5 + 0.01, Rc = (5.01 + 4.921875)/2
+            (4.992_968_75e9, 5.02e9),
+            (5.011_484_375e9, 5.03e9),
+        ];
+        for (k, &(rate, target)) in stages.iter().enumerate() {
+            let t = cut_ps + (k as TimePs + 1) * T;
+            assert!(s.next_segment(t).is_some());
+            assert_eq!(
+                (s.rate_bps, s.target_bps),
+                (rate, target),
+                "(Rc, Rt) after timer expiry {}",
+                k + 1
+            );
+        }
+        // α decayed at each of the 8 expiries (α's own 55 µs timer, also restarted by the cut).
+        let g = 1.0 / 256.0;
+        let alpha = (1.0f64 - g).powi(8);
+        assert!((s.alpha - alpha).abs() < 1e-15, "α {}", s.alpha);
+        let rc = 5.011_484_375e9;
+        s.on_cnp(cut_ps + 8 * T + 10_000_000);
+        assert_eq!(s.target_bps, rc, "Rt ← Rc");
+        assert!(
+            (s.rate_bps - rc * (1.0 - alpha / 2.0)).abs() < 1e-3,
+            "{}",
+            s.rate_bps
+        );
+        assert!((s.alpha - ((1.0 - g) * alpha + g)).abs() < 1e-15);
+        let cut = s.rate_bps;
+        assert!(s.next_segment(cut_ps + 9 * T + 10_000_000).is_some());
+        assert_eq!(s.target_bps, rc, "fast recovery again: Rt stays");
+        assert_eq!(s.rate_bps, (rc + cut) / 2.0, "Rc ← (Rt + Rc)/2");
+    }
+
+    /// The byte counter's stages and hyper increase (Zhu et al. 2015, §3.3, Fig. 6): with a
+    /// byte counter of one 9000-byte packet and a 1 ms timer, after two cuts to Rt = 5,
+    /// Rc = 2.5 Gbit/s the first five sends are fast recovery, the next additive increase;
+    /// once both the timer's and the byte counter's stages exceed F = 5, each event is hyper
+    /// increase Rt += i·R_HAI (R_HAI = 100 Mbit/s) with i = min(stages) − F.
+    #[test]
+    fn byte_counter_stages_then_hyper_increase_once_both_counts_pass_f() {
+        const MS: TimePs = 1_000_000_000;
+        let mut s = DcqcnSender::new(
+            DcqcnParams {
+                byte_counter_bytes: 9000,
+                timer_ps: MS,
+                alpha_interval_ps: MS,
+                ..params()
+            },
+            9000,
+            u32::MAX,
+            10_000_000_000,
+        );
+        s.on_cnp(0);
+        let cut_ps = 50_000_000;
+        s.on_cnp(cut_ps);
+        assert_eq!((s.rate_bps, s.target_bps), (2.5e9, 5e9));
+        // Sends paced at Rc, each a byte-counter stage, all before the timer's first expiry.
+        let mut t = cut_ps;
+        let by_bytes = [
+            (3.75e9, 5e9), // fast recovery, stages 1-5
+            (4.375e9, 5e9),
+            (4.6875e9, 5e9),
+            (4.843_75e9, 5e9),
+            (4.921_875e9, 5e9),
+            (4.965_937_5e9, 5.01e9), // additive: byte stages 6, 7 > F, timer stages 0
+            (4.992_968_75e9, 5.02e9),
+        ];
+        for (k, &(rate, target)) in by_bytes.iter().enumerate() {
+            assert!(s.next_segment(t).is_some());
+            assert_eq!(
+                (s.rate_bps, s.target_bps),
+                (rate, target),
+                "(Rc, Rt) after byte stage {}",
+                k + 1
+            );
+            t = s.next_send_ps().unwrap();
+        }
+        assert!(t < cut_ps + MS);
+        // A send 6 ms after the cut: timer stages 1-5 are additive (Rt 5.03 ... 5.07), stage 6
+        // is hyper with i = min(6, 7) − 5 = 1 (Rt 5.17), then the send's byte stage 8 too
+        // (i = min(6, 8) − 5 = 1, Rt 5.27). At 7 ms: timer stage 7 and byte stage 9, i = 2
+        // (Rt 5.47, 5.67); at 8 ms: i = 3 (Rt 5.97, 6.27). Rc halves its gap to Rt each time
+        // (exact binary fractions of a bit/s).
+        let by_both = [
+            (6, 332_311_484_375.0 / 64.0, 5.27e9),
+            (7, 1_408_151_484_375.0 / 256.0, 5.67e9),
+            (8, 6_146_711_484_375.0 / 1024.0, 6.27e9),
+        ];
+        for (ms, rate, target) in by_both {
+            assert!(s.next_segment(cut_ps + ms * MS).is_some());
+            assert_eq!(
+                (s.rate_bps, s.target_bps),
+                (rate, target),
+                "(Rc, Rt) {ms} ms after the cut"
+            );
+        }
+        // A cut restarts both counts: the next send's byte stage is fast recovery.
+        s.on_cnp(cut_ps + 8 * MS + 1_000_000);
+        let (rc, rt) = (s.rate_bps, s.target_bps);
+        assert_eq!(rt, 6_146_711_484_375.0 / 1024.0, "Rt ← Rc");
+        assert!(s.next_segment(s.next_send_ps().unwrap()).is_some());
+        assert_eq!(
+            (s.rate_bps, s.target_bps),
+            ((rt + rc) / 2.0, rt),
+            "fast recovery after the cut: Rc ← (Rt + Rc)/2, Rt stays"
+        );
+    }
+
     /// α: +g per CNP from its value, ×(1 − g) per 55 µs without one.
     #[test]
     fn alpha_decays_without_cnps_and_rises_with_them() {

@@ -82,6 +82,58 @@ mod tests {
         assert!((d.alpha - 0.5).abs() < 0.01, "{}", d.alpha);
     }
 
+    /// α ← (1 − g)·α + g·F once per observation window (Alizadeh et al. 2010, §3.1)
+    /// through a step of the marked fraction F from 0 to 1, then F = 1/2, with g = 1/16; every
+    /// ECN cut is by the α of its moment, cwnd·(1 − α/2). The sender keeps W = 4 segments in
+    /// flight: the ACK of `ack` finds `ack + 3` sent. A window closes at the first ACK beyond
+    /// its end (RFC 8257 §3.3: SND.UNA > WindowEnd), which counts in the window it closes: after
+    /// ACK 1 (α's first update, from one unmarked ACK) the windows are ACKs 2-5, 6-9, ...
+    #[test]
+    fn alpha_follows_a_step_in_the_marked_fraction_window_by_window() {
+        const G: f64 = 1.0 / 16.0;
+        const W: u32 = 4;
+        let mut d = Dctcp::new(G);
+        assert_eq!(d.on_ack(1, 1, false, W), None);
+        assert_eq!(d.alpha, 0.9375, "(1 − 1/16)·1 + (1/16)·0");
+        let mut ack = 1;
+        let mut expected = 0.9375;
+        let mut cuts = Vec::new();
+        // (windows, ACKs marked of the window's 4, F)
+        for (windows, marked, fraction) in [(10, 0, 0.0), (10, 4, 1.0), (6, 2, 0.5)] {
+            for _ in 0..windows {
+                for i in 0..W {
+                    ack += 1;
+                    let before = d.alpha;
+                    let cut = d.on_ack(ack, 1, i < marked, ack + W - 1);
+                    if i < W - 1 {
+                        assert_eq!(d.alpha, before, "α holds within a window (ACK {ack})");
+                    }
+                    if let Some(factor) = cut {
+                        assert_eq!(factor, 1.0 - d.alpha / 2.0, "cut at ACK {ack}");
+                        cuts.push((ack, factor));
+                    }
+                }
+                expected = (1.0 - G) * expected + G * fraction;
+                assert!(
+                    (d.alpha - expected).abs() < 1e-15,
+                    "α = {} after the window closed by ACK {ack}, expected {expected}",
+                    d.alpha
+                );
+            }
+            if fraction == 0.0 {
+                // Eleven unmarked windows: α = (15/16)^11.
+                assert!((d.alpha - 0.491_681_695_358_181_5).abs() < 1e-15);
+                assert!(cuts.is_empty(), "no cut without ECN-Echo");
+            }
+        }
+        // The first marked ACK (42, first of its window) cuts by the α of eleven unmarked
+        // windows: 1 − (15/16)^11 / 2; the window it opens then raises α to
+        // (15/16)^12 + 1/16 = 0.5234515893982952.
+        assert_eq!(cuts[0].0, 42);
+        assert!((cuts[0].1 - 0.754_159_152_320_909_2).abs() < 1e-15);
+        assert!(cuts.iter().all(|&(ack, _)| ack >= 42));
+    }
+
     #[test]
     fn the_window_is_cut_by_alpha_over_two_once_per_window() {
         let mut d = Dctcp::new(1.0 / 16.0);

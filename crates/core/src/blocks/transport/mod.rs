@@ -488,6 +488,33 @@ mod tests {
         assert_eq!(s.counters.retransmissions, 1);
     }
 
+    /// The sender's window after an ECN-Echo is cwnd·(1 − α/2) (Alizadeh et al. 2010, §3.1),
+    /// with α below 1: one unmarked ACK first lowers α to (1 − g)·1 + g·0 = 15/16.
+    #[test]
+    fn dctcp_cuts_the_window_to_cwnd_times_one_minus_alpha_over_two() {
+        let mut s = Sender::new(
+            &SenderParams {
+                dctcp_g: Some(1.0 / 16.0),
+                initial_cwnd_packets: 10,
+                ..params()
+            },
+            u32::MAX,
+        );
+        send_all(&mut s, 0);
+        s.on_ack(10, 1, false, 0);
+        assert_eq!(s.dctcp.unwrap().alpha, 0.9375, "α = (1 − g)·1 + g·0");
+        assert_eq!((s.reno.cwnd_bytes, s.counters.ecn_cuts), (11_000, 0));
+        // Slow start takes the window to 12 000 bytes, then the cut: 12 000·(1 − 15/32).
+        s.on_ack(20, 2, true, 0);
+        assert_eq!(s.counters.ecn_cuts, 1);
+        assert_eq!(s.reno.cwnd_bytes, 6_375, "12 000·(1 − α/2), α = 15/16");
+        assert_eq!(s.reno.ssthresh_bytes, 6_375, "slow start ends at the cut");
+        // The same window of data: no second cut, congestion avoidance's 1000²/6375 bytes.
+        s.on_ack(30, 3, true, 0);
+        assert_eq!(s.counters.ecn_cuts, 1);
+        assert_eq!(s.reno.cwnd_bytes, 6_375 + 156);
+    }
+
     #[test]
     fn dctcp_cuts_by_alpha_over_two_on_ecn_echo() {
         let mut s = Sender::new(

@@ -91,6 +91,8 @@ impl SharedData {
 
 #[cfg(test)]
 mod tests {
+    use super::super::newreno::NewReno;
+    use super::super::{Sender, SenderParams};
     use super::*;
 
     const MSS: u64 = 1000;
@@ -104,6 +106,47 @@ mod tests {
         assert!((lia.alpha - 0.75).abs() < 1e-12, "{}", lia.alpha);
         // The coupled term: 0.75 · 1000² / 30000 = 25 bytes, below TCP's 1000²/10000 = 100.
         assert_eq!(lia.increase_bytes(MSS, 10 * MSS), 25);
+    }
+
+    /// RFC 6356 §3-4 by hand on three subflows of unequal windows and round trips (MSS
+    /// 1000 B), in this order: 30 segments over 50 µs, 4 over 10 µs, 200 over 200 µs.
+    /// cwnd/rtt (segments per µs): 0.6, 0.4, 1, summing to 2; cwnd/rtt²: 0.012, 0.04, 0.005,
+    /// the largest the second subflow's. alpha = cwnd_total · max(cwnd/rtt²) / (Σ cwnd/rtt)²
+    /// = 234 · 0.04 / 2² = 2.34. Per ACK of one segment on subflow i the window grows by
+    /// min(alpha·MSS²/cwnd_total, MSS²/cwnd_i): the coupled term is 2.34 · 1000² / 234 000 =
+    /// 10 bytes for every subflow, TCP's 33, 250 and 5 bytes: the first two grow by 10 bytes,
+    /// the third, whose window exceeds cwnd_total/alpha = 100 segments, by one TCP's 5.
+    #[test]
+    fn coupled_increase_of_three_unequal_subflows_by_hand() {
+        let subflows = [
+            (30 * MSS, 50_000_000),
+            (4 * MSS, 10_000_000),
+            (200 * MSS, 200_000_000),
+        ];
+        let lia = Lia::of(subflows.into_iter());
+        assert_eq!(lia.total_cwnd_bytes, 234 * MSS);
+        assert!((lia.alpha - 2.34).abs() < 1e-12, "alpha {}", lia.alpha);
+        for (&(cwnd, _), increase) in subflows.iter().zip([10, 10, 5]) {
+            assert_eq!(lia.increase_bytes(MSS, cwnd), increase, "cwnd {cwnd}");
+            // A subflow in congestion avoidance (cwnd = ssthresh) takes the coupled increase.
+            let segments = (cwnd / MSS) as u32;
+            let mut reno = NewReno::new(MSS, segments, Some(segments));
+            reno.on_new_ack(1, 1, cwnd - MSS, Some(&lia));
+            assert_eq!(reno.cwnd_bytes, cwnd + increase, "cwnd {cwnd}");
+        }
+        // The same through a subflow's sender: its window of 4 grows by 10 bytes, not TCP's 250.
+        let params = SenderParams {
+            mss_bytes: MSS,
+            initial_cwnd_packets: 4,
+            initial_ssthresh_packets: Some(4),
+            min_rto_ps: 1_000_000,
+            max_rto_ps: 1_000_000_000,
+            dctcp_g: None,
+        };
+        let mut subflow = Sender::new(&params, u32::MAX);
+        while subflow.next_segment(0).is_some() {}
+        subflow.on_ack_coupled(10_000_000, 1, false, 0, Some(&lia));
+        assert_eq!(subflow.reno.cwnd_bytes, 4 * MSS + 10);
     }
 
     #[test]

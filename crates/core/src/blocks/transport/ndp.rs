@@ -750,6 +750,73 @@ mod tests {
         assert_eq!(back[300..].iter().filter(|&&l| l == 3).count(), 25);
     }
 
+    /// Drives `p` as a host drives its pacer: each arrival owes its flow a pull and offers the
+    /// pacer that moment, and the pacer's wake-up at [`PullPacer::next_due_ps`] offers it the
+    /// next. Returns the PULLs released, with their times.
+    fn pulls_for(p: &mut PullPacer, arrivals: &[(TimePs, u32)]) -> Vec<(TimePs, (u32, u32))> {
+        let mut pulls = Vec::new();
+        let mut arrivals = arrivals.iter().copied().peekable();
+        let mut wake_ps = None;
+        loop {
+            let now_ps = match (arrivals.peek().copied(), wake_ps) {
+                (Some((at_ps, _)), Some(w_ps)) if w_ps < at_ps => w_ps,
+                (Some((at_ps, flow)), _) => {
+                    arrivals.next();
+                    p.request(flow);
+                    at_ps
+                }
+                (None, Some(w_ps)) => w_ps,
+                (None, None) => return pulls,
+            };
+            if let Some(pull) = p.take(now_ps) {
+                pulls.push((now_ps, pull));
+            }
+            wake_ps = p.next_due_ps().filter(|&due_ps| due_ps > now_ps);
+        }
+    }
+
+    /// NDP §3.2: the receiver paces PULLs, one per data packet time of its link (9000 B at
+    /// 10 Gbit/s: 7.2 µs) over all its incoming flows, however fast the packets that owe them
+    /// arrive. A data packet then five trimmed headers back to back (51.2 ns apart) get six
+    /// PULLs 7.2 µs apart, from the first arrival on, the flows in turn; after an idle spell a
+    /// burst's first PULL goes at its first arrival (no credit saved up while idle), and an
+    /// arrival half a packet time after a PULL waits for the rest of the interval.
+    #[test]
+    fn a_burst_of_arrivals_is_pulled_one_packet_time_apart() {
+        const PACKET_PS: TimePs = 7_200_000;
+        const HEADER_PS: TimePs = 51_200;
+        let mut p = PullPacer::new(PACKET_PS);
+        let (a, b, c) = (p.add_flow(), p.add_flow(), p.add_flow());
+        let t0 = 100_000_000;
+        let t1 = t0 + 20 * PACKET_PS;
+        let burst = |t: TimePs, flows: &[u32]| -> Vec<(TimePs, u32)> {
+            (t..)
+                .step_by(HEADER_PS as usize)
+                .zip(flows.iter().copied())
+                .collect()
+        };
+        let mut arrivals = burst(t0, &[a, b, c, a, b, a]);
+        arrivals.extend(burst(t1, &[c, a, b]));
+        arrivals.push((t1 + 2 * PACKET_PS + PACKET_PS / 2, c));
+        let at = |t: TimePs, k: TimePs| t + k * PACKET_PS;
+        assert_eq!(
+            pulls_for(&mut p, &arrivals),
+            vec![
+                (at(t0, 0), (a, 1)),
+                (at(t0, 1), (b, 1)),
+                (at(t0, 2), (c, 1)),
+                (at(t0, 3), (a, 2)),
+                (at(t0, 4), (b, 2)),
+                (at(t0, 5), (a, 3)),
+                (at(t1, 0), (c, 2)),
+                (at(t1, 1), (a, 4)),
+                (at(t1, 2), (b, 3)),
+                (at(t1, 3), (c, 3)),
+            ],
+            "(time, (flow, pull number)) of each PULL, one per {PACKET_PS} ps"
+        );
+    }
+
     #[test]
     fn the_pacer_releases_one_pull_per_packet_time_round_robin() {
         let interval_ps = 7_200_000; // 9000 B at 10 Gbit/s
