@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 import cellfabric
+import cellfabric.backends
 
 ROOT = Path(__file__).resolve().parent.parent
 EXPECTED = ROOT / "tests" / "validation"
@@ -58,16 +59,16 @@ def _tables(name: str) -> str:
     argv = [name, *SCRIPTS[name]]
     real_run = cellfabric.run
     old_argv = sys.argv
-    real_sweep_run = cellfabric.sweeps.run_scenario
+    real_sweep_run = cellfabric.backends.run_scenario
     try:
         cellfabric.run = _short(real_run)
-        cellfabric.sweeps.run_scenario = _short(real_run)  # the reproductions' runs
+        cellfabric.backends.run_scenario = _short(real_run)  # the reproductions' runs
         sys.argv = argv
         with contextlib.redirect_stdout(out), contextlib.chdir(ROOT):
             runpy.run_path(str(ROOT / "docs" / "validation" / f"{name}.py"), run_name="__main__")
     finally:
         cellfabric.run = real_run
-        cellfabric.sweeps.run_scenario = real_sweep_run
+        cellfabric.backends.run_scenario = real_sweep_run
         sys.argv = old_argv
     return out.getvalue()
 
