@@ -10,7 +10,8 @@ deadlock is a pass only where ``may_deadlock`` allows one: a lossless fabric wit
 The cases are drawn from a seed, ``SEED`` (``CELLFABRIC_FUZZ_SEED``, default 20261126), with no
 example database, so a seed draws the same cases on every machine and a failure replays. CI runs
 2 000 cases from the default seed (about 8 s). A failure's message starts with the seed and gives
-the drawn case, for example
+the drawn case, for example (made by ``test_a_failing_case_names_the_seed_and_replays``, whose
+kernel reports a deadlock after every run)
 
     AssertionError: [CELLFABRIC_FUZZ_SEED=20261126] base 'clint/bulk.toml', changes
     [('bulk.arbiter_ns', 0)]: deadlocked, and may_deadlock() says it may not: ...
