@@ -2,14 +2,32 @@
 random keys set to values at and beyond their bounds, of wrong types, not numbers, unknown, or
 belonging to another design) and runs each briefly through the Python API. Every one must either
 run, with its account settled (the core checks it and fails the run otherwise), or be rejected
-with a ``ScenarioError`` whose message starts with the key at fault. A panic, any other exception
-or a broken account fails the test, and Hypothesis shrinks it to a small case.
+with a ``ScenarioError`` whose message starts with the key at fault. A panic, any other exception,
+a broken account, or a deadlock fails the test, and Hypothesis shrinks it to a small case. A
+deadlock is a pass only where ``may_deadlock`` allows one: a lossless fabric with cycles
+(``link.flow_control`` "credit" or "onoff" on a dragonfly or a topology file).
 
-CI runs 2 000 cases (about 8 s); a longer search, logging each case before it runs (so that a
-case that hangs or exhausts memory can be found), is
+The cases are drawn from a seed, ``SEED`` (``CELLFABRIC_FUZZ_SEED``, default 20261126), with no
+example database, so a seed draws the same cases on every machine and a failure replays. CI runs
+2 000 cases from the default seed (about 8 s). A failure's message starts with the seed and gives
+the drawn case, for example (made by ``test_a_failing_case_names_the_seed_and_replays``, whose
+kernel reports a deadlock after every run)
 
-    ulimit -v 6000000; CELLFABRIC_FUZZ_CASES=50000 CELLFABRIC_FUZZ_LOG=/tmp/cases.txt \
-        python3 -m pytest -q tests/test_fuzz.py
+    AssertionError: [CELLFABRIC_FUZZ_SEED=20261126] base 'clint/bulk.toml', changes
+    [('bulk.arbiter_ns', 0)]: deadlocked, and may_deadlock() says it may not: ...
+
+and it is replayed (the same search, the same shrunk case) with the same seed and case count:
+
+    CELLFABRIC_FUZZ_SEED=20261126 CELLFABRIC_FUZZ_CASES=2000 python3 -m pytest -q tests/test_fuzz.py
+
+or run alone, without the search, in Python: ``_check_case('clint/bulk.toml', [('bulk.arbiter_ns',
+0)])``. Other seeds explore other cases; a longer search, logging each case before it runs (so
+that a case that hangs or exhausts memory can be found), is
+
+    ulimit -v 6000000; CELLFABRIC_FUZZ_SEED=7 CELLFABRIC_FUZZ_CASES=50000 \
+        CELLFABRIC_FUZZ_LOG=/tmp/cases.txt python3 -m pytest -q tests/test_fuzz.py
+
+``test_a_failing_case_names_the_seed_and_replays`` shows a failure naming its seed and replaying.
 """
 
 from __future__ import annotations
@@ -19,13 +37,16 @@ import os
 import re
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, given, seed, settings
 from hypothesis import strategies as st
 
 import cellfabric
+import cellfabric.scenario
 from conftest import ROOT
 
 CASES = int(os.environ.get("CELLFABRIC_FUZZ_CASES", "2000"))
+SEED_VARIABLE = "CELLFABRIC_FUZZ_SEED"
+SEED = int(os.environ.get(SEED_VARIABLE, "20261126"))
 
 # Shipped scenarios to start from, cut short (duration in ns), with the keys each design knows.
 BASES = {
@@ -96,32 +117,44 @@ def _own_keys(scenario: dict, prefix: str = "") -> list[str]:
     return keys
 
 
-@settings(max_examples=CASES, deadline=5000, suppress_health_check=[HealthCheck.too_slow])
-@given(base=st.sampled_from(sorted(BASES)), data=st.data())
-def test_every_scenario_runs_or_is_rejected_naming_a_key(base: str, data):
+def may_deadlock(scenario: dict) -> bool:
+    """Whether a drawn scenario (the base with the drawn changes applied) may deadlock: only a
+    lossless fabric whose channels can form a cycle, that is ``link.flow_control`` set to
+    ``"credit"`` or ``"onoff"`` (a full buffer holds its upstream rather than dropping) on a
+    topology with cycles, ``topology.kind`` ``"dragonfly"`` (its global links join the groups in
+    a ring of rings) or ``"file"`` (a user's topology may hold any cycle; the fuzzer does not
+    check; a file may also set ``flow_control`` per cable, which the fuzzer's one file,
+    ``leaf-spine.topo``, does not). Every other deadlock is a bug in the kernel and fails the
+    fuzzer."""
+    link, topology = scenario.get("link"), scenario.get("topology")
+    flow_control = link.get("flow_control") if isinstance(link, dict) else None
+    kind = topology.get("kind") if isinstance(topology, dict) else None
+    return flow_control in ("credit", "onoff") and kind in ("dragonfly", "file")
+
+
+def _check_case(base: str, changes: list, may_deadlock=may_deadlock) -> None:
+    """Runs one drawn case; an assertion fails, naming the seed and the case, on any finding."""
     scenario = _short(base, BASES[base])
-    # The run's length is drawn apart, from values that keep every run short.
-    own = sorted(k for k in _own_keys(scenario) if k not in LENGTH_KEYS)
-    keys = st.one_of(st.sampled_from(own), st.sampled_from(own), st.sampled_from(KEYS))
-    pair = st.one_of(st.tuples(keys, VALUES), st.tuples(st.sampled_from(LENGTH_KEYS), LENGTHS))
-    changes = data.draw(st.lists(pair, min_size=1, max_size=3), label="changes")
+    overrides = dict(changes)
+    case = f"[{SEED_VARIABLE}={SEED}] base {base!r}, changes {changes!r}"
     if os.environ.get("CELLFABRIC_FUZZ_LOG"):
         with open(os.environ["CELLFABRIC_FUZZ_LOG"], "a") as log:
             log.write(f"{base} {changes!r}\n")
     try:
-        overrides = dict(changes)
         result = cellfabric.run(scenario, overrides=overrides, progress=False)
     except cellfabric.ScenarioError as error:
         event("rejected")
         message = str(error)
-        assert KEY_AT_FAULT.match(message), f"{overrides}: {message}"
-        assert "\n" not in message.strip() and "Traceback" not in message, message
+        assert KEY_AT_FAULT.match(message), f"{case}: rejected without naming the key: {message}"
+        assert "\n" not in message.strip() and "Traceback" not in message, f"{case}: {message}"
         return
     except cellfabric.SimulationError as error:
-        # A configuration the model can run may still deadlock, which the kernel reports; a
-        # broken account is a finding.
-        assert "deadlock" in str(error), f"{overrides}: {error}"
-        event("deadlocked")
+        # A broken account is a finding; so is a deadlock, unless the scenario is a lossless
+        # fabric with cycles (``may_deadlock``), where the kernel's report of one is the answer.
+        assert "deadlock" in str(error), f"{case}: {error}"
+        drawn = cellfabric.scenario.load_scenario(scenario, overrides)
+        assert may_deadlock(drawn), f"{case}: deadlocked, and may_deadlock() says it may not: {error}"
+        event("deadlocked (lossless, cyclic)")
         return
     event("ran")
     summary = result.summary
@@ -129,7 +162,64 @@ def test_every_scenario_runs_or_is_rejected_naming_a_key(base: str, data):
         if f"{items}_injected" in summary:
             settled = (summary[f"{items}_delivered"] + summary.get(f"{items}_dropped", 0)
                        + summary[f"{items}_in_flight"])
-            assert summary[f"{items}_injected"] == settled, f"{overrides}: {items} account"
+            assert summary[f"{items}_injected"] == settled, f"{case}: {items} account"
+
+
+def _draw_changes(base: str, data) -> list:
+    """Up to three (dotted key, value) changes to base: its own keys often, every design's and
+    unknown keys too, and the run's length apart, from values that keep every run short."""
+    own = sorted(k for k in _own_keys(_short(base, BASES[base])) if k not in LENGTH_KEYS)
+    keys = st.one_of(st.sampled_from(own), st.sampled_from(own), st.sampled_from(KEYS))
+    pair = st.one_of(st.tuples(keys, VALUES), st.tuples(st.sampled_from(LENGTH_KEYS), LENGTHS))
+    return data.draw(st.lists(pair, min_size=1, max_size=3), label="changes")
+
+
+def fuzzer(cases: int, may_deadlock=may_deadlock):
+    """The fuzz test: ``cases`` cases drawn from SEED (no example database, so a seed always
+    draws the same cases, and the same shrunk failure)."""
+
+    @seed(SEED)
+    @settings(max_examples=cases, deadline=5000, database=None, print_blob=True,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(base=st.sampled_from(sorted(BASES)), data=st.data())
+    def fuzz(base: str, data):
+        _check_case(base, _draw_changes(base, data), may_deadlock)
+
+    return fuzz
+
+
+test_every_scenario_runs_or_is_rejected_naming_a_key = fuzzer(CASES)
+
+
+def test_a_failing_case_names_the_seed_and_replays(monkeypatch):
+    """A kernel made to report a deadlock after every run it accepts fails the fuzzer (most drawn
+    scenarios are not lossless and cyclic); the failure names the seed and the drawn case, and a
+    second run from the same seed fails with the same message (the same shrunk case)."""
+    real_run = cellfabric.run
+
+    def deadlocking_run(*args, **kwargs):
+        real_run(*args, **kwargs)
+        raise cellfabric.SimulationError("deadlock (made by the test)")
+
+    monkeypatch.setattr(cellfabric, "run", deadlocking_run)
+    messages = []
+    for _ in range(2):
+        with pytest.raises(AssertionError) as failure:
+            fuzzer(100)()
+        messages.append(str(failure.value))
+    assert f"{SEED_VARIABLE}={SEED}" in messages[0] and "changes [" in messages[0], messages[0]
+    assert "may_deadlock() says it may not" in messages[0], messages[0]
+    assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("flow_control, kind, allowed", [
+    ("credit", "dragonfly", True), ("onoff", "file", True), ("credit", "fat_tree", False),
+    ("none", "dragonfly", False), (None, "file", False), ("onoff", None, False), ("credit", [1], False),
+])
+def test_only_a_lossless_cyclic_fabric_may_deadlock(flow_control, kind, allowed):
+    scenario = {"link": {"flow_control": flow_control}, "topology": {"kind": kind}}
+    assert may_deadlock(scenario) is allowed
+    assert not may_deadlock({"link": "credit", "topology": {"kind": "dragonfly"}})
 
 
 @pytest.mark.parametrize("base", sorted(BASES))
