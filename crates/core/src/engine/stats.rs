@@ -345,7 +345,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn percentiles_are_within_one_percent_of_exact() {
+    fn percentiles_are_within_a_tenth_of_a_percent_of_exact() {
         let mut h = LatencyHistogram::new();
         let mut exact: Vec<u64> = (0..100_000u64)
             .map(|i| (i * 7_919 % 1_000_003) * 1_000 + 20_480)
@@ -359,7 +359,7 @@ mod tests {
         for (ours, q) in [(p.p1, 0.01), (p.p50, 0.5), (p.p90, 0.9), (p.p99, 0.99)] {
             let truth = exact_at(q);
             assert!(
-                (ours - truth).abs() / truth < 0.01,
+                (ours - truth).abs() / truth <= 0.001,
                 "q={q}: {ours} vs {truth}"
             );
         }
