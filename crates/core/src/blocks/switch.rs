@@ -183,7 +183,7 @@ pub(crate) struct Fault {
 #[cfg(test)]
 impl Fault {
     /// True if the `taken`-th cell taken from a queue is an `every`-th one.
-    fn strikes(taken: u64, every: Option<u64>) -> bool {
+    pub(crate) fn strikes(taken: u64, every: Option<u64>) -> bool {
         every.is_some_and(|n| taken.is_multiple_of(n))
     }
 }
