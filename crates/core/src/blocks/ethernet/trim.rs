@@ -87,9 +87,9 @@ impl TrimmingPort {
         self.port.data_cells() + (now_ps < self.data_on_wire_until_ps) as u32
     }
 
-    /// Packets queued (not on the wire): headers, control and data.
+    /// Packets queued (not on the wire): headers, control and data, counted in the queues.
     pub fn packets_queued(&self) -> u32 {
-        self.port.cells()
+        self.port.queued_cells()
     }
 
     /// Offers `cell` at `now_ps`; `rng` tosses the coin when the data queue is full. The
