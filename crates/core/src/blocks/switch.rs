@@ -162,6 +162,32 @@ pub struct SwitchSpec {
     pub pipeline_ps: TimePs,
 }
 
+/// A fault a test injects into a switch while the model runs, to show that the accounts catch
+/// it: cells that vanish from a queue or leave twice, with no counter changed.
+#[cfg(test)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Fault {
+    /// Every n-th cell an output sends vanishes: popped from its queue, sent nowhere, released
+    /// nowhere, and no counter changed (a lost handle).
+    pub lose_one_in: Option<u64>,
+    /// Every n-th cell an output sends leaves twice, a slot apart: a copy appears that no
+    /// source injected, and no counter changes.
+    pub duplicate_one_in: Option<u64>,
+    /// Skips the per-slot check of the counter against the queues, so that the run's end-of-run
+    /// account is what catches the fault.
+    pub skip_slot_check: bool,
+    /// Cells the outputs took from the queues so far.
+    pub taken: u64,
+}
+
+#[cfg(test)]
+impl Fault {
+    /// True if the `taken`-th cell taken from a queue is an `every`-th one.
+    pub(crate) fn strikes(taken: u64, every: Option<u64>) -> bool {
+        every.is_some_and(|n| taken.is_multiple_of(n))
+    }
+}
+
 /// A slotted N-port cell switch.
 pub struct CellSwitch {
     ports: usize,
@@ -205,6 +231,9 @@ pub struct CellSwitch {
     pub delay_slots_sum: u64,
     /// Measured departures.
     pub delay_samples: u64,
+    /// A fault injected by a test.
+    #[cfg(test)]
+    pub(crate) fault: Fault,
 }
 
 impl CellSwitch {
@@ -275,6 +304,8 @@ impl CellSwitch {
             occupancy_samples: OccupancyHistogram::default(),
             delay_slots_sum: 0,
             delay_samples: 0,
+            #[cfg(test)]
+            fault: Fault::default(),
         }
     }
 
@@ -288,9 +319,35 @@ impl CellSwitch {
         self.slot_ps
     }
 
-    /// Cells currently held.
+    /// Cells currently held, by the switch's counter (kept as cells come and go).
     pub fn held_cells(&self) -> u64 {
         self.held_cells
+    }
+
+    /// Cells currently held, counted where they are: the lengths of the switch's queues. It
+    /// equals [`held_cells`](Self::held_cells) unless a cell was lost from a queue or queued
+    /// twice outside the counter. Walks every queue (N² of them with VOQs).
+    pub fn queued_cells(&self) -> u64 {
+        let queues = match &self.queues {
+            Queues::Output(queues) | Queues::InputFifo(queues) => queues,
+            Queues::Voq { queues, .. } => queues,
+        };
+        queues.iter().map(|q| q.len() as u64).sum()
+    }
+
+    /// In builds with debug assertions, checks the counter of cells held against the lengths
+    /// of the queues (a walk over every queue, so not in release builds).
+    #[inline]
+    fn debug_check_held(&self) {
+        #[cfg(test)]
+        if self.fault.skip_slot_check {
+            return;
+        }
+        debug_assert_eq!(
+            self.held_cells,
+            self.queued_cells(),
+            "cell switch: cells held by the counter != cells in the queues"
+        );
     }
 
     /// Outputs with cells waiting whose downstream flow control lets nothing through.
@@ -416,8 +473,17 @@ impl CellSwitch {
         self.queues
             .prefetch_heads(&self.transfers, self.ports, cells);
         let measuring = now_ps >= self.measure_from_ps;
+        #[cfg(test)]
+        let mut duplicated = 0;
         for &(input, output) in &self.transfers {
             let cell = self.queues.pop(input, output, self.ports, cells);
+            #[cfg(test)]
+            {
+                self.fault.taken += 1;
+                if Fault::strikes(self.fault.taken, self.fault.lose_one_in) {
+                    continue;
+                }
+            }
             self.backlog_cells[output] -= 1;
             let arrive_ps =
                 self.out_links[output].transmit(now_ps, self.cell_bytes) + self.pipeline_ps;
@@ -447,8 +513,23 @@ impl CellSwitch {
                 self.delay_slots_sum += measured_delay_slots;
                 self.delay_samples += 1;
             }
+            #[cfg(test)]
+            if Fault::strikes(self.fault.taken, self.fault.duplicate_one_in) {
+                duplicated += 1;
+                let copy = cells.alloc(cells[cell]);
+                self.departures.push(Departure {
+                    output: output as u16,
+                    cell: copy,
+                    arrive_ps: arrive_ps + self.slot_ps,
+                });
+            }
+        }
+        #[cfg(test)]
+        {
+            self.held_cells += duplicated;
         }
         self.held_cells -= self.departures.len() as u64;
+        self.debug_check_held();
         if measuring {
             self.occupancy_samples.record_n(self.held_cells as usize, 1);
         }
@@ -569,8 +650,10 @@ impl<R: Router> Node<R> for CellSwitch {
         false
     }
 
+    /// The lengths of the queues, not the counter: a cell lost from a queue shows in the
+    /// account.
     fn cells_held(&self) -> u64 {
-        self.held_cells
+        self.queued_cells()
     }
 
     #[inline(never)]

@@ -306,7 +306,10 @@ impl PfcPorts {
 
     /// Packets the ports hold (control and data, not on the wire).
     pub fn packets_queued(&self) -> u64 {
-        self.ports.iter().map(|p| p.port.cells() as u64).sum()
+        self.ports
+            .iter()
+            .map(|p| p.port.queued_cells() as u64)
+            .sum()
     }
 
     /// Deepest data queue seen, in packets.

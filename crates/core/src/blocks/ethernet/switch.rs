@@ -110,6 +110,28 @@ impl LocalView for Queues<'_> {
     }
 }
 
+#[cfg(test)]
+impl EthernetSwitch {
+    /// Injects `fault` into every trimming port (test only); false if it has none.
+    pub(crate) fn inject_fault(&mut self, fault: crate::blocks::switch::Fault) -> bool {
+        match &mut self.ports {
+            Ports::Trimming(ports, ..) => {
+                ports.iter_mut().for_each(|p| p.inject_fault(fault));
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Data packets its trimming ports took from their queues under a fault (test only).
+    pub(crate) fn fault_taken(&self) -> u64 {
+        match &self.ports {
+            Ports::Trimming(ports, ..) => ports.iter().map(|p| p.fault_taken()).sum(),
+            _ => 0,
+        }
+    }
+}
+
 impl EthernetSwitch {
     /// Switch `switch` of the router's tables with these output ports, one per port, losing
     /// each arriving packet with probability `loss.0` drawn from `loss.1` (`None`: no loss).

@@ -66,6 +66,18 @@ pub struct TrimmingPort {
 }
 
 impl TrimmingPort {
+    /// Injects `fault` into the port's queues (test only).
+    #[cfg(test)]
+    pub(crate) fn inject_fault(&mut self, fault: crate::blocks::switch::Fault) {
+        self.port.fault = fault;
+    }
+
+    /// Data packets the port took from its queue under a fault (test only).
+    #[cfg(test)]
+    pub(crate) fn fault_taken(&self) -> u64 {
+        self.port.fault.taken
+    }
+
     /// An idle port on `link`, measuring what data arrivals find from `measure_from_ps` on.
     pub fn new(link: Link, spec: TrimSpec, measure_from_ps: TimePs) -> Self {
         let mut port = PriorityPort::new(link, 1);
@@ -87,9 +99,9 @@ impl TrimmingPort {
         self.port.data_cells() + (now_ps < self.data_on_wire_until_ps) as u32
     }
 
-    /// Packets queued (not on the wire): headers, control and data.
+    /// Packets queued (not on the wire): headers, control and data, counted in the queues.
     pub fn packets_queued(&self) -> u32 {
-        self.port.cells()
+        self.port.queued_cells()
     }
 
     /// Offers `cell` at `now_ps`; `rng` tosses the coin when the data queue is full. The

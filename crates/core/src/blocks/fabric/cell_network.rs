@@ -812,7 +812,8 @@ impl<R: Router> Design for Network<R> {
 #[cfg(test)]
 mod tests {
     use crate::blocks::cell::Cell;
-    use crate::designs::cell_fabric;
+    use crate::blocks::switch::Fault;
+    use crate::designs::{cell_fabric, single_switch};
     use crate::engine::kernel::Kernel;
     use crate::run::RunError;
     use crate::scenario::Scenario;
@@ -890,6 +891,120 @@ mod tests {
         assert!(matches!(
             network.finish(clock),
             Err(RunError::ReleasedTwice(1))
+        ));
+    }
+
+    /// Runs `network` to its end with `fault` injected into every switch.
+    fn run_with_fault(
+        network: super::Network<crate::blocks::routing::FabricRouter>,
+        fault: Fault,
+    ) -> Result<(super::Summary, super::Tables), RunError> {
+        let mut network = network;
+        for node in network.fabric.nodes_mut() {
+            if let super::CellNode::Switch(s) = node {
+                s.fault = fault;
+            }
+        }
+        network.run()
+    }
+
+    /// A fat tree of input-queued (iSLIP) switches, loaded enough to keep cells moving.
+    fn fabric() -> super::Network<crate::blocks::routing::FabricRouter> {
+        let json = r#"{"design": "cell_fabric",
+            "run": {"seed": 3, "duration_ns": 5120, "warmup_ns": 512},
+            "topology": {"kind": "fat_tree", "k": 4},
+            "routing": {"mode": "spray"},
+            "switch": {"scheduler": "islip", "buffer_cells": 16},
+            "traffic": {"load": 0.6}}"#;
+        cell_fabric::build(&Scenario::from_json(json).unwrap()).unwrap()
+    }
+
+    /// One output-queued switch of 8 ports.
+    fn one_switch() -> super::Network<crate::blocks::routing::FabricRouter> {
+        let json = r#"{"design": "single_switch",
+            "run": {"seed": 4, "duration_ns": 5120, "warmup_ns": 512},
+            "topology": {"kind": "star"},
+            "switch": {"ports": 8, "scheduler": "output_queued"},
+            "traffic": {"load": 0.8}}"#;
+        single_switch::build(&Scenario::from_json(json).unwrap()).unwrap()
+    }
+
+    const LOSE_ONE_IN_100: Fault = Fault {
+        lose_one_in: Some(100),
+        duplicate_one_in: None,
+        skip_slot_check: true,
+        taken: 0,
+    };
+
+    const DUPLICATE_ONE_IN_100: Fault = Fault {
+        lose_one_in: None,
+        duplicate_one_in: Some(100),
+        skip_slot_check: false,
+        taken: 0,
+    };
+
+    /// With no fault, the runs the fault tests use settle.
+    #[test]
+    fn the_fault_scenarios_settle_without_a_fault() {
+        assert!(run_with_fault(fabric(), Fault::default()).is_ok());
+        assert!(run_with_fault(one_switch(), Fault::default()).is_ok());
+    }
+
+    /// Switches of a fabric that lose one cell in 100 from their queues (the handle vanishes,
+    /// no counter changes) break the cell account at the end of the run: the cells held are
+    /// the lengths of the switches' queues, short of the cells allocated.
+    #[test]
+    fn a_fabric_switch_losing_one_cell_in_100_fails_the_account() {
+        match run_with_fault(fabric(), LOSE_ONE_IN_100) {
+            Err(RunError::Unaccounted { held, allocated }) => assert!(allocated > held),
+            other => panic!(
+                "expected the cell account to fail, got {:?}",
+                other.map(|_| ())
+            ),
+        }
+    }
+
+    /// The same for a single switch.
+    #[test]
+    fn a_single_switch_losing_one_cell_in_100_fails_the_account() {
+        match run_with_fault(one_switch(), LOSE_ONE_IN_100) {
+            Err(RunError::Unaccounted { held, allocated }) => assert!(allocated > held),
+            other => panic!(
+                "expected the cell account to fail, got {:?}",
+                other.map(|_| ())
+            ),
+        }
+    }
+
+    /// With debug assertions, the switch checks its counter against its queues every slot:
+    /// the first lost cell stops the run there.
+    #[cfg(debug_assertions)]
+    #[test]
+    #[should_panic(expected = "cells held by the counter != cells in the queues")]
+    fn a_switch_losing_a_cell_fails_the_per_slot_check() {
+        let fault = Fault {
+            skip_slot_check: false,
+            ..LOSE_ONE_IN_100
+        };
+        let _ = run_with_fault(fabric(), fault);
+    }
+
+    /// A switch that sends a copy of one cell in 100 (a cell no source injected) breaks the
+    /// balance: more cells delivered, dropped and held than injected.
+    #[test]
+    fn a_single_switch_duplicating_one_cell_in_100_fails_the_balance() {
+        assert!(matches!(
+            run_with_fault(one_switch(), DUPLICATE_ONE_IN_100),
+            Err(RunError::Conservation { .. })
+        ));
+    }
+
+    /// The same for the switches of a fabric.
+    #[test]
+    fn a_fabric_switch_duplicating_one_cell_in_100_fails_the_balance() {
+        assert!(matches!(
+            run_with_fault(fabric(), DUPLICATE_ONE_IN_100),
+            Err(RunError::Conservation { .. })
         ));
     }
 

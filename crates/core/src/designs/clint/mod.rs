@@ -379,6 +379,38 @@ mod tests {
         ));
     }
 
+    /// A packet whose handle vanishes from its NIC's send buffer before its target accepted
+    /// it (lost, uncounted) breaks the account: the packets held are counted in the NICs'
+    /// queues and buffers.
+    #[test]
+    fn a_packet_lost_from_a_send_buffer_fails_the_run() {
+        let (mut clint, clock) = halfway();
+        let lost = clint
+            .nics
+            .iter_mut()
+            .find_map(|nic| nic.lose_undelivered(&clint.packets));
+        assert!(lost.is_some(), "a packet awaits acceptance halfway");
+        assert!(matches!(
+            Design::report(clint, clock),
+            Err(RunError::Unaccounted { held, allocated }) if allocated == held + 1
+        ));
+    }
+
+    /// A packet released before its target accepted it is counted as dropped where its NIC
+    /// releases it, and the ledger balances with it.
+    #[test]
+    fn a_packet_released_undelivered_is_counted_as_dropped() {
+        let (mut clint, clock) = halfway();
+        let released = clint
+            .nics
+            .iter_mut()
+            .find_map(|nic| nic.release_undelivered(&mut clint.packets));
+        assert!(released.is_some(), "a packet awaits acceptance halfway");
+        let summary = clint.summary(&clock);
+        assert_eq!(summary.packets_dropped, 1);
+        assert!(Design::report(clint, clock).is_ok());
+    }
+
     /// A packet acknowledged twice (freed twice) breaks the account.
     #[test]
     fn a_packet_freed_twice_fails_the_run() {

@@ -185,6 +185,10 @@ pub struct Nic {
     pub receive_free: u32,
     /// Acknowledgments waiting for the quick uplink.
     pub acks: std::collections::VecDeque<Ack>,
+    /// Initiator side: packets released from a send buffer before their target accepted
+    /// them, so lost for good (no copy is left to send again). A dropped transmission is not
+    /// one: the packet stays in its send buffer until acknowledged.
+    pub released_undelivered: u64,
 }
 
 impl Nic {
@@ -209,6 +213,7 @@ impl Nic {
             pairs_with_gaps: 0,
             receive_free: receive_buffers,
             acks: std::collections::VecDeque::with_capacity(nodes),
+            released_undelivered: 0,
         }
     }
 
@@ -350,7 +355,7 @@ impl Nic {
             }
             return false;
         }
-        debug_assert!(p.delivered);
+        self.released_undelivered += u64::from(!p.delivered);
         p.state = State::Done;
         let dst = p.dst as usize;
         self.send_per_target[dst] -= 1;
@@ -375,6 +380,32 @@ impl Nic {
     /// ones wait there for their acknowledgment).
     pub fn held(&self) -> u64 {
         self.host.iter().map(|q| q.len() as u64).sum::<u64>() + self.send.len() as u64
+    }
+
+    /// Test fault: the handle of the first packet in a send buffer not yet accepted by its
+    /// target vanishes (released nowhere, no counter changed); returns it.
+    #[cfg(test)]
+    pub fn lose_undelivered(&mut self, packets: &Arena<Packet>) -> Option<Id<Packet>> {
+        let at = self.send.iter().position(|&id| !packets[id].delivered)?;
+        Some(self.send.remove(at))
+    }
+
+    /// Test fault: the first packet in a send buffer not yet accepted by its target is
+    /// released as if acknowledged; returns it.
+    #[cfg(test)]
+    pub fn release_undelivered(&mut self, packets: &mut Arena<Packet>) -> Option<Id<Packet>> {
+        let id = *self.send.iter().find(|&&id| !packets[id].delivered)?;
+        let p = packets[id];
+        let ack = Ack {
+            of: Transmission {
+                packet: id,
+                serial: p.serial,
+                attempt: p.attempt,
+            },
+            to: p.src,
+            ok: true,
+        };
+        self.acknowledge(packets, ack).then_some(id)
     }
 
     /// Packets not yet accepted by their target: in host queues, or in send buffers and not

@@ -71,7 +71,8 @@ pub struct ClintSummary {
     pub packets_injected: u64,
     /// Packets accepted by their targets over the run.
     pub packets_delivered: u64,
-    /// Packets lost for good (none: every loss is retransmitted).
+    /// Packets lost for good: released by their initiator before their target accepted them,
+    /// counted where the NIC releases them (0 when every dropped transmission is sent again).
     pub packets_dropped: u64,
     /// Packets not yet accepted at the end.
     pub packets_in_flight: u64,
@@ -118,7 +119,7 @@ pub struct ClintSummary {
 }
 
 impl Clint {
-    fn summary(&self, clock: &Clock) -> ClintSummary {
+    pub(super) fn summary(&self, clock: &Clock) -> ClintSummary {
         let c = &self.counters;
         let n = self.nodes() as f64;
         let window_ps = clock.measured_ps(self.warmup_ps) as f64;
@@ -148,7 +149,7 @@ impl Clint {
             packets_measured: self.latency.count(),
             packets_injected: c.injected,
             packets_delivered: c.delivered,
-            packets_dropped: 0,
+            packets_dropped: self.nics.iter().map(|nic| nic.released_undelivered).sum(),
             packets_in_flight: in_flight,
             transmissions: c.transmissions,
             retransmissions: c.timeouts + c.naks_received,
@@ -203,8 +204,10 @@ impl Design for Clint {
             });
         }
         let summary = self.summary(&clock);
-        // A NIC retransmits every request until its target accepts it, so no packet is ever
-        // dropped; collisions and overflows drop transmissions, counted in the summary.
+        // A NIC retransmits every request until its target accepts it: collisions and
+        // overflows drop transmissions (copies), counted in the summary, not packets. A packet
+        // leaves the system undelivered only if its NIC releases it before its target
+        // accepted it, counted there as dropped.
         let ledger = Ledger {
             injected: summary.packets_injected,
             delivered: summary.packets_delivered,

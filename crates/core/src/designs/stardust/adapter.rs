@@ -1207,7 +1207,7 @@ impl<R: Router> Node<R> for Adapter {
     }
 
     fn cells_held(&self) -> u64 {
-        let queued: u64 = self.uplinks.iter().map(|p| p.cells() as u64).sum();
+        let queued: u64 = self.uplinks.iter().map(|p| p.queued_cells() as u64).sum();
         let reordering: u64 = self.streams.iter().map(|s| s.held() as u64).sum();
         queued + reordering
     }

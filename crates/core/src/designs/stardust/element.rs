@@ -252,6 +252,21 @@ impl Element {
     }
 }
 
+#[cfg(test)]
+impl Element {
+    /// Injects `fault` into every port (test only).
+    pub(crate) fn inject_fault(&mut self, fault: crate::blocks::switch::Fault) {
+        for port in &mut self.ports {
+            port.fault = fault;
+        }
+    }
+
+    /// Data cells its ports took from their queues under a fault (test only).
+    pub(crate) fn fault_taken(&self) -> u64 {
+        self.ports.iter().map(|p| p.fault.taken).sum()
+    }
+}
+
 impl<R: Router> Node<R> for Element {
     fn is_slotted(&self) -> bool {
         false
@@ -262,7 +277,7 @@ impl<R: Router> Node<R> for Element {
     }
 
     fn cells_held(&self) -> u64 {
-        self.ports.iter().map(|p| p.cells() as u64).sum()
+        self.ports.iter().map(|p| p.queued_cells() as u64).sum()
     }
 
     fn cell_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId, _: TimePs) {

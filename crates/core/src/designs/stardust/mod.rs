@@ -1015,6 +1015,45 @@ mod tests {
         assert!(summary.cells_in_flight > 0 && summary.packets_in_flight > 0);
     }
 
+    /// Elements whose output ports lose one data cell in 100 from their queues (the handle
+    /// vanishes, no counter changes) break the cell account: cells held are counted in the
+    /// ports' queues.
+    #[test]
+    fn an_element_losing_one_cell_in_100_fails_the_account() {
+        let json = r#"{"design": "stardust", "run": {"seed": 2, "duration_ns": 200000, "warmup_ns": 20000},
+            "topology": {"kind": "fat_tree", "k": 4}}"#;
+        let mut stardust = build(json).unwrap();
+        for node in stardust.fabric.nodes_mut() {
+            if let StardustNode::Element(e) = node {
+                e.inject_fault(crate::blocks::switch::Fault {
+                    lose_one_in: Some(100),
+                    skip_slot_check: true,
+                    ..Default::default()
+                });
+            }
+        }
+        let mut kernel = Kernel::new(stardust, 200_000_000);
+        kernel.advance(100_000_000);
+        let (mut stardust, clock, _) = kernel.into_parts();
+        let taken: u64 = stardust
+            .fabric
+            .nodes_mut()
+            .iter_mut()
+            .filter_map(|n| match n {
+                StardustNode::Element(e) => Some(e.fault_taken()),
+                _ => None,
+            })
+            .sum();
+        assert!(taken >= 100, "the fault struck");
+        match stardust.finish(&clock) {
+            Err(RunError::Unaccounted { held, allocated }) => assert!(allocated > held),
+            other => panic!(
+                "expected the cell account to fail, got {:?}",
+                other.map(|_| ())
+            ),
+        }
+    }
+
     /// A cell allocated but held nowhere (a lost handle) breaks the cell account.
     #[test]
     fn a_cell_held_nowhere_fails_the_run() {
