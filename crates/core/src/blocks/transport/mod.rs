@@ -488,10 +488,8 @@ mod tests {
         assert_eq!(s.counters.retransmissions, 1);
     }
 
-    /// The sender's window after an ECN-Echo is cwnd·(1 − α/2) (Alizadeh et al. 2010, §3.1),
-    /// with α below 1: one unmarked ACK first lowers α to (1 − g)·1 + g·0 = 15/16.
-    #[test]
-    fn dctcp_cuts_the_window_to_cwnd_times_one_minus_alpha_over_two() {
+    /// A DCTCP sender (g = 1/16) that has sent its initial window of 10 packets.
+    fn dctcp_sender_with_a_window_out() -> Sender {
         let mut s = Sender::new(
             &SenderParams {
                 dctcp_g: Some(1.0 / 16.0),
@@ -501,6 +499,14 @@ mod tests {
             u32::MAX,
         );
         send_all(&mut s, 0);
+        s
+    }
+
+    /// The sender's window after an ECN-Echo is cwnd·(1 − α/2) (Alizadeh et al. 2010, §3.1),
+    /// with α below 1: one unmarked ACK first lowers α to (1 − g)·1 + g·0 = 15/16.
+    #[test]
+    fn dctcp_cuts_the_window_to_cwnd_times_one_minus_alpha_over_two() {
+        let mut s = dctcp_sender_with_a_window_out();
         s.on_ack(10, 1, false, 0);
         assert_eq!(s.dctcp.unwrap().alpha, 0.9375, "α = (1 − g)·1 + g·0");
         assert_eq!((s.reno.cwnd_bytes, s.counters.ecn_cuts), (11_000, 0));
@@ -517,15 +523,7 @@ mod tests {
 
     #[test]
     fn dctcp_cuts_by_alpha_over_two_on_ecn_echo() {
-        let mut s = Sender::new(
-            &SenderParams {
-                dctcp_g: Some(1.0 / 16.0),
-                initial_cwnd_packets: 10,
-                ..params()
-            },
-            u32::MAX,
-        );
-        send_all(&mut s, 0);
+        let mut s = dctcp_sender_with_a_window_out();
         s.on_ack(10, 1, true, 0);
         // α was updated once with F = 1 (still 1): the window of 10 (+1 from slow start) halves.
         assert_eq!(s.counters.ecn_cuts, 1);
