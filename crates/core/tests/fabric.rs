@@ -44,14 +44,25 @@ fn ecmp_permutation_collides_where_spraying_carries_line_rate() {
     let ecmp = run(&fabric(FAT_TREE_8, "ecmp", "permutation", 1.0, 6_000));
     let spray = run(&fabric(FAT_TREE_8, "spray", "permutation", 1.0, 6_000));
     assert!(
-        (0.35..0.6).contains(&ecmp.throughput),
+        (0.35..0.6).contains(&ecmp.rates.throughput),
         "ECMP {}",
-        ecmp.throughput
+        ecmp.rates.throughput
     );
-    assert!(ecmp.cells_dropped > 0, "collisions overflow queues");
-    assert!(spray.throughput > 0.95, "spray {}", spray.throughput);
-    assert!(spray.cells_out_of_order > Some(0), "sprayed cells reorder");
-    assert_eq!(ecmp.cells_out_of_order, Some(0), "a flow keeps one path");
+    assert!(ecmp.cells.cells_dropped > 0, "collisions overflow queues");
+    assert!(
+        spray.rates.throughput > 0.95,
+        "spray {}",
+        spray.rates.throughput
+    );
+    assert!(
+        spray.hosts.cells_out_of_order > Some(0),
+        "sprayed cells reorder"
+    );
+    assert_eq!(
+        ecmp.hosts.cells_out_of_order,
+        Some(0),
+        "a flow keeps one path"
+    );
 }
 
 /// Kim et al. 2008: under the group shift, minimal routing funnels each group's a·p = 8 hosts
@@ -73,18 +84,26 @@ fn dragonfly_group_shift_caps_minimal_routing_and_valiant_spreads_it() {
     let ugal = run(&fabric(DRAGONFLY_72, "ugal", "group_shift", 0.35, 6_000));
     let bound = 1.0 / 8.0;
     assert!(
-        minimal.throughput <= bound,
+        minimal.rates.throughput <= bound,
         "minimal {}",
-        minimal.throughput
+        minimal.rates.throughput
     );
     assert!(
-        minimal.throughput > 0.75 * bound,
+        minimal.rates.throughput > 0.75 * bound,
         "minimal {}",
-        minimal.throughput
+        minimal.rates.throughput
     );
-    assert!(valiant.throughput > 0.34, "valiant {}", valiant.throughput);
-    assert!(valiant.cells_dropped < valiant.cells_injected / 100);
-    assert!(ugal.throughput > 1.5 * bound, "ugal {}", ugal.throughput);
+    assert!(
+        valiant.rates.throughput > 0.34,
+        "valiant {}",
+        valiant.rates.throughput
+    );
+    assert!(valiant.cells.cells_dropped < valiant.cells.cells_injected / 100);
+    assert!(
+        ugal.rates.throughput > 1.5 * bound,
+        "ugal {}",
+        ugal.rates.throughput
+    );
 }
 
 /// Under light uniform traffic every mechanism delivers what is offered, without loss.
@@ -100,8 +119,11 @@ fn light_uniform_traffic_is_delivered_by_every_mode() {
         "ugal",
     ] {
         let s = run(&fabric(DRAGONFLY_72, mode, "uniform", 0.2, 4_000));
-        assert_eq!(s.cells_dropped, 0, "{mode}");
-        assert!((s.throughput - s.offered_load).abs() < 0.01, "{mode}");
+        assert_eq!(s.cells.cells_dropped, 0, "{mode}");
+        assert!(
+            (s.rates.throughput - s.rates.offered_load).abs() < 0.01,
+            "{mode}"
+        );
         assert_eq!(s.routing.as_deref(), Some(mode));
     }
 }
@@ -112,7 +134,7 @@ fn same_seed_gives_the_same_adaptive_run() {
     let a = run(&json);
     assert_eq!(format!("{a:?}"), format!("{:?}", run(&json)));
     let c = run(&json.replace(r#""seed": 3"#, r#""seed": 4"#));
-    assert_ne!(a.cells_delivered, c.cells_delivered);
+    assert_ne!(a.cells.cells_delivered, c.cells.cells_delivered);
 }
 
 /// Credit flow control makes a fabric lossless, but a Dragonfly's routes form cycles of buffer
@@ -141,7 +163,7 @@ fn a_credit_deadlock_on_a_dragonfly_stops_the_run_and_names_a_cycle() {
         .unwrap()
         .run()
         .expect("no deadlock at light uniform load");
-    assert_eq!(s.cells_dropped, 0);
+    assert_eq!(s.cells.cells_dropped, 0);
 }
 
 /// The event order is (time, phase, origin, the origin's own sequence), never the order of
@@ -205,13 +227,13 @@ fn longer_global_cables_add_their_delay_to_every_cell_that_crosses_one() {
     );
     assert_ne!(base, longer);
     let (short, long) = (run(&base), run(&longer));
-    let extra_ns = long.latency_ns.mean - short.latency_ns.mean;
+    let extra_ns = long.latency.latency_ns.mean - short.latency.latency_ns.mean;
     let expected_ns = 500.0 * 64.0 / 72.0;
     assert!(
         (extra_ns - expected_ns).abs() < 0.03 * expected_ns,
         "{extra_ns} ns more, expected {expected_ns}"
     );
-    assert!(long.latency_ns.max >= 500.0);
+    assert!(long.latency.latency_ns.max >= 500.0);
 }
 
 /// A leaf-spine written as a topology file: 4 leaves of 4 hosts and 2 uplinks, 2 spines;
@@ -278,14 +300,14 @@ fn a_slower_cable_carries_cells_at_its_own_rate() {
         buffers,
     ));
     assert!(
-        (0.72..0.76).contains(&full.throughput),
+        (0.72..0.76).contains(&full.rates.throughput),
         "full rate {}",
-        full.throughput
+        full.rates.throughput
     );
     assert!(
-        (0.47..0.51).contains(&half.throughput),
+        (0.47..0.51).contains(&half.rates.throughput),
         "half rate {}",
-        half.throughput
+        half.rates.throughput
     );
 }
 
@@ -294,7 +316,7 @@ fn a_slower_cable_carries_cells_at_its_own_rate() {
 fn overhead_bytes_lengthen_the_cell_time() {
     let extra = r#", "link": {"overhead_bytes": 16}"#;
     let summary = run_scenario(&file_scenario("overhead", &leaf_spine_file(""), extra));
-    assert_eq!(summary.cell_time_ps, 6_400);
+    assert_eq!(summary.run.cell_time_ps, 6_400);
 }
 
 /// A cable's own flow control: credits on the uplinks and the host links make a network whose
@@ -317,11 +339,11 @@ fn each_cable_may_name_its_own_flow_control() {
     let lossless = file_scenario("credited", &credited, buffers);
     assert!(lossless.is_lossless());
     let summary = run_scenario(&lossless);
-    assert_eq!(summary.cells_dropped, 0);
+    assert_eq!(summary.cells.cells_dropped, 0);
     assert!(
-        summary.throughput > 0.4,
+        summary.rates.throughput > 0.4,
         "credits hold cells back but keep them moving (0.48 at seed 5): {}",
-        summary.throughput
+        summary.rates.throughput
     );
     let one_plain = credited.replacen(
         "cable h0 leaf0:0 flow_control=credit",
@@ -331,7 +353,7 @@ fn each_cable_may_name_its_own_flow_control() {
     assert!(!file_scenario("one-plain", &one_plain, buffers).is_lossless());
     let plain = run_scenario(&file_scenario("plain", &leaf_spine_file(""), buffers));
     assert!(
-        plain.cells_dropped > 0,
+        plain.cells.cells_dropped > 0,
         "without flow control 8-cell buffers overflow"
     );
 }

@@ -33,16 +33,16 @@ fn run(json: &str) -> Summary {
         .run()
         .expect("run keeps its invariants");
     assert_eq!(
-        s.cells_injected,
-        s.cells_delivered + s.cells_dropped + s.cells_in_flight
+        s.cells.cells_injected,
+        s.cells.cells_delivered + s.cells.cells_dropped + s.cells.cells_in_flight
     );
     assert_eq!(
-        s.cells_out_of_order,
+        s.hosts.cells_out_of_order,
         Some(0),
         "cells of a pair arrive in order"
     );
     assert_eq!(
-        s.internal_blocking, 0,
+        s.switching.internal_blocking, 0,
         "a matching never blocks the Batcher-Banyan network"
     );
     s
@@ -62,7 +62,7 @@ fn light_load_latency_matches_table_one() {
             "scheduler",
             &format!("\"{scheduler}\""),
         )]));
-        let l = s.latency_cells;
+        let l = s.latency.latency_cells;
         let ours = [l.p1, l.p50, l.p75, l.p90, l.p95, l.p99];
         for (q, (o, p)) in ours.iter().zip(paper).enumerate() {
             assert!(
@@ -71,7 +71,7 @@ fn light_load_latency_matches_table_one() {
             );
         }
         assert!(l.max <= 40.0, "{scheduler} max {}", l.max);
-        assert!((s.throughput - 0.3).abs() < 0.01);
+        assert!((s.rates.throughput - 0.3).abs() < 0.01);
     }
 }
 
@@ -83,6 +83,7 @@ fn safc_beats_islip_and_tails_grow_with_load() {
             ("switch", "scheduler", &format!("\"{scheduler}\"")),
             ("traffic", "load", load),
         ]))
+        .latency
         .latency_cells
     };
     let (islip60, islip90) = (at("islip", "0.6"), at("islip", "0.9"));
@@ -103,11 +104,17 @@ fn full_bursty_load_is_lossless() {
         ("traffic", "packet_bytes_min", "64"),
         ("traffic", "packet_bytes_max", "2048"),
     ]));
-    assert!(s.flow_control_signals > 0, "VOQs were paused");
-    assert!(s.injected_load < 1.0, "hosts were held back");
-    assert!(s.source_wait_mean_cells > 0.0 && s.source_wait_max_cells >= s.source_wait_mean_cells);
-    assert!(s.goodput < s.throughput, "padding costs bandwidth");
-    assert!(s.packets_delivered > 0);
+    assert!(s.switching.flow_control_signals > 0, "VOQs were paused");
+    assert!(s.rates.injected_load < 1.0, "hosts were held back");
+    assert!(
+        s.hosts.source_wait_mean_cells > 0.0
+            && s.hosts.source_wait_max_cells >= s.hosts.source_wait_mean_cells
+    );
+    assert!(
+        s.rates.goodput < s.rates.throughput,
+        "padding costs bandwidth"
+    );
+    assert!(s.hosts.packets_delivered > 0);
 }
 
 /// Forwards `cell` from endpoint `src` hop by hop through the cabling; returns the endpoint it
@@ -168,10 +175,14 @@ fn racks_run_lossless_with_more_hops_than_one_switch() {
     ]));
     assert_eq!((two.switches, two.terminals), (2, 24));
     assert_eq!((leaf_spine.switches, leaf_spine.terminals), (8, 16));
-    assert!(two.latency_cells.mean > one.latency_cells.mean);
-    assert!(leaf_spine.latency_cells.p50 > two.latency_cells.p1);
+    assert!(two.latency.latency_cells.mean > one.latency.latency_cells.mean);
+    assert!(leaf_spine.latency.latency_cells.p50 > two.latency.latency_cells.p1);
     for s in [&two, &leaf_spine] {
-        assert!((s.throughput - 0.3).abs() < 0.02, "{}", s.throughput);
+        assert!(
+            (s.rates.throughput - 0.3).abs() < 0.02,
+            "{}",
+            s.rates.throughput
+        );
     }
 }
 
@@ -247,7 +258,7 @@ fn bit_errors_cost_time_and_no_cell() {
     let counters = errors.layer1.clone().expect("Layer 1 counters").counters;
     let frame_p = 1.0 - (1.0 - 1e-7_f64).powi(2112);
     let ends = 2.0 * 32.0; // 32 host cables
-    let frames = (errors.sim_time_ps / errors.cell_time_ps) as f64;
+    let frames = (errors.run.sim_time_ps / errors.run.cell_time_ps) as f64;
     let paused = counters.pause_slots as f64 / (ends * frames);
     let expected = 2.0 * frame_p * 2.5 * 14.0;
     assert!(
@@ -256,9 +267,9 @@ fn bit_errors_cost_time_and_no_cell() {
     );
     assert!(counters.errors_detected > 0 && counters.frames_replayed > 0);
     assert!(
-        errors.latency_cells.p99 > plain.latency_cells.p99,
+        errors.latency.latency_cells.p99 > plain.latency.latency_cells.p99,
         "replays delay cells: p99 {} against {}",
-        errors.latency_cells.p99,
-        plain.latency_cells.p99
+        errors.latency.latency_cells.p99,
+        plain.latency.latency_cells.p99
     );
 }

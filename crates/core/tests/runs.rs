@@ -17,15 +17,21 @@ fn same_seed_gives_identical_results_and_another_seed_differs() {
         assert_eq!(comparable(&a), comparable(&b));
         assert_eq!(format!("{ta:?}"), format!("{tb:?}"));
         let (c, _) = run(&json.replace(r#""seed": 7"#, r#""seed": 8"#));
-        assert_ne!(format!("{:?}", a.latency_ns), format!("{:?}", c.latency_ns));
+        assert_ne!(
+            format!("{:?}", a.latency.latency_ns),
+            format!("{:?}", c.latency.latency_ns)
+        );
     }
 }
 
 #[test]
 fn finite_buffers_without_flow_control_drop_and_account_for_every_cell() {
     let (s, t) = run(&switch(8, "fifo", 1.0, 20_000, r#", "buffer_cells": 4"#));
-    assert!(s.cells_dropped > 0);
-    assert_eq!(t.ports.cells_dropped.iter().sum::<u64>(), s.cells_dropped);
+    assert!(s.cells.cells_dropped > 0);
+    assert_eq!(
+        t.ports.cells_dropped.iter().sum::<u64>(),
+        s.cells.cells_dropped
+    );
 }
 
 fn with_flow_control(json: String, link: &str) -> String {
@@ -45,12 +51,12 @@ fn credit_flow_control_is_lossless_and_limited_by_the_round_trip() {
             switch(8, scheduler, 1.0, 20_000, r#", "buffer_cells": 2"#),
             credit,
         ));
-        assert_eq!(s.cells_dropped, 0, "{scheduler}");
+        assert_eq!(s.cells.cells_dropped, 0, "{scheduler}");
         let bound = 2.0 * 5_120.0 / (5_120.0 + 2.0 * 20_000.0);
         assert!(
-            s.throughput <= bound && s.throughput > 0.9 * bound,
+            s.rates.throughput <= bound && s.rates.throughput > 0.9 * bound,
             "{scheduler}: {} vs {bound}",
-            s.throughput
+            s.rates.throughput
         );
     }
     // Well above the round trip, credits no longer limit: a FIFO switch is back at its
@@ -59,8 +65,12 @@ fn credit_flow_control_is_lossless_and_limited_by_the_round_trip() {
         switch(8, "fifo", 1.0, 40_000, r#", "buffer_cells": 64"#),
         credit,
     ));
-    assert_eq!(s.cells_dropped, 0);
-    assert!((s.throughput - 0.6184).abs() < 0.015, "{}", s.throughput);
+    assert_eq!(s.cells.cells_dropped, 0);
+    assert!(
+        (s.rates.throughput - 0.6184).abs() < 0.015,
+        "{}",
+        s.rates.throughput
+    );
 }
 
 /// ON/OFF: with a buffer that has a round trip of headroom above the OFF threshold nothing is
@@ -72,17 +82,17 @@ fn on_off_flow_control_with_round_trip_headroom_drops_nothing() {
         switch(8, "fifo", 1.0, 40_000, r#", "buffer_cells": 28"#),
         onoff,
     ));
-    assert_eq!(s.cells_dropped, 0);
+    assert_eq!(s.cells.cells_dropped, 0);
     assert!(
-        (s.throughput - 0.6184).abs() < 0.015,
+        (s.rates.throughput - 0.6184).abs() < 0.015,
         "ON/OFF keeps the FIFO at its HOL bound: {}",
-        s.throughput
+        s.rates.throughput
     );
     let (tight, _) = run(&with_flow_control(
         switch(8, "fifo", 1.0, 20_000, r#", "buffer_cells": 16"#),
         onoff,
     ));
-    assert!(tight.cells_dropped > 0);
+    assert!(tight.cells.cells_dropped > 0);
 }
 
 #[test]
@@ -90,12 +100,15 @@ fn tables_agree_with_the_summary() {
     let (s, t) = run(&switch(8, "islip", 0.7, 20_000, ""));
     assert_eq!(
         t.latency_histogram.count.iter().sum::<u64>(),
-        s.cells_measured
+        s.cells.cells_measured
     );
-    assert_eq!(t.ports.cells_injected.iter().sum::<u64>(), s.cells_injected);
+    assert_eq!(
+        t.ports.cells_injected.iter().sum::<u64>(),
+        s.cells.cells_injected
+    );
     assert_eq!(
         t.ports.cells_delivered.iter().sum::<u64>(),
-        s.cells_delivered
+        s.cells.cells_delivered
     );
     let slots: u64 = t.queue_occupancy.slots.iter().sum();
     assert_eq!(
@@ -104,7 +117,7 @@ fn tables_agree_with_the_summary() {
         "one occupancy sample per measured slot boundary"
     );
     let mean_throughput = t.ports.throughput.iter().sum::<f64>() / 8.0;
-    assert!((mean_throughput - s.throughput).abs() < 1e-9);
+    assert!((mean_throughput - s.rates.throughput).abs() < 1e-9);
 }
 
 #[test]
@@ -119,7 +132,11 @@ fn bursty_packets_and_patterns_run_and_conserve() {
             r#"{{"run": {{"duration_ns": 102400, "warmup_ns": 10240}}, "switch": {{"ports": 16}}, {traffic}}}"#
         );
         let (s, _) = run(&json);
-        assert!(s.throughput > 0.45, "{traffic}: {}", s.throughput);
+        assert!(
+            s.rates.throughput > 0.45,
+            "{traffic}: {}",
+            s.rates.throughput
+        );
         // Goodput is throughput less the padding of packets' last cells (64-byte cells).
         let padded = if traffic.contains("packet_bytes_min") {
             let cells: f64 = (64..=2048u32).map(|b| b.div_ceil(64) as f64).sum();
@@ -128,7 +145,7 @@ fn bursty_packets_and_patterns_run_and_conserve() {
         } else {
             1.0
         };
-        let ratio = s.goodput / s.throughput;
+        let ratio = s.rates.goodput / s.rates.throughput;
         assert!(
             (ratio - padded).abs() < 0.01,
             "{traffic}: {ratio} vs {padded}"
@@ -151,9 +168,9 @@ fn switches_take_256_ports() {
         let (s, t) = run(&switch(256, scheduler, 0.8, 3_000, extra));
         assert_eq!((s.ports, t.ports.port.len()), (256, 256));
         assert!(
-            (s.throughput - carried).abs() < 0.02,
+            (s.rates.throughput - carried).abs() < 0.02,
             "{scheduler}: {}",
-            s.throughput
+            s.rates.throughput
         );
     }
 }
@@ -171,12 +188,12 @@ fn littles_law_holds_in_the_switch() {
     ] {
         let ports = 16;
         let (s, _) = run(&switch(ports, scheduler, load, 200_000, ""));
-        let predicted = s.throughput * ports as f64 * s.switch_delay_mean_cells;
-        let error = (s.queue_occupancy_mean_cells - predicted).abs() / predicted;
+        let predicted = s.rates.throughput * ports as f64 * s.switching.switch_delay_mean_cells;
+        let error = (s.switching.queue_occupancy_mean_cells - predicted).abs() / predicted;
         assert!(
             error < 0.02,
             "{scheduler}: occupancy {:.3}, λW {predicted:.3}",
-            s.queue_occupancy_mean_cells
+            s.switching.queue_occupancy_mean_cells
         );
     }
 }
@@ -190,18 +207,18 @@ fn cells_in_flight_at_the_end_are_reported_with_their_ages() {
     let cells = 20_000;
     let (s, _) = run(&switch(16, "fifo", 1.0, cells, ""));
     assert!(
-        s.cells_in_flight_measured > 1_000,
+        s.cells.cells_in_flight_measured > 1_000,
         "{}",
-        s.cells_in_flight_measured
+        s.cells.cells_in_flight_measured
     );
-    assert!(s.cells_in_flight_measured <= s.cells_in_flight);
-    assert!(s.in_flight_age_cells.max > s.latency_cells.p50);
-    assert!(s.in_flight_age_cells.max <= (cells - cells / 10) as f64);
+    assert!(s.cells.cells_in_flight_measured <= s.cells.cells_in_flight);
+    assert!(s.cells.in_flight_age_cells.max > s.latency.latency_cells.p50);
+    assert!(s.cells.in_flight_age_cells.max <= (cells - cells / 10) as f64);
     let (light, _) = run(&switch(16, "output_queued", 0.3, cells, ""));
-    assert!(light.cells_in_flight_measured < 50);
-    assert!(light.in_flight_age_cells.max < 50.0);
+    assert!(light.cells.cells_in_flight_measured < 50);
+    assert!(light.cells.in_flight_age_cells.max < 50.0);
     assert_eq!(
-        light.source_wait_max_cells, 0.0,
+        light.hosts.source_wait_max_cells, 0.0,
         "open-loop hosts never wait"
     );
 }

@@ -41,15 +41,15 @@ fn assert_agrees(what: &str, (mean, se): (f64, f64), theory: f64, floor: f64) {
 fn fifo_saturates_where_karol_hluchyj_morgan_predict() {
     for (ports, theory) in [(4, 0.6553), (8, 0.6184)] {
         let json = switch(ports, "fifo", 1.0, 100_000, "");
-        let measured = over_seeds(&json, 4, |s| s.throughput);
+        let measured = over_seeds(&json, 4, |s| s.rates.throughput);
         assert_agrees(&format!("FIFO N={ports}"), measured, theory, 0.0005);
     }
     let (s, _) = run(&switch(32, "fifo", 1.0, 200_000, ""));
     let limit = 2.0 - 2f64.sqrt();
     assert!(
-        s.throughput > limit && s.throughput < 0.6184,
+        s.rates.throughput > limit && s.rates.throughput < 0.6184,
         "N=32: throughput {:.4} outside ({limit:.4}, 0.6184)",
-        s.throughput
+        s.rates.throughput
     );
 }
 
@@ -61,7 +61,7 @@ fn output_queued_mean_wait_matches_theory() {
         let json = switch(ports, "output_queued", load, 100_000, "");
         let n = ports as f64;
         let theory = (n - 1.0) / n * load / (2.0 * (1.0 - load));
-        let wait = over_seeds(&json, 4, |s| s.switch_delay_mean_cells);
+        let wait = over_seeds(&json, 4, |s| s.switching.switch_delay_mean_cells);
         assert_agrees(
             &format!("output-queued wait, p={load}"),
             wait,
@@ -70,9 +70,11 @@ fn output_queued_mean_wait_matches_theory() {
         );
         let (s, _) = run(&json);
         // End to end adds one serialization on each link: exactly two cell times.
-        assert!((s.latency_cells.mean - s.switch_delay_mean_cells - 2.0).abs() < 0.05);
+        assert!(
+            (s.latency.latency_cells.mean - s.switching.switch_delay_mean_cells - 2.0).abs() < 0.05
+        );
         assert_eq!(
-            s.latency_cells.p1, 2.0,
+            s.latency.latency_cells.p1, 2.0,
             "an unqueued cell takes two cell times"
         );
     }
@@ -88,7 +90,7 @@ fn safc_waits_like_an_output_queued_switch() {
         let json = switch(ports, "safc", load, 100_000, "");
         let n = ports as f64;
         let theory = (n - 1.0) / n * load / (2.0 * (1.0 - load));
-        let wait = over_seeds(&json, 4, |s| s.switch_delay_mean_cells);
+        let wait = over_seeds(&json, 4, |s| s.switching.switch_delay_mean_cells);
         assert_agrees(&format!("SAFC wait, p={load}"), wait, theory, 0.002);
     }
 }
@@ -97,7 +99,11 @@ fn safc_waits_like_an_output_queued_switch() {
 #[test]
 fn islip_one_iteration_reaches_full_throughput() {
     let (s, _) = run(&switch(32, "islip", 1.0, 100_000, r#", "iterations": 1"#));
-    assert!(s.throughput >= 0.98, "throughput {:.4}", s.throughput);
+    assert!(
+        s.rates.throughput >= 0.98,
+        "throughput {:.4}",
+        s.rates.throughput
+    );
 }
 
 /// PIM with one iteration saturates at 1 - (1 - 1/N)^N (→ 1 - 1/e ≈ 0.632 for large N).
@@ -108,7 +114,7 @@ fn pim_one_iteration_saturates_near_one_minus_one_over_e() {
     let theory = 1.0 - (1.0 - 1.0 / ports as f64).powi(ports as i32);
     assert_agrees(
         "PIM-1",
-        over_seeds(&json, 4, |s| s.throughput),
+        over_seeds(&json, 4, |s| s.rates.throughput),
         theory,
         0.0005,
     );
@@ -120,11 +126,11 @@ fn every_scheduler_carries_light_load() {
     for scheduler in ["output_queued", "fifo", "islip", "pim", "safc"] {
         let (s, _) = run(&switch(16, scheduler, 0.3, 50_000, ""));
         assert!(
-            (s.throughput - s.offered_load).abs() < 0.005,
+            (s.rates.throughput - s.rates.offered_load).abs() < 0.005,
             "{scheduler}: {:.4} vs {:.4}",
-            s.throughput,
-            s.offered_load
+            s.rates.throughput,
+            s.rates.offered_load
         );
-        assert!((s.offered_load - 0.3).abs() < 0.01);
+        assert!((s.rates.offered_load - 0.3).abs() < 0.01);
     }
 }

@@ -188,37 +188,9 @@ impl Fault {
     }
 }
 
-/// A slotted N-port cell switch.
-pub struct CellSwitch {
-    ports: usize,
-    cell_bytes: u64,
-    slot_ps: TimePs,
-    scheduler: SchedulerKind,
-    queues: Queues,
-    matcher: Option<Matcher>,
-    /// SAFC round-robin pointer per output.
-    serve_ptr: Vec<usize>,
-    /// Cells held per buffer port (inputs, or outputs when output-queued).
-    occupancy: Vec<u32>,
-    buffer_cells: Option<u32>,
-    per_voq_buffers: bool,
-    rx_flow_control: Vec<RxFlowControl>,
-    /// Per output: may the cell at a queue head go to the downstream channel it needs?
-    out_gates: Vec<TxGate>,
-    out_links: Vec<Link>,
-    fabric: Option<BatcherBanyan>,
-    pipeline_ps: TimePs,
-    rng: Rng,
-    output_of_input: Vec<u16>,
-    /// Per output: inputs whose head cell for it may go (requests after downstream flow control).
-    requests: Vec<PortSet>,
-    transfers: Vec<(usize, usize)>,
-    fabric_outputs: Vec<u16>,
-    departures: Vec<Departure>,
-    signals: Vec<(u16, FlowSignal)>,
-    held_cells: u64,
-    /// Cells held per output they are headed for.
-    backlog_cells: Vec<u32>,
+/// What a switch measures after warm-up, and counts over the whole run.
+#[derive(Default)]
+pub struct SwitchStats {
     /// Statistics start at this time.
     pub measure_from_ps: TimePs,
     /// Counters per port.
@@ -231,6 +203,72 @@ pub struct CellSwitch {
     pub delay_slots_sum: u64,
     /// Measured departures.
     pub delay_samples: u64,
+}
+
+/// Where a switch's cells are held and how much room they have.
+struct Buffers {
+    /// Cells held per buffer port (inputs, or outputs when output-queued).
+    occupancy: Vec<u32>,
+    /// Room per buffer unit (port, or VOQ when `per_voq`); `None`: unbounded.
+    capacity_cells: Option<u32>,
+    /// Each VOQ is a buffer unit of its own.
+    per_voq: bool,
+    /// Cells held, by the counter kept as cells come and go.
+    held_cells: u64,
+    /// Cells held per output they are headed for.
+    backlog_cells: Vec<u32>,
+}
+
+/// Buffers a slot's decision reuses, allocated once.
+struct SlotScratch {
+    /// The output matched to each input (or [`UNMATCHED`]).
+    output_of_input: Vec<u16>,
+    /// Per output: inputs whose head cell for it may go (requests after downstream flow control).
+    requests: Vec<PortSet>,
+    /// This slot's (input, output) transfers.
+    transfers: Vec<(usize, usize)>,
+    /// The outputs of the transfers, for the Batcher-Banyan network.
+    fabric_outputs: Vec<u16>,
+    /// The cells leaving this slot.
+    departures: Vec<Departure>,
+    /// Flow-control signals for upstream, per input port.
+    signals: Vec<(u16, FlowSignal)>,
+}
+
+impl SlotScratch {
+    fn new(ports: usize) -> Self {
+        SlotScratch {
+            output_of_input: vec![UNMATCHED; ports],
+            requests: vec![PortSet::EMPTY; ports],
+            transfers: Vec::with_capacity(ports * ports),
+            fabric_outputs: Vec::with_capacity(ports),
+            departures: Vec::with_capacity(ports),
+            signals: Vec::with_capacity(ports),
+        }
+    }
+}
+
+/// A slotted N-port cell switch.
+pub struct CellSwitch {
+    ports: usize,
+    cell_bytes: u64,
+    slot_ps: TimePs,
+    scheduler: SchedulerKind,
+    queues: Queues,
+    matcher: Option<Matcher>,
+    /// SAFC round-robin pointer per output.
+    serve_ptr: Vec<usize>,
+    buffers: Buffers,
+    rx_flow_control: Vec<RxFlowControl>,
+    /// Per output: may the cell at a queue head go to the downstream channel it needs?
+    out_gates: Vec<TxGate>,
+    out_links: Vec<Link>,
+    fabric: Option<BatcherBanyan>,
+    pipeline_ps: TimePs,
+    rng: Rng,
+    scratch: SlotScratch,
+    /// What the switch measured and counted.
+    pub stats: SwitchStats,
     /// A fault injected by a test.
     #[cfg(test)]
     pub(crate) fault: Fault,
@@ -281,29 +319,24 @@ impl CellSwitch {
             queues,
             matcher,
             serve_ptr: vec![0; ports],
-            occupancy: vec![0; ports],
-            buffer_cells,
-            per_voq_buffers,
+            buffers: Buffers {
+                occupancy: vec![0; ports],
+                capacity_cells: buffer_cells,
+                per_voq: per_voq_buffers,
+                held_cells: 0,
+                backlog_cells: vec![0; ports],
+            },
             rx_flow_control: vec![rx_flow_control; ports],
             out_gates: vec![TxGate::Open; ports],
             out_links: vec![out_link; ports],
             fabric: batcher_banyan.then(|| BatcherBanyan::new(ports)),
             pipeline_ps,
             rng,
-            output_of_input: vec![UNMATCHED; ports],
-            requests: vec![PortSet::EMPTY; ports],
-            transfers: Vec::with_capacity(ports * ports),
-            fabric_outputs: Vec::with_capacity(ports),
-            departures: Vec::with_capacity(ports),
-            signals: Vec::with_capacity(ports),
-            held_cells: 0,
-            backlog_cells: vec![0; ports],
-            measure_from_ps: 0,
-            counters: vec![PortCounters::default(); ports],
-            switch_counters: SwitchCounters::default(),
-            occupancy_samples: OccupancyHistogram::default(),
-            delay_slots_sum: 0,
-            delay_samples: 0,
+            scratch: SlotScratch::new(ports),
+            stats: SwitchStats {
+                counters: vec![PortCounters::default(); ports],
+                ..SwitchStats::default()
+            },
             #[cfg(test)]
             fault: Fault::default(),
         }
@@ -321,7 +354,7 @@ impl CellSwitch {
 
     /// Cells currently held, by the switch's counter (kept as cells come and go).
     pub fn held_cells(&self) -> u64 {
-        self.held_cells
+        self.buffers.held_cells
     }
 
     /// Cells currently held, counted where they are: the lengths of the switch's queues. It
@@ -344,7 +377,7 @@ impl CellSwitch {
             return;
         }
         debug_assert_eq!(
-            self.held_cells,
+            self.buffers.held_cells,
             self.queued_cells(),
             "cell switch: cells held by the counter != cells in the queues"
         );
@@ -352,7 +385,8 @@ impl CellSwitch {
 
     /// Outputs with cells waiting whose downstream flow control lets nothing through.
     pub fn shut_outputs(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..self.ports).filter(|&o| self.backlog_cells[o] > 0 && self.out_gates[o].is_shut())
+        (0..self.ports)
+            .filter(|&o| self.buffers.backlog_cells[o] > 0 && self.out_gates[o].is_shut())
     }
 
     /// Sends `output`'s cells over `link` (a cable of its own length).
@@ -381,10 +415,10 @@ impl CellSwitch {
 
     /// Cells held in the buffer unit `cell` occupies: its VOQ when per-VOQ, else its port.
     fn unit_occupancy(&self, input: usize, output: usize) -> u32 {
-        match (&self.queues, self.per_voq_buffers) {
+        match (&self.queues, self.buffers.per_voq) {
             (Queues::Voq { queues, .. }, true) => queues[input * self.ports + output].len(),
-            _ if self.is_input_buffered() => self.occupancy[input],
-            _ => self.occupancy[output],
+            _ if self.is_input_buffered() => self.buffers.occupancy[input],
+            _ => self.buffers.occupancy[output],
         }
     }
 
@@ -412,7 +446,7 @@ impl CellSwitch {
         let (output, vc) = (c.out_port as usize, c.vc);
         debug_assert!(output < self.ports, "cell routed beyond the switch");
         debug_assert!(
-            !self.per_voq_buffers || vc as usize == output,
+            !self.buffers.per_voq || vc as usize == output,
             "per-VOQ flow control: the channel is the VOQ"
         );
         let buffer_port = if self.is_input_buffered() {
@@ -421,18 +455,19 @@ impl CellSwitch {
             output
         };
         if self
-            .buffer_cells
+            .buffers
+            .capacity_cells
             .is_some_and(|cap| self.unit_occupancy(input as usize, output) >= cap)
         {
-            self.counters[buffer_port].cells_dropped += 1;
+            self.stats.counters[buffer_port].cells_dropped += 1;
             return Admission::Dropped;
         }
         c.switch_arrive_ps = now_ps;
         c.in_port = input;
-        self.counters[input as usize].cells_in += 1;
-        self.occupancy[buffer_port] += 1;
-        self.held_cells += 1;
-        self.backlog_cells[output] += 1;
+        self.stats.counters[input as usize].cells_in += 1;
+        self.buffers.occupancy[buffer_port] += 1;
+        self.buffers.held_cells += 1;
+        self.buffers.backlog_cells[output] += 1;
         match &mut self.queues {
             Queues::Output(queues) => cells.push_back(&mut queues[output], cell),
             Queues::InputFifo(queues) => cells.push_back(&mut queues[input as usize], cell),
@@ -456,84 +491,102 @@ impl CellSwitch {
         now_ps: TimePs,
         cells: &mut CellArena,
     ) -> (&[Departure], &[(u16, FlowSignal)]) {
-        self.departures.clear();
-        self.signals.clear();
+        self.scratch.departures.clear();
+        self.scratch.signals.clear();
         self.choose_transfers(now_ps, cells);
+        self.count_internal_blocking();
+        self.queues
+            .prefetch_heads(&self.scratch.transfers, self.ports, cells);
+        let measuring = now_ps >= self.stats.measure_from_ps;
+        for i in 0..self.scratch.transfers.len() {
+            let (input, output) = self.scratch.transfers[i];
+            self.send(now_ps, input, output, measuring, cells);
+        }
+        self.buffers.held_cells -= self.scratch.departures.len() as u64;
+        self.debug_check_held();
+        if measuring {
+            self.stats
+                .occupancy_samples
+                .record_n(self.buffers.held_cells as usize, 1);
+        }
+        (&self.scratch.departures, &self.scratch.signals)
+    }
+
+    /// Carries this slot's transfers through the Batcher-Banyan network, where there is one,
+    /// and counts the cells it blocks.
+    fn count_internal_blocking(&mut self) {
         if let Some(fabric) = &mut self.fabric {
-            self.fabric_outputs.clear();
-            self.fabric_outputs
-                .extend(self.transfers.iter().map(|&(_, output)| output as u16));
-            let blocked = fabric.route(&mut self.fabric_outputs);
+            let outputs = &mut self.scratch.fabric_outputs;
+            outputs.clear();
+            outputs.extend(self.scratch.transfers.iter().map(|&(_, o)| o as u16));
+            let blocked = fabric.route(outputs);
             debug_assert_eq!(
                 blocked, 0,
                 "a matching never blocks a Batcher-Banyan network"
             );
-            self.switch_counters.internal_blocking += blocked as u64;
+            self.stats.switch_counters.internal_blocking += blocked as u64;
         }
-        self.queues
-            .prefetch_heads(&self.transfers, self.ports, cells);
-        let measuring = now_ps >= self.measure_from_ps;
-        #[cfg(test)]
-        let mut duplicated = 0;
-        for &(input, output) in &self.transfers {
-            let cell = self.queues.pop(input, output, self.ports, cells);
-            #[cfg(test)]
-            {
-                self.fault.taken += 1;
-                if Fault::strikes(self.fault.taken, self.fault.lose_one_in) {
-                    continue;
-                }
-            }
-            self.backlog_cells[output] -= 1;
-            let arrive_ps =
-                self.out_links[output].transmit(now_ps, self.cell_bytes) + self.pipeline_ps;
-            self.departures.push(Departure {
-                output: output as u16,
-                cell,
-                arrive_ps,
-            });
-            let c = &mut cells[cell];
-            let (in_vc, in_port) = (c.vc, c.in_port as usize);
-            c.vc = c.next_vc;
-            self.out_gates[output].on_send(c.vc);
-            let measured_delay_slots = (now_ps - c.switch_arrive_ps) / self.slot_ps;
-            let buffer_port = if self.is_input_buffered() {
-                in_port
-            } else {
-                output
-            };
-            self.occupancy[buffer_port] -= 1;
-            self.counters[output].cells_out += 1;
-            let occupancy = self.occupancy_for_flow_control(buffer_port, in_port, output);
-            if let Some(signal) = self.rx_flow_control[buffer_port].after_dequeue(in_vc, occupancy)
-            {
-                self.signals.push((buffer_port as u16, signal));
-            }
-            if measuring {
-                self.delay_slots_sum += measured_delay_slots;
-                self.delay_samples += 1;
-            }
-            #[cfg(test)]
-            if Fault::strikes(self.fault.taken, self.fault.duplicate_one_in) {
-                duplicated += 1;
-                let copy = cells.alloc(cells[cell]);
-                self.departures.push(Departure {
-                    output: output as u16,
-                    cell: copy,
-                    arrive_ps: arrive_ps + self.slot_ps,
-                });
-            }
-        }
+    }
+
+    /// Moves the head cell of the queue from `input` to `output` onto the output link at
+    /// `now_ps`: a departure, the buffer's room given back (a signal upstream if its flow
+    /// control says so), and its delay measured when `measuring`.
+    #[inline]
+    fn send(
+        &mut self,
+        now_ps: TimePs,
+        input: usize,
+        output: usize,
+        measuring: bool,
+        cells: &mut CellArena,
+    ) {
+        let cell = self.queues.pop(input, output, self.ports, cells);
         #[cfg(test)]
         {
-            self.held_cells += duplicated;
+            self.fault.taken += 1;
+            if Fault::strikes(self.fault.taken, self.fault.lose_one_in) {
+                return;
+            }
         }
-        self.held_cells -= self.departures.len() as u64;
-        self.debug_check_held();
+        self.buffers.backlog_cells[output] -= 1;
+        let arrive_ps = self.out_links[output].transmit(now_ps, self.cell_bytes) + self.pipeline_ps;
+        self.scratch.departures.push(Departure {
+            output: output as u16,
+            cell,
+            arrive_ps,
+        });
+        let c = &mut cells[cell];
+        let (in_vc, in_port) = (c.vc, c.in_port as usize);
+        c.vc = c.next_vc;
+        self.out_gates[output].on_send(c.vc);
+        let measured_delay_slots = (now_ps - c.switch_arrive_ps) / self.slot_ps;
+        let buffer_port = if self.is_input_buffered() {
+            in_port
+        } else {
+            output
+        };
+        self.buffers.occupancy[buffer_port] -= 1;
+        self.stats.counters[output].cells_out += 1;
+        let occupancy = self.occupancy_for_flow_control(buffer_port, in_port, output);
+        if let Some(signal) = self.rx_flow_control[buffer_port].after_dequeue(in_vc, occupancy) {
+            self.scratch.signals.push((buffer_port as u16, signal));
+        }
         if measuring {
-            self.occupancy_samples.record_n(self.held_cells as usize, 1);
+            self.stats.delay_slots_sum += measured_delay_slots;
+            self.stats.delay_samples += 1;
         }
-        (&self.departures, &self.signals)
+        #[cfg(test)]
+        if Fault::strikes(self.fault.taken, self.fault.duplicate_one_in) {
+            // The copy leaves a slot later, outside every counter but the one that keeps the
+            // per-slot check quiet.
+            self.buffers.held_cells += 1;
+            let copy = cells.alloc(cells[cell]);
+            self.scratch.departures.push(Departure {
+                output: output as u16,
+                cell: copy,
+                arrive_ps: arrive_ps + self.slot_ps,
+            });
+        }
     }
 
     /// True if the head cell `head` may leave by `output` under downstream flow control.
@@ -544,7 +597,7 @@ impl CellSwitch {
     /// Decides this slot's (input, output) transfers; the input is unused when output-queued.
     /// An output whose link is still sending (a cable slower than the cell time) takes no cell.
     fn choose_transfers(&mut self, now_ps: TimePs, cells: &CellArena) {
-        self.transfers.clear();
+        self.scratch.transfers.clear();
         let ports = self.ports;
         let out_links = &self.out_links;
         let link_free = |output: usize| out_links[output].is_idle(now_ps);
@@ -556,15 +609,15 @@ impl CellSwitch {
                     }
                     if let Some(head) = queue.front() {
                         if self.may_leave(output, head, cells) {
-                            self.transfers.push((0, output));
+                            self.scratch.transfers.push((0, output));
                         } else {
-                            self.switch_counters.output_slots_held += 1;
+                            self.stats.switch_counters.output_slots_held += 1;
                         }
                     }
                 }
             }
             Queues::InputFifo(queues) => {
-                let contenders = &mut self.requests;
+                let contenders = &mut self.scratch.requests;
                 contenders.fill(PortSet::EMPTY);
                 for (input, queue) in queues.iter().enumerate() {
                     if let Some(head) = queue.front() {
@@ -575,13 +628,13 @@ impl CellSwitch {
                         if self.out_gates[output].may_send(cells[head].next_vc) {
                             contenders[output].insert(input);
                         } else {
-                            self.switch_counters.output_slots_held += 1;
+                            self.stats.switch_counters.output_slots_held += 1;
                         }
                     }
                 }
                 for (output, set) in contenders.iter().enumerate() {
                     if let Some(input) = set.random_member(&mut self.rng) {
-                        self.transfers.push((input, output));
+                        self.scratch.transfers.push((input, output));
                     }
                 }
             }
@@ -590,7 +643,7 @@ impl CellSwitch {
                 inputs_for_output,
             } => {
                 for (output, &inputs) in inputs_for_output.iter().enumerate() {
-                    self.requests[output] = match self.out_gates[output] {
+                    self.scratch.requests[output] = match self.out_gates[output] {
                         _ if !link_free(output) => PortSet::EMPTY,
                         TxGate::Open => inputs,
                         _ => {
@@ -601,29 +654,36 @@ impl CellSwitch {
                                     self.may_leave(output, head.expect("non-empty VOQ"), cells)
                                 })
                                 .collect();
-                            self.switch_counters.output_slots_held += (eligible != inputs) as u64;
+                            self.stats.switch_counters.output_slots_held +=
+                                (eligible != inputs) as u64;
                             eligible
                         }
                     };
                 }
                 match &mut self.matcher {
                     Some(matcher) => {
-                        matcher.schedule(&self.requests, &mut self.output_of_input, &mut self.rng);
+                        matcher.schedule(
+                            &self.scratch.requests,
+                            &mut self.scratch.output_of_input,
+                            &mut self.rng,
+                        );
                         let matched = self
+                            .scratch
                             .output_of_input
                             .iter()
                             .enumerate()
                             .filter(|(_, &o)| o != UNMATCHED);
-                        self.transfers
+                        self.scratch
+                            .transfers
                             .extend(matched.map(|(input, &output)| (input, output as usize)));
                     }
                     None => {
                         // SAFC: every output serves its own queues round robin; inputs are
                         // unconstrained.
-                        for (output, inputs) in self.requests.iter().enumerate() {
+                        for (output, inputs) in self.scratch.requests.iter().enumerate() {
                             if let Some(input) = inputs.first_at_or_after(self.serve_ptr[output]) {
                                 self.serve_ptr[output] = after(input, ports);
-                                self.transfers.push((input, output));
+                                self.scratch.transfers.push((input, output));
                             }
                         }
                     }
@@ -635,7 +695,7 @@ impl CellSwitch {
 
 impl LocalView for CellSwitch {
     fn backlog_cells(&self, output: usize) -> u32 {
-        self.backlog_cells[output]
+        self.buffers.backlog_cells[output]
     }
 }
 
@@ -699,7 +759,7 @@ impl<R: Router> Node<R> for CellSwitch {
         for d in departures {
             ctx.send_cell(d.output as usize, d.cell, d.arrive_ps);
         }
-        (self.held_cells > 0).then_some(now_ps + self.slot_ps)
+        (self.buffers.held_cells > 0).then_some(now_ps + self.slot_ps)
     }
 
     fn timer(&mut self, _ctx: &mut Context<'_, R>, _tag: u32) {}

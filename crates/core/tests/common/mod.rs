@@ -10,8 +10,8 @@ pub fn run(json: &str) -> (Summary, Tables) {
         .run()
         .expect("run keeps its invariants");
     assert_eq!(
-        summary.cells_injected,
-        summary.cells_delivered + summary.cells_dropped + summary.cells_in_flight,
+        summary.cells.cells_injected,
+        summary.cells.cells_delivered + summary.cells.cells_dropped + summary.cells.cells_in_flight,
         "conservation"
     );
     (summary, tables)

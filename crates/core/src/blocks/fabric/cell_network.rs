@@ -184,7 +184,7 @@ pub struct NetworkSpec {
     pub layer1_ber: f64,
 }
 
-/// The headline numbers of a run.
+/// The headline numbers of a run. The groups are flattened: the summary is one flat table.
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {
     /// Design that ran.
@@ -202,6 +202,32 @@ pub struct Summary {
     pub terminals: u32,
     /// Seed of the run.
     pub seed: u64,
+    /// Loads and throughputs during measurement.
+    #[serde(flatten)]
+    pub rates: Rates,
+    /// Latencies of the cells and packets delivered during measurement.
+    #[serde(flatten)]
+    pub latency: Latencies,
+    /// The cell account.
+    #[serde(flatten)]
+    pub cells: CellCounts,
+    /// What the hosts saw.
+    #[serde(flatten)]
+    pub hosts: HostCounts,
+    /// What the switches saw.
+    #[serde(flatten)]
+    pub switching: SwitchingCounts,
+    /// The run's length and cost.
+    #[serde(flatten)]
+    pub run: RunLength,
+    /// What the RIFL Layer 1 cables counted, where the cables run it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layer1: Option<Layer1Summary>,
+}
+
+/// Loads and throughputs during measurement, per terminal per cell time.
+#[derive(Clone, Debug, Serialize)]
+pub struct Rates {
     /// The configured offered load per terminal (`traffic.load`), cells per cell time.
     pub offered_load: f64,
     /// Cells generated during measurement per terminal per cell time.
@@ -212,6 +238,11 @@ pub struct Summary {
     pub host_throughput: Option<Fairness>,
     /// Payload bytes delivered during measurement per byte of line capacity.
     pub goodput: f64,
+}
+
+/// Latencies of what was delivered during measurement.
+#[derive(Clone, Debug, Serialize)]
+pub struct Latencies {
     /// Cell latency from generation to delivery, in nanoseconds.
     pub latency_ns: Percentiles,
     /// Cell latency from generation to delivery, in cell times.
@@ -219,6 +250,11 @@ pub struct Summary {
     /// Packet latency from the generation of its first cell to the delivery of its last, in
     /// cell times (packets reassembled at the destination terminal).
     pub packet_latency_cells: Percentiles,
+}
+
+/// The cell account, each term counted where the cells are, and the cells left unmeasured.
+#[derive(Clone, Debug, Serialize)]
+pub struct CellCounts {
     /// Cells generated over the whole run.
     pub cells_injected: u64,
     /// Cells delivered over the whole run.
@@ -235,6 +271,11 @@ pub struct Summary {
     /// How long those cells had been in flight at the end, in cell times: a censored tail
     /// (each is a lower bound of that cell's latency).
     pub in_flight_age_cells: Percentiles,
+}
+
+/// What the hosts saw: waits at the sources, packets and order at the destinations.
+#[derive(Clone, Debug, Serialize)]
+pub struct HostCounts {
     /// Mean time a packet generated during measurement was held back at its source by a full
     /// host queue (closed-loop hosts), in cell times; `latency_cells` starts after it.
     pub source_wait_mean_cells: f64,
@@ -247,6 +288,11 @@ pub struct Summary {
     /// cost too much memory.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cells_out_of_order: Option<u64>,
+}
+
+/// What the switches saw.
+#[derive(Clone, Debug, Serialize)]
+pub struct SwitchingCounts {
     /// Time-average number of cells held in the switches.
     pub queue_occupancy_mean_cells: f64,
     /// Mean time a cell spends in a switch, in cell times (from arrival to its slot).
@@ -255,6 +301,11 @@ pub struct Summary {
     pub flow_control_signals: u64,
     /// Cells blocked inside Batcher-Banyan networks.
     pub internal_blocking: u64,
+}
+
+/// The run's length and cost.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunLength {
     /// Length of one cell time.
     pub cell_time_ps: u64,
     /// Simulated time.
@@ -265,9 +316,6 @@ pub struct Summary {
     pub events: u64,
     /// Cells switched (one cell crossing one switch) over the whole run.
     pub cell_hops: u64,
-    /// What the RIFL Layer 1 cables counted, where the cables run it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub layer1: Option<Layer1Summary>,
 }
 
 /// What the RIFL Layer 1 cables of a network counted over the whole run (both directions of
@@ -422,7 +470,7 @@ impl<R: Router> Network<R> {
                 index: s as u32,
             };
             let mut cell_switch = CellSwitch::new(spec, stream(seed, id));
-            cell_switch.measure_from_ps = warmup_ps;
+            cell_switch.stats.measure_from_ps = warmup_ps;
             for port in 0..ports {
                 let flow_control = cable_flow_control(s, port);
                 cell_switch.set_output_link(port, cable_link(s, port));
@@ -606,20 +654,34 @@ impl<R: Router> Network<R> {
     pub fn finish(mut self, clock: Clock) -> Result<(Summary, Tables, Perf), RunError> {
         // Rates describe the window simulated: to the end, or to where a partial run stopped.
         let reached_ps = self.warmup_ps + clock.measured_ps(self.warmup_ps);
-        // Slots in which a switch held nothing were not sampled: count them as empty.
+        self.count_empty_slots(reached_ps);
+        let ledger = self.settle()?;
+        let measured_slots = (reached_ps - self.warmup_ps) / self.slot_ps;
+        let summary = self.summary(&clock, &ledger, measured_slots);
+        let tables = self.tables(measured_slots);
+        let perf = clock.perf(Some(("cell-hops", summary.run.cell_hops)));
+        Ok((summary, tables, perf))
+    }
+
+    /// Slots up to `reached_ps` in which a switch held nothing were not sampled: counts them
+    /// as empty.
+    fn count_empty_slots(&mut self, reached_ps: TimePs) {
         let slot_ps = self.slot_ps;
         let boundaries =
             (reached_ps / slot_ps + 1).saturating_sub(self.warmup_ps.div_ceil(slot_ps));
         for node in self.fabric.nodes_mut() {
             if let CellNode::Switch(sw) = node {
-                let sampled_slots: u64 = sw.occupancy_samples.counts().iter().sum();
-                sw.occupancy_samples
-                    .record_n(0, boundaries.saturating_sub(sampled_slots));
+                let samples = &mut sw.stats.occupancy_samples;
+                let sampled_slots: u64 = samples.counts().iter().sum();
+                samples.record_n(0, boundaries.saturating_sub(sampled_slots));
             }
         }
-        let sum = |f: fn(&Terminal) -> u64| self.terminals().map(f).sum::<u64>();
-        let injected = sum(|t| t.counters.cells_injected);
-        let delivered = sum(|t| t.counters.cells_delivered);
+    }
+
+    /// The cell account, each term counted where the cells are: injected and delivered by the
+    /// terminals, dropped where the drops happened, in flight as the lengths of the queues
+    /// (which must equal the cells allocated, each released once).
+    fn settle(&self) -> Result<Ledger, RunError> {
         self.fabric.check_released_once()?;
         let in_flight = self.fabric.cells_held();
         let allocated = self.fabric.cells_live();
@@ -629,36 +691,25 @@ impl<R: Router> Network<R> {
                 allocated,
             });
         }
-        let metrics = self.fabric.metrics();
         let ledger = Ledger {
-            injected,
-            delivered,
-            dropped: metrics.cells_dropped,
+            injected: self.terminal_sum(|t| t.counters.cells_injected),
+            delivered: self.terminal_sum(|t| t.counters.cells_delivered),
+            dropped: self.fabric.metrics().cells_dropped,
             in_flight,
         };
         ledger.check(self.lossless)?;
-        let mut in_flight_ages = LatencyHistogram::new();
-        for cell in self.fabric.live_cells() {
-            if cell.inject_ps > self.warmup_ps {
-                in_flight_ages.record(clock.now_ps.saturating_sub(cell.inject_ps));
-            }
-        }
-        let measured_slots = (reached_ps - self.warmup_ps) / slot_ps;
+        Ok(ledger)
+    }
+
+    /// `count` summed over the terminals.
+    fn terminal_sum(&self, count: fn(&Terminal) -> u64) -> u64 {
+        self.terminals().map(count).sum()
+    }
+
+    /// The summary of a settled run measured over `measured_slots` cell times.
+    fn summary(&self, clock: &Clock, ledger: &Ledger, measured_slots: u64) -> Summary {
         let terminals = self.terminals().count();
-        let capacity_cells = (terminals as u64 * measured_slots) as f64;
-        let payload_capacity = capacity_cells * self.cell_payload_bytes as f64;
-        let metrics = self.fabric.metrics();
-        let cell_latency = metrics.cell_latency();
-        let latency = cell_latency.percentiles();
-        let switched: u64 = self
-            .switches()
-            .flat_map(|s| s.counters.iter())
-            .map(|c| c.cells_out)
-            .sum();
-        let (delay_sum, delay_samples) = self.switches().fold((0, 0), |(a, b), s| {
-            (a + s.delay_slots_sum, b + s.delay_samples)
-        });
-        let summary = Summary {
+        Summary {
             design: self.design,
             scheduler: self.scheduler.clone(),
             routing: self.routing.clone(),
@@ -669,60 +720,121 @@ impl<R: Router> Network<R> {
             switches: self.switches().count() as u32,
             terminals: terminals as u32,
             seed: self.seed,
+            rates: self.rates(measured_slots),
+            latency: self.latencies(),
+            cells: self.cell_counts(clock, ledger),
+            hosts: self.host_counts(terminals),
+            switching: self.switching_counts(),
+            run: RunLength {
+                cell_time_ps: self.slot_ps,
+                sim_time_ps: clock.now_ps,
+                warmup_ps: self.warmup_ps,
+                events: clock.events,
+                cell_hops: self
+                    .switches()
+                    .flat_map(|s| s.stats.counters.iter())
+                    .map(|c| c.cells_out)
+                    .sum(),
+            },
+            layer1: self.fabric.layer1_counters().map(|counters| Layer1Summary {
+                ber: self.layer1_ber,
+                counters,
+            }),
+        }
+    }
+
+    /// Loads and throughputs over `measured_slots` cell times.
+    fn rates(&self, measured_slots: u64) -> Rates {
+        let capacity_cells = (self.terminals().count() as u64 * measured_slots) as f64;
+        let payload_capacity = capacity_cells * self.cell_payload_bytes as f64;
+        let per_host: Vec<f64> = self
+            .terminals()
+            .map(|t| t.counters.cells_delivered_measured as f64 / measured_slots as f64)
+            .collect();
+        Rates {
             offered_load: self.offered_load,
-            injected_load: sum(|t| t.counters.cells_injected_measured) as f64 / capacity_cells,
-            throughput: sum(|t| t.counters.cells_delivered_measured) as f64 / capacity_cells,
-            host_throughput: Fairness::of(
-                &self
-                    .terminals()
-                    .map(|t| t.counters.cells_delivered_measured as f64 / measured_slots as f64)
-                    .collect::<Vec<_>>(),
-            ),
-            goodput: sum(|t| t.counters.payload_bytes_delivered_measured) as f64 / payload_capacity,
+            injected_load: self.terminal_sum(|t| t.counters.cells_injected_measured) as f64
+                / capacity_cells,
+            throughput: self.terminal_sum(|t| t.counters.cells_delivered_measured) as f64
+                / capacity_cells,
+            host_throughput: Fairness::of(&per_host),
+            goodput: self.terminal_sum(|t| t.counters.payload_bytes_delivered_measured) as f64
+                / payload_capacity,
+        }
+    }
+
+    /// Latencies of the cells and packets delivered during measurement.
+    fn latencies(&self) -> Latencies {
+        let slot_ps = self.slot_ps as f64;
+        let latency = self.fabric.metrics().cell_latency().percentiles();
+        Latencies {
             latency_ns: latency.scaled(PS_PER_NS as f64),
-            latency_cells: latency.scaled(slot_ps as f64),
-            packet_latency_cells: metrics
+            latency_cells: latency.scaled(slot_ps),
+            packet_latency_cells: self
+                .fabric
+                .metrics()
                 .packet_latency()
                 .percentiles()
-                .scaled(slot_ps as f64),
-            cells_injected: injected,
-            cells_delivered: delivered,
-            cells_dropped: metrics.cells_dropped,
-            cells_in_flight: in_flight,
-            cells_measured: cell_latency.count(),
+                .scaled(slot_ps),
+        }
+    }
+
+    /// The settled account, with the cells measured and the ages of those still in flight.
+    fn cell_counts(&self, clock: &Clock, ledger: &Ledger) -> CellCounts {
+        let mut in_flight_ages = LatencyHistogram::new();
+        for cell in self.fabric.live_cells() {
+            if cell.inject_ps > self.warmup_ps {
+                in_flight_ages.record(clock.now_ps.saturating_sub(cell.inject_ps));
+            }
+        }
+        CellCounts {
+            cells_injected: ledger.injected,
+            cells_delivered: ledger.delivered,
+            cells_dropped: ledger.dropped,
+            cells_in_flight: ledger.in_flight,
+            cells_measured: self.fabric.metrics().cell_latency().count(),
             cells_in_flight_measured: in_flight_ages.count(),
-            in_flight_age_cells: in_flight_ages.percentiles().scaled(slot_ps as f64),
-            source_wait_mean_cells: sum(|t| t.counters.source_wait_ps_sum) as f64
-                / slot_ps as f64
-                / (sum(|t| t.counters.packets_generated_measured) as f64).max(1.0),
+            in_flight_age_cells: in_flight_ages.percentiles().scaled(self.slot_ps as f64),
+        }
+    }
+
+    /// What the `terminals` hosts saw.
+    fn host_counts(&self, terminals: usize) -> HostCounts {
+        let slot_ps = self.slot_ps as f64;
+        let generated = self.terminal_sum(|t| t.counters.packets_generated_measured);
+        HostCounts {
+            source_wait_mean_cells: self.terminal_sum(|t| t.counters.source_wait_ps_sum) as f64
+                / slot_ps
+                / (generated as f64).max(1.0),
             source_wait_max_cells: self
                 .terminals()
                 .map(|t| t.counters.source_wait_ps_max)
                 .max()
                 .unwrap_or(0) as f64
-                / slot_ps as f64,
-            packets_delivered: sum(|t| t.counters.packets_delivered),
+                / slot_ps,
+            packets_delivered: self.terminal_sum(|t| t.counters.packets_delivered),
             cells_out_of_order: (terminals <= IN_ORDER_CHECK_MAX_HOSTS)
-                .then(|| sum(|t| t.counters.cells_out_of_order)),
-            queue_occupancy_mean_cells: self.switches().map(|s| s.occupancy_samples.mean()).sum(),
+                .then(|| self.terminal_sum(|t| t.counters.cells_out_of_order)),
+        }
+    }
+
+    /// What the switches saw.
+    fn switching_counts(&self) -> SwitchingCounts {
+        let (delay_sum, delay_samples) = self.switches().fold((0, 0), |(a, b), s| {
+            (a + s.stats.delay_slots_sum, b + s.stats.delay_samples)
+        });
+        SwitchingCounts {
+            queue_occupancy_mean_cells: self
+                .switches()
+                .map(|s| s.stats.occupancy_samples.mean())
+                .sum(),
             switch_delay_mean_cells: delay_sum as f64 / (delay_samples as f64).max(1.0),
-            flow_control_signals: metrics.flow_control_signals,
+            flow_control_signals: self.fabric.metrics().flow_control_signals,
             internal_blocking: self
                 .switches()
-                .map(|s| s.switch_counters.internal_blocking)
+                .map(|s| s.stats.switch_counters.internal_blocking)
                 .sum(),
-            cell_time_ps: slot_ps,
-            sim_time_ps: clock.now_ps,
-            warmup_ps: self.warmup_ps,
-            events: clock.events,
-            cell_hops: switched,
-            layer1: self.fabric.layer1_counters().map(|counters| Layer1Summary {
-                ber: self.layer1_ber,
-                counters,
-            }),
-        };
-        let tables = self.tables(measured_slots);
-        Ok((summary, tables, clock.perf(Some(("cell-hops", switched)))))
+        }
     }
 
     fn tables(&self, measured_slots: u64) -> Tables {
@@ -742,14 +854,14 @@ impl<R: Router> Network<R> {
             ports.cells_delivered.push(t.counters.cells_delivered);
             ports
                 .cells_dropped
-                .push(switches[s].counters[p].cells_dropped);
+                .push(switches[s].stats.counters[p].cells_dropped);
             ports
                 .throughput
                 .push(t.counters.cells_delivered_measured as f64 / measured_slots as f64);
         }
         let mut occupancy = OccupancyTable::default();
         for (s, sw) in switches.iter().enumerate() {
-            for (cells, &slots) in sw.occupancy_samples.counts().iter().enumerate() {
+            for (cells, &slots) in sw.stats.occupancy_samples.counts().iter().enumerate() {
                 if slots > 0 {
                     occupancy.switch.push(s as u32);
                     occupancy.occupancy_cells.push(cells as u64);
