@@ -10,17 +10,28 @@ use crate::blocks::routing::{mode, MODES};
 impl Scenario {
     /// Every check, section by section.
     pub(super) fn validate(&self) -> Result<(), ScenarioError> {
-        let (run, sw, link, cell, t) = (
-            &self.run,
-            &self.switch,
-            &self.link,
-            &self.cell,
-            &self.traffic,
-        );
-        run.validate()?;
+        self.run.validate()?;
+        self.validate_delays()?;
+        self.validate_switch()?;
+        self.validate_cell_and_link()?;
+        if self.nic.queue_cells == Some(0) {
+            return Err(invalid(
+                "nic.queue_cells",
+                "expected at least one cell (omit it for an unbounded, open-loop NIC)",
+            ));
+        }
+        self.validate_topology()?;
+        self.validate_routing()?;
+        self.validate_flow_control()?;
+        self.validate_bit_errors()?;
+        self.validate_traffic(&self.traffic)
+    }
+
+    /// Every delay is zero or more nanoseconds.
+    fn validate_delays(&self) -> Result<(), ScenarioError> {
         for (key, value) in [
-            ("link.propagation_ns", link.propagation_ns),
-            ("switch.pipeline_ns", sw.pipeline_ns),
+            ("link.propagation_ns", self.link.propagation_ns),
+            ("switch.pipeline_ns", self.switch.pipeline_ns),
             (
                 "topology.global_propagation_ns",
                 self.topology.global_propagation_ns.unwrap_or(0.0),
@@ -30,6 +41,12 @@ impl Scenario {
                 return Err(invalid(key, "expected a delay of zero or more nanoseconds"));
             }
         }
+        Ok(())
+    }
+
+    /// The switch: its size, and the options its scheduler supports.
+    fn validate_switch(&self) -> Result<(), ScenarioError> {
+        let sw = &self.switch;
         if sw.ports == 0 || sw.ports > self.max_ports() {
             return Err(invalid(
                 "switch.ports",
@@ -64,6 +81,13 @@ impl Scenario {
                 "expected at least one cell (omit it for unbounded buffers)",
             ));
         }
+        Ok(())
+    }
+
+    /// The cell's size and payload, and a link rate at which a cell time is a whole number of
+    /// picoseconds to within 1%.
+    fn validate_cell_and_link(&self) -> Result<(), ScenarioError> {
+        let (cell, link) = (&self.cell, &self.link);
         // Before the rate checks: a cell time is only defined for a cell of some size.
         if cell.size_bytes == 0 || cell.size_bytes > u16::MAX as u32 {
             return Err(invalid("cell.size_bytes", "expected 1 to 65535 bytes"));
@@ -83,12 +107,6 @@ impl Scenario {
                 ),
             ));
         }
-        if self.nic.queue_cells == Some(0) {
-            return Err(invalid(
-                "nic.queue_cells",
-                "expected at least one cell (omit it for an unbounded, open-loop NIC)",
-            ));
-        }
         if cell
             .payload_bytes
             .is_some_and(|p| p == 0 || p > cell.size_bytes)
@@ -98,34 +116,38 @@ impl Scenario {
                 "expected 1 to cell.size_bytes bytes",
             ));
         }
-        self.validate_topology()?;
-        self.validate_routing()?;
-        self.validate_flow_control()?;
-        self.validate_bit_errors()?;
-        self.validate_traffic(t)
+        Ok(())
     }
 
+    /// At most [`MAX_HOSTS`] hosts, the error naming the key that sizes the shape.
+    fn validate_host_count(&self) -> Result<(), ScenarioError> {
+        let t = &self.topology;
+        let hosts = self.terminals();
+        if hosts as usize <= MAX_HOSTS {
+            return Ok(());
+        }
+        let key = match t.kind {
+            TopologyName::Star | TopologyName::TwoSwitch => "switch.ports",
+            TopologyName::LeafSpine => "topology.leaves",
+            TopologyName::FatTree => "topology.k",
+            TopologyName::Clos => "topology.edges",
+            TopologyName::Dragonfly => "topology.groups",
+            TopologyName::File => "topology.file",
+        };
+        Err(invalid(
+            key,
+            format!(
+                "this {} would have {hosts} hosts; at most {MAX_HOSTS} are supported",
+                t.kind.as_str()
+            ),
+        ))
+    }
+
+    /// The shape's own keys fit switches of at most the largest port count.
     fn validate_topology(&self) -> Result<(), ScenarioError> {
         let t = &self.topology;
         let max = self.max_ports();
-        let hosts = self.terminals();
-        if hosts as usize > MAX_HOSTS {
-            let key = match t.kind {
-                TopologyName::Star | TopologyName::TwoSwitch => "switch.ports",
-                TopologyName::LeafSpine => "topology.leaves",
-                TopologyName::FatTree => "topology.k",
-                TopologyName::Clos => "topology.edges",
-                TopologyName::Dragonfly => "topology.groups",
-                TopologyName::File => "topology.file",
-            };
-            return Err(invalid(
-                key,
-                format!(
-                    "this {} would have {hosts} hosts; at most {MAX_HOSTS} are supported",
-                    t.kind.as_str()
-                ),
-            ));
-        }
+        self.validate_host_count()?;
         match t.kind {
             TopologyName::Star => Ok(()),
             TopologyName::TwoSwitch if t.links == 0 || t.links >= self.switch.ports => {
@@ -176,32 +198,35 @@ impl Scenario {
             TopologyName::FatTree | TopologyName::Clos | TopologyName::Dragonfly => {
                 self.topology().map(|_| ())
             }
-            TopologyName::File => {
-                let topology = self.topology()?;
-                if let Some(s) =
-                    (0..topology.switches()).find(|&s| topology.switch_ports(s) as u32 > max)
-                {
-                    return Err(invalid(
-                        "topology.file",
-                        format!(
-                            "switch {s} has {} ports; expected at most {}",
-                            topology.switch_ports(s),
-                            self.port_limit()
-                        ),
-                    ));
-                }
-                match self
-                    .cable_cell_times_ps()
-                    .into_iter()
-                    .find(|&(_, cell_ps)| cell_ps < MIN_CELL_TIME_PS)
-                {
-                    Some((_, cell_ps)) => Err(invalid(
-                        "topology.file",
-                        format!("a cable's rate_gbps gives a cell time of {cell_ps} ps; expected at least {MIN_CELL_TIME_PS} ps (time is counted in picoseconds)"),
-                    )),
-                    None => Ok(()),
-                }
-            }
+            TopologyName::File => self.validate_topology_file(),
+        }
+    }
+
+    /// A topology file: no switch larger than a switch may be, and no cable so fast that its
+    /// cell time would round by more than 1%.
+    fn validate_topology_file(&self) -> Result<(), ScenarioError> {
+        let topology = self.topology()?;
+        let max = self.max_ports();
+        if let Some(s) = (0..topology.switches()).find(|&s| topology.switch_ports(s) as u32 > max) {
+            return Err(invalid(
+                "topology.file",
+                format!(
+                    "switch {s} has {} ports; expected at most {}",
+                    topology.switch_ports(s),
+                    self.port_limit()
+                ),
+            ));
+        }
+        match self
+            .cable_cell_times_ps()
+            .into_iter()
+            .find(|&(_, cell_ps)| cell_ps < MIN_CELL_TIME_PS)
+        {
+            Some((_, cell_ps)) => Err(invalid(
+                "topology.file",
+                format!("a cable's rate_gbps gives a cell time of {cell_ps} ps; expected at least {MIN_CELL_TIME_PS} ps (time is counted in picoseconds)"),
+            )),
+            None => Ok(()),
         }
     }
 

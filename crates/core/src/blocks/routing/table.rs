@@ -55,55 +55,69 @@ pub struct RouteTable {
 /// [`RouteTable::next_switch`] of a port cabled to a terminal, or to nothing.
 pub const NOT_A_SWITCH: usize = u16::MAX as usize;
 
+/// The (switch, port) each terminal is cabled to.
+fn terminal_ports(topology: &Topology) -> Result<Vec<(u16, u16)>, TopologyError> {
+    (0..topology.endpoints())
+        .map(|t| {
+            let (s, p) = topology
+                .endpoint_port(t)
+                .ok_or(TopologyError::Unreachable { src: t, dst: t })?;
+            Ok((s as u16, p as u16))
+        })
+        .collect()
+}
+
+/// The cables between switches, per switch: its port, the neighbour, and the cost (a global
+/// cable between groups costs more).
+fn switch_cables(topology: &Topology) -> Vec<Vec<Cable>> {
+    (0..topology.switches())
+        .map(|s| {
+            (0..topology.switch_ports(s))
+                .filter_map(|port| match topology.peer(s, port) {
+                    Some(Attachment::SwitchPort { switch, .. }) => Some(Cable {
+                        port: port as u16,
+                        next: switch,
+                        cost: if topology.group(switch) == topology.group(s) {
+                            1
+                        } else {
+                            GLOBAL_COST
+                        },
+                    }),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Where each switch's ports start in one flat list, and the switch each port is cabled to
+/// ([`NOT_A_SWITCH`] for a terminal or nothing).
+fn port_map(topology: &Topology) -> (Vec<u32>, Vec<u16>) {
+    let mut port_base = Vec::with_capacity(topology.switches());
+    let mut next_switch = Vec::new();
+    for s in 0..topology.switches() {
+        port_base.push(next_switch.len() as u32);
+        next_switch.extend((0..topology.switch_ports(s)).map(
+            |port| match topology.peer(s, port) {
+                Some(Attachment::SwitchPort { switch, .. }) => switch as u16,
+                _ => NOT_A_SWITCH as u16,
+            },
+        ));
+    }
+    (port_base, next_switch)
+}
+
 impl RouteTable {
     /// Builds the tables of `topology`; every terminal must reach every other.
     pub fn new(topology: &Topology) -> Result<RouteTable, TopologyError> {
         let switches = topology.switches();
         let groups = topology.groups().max(1);
-        let terminal_at = (0..topology.endpoints())
-            .map(|t| {
-                let (s, p) = topology
-                    .endpoint_port(t)
-                    .ok_or(TopologyError::Unreachable { src: t, dst: t })?;
-                Ok((s as u16, p as u16))
-            })
-            .collect::<Result<Vec<_>, TopologyError>>()?;
-        // Cables between switches: (port, neighbour, cost) per switch.
-        let links: Vec<Vec<Cable>> = (0..switches)
-            .map(|s| {
-                (0..topology.switch_ports(s))
-                    .filter_map(|port| match topology.peer(s, port) {
-                        Some(Attachment::SwitchPort { switch, .. }) => Some(Cable {
-                            port: port as u16,
-                            next: switch,
-                            cost: if topology.group(switch) == topology.group(s) {
-                                1
-                            } else {
-                                GLOBAL_COST
-                            },
-                        }),
-                        _ => None,
-                    })
-                    .collect()
-            })
-            .collect();
-        let group_of: Vec<u16> = (0..switches).map(|s| topology.group(s) as u16).collect();
-        let mut port_base = Vec::with_capacity(switches);
-        let mut next_switch = Vec::new();
-        for s in 0..switches {
-            port_base.push(next_switch.len() as u32);
-            next_switch.extend((0..topology.switch_ports(s)).map(
-                |port| match topology.peer(s, port) {
-                    Some(Attachment::SwitchPort { switch, .. }) => switch as u16,
-                    _ => NOT_A_SWITCH as u16,
-                },
-            ));
-        }
+        let (port_base, next_switch) = port_map(topology);
         let mut table = RouteTable {
             switches,
             groups,
-            terminal_at,
-            group_of,
+            terminal_at: terminal_ports(topology)?,
+            group_of: (0..switches).map(|s| topology.group(s) as u16).collect(),
             hops: vec![UNREACHABLE; switches * switches],
             to_switch: vec![0; switches * switches],
             to_group: vec![0; switches * groups],
@@ -114,55 +128,66 @@ impl RouteTable {
             port_base,
             next_switch,
         };
+        table.fill(&switch_cables(topology));
+        table.check_reachable()?;
+        Ok(table)
+    }
+
+    /// Fills the hop counts and candidate sets over the cables `links` between switches.
+    fn fill(&mut self, links: &[Vec<Cable>]) {
+        let (switches, groups) = (self.switches, self.groups);
         let mut builder = SetBuilder::default();
         let mut search = Search::new(switches);
         // Destination-major: one search per destination switch, then one per group.
         let mut per_destination: Vec<u32> = vec![FAR; switches * switches];
         for d in 0..switches {
-            search.run(&links, [d].into_iter());
+            search.run(links, [d].into_iter());
             per_destination[d * switches..(d + 1) * switches].copy_from_slice(&search.cost);
             for s in 0..switches {
-                table.hops[s * switches + d] = search.hops[s];
+                self.hops[s * switches + d] = search.hops[s];
             }
         }
         let mut per_group: Vec<u32> = vec![FAR; groups * switches];
         for g in 0..groups {
-            let members = (0..switches).filter(|&s| table.group_of[s] as usize == g);
-            search.run(&links, members);
+            let members = (0..switches).filter(|&s| self.group_of[s] as usize == g);
+            search.run(links, members);
             per_group[g * switches..(g + 1) * switches].copy_from_slice(&search.cost);
             for s in 0..switches {
-                table.group_hops[s * groups + g] = search.hops[s];
+                self.group_hops[s * groups + g] = search.hops[s];
             }
         }
         for s in 0..switches {
             builder.start_switch();
             for d in 0..switches {
                 let cost = &per_destination[d * switches..(d + 1) * switches];
-                table.to_switch[s * switches + d] =
-                    builder.set(&links[s], cost[s], cost, &mut table);
+                self.to_switch[s * switches + d] = builder.set(&links[s], cost[s], cost, self);
             }
             for g in 0..groups {
                 let cost = &per_group[g * switches..(g + 1) * switches];
-                table.to_group[s * groups + g] = builder.set(&links[s], cost[s], cost, &mut table);
+                self.to_group[s * groups + g] = builder.set(&links[s], cost[s], cost, self);
             }
         }
         for g in 0..groups {
             for d in 0..switches {
-                table.from_group_hops[g * switches + d] = (0..switches)
-                    .filter(|&s| table.group_of[s] as usize == g)
-                    .map(|s| table.hops[s * switches + d])
+                self.from_group_hops[g * switches + d] = (0..switches)
+                    .filter(|&s| self.group_of[s] as usize == g)
+                    .map(|s| self.hops[s * switches + d])
                     .min()
                     .unwrap_or(UNREACHABLE);
             }
         }
-        for (src, &(s, _)) in table.terminal_at.iter().enumerate() {
-            for (dst, &(d, _)) in table.terminal_at.iter().enumerate() {
-                if table.hops[s as usize * switches + d as usize] == UNREACHABLE {
+    }
+
+    /// Every terminal reaches every other.
+    fn check_reachable(&self) -> Result<(), TopologyError> {
+        for (src, &(s, _)) in self.terminal_at.iter().enumerate() {
+            for (dst, &(d, _)) in self.terminal_at.iter().enumerate() {
+                if self.hops[s as usize * self.switches + d as usize] == UNREACHABLE {
                     return Err(TopologyError::Unreachable { src, dst });
                 }
             }
         }
-        Ok(table)
+        Ok(())
     }
 
     /// Number of terminals.
