@@ -12,6 +12,8 @@
 //! the rest of the packet is too (partial packet discard), and a queue at the threshold
 //! refuses new packets whole (early packet discard).
 
+use serde::{Deserialize, Serialize};
+
 use super::reach::{self, DeviceReach, Loss, ReachDevice};
 use super::{class_of, transmit, CellFormat, FCI, FIRST};
 use crate::blocks::cell::{Cell, CellId, NO_PACKET};
@@ -22,6 +24,7 @@ use crate::blocks::priority_port::{Departure, PriorityPort};
 use crate::blocks::routing::{LocalView, Router, NO_ROUTE};
 use crate::engine::stats::OccupancyHistogram;
 use crate::engine::time::TimePs;
+use crate::scenario::{invalid, ScenarioError};
 
 /// What an element counts.
 #[derive(Clone, Copy, Debug, Default)]
@@ -375,5 +378,67 @@ impl ReachDevice for Element {
         self.discarding.clear();
         self.paused_by.fill(PortSet::EMPTY);
         self.pauses_on.fill(0);
+    }
+}
+
+/// Fabric elements.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ElementConfig {
+    /// Data cells per output link (128 in §6.2's extrapolation). With credits the queues share
+    /// a pool of this many per link (§5.5, reading R13) and a data cell is dropped only when
+    /// the pool is full; in push mode each queue (per traffic class) holds this many.
+    pub queue_cells: u32,
+    /// Queue depth at and above which data cells leaving the queue carry the FCI bit (§4.2;
+    /// reading R12: 32 cells).
+    pub fci_threshold_cells: u32,
+    /// Queue depth at which an output pauses the inputs that feed it (§5.5's last resort);
+    /// it resumes them at half this depth. Absent: half the queue, leaving the other half
+    /// for the cells paused inputs still have on their way (each link keeps its pool to itself;
+    /// reading R13's pool shared by the element's links is not modelled). Push mode never
+    /// pauses.
+    pub pause_cells: Option<u32>,
+}
+
+impl Default for ElementConfig {
+    fn default() -> Self {
+        ElementConfig {
+            queue_cells: 128,
+            fci_threshold_cells: 32,
+            pause_cells: None,
+        }
+    }
+}
+
+impl ElementConfig {
+    /// The queue depth that pauses inputs.
+    pub fn pause_cells(&self) -> u32 {
+        self.pause_cells.unwrap_or(self.queue_cells.div_ceil(2))
+    }
+}
+
+impl ElementConfig {
+    /// Checks the element keys.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        if self.queue_cells == 0 {
+            return Err(invalid("element.queue_cells", "expected at least 1 cell"));
+        }
+        if self.fci_threshold_cells > self.queue_cells {
+            return Err(invalid(
+                "element.fci_threshold_cells",
+                format!(
+                    "expected at most element.queue_cells ({})",
+                    self.queue_cells
+                ),
+            ));
+        }
+        let pause = self.pause_cells();
+        if pause == 0 || pause > self.queue_cells {
+            return Err(invalid(
+                "element.pause_cells",
+                format!("expected 1 to element.queue_cells ({})", self.queue_cells),
+            ));
+        }
+        Ok(())
     }
 }

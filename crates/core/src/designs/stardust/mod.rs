@@ -20,13 +20,16 @@
 //! design's hosts do ([`crate::blocks::ethernet::opening`]). Not yet built (see the README): low-latency VOQs, error-rate marking of links.
 
 mod adapter;
+mod addressing;
 mod config;
 mod element;
 #[cfg(test)]
 mod fct_tests;
+mod host_keys;
 mod host_pause;
 mod reach;
 mod report;
+mod wire;
 
 use std::sync::Arc;
 
@@ -50,88 +53,14 @@ use crate::engine::time::{ps_from_ns, serialization_ps, TimePs};
 use crate::run::{Design, Report, RunError};
 use crate::scenario::{invalid, ScenarioError};
 use adapter::{Adapter, AdapterSpec, FciReaction, Flow, Foreground};
+pub use addressing::Addressing;
+use addressing::{addressing, edges};
 pub use config::StardustConfig;
-use config::{Arrival, Pattern, ReachMode};
+use config::{Arrival, Pattern};
 use element::{Congestion, Element, ElementSpec};
+use reach::ReachMode;
 pub use report::{StardustSummary, StardustTables};
-
-/// What a cell is, in the low bits of its flags.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Kind {
-    /// Packed packet bytes.
-    Data = 0,
-    /// A VOQ's request to a port scheduler (on or off).
-    Request = 1,
-    /// A port scheduler's credit to a VOQ.
-    Credit = 2,
-    /// A device's reachability message to its neighbour (one link, never routed).
-    Reach = 3,
-}
-
-const KIND_MASK: u8 = 0b11;
-// Flag bits: kind (0-1), FCI (2), request on (3), first of burst (4), traffic class (5-6).
-/// Flag: the cell left a fabric element queue above its FCI threshold (§4.2).
-pub const FCI: u8 = 0b100;
-/// Flag of a request: the VOQ has packets (clear: it has none left).
-pub const REQUEST_ON: u8 = 0b1000;
-/// Flag of a data cell: the first of its burst (in push mode, of its packet).
-pub const FIRST: u8 = 0b1_0000;
-/// The traffic class of a cell (data, request, credit) in the top flag bits.
-const CLASS_SHIFT: u8 = 5;
-/// The most traffic classes (§3.3; Fig. 12 has two).
-pub const MAX_CLASSES: usize = 4;
-
-/// The traffic class a cell's flags carry.
-pub fn class_of(flags: u8) -> usize {
-    (flags >> CLASS_SHIFT) as usize
-}
-
-/// Flags carrying traffic class `class`.
-pub fn class_flags(class: usize) -> u8 {
-    debug_assert!(class < MAX_CLASSES);
-    (class as u8) << CLASS_SHIFT
-}
-
-impl Kind {
-    /// The kind a cell's flags say.
-    pub fn of(flags: u8) -> Kind {
-        match flags & KIND_MASK {
-            0 => Kind::Data,
-            1 => Kind::Request,
-            2 => Kind::Credit,
-            _ => Kind::Reach,
-        }
-    }
-}
-
-/// Cell sizes on the wire.
-#[derive(Clone, Copy, Debug)]
-pub struct CellFormat {
-    /// Header of a data cell.
-    pub header_bytes: u32,
-    /// Payload of a full data cell.
-    pub payload_bytes: u32,
-    /// A control cell.
-    pub control_bytes: u32,
-}
-
-impl CellFormat {
-    /// True for requests, credits and reachability messages.
-    pub fn is_control(cell: &Cell) -> bool {
-        Kind::of(cell.flags) != Kind::Data
-    }
-
-    /// Bytes `cell` takes on a link: a data cell's header and actual payload (cells are not padded;
-    /// our reading), or a control cell.
-    pub fn wire_bytes(&self, cell: &Cell) -> u64 {
-        if Self::is_control(cell) {
-            self.control_bytes as u64
-        } else {
-            (self.header_bytes + cell.payload_bytes as u32) as u64
-        }
-    }
-}
+pub use wire::{class_flags, class_of, CellFormat, Kind, FCI, FIRST, MAX_CLASSES, REQUEST_ON};
 
 /// Puts the next cell of `port` (the node's port `index`) on its link if the link is free,
 /// letting `depart` see it first (to mark it), and sets the node's timer `tag` for when the
@@ -188,40 +117,6 @@ fn drop_with_packets<R: Router>(ctx: &mut Context<'_, R>, cell: CellId) -> u64 {
     }
     ctx.drop_cell(cell);
     packets
-}
-
-/// Which adapter and host port each host is, and each adapter's first host.
-pub struct Addressing {
-    adapter_of_host: Vec<u16>,
-    port_of_host: Vec<u16>,
-    first_host: Vec<u16>,
-}
-
-impl Addressing {
-    /// Adapters.
-    pub fn adapters(&self) -> usize {
-        self.first_host.len()
-    }
-
-    /// Hosts.
-    pub fn hosts(&self) -> usize {
-        self.adapter_of_host.len()
-    }
-
-    /// The adapter of `host`.
-    pub fn adapter_of(&self, host: u16) -> u16 {
-        self.adapter_of_host[host as usize]
-    }
-
-    /// The host port of `host` on its adapter.
-    pub fn port_of(&self, host: u16) -> usize {
-        self.port_of_host[host as usize] as usize
-    }
-
-    /// The first host of `adapter` (what credits to it are addressed to).
-    pub fn first_host(&self, adapter: u16) -> u16 {
-        self.first_host[adapter as usize]
-    }
 }
 
 /// The node kinds of a Stardust fabric.
@@ -367,7 +262,9 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
         }
     }
     let mut planned = reach::plan(
-        &config,
+        &config.reachability,
+        &config.failures,
+        config.run.seed,
         &reach::Devices {
             topology: &topology,
             table: &table,
@@ -692,42 +589,6 @@ fn check_pause_room(config: &StardustConfig, addressing: &Addressing) -> Result<
         ));
     }
     Ok(())
-}
-
-/// The edge switches (those with hosts), in switch order: adapter `i` is `edges[i]`.
-fn edges(topology: &Topology) -> Vec<usize> {
-    (0..topology.switches())
-        .filter(|&s| {
-            (0..topology.switch_ports(s))
-                .any(|p| matches!(topology.peer(s, p), Some(Attachment::Endpoint(_))))
-        })
-        .collect()
-}
-
-/// Numbers hosts by adapter and port.
-fn addressing(topology: &Topology) -> Result<Addressing, ScenarioError> {
-    let hosts = topology.endpoints();
-    let mut adapter_of_host = vec![0u16; hosts];
-    let mut port_of_host = vec![0u16; hosts];
-    let mut first_host = Vec::new();
-    for (adapter, s) in edges(topology).into_iter().enumerate() {
-        let mut port = 0u16;
-        for p in 0..topology.switch_ports(s) {
-            if let Some(Attachment::Endpoint(h)) = topology.peer(s, p) {
-                if port == 0 {
-                    first_host.push(h as u16);
-                }
-                adapter_of_host[h] = adapter as u16;
-                port_of_host[h] = port;
-                port += 1;
-            }
-        }
-    }
-    Ok(Addressing {
-        adapter_of_host,
-        port_of_host,
-        first_host,
-    })
 }
 
 /// A fabric round trip between the farthest adapters: every link twice, each a cell time plus

@@ -31,6 +31,8 @@ use std::sync::Arc;
 
 use rand::Rng as _;
 
+pub mod keys;
+
 use super::host_pause::HostPause;
 use super::reach::{self, DeviceReach, Loss, ReachDevice};
 use super::{
