@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::blocks::cell::Cell;
+use crate::blocks::cell_element::CellWire;
 use crate::scenario::{invalid, ScenarioError};
 
 /// What a cell is, in the low bits of its flags.
@@ -82,6 +83,30 @@ impl CellFormat {
         } else {
             (self.header_bytes + cell.payload_bytes as u32) as u64
         }
+    }
+}
+
+/// How adapters and elements read a Stardust cell: traffic classes are the virtual channels,
+/// a burst's first cell begins its packets, and a mark is the FCI bit (§4.2).
+impl CellWire for CellFormat {
+    fn is_control(&self, cell: &Cell) -> bool {
+        CellFormat::is_control(cell)
+    }
+
+    fn channel(&self, cell: &Cell) -> usize {
+        class_of(cell.flags)
+    }
+
+    fn begins_packet(&self, cell: &Cell) -> bool {
+        cell.flags & FIRST != 0
+    }
+
+    fn wire_bytes(&self, cell: &Cell) -> u64 {
+        CellFormat::wire_bytes(self, cell)
+    }
+
+    fn mark(&self, cell: &mut Cell) {
+        cell.flags |= FCI;
     }
 }
 
