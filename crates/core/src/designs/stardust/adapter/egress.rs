@@ -239,16 +239,6 @@ impl Egress {
         }
     }
 
-    /// Host ports.
-    pub fn ports(&self) -> usize {
-        self.ports.len()
-    }
-
-    /// The ports weigh traffic classes.
-    pub fn weighted(&self) -> bool {
-        self.class_weights.is_some()
-    }
-
     /// A data cell that crossed the fabric arrived: its latency, and its FCI mark if it has one.
     pub fn data_arrived(&mut self, now_ps: TimePs, inject_ps: TimePs, marked: bool) {
         if marked {
