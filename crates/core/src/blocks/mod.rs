@@ -3,6 +3,7 @@
 
 pub mod batcher_banyan;
 pub mod cell;
+pub mod cell_element;
 pub mod collision_switch;
 pub mod ethernet;
 pub mod fabric;
@@ -17,6 +18,7 @@ pub mod reachability;
 pub mod retransmission;
 pub mod routing;
 pub mod sar;
+pub mod solicitation;
 pub mod switch;
 pub mod terminal;
 pub mod topology;

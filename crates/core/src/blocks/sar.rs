@@ -216,11 +216,49 @@ impl Reassembly {
     pub fn held(&self) -> usize {
         self.held
     }
+
+    /// Debug builds: the window holds exactly `held` cells, none of them at its front (a cell
+    /// in sequence is released at once), and none that arrived before the longest-waiting one.
+    pub fn debug_check(&self) {
+        if cfg!(debug_assertions) {
+            let mut cells = 0;
+            for &(_, at_ps) in self.window.iter().flatten() {
+                cells += 1;
+                debug_assert!(at_ps >= self.oldest_ps, "a held cell older than the oldest");
+            }
+            debug_assert_eq!(cells, self.held, "reassembly window against its held count");
+            debug_assert!(
+                !matches!(self.window.front(), Some(Some(_))),
+                "a cell in sequence still held"
+            );
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "reassembly window against its held count")]
+    fn a_held_count_that_disagrees_with_the_window_fires() {
+        let mut r = Reassembly::default();
+        r.accept(2, CellId::from_index(5), 0, 1_000, |_| {});
+        r.held += 1;
+        r.debug_check();
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "a cell in sequence still held")]
+    fn a_cell_left_in_sequence_fires() {
+        let mut r = Reassembly::default();
+        r.accept(1, CellId::from_index(5), 0, 1_000, |_| {});
+        r.next_seq = 1;
+        r.window.pop_front();
+        r.debug_check();
+    }
     use crate::blocks::packet::Packet;
     use crate::engine::arena::{Arena, Id};
     use proptest::prelude::*;

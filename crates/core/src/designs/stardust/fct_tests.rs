@@ -62,18 +62,23 @@ fn opened_table(tables: &StardustTables) -> &TimedTable {
 fn every_transport_that_opens_flows_completes_them() {
     for name in ["tcp", "dctcp", "ndp"] {
         let (stardust, summary, tables) = finished(&fct(1, 10_000_000, name, "stardust"));
-        let counts = &summary.timed;
+        let counts = &summary.delivery.timed;
         assert!(counts.timed_flows_started > 50, "{name}: {counts:?}");
         assert!(
             counts.timed_flows_completed + 10 >= counts.timed_flows_started,
             "{name}: {counts:?}"
         );
-        assert_eq!(summary.cells_dropped, 0, "{name}");
+        assert_eq!(summary.accounts.cells_dropped, 0, "{name}");
         if name == "ndp" {
-            let dropped = summary.packets_dropped_ingress + summary.packets_dropped_egress;
-            assert_eq!(dropped + summary.packets_dropped_fabric, 0, "lossless");
+            let dropped =
+                summary.accounts.packets_dropped_ingress + summary.accounts.packets_dropped_egress;
+            assert_eq!(
+                dropped + summary.accounts.packets_dropped_fabric,
+                0,
+                "lossless"
+            );
         }
-        let opened = summary.opened.as_ref().expect("opened flows");
+        let opened = summary.delivery.opened.as_ref().expect("opened flows");
         // 14 background hosts of 2 unending flows each, beside the timed ones.
         assert_eq!(opened.flows_opened, counts.timed_flows_started + 28);
         let timed = opened_table(&tables);
@@ -87,7 +92,7 @@ fn every_transport_that_opens_flows_completes_them() {
             .filter_map(|(s, f)| f.map(|_| s))
             .sum();
         assert!(received >= completed, "{name}: {received} < {completed}");
-        assert!(summary.goodput > 0.0);
+        assert!(summary.delivery.goodput > 0.0);
     }
 }
 
@@ -98,7 +103,9 @@ fn a_miscounted_frame_of_an_opened_flow_fails_the_run() {
     let (mut stardust, clock) =
         run_until(&fct(1, 4_000_000, "tcp", "stardust"), Some(2_000_000_000));
     let (summary, _) = stardust.finish(&clock).expect("balanced");
-    assert!(summary.packets_in_flight > 0 && summary.timed.timed_flows_started > 0);
+    assert!(
+        summary.accounts.packets_in_flight > 0 && summary.delivery.timed.timed_flows_started > 0
+    );
     let sender = stardust
         .fabric
         .nodes_mut()
@@ -148,7 +155,7 @@ fn the_poisson_source_offers_its_load() {
         .unwrap()
         .mean_bytes();
     let expected = 0.5 * 10e9 / (mean_bytes * 8.0) * 0.02;
-    let got = summary.timed.timed_flows_started as f64;
+    let got = summary.delivery.timed.timed_flows_started as f64;
     assert!(
         (got - expected).abs() < 4.0 * expected.sqrt(),
         "{got} flows, expected {expected}"

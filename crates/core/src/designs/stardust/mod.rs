@@ -20,146 +20,42 @@
 //! design's hosts do ([`crate::blocks::ethernet::opening`]). Not yet built (see the README): low-latency VOQs, error-rate marking of links.
 
 mod adapter;
+mod addressing;
+mod build;
 mod config;
 mod element;
 #[cfg(test)]
 mod fct_tests;
+mod host_keys;
 mod host_pause;
 mod reach;
 mod report;
+mod wire;
 
 use std::sync::Arc;
 
-use crate::blocks::cell::{Cell, CellId, NO_PACKET};
-use crate::blocks::ethernet::host::{FlowSeries, Host, HostParams};
-use crate::blocks::ethernet::opening::open_flows;
-use crate::blocks::fabric::{Context, Fabric, Node, Wiring};
+use crate::blocks::cell::{CellId, NO_PACKET};
+use crate::blocks::ethernet::host::{FlowSeries, Host};
+use crate::blocks::fabric::{Context, Fabric, Node};
 use crate::blocks::flow_control::FlowSignal;
-use crate::blocks::link::Link;
 use crate::blocks::packet::{PacketId, NO_FRAME};
-use crate::blocks::priority_port::{Departure, PriorityPort};
-use crate::blocks::routing::{mode, FabricRouter, RouteTable, Router};
-use crate::blocks::stream_kind;
-use crate::blocks::topology::{Attachment, Topology};
-use crate::blocks::transport::Transport;
+use crate::blocks::routing::{FabricRouter, Router};
+use crate::blocks::topology::Topology;
 use crate::blocks::workload::{derangement, incast_senders, mean_gap_ps, pattern_rng};
 use crate::engine::kernel::{Clock, Model};
 use crate::engine::queue::CalendarQueue;
-use crate::engine::rng::{stream, ComponentId};
-use crate::engine::time::{ps_from_ns, serialization_ps, TimePs};
+use crate::engine::time::{serialization_ps, TimePs};
 use crate::run::{Design, Report, RunError};
 use crate::scenario::{invalid, ScenarioError};
-use adapter::{Adapter, AdapterSpec, FciReaction, Flow, Foreground};
+use adapter::{Adapter, Flow, Foreground};
+pub use addressing::Addressing;
+use addressing::{addressing, edges};
+pub use build::build;
 pub use config::StardustConfig;
-use config::{Arrival, Pattern, ReachMode};
-use element::{Congestion, Element, ElementSpec};
+use config::{Arrival, Pattern};
+use element::Element;
 pub use report::{StardustSummary, StardustTables};
-
-/// What a cell is, in the low bits of its flags.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Kind {
-    /// Packed packet bytes.
-    Data = 0,
-    /// A VOQ's request to a port scheduler (on or off).
-    Request = 1,
-    /// A port scheduler's credit to a VOQ.
-    Credit = 2,
-    /// A device's reachability message to its neighbour (one link, never routed).
-    Reach = 3,
-}
-
-const KIND_MASK: u8 = 0b11;
-// Flag bits: kind (0-1), FCI (2), request on (3), first of burst (4), traffic class (5-6).
-/// Flag: the cell left a fabric element queue above its FCI threshold (§4.2).
-pub const FCI: u8 = 0b100;
-/// Flag of a request: the VOQ has packets (clear: it has none left).
-pub const REQUEST_ON: u8 = 0b1000;
-/// Flag of a data cell: the first of its burst (in push mode, of its packet).
-pub const FIRST: u8 = 0b1_0000;
-/// The traffic class of a cell (data, request, credit) in the top flag bits.
-const CLASS_SHIFT: u8 = 5;
-/// The most traffic classes (§3.3; Fig. 12 has two).
-pub const MAX_CLASSES: usize = 4;
-
-/// The traffic class a cell's flags carry.
-pub fn class_of(flags: u8) -> usize {
-    (flags >> CLASS_SHIFT) as usize
-}
-
-/// Flags carrying traffic class `class`.
-pub fn class_flags(class: usize) -> u8 {
-    debug_assert!(class < MAX_CLASSES);
-    (class as u8) << CLASS_SHIFT
-}
-
-impl Kind {
-    /// The kind a cell's flags say.
-    pub fn of(flags: u8) -> Kind {
-        match flags & KIND_MASK {
-            0 => Kind::Data,
-            1 => Kind::Request,
-            2 => Kind::Credit,
-            _ => Kind::Reach,
-        }
-    }
-}
-
-/// Cell sizes on the wire.
-#[derive(Clone, Copy, Debug)]
-pub struct CellFormat {
-    /// Header of a data cell.
-    pub header_bytes: u32,
-    /// Payload of a full data cell.
-    pub payload_bytes: u32,
-    /// A control cell.
-    pub control_bytes: u32,
-}
-
-impl CellFormat {
-    /// True for requests, credits and reachability messages.
-    pub fn is_control(cell: &Cell) -> bool {
-        Kind::of(cell.flags) != Kind::Data
-    }
-
-    /// Bytes `cell` takes on a link: a data cell's header and actual payload (cells are not padded;
-    /// our reading), or a control cell.
-    pub fn wire_bytes(&self, cell: &Cell) -> u64 {
-        if Self::is_control(cell) {
-            self.control_bytes as u64
-        } else {
-            (self.header_bytes + cell.payload_bytes as u32) as u64
-        }
-    }
-}
-
-/// Puts the next cell of `port` (the node's port `index`) on its link if the link is free,
-/// letting `depart` see it first (to mark it), and sets the node's timer `tag` for when the
-/// link frees if cells still wait. Adapters and elements send the same way.
-fn transmit<R: Router>(
-    ctx: &mut Context<'_, R>,
-    port: &mut PriorityPort,
-    index: usize,
-    format: CellFormat,
-    tag: u32,
-    depart: impl FnOnce(&mut Cell, &Departure),
-) -> Option<Departure> {
-    let mut wake = None;
-    let departure = port.send_next(
-        ctx.now_ps,
-        ctx.cells,
-        |c, cells| format.wire_bytes(&cells[c]),
-        &mut wake,
-    );
-    if let Some(d) = &departure {
-        depart(&mut ctx.cells[d.cell], d);
-        ctx.send_cell(index, d.cell, d.arrive_ps);
-    }
-    if let Some(at_ps) = wake {
-        ctx.set_timer(at_ps, tag);
-    }
-    departure
-}
+pub use wire::{class_flags, class_of, CellFormat, Kind, FCI, FIRST, MAX_CLASSES, REQUEST_ON};
 
 /// Releases host frame `frame` (a [`Packet::frame`](crate::blocks::packet::Packet::frame))
 /// with the packet that carried it, if there is one.
@@ -188,40 +84,6 @@ fn drop_with_packets<R: Router>(ctx: &mut Context<'_, R>, cell: CellId) -> u64 {
     }
     ctx.drop_cell(cell);
     packets
-}
-
-/// Which adapter and host port each host is, and each adapter's first host.
-pub struct Addressing {
-    adapter_of_host: Vec<u16>,
-    port_of_host: Vec<u16>,
-    first_host: Vec<u16>,
-}
-
-impl Addressing {
-    /// Adapters.
-    pub fn adapters(&self) -> usize {
-        self.first_host.len()
-    }
-
-    /// Hosts.
-    pub fn hosts(&self) -> usize {
-        self.adapter_of_host.len()
-    }
-
-    /// The adapter of `host`.
-    pub fn adapter_of(&self, host: u16) -> u16 {
-        self.adapter_of_host[host as usize]
-    }
-
-    /// The host port of `host` on its adapter.
-    pub fn port_of(&self, host: u16) -> usize {
-        self.port_of_host[host as usize] as usize
-    }
-
-    /// The first host of `adapter` (what credits to it are addressed to).
-    pub fn first_host(&self, adapter: u16) -> u16 {
-        self.first_host[adapter as usize]
-    }
 }
 
 /// The node kinds of a Stardust fabric.
@@ -321,432 +183,6 @@ pub struct Stardust {
     adapter_hops: Vec<u8>,
 }
 
-/// Builds the Stardust run a scenario (JSON text) describes.
-pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
-    let config = StardustConfig::from_json(json)?;
-    let topology = config.topology()?;
-    let table = RouteTable::new(&topology).map_err(|e| invalid("topology", e.to_string()))?;
-    let addressing = Arc::new(addressing(&topology)?);
-    let edge_of: Vec<usize> = edges(&topology);
-    let a = addressing.adapters();
-    // Each switch's node, and each switch port's port on that node (adapters number their
-    // uplinks only).
-    let mut node_of = vec![0usize; topology.switches()];
-    let mut switch_of_node = edge_of.clone();
-    for (s, node) in node_of.iter_mut().enumerate() {
-        match edge_of.iter().position(|&e| e == s) {
-            Some(adapter) => *node = adapter,
-            None => {
-                *node = switch_of_node.len();
-                switch_of_node.push(s);
-            }
-        }
-    }
-    let is_adapter = |s: usize| node_of[s] < a;
-    let uplink_of_port: Vec<Vec<u16>> = (0..topology.switches())
-        .map(|s| {
-            let mut next = 0u16;
-            (0..topology.switch_ports(s))
-                .map(|p| match topology.peer(s, p) {
-                    Some(Attachment::SwitchPort { .. }) if is_adapter(s) => {
-                        next += 1;
-                        next - 1
-                    }
-                    _ if is_adapter(s) => u16::MAX,
-                    _ => p as u16,
-                })
-                .collect()
-        })
-        .collect();
-    for (adapter, &s) in edge_of.iter().enumerate() {
-        if uplink_of_port[s].iter().all(|&u| u == u16::MAX) {
-            return Err(invalid(
-                "topology",
-                format!("adapter {adapter} (switch {s}) has no link to a fabric element"),
-            ));
-        }
-    }
-    let mut planned = reach::plan(
-        &config,
-        &reach::Devices {
-            topology: &topology,
-            table: &table,
-            edges: &edge_of,
-            uplink_of_port: &uplink_of_port,
-        },
-        &addressing,
-    )?;
-    // When each node first sends reachability messages, and when its scripted actions happen.
-    let mut reach_timers: Vec<(usize, TimePs, Vec<TimePs>)> = Vec::new();
-    // The link each way over the cable on switch port (s, p): a host's at the host rate.
-    let cable_link = |s: usize, p: usize| {
-        let cable = topology.cable(s, p);
-        let default_bps = match topology.peer(s, p) {
-            Some(Attachment::Endpoint(_)) => config.host_rate_bps(),
-            _ => config.rate_bps(),
-        };
-        Link::new(
-            cable.rate_bps.unwrap_or(default_bps),
-            cable.propagation_ps.unwrap_or(config.propagation_ps()),
-        )
-    };
-    let format = CellFormat {
-        header_bytes: config.cell.header_bytes,
-        payload_bytes: config.payload_bytes(),
-        control_bytes: config.cell.control_bytes,
-    };
-    let cell_ps = serialization_ps(config.cell.size_bytes as u64, config.rate_bps());
-    let longest_cable_ps = topology
-        .switch_port_list()
-        .map(|(s, p)| cable_link(s, p).propagation_ps)
-        .max()
-        .unwrap_or(0);
-    let round_trip_ps = round_trip_ps(&table, &edge_of, cell_ps, longest_cable_ps);
-    let flows = flows(&config, &topology)?;
-    let transport = config.host.transport();
-    check_pause_room(&config, &addressing)?;
-    let mut foreground = foreground(&config, &topology)?;
-    let mut host_rate_bps = vec![0; addressing.hosts()];
-    let mut receivers = vec![false; addressing.hosts()];
-    for f in &flows {
-        receivers[f.dst as usize] = true;
-    }
-    let flow_pairs: Vec<(u16, u16)> = flows.iter().map(|f| (f.src, f.dst)).collect();
-    let mut peers = vec![Vec::new(); topology.switches()];
-    let mut delays_ps = vec![Vec::new(); topology.switches()];
-    let mut nodes: Vec<Option<StardustNode>> = (0..topology.switches()).map(|_| None).collect();
-    for s in 0..topology.switches() {
-        let node = node_of[s];
-        let reach = planned[s].take().map(|p| {
-            reach_timers.push((node, p.phase_ps, p.script_ps));
-            p.reach
-        });
-        let mut ports = Vec::new();
-        for p in 0..topology.switch_ports(s) {
-            if is_adapter(s) && uplink_of_port[s][p] == u16::MAX {
-                continue;
-            }
-            let peer = match topology.peer(s, p) {
-                Some(Attachment::SwitchPort { switch, port }) => {
-                    (node_of[switch] as u32, uplink_of_port[switch][port])
-                }
-                _ => (node as u32, p as u16), // an unused port: routing never picks it
-            };
-            peers[node].push(peer);
-            delays_ps[node].push(cable_link(s, p).propagation_ps);
-            ports.push(PriorityPort::new(cable_link(s, p), config.classes()));
-        }
-        if is_adapter(s) && transport.is_some() {
-            // Host ports follow the uplinks; host `h` is node `switches + h`.
-            for p in 0..topology.switch_ports(s) {
-                if let Some(Attachment::Endpoint(h)) = topology.peer(s, p) {
-                    peers[node].push(((topology.switches() + h) as u32, 0));
-                    delays_ps[node].push(cable_link(s, p).propagation_ps);
-                }
-            }
-        }
-        nodes[node] = Some(if is_adapter(s) {
-            let index = node as u16;
-            let host_links: Vec<(u16, u64, TimePs)> = (0..topology.switch_ports(s))
-                .filter_map(|p| match topology.peer(s, p) {
-                    Some(Attachment::Endpoint(h)) => {
-                        let link = cable_link(s, p);
-                        host_rate_bps[h] = link.rate_bps;
-                        Some((h as u16, link.rate_bps, link.propagation_ps))
-                    }
-                    _ => None,
-                })
-                .collect();
-            let port_rate = host_links.iter().map(|l| l.1).max().unwrap_or(0);
-            let stop_bytes = config.adapter.egress_stop_bytes.unwrap_or(
-                2 * (config.credit.size_bytes as u64 + config.packet_bytes() as u64)
-                    + (3 * round_trip_ps as u128 * port_rate as u128 / 8_000_000_000_000) as u64,
-            );
-            let id = ComponentId {
-                kind: stream_kind::STARDUST_ADAPTER,
-                index: index as u32,
-            };
-            StardustNode::Adapter(Adapter::new(AdapterSpec {
-                index,
-                switch: s,
-                addressing: addressing.clone(),
-                uplinks: ports,
-                uplink_of_port: uplink_of_port[s].clone(),
-                host_links,
-                flows: flows
-                    .iter()
-                    .filter(|f| transport.is_none() && addressing.adapter_of(f.src) == index)
-                    .copied()
-                    .collect(),
-                format,
-                credits: config.stardust.credits,
-                classes: config.classes(),
-                class_weights: config.stardust.class_weights.clone(),
-                credit_bytes: config.credit.size_bytes,
-                credit_speedup: config.credit.speedup,
-                egress_stop_bytes: stop_bytes,
-                egress_buffer_bytes: config.adapter.egress_buffer_bytes.unwrap_or(2 * stop_bytes),
-                reassembly_timeout_ps: ps_from_ns(config.adapter.reassembly_timeout_ns),
-                fci: FciReaction {
-                    decrease: config.adapter.fci_decrease,
-                    increase: config.adapter.fci_increase,
-                    window_ps: config
-                        .adapter
-                        .fci_window_ns
-                        .map_or(4 * round_trip_ps, ps_from_ns),
-                },
-                voq_packets: config.adapter.voq_packets,
-                uplink_cells: config.adapter.uplink_cells,
-                measure_from_ps: config.run.warmup_ps(),
-                foreground: foreground.take_if(|f| addressing.adapter_of(f.src) == index),
-                rng: stream(config.run.seed, id),
-                reach,
-                request_refresh_ps: (config.reachability.mode == ReachMode::Messages)
-                    .then(|| ps_from_ns(config.reachability.request_refresh_ns)),
-                pause_hosts: config.pause_thresholds(),
-            }))
-        } else {
-            let last_stage = (0..topology.switch_ports(s))
-                .map(|p| match topology.peer(s, p) {
-                    Some(Attachment::SwitchPort { switch, .. }) => is_adapter(switch),
-                    _ => false,
-                })
-                .collect();
-            StardustNode::Element(Element::new(ElementSpec {
-                switch: s,
-                ports,
-                last_stage,
-                format,
-                queue_cells: config.element.queue_cells,
-                fci_threshold_cells: config.element.fci_threshold_cells,
-                congestion: if config.stardust.credits {
-                    Congestion::Pause {
-                        off_cells: config.element.pause_cells(),
-                        on_cells: config.element.pause_cells() / 2,
-                        pool_cells: config.element.queue_cells * topology.switch_ports(s) as u32,
-                    }
-                } else {
-                    Congestion::Discard {
-                        early_cells: config.element.pause_cells(),
-                    }
-                },
-                measure_from_ps: config.run.warmup_ps(),
-                reach,
-            }))
-        });
-    }
-    let mut nodes: Vec<StardustNode> = nodes
-        .into_iter()
-        .map(|n| n.expect("every switch is a node"))
-        .collect();
-    let switches = topology.switches();
-    let mut host_flows = Vec::new();
-    if transport.is_some() {
-        let uplinks = |s: usize| uplink_of_port[s].iter().filter(|&&u| u != u16::MAX).count();
-        let pairs: Vec<(usize, usize)> = flows
-            .iter()
-            .map(|f| (f.src as usize, f.dst as usize))
-            .collect();
-        let (mut hosts, wires) = transport_hosts(&config, &topology, &pairs, &mut host_flows);
-        if let Some(opening) = config.opening() {
-            let sizes = config.fct_keys().sizes()?;
-            open_flows(&opening, sizes, config.run.seed, &host_rate_bps, &mut hosts)?;
-        }
-        for (host, (s, p, propagation_ps)) in wires.into_iter().enumerate() {
-            let adapter = node_of[s];
-            let port = uplinks(s) + addressing.port_of(host as u16);
-            debug_assert_eq!(peers[adapter][port].0 as usize, switches + host);
-            debug_assert_eq!(topology.peer(s, p), Some(Attachment::Endpoint(host)));
-            peers.push(vec![(adapter as u32, port as u16)]);
-            delays_ps.push(vec![propagation_ps]);
-        }
-        nodes.extend(hosts.into_iter().map(StardustNode::Host));
-    }
-    let node_count = nodes.len();
-    let wiring = Wiring {
-        peers,
-        delays_ps,
-        slotted: vec![false; node_count],
-        sink: vec![false; node_count],
-        end_ps: config.run.end_ps(),
-        router_index: (0..node_count)
-            .map(|n| switch_of_node.get(n).copied())
-            .collect(),
-        slot_ps: cell_ps,
-        per_voq: false,
-        layer1: Vec::new(),
-    };
-    let adapter_hops = (0..a * a)
-        .map(|k| table.hops(edge_of[k / a], edge_of[k % a]) as u8)
-        .collect();
-    let mode = mode(&config.routing.mode).expect("validated");
-    let router = FabricRouter::new(table, mode, config.run.seed, config.routing.spray_rounds);
-    let mut fabric = Fabric::new(nodes, router, wiring, config.run.warmup_ps());
-    // Buckets of 1/32 cell time: with hundreds of devices, a quarter cell time held some 500
-    // events, whose sort was a third of the run; 1/32 took 5% less wall time on the 432-host
-    // permutation (finer ones run fewer instructions but miss the cache more).
-    fabric.set_calendar(cell_ps / 32, 4 * (cell_ps + longest_cable_ps));
-    for n in 0..a {
-        fabric.start(n, |node, ctx| {
-            if let StardustNode::Adapter(adapter) = node {
-                adapter.start(ctx);
-            }
-        });
-    }
-    for (node, phase_ps, script_ps) in reach_timers {
-        fabric.start(node, |_, ctx| reach::start(ctx, phase_ps, &script_ps));
-    }
-    for n in switches..node_count {
-        fabric.start(n, |node, ctx| {
-            if let StardustNode::Host(host) = node {
-                host.start(ctx);
-            }
-        });
-    }
-    let transport_stall_ps = match transport {
-        Some(_) => 2 * ps_from_ns(config.host.config.max_rto_ns),
-        None => 0,
-    };
-    Ok(Stardust {
-        fabric,
-        config,
-        addressing,
-        receivers,
-        flows: flow_pairs,
-        host_flows,
-        host_rate_bps,
-        longest_cable_ps,
-        cell_ps,
-        transport_stall_ps,
-        flow_series: FlowSeries::default(),
-        adapter_hops,
-    })
-}
-
-/// The transport hosts, one per host of the topology, each with its cable's switch, port and
-/// propagation delay, and their flows (the ends of `pairs`, appended to `host_flows`): the Ethernet
-/// design's [`Host`] node, unchanged, on an adapter's host port.
-fn transport_hosts(
-    config: &StardustConfig,
-    topology: &Topology,
-    pairs: &[(usize, usize)],
-    host_flows: &mut Vec<HostFlow>,
-) -> (Vec<Host>, Vec<(usize, usize, TimePs)>) {
-    let params = config.host.config.params(config.run.warmup_ps());
-    let mut hosts = Vec::with_capacity(topology.endpoints());
-    let mut wires = Vec::with_capacity(topology.endpoints());
-    for h in 0..topology.endpoints() {
-        let (s, p) = topology.endpoint_port(h).expect("hosts are cabled");
-        let cable = topology.cable(s, p);
-        let link = Link::new(
-            cable.rate_bps.unwrap_or(config.host_rate_bps()),
-            cable.propagation_ps.unwrap_or(config.propagation_ps()),
-        );
-        wires.push((s, p, link.propagation_ps));
-        let params = HostParams {
-            ndp_pull_interval_ps: config.host.config.ndp_pull_interval_ps(link.rate_bps),
-            ..params
-        };
-        hosts.push(Host::new(h as u16, link, params));
-    }
-    let size = config.traffic.flow_bytes;
-    for &(src, dst) in pairs {
-        let at_dst = hosts[dst].inflows.len() as u32;
-        if config.host.config.transport == Transport::Mptcp {
-            let n = config.host.config.subflows;
-            let at_src = hosts[src].add_out_connection(dst as u16, at_dst, n, size);
-            hosts[dst].add_in_connection(src as u16, at_src, n, size);
-        } else {
-            let at_src = hosts[src].add_out(dst as u16, at_dst, size);
-            hosts[dst].add_in(src as u16, at_src, size);
-        }
-        host_flows.push(HostFlow {
-            src: src as u16,
-            dst: dst as u16,
-            at_dst,
-        });
-    }
-    (hosts, wires)
-}
-
-/// With `adapter.pause_hosts`, an adapter's hosts share its VOQs: each may hold XOFF plus
-/// its headroom in one VOQ (an incast's senders on one adapter share their destination's),
-/// and all of them must fit, or a full VOQ drops what PFC let through.
-fn check_pause_room(config: &StardustConfig, addressing: &Addressing) -> Result<(), ScenarioError> {
-    let Some(t) = config.pause_thresholds() else {
-        return Ok(());
-    };
-    let mut per_adapter = vec![0u32; addressing.adapters()];
-    for h in 0..addressing.hosts() {
-        per_adapter[addressing.adapter_of(h as u16) as usize] += 1;
-    }
-    let hosts = per_adapter.into_iter().max().unwrap_or(0);
-    let needed = hosts * (t.xoff_packets + t.headroom_packets);
-    if needed > config.adapter.voq_packets {
-        return Err(invalid(
-            "adapter.voq_packets",
-            format!(
-                "expected at least {needed} with adapter.pause_hosts = true: {hosts} hosts on an adapter share its VOQs, each holding up to adapter.pause_xoff_packets + adapter.pause_headroom_packets ({} + {})",
-                t.xoff_packets, t.headroom_packets
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// The edge switches (those with hosts), in switch order: adapter `i` is `edges[i]`.
-fn edges(topology: &Topology) -> Vec<usize> {
-    (0..topology.switches())
-        .filter(|&s| {
-            (0..topology.switch_ports(s))
-                .any(|p| matches!(topology.peer(s, p), Some(Attachment::Endpoint(_))))
-        })
-        .collect()
-}
-
-/// Numbers hosts by adapter and port.
-fn addressing(topology: &Topology) -> Result<Addressing, ScenarioError> {
-    let hosts = topology.endpoints();
-    let mut adapter_of_host = vec![0u16; hosts];
-    let mut port_of_host = vec![0u16; hosts];
-    let mut first_host = Vec::new();
-    for (adapter, s) in edges(topology).into_iter().enumerate() {
-        let mut port = 0u16;
-        for p in 0..topology.switch_ports(s) {
-            if let Some(Attachment::Endpoint(h)) = topology.peer(s, p) {
-                if port == 0 {
-                    first_host.push(h as u16);
-                }
-                adapter_of_host[h] = adapter as u16;
-                port_of_host[h] = port;
-                port += 1;
-            }
-        }
-    }
-    Ok(Addressing {
-        adapter_of_host,
-        port_of_host,
-        first_host,
-    })
-}
-
-/// A fabric round trip between the farthest adapters: every link twice, each a cell time plus
-/// its propagation.
-fn round_trip_ps(
-    table: &RouteTable,
-    edges: &[usize],
-    cell_ps: TimePs,
-    longest_cable_ps: TimePs,
-) -> TimePs {
-    let hops = edges
-        .iter()
-        .flat_map(|&from| edges.iter().map(move |&to| table.hops(from, to)))
-        .max()
-        .unwrap_or(0)
-        .max(2) as TimePs;
-    2 * hops * (cell_ps + longest_cable_ps)
-}
-
 /// The timed host of the `fct` pattern, its flow sizes read from `traffic.flow_sizes`.
 fn foreground(
     config: &StardustConfig,
@@ -835,21 +271,8 @@ fn flows(config: &StardustConfig, topology: &Topology) -> Result<Vec<Flow>, Scen
                 .collect())
         }
         Pattern::Incast => {
+            check_incast(t, hosts)?;
             let dst = t.incast_host as usize;
-            if dst >= hosts {
-                return Err(invalid(
-                    "traffic.incast_host",
-                    format!("expected a host below {hosts}, got {dst}"),
-                ));
-            }
-            if let Some(n) = t.senders {
-                if n == 0 || n as usize > hosts - 1 {
-                    return Err(invalid(
-                        "traffic.senders",
-                        format!("expected 1 to {} (the other hosts)", hosts - 1),
-                    ));
-                }
-            }
             let n = t.senders.map(|n| n as usize);
             let senders = incast_senders(hosts, dst, n, &mut pattern_rng(config.run.seed));
             Ok(senders
@@ -858,30 +281,57 @@ fn flows(config: &StardustConfig, topology: &Topology) -> Result<Vec<Flow>, Scen
                 .collect())
         }
         Pattern::Flows => {
-            let mut load_of = vec![0.0; hosts];
-            for (i, f) in t.flows.iter().enumerate() {
-                for (key, host) in [("src", f.src), ("dst", f.dst)] {
-                    if host as usize >= hosts {
-                        return Err(invalid(
-                            &format!("traffic.flows[{i}].{key}"),
-                            format!("expected a host below {hosts}, got {host}"),
-                        ));
-                    }
-                }
-                load_of[f.src as usize] += f.load;
-                if load_of[f.src as usize] > 1.0 + 1e-9 {
-                    return Err(invalid(
-                        &format!("traffic.flows[{i}].load"),
-                        format!("host {} offers more than its line rate in all", f.src),
-                    ));
-                }
-            }
+            check_listed_flows(&t.flows, hosts)?;
             Ok(t.flows
                 .iter()
                 .map(|f| flow(f.src as usize, f.dst as usize, f.load, f.class))
                 .collect())
         }
     }
+}
+
+/// The incast's keys against the topology's `hosts` hosts.
+fn check_incast(t: &config::TrafficConfig, hosts: usize) -> Result<(), ScenarioError> {
+    let dst = t.incast_host as usize;
+    if dst >= hosts {
+        return Err(invalid(
+            "traffic.incast_host",
+            format!("expected a host below {hosts}, got {dst}"),
+        ));
+    }
+    if let Some(n) = t.senders {
+        if n == 0 || n as usize > hosts - 1 {
+            return Err(invalid(
+                "traffic.senders",
+                format!("expected 1 to {} (the other hosts)", hosts - 1),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The listed flows against the topology's `hosts` hosts: each end a host, and no host
+/// offering more than its line rate in all.
+fn check_listed_flows(flows: &[config::FlowConfig], hosts: usize) -> Result<(), ScenarioError> {
+    let mut load_of = vec![0.0; hosts];
+    for (i, f) in flows.iter().enumerate() {
+        for (key, host) in [("src", f.src), ("dst", f.dst)] {
+            if host as usize >= hosts {
+                return Err(invalid(
+                    &format!("traffic.flows[{i}].{key}"),
+                    format!("expected a host below {hosts}, got {host}"),
+                ));
+            }
+        }
+        load_of[f.src as usize] += f.load;
+        if load_of[f.src as usize] > 1.0 + 1e-9 {
+            return Err(invalid(
+                &format!("traffic.flows[{i}].load"),
+                format!("host {} offers more than its line rate in all", f.src),
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl Stardust {
@@ -966,7 +416,7 @@ impl Design for Stardust {
 
     fn report(self, clock: Clock) -> Result<Report, RunError> {
         let (summary, tables) = self.finish(&clock)?;
-        let perf = clock.perf(Some(("cell-hops", summary.cell_hops)));
+        let perf = clock.perf(Some(("cell-hops", summary.effort.cell_hops)));
         Ok(Report::new(&summary, &tables, perf))
     }
 }
@@ -974,6 +424,7 @@ impl Design for Stardust {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::blocks::cell::Cell;
     use crate::blocks::packet::Packet;
     use crate::engine::kernel::Kernel;
 
@@ -1012,7 +463,7 @@ mod tests {
     fn the_accounts_settle_where_cells_and_packets_are() {
         let (stardust, clock) = halfway();
         let (summary, _) = stardust.finish(&clock).expect("balanced");
-        assert!(summary.cells_in_flight > 0 && summary.packets_in_flight > 0);
+        assert!(summary.accounts.cells_in_flight > 0 && summary.accounts.packets_in_flight > 0);
     }
 
     /// Elements whose output ports lose one data cell in 100 from their queues (the handle
@@ -1150,7 +601,7 @@ mod tests {
         let (stardust, clock) = tcp_run(500_000, 1_000_000, "");
         let (summary, _) = stardust.finish(&clock).expect("balanced");
         let transport = summary.transport.expect("transport hosts");
-        assert!(summary.packets_in_flight > 0 && summary.cells_in_flight > 0);
+        assert!(summary.accounts.packets_in_flight > 0 && summary.accounts.cells_in_flight > 0);
         assert!(transport.host_packets_received > 0 && transport.acks_sent > 0);
         assert_eq!(transport.transport, "tcp");
     }
@@ -1184,8 +635,8 @@ mod tests {
         let extra = format!(r#", "traffic": {{"flow_bytes": {bytes}}}"#);
         let (stardust, clock) = tcp_run(3_000_000, 3_000_000, &extra);
         let (summary, tables) = stardust.finish(&clock).expect("balanced");
-        assert_eq!(summary.flows_completed, 16);
-        assert_eq!(summary.cells_dropped, 0);
+        assert_eq!(summary.delivery.flows_completed, 16);
+        assert_eq!(summary.accounts.cells_dropped, 0);
         for h in stardust.hosts() {
             for f in &h.inflows {
                 assert_eq!(f.bytes, bytes);
@@ -1218,8 +669,8 @@ mod tests {
         let host = r#""transport": "mptcp", "subflows": 4"#;
         let (stardust, clock) = transport_run(host, 3_000_000, 3_000_000, &extra);
         let (summary, _) = stardust.finish(&clock).expect("balanced");
-        assert_eq!(summary.flows_completed, 16);
-        assert_eq!(summary.cells_dropped, 0);
+        assert_eq!(summary.delivery.flows_completed, 16);
+        assert_eq!(summary.accounts.cells_dropped, 0);
         assert_eq!(summary.transport.expect("hosts").transport, "mptcp");
         let mut connections = 0;
         for h in stardust.hosts() {
@@ -1336,7 +787,7 @@ mod tests {
                 _ => None,
             })
             .unwrap();
-        adapter.counters.pfc.pause_frames_sent += 1;
+        adapter.egress_counters_mut().pfc.pause_frames_sent += 1;
         // The frame would be on a host cable: the cells held (none, the run is over) do not
         // have it.
         assert!(matches!(
@@ -1377,7 +828,7 @@ mod tests {
     #[test]
     fn a_miscounted_drop_fails_the_run() {
         let (mut stardust, clock) = halfway();
-        first_element(&mut stardust).counters.cells_dropped += 1;
+        first_element(&mut stardust).counters_mut().cells_dropped += 1;
         assert!(matches!(
             stardust.finish(&clock),
             Err(RunError::Conservation { .. })

@@ -3,8 +3,14 @@
 
 use serde::Serialize;
 
-use super::adapter::Adapter;
-use super::reach::{self, ChangeTable, DeviceReport, EventTable, ReachSummary};
+mod settle;
+
+use settle::Parts;
+
+use super::adapter::egress::Egress;
+use super::adapter::{Adapter, AdapterCounters};
+use super::element::Element;
+use super::reach::{ChangeTable, EventTable, ReachSummary};
 use super::Stardust;
 use crate::blocks::ethernet::host::{FlowSeries, Host, SenderTotals};
 use crate::blocks::ethernet::opening::{self, OpenedDetail, OpenedSummary};
@@ -13,15 +19,41 @@ use crate::blocks::ethernet::switch::TrimCounts;
 use crate::blocks::transport::Transport;
 use crate::blocks::workload::TimedCounts;
 use crate::engine::kernel::Clock;
-use crate::engine::stats::{Completion, Percentiles, Spread};
+use crate::engine::stats::{Completion, LatencyHistogram, OccupancyHistogram, Percentiles, Spread};
 use crate::engine::time::{TimePs, PS_PER_NS};
-use crate::run::{Ledger, RunError};
+use crate::run::RunError;
 use crate::scenario::Named;
 
-/// Headline numbers of a Stardust run.
+/// Headline numbers of a Stardust run, in groups (flattened: the report's keys are the groups'
+/// fields, in order).
 #[derive(Clone, Debug, Serialize)]
 pub struct StardustSummary {
-    /// Always `stardust`.
+    /// The run: its design, mode, seed and sizes.
+    #[serde(flatten)]
+    pub run: SummaryRun,
+    /// What hosts received: goodput, completions and latencies.
+    #[serde(flatten)]
+    pub delivery: SummaryDelivery,
+    /// The settled accounts: packets and cells, created, delivered, dropped and in flight.
+    #[serde(flatten)]
+    pub accounts: SummaryAccounts,
+    /// The cells adapters made: data, requests and credits.
+    #[serde(flatten)]
+    pub cells: SummaryCells,
+    /// Queues, marks and pauses inside the fabric and at the adapters.
+    #[serde(flatten)]
+    pub queues: SummaryQueues,
+    /// What the run took.
+    #[serde(flatten)]
+    pub effort: SummaryEffort,
+    /// With transport hosts (`host.transport`): what their transport did; absent otherwise.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<TransportSummary>,
+}
+
+/// The run: its design, mode, seed and sizes.
+#[derive(Clone, Debug, Serialize)]
+pub struct SummaryRun {
     pub design: &'static str,
     /// `pull` (credits) or `push`.
     pub mode: &'static str,
@@ -41,6 +73,11 @@ pub struct StardustSummary {
     pub header_bytes: u32,
     /// Bytes per credit.
     pub credit_bytes: u32,
+}
+
+/// What hosts received: goodput, completions and latencies.
+#[derive(Clone, Debug, Serialize)]
+pub struct SummaryDelivery {
     /// Mean goodput of the receiving hosts over the measurement window, as a fraction of
     /// their line rate.
     pub goodput: f64,
@@ -66,6 +103,11 @@ pub struct StardustSummary {
     /// Data cell latency through the fabric, cut at the source adapter to arrival at the
     /// destination adapter.
     pub fabric_latency_ns: Percentiles,
+}
+
+/// The settled accounts: packets and cells, created, delivered, dropped and in flight.
+#[derive(Clone, Debug, Serialize)]
+pub struct SummaryAccounts {
     /// Packets hosts created.
     pub packets_created: u64,
     /// Packets delivered to hosts.
@@ -91,6 +133,11 @@ pub struct StardustSummary {
     pub reachability: ReachSummary,
     /// Cells on links and in queues at the end.
     pub cells_in_flight: u64,
+}
+
+/// The cells adapters made: data, requests and credits.
+#[derive(Clone, Debug, Serialize)]
+pub struct SummaryCells {
     /// Data cells.
     pub data_cells: u64,
     /// Data cells shorter than a full cell (a burst's last).
@@ -102,11 +149,15 @@ pub struct StardustSummary {
     pub requests_refreshed: u64,
     /// Credit cells.
     pub credits: u64,
-
     /// Credit bytes forfeited by VOQs that had nothing left to send.
     pub credit_bytes_forfeited: u64,
     /// Control bytes as a fraction of all bytes adapters put on their uplinks.
     pub control_overhead: f64,
+}
+
+/// Queues, marks and pauses inside the fabric and at the adapters.
+#[derive(Clone, Debug, Serialize)]
+pub struct SummaryQueues {
     /// Deepest element output queue, in cells.
     pub element_queue_peak_cells: u32,
     /// Mean depth of the last-stage element queue a data cell found on arrival.
@@ -123,6 +174,11 @@ pub struct StardustSummary {
     pub egress_peak_bytes: u64,
     /// Most credits one adapter had waiting to be served.
     pub credit_backlog_peak: u32,
+}
+
+/// What the run took.
+#[derive(Clone, Debug, Serialize)]
+pub struct SummaryEffort {
     /// Simulated time.
     pub sim_time_ps: TimePs,
     /// Warm-up excluded from statistics.
@@ -131,9 +187,6 @@ pub struct StardustSummary {
     pub events: u64,
     /// Cells sent on fabric links.
     pub cell_hops: u64,
-    /// With transport hosts (`host.transport`): what their transport did; absent otherwise.
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    pub transport: Option<TransportSummary>,
 }
 
 /// What transport hosts did, named as the Ethernet design's summary names it.
@@ -264,33 +317,13 @@ pub struct HostTable {
     pub goodput_gbps: Vec<f64>,
 }
 
-/// PAUSE and resume frames adapters sent their hosts (`adapter.pause_hosts`).
-fn pause_frames_sent(adapters: &[&Adapter]) -> u64 {
-    let pfc = adapters.iter().map(|a| &a.counters.pfc);
-    pfc.map(|c| c.pause_frames_sent + c.resume_frames_sent)
-        .sum()
-}
-
-/// Transport hosts' frames not in a packet: waiting at a host's NIC, or on a host cable
-/// (sent by a host and not yet at its adapter, or sent by an adapter, a PAUSE frame among
-/// them, and not yet at its host).
-fn frames_outside_packets(hosts: &[&Host], adapters: &[&Adapter]) -> Result<u64, RunError> {
-    let created: u64 = hosts.iter().map(|h| h.counters.packets_created).sum();
-    let received: u64 = hosts.iter().map(|h| h.counters.packets_received).sum();
-    let at_adapters: u64 = adapters.iter().map(|a| a.counters.frames_received).sum();
-    let from_adapters: u64 =
-        adapters.iter().map(|a| a.counters.frames_sent).sum::<u64>() + pause_frames_sent(adapters);
-    let upward = created.checked_sub(at_adapters);
-    let downward = from_adapters.checked_sub(received);
-    match (upward, downward) {
-        (Some(up), Some(down)) => Ok(up + down),
-        _ => Err(RunError::Conservation {
-            injected: created,
-            delivered: received,
-            dropped: 0,
-            in_flight: at_adapters.max(from_adapters),
-        }),
-    }
+/// What the hosts received: the summary's delivery numbers and their tables.
+struct Received {
+    delivery: SummaryDelivery,
+    hosts: HostTable,
+    flows: FlowTable,
+    timed_flows: TimedFlows,
+    transport: Option<TransportSummary>,
 }
 
 impl Stardust {
@@ -301,219 +334,63 @@ impl Stardust {
     ) -> Result<(StardustSummary, StardustTables), RunError> {
         self.fabric.check_released_once()?;
         let adapters: Vec<_> = self.adapters().collect();
-        let elements: Vec<_> = self.elements().collect();
-        let sum = |f: &dyn Fn(&super::adapter::AdapterCounters) -> u64| -> u64 {
-            adapters.iter().map(|a| f(&a.counters)).sum()
+        let parts = Parts {
+            counters: adapters.iter().map(|a| a.counters()).collect(),
+            adapters,
+            elements: self.elements().collect(),
+            hosts: self.hosts().collect(),
         };
-        let (data_cells, requests, credits) = (
-            sum(&|c| c.data_cells),
-            sum(&|c| c.requests_sent),
-            sum(&|c| c.credits_sent),
-        );
-        let devices: Vec<DeviceReport> = adapters
-            .iter()
-            .map(|a| (a.switch(), true, a.reach.as_ref()))
-            .chain(
-                elements
-                    .iter()
-                    .map(|e| (e.switch(), false, e.reach.as_ref())),
-            )
-            .filter_map(|(switch, adapter, reach)| {
-                reach.map(|reach| DeviceReport {
-                    switch: switch as u32,
-                    adapter,
-                    reach,
-                })
-            })
-            .collect();
-        let (reachability, lost, table_changes, failures) = reach::report(
-            &devices,
-            &self.config.failures,
-            self.config.cell.control_bytes,
-            self.config.rate_bps(),
-            clock.now_ps,
-        );
-        let congestion: u64 = elements.iter().map(|e| e.counters.cells_dropped).sum();
-        // Transport hosts' frames share the cell arena: those in a packet are held by it (one
-        // per packet), the rest wait at a host's NIC or travel a host cable, which the fabric
-        // counts with its own cells.
-        let hosts: Vec<_> = self.hosts().collect();
-        let frames_in_packets = if hosts.is_empty() {
-            0
-        } else {
-            self.fabric.packets_live()
-        };
-        let frames_outside_packets = frames_outside_packets(&hosts, &adapters)?;
-        let held = self.fabric.cells_held();
-        if held + frames_in_packets != self.fabric.cells_live() {
-            return Err(RunError::Unaccounted {
-                held: held + frames_in_packets,
-                allocated: self.fabric.cells_live(),
-            });
-        }
-        let cells = Ledger {
-            injected: data_cells + requests + credits + lost.cells_sent,
-            delivered: sum(&|c| c.cells_received) + lost.cells_received,
-            dropped: congestion + lost.cells_lost(),
-            in_flight: held
-                .checked_sub(frames_outside_packets)
-                .ok_or(RunError::Unaccounted {
-                    held,
-                    allocated: frames_outside_packets,
-                })?,
-        };
-        cells.check(false)?;
-        if self.config.stardust.credits && congestion > 0 {
-            return Err(RunError::LossInLosslessRun(congestion));
-        }
-        let packets_lost: u64 = elements
-            .iter()
-            .map(|e| e.counters.packets_lost)
-            .sum::<u64>()
-            + lost.packets_lost;
-        let packets_in_cells =
-            sum(&|c| c.packets_packed) - sum(&|c| c.packets_reassembled) - packets_lost;
-        let packets_dropped_fabric = packets_lost + sum(&|c| c.packets_discarded);
-        let packets = Ledger {
-            injected: sum(&|c| c.packets_created),
-            delivered: sum(&|c| c.packets_delivered),
-            dropped: sum(&|c| c.packets_dropped)
-                + packets_dropped_fabric
-                + sum(&|c| c.packets_dropped_egress),
-            in_flight: adapters.iter().map(|a| a.packets_held()).sum::<u64>() + packets_in_cells,
-        };
-        if packets.in_flight != self.fabric.packets_live() {
-            return Err(RunError::Unaccounted {
-                held: packets.in_flight,
-                allocated: self.fabric.packets_live(),
-            });
-        }
-        packets.check(false)?;
-        if !hosts.is_empty() {
-            // Every packet carries a host frame: the frames' account is the packets' seen
-            // from the hosts, plus the frames at NICs and on host cables; adapters' PAUSE
-            // frames are created by them and delivered to their hosts.
-            Ledger {
-                injected: hosts
-                    .iter()
-                    .map(|h| h.counters.packets_created)
-                    .sum::<u64>()
-                    + pause_frames_sent(&adapters),
-                delivered: hosts.iter().map(|h| h.counters.packets_received).sum(),
-                dropped: packets.dropped,
-                in_flight: frames_outside_packets + packets.in_flight,
-            }
-            .check(false)?;
-        }
-
-        let window_s = clock.measured_ps(self.config.run.warmup_ps()) as f64 * 1e-12;
-        let gbps = |bytes: u64| bytes as f64 * 8.0 / window_s / 1e9;
-        let mut timed = TimedTable::default();
-        let mut timed_fct = crate::engine::stats::LatencyHistogram::new();
-        let mut large = Vec::new();
-        let done: std::collections::HashMap<u32, TimePs> = adapters
-            .iter()
-            .flat_map(|a| a.timed_done.iter().copied())
-            .collect();
-        for f in adapters.iter().flat_map(|a| a.timed_flows.iter()) {
-            let fct_ps = done.get(&f.id).map(|&at| at - f.start_ps);
-            timed.flow.push(f.id);
-            timed.size_bytes.push(f.size_bytes);
-            timed.start_us.push(f.start_ps as f64 / 1e6);
-            timed.fct_us.push(fct_ps.map(|ps| ps as f64 / 1e6));
-            if let Some(ps) = fct_ps {
-                timed_fct.record(ps);
-                if f.size_bytes >= 500_000 {
-                    large.push(ps as f64 / 1e6);
-                }
-            }
-        }
-        let mut timed_counts = TimedCounts {
-            timed_flows_started: timed.flow.len() as u64,
-            timed_flows_completed: timed_fct.count(),
-            timed_fct_us: timed_fct.percentiles().scaled(1e6),
-            timed_fct_us_500kb_up: Completion::of(&large),
-        };
-        let mut timed = TimedFlows::BuiltIn(timed);
-        let (host_table, flows, mut goodput, at_least, fcts, transport) = if hosts.is_empty() {
-            let mut host_table = HostTable::default();
-            let mut flows = FlowTable::default();
-            let mut fractions = Vec::new();
-            let mut flow_fractions = Vec::new();
-            for a in &adapters {
-                for d in &a.delivered {
-                    if !self.receivers[d.host as usize] {
-                        continue;
-                    }
-                    let line_gbps = self.host_rate_bps[d.host as usize] as f64 / 1e9;
-                    host_table.host.push(d.host as u32);
-                    host_table.goodput_gbps.push(gbps(d.bytes_measured));
-                    fractions.push(gbps(d.bytes_measured) / line_gbps);
-                }
-            }
-            let mut fcts = Vec::new();
-            let size_bytes = self.config.traffic.flow_bytes;
-            for &(src, dst) in &self.flows {
-                let from = adapters[self.addressing.adapter_of(dst) as usize].delivered
-                    [self.addressing.port_of(dst)]
-                .from
-                .iter()
-                .find(|f| f.src == src)
-                .copied()
-                .unwrap_or_default();
-                flows.src.push(src as u32);
-                flows.dst.push(dst as u32);
-                flows.goodput_gbps.push(gbps(from.bytes_measured));
-                flow_fractions.push(
-                    gbps(from.bytes_measured) / (self.host_rate_bps[dst as usize] as f64 / 1e9),
-                );
-                let done = size_bytes.is_some_and(|size| from.bytes == size);
-                let fct_us = done.then(|| from.last_ps as f64 / 1e6);
-                flows.fct_us.push(fct_us);
-                fcts.extend(fct_us);
-            }
-            let goodput = fractions.iter().sum::<f64>() / fractions.len().max(1) as f64;
-            let at_least = flow_fractions.iter().filter(|&&f| f >= 0.944).count() as f64
-                / flow_fractions.len().max(1) as f64;
-            (host_table, flows, goodput, at_least, fcts, None)
-        } else {
-            self.transport_report(&hosts, &adapters, window_s, clock.now_ps)
-        };
-        let mut opened = None;
-        if let Some((summary, table, hosts_goodput)) = self.opened_report(&hosts, clock, window_s) {
-            timed_counts = summary.counts;
-            opened = Some(summary.detail);
-            timed = TimedFlows::Opened(table);
-            goodput = hosts_goodput;
-        }
-        let merged =
-            |pick: &dyn Fn(&super::adapter::Adapter) -> &crate::engine::stats::LatencyHistogram| {
-                let mut all = crate::engine::stats::LatencyHistogram::new();
-                for a in &adapters {
-                    all.add(pick(a));
-                }
-                all.percentiles()
-            };
-        let format = &self.config.cell;
-        let control_bytes = (requests + credits) as f64 * format.control_bytes as f64;
-        let payload_bytes = sum(&|c| c.payload_bytes_cut) as f64;
-        let control_overhead = control_bytes
-            / (control_bytes + payload_bytes + data_cells as f64 * format.header_bytes as f64)
-                .max(1.0);
-        let mut depths = crate::engine::stats::OccupancyHistogram::default();
-        for e in &elements {
-            for (depth, &n) in e.last_stage_depth.counts().iter().enumerate() {
-                depths.record_n(depth, n);
-            }
-        }
-        let mut last_stage_queue = QueueTable::default();
-        for (depth, &n) in depths.counts().iter().enumerate() {
-            if n > 0 {
-                last_stage_queue.depth_cells.push(depth as u32);
-                last_stage_queue.arrivals.push(n);
-            }
-        }
+        let settled = self.settle(&parts, clock)?;
+        let received = self.received(&parts, clock);
+        let (last_stage_queue, last_stage_mean) = last_stage_queue(&parts.elements);
         let summary = StardustSummary {
+            run: self.summary_run(&parts),
+            delivery: received.delivery,
+            accounts: SummaryAccounts {
+                packets_created: settled.packets.injected,
+                packets_delivered: settled.packets.delivered,
+                packets_dropped_ingress: parts.sum(|c| c.ingress.packets_dropped),
+                packets_dropped_fabric: settled.packets_dropped_fabric,
+                packets_dropped_egress: parts.sum(|c| c.egress.packets_dropped_egress),
+                packets_in_flight: settled.packets.in_flight,
+                cells_injected: settled.cells.injected,
+                cells_delivered: settled.cells.delivered,
+                cells_dropped: settled.cells.dropped,
+                cells_dropped_congestion: settled.congestion,
+                reachability: settled.reachability,
+                cells_in_flight: settled.cells.in_flight,
+            },
+            cells: self.summary_cells(&parts),
+            queues: summary_queues(&parts, last_stage_mean),
+            effort: SummaryEffort {
+                sim_time_ps: clock.now_ps,
+                warmup_ps: self.config.run.warmup_ps(),
+                events: clock.events,
+                cell_hops: parts.adapters.iter().map(|a| a.cells_sent()).sum::<u64>()
+                    + parts
+                        .elements
+                        .iter()
+                        .map(|e| e.counters().cells_sent)
+                        .sum::<u64>(),
+            },
+            transport: received.transport,
+        };
+        let tables = StardustTables {
+            hosts: received.hosts,
+            flows: received.flows,
+            last_stage_queue,
+            timed_flows: received.timed_flows,
+            table_changes: settled.table_changes,
+            failures: settled.failures,
+            flow_series: self.flow_series.clone(),
+        };
+        Ok((summary, tables))
+    }
+
+    /// The run's mode, seed and sizes.
+    fn summary_run(&self, parts: &Parts<'_>) -> SummaryRun {
+        let format = &self.config.cell;
+        SummaryRun {
             design: "stardust",
             mode: if self.config.stardust.credits {
                 "pull"
@@ -522,83 +399,200 @@ impl Stardust {
             },
             routing: self.config.routing.mode.clone(),
             seed: self.config.run.seed,
-            adapters: adapters.len() as u32,
-            elements: elements.len() as u32,
+            adapters: parts.adapters.len() as u32,
+            elements: parts.elements.len() as u32,
             hosts: self.addressing.hosts() as u32,
             cell_bytes: format.size_bytes,
             header_bytes: format.header_bytes,
             credit_bytes: self.config.credit.size_bytes,
+        }
+    }
+
+    /// The cells adapters made, and the share of control bytes on their uplinks.
+    fn summary_cells(&self, parts: &Parts<'_>) -> SummaryCells {
+        let format = &self.config.cell;
+        let data_cells = parts.sum(|c| c.ingress.data_cells);
+        let requests = parts.sum(|c| c.ingress.requests_sent);
+        let credits = parts.sum(|c| c.egress.credits_sent);
+        let control_bytes = (requests + credits) as f64 * format.control_bytes as f64;
+        let payload_bytes = parts.sum(|c| c.ingress.payload_bytes_cut) as f64;
+        SummaryCells {
+            data_cells,
+            short_cells: parts.sum(|c| c.ingress.short_cells),
+            requests,
+            requests_refreshed: parts.sum(|c| c.ingress.requests_refreshed),
+            credits,
+            credit_bytes_forfeited: parts.sum(|c| c.ingress.credit_bytes_forfeited),
+            control_overhead: control_bytes
+                / (control_bytes + payload_bytes + data_cells as f64 * format.header_bytes as f64)
+                    .max(1.0),
+        }
+    }
+
+    /// What the hosts received: from the built-in sources' deliveries, or as transport hosts
+    /// saw it; with transport hosts on the `fct` pattern, the opened flows' report.
+    fn received(&self, parts: &Parts<'_>, clock: &Clock) -> Received {
+        let window_s = clock.measured_ps(self.config.run.warmup_ps()) as f64 * 1e-12;
+        let (mut timed_counts, timed) = built_in_timed(&parts.adapters);
+        let mut timed_flows = TimedFlows::BuiltIn(timed);
+        let (hosts, flows, mut goodput, at_least, fcts, transport) = if parts.hosts.is_empty() {
+            self.built_in_report(&parts.adapters, window_s)
+        } else {
+            self.transport_report(&parts.hosts, &parts.adapters, window_s, clock.now_ps)
+        };
+        let mut opened = None;
+        if let Some((summary, table, hosts_goodput)) =
+            self.opened_report(&parts.hosts, clock, window_s)
+        {
+            timed_counts = summary.counts;
+            opened = Some(summary.detail);
+            timed_flows = TimedFlows::Opened(table);
+            goodput = hosts_goodput;
+        }
+        let merged = |pick: &dyn Fn(&Egress) -> &LatencyHistogram| {
+            let mut all = LatencyHistogram::new();
+            for a in &parts.adapters {
+                all.add(pick(a.egress()));
+            }
+            all.percentiles()
+        };
+        let delivery = SummaryDelivery {
             goodput,
             flow_goodput_gbps: Spread::of(flows.goodput_gbps.clone()),
-            flows_at_least_94_4_percent: at_least,
             timed: timed_counts,
             opened,
             flows_completed: fcts.len() as u64,
             fct_us: Completion::of(&fcts),
-            packet_latency_us: merged(&|a| &a.packet_latency).scaled(1e6),
-            fabric_latency_ns: merged(&|a| &a.fabric_latency).scaled(PS_PER_NS as f64),
-            packets_created: packets.injected,
-            packets_delivered: packets.delivered,
-            packets_dropped_ingress: sum(&|c| c.packets_dropped),
-            packets_dropped_fabric,
-            packets_dropped_egress: sum(&|c| c.packets_dropped_egress),
-            packets_in_flight: packets.in_flight,
-            cells_injected: cells.injected,
-            cells_delivered: cells.delivered,
-            cells_dropped: cells.dropped,
-            cells_dropped_congestion: congestion,
-            reachability,
-            cells_in_flight: cells.in_flight,
-            data_cells,
-            short_cells: sum(&|c| c.short_cells),
-            requests,
-            requests_refreshed: sum(&|c| c.requests_refreshed),
-            credits,
-            credit_bytes_forfeited: sum(&|c| c.credit_bytes_forfeited),
-            control_overhead,
-            last_stage_queue_mean_cells: depths.mean(),
-            element_queue_peak_cells: elements
-                .iter()
-                .map(|e| e.counters.queue_peak_cells)
-                .max()
-                .unwrap_or(0),
-            fci_marked_cells: elements.iter().map(|e| e.counters.cells_marked).sum(),
-            fci_cuts: sum(&|c| c.fci_cuts),
-            pauses: elements.iter().map(|e| e.counters.pauses).sum(),
-            reorder_peak_cells: adapters
-                .iter()
-                .map(|a| a.counters.reorder_peak_cells)
-                .max()
-                .unwrap_or(0),
-            egress_peak_bytes: adapters
-                .iter()
-                .map(|a| a.counters.egress_peak_bytes)
-                .max()
-                .unwrap_or(0),
-            credit_backlog_peak: adapters
-                .iter()
-                .map(|a| a.counters.credit_backlog_peak)
-                .max()
-                .unwrap_or(0),
-            sim_time_ps: clock.now_ps,
-            warmup_ps: self.config.run.warmup_ps(),
-            events: clock.events,
-            cell_hops: sum(&|c| c.cells_sent)
-                + elements.iter().map(|e| e.counters.cells_sent).sum::<u64>(),
-            transport,
+            flows_at_least_94_4_percent: at_least,
+            packet_latency_us: merged(&|e| &e.packet_latency).scaled(1e6),
+            fabric_latency_ns: merged(&|e| &e.fabric_latency).scaled(PS_PER_NS as f64),
         };
-        Ok((
-            summary,
-            StardustTables {
-                hosts: host_table,
-                flows,
-                last_stage_queue,
-                timed_flows: timed,
-                table_changes,
-                failures,
-                flow_series: self.flow_series.clone(),
-            },
-        ))
+        Received {
+            delivery,
+            hosts,
+            flows,
+            timed_flows,
+            transport,
+        }
+    }
+
+    /// Goodput of the built-in sources' receiving hosts and flows over the window of
+    /// `window_s` seconds, and the completion times of finite flows.
+    fn built_in_report(&self, adapters: &[&Adapter], window_s: f64) -> TransportReport {
+        let gbps = |bytes: u64| bytes as f64 * 8.0 / window_s / 1e9;
+        let mut host_table = HostTable::default();
+        let mut flows = FlowTable::default();
+        let mut fractions = Vec::new();
+        let mut flow_fractions = Vec::new();
+        for a in adapters {
+            for d in a.delivered() {
+                if !self.receivers[d.host as usize] {
+                    continue;
+                }
+                let line_gbps = self.host_rate_bps[d.host as usize] as f64 / 1e9;
+                host_table.host.push(d.host as u32);
+                host_table.goodput_gbps.push(gbps(d.bytes_measured));
+                fractions.push(gbps(d.bytes_measured) / line_gbps);
+            }
+        }
+        let mut fcts = Vec::new();
+        let size_bytes = self.config.traffic.flow_bytes;
+        for &(src, dst) in &self.flows {
+            let from = adapters[self.addressing.adapter_of(dst) as usize].delivered()
+                [self.addressing.port_of(dst)]
+            .from
+            .iter()
+            .find(|f| f.src == src)
+            .copied()
+            .unwrap_or_default();
+            flows.src.push(src as u32);
+            flows.dst.push(dst as u32);
+            flows.goodput_gbps.push(gbps(from.bytes_measured));
+            flow_fractions
+                .push(gbps(from.bytes_measured) / (self.host_rate_bps[dst as usize] as f64 / 1e9));
+            let done = size_bytes.is_some_and(|size| from.bytes == size);
+            let fct_us = done.then(|| from.last_ps as f64 / 1e6);
+            flows.fct_us.push(fct_us);
+            fcts.extend(fct_us);
+        }
+        let goodput = fractions.iter().sum::<f64>() / fractions.len().max(1) as f64;
+        let at_least = flow_fractions.iter().filter(|&&f| f >= 0.944).count() as f64
+            / flow_fractions.len().max(1) as f64;
+        (host_table, flows, goodput, at_least, fcts, None)
+    }
+}
+
+/// The built-in timed host's flows (pattern `fct`): their counts and table.
+fn built_in_timed(adapters: &[&Adapter]) -> (TimedCounts, TimedTable) {
+    let mut timed = TimedTable::default();
+    let mut timed_fct = LatencyHistogram::new();
+    let mut large = Vec::new();
+    let done: std::collections::HashMap<u32, TimePs> = adapters
+        .iter()
+        .flat_map(|a| a.egress().timed_done.iter().copied())
+        .collect();
+    for f in adapters.iter().flat_map(|a| a.timed_flows().iter()) {
+        let fct_ps = done.get(&f.id).map(|&at| at - f.start_ps);
+        timed.flow.push(f.id);
+        timed.size_bytes.push(f.size_bytes);
+        timed.start_us.push(f.start_ps as f64 / 1e6);
+        timed.fct_us.push(fct_ps.map(|ps| ps as f64 / 1e6));
+        if let Some(ps) = fct_ps {
+            timed_fct.record(ps);
+            if f.size_bytes >= 500_000 {
+                large.push(ps as f64 / 1e6);
+            }
+        }
+    }
+    let counts = TimedCounts {
+        timed_flows_started: timed.flow.len() as u64,
+        timed_flows_completed: timed_fct.count(),
+        timed_fct_us: timed_fct.percentiles().scaled(1e6),
+        timed_fct_us_500kb_up: Completion::of(&large),
+    };
+    (counts, timed)
+}
+
+/// The depths of the last-stage element queues data cells found on arrival, and their mean.
+fn last_stage_queue(elements: &[&Element]) -> (QueueTable, f64) {
+    let mut depths = OccupancyHistogram::default();
+    for e in elements {
+        for (depth, &n) in e.last_stage_depth.counts().iter().enumerate() {
+            depths.record_n(depth, n);
+        }
+    }
+    let mut table = QueueTable::default();
+    for (depth, &n) in depths.counts().iter().enumerate() {
+        if n > 0 {
+            table.depth_cells.push(depth as u32);
+            table.arrivals.push(n);
+        }
+    }
+    (table, depths.mean())
+}
+
+/// Queues, marks and pauses in the elements and adapters.
+fn summary_queues(parts: &Parts<'_>, last_stage_mean: f64) -> SummaryQueues {
+    let elements = &parts.elements;
+    let peak = |pick: fn(&AdapterCounters) -> u64| parts.counters.iter().map(pick).max();
+    SummaryQueues {
+        element_queue_peak_cells: elements
+            .iter()
+            .map(|e| e.counters().queue_peak_cells)
+            .max()
+            .unwrap_or(0),
+        last_stage_queue_mean_cells: last_stage_mean,
+        fci_marked_cells: elements.iter().map(|e| e.counters().cells_marked).sum(),
+        fci_cuts: parts.sum(|c| c.egress.fci_cuts),
+        pauses: elements.iter().map(|e| e.counters().pauses).sum(),
+        reorder_peak_cells: parts
+            .adapters
+            .iter()
+            .map(|a| a.reorder_peak_cells())
+            .max()
+            .unwrap_or(0),
+        egress_peak_bytes: peak(|c| c.egress.egress_peak_bytes).unwrap_or(0),
+        credit_backlog_peak: peak(|c| c.ingress.credit_backlog_peak as u64).unwrap_or(0) as u32,
     }
 }
 
@@ -685,7 +679,7 @@ impl Stardust {
                 host_table.host.push(h as u32);
                 host_table.goodput_gbps.push(gbps(bytes));
                 let adapter = adapters[self.addressing.adapter_of(h as u16) as usize];
-                let carried = adapter.delivered[self.addressing.port_of(h as u16)].bytes_measured;
+                let carried = adapter.delivered()[self.addressing.port_of(h as u16)].bytes_measured;
                 link_fractions.push(gbps(carried) * 1e9 / self.host_rate_bps[h] as f64);
             }
         }
@@ -714,7 +708,7 @@ impl Stardust {
                 .then(|| NdpSummary::of(hosts, TrimCounts::default(), false, false)),
             dcqcn: (transport == Transport::Dcqcn).then(|| DcqcnSummary::of(hosts)),
             pfc: self.config.adapter.pause_hosts.then(|| {
-                let counters: Vec<_> = adapters.iter().map(|a| a.counters.pfc).collect();
+                let counters: Vec<_> = adapters.iter().map(|a| a.counters().egress.pfc).collect();
                 PfcSummary::of(&counters, (0, 0), 0, hosts, now_ps)
             }),
         };

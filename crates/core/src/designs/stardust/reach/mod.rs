@@ -15,7 +15,6 @@ use rand::Rng as _;
 
 use serde::Serialize;
 
-use super::config::{FailureConfig, ReachMode, StardustConfig};
 use super::{Addressing, Kind};
 use crate::blocks::cell::{Cell, CellId};
 use crate::blocks::fabric::Context;
@@ -27,6 +26,9 @@ use crate::blocks::topology::{Attachment, Topology};
 use crate::engine::rng::{stream, ComponentId};
 use crate::engine::time::{ps_from_ns, TimePs};
 use crate::scenario::{invalid, ScenarioError};
+
+mod keys;
+pub use keys::{FailureConfig, ReachMode, ReachabilityConfig};
 
 /// Timer tag of a device's reachability interval.
 pub const INTERVAL: u32 = 0xF0 << 24;
@@ -331,84 +333,109 @@ impl Devices<'_> {
 /// Every switch's reachability (`None` for all with static tables), converged at the start,
 /// with the scenario's failures scripted on the devices they touch.
 pub fn plan(
-    config: &StardustConfig,
+    r: &ReachabilityConfig,
+    failures: &[FailureConfig],
+    seed: u64,
     devices: &Devices<'_>,
     addressing: &Arc<Addressing>,
 ) -> Result<Vec<Option<Planned>>, ScenarioError> {
-    let topology = devices.topology;
-    let switches = topology.switches();
-    if config.reachability.mode == ReachMode::Static {
+    let switches = devices.topology.switches();
+    if r.mode == ReachMode::Static {
         return Ok((0..switches).map(|_| None).collect());
     }
-    let r = &config.reachability;
+    let mut planned: Vec<Planned> = (0..switches)
+        .map(|s| device_plan(r, seed, devices, addressing, s))
+        .collect();
+    script_failures(failures, devices, &mut planned)?;
+    Ok(planned.into_iter().map(Some).collect())
+}
+
+/// Switch `s`'s reachability, converged: every fabric link assumed to carry its peer's
+/// healthy advertisement.
+fn device_plan(
+    r: &ReachabilityConfig,
+    seed: u64,
+    devices: &Devices<'_>,
+    addressing: &Arc<Addressing>,
+    s: usize,
+) -> Planned {
+    let topology = devices.topology;
     let adapters = devices.edges.len();
     let interval_ps = ps_from_ns(r.interval_ns);
-    let mut planned: Vec<Planned> = Vec::with_capacity(switches);
-    for s in 0..switches {
-        let me = devices.adapter_of(s);
-        let candidates: Vec<Vec<u16>> = (0..adapters)
-            .map(|x| match me {
-                Some(_) => Vec::new(),
-                None => {
-                    let set = devices.table.toward_switch(s, devices.edges[x]);
-                    devices.table.ports(set).to_vec()
-                }
-            })
-            .collect();
-        let ports = match me {
-            Some(_) => devices.uplink_of_port[s]
-                .iter()
-                .filter(|&&u| u != u16::MAX)
-                .count(),
-            None => topology.switch_ports(s),
-        };
-        let mut table = Reachability::new(
-            ports,
-            adapters,
-            r.slice_adapters,
-            r.threshold,
-            me,
-            &candidates,
-        );
-        for p in 0..topology.switch_ports(s) {
-            match (devices.device_port(s, p), topology.peer(s, p)) {
-                (Some(q), Some(Attachment::SwitchPort { switch, .. })) => {
-                    let peer = converged_bitmap(devices.adapter_of(switch), &table);
-                    table.assume(q, &peer);
-                }
-                // An element port with nothing on it hears nothing and is never routed to.
-                (None, _) if me.is_none() => {
-                    table.cut(p);
-                }
-                _ => {}
+    let me = devices.adapter_of(s);
+    let candidates: Vec<Vec<u16>> = (0..adapters)
+        .map(|x| match me {
+            Some(_) => Vec::new(),
+            None => {
+                let set = devices.table.toward_switch(s, devices.edges[x]);
+                devices.table.ports(set).to_vec()
             }
+        })
+        .collect();
+    let ports = match me {
+        Some(_) => devices.uplink_of_port[s]
+            .iter()
+            .filter(|&&u| u != u16::MAX)
+            .count(),
+        None => topology.switch_ports(s),
+    };
+    let mut table = Reachability::new(
+        ports,
+        adapters,
+        r.slice_adapters,
+        r.threshold,
+        me,
+        &candidates,
+    );
+    for p in 0..topology.switch_ports(s) {
+        match (devices.device_port(s, p), topology.peer(s, p)) {
+            (Some(q), Some(Attachment::SwitchPort { switch, .. })) => {
+                let peer = converged_bitmap(devices.adapter_of(switch), &table);
+                table.assume(q, &peer);
+            }
+            // An element port with nothing on it hears nothing and is never routed to.
+            (None, _) if me.is_none() => {
+                table.cut(p);
+            }
+            _ => {}
         }
-        let id = ComponentId {
-            kind: stream_kind::STARDUST_REACH,
-            index: s as u32,
-        };
-        let links = (0..ports)
-            .filter(|&q| table.state(q) != LinkState::Cut)
-            .count() as u32;
-        planned.push(Planned {
-            reach: DeviceReach {
-                table,
-                addressing: addressing.clone(),
-                interval_ps,
-                script: Vec::new(),
-                failed: false,
-                links,
-                counters: ReachCounters::default(),
-            },
-            phase_ps: stream(config.run.seed, id).gen_range(0..interval_ps.max(1)),
-            script_ps: Vec::new(),
-        });
     }
+    let id = ComponentId {
+        kind: stream_kind::STARDUST_REACH,
+        index: s as u32,
+    };
+    let links = (0..ports)
+        .filter(|&q| table.state(q) != LinkState::Cut)
+        .count() as u32;
+    Planned {
+        reach: DeviceReach {
+            table,
+            addressing: addressing.clone(),
+            interval_ps,
+            script: Vec::new(),
+            failed: false,
+            links,
+            counters: ReachCounters::default(),
+        },
+        phase_ps: stream(seed, id).gen_range(0..interval_ps.max(1)),
+        script_ps: Vec::new(),
+    }
+}
+
+/// Scripts each failure (and its repair) on the devices it touches: a failed element, or both
+/// ends of a cut cable.
+fn script_failures(
+    failures: &[FailureConfig],
+    devices: &Devices<'_>,
+    planned: &mut [Planned],
+) -> Result<(), ScenarioError> {
+    let switches = devices.topology.switches();
+    let topology = devices.topology;
     let mut script = |s: usize, at_ps: TimePs, action: Action| {
         planned[s].reach.script.push(action);
         planned[s].script_ps.push(at_ps);
     };
-    for (i, f) in config.failures.iter().enumerate() {
+    for (i, f) in failures.iter().enumerate() {
         let s = f.switch as usize;
         if s >= switches {
             return Err(invalid(
@@ -450,7 +477,7 @@ pub fn plan(
             }
         }
     }
-    Ok(planned.into_iter().map(Some).collect())
+    Ok(())
 }
 
 /// What a device advertises in a healthy fabric: an adapter itself, an element every adapter

@@ -1,0 +1,344 @@
+//! The solicitation endpoint: receiver-driven admission between the queues of an ingress device
+//! and the ports of an egress device. A queue with data asks the destination port's scheduler
+//! ([`Asker`]); the scheduler grants in turn among the queues that asked, paced at a rate and
+//! stopped while its own buffer is full ([`GrantScheduler`]); a grant that arrives joins the
+//! ingress device's grant FIFOs, served in arrival order within a priority ([`Grants`]).
+//!
+//! Stardust (Zilberman, Bracha and Schzukin, "Stardust: Divide and Conquer in the Data Center
+//! Network", NSDI '19, §3.3 and §4.1) is the first user: a VOQ's request is on/off (it stays
+//! in the scheduler's round robin until it says it has nothing left), a grant is a credit of a
+//! fixed number of bytes, credits are paced at the port rate × (1 + speed-up) and stop while
+//! the egress queue is above a threshold. Aquila (Gibson et al., "Aquila: A unified, low-latency
+//! fabric for datacenter networks", NSDI '22, §3.3) solicits the same way with RTS ↔ CTS: its
+//! RTS queues are the scheduler's classes (CoS × port), its CTS the grant, and its
+//! reassembly-space check the stop; what it adds (one grant per RTS rather than on/off asking,
+//! CTD when an RTS queue is too deep, ECN from RTS-queue depth) is not built here.
+
+use std::collections::VecDeque;
+
+use crate::engine::time::TimePs;
+
+/// The asking side of one ingress queue.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Asker {
+    /// Requests sent so far: each carries its number, so the scheduler can ignore one that a
+    /// later request overtook in the fabric.
+    requests: u32,
+    /// The scheduler was told the queue has data (and not yet that it has none).
+    pub active: bool,
+    /// When it last asked or received a grant.
+    pub waited_from_ps: TimePs,
+    /// A refresh timer is set.
+    pub refresh_armed: bool,
+}
+
+impl Asker {
+    /// Numbers the next request.
+    pub fn next_request(&mut self) -> u32 {
+        self.requests = self.requests.wrapping_add(1);
+        self.requests
+    }
+}
+
+/// Grants that reached an ingress device, waiting for it to send: first in, first out within
+/// a priority, priorities strictly in order (Stardust §3.3: "by the order of credit arrival and
+/// a priority"). Counts grants received and spent, so the grants waiting can be checked
+/// against them.
+#[derive(Clone, Debug)]
+pub struct Grants {
+    fifos: Vec<VecDeque<u32>>,
+    received: u64,
+    spent: u64,
+}
+
+impl Grants {
+    /// No grants yet, in `priorities` FIFOs.
+    pub fn new(priorities: usize) -> Self {
+        Grants {
+            fifos: vec![VecDeque::new(); priorities.max(1)],
+            received: 0,
+            spent: 0,
+        }
+    }
+
+    /// A grant for queue `key` arrived, at priority `priority`.
+    pub fn push(&mut self, key: u32, priority: usize) {
+        self.fifos[priority].push_back(key);
+        self.received += 1;
+        self.debug_check();
+    }
+
+    /// The queue the next grant is for, taking the grant.
+    pub fn pop(&mut self) -> Option<u32> {
+        let key = self.fifos.iter_mut().find_map(VecDeque::pop_front)?;
+        self.spent += 1;
+        self.debug_check();
+        Some(key)
+    }
+
+    /// Grants waiting.
+    pub fn waiting(&self) -> usize {
+        self.fifos.iter().map(VecDeque::len).sum()
+    }
+
+    /// Debug builds: no grant spent that was not received, and the grants waiting are exactly
+    /// those received and not spent.
+    pub fn debug_check(&self) {
+        debug_assert!(
+            self.spent <= self.received,
+            "more grants spent than received"
+        );
+        debug_assert_eq!(
+            self.waiting() as u64,
+            self.received - self.spent,
+            "grants waiting against grants received minus spent"
+        );
+    }
+
+    /// Test only: forgets a grant without spending it.
+    #[cfg(test)]
+    pub(crate) fn lose_one(&mut self) {
+        self.fifos.iter_mut().find_map(VecDeque::pop_front);
+    }
+}
+
+/// One egress port's grant scheduler: per class, the requesters that asked, in round-robin
+/// order; one grant per period (scaled by a rate fraction the caller keeps), stopped while the
+/// port's buffer is full. Classes are served by strict priority (class 0 first) or, with
+/// weights, by smooth weighted round robin.
+#[derive(Clone, Debug)]
+pub struct GrantScheduler {
+    asking: Vec<VecDeque<u16>>,
+    /// Per (class, requester): the number of the latest request heard (0: none yet).
+    heard: Vec<u32>,
+    requesters: usize,
+    period_ps: TimePs,
+    /// Earliest time of the next grant.
+    next_ps: TimePs,
+    armed: bool,
+    stopped: bool,
+    /// Weighted classes: each class's running score.
+    scores: Vec<i64>,
+}
+
+impl GrantScheduler {
+    /// A scheduler for `requesters` requesters in `classes` classes, one grant per `period_ps`.
+    pub fn new(classes: usize, requesters: usize, period_ps: TimePs) -> Self {
+        GrantScheduler {
+            asking: vec![VecDeque::new(); classes],
+            heard: vec![0; classes * requesters],
+            requesters,
+            period_ps,
+            next_ps: 0,
+            armed: false,
+            stopped: false,
+            scores: vec![0; classes],
+        }
+    }
+
+    /// Request number `number` from `from` in class `class`: it asks (`on`) or withdraws.
+    /// False if it is stale (an older request than one already heard).
+    pub fn hear(&mut self, from: u16, class: usize, number: u32, on: bool) -> bool {
+        let heard = &mut self.heard[class * self.requesters + from as usize];
+        if (number.wrapping_sub(*heard) as i32) <= 0 && *heard != 0 {
+            return false;
+        }
+        *heard = number;
+        let asking = &mut self.asking[class];
+        let at = asking.iter().position(|&a| a == from);
+        match (on, at) {
+            (true, None) => asking.push_back(from),
+            (false, Some(at)) => {
+                asking.remove(at);
+            }
+            _ => {}
+        }
+        self.debug_check(class);
+        true
+    }
+
+    /// If the scheduler has someone to grant and may, and no timer is set: when its timer
+    /// should fire (it is then armed).
+    pub fn arm(&mut self, now_ps: TimePs) -> Option<TimePs> {
+        if self.armed || self.stopped || self.asking.iter().all(VecDeque::is_empty) {
+            return None;
+        }
+        self.armed = true;
+        Some(self.next_ps.max(now_ps))
+    }
+
+    /// The timer fired but the port's buffer is full: no grant until [`Self::resume`].
+    pub fn stop(&mut self) {
+        self.armed = false;
+        self.stopped = true;
+    }
+
+    /// True if the scheduler was stopped and now resumes.
+    pub fn resume(&mut self) -> bool {
+        std::mem::replace(&mut self.stopped, false)
+    }
+
+    /// The timer fired: the class and requester of the next grant, which joins the back of its
+    /// class's round robin; the grant after it comes a period / `rate_fraction` later.
+    /// `weights`: the classes' weights (`None`: strict priority).
+    pub fn grant(
+        &mut self,
+        now_ps: TimePs,
+        rate_fraction: impl FnOnce() -> f64,
+        weights: Option<&[u32]>,
+    ) -> Option<(usize, u16)> {
+        self.armed = false;
+        let class = self.next_class(weights)?;
+        let requester = self.asking[class].pop_front().expect("a non-empty class");
+        self.asking[class].push_back(requester);
+        self.next_ps = now_ps + (self.period_ps as f64 / rate_fraction()).round() as TimePs;
+        Some((class, requester))
+    }
+
+    /// The class the next grant goes to, among those with requesters: the first (strict
+    /// priority), or with `weights` the one a smooth weighted round robin picks (each asking
+    /// class gains its weight, the highest score wins and pays the total), so classes share
+    /// grants in proportion to their weights without bursts.
+    fn next_class(&mut self, weights: Option<&[u32]>) -> Option<usize> {
+        let Some(weights) = weights else {
+            return self.asking.iter().position(|a| !a.is_empty());
+        };
+        let mut total = 0;
+        let mut best: Option<usize> = None;
+        for class in (0..self.asking.len()).filter(|&c| !self.asking[c].is_empty()) {
+            self.scores[class] += weights[class] as i64;
+            total += weights[class] as i64;
+            if best.is_none_or(|b| self.scores[class] > self.scores[b]) {
+                best = Some(class);
+            }
+        }
+        let chosen = best?;
+        self.scores[chosen] -= total;
+        Some(chosen)
+    }
+
+    /// Debug builds: class `class` lists each requester at most once, and only requesters
+    /// it has heard from.
+    fn debug_check(&self, class: usize) {
+        if cfg!(debug_assertions) {
+            let asking = &self.asking[class];
+            for (i, &r) in asking.iter().enumerate() {
+                debug_assert!(
+                    !asking.iter().skip(i + 1).any(|&s| s == r),
+                    "requester {r} twice in class {class}'s round robin"
+                );
+                debug_assert!(
+                    self.heard[class * self.requesters + r as usize] != 0,
+                    "requester {r} in class {class}'s round robin was never heard"
+                );
+            }
+        }
+    }
+
+    /// Test only: puts `from` in class `class`'s round robin without a request.
+    #[cfg(test)]
+    pub(crate) fn push_unheard(&mut self, from: u16, class: usize) {
+        self.asking[class].push_back(from);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grants_go_round_robin_at_the_paced_rate() {
+        let mut s = GrantScheduler::new(1, 3, 1_000);
+        assert!(s.hear(2, 0, 1, true));
+        assert!(s.hear(0, 0, 1, true));
+        assert_eq!(s.arm(50), Some(50));
+        assert_eq!(s.arm(50), None, "armed once");
+        assert_eq!(s.grant(50, || 1.0, None), Some((0, 2)));
+        assert_eq!(s.arm(60), Some(1_050));
+        assert_eq!(s.grant(1_050, || 0.5, None), Some((0, 0)));
+        assert_eq!(s.arm(1_060), Some(3_050), "half the rate: twice the period");
+        assert_eq!(s.grant(3_050, || 1.0, None), Some((0, 2)));
+    }
+
+    #[test]
+    fn a_stale_request_is_ignored_and_off_withdraws() {
+        let mut s = GrantScheduler::new(1, 2, 1_000);
+        assert!(s.hear(1, 0, 2, true));
+        assert!(
+            !s.hear(1, 0, 1, false),
+            "request 1 was overtaken by request 2"
+        );
+        assert!(s.hear(1, 0, 3, false));
+        assert_eq!(s.arm(0), None, "nobody asks");
+    }
+
+    #[test]
+    fn a_stopped_scheduler_waits_for_resume() {
+        let mut s = GrantScheduler::new(1, 1, 1_000);
+        s.hear(0, 0, 1, true);
+        assert!(s.arm(0).is_some());
+        s.stop();
+        assert_eq!(s.arm(10), None);
+        assert!(s.resume());
+        assert!(!s.resume(), "resumes once");
+        assert_eq!(s.arm(10), Some(10));
+    }
+
+    #[test]
+    fn weighted_classes_share_grants_by_weight() {
+        let mut s = GrantScheduler::new(2, 2, 1);
+        s.hear(0, 0, 1, true);
+        s.hear(1, 1, 1, true);
+        let mut per_class = [0; 2];
+        for t in 0..400 {
+            let (class, _) = s.grant(t, || 1.0, Some(&[3, 1])).unwrap();
+            per_class[class] += 1;
+        }
+        assert_eq!(per_class, [300, 100]);
+        let (class, _) = s.grant(400, || 1.0, None).unwrap();
+        assert_eq!(class, 0, "strict priority without weights");
+    }
+
+    #[test]
+    fn grants_leave_in_arrival_order_within_a_priority() {
+        let mut g = Grants::new(2);
+        g.push(7, 1);
+        g.push(5, 0);
+        g.push(6, 0);
+        assert_eq!(g.waiting(), 3);
+        assert_eq!(
+            [g.pop(), g.pop(), g.pop(), g.pop()],
+            [Some(5), Some(6), Some(7), None]
+        );
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "grants waiting against grants received minus spent")]
+    fn a_grant_lost_from_its_fifo_fires_the_grant_balance() {
+        let mut g = Grants::new(1);
+        g.push(1, 0);
+        g.push(2, 0);
+        g.lose_one();
+        g.pop();
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "twice in class 0's round robin")]
+    fn a_requester_listed_twice_fires() {
+        let mut s = GrantScheduler::new(1, 2, 1_000);
+        s.hear(1, 0, 1, true);
+        s.push_unheard(1, 0);
+        s.hear(0, 0, 1, true);
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "was never heard")]
+    fn an_unheard_requester_fires() {
+        let mut s = GrantScheduler::new(1, 2, 1_000);
+        s.push_unheard(1, 0);
+        s.hear(0, 0, 1, true);
+    }
+}

@@ -1,0 +1,226 @@
+//! The keys of a Stardust fabric adapter (Zilberman et al., NSDI '19, §3.3, §4.1): credits, pull
+//! or push, and the `[adapter]` section, with their checks and the keys a choice leaves unread.
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::time::ps_from_ns;
+use crate::scenario::{invalid, ScenarioError, UnusedKeys};
+
+/// Credits.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CreditConfig {
+    /// Bytes one credit lets a VOQ send (2–4 KB in the paper).
+    pub size_bytes: u32,
+    /// Credit rate above the port rate (3% in the htsim runs of §6.3).
+    pub speedup: f64,
+}
+
+impl Default for CreditConfig {
+    fn default() -> Self {
+        CreditConfig {
+            size_bytes: 2048,
+            speedup: 0.03,
+        }
+    }
+}
+
+/// Pull or push.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ModeConfig {
+    /// True: VOQs send only on credit (Stardust). False: adapters push what arrives, round
+    /// robin over their VOQs, and elements drop what does not fit (the push fabric of Fig. 7).
+    pub credits: bool,
+    /// Weights of the traffic classes at the ports' credit schedulers (weighted round robin,
+    /// §4.1), one per class in use; absent: strict priority, class 0 first. Element queues
+    /// serve classes by strict priority either way.
+    pub class_weights: Option<Vec<u32>>,
+}
+
+impl Default for ModeConfig {
+    fn default() -> Self {
+        ModeConfig {
+            credits: true,
+            class_weights: None,
+        }
+    }
+}
+
+/// Fabric adapters.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AdapterConfig {
+    /// Packets a VOQ holds; a packet arriving at a full VOQ is dropped at the ingress
+    /// (reading R14: 100 packets).
+    pub voq_packets: u32,
+    /// Data cells per uplink the adapter keeps queued for the fabric before it serves the next
+    /// credit (the paper does not say; more keeps the uplinks busier under spraying, fewer
+    /// holds data in VOQs: the permutation gets 94.2% at 1 and 94.8% at 2).
+    pub uplink_cells: u32,
+    /// Egress buffer (bytes queued for a host port) above which its scheduler stops issuing
+    /// credits, resuming a credit below it. Absent: three fabric round trips of data at the
+    /// port rate plus twice what one credit can release (a credit and, with surplus
+    /// accounting, one more packet). Reading R6 says two credits plus one round trip; a
+    /// credit's loop is longer (the credit's trip, then its data's, each with queueing, and
+    /// the burst of a jumbo packet at the source's uplinks), and at R6's value jumbo packets
+    /// on small credits starve the port (an incast finishes 13% late).
+    pub egress_stop_bytes: Option<u64>,
+    /// Bytes a host port's queue holds; a reassembled packet that does not fit is dropped at
+    /// the egress. Absent: twice the stop threshold.
+    pub egress_buffer_bytes: Option<u64>,
+    /// A stream gap still open after this long is given up and the packets it broke are
+    /// discarded (§4.1; reading R15: 100 µs).
+    pub reassembly_timeout_ns: f64,
+    /// An adapter that receives a cell marked FCI cuts the credit rate of all its ports by
+    /// this fraction, at most once per `fci_window_ns` (§4.2; reading R12 suggests 1/8).
+    /// Default 0, no reaction: the paper gives no law, reading R12's must be calibrated
+    /// against Fig. 9's 120% → 0.9 (not built yet), and uncalibrated it cuts credits on the
+    /// bursts of jumbo packets in fabrics that are not over-subscribed.
+    pub fci_decrease: f64,
+    /// Every `fci_window_ns` without a cut, the credit rate recovers by this fraction of the
+    /// nominal rate (additive increase; the paper gives no law).
+    pub fci_increase: f64,
+    /// The FCI reaction's window; absent: four fabric round trips (reading R12).
+    pub fci_window_ns: Option<f64>,
+    /// Host ports pause their hosts with 802.1Qbb PAUSE frames on the host link (plain
+    /// Ethernet; not in the paper, whose adapter drops at a full VOQ, §3.1): a host whose
+    /// data frames waiting in the adapter's VOQs reach `pause_xoff_packets` is paused until
+    /// they drain to `pause_xon_packets`. Lets DCQCN and NDP run (`host.transport`); needs
+    /// transport hosts.
+    pub pause_hosts: bool,
+    /// A host's data frames in the VOQs that pause it.
+    pub pause_xoff_packets: u32,
+    /// A paused host's data frames in the VOQs that resume it.
+    pub pause_xon_packets: u32,
+    /// Data frames a host may still send past XOFF (what is on its way when it pauses: the
+    /// frame the PAUSE waits behind on the host link, the host's frame on the wire and two
+    /// propagation delays, under 3 jumbo frames at 10 Gbit/s and 1 µs); one more is dropped.
+    pub pause_headroom_packets: u32,
+}
+
+impl Default for AdapterConfig {
+    fn default() -> Self {
+        AdapterConfig {
+            voq_packets: 100,
+            uplink_cells: 1,
+            egress_stop_bytes: None,
+            egress_buffer_bytes: None,
+            reassembly_timeout_ns: 100_000.0,
+            fci_decrease: 0.0,
+            fci_increase: 1.0 / 64.0,
+            fci_window_ns: None,
+            pause_hosts: false,
+            pause_xoff_packets: 8,
+            pause_xon_packets: 4,
+            pause_headroom_packets: 4,
+        }
+    }
+}
+
+impl CreditConfig {
+    /// Checks the credit keys against the cell size.
+    pub fn validate(&self, cell_bytes: u32) -> Result<(), ScenarioError> {
+        if self.size_bytes < cell_bytes {
+            return Err(invalid(
+                "credit.size_bytes",
+                format!("expected at least one cell (cell.size_bytes = {cell_bytes})"),
+            ));
+        }
+        if !(self.speedup.is_finite() && (0.0..=1.0).contains(&self.speedup)) {
+            return Err(invalid(
+                "credit.speedup",
+                "expected 0 to 1 (a fraction above the port rate)",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl ModeConfig {
+    /// Checks the class weights against the `classes` traffic classes in use.
+    pub fn validate(&self, classes: usize) -> Result<(), ScenarioError> {
+        if let Some(weights) = &self.class_weights {
+            if weights.len() != classes || weights.contains(&0) {
+                return Err(invalid(
+                    "stardust.class_weights",
+                    format!("expected {classes} positive weights, one per traffic class in use"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds the keys push mode does not read.
+    pub fn unused(&self, unused: &mut UnusedKeys) {
+        if !self.credits {
+            unused.add(
+                &["stardust.class_weights", "element.pause_cells"],
+                "stardust.credits",
+                "stardust.credits = false (push mode has no credit schedulers and never pauses)",
+            );
+        }
+    }
+}
+
+impl AdapterConfig {
+    /// Checks the adapter's own keys (the pause thresholds are checked with the hosts).
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        if self.voq_packets == 0 {
+            return Err(invalid("adapter.voq_packets", "expected at least 1 packet"));
+        }
+        if self.uplink_cells == 0 {
+            return Err(invalid("adapter.uplink_cells", "expected at least 1 cell"));
+        }
+        let positive_ns = |ns: f64| ns.is_finite() && ps_from_ns(ns) > 0;
+        if !positive_ns(self.reassembly_timeout_ns) {
+            return Err(invalid(
+                "adapter.reassembly_timeout_ns",
+                "expected a positive number of nanoseconds",
+            ));
+        }
+        let fraction = |x: f64| x.is_finite() && (0.0..1.0).contains(&x);
+        if !fraction(self.fci_decrease) {
+            return Err(invalid(
+                "adapter.fci_decrease",
+                "expected at least 0, below 1",
+            ));
+        }
+        if !fraction(self.fci_increase) {
+            return Err(invalid(
+                "adapter.fci_increase",
+                "expected at least 0, below 1",
+            ));
+        }
+        if self.fci_window_ns.is_some_and(|ns| !positive_ns(ns)) {
+            return Err(invalid(
+                "adapter.fci_window_ns",
+                "expected a positive number of nanoseconds",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Adds the keys an adapter that never pauses its hosts, or never reacts to FCI, does not
+    /// read.
+    pub fn unused(&self, unused: &mut UnusedKeys) {
+        if !self.pause_hosts {
+            unused.add(
+                &[
+                    "adapter.pause_xoff_packets",
+                    "adapter.pause_xon_packets",
+                    "adapter.pause_headroom_packets",
+                ],
+                "adapter.pause_hosts",
+                "adapter.pause_hosts = false (adapters never pause their hosts)",
+            );
+        }
+        if self.fci_decrease == 0.0 {
+            unused.add(
+                &["adapter.fci_increase", "adapter.fci_window_ns"],
+                "adapter.fci_decrease",
+                "adapter.fci_decrease = 0 (no FCI reaction)",
+            );
+        }
+    }
+}

@@ -1,0 +1,556 @@
+//! The Fabric Adapter (Stardust §3.2–3.3, §4.1, Fig. 5): the edge device between hosts and the
+//! fabric, put together from its parts.
+//!
+//! - [`sources`]: the built-in hosts ([`Flow`], [`Foreground`]) that make packets;
+//! - [`ingress`]: VOQs, requests, credits waiting, packing;
+//! - [`uplinks`]: spraying the cells over the uplinks;
+//! - [`reassembly`]: cells from the fabric back in sequence per stream;
+//! - [`egress`]: host ports and their credit schedulers, FCI reaction, host pauses.
+//!
+//! This file routes events between them: a packet from a host goes to the ingress, whose
+//! requests and bursts go out on the uplinks; a data cell from the fabric goes through
+//! reassembly to the egress, a request to the egress's scheduler, a credit to the ingress.
+//!
+//! Hosts are either built-in sources or, with a transport, nodes of their own cabled to the
+//! host ports (fabric ports after the uplinks): a host's frame (a data segment or an ACK, one
+//! cell of the shared arena) arriving there joins the VOQ of its destination host as a packet
+//! that carries the frame, crosses the fabric in cells like any packet, and after reassembly is
+//! sent whole to the receiving host at the host port's rate. Stardust is transport-agnostic
+//! (§6.3): ACKs take the same VOQs and credits as data.
+
+pub mod egress;
+pub mod ingress;
+pub mod keys;
+mod reassembly;
+pub mod sources;
+mod uplinks;
+
+use std::sync::Arc;
+
+use super::reach::{self, DeviceReach, Loss, ReachDevice};
+use super::{class_flags, class_of, release_frame, Addressing, CellFormat, Kind, FCI, FIRST};
+use crate::blocks::cell::{Cell, CellId, NO_PACKET};
+use crate::blocks::ethernet::CONTROL;
+use crate::blocks::fabric::{Context, Node};
+use crate::blocks::flow_control::FlowSignal;
+use crate::blocks::packet::{Packet, PacketId, NO_FRAME};
+use crate::blocks::priority_port::PriorityPort;
+use crate::blocks::routing::Router;
+use crate::blocks::sar::CutCell;
+use crate::engine::rng::Rng;
+use crate::engine::time::TimePs;
+use egress::{Egress, HostDelivery};
+pub use egress::{EgressSpec, FciReaction};
+use ingress::{Admission, Ingress, IngressSpec, Refresh};
+use reassembly::Streams;
+use sources::Sources;
+pub use sources::{Flow, Foreground, TimedFlow};
+use uplinks::Uplinks;
+
+/// Timer tags: the kind in the top byte, the uplink, flow or host port below.
+const UPLINK: u32 = 0;
+const SOURCE: u32 = 1 << 24;
+const EGRESS: u32 = 2 << 24;
+const CREDIT: u32 = 3 << 24;
+const FLOW_ARRIVES: u32 = 4 << 24;
+const FLOW_SENDS: u32 = 5 << 24;
+const GAP: u32 = 6 << 24;
+const REFRESH: u32 = 7 << 24;
+const INDEX: u32 = (1 << 24) - 1;
+
+/// What an adapter counts, by part.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AdapterCounters {
+    /// The ingress's.
+    pub ingress: ingress::IngressCounters,
+    /// The egress's.
+    pub egress: egress::EgressCounters,
+    /// Cells that reached this adapter and were consumed here (data, requests, credits).
+    pub cells_received: u64,
+    /// Host frames (transport segments and ACKs) that reached its host ports.
+    pub frames_received: u64,
+}
+
+/// How an adapter is configured.
+pub struct AdapterSpec {
+    /// Its index among adapters.
+    pub index: u16,
+    /// Its index among the router's switches.
+    pub switch: usize,
+    /// Host and adapter numbering of the fabric.
+    pub addressing: Arc<Addressing>,
+    /// Its uplinks, in fabric port order.
+    pub uplinks: Vec<PriorityPort>,
+    /// For each port of its switch in the topology, the uplink it is (or `u16::MAX`).
+    pub uplink_of_port: Vec<u16>,
+    /// Data cells per uplink the adapter keeps queued before it packs more.
+    pub uplink_cells: u32,
+    /// Cell sizes.
+    pub format: CellFormat,
+    /// Its ingress.
+    pub ingress: IngressSpec,
+    /// Its egress.
+    pub egress: EgressSpec,
+    /// How long a stream gap stays open before it is given up.
+    pub reassembly_timeout_ps: TimePs,
+    /// Its hosts' flows.
+    pub flows: Vec<Flow>,
+    /// Its timed host, if it has it.
+    pub foreground: Option<Foreground>,
+    /// The adapter's random stream (source start times).
+    pub rng: Rng,
+    /// Its reachability tables, if the fabric keeps them by messages.
+    pub reach: Option<DeviceReach>,
+}
+
+/// A fabric adapter.
+pub struct Adapter {
+    index: u16,
+    switch: usize,
+    addressing: Arc<Addressing>,
+    format: CellFormat,
+    uplinks: Uplinks,
+    ingress: Ingress,
+    streams: Streams,
+    egress: Egress,
+    sources: Sources,
+    /// Cells of the burst being sent (kept to reuse its allocation).
+    cut: Vec<CutCell>,
+    /// Host ports pause their hosts (`adapter.pause_hosts`).
+    pauses_hosts: bool,
+    /// Its reachability tables, if the fabric keeps them by messages.
+    pub reach: Option<DeviceReach>,
+    /// What it counted itself (its parts count the rest).
+    counters: AdapterCounters,
+}
+
+impl Adapter {
+    /// An adapter as `spec` says.
+    pub fn new(spec: AdapterSpec) -> Self {
+        let adapters = spec.addressing.adapters();
+        let classes = spec.ingress.classes;
+        let ports = spec.egress.host_links.len();
+        Adapter {
+            index: spec.index,
+            switch: spec.switch,
+            addressing: spec.addressing,
+            format: spec.format,
+            uplinks: Uplinks::new(spec.uplinks, spec.uplink_of_port, spec.uplink_cells),
+            ingress: Ingress::new(spec.ingress),
+            streams: Streams::new(adapters, ports, classes, spec.reassembly_timeout_ps),
+            pauses_hosts: spec.egress.pause_hosts.is_some(),
+            egress: Egress::new(spec.egress),
+            sources: Sources::new(spec.flows, spec.foreground, spec.rng),
+            cut: Vec::new(),
+            reach: spec.reach,
+            counters: AdapterCounters::default(),
+        }
+    }
+
+    /// Its switch in the topology.
+    pub fn switch(&self) -> usize {
+        self.switch
+    }
+
+    /// The counters of its parts, gathered.
+    pub fn counters(&self) -> AdapterCounters {
+        AdapterCounters {
+            ingress: self.ingress.counters,
+            egress: self.egress.counters,
+            ..self.counters
+        }
+    }
+
+    /// Cells it sent on its uplinks (cell-hops).
+    pub fn cells_sent(&self) -> u64 {
+        self.uplinks.cells_sent
+    }
+
+    /// Most cells one of its streams held for reordering.
+    pub fn reorder_peak_cells(&self) -> u32 {
+        self.streams.reorder_peak_cells
+    }
+
+    /// Per host port: bytes delivered.
+    pub fn delivered(&self) -> &[HostDelivery] {
+        &self.egress.delivered
+    }
+
+    /// Its egress (delivery tables and latencies).
+    pub fn egress(&self) -> &Egress {
+        &self.egress
+    }
+
+    /// Timed flows its foreground host started.
+    pub fn timed_flows(&self) -> &[TimedFlow] {
+        &self.sources.timed_flows
+    }
+
+    /// Starts the adapter's sources.
+    pub fn start<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
+        self.sources.start(ctx);
+    }
+
+    /// Packets held at this adapter: in VOQs and host port queues.
+    pub fn packets_held(&self) -> u64 {
+        self.ingress.packets_held() + self.egress.packets_held()
+    }
+
+    /// A host's frame reached host port `port`: it joins its destination's VOQ as a packet
+    /// that carries it (class 0; a full VOQ drops it, and the host's transport recovers).
+    /// With `adapter.pause_hosts` a data frame is charged to the port, which may owe its host
+    /// a PAUSE frame, or dropped if the host overran its headroom.
+    fn receive_frame<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize, frame: CellId) {
+        self.counters.frames_received += 1;
+        let c = &ctx.cells[frame];
+        let mut packet = Packet::new(c.src, c.dst, c.payload_bytes as u32, c.inject_ps);
+        packet.frame = frame.index();
+        let charged = c.flags & CONTROL == 0 && self.pauses_hosts;
+        if charged && !self.egress.pause_of(port).is_some_and(|p| p.has_room()) {
+            let ingress = &mut self.ingress.counters;
+            ingress.packets_created += 1;
+            ingress.packets_dropped += 1;
+            self.egress.counters.pfc.drops += 1;
+            release_frame(ctx, packet.frame);
+            return;
+        }
+        if !self.enqueue(ctx, packet, 0) || !charged {
+            return;
+        }
+        let pause = self.egress.pause_of(port).expect("a pausing port");
+        let owed = pause.charge();
+        let beyond = pause.beyond_xoff();
+        let peak = &mut self.egress.counters.pfc.headroom_peak_packets;
+        *peak = (*peak).max(beyond);
+        if owed {
+            self.egress.kick(ctx, port);
+        }
+    }
+
+    /// Releases the charge of a host's data frame that `packet` carried out of its VOQ; a
+    /// port drained to XON owes its host a resume frame.
+    fn release_host_frame<R: Router>(&mut self, ctx: &mut Context<'_, R>, packet: &Packet) {
+        if packet.frame == NO_FRAME
+            || ctx.cells[CellId::from_index(packet.frame)].flags & CONTROL != 0
+        {
+            return;
+        }
+        let port = self.addressing.port_of(packet.src);
+        let pause = self.egress.pause_of(port).expect("a pausing port");
+        if pause.release() {
+            self.egress.kick(ctx, port);
+        }
+    }
+
+    /// A host hands `packet` of traffic class `class` to its VOQ, or it is dropped there
+    /// (false).
+    fn enqueue<R: Router>(
+        &mut self,
+        ctx: &mut Context<'_, R>,
+        packet: Packet,
+        class: usize,
+    ) -> bool {
+        match self.ingress.admit(ctx.packets, packet, class) {
+            Admission::Dropped(packet) => {
+                release_frame(ctx, packet.frame);
+                return false;
+            }
+            Admission::Queued => {}
+            Admission::Activated(key) if self.ingress.credits() => {
+                self.send_request(ctx, key, true);
+            }
+            Admission::Activated(_) => self.serve(ctx),
+        }
+        true
+    }
+
+    /// Tells the scheduler of its destination's port that VOQ `key` has packets (`on`) or has
+    /// none left.
+    fn send_request<R: Router>(&mut self, ctx: &mut Context<'_, R>, key: u32, on: bool) {
+        let request = self.ingress.request(key, on, ctx.now_ps);
+        if let Some(at_ps) = request.refresh_at_ps {
+            ctx.set_timer(at_ps, REFRESH | key);
+        }
+        self.send_control(ctx, self.index, request.dst, request.flags, request.number);
+    }
+
+    /// VOQ `key`'s refresh timer: a VOQ that still waits for a credit asks again.
+    fn refresh_request<R: Router>(&mut self, ctx: &mut Context<'_, R>, key: u32) {
+        match self.ingress.refresh(key, ctx.now_ps) {
+            Refresh::Idle => {}
+            Refresh::AskAgain => self.send_request(ctx, key, true),
+            Refresh::WaitUntil(at_ps) => ctx.set_timer(at_ps, REFRESH | key),
+        }
+    }
+
+    /// Sends a control cell addressed to host `dst`'s adapter, numbered `seq`.
+    fn send_control<R: Router>(
+        &mut self,
+        ctx: &mut Context<'_, R>,
+        src: u16,
+        dst: u16,
+        flags: u8,
+        seq: u32,
+    ) {
+        let mut cell = Cell::new(src, dst, 0, true, ctx.now_ps, ctx.now_ps);
+        cell.flags = flags;
+        cell.seq = seq;
+        self.launch(ctx, cell, None);
+    }
+
+    /// Sends a new cell (data of traffic class `class`, or control) toward its destination:
+    /// queued on the uplink routing picks, or lost if no uplink is usable.
+    fn launch<R: Router>(
+        &mut self,
+        ctx: &mut Context<'_, R>,
+        mut cell: Cell,
+        class: Option<usize>,
+    ) {
+        let local = self.addressing.adapter_of(cell.dst) == self.index;
+        let reach = self.reach.as_ref();
+        let uplink = self
+            .uplinks
+            .route(ctx, &mut cell, self.switch, local, reach);
+        let id = ctx.cells.alloc(cell);
+        let Some(uplink) = uplink else {
+            let reach = self
+                .reach
+                .as_mut()
+                .expect("only reachability leaves no route");
+            reach::lose(ctx, &mut reach.counters, id, Loss::NoRoute);
+            return;
+        };
+        self.uplinks.push(ctx, uplink, id, class);
+        self.uplinks.kick(ctx, uplink, self.format);
+    }
+
+    /// Packs and sends while the uplinks have room: credited VOQs in credit order (pull), or
+    /// non-empty VOQs round robin (push).
+    fn serve<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
+        while self.uplinks.have_room() {
+            let Some(key) = self.ingress.next_to_serve() else {
+                return;
+            };
+            self.send_burst(ctx, key);
+            if self.ingress.after_burst(key) {
+                self.send_request(ctx, key, false);
+            }
+        }
+    }
+
+    /// Spends one credit on VOQ `key`: packs its packets and sprays the cells.
+    fn send_burst<R: Router>(&mut self, ctx: &mut Context<'_, R>, key: u32) {
+        let mut cut = std::mem::take(&mut self.cut);
+        let (dst, class) = self.ingress.pack(ctx.packets, key, &mut cut);
+        if self.pauses_hosts {
+            // Every packet taken from the VOQ ends in one of the cells just cut.
+            for c in &cut {
+                let mut next = c.packet;
+                while next != NO_PACKET {
+                    let packet = ctx.packets[PacketId::from_index(next)];
+                    next = packet.next_in_cell;
+                    self.release_host_frame(ctx, &packet);
+                }
+            }
+        }
+        for (i, c) in cut.drain(..).enumerate() {
+            let mut cell = Cell::new(
+                self.index,
+                dst,
+                c.payload_bytes as u16,
+                c.packet != NO_PACKET,
+                ctx.now_ps,
+                ctx.now_ps,
+            );
+            cell.seq = c.seq;
+            cell.packet = c.packet;
+            cell.flags = Kind::Data as u8 | class_flags(class) | if i == 0 { FIRST } else { 0 };
+            self.launch(ctx, cell, Some(class));
+        }
+        self.cut = cut;
+    }
+
+    /// A data cell from the fabric: back in sequence, and whole packets to the host port.
+    fn receive_data<R: Router>(&mut self, ctx: &mut Context<'_, R>, cell: CellId) {
+        let c = ctx.cells[cell];
+        let port = self.addressing.port_of(c.dst);
+        self.egress
+            .data_arrived(ctx.now_ps, c.inject_ps, c.flags & FCI != 0);
+        let stream = self.streams.stream(c.src, port, class_of(c.flags));
+        let released = self.streams.accept(stream, c.seq, cell, ctx.now_ps);
+        self.deliver_released(ctx, stream, released);
+    }
+
+    /// Stream `stream`'s reassembly timer: give up what is overdue and deliver what follows.
+    fn gap_timer<R: Router>(&mut self, ctx: &mut Context<'_, R>, stream: usize) {
+        let released = self.streams.gap_timer(stream, ctx.now_ps);
+        self.deliver_released(ctx, stream, released);
+    }
+
+    /// Cells of stream `stream` now in sequence: their whole packets go to the stream's host
+    /// port (discarded there if a gap broke them); then the stream's timer is set if due.
+    fn deliver_released<R: Router>(
+        &mut self,
+        ctx: &mut Context<'_, R>,
+        stream: usize,
+        mut released: Vec<CellId>,
+    ) {
+        let port = self.streams.port_of(stream);
+        for id in released.drain(..) {
+            let mut packet = ctx.cells[id].packet;
+            while packet != NO_PACKET {
+                let pid = PacketId::from_index(packet);
+                let p = ctx.packets[pid];
+                packet = p.next_in_cell;
+                let complete = self.streams.is_complete(stream, p.start_seq);
+                self.egress.offer(ctx, port, pid, complete);
+            }
+            ctx.consume(id);
+            self.counters.cells_received += 1;
+        }
+        self.streams.recycle(released);
+        self.egress.offered(ctx, port);
+        if let Some(at_ps) = self.streams.watch(stream) {
+            ctx.set_timer(at_ps, GAP | stream as u32);
+        }
+    }
+
+    /// Port `port`'s credit timer: issue one credit round robin, unless the port is full.
+    fn issue_credit<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize) {
+        let Some(credit) = self.egress.issue_credit(ctx, port) else {
+            return;
+        };
+        let to = self.addressing.first_host(credit.adapter);
+        let flags = Kind::Credit as u8 | class_flags(credit.class);
+        self.send_control(ctx, credit.from, to, flags, 0);
+        self.egress.arm(ctx, port);
+    }
+
+    /// A control cell reached this adapter: a request for one of its ports' schedulers, or a
+    /// credit for one of its VOQs.
+    fn receive_control<R: Router>(&mut self, ctx: &mut Context<'_, R>, cell: CellId) {
+        let c = ctx.cells[cell];
+        ctx.consume(cell);
+        self.counters.cells_received += 1;
+        let class = class_of(c.flags);
+        if Kind::of(c.flags) == Kind::Request {
+            let port = self.addressing.port_of(c.dst);
+            let on = c.flags & super::REQUEST_ON != 0;
+            self.egress.request(ctx, port, c.src, class, c.seq, on);
+        } else {
+            self.ingress.credit_arrived(c.src, class, ctx.now_ps);
+            self.serve(ctx);
+        }
+    }
+}
+
+#[cfg(test)]
+impl Adapter {
+    /// Its egress's counters, to change (test only).
+    pub(crate) fn egress_counters_mut(&mut self) -> &mut egress::EgressCounters {
+        &mut self.egress.counters
+    }
+}
+
+impl<R: Router> Node<R> for Adapter {
+    fn is_slotted(&self) -> bool {
+        false
+    }
+
+    fn is_sink(&self) -> bool {
+        false
+    }
+
+    fn cells_held(&self) -> u64 {
+        self.uplinks.cells_held() + self.streams.held()
+    }
+
+    fn cell_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId, _: TimePs) {
+        let uplinks = self.uplinks.ports.len();
+        if port >= uplinks {
+            return self.receive_frame(ctx, port - uplinks, cell);
+        }
+        if reach::arrival(self, ctx, port, cell) {
+            return;
+        }
+        match Kind::of(ctx.cells[cell].flags) {
+            Kind::Data => self.receive_data(ctx, cell),
+            Kind::Request | Kind::Credit => self.receive_control(ctx, cell),
+            Kind::Reach => unreachable!("reachability cells are taken on arrival"),
+        }
+    }
+
+    /// An element paused (OFF) or resumed (ON) data on uplink `port`.
+    fn signal_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, signal: FlowSignal) {
+        let paused = matches!(signal, FlowSignal::Off { .. });
+        self.uplinks.ports[port].pause_data(paused);
+        self.uplinks.kick(ctx, port, self.format);
+        self.serve(ctx);
+    }
+
+    fn tick(&mut self, _: &mut Context<'_, R>) -> Option<TimePs> {
+        None
+    }
+
+    fn timer(&mut self, ctx: &mut Context<'_, R>, tag: u32) {
+        if reach::is_reach_tag(tag) {
+            return reach::timer(self, ctx, tag);
+        }
+        let index = (tag & INDEX) as usize;
+        match tag & !INDEX {
+            UPLINK => {
+                self.uplinks.kick(ctx, index, self.format);
+                self.serve(ctx);
+            }
+            SOURCE => {
+                let (packet, class) = self.sources.generate(ctx, index);
+                self.enqueue(ctx, packet, class);
+            }
+            FLOW_ARRIVES => self.sources.flow_arrives(ctx),
+            FLOW_SENDS => {
+                if let Some(packet) = self.sources.flow_sends(ctx) {
+                    self.enqueue(ctx, packet, 0);
+                }
+            }
+            GAP => self.gap_timer(ctx, index),
+            REFRESH => self.refresh_request(ctx, index as u32),
+            EGRESS => {
+                let cable = self.uplinks.ports.len() + index;
+                self.egress.done(ctx, index, cable);
+            }
+            _ => self.issue_credit(ctx, index),
+        }
+    }
+}
+
+impl ReachDevice for Adapter {
+    fn reach(&mut self) -> Option<&mut DeviceReach> {
+        self.reach.as_mut()
+    }
+
+    fn fabric_ports(&self) -> usize {
+        self.uplinks.ports.len()
+    }
+
+    fn queue_control<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId) {
+        self.uplinks.push(ctx, port, cell, None);
+        self.uplinks.kick(ctx, port, self.format);
+    }
+
+    fn flush<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize, loss: Loss) {
+        let reach = self.reach.as_mut().expect("only reachability flushes");
+        let uplink = &mut self.uplinks.ports[port];
+        let lost = reach::flush_port(ctx, &mut reach.counters, uplink, loss);
+        self.uplinks.lost(lost);
+        self.serve(ctx);
+    }
+
+    fn release<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize) {
+        self.uplinks.ports[port].pause_data(false);
+        self.uplinks.kick(ctx, port, self.format);
+        self.serve(ctx);
+    }
+
+    /// Adapters do not fail (a scenario may fail elements only).
+    fn reset(&mut self) {}
+}

@@ -1,0 +1,134 @@
+//! The `[reachability]` section and the scripted `failures` of a Stardust scenario (Zilberman et
+//! al., NSDI '19, §4.2, §5.9, App. E): the keys, their checks, and the keys static tables leave
+//! unread.
+
+use serde::{Deserialize, Serialize};
+
+use crate::blocks::reachability::MAX_SLICE_ADAPTERS;
+use crate::scenario::{invalid, ScenarioError, UnusedKeys};
+
+/// Where reachability tables come from.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ReachMode {
+    /// Computed from the topology before the run; no messages (runs without failures).
+    #[default]
+    Static,
+    /// Kept by reachability messages on every fabric link (§4.2), starting converged.
+    Messages,
+}
+
+/// Reachability tables.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReachabilityConfig {
+    /// Static tables, or tables kept by messages (needed for failures).
+    pub mode: ReachMode,
+    /// Time between a device's reachability messages on a link (t' of App. E: 10 µs).
+    pub interval_ns: f64,
+    /// Adapters a message's bitmap covers (b of App. E is 128; at most 64 here, since the
+    /// bitmap travels in one 64-bit word; a full table takes M = adapters / b messages).
+    pub slice_adapters: u32,
+    /// Agreeing intervals before a link or a table entry changes state (th of App. E: 3).
+    pub threshold: u32,
+    /// A VOQ that has waited this long for a credit asks again: with failures, a request (or
+    /// every credit answering it) can be lost, and the paper does not say how a VOQ recovers
+    /// (reading R1 names periodic reports). 1 ms is far above any credit wait of a healthy
+    /// fabric. Messages mode only (static tables mean no failures, so nothing is lost).
+    pub request_refresh_ns: f64,
+}
+
+impl Default for ReachabilityConfig {
+    fn default() -> Self {
+        ReachabilityConfig {
+            mode: ReachMode::Static,
+            interval_ns: 10_000.0,
+            slice_adapters: 64,
+            threshold: 3,
+            request_refresh_ns: 1_000_000.0,
+        }
+    }
+}
+
+/// A scripted failure: a cable cut (both directions lose their signal at once) or a fabric
+/// element failing, at a time, and optionally its repair.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FailureConfig {
+    /// When it fails, in nanoseconds from the start.
+    pub at_ns: f64,
+    /// The switch of the topology (its number in the topology's numbering).
+    pub switch: u32,
+    /// The port of `switch` whose cable is cut; absent: the switch itself fails (it must be a
+    /// fabric element).
+    pub port: Option<u32>,
+    /// When it is repaired; absent: never.
+    pub restore_ns: Option<f64>,
+}
+
+impl ReachabilityConfig {
+    /// Reachability and failures, as far as they can be checked without the topology (the
+    /// switches and ports failures name are checked when the fabric is built).
+    pub fn validate(&self, failures: &[FailureConfig]) -> Result<(), ScenarioError> {
+        let r = self;
+        if !(r.interval_ns.is_finite() && r.interval_ns >= 1.0) {
+            return Err(invalid(
+                "reachability.interval_ns",
+                "expected at least 1 nanosecond",
+            ));
+        }
+        if !(1..=MAX_SLICE_ADAPTERS).contains(&r.slice_adapters) {
+            return Err(invalid(
+                "reachability.slice_adapters",
+                format!("expected 1 to {MAX_SLICE_ADAPTERS}"),
+            ));
+        }
+        if r.threshold == 0 {
+            return Err(invalid("reachability.threshold", "expected at least 1"));
+        }
+        if !(r.request_refresh_ns.is_finite() && r.request_refresh_ns >= 1.0) {
+            return Err(invalid(
+                "reachability.request_refresh_ns",
+                "expected at least 1 nanosecond",
+            ));
+        }
+        if !failures.is_empty() && r.mode != ReachMode::Messages {
+            return Err(invalid(
+                "failures",
+                "scripted failures need reachability.mode = \"messages\" (static tables cannot notice them)",
+            ));
+        }
+        for (i, f) in failures.iter().enumerate() {
+            if !(f.at_ns.is_finite() && f.at_ns >= 0.0) {
+                return Err(invalid(
+                    &format!("failures[{i}].at_ns"),
+                    "expected 0 or more nanoseconds",
+                ));
+            }
+            if let Some(restore_ns) = f.restore_ns {
+                if !(restore_ns.is_finite() && restore_ns > f.at_ns) {
+                    return Err(invalid(
+                        &format!("failures[{i}].restore_ns"),
+                        format!("expected a time after failures[{i}].at_ns ({} ns)", f.at_ns),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds the keys static tables do not read.
+    pub fn unused(&self, unused: &mut UnusedKeys) {
+        if self.mode == ReachMode::Static {
+            unused.add(
+                &[
+                    "reachability.interval_ns",
+                    "reachability.slice_adapters",
+                    "reachability.threshold",
+                ],
+                "reachability.mode",
+                "reachability.mode = \"static\" (no reachability messages)",
+            );
+        }
+    }
+}
