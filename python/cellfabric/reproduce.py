@@ -120,18 +120,18 @@ REPRODUCTIONS: dict[str, Reproduction] = {
         "pressure), B3 (output buffers) and B4 (Clint's global schedule), bursty and not (the figure is "
         "not in the report's text; Table 2 gives B4's numbers)",
         {"fig8": _clint_curves("bulk", ["B1", "B2", "B3", "B4"], CLINT_BULK_LOADS)},
-        wall_s=75),
+        wall_s=27),
     "clint-fig9": Reproduction(
         "Clint Fig. 9: mean quick latency against load, Q1 (requests dropped by acknowledgments) and Q2 "
         "(interleaved), bursty and not (Table 2 gives Q2's numbers at 0.1 and 0.3)",
         {"fig9": _clint_curves("quick", ["Q1", "Q2"], CLINT_QUICK_LOADS)},
-        wall_s=30),
+        wall_s=41),
     "clint-fig10": Reproduction(
         "Clint Fig. 10: quick-channel collision rates against load (collision_rate, and "
         "ack_collision_rate for collisions with acknowledgments), Q1 and Q2: Fig. 9's runs, whose "
         "summaries hold both rates (the figure is not in the report's text: no number to compare)",
         {"fig10": _clint_curves("quick", ["Q1", "Q2"], CLINT_QUICK_LOADS)},
-        wall_s=30),
+        wall_s=41),
     "stardust-fig7": Reproduction(
         "Stardust (Zilberman, Bracha & Schzukin, NSDI '19) §5.2, Fig. 7: two 100GE ports behind "
         "one element, pull (credits) against push; the paper gives pull's 100G per port",
