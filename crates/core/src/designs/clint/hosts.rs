@@ -54,7 +54,7 @@ impl Clint {
     pub(super) fn generate(&mut self, node: u16) {
         let n = node as usize;
         let rng = &mut self.sources[n];
-        let burst = rng.gen_range(1..=self.burst_max_packets);
+        let burst = rng.gen_range(1..=self.workload.burst_max_packets);
         let other = rng.gen_range(0..self.nics.len() as u16 - 1);
         let dst = if other >= node { other + 1 } else { other };
         for _ in 0..burst {

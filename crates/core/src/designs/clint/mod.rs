@@ -146,18 +146,24 @@ struct Latencies {
     end_to_end: LatencyHistogram,
 }
 
+/// What each node's packet generator makes (§4.1).
+struct Workload {
+    intervals: IntervalLaw,
+    /// Longest burst (1 without bursts).
+    burst_max_packets: u32,
+    /// The configured offered load, a fraction of link bandwidth.
+    offered_load: f64,
+}
+
 /// A Clint run.
 pub struct Clint {
     arch: Architecture,
     seed: u64,
     t: Timing,
     request_ps: TimePs,
-    intervals: IntervalLaw,
-    burst_max_packets: u32,
+    workload: Workload,
     buses: HostBuses,
     errors: LinkErrors,
-    /// The configured offered load, a fraction of link bandwidth.
-    offered_load: f64,
     warmup_ps: TimePs,
     end_ps: TimePs,
     now_ps: TimePs,
@@ -209,11 +215,14 @@ pub fn build(json: &str) -> Result<Clint, ScenarioError> {
         seed: c.run.seed,
         t,
         request_ps,
-        intervals: IntervalLaw::new(
-            c.traffic.intervals,
-            request_ps as f64 * mean_burst / c.traffic.load,
-        ),
-        burst_max_packets,
+        workload: Workload {
+            intervals: IntervalLaw::new(
+                c.traffic.intervals,
+                request_ps as f64 * mean_burst / c.traffic.load,
+            ),
+            burst_max_packets,
+            offered_load: c.traffic.load,
+        },
         buses: HostBuses::new(
             n,
             c.nic.pci_gbps,
@@ -226,7 +235,6 @@ pub fn build(json: &str) -> Result<Clint, ScenarioError> {
             c.nic.host_receive_ns,
         ),
         errors: LinkErrors::new(c.run.seed, c.bulk.bit_error_rate, c.quick.bit_error_rate),
-        offered_load: c.traffic.load,
         warmup_ps: c.run.warmup_ps(),
         end_ps: c.run.end_ps(),
         now_ps: 0,
@@ -345,7 +353,7 @@ impl Clint {
     }
 
     fn interval_ps(&mut self, node: usize) -> TimePs {
-        self.intervals.draw_ps(&mut self.sources[node])
+        self.workload.intervals.draw_ps(&mut self.sources[node])
     }
 
     fn dispatch(&mut self, event: Event) {

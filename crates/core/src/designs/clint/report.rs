@@ -172,7 +172,7 @@ impl Clint {
             architecture: self.arch.name(),
             seed: self.seed,
             nodes: self.nodes() as u32,
-            offered_load: self.offered_load,
+            offered_load: self.workload.offered_load,
             injected_load: per_link(c.generated_measured),
             throughput: per_link(c.delivered_measured),
             latency_ns: self.latency.first.percentiles().scaled(PS_PER_NS as f64),
