@@ -27,13 +27,15 @@ def test_list_names_every_reproduction_with_its_runs_and_time():
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert [line.split()[0] for line in lines] == [
-        "classic-hol", "rifl-table1", "rifl-fig5", "clint-table2", "stardust-fig7", "stardust-fig10a",
+        "classic-hol", "rifl-table1", "rifl-fig5", "clint-table2", "clint-fig8", "clint-fig9",
+        "clint-fig10", "stardust-fig7", "stardust-fig10a",
         "stardust-fig10c", "stardust-fig12", "baselines-fig10"]
     assert "16 runs, about 31 s on one core" in lines[1]
     runs = {line.split()[0]: line.split(" runs, about ")[0].split()[-1] for line in lines}
     assert [runs[n] for n in ("stardust-fig7", "stardust-fig10a", "stardust-fig10c", "stardust-fig12",
                               "baselines-fig10")] == ["2", "4", "4", "2", "2"]
     assert "2 runs, about 33 s on one core: Stardust Fig. 10 (§6.3) baselines" in lines[-1]
+    assert [runs[n] for n in ("clint-fig8", "clint-fig9", "clint-fig10")] == ["80", "32", "32"]
 
 
 def test_a_bad_name_is_refused_with_status_2(tmp_path: Path):
@@ -85,6 +87,17 @@ def test_clint_table2_short_writes_both_channels_and_one_report(tmp_path: Path):
         assert len(runs) == 20 and (runs["status"] == "ok").all()
     page = (out / "report.html").read_text()
     assert "<h2>bulk</h2>" in page and "<h2>quick</h2>" in page and "Table 2: quick channel" in page
+
+
+def test_clint_fig9_short_runs_both_quick_channels_beside_table2(tmp_path: Path):
+    out = tmp_path / "fig9"
+    done = cli("reproduce", "clint-fig9", "--out", str(out), "--jobs", "2",
+               "--set", "run.duration_ns=400000", "--set", "run.warmup_ns=40000")  # 1/100 of the runs
+    assert done.returncode == 0, done.stderr
+    points = pd.read_parquet(out / "points.parquet")
+    assert len(points) == 32 and set(points["channel.architecture"]) == {"Q1", "Q2"}
+    assert {"collision_rate", "ack_collision_rate"} <= set(points.columns)  # Fig. 10's rates
+    assert "Table 2: quick channel" in (out / "report.html").read_text()
 
 
 def reproduced(name: str, out: Path, *settings: str) -> tuple[pd.DataFrame, pd.DataFrame, str]:

@@ -78,6 +78,16 @@ def _clint_part(channel: str, architecture: str) -> Part:
                 {"channel.architecture": architecture})
 
 
+# Clint's Fig. 8-10 (Eberle and Gura 2002, §4.2): the loads docs/validation/clint.md tables.
+CLINT_BULK_LOADS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95]
+CLINT_QUICK_LOADS = [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4]
+
+
+def _clint_curves(channel: str, architectures: list[str], loads: list[float]) -> Part:
+    return Part(f"clint/{channel}.toml", {"channel.architecture": architectures, "traffic.load": loads,
+                                          "traffic.bursty": [False, True]})
+
+
 REPRODUCTIONS: dict[str, Reproduction] = {
     "classic-hol": Reproduction(
         "Head-of-line blocking: saturation throughput of a FIFO input-queued switch against its "
@@ -105,6 +115,23 @@ REPRODUCTIONS: dict[str, Reproduction] = {
         "channel (Q2), both readings of §4.1's injection intervals",
         {"bulk": _clint_part("bulk", "B4"), "quick": _clint_part("quick", "Q2")},
         wall_s=8),
+    "clint-fig8": Reproduction(
+        "Clint (Eberle and Gura 2002, §4.2) Fig. 8: mean bulk latency against load, B1 (drop), B2 (back "
+        "pressure), B3 (output buffers) and B4 (Clint's global schedule), bursty and not (the figure is "
+        "not in the report's text; Table 2 gives B4's numbers)",
+        {"fig8": _clint_curves("bulk", ["B1", "B2", "B3", "B4"], CLINT_BULK_LOADS)},
+        wall_s=27),
+    "clint-fig9": Reproduction(
+        "Clint Fig. 9: mean quick latency against load, Q1 (requests dropped by acknowledgments) and Q2 "
+        "(interleaved), bursty and not (Table 2 gives Q2's numbers at 0.1 and 0.3)",
+        {"fig9": _clint_curves("quick", ["Q1", "Q2"], CLINT_QUICK_LOADS)},
+        wall_s=41),
+    "clint-fig10": Reproduction(
+        "Clint Fig. 10: quick-channel collision rates against load (collision_rate, and "
+        "ack_collision_rate for collisions with acknowledgments), Q1 and Q2: Fig. 9's runs, whose "
+        "summaries hold both rates (the figure is not in the report's text: no number to compare)",
+        {"fig10": _clint_curves("quick", ["Q1", "Q2"], CLINT_QUICK_LOADS)},
+        wall_s=41),
     "stardust-fig7": Reproduction(
         "Stardust (Zilberman, Bracha & Schzukin, NSDI '19) §5.2, Fig. 7: two 100GE ports behind "
         "one element, pull (credits) against push; the paper gives pull's 100G per port",

@@ -47,6 +47,10 @@ pub mod stream_kind {
     pub const LINK_STUDY_DRAIN: u32 = 12;
     /// A Clint node's packet generator.
     pub const CLINT_SOURCE: u32 = 20;
+    /// A Clint channel's bit errors.
+    pub const CLINT_ERRORS: u32 = 21;
+    /// The bulk schedule Clint's quick runs draw for bulk acknowledgment packets.
+    pub const CLINT_BULK_ACKS: u32 = 22;
     /// A Stardust fabric adapter (its hosts' start times).
     pub const STARDUST_ADAPTER: u32 = 30;
     /// The phase of a Stardust device's reachability messages.

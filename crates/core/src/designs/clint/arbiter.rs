@@ -15,6 +15,10 @@ pub struct BulkArbiter {
     enabled: Vec<PortSet>,
     /// The schedule: each node's granted target, or `UNMATCHED`.
     grants: Vec<u16>,
+    /// The request vectors the schedule is computed from (reused).
+    considered: Vec<PortSet>,
+    /// Initiators no target accepts.
+    disabled: PortSet,
 }
 
 impl BulkArbiter {
@@ -25,6 +29,8 @@ impl BulkArbiter {
             heard: vec![PortSet::EMPTY; nodes],
             enabled: vec![PortSet::below(nodes).without(disabled); nodes],
             grants: vec![0; nodes],
+            considered: vec![PortSet::EMPTY; nodes],
+            disabled,
         }
     }
 
@@ -33,10 +39,23 @@ impl BulkArbiter {
         self.heard[node as usize] = requests;
     }
 
-    /// Computes the schedule from the configuration packets heard.
-    pub fn arbitrate(&mut self) {
+    /// Computes the schedule from the configuration packets heard, leaving out the inputs and
+    /// outputs `busy` with speculative transfers that reach into the scheduled slot.
+    pub fn arbitrate(&mut self, busy_inputs: PortSet, busy_outputs: PortSet) {
+        for (node, considered) in self.considered.iter_mut().enumerate() {
+            *considered = if busy_inputs.contains(node) {
+                PortSet::EMPTY
+            } else {
+                self.heard[node].without(busy_outputs)
+            };
+        }
         self.lcf
-            .schedule(&self.heard, &self.enabled, &mut self.grants);
+            .schedule(&self.considered, &self.enabled, &mut self.grants);
+    }
+
+    /// True when every target's enable vector names `initiator`.
+    pub fn enabled(&self, initiator: u16) -> bool {
+        !self.disabled.contains(initiator as usize)
     }
 
     /// The target the last schedule grants `node` (or `UNMATCHED`), for its grant packet.

@@ -169,6 +169,14 @@ pub struct NicConfig {
     /// What a target does with a request ahead of a missing one of its pair: `selective` holds
     /// it in a receive buffer, `go_back_n` NAKs it.
     pub retransmission: Retransmission,
+    /// The PCI bus between host and NIC (§3.1), in Gbit/s: the NIC fetches each message from
+    /// host memory into a send buffer and writes each received one into host memory over it,
+    /// one transfer at a time. Absent: transfers take no time, as in the paper's simulation
+    /// (§4.1); a 64-bit bus at the NIC's 66 MHz PCI clock (§3.5) carries 4.224.
+    pub pci_gbps: Option<f64>,
+    /// Fixed cost of each PCI transfer (arbitration, address phase, the IOMMU's translation),
+    /// added to its bytes' time; read only with `nic.pci_gbps`.
+    pub pci_overhead_ns: u64,
 }
 
 impl Default for NicConfig {
@@ -183,6 +191,8 @@ impl Default for NicConfig {
             bulk_timeout_ns: None,
             quick_timeout_ns: 2_000,
             retransmission: Retransmission::Selective,
+            pci_gbps: None,
+            pci_overhead_ns: 0,
         }
     }
 }
@@ -204,6 +214,14 @@ pub struct BulkConfig {
     pub output_buffers: u32,
     /// Initiators every target's enable vector excludes (never granted).
     pub disabled_initiators: Vec<u32>,
+    /// Bit error rate of every bulk link, per line bit (10 per byte with 8B/10B, §2): a request
+    /// with an error fails its CRC at the target, which returns no acknowledgment (§3.3). The
+    /// paper's simulation assumes none (§4.2).
+    pub bit_error_rate: f64,
+    /// B4: a node without a grant may send a ready request at once, unscheduled, over a
+    /// connection the current slot leaves idle; the arbiter keeps its input and output out of
+    /// the next slot's schedule (our reading of the speculative scheduling §4.2 mentions).
+    pub speculative: bool,
 }
 
 impl Default for BulkConfig {
@@ -215,6 +233,8 @@ impl Default for BulkConfig {
             arbiter_ns: 1_000,
             output_buffers: 16,
             disabled_initiators: Vec::new(),
+            bit_error_rate: 0.0,
+            speculative: false,
         }
     }
 }
@@ -227,6 +247,33 @@ pub struct QuickConfig {
     pub rate_gbps: f64,
     /// Forwarding delay of the pipelined switch (90 ns).
     pub switch_delay_ns: u64,
+    /// Bit error rate of every quick link, per line bit (10 per byte with 8B/10B): requests,
+    /// acknowledgments and scheduling packets with an error fail their CRC and are discarded.
+    pub bit_error_rate: f64,
+    /// Initiators every target's quick enable vector excludes (§3.3: "separate enable vectors
+    /// are provided for the quick and the bulk channel"): the quick switch drops their requests.
+    pub disabled_initiators: Vec<u32>,
+    /// Q1/Q2: how the bulk channel's packets on the quick channel are modelled. `windows`: as
+    /// the paper's simulation does (§4.2, "a reduction of the available bandwidth"), fixed
+    /// windows every slot that no quick packet may overlap; `packets`: configuration and grant
+    /// packets keep their fixed times (nodes avoid them, §3.3), and bulk acknowledgments are
+    /// packets through the quick switch, along a random matching each slot.
+    pub bulk_packets: BulkPackets,
+    /// With `quick.bulk_packets = "packets"`: the fraction of slots in which each node receives a
+    /// bulk request and so sends a bulk acknowledgment (1: the fully loaded bulk channel the
+    /// windows assume).
+    pub bulk_load: f64,
+}
+
+/// How the bulk channel's packets on the quick channel are modelled in quick runs.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum BulkPackets {
+    /// Fixed windows every slot (the paper's simulation).
+    #[default]
+    Windows,
+    /// Bulk acknowledgments as packets through the quick switch.
+    Packets,
 }
 
 impl Default for QuickConfig {
@@ -234,6 +281,10 @@ impl Default for QuickConfig {
         QuickConfig {
             rate_gbps: 0.53,
             switch_delay_ns: 90,
+            bit_error_rate: 0.0,
+            disabled_initiators: Vec::new(),
+            bulk_packets: BulkPackets::Windows,
+            bulk_load: 1.0,
         }
     }
 }
@@ -266,6 +317,7 @@ impl ClintConfig {
                     "nic.bulk_prefetch_per_target",
                     "nic.bulk_receive_buffers",
                     "nic.bulk_timeout_ns",
+                    "bulk.bit_error_rate",
                 ],
                 "channel.architecture",
                 format!("{because} (its data rides the quick channel)"),
@@ -276,6 +328,9 @@ impl ClintConfig {
                     "nic.quick_send_buffers",
                     "nic.quick_receive_buffers",
                     "nic.quick_timeout_ns",
+                    "quick.disabled_initiators",
+                    "quick.bulk_packets",
+                    "quick.bulk_load",
                 ],
                 "channel.architecture",
                 format!("{because} (its data rides the bulk channel)"),
@@ -284,11 +339,26 @@ impl ClintConfig {
         for (key, owner) in [
             ("bulk.output_buffers", Architecture::B3),
             ("bulk.disabled_initiators", Architecture::B4),
+            ("bulk.speculative", Architecture::B4),
         ] {
             if owner != arch {
                 let only = format!("{because} (only {} reads it)", owner.name());
                 unused.add(&[key], "channel.architecture", only);
             }
+        }
+        if self.nic.pci_gbps.is_none() {
+            unused.add(
+                &["nic.pci_overhead_ns"],
+                "nic.pci_gbps",
+                "nic.pci_gbps is absent (PCI transfers take no time)",
+            );
+        }
+        if self.quick.bulk_packets == BulkPackets::Windows {
+            unused.add(
+                &["quick.bulk_load"],
+                "quick.bulk_packets",
+                "quick.bulk_packets = \"windows\" (the windows assume a fully loaded bulk channel)",
+            );
         }
         if !self.traffic.bursty {
             unused.add(
@@ -391,25 +461,64 @@ impl ClintConfig {
                 return Err(invalid(key, "expected a positive value"));
             }
         }
+        self.validate_extensions()
+    }
+
+    /// The keys of the mechanisms beyond the paper's simulation: enable vectors, bit errors,
+    /// PCI transfers, speculative scheduling and bulk packets on the quick channel.
+    fn validate_extensions(&self) -> Result<(), ScenarioError> {
+        let arch = self.channel.architecture;
         let disabled = &self.bulk.disabled_initiators;
-        if !disabled.is_empty() && self.channel.architecture != Architecture::B4 {
+        if !disabled.is_empty() && arch != Architecture::B4 {
             return Err(invalid(
                 "bulk.disabled_initiators",
                 "enable vectors are read by the bulk arbiter: expected channel.architecture = \"B4\"",
             ));
         }
-        if let Some(&bad) = self
-            .bulk
-            .disabled_initiators
-            .iter()
-            .find(|&&i| i >= self.nodes)
-        {
+        if !self.quick.disabled_initiators.is_empty() && !arch.is_quick() {
             return Err(invalid(
-                "bulk.disabled_initiators",
-                format!(
-                    "node {bad} does not exist: expected nodes below {}",
-                    self.nodes
-                ),
+                "quick.disabled_initiators",
+                "the quick enable vectors stop quick requests: expected channel.architecture = \"Q1\" or \"Q2\"",
+            ));
+        }
+        for (key, nodes) in [
+            ("bulk.disabled_initiators", disabled),
+            ("quick.disabled_initiators", &self.quick.disabled_initiators),
+        ] {
+            if let Some(&bad) = nodes.iter().find(|&&i| i >= self.nodes) {
+                return Err(invalid(
+                    key,
+                    format!(
+                        "node {bad} does not exist: expected nodes below {}",
+                        self.nodes
+                    ),
+                ));
+            }
+        }
+        for (key, rate) in [
+            ("bulk.bit_error_rate", self.bulk.bit_error_rate),
+            ("quick.bit_error_rate", self.quick.bit_error_rate),
+        ] {
+            if !(0.0..1.0).contains(&rate) {
+                return Err(invalid(
+                    key,
+                    format!("expected a bit error rate from 0 to below 1, got {rate}"),
+                ));
+            }
+        }
+        if let Some(rate) = self.nic.pci_gbps {
+            if !(rate.is_finite() && rate >= 0.001) {
+                return Err(invalid(
+                    "nic.pci_gbps",
+                    "expected a rate of at least 0.001 Gbit/s",
+                ));
+            }
+        }
+        let bulk_load = self.quick.bulk_load;
+        if !(0.0..=1.0).contains(&bulk_load) {
+            return Err(invalid(
+                "quick.bulk_load",
+                format!("expected a fraction of bulk slots from 0 to 1, got {bulk_load}"),
             ));
         }
         Ok(())

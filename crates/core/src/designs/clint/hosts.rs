@@ -7,8 +7,9 @@ use rand::Rng as _;
 use rand_distr::{Distribution, Geometric};
 
 use super::config::{Architecture, Intervals};
-use super::nic::{Ack, Nic, Packet, Receipt, Transmission};
-use super::timing::CYCLE_PS;
+use super::errors::Channel;
+use super::nic::{Ack, Nic, Packet, Receipt, State, Transmission};
+use super::timing::{bytes, CYCLE_PS};
 use super::{Clint, Event};
 use crate::engine::arena::Id;
 use crate::engine::rng::Rng;
@@ -53,7 +54,7 @@ impl Clint {
     pub(super) fn generate(&mut self, node: u16) {
         let n = node as usize;
         let rng = &mut self.sources[n];
-        let burst = rng.gen_range(1..=self.burst_max_packets);
+        let burst = rng.gen_range(1..=self.workload.burst_max_packets);
         let other = rng.gen_range(0..self.nics.len() as u16 - 1);
         let dst = if other >= node { other + 1 } else { other };
         for _ in 0..burst {
@@ -70,18 +71,40 @@ impl Clint {
         self.schedule(next_ps, Event::Generate(node));
     }
 
-    /// Fills free send buffers and, if any filled, lets the node send.
+    /// Fills free send buffers and, if any filled, lets the node send; over a modelled PCI
+    /// bus each message is ready once its fetch ends.
     pub(super) fn refill(&mut self, node: u16) {
-        if self.nics[node as usize].prefetch(&mut self.packets) > 0 {
-            self.wake_sender(node);
+        let n = node as usize;
+        let fetching = self.buses.modelled();
+        let moved = self.nics[n].prefetch(&mut self.packets, fetching);
+        if moved == 0 {
+            return;
         }
+        if !fetching {
+            self.wake_sender(node);
+            return;
+        }
+        for k in 0..moved {
+            let packet = self.nics[n].newest(moved)[k];
+            let ready_ps = self.buses.transfer(node, self.now_ps);
+            self.schedule(ready_ps, Event::Fetched { node, packet });
+        }
+    }
+
+    /// A message's PCI fetch ended: it is ready in its send buffer.
+    pub(super) fn fetched(&mut self, node: u16, packet: Id<Packet>) {
+        let p = &mut self.packets[packet];
+        debug_assert_eq!(p.state, State::Fetching);
+        p.state = State::Ready;
+        self.wake_sender(node);
     }
 
     /// Something became ready to send at `node`: its data channel may start it.
     pub(super) fn wake_sender(&mut self, node: u16) {
         match self.arch {
             Architecture::B1 | Architecture::B2 | Architecture::B3 => self.bulk_wake(node),
-            Architecture::B4 => {} // waits for the next configuration packet
+            // Waits for the next configuration packet, or speculates.
+            Architecture::B4 => self.bulk_wake(node),
             Architecture::Q1 | Architecture::Q2 => self.quick_wake(node),
         }
     }
@@ -101,10 +124,27 @@ impl Clint {
         tx
     }
 
-    /// A request's last byte reaches target `at`: accept, NAK or acknowledge a duplicate.
+    /// The size of the run's request packets and the channel they cross.
+    fn request_channel(&self) -> (Channel, u64) {
+        if self.arch.is_quick() {
+            (Channel::Quick, bytes::QREQ)
+        } else {
+            (Channel::Bulk, bytes::BREQ)
+        }
+    }
+
+    /// A request's last byte reaches target `at`: accept, NAK or acknowledge a duplicate; one
+    /// that fails its CRC gets no answer (§3.3).
     pub(super) fn request_arrive(&mut self, at: u16, tx: Transmission) {
-        let receipt = self.nics[at as usize].receive(&mut self.packets, tx);
         let measuring = self.measuring();
+        if Nic::current(&self.packets, tx).is_some() {
+            let (channel, size_bytes) = self.request_channel();
+            if self.errors.corrupted(channel, size_bytes, 2) {
+                self.counters.faults.crc_requests += u64::from(measuring);
+                return;
+            }
+        }
+        let receipt = self.nics[at as usize].receive(&mut self.packets, tx);
         let c = &mut self.counters;
         match receipt {
             Receipt::Ignored => return,
@@ -118,24 +158,24 @@ impl Clint {
                     c.held_for_order += u64::from(handed == 0);
                 }
                 if p.generated_ps >= self.warmup_ps {
-                    self.latency.record(p.first_sent_ps - p.generated_ps);
-                    self.latency_accepted.record(p.sent_ps - p.generated_ps);
+                    self.latency.first.record(p.first_sent_ps - p.generated_ps);
+                    self.latency.accepted.record(p.sent_ps - p.generated_ps);
                 }
-                for _ in 0..handed {
-                    self.schedule(self.now_ps + self.host_receive_ps, Event::HostConsume(at));
-                }
+                self.hand_to_host(at);
             }
             Receipt::Duplicate => c.duplicates += u64::from(measuring),
             Receipt::OutOfSequence => c.naks_out_of_sequence += u64::from(measuring),
             Receipt::NoBuffer => c.naks_no_buffer += u64::from(measuring),
         }
         let ok = matches!(receipt, Receipt::Accepted { .. } | Receipt::Duplicate);
-        let to = self.packets[tx.packet].src;
-        let ack = Ack { of: tx, to, ok };
+        let p = self.packets[tx.packet];
+        let ack = Ack {
+            of: tx,
+            to: p.src,
+            ok,
+        };
         if self.arch == Architecture::B4 {
-            // §3.3: the acknowledgment stage is the slot after the transfer.
-            let slot_start_ps = self.now_ps - self.now_ps % self.t.slot_ps;
-            let due_ps = slot_start_ps + self.t.back_offset_ps;
+            let due_ps = self.ack_stage_ps(p.sent_ps, p.speculative);
             debug_assert!(due_ps >= self.now_ps);
             self.schedule(due_ps, Event::AckDue { at, ack });
         } else {
@@ -143,8 +183,38 @@ impl Clint {
         }
     }
 
-    /// An acknowledgment reaches its initiator.
+    /// B4: when the acknowledgment of a request sent at `sent_ps` goes out. §3.3: the
+    /// acknowledgment stage is the slot after the transfer's. A speculative transfer ends in
+    /// the slot after its start, which the arbiter kept its input and output out of; it is
+    /// acknowledged in the stage after that, where no scheduled acknowledgment shares its paths.
+    fn ack_stage_ps(&self, sent_ps: TimePs, speculative: bool) -> TimePs {
+        let slots_later = if speculative { 2 } else { 1 };
+        let transfer_slot_ps = sent_ps - sent_ps % self.t.slot_ps;
+        transfer_slot_ps + slots_later * self.t.slot_ps + self.t.back_offset_ps
+    }
+
+    /// The requests target `at` just handed to its host cross its PCI bus into host memory,
+    /// where the end-to-end latency stops; the host returns each buffer after consuming it.
+    fn hand_to_host(&mut self, at: u16) {
+        let n = at as usize;
+        for k in 0..self.nics[n].handed_generated_ps().len() {
+            let generated_ps = self.nics[n].handed_generated_ps()[k];
+            let in_host_ps = self.buses.transfer(at, self.now_ps);
+            if generated_ps >= self.warmup_ps {
+                self.latency.end_to_end.record(in_host_ps - generated_ps);
+            }
+            let returned_ps = in_host_ps + self.buses.host_receive_ps;
+            self.schedule(returned_ps, Event::HostConsume(at));
+        }
+    }
+
+    /// An acknowledgment reaches its initiator; one that fails its CRC is discarded, and the
+    /// request's timeout will find it missing.
     pub(super) fn ack_arrive(&mut self, ack: Ack) {
+        if self.errors.corrupted(Channel::Quick, bytes::QACK, 2) {
+            self.counters.faults.crc_acks += u64::from(self.measuring());
+            return;
+        }
         let node = ack.to;
         let released = self.nics[node as usize].acknowledge(&mut self.packets, ack);
         if released {

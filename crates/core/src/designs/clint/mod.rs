@@ -20,9 +20,13 @@
 //! - The hosts ([`hosts`]): the workload of §4.1 (uniform destinations, uniformly distributed
 //!   injection intervals or injection instants, optional bursts of 1 to 5 packets) and what a
 //!   node does when a request reaches it, an acknowledgment returns or a timeout fires.
+//! - Beyond the paper's simulation, each off by default: bit errors on both channels caught by
+//!   the CRC ([`errors`]), the hosts' PCI transfers ([`host_bus`]), the quick channel's enable
+//!   vectors, speculative bulk transfers ([`bulk`]) and bulk acknowledgments as packets on the
+//!   quick channel ([`quick`]).
 //! - What a run reports ([`report`]): summary, tables and the packet account; latency runs from
 //!   generation to the start of the packet's transmission out of the send buffer (the first,
-//!   and the accepted one).
+//!   and the accepted one), and end to end, to the message in the target host's memory.
 //!
 //! Each channel is a part with its own state behind an interface ([`bulk::BulkChannel`],
 //! [`quick::QuickChannel`]): it decides what its uplinks and switch do with a packet, and this
@@ -32,6 +36,8 @@
 pub mod arbiter;
 pub mod bulk;
 pub mod config;
+pub mod errors;
+pub mod host_bus;
 pub mod hosts;
 pub mod nic;
 pub mod quick;
@@ -39,22 +45,26 @@ pub mod report;
 pub mod timing;
 
 use crate::blocks::port_set::PortSet;
-use crate::engine::arena::Arena;
+use crate::engine::arena::{Arena, Id};
 use crate::engine::kernel::Model;
 use crate::engine::queue::{CalendarQueue, EventQueue, Origin, Phase};
 use crate::engine::rng::{stream, ComponentId, Rng};
 use crate::engine::stats::LatencyHistogram;
-use crate::engine::time::{TimePs, PS_PER_NS};
+use crate::engine::time::TimePs;
 use crate::scenario::ScenarioError;
 use arbiter::BulkArbiter;
 use bulk::{BulkChannel, BulkMove};
-use config::Architecture;
 pub use config::ClintConfig;
+use config::{Architecture, BulkPackets};
+use errors::LinkErrors;
+use host_bus::HostBuses;
 use hosts::IntervalLaw;
 use nic::{Ack, Nic, Packet, Transmission};
+use quick::BulkAckSchedule;
 use quick::{QuickChannel, QuickMove};
-pub use report::{ClintSummary, ClintTables, HistogramTable, NodeTable};
-use timing::{Timing, CYCLE_PS};
+pub use report::SpeculativeCounts;
+pub use report::{ClintSummary, ClintTables, FaultCounts, HistogramTable, NodeTable};
+use timing::{bytes, Timing, CYCLE_PS};
 
 /// The messages of a Clint run; small and `Copy`.
 #[derive(Clone, Copy, Debug)]
@@ -73,6 +83,10 @@ pub enum Event {
     RequestArrive { at: u16, tx: Transmission },
     /// A node's quick uplink may start a packet.
     QuickWake(u16),
+    /// A message fetched over its node's PCI bus is in its send buffer, ready to go.
+    Fetched { node: u16, packet: Id<Packet> },
+    /// Quick runs with bulk packets: the bulk acknowledgment stage of a slot begins.
+    BulkAcks,
     /// A quick packet's head reaches its switch output.
     QuickHead(QuickMove),
     /// The quick switch decides the heads of this instant.
@@ -118,6 +132,27 @@ struct Counters {
     out_of_order: u64,
     timeouts: u64,
     naks_received: u64,
+    faults: FaultCounts,
+    speculative: SpeculativeCounts,
+}
+
+/// The latency distributions of a run.
+struct Latencies {
+    /// To the first transmission out of the send buffer (the paper's, §4.1).
+    first: LatencyHistogram,
+    /// To the transmission the target accepted.
+    accepted: LatencyHistogram,
+    /// To the message in the target host's memory.
+    end_to_end: LatencyHistogram,
+}
+
+/// What each node's packet generator makes (§4.1).
+struct Workload {
+    intervals: IntervalLaw,
+    /// Longest burst (1 without bursts).
+    burst_max_packets: u32,
+    /// The configured offered load, a fraction of link bandwidth.
+    offered_load: f64,
 }
 
 /// A Clint run.
@@ -126,11 +161,9 @@ pub struct Clint {
     seed: u64,
     t: Timing,
     request_ps: TimePs,
-    intervals: IntervalLaw,
-    burst_max_packets: u32,
-    host_receive_ps: TimePs,
-    /// The configured offered load, a fraction of link bandwidth.
-    offered_load: f64,
+    workload: Workload,
+    buses: HostBuses,
+    errors: LinkErrors,
     warmup_ps: TimePs,
     end_ps: TimePs,
     now_ps: TimePs,
@@ -141,8 +174,7 @@ pub struct Clint {
     bulk: BulkChannel,
     quick: QuickChannel,
     arbiter: BulkArbiter,
-    latency: LatencyHistogram,
-    latency_accepted: LatencyHistogram,
+    latency: Latencies,
     counters: Counters,
     node_table: NodeTable,
 }
@@ -183,13 +215,26 @@ pub fn build(json: &str) -> Result<Clint, ScenarioError> {
         seed: c.run.seed,
         t,
         request_ps,
-        intervals: IntervalLaw::new(
-            c.traffic.intervals,
-            request_ps as f64 * mean_burst / c.traffic.load,
+        workload: Workload {
+            intervals: IntervalLaw::new(
+                c.traffic.intervals,
+                request_ps as f64 * mean_burst / c.traffic.load,
+            ),
+            burst_max_packets,
+            offered_load: c.traffic.load,
+        },
+        buses: HostBuses::new(
+            n,
+            c.nic.pci_gbps,
+            c.nic.pci_overhead_ns,
+            if arch.is_quick() {
+                bytes::QREQ
+            } else {
+                bytes::BREQ
+            },
+            c.nic.host_receive_ns,
         ),
-        burst_max_packets,
-        host_receive_ps: c.nic.host_receive_ns * PS_PER_NS,
-        offered_load: c.traffic.load,
+        errors: LinkErrors::new(c.run.seed, c.bulk.bit_error_rate, c.quick.bit_error_rate),
         warmup_ps: c.run.warmup_ps(),
         end_ps: c.run.end_ps(),
         now_ps: 0,
@@ -216,11 +261,30 @@ pub fn build(json: &str) -> Result<Clint, ScenarioError> {
                 stream(c.run.seed, id)
             })
             .collect(),
-        bulk: BulkChannel::new(n, arch, c.bulk.output_buffers),
-        quick: QuickChannel::new(n, arch, arch.is_quick().then(|| t.reserved_windows())),
+        bulk: BulkChannel::new(n, arch, c.bulk.output_buffers, c.bulk.speculative),
+        quick: QuickChannel::new(
+            n,
+            arch,
+            arch.is_quick()
+                .then(|| t.reserved_windows(c.quick.bulk_packets == BulkPackets::Windows)),
+        )
+        .with_disabled(
+            c.quick
+                .disabled_initiators
+                .iter()
+                .map(|&i| i as usize)
+                .collect(),
+        )
+        .with_bulk_acks(
+            (arch.is_quick() && c.quick.bulk_packets == BulkPackets::Packets)
+                .then(|| BulkAckSchedule::new(n, c.run.seed, c.quick.bulk_load)),
+        ),
         arbiter: BulkArbiter::new(n, disabled),
-        latency: LatencyHistogram::new(),
-        latency_accepted: LatencyHistogram::new(),
+        latency: Latencies {
+            first: LatencyHistogram::new(),
+            accepted: LatencyHistogram::new(),
+            end_to_end: LatencyHistogram::new(),
+        },
         counters: Counters::default(),
         node_table: NodeTable {
             node: (0..n as u32).collect(),
@@ -235,6 +299,9 @@ pub fn build(json: &str) -> Result<Clint, ScenarioError> {
     }
     if arch == Architecture::B4 {
         sim.schedule_clock(sim.t.cfg_offset_ps, Event::Configure);
+    }
+    if sim.quick.has_bulk_acks() {
+        sim.schedule_clock(sim.t.back_offset_ps, Event::BulkAcks);
     }
     Ok(sim)
 }
@@ -269,20 +336,24 @@ impl Clint {
             | Event::BulkWake(node)
             | Event::QuickWake(node)
             | Event::HostConsume(node)
+            | Event::Fetched { node, .. }
             | Event::AckDue { at: node, .. } => node as Origin,
             Event::BulkHead(m) => m.from as Origin,
             Event::QuickHead(m) => m.from as Origin,
             Event::Timeout(tx) => self.packets[tx.packet].src as Origin,
             Event::BulkResolve | Event::BulkFree(_) => bulk_switch,
             Event::RequestArrive { .. } if !self.arch.is_quick() => bulk_switch,
-            Event::RequestArrive { .. } | Event::QuickResolve | Event::AckArrive(_) => quick_switch,
+            Event::RequestArrive { .. }
+            | Event::QuickResolve
+            | Event::AckArrive(_)
+            | Event::BulkAcks => quick_switch,
             Event::Configure | Event::Arbitrate | Event::Grant { .. } => arbiter,
             Event::Configuration { node, .. } => node as Origin,
         }
     }
 
     fn interval_ps(&mut self, node: usize) -> TimePs {
-        self.intervals.draw_ps(&mut self.sources[node])
+        self.workload.intervals.draw_ps(&mut self.sources[node])
     }
 
     fn dispatch(&mut self, event: Event) {
@@ -294,6 +365,8 @@ impl Clint {
             Event::BulkFree(output) => self.bulk_free(output),
             Event::RequestArrive { at, tx } => self.request_arrive(at, tx),
             Event::QuickWake(node) => self.quick_wake(node),
+            Event::Fetched { node, packet } => self.fetched(node, packet),
+            Event::BulkAcks => self.bulk_acks(),
             Event::QuickHead(head) => self.quick_head(head),
             Event::QuickResolve => self.quick_resolve(),
             Event::AckArrive(ack) => self.ack_arrive(ack),
@@ -344,6 +417,9 @@ impl Model for Clint {
         format!("{} packets undelivered, none transmitted", self.in_flight())
     }
 }
+
+#[cfg(test)]
+mod mechanism_tests;
 
 #[cfg(test)]
 mod tests {

@@ -19,6 +19,8 @@ use crate::engine::time::TimePs;
 pub enum State {
     /// In the host queue.
     Queued,
+    /// In a send buffer, still coming over the PCI bus.
+    Fetching,
     /// In a send buffer, to be sent (again).
     Ready,
     /// Sent; waiting for its acknowledgment.
@@ -44,6 +46,8 @@ pub struct Packet {
     pub attempt: u32,
     /// Set when the current transmission is cut off in the switch.
     pub lost: bool,
+    /// The current transmission was sent speculatively, unscheduled (B4).
+    pub speculative: bool,
     /// Accepted by the target.
     pub delivered: bool,
     /// Where it is.
@@ -67,6 +71,7 @@ impl Packet {
             seq: 0,
             attempt: 0,
             lost: false,
+            speculative: false,
             delivered: false,
             state: State::Queued,
             generated_ps,
@@ -125,6 +130,8 @@ struct Reorder {
     held: u64,
     /// Pair index of each held request, by sequence number modulo the window.
     pair_index: [u32; REORDER_WINDOW as usize],
+    /// Generation time of each held request, by sequence number modulo the window.
+    generated_ps: [TimePs; REORDER_WINDOW as usize],
     /// Pair index of the last request handed to the host.
     last_handed: Option<u32>,
 }
@@ -135,6 +142,7 @@ impl Default for Reorder {
             expected_seq: 0,
             held: 0,
             pair_index: [0; REORDER_WINDOW as usize],
+            generated_ps: [0; REORDER_WINDOW as usize],
             last_handed: None,
         }
     }
@@ -181,6 +189,9 @@ pub struct Nic {
     reorder: Vec<Reorder>,
     /// Target side: initiators with requests held behind a missing one.
     pairs_with_gaps: u32,
+    /// Target side: generation times of the requests the last [`Nic::receive`] handed to the
+    /// host, in order.
+    handed_generated_ps: Vec<TimePs>,
     /// Free receive buffers.
     pub receive_free: u32,
     /// Acknowledgments waiting for the quick uplink.
@@ -211,6 +222,7 @@ impl Nic {
             retransmission,
             reorder: vec![Reorder::default(); nodes],
             pairs_with_gaps: 0,
+            handed_generated_ps: Vec::with_capacity(REORDER_WINDOW as usize),
             receive_free: receive_buffers,
             acks: std::collections::VecDeque::with_capacity(nodes),
             released_undelivered: 0,
@@ -227,8 +239,9 @@ impl Nic {
     }
 
     /// Fills free send buffers from the host queue, oldest message first among targets below
-    /// their cap; returns how many moved.
-    pub fn prefetch(&mut self, packets: &mut Arena<Packet>) -> usize {
+    /// their cap; returns how many moved. They are ready to send, or (`fetching`) still to come
+    /// over the PCI bus: [`Nic::newest`] names them.
+    pub fn prefetch(&mut self, packets: &mut Arena<Packet>, fetching: bool) -> usize {
         let mut moved = 0;
         while self.send.len() < self.send_capacity {
             let oldest = (0..self.host.len())
@@ -241,13 +254,22 @@ impl Nic {
                 .expect("queue has a front");
             let packet = &mut packets[id];
             packet.seq = self.next_seq[t];
-            packet.state = State::Ready;
+            packet.state = if fetching {
+                State::Fetching
+            } else {
+                State::Ready
+            };
             self.next_seq[t] += 1;
             self.send_per_target[t] += 1;
             self.send.push(id);
             moved += 1;
         }
         moved
+    }
+
+    /// The `count` packets that entered send buffers last, oldest first.
+    pub fn newest(&self, count: usize) -> &[Id<Packet>] {
+        &self.send[self.send.len() - count..]
     }
 
     /// The oldest send buffer ready to go (to `dst` only, if given).
@@ -278,6 +300,7 @@ impl Nic {
         }
         p.attempt += 1;
         p.lost = false;
+        p.speculative = false;
         p.sent_ps = now_ps;
         Transmission {
             packet: id,
@@ -302,7 +325,8 @@ impl Nic {
         let Some(p) = Nic::current(packets, t) else {
             return Receipt::Ignored;
         };
-        let (seq, pair_index) = (p.seq, p.pair_index);
+        let (seq, pair_index, generated_ps) = (p.seq, p.pair_index, p.generated_ps);
+        self.handed_generated_ps.clear();
         let pair = &mut self.reorder[p.src as usize];
         if seq < pair.expected_seq {
             return Receipt::Duplicate;
@@ -329,9 +353,12 @@ impl Nic {
         packets[t.packet].delivered = true;
         pair.held |= 1 << ahead;
         pair.pair_index[(seq % REORDER_WINDOW) as usize] = pair_index;
+        pair.generated_ps[(seq % REORDER_WINDOW) as usize] = generated_ps;
         let (mut handed, mut in_order) = (0, true);
         while pair.held & 1 != 0 {
-            let index = pair.pair_index[(pair.expected_seq % REORDER_WINDOW) as usize];
+            let slot = (pair.expected_seq % REORDER_WINDOW) as usize;
+            let index = pair.pair_index[slot];
+            self.handed_generated_ps.push(pair.generated_ps[slot]);
             in_order &= pair.last_handed.map_or(0, |i| i + 1) == index;
             pair.last_handed = Some(index);
             pair.held >>= 1;
@@ -341,6 +368,11 @@ impl Nic {
         let has_gap = pair.held != 0;
         self.pairs_with_gaps = self.pairs_with_gaps + u32::from(has_gap) - u32::from(had_gap);
         Receipt::Accepted { handed, in_order }
+    }
+
+    /// Generation times of the requests the last [`Nic::receive`] handed to the host.
+    pub fn handed_generated_ps(&self) -> &[TimePs] {
+        &self.handed_generated_ps
     }
 
     /// Initiator side: an acknowledgment arrived. Returns true if it released a send buffer.
@@ -445,7 +477,7 @@ mod tests {
                     let packet = Packet::new(src, 2, u64::from(src) * 4 + serial, 0);
                     pairs.initiators[src as usize].enqueue(&mut pairs.packets, packet);
                 }
-                pairs.initiators[src as usize].prefetch(&mut pairs.packets);
+                pairs.initiators[src as usize].prefetch(&mut pairs.packets, false);
             }
             pairs
         }

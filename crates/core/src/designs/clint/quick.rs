@@ -10,7 +10,20 @@
 //! requests in the switch (both pass) and in the NIC (an acknowledgment goes out at once,
 //! stretching a request being sent).
 //!
-//! In the bulk architectures the quick channel carries the bulk acknowledgments the same way.
+//! In the bulk architectures the quick channel carries the bulk acknowledgments the same way. In
+//! the quick architectures the bulk channel's packets take fixed windows by default, as the
+//! paper's simulation models them (§4.2: "a reduction of the available bandwidth"); with
+//! `quick.bulk_packets = "packets"` the bulk acknowledgments are packets instead
+//! ([`BulkAckSchedule`]): every slot each target acknowledges, with the bulk load's probability,
+//! the initiator a random matching (the inverted schedule, §3.3) pairs it with, at the
+//! acknowledgment stage's time, and the packet meets quick requests in the switch like a quick
+//! acknowledgment does.
+//!
+//! The quick enable vectors (§3.3) name the initiators each target accepts quick packets from;
+//! the switch drops requests from the others, and their initiators' timeouts send them again.
+
+use rand::seq::SliceRandom;
+use rand::Rng as _;
 
 use super::nic::{Ack, Nic, Transmission};
 use super::timing::ReservedWindows;
@@ -18,6 +31,8 @@ use super::{Architecture, Clint, Event};
 use crate::blocks::collision_switch::{
     CollisionSwitch, Contender, Mixing, OnBusy, Priority, Verdict,
 };
+use crate::blocks::port_set::PortSet;
+use crate::engine::rng::{stream, ComponentId, Rng};
 
 use crate::engine::time::TimePs;
 
@@ -28,6 +43,58 @@ pub enum QuickMessage {
     Request(Transmission),
     /// A quick or bulk acknowledgment.
     Ack(Ack),
+    /// A bulk acknowledgment of the bulk traffic a quick run assumes (it acknowledges no
+    /// packet of the run).
+    BulkAck,
+}
+
+/// The bulk acknowledgments of a quick run with `quick.bulk_packets = "packets"`: each slot a
+/// random matching of targets to initiators (the inverted bulk schedule), each target
+/// acknowledging with probability `bulk_load`.
+pub struct BulkAckSchedule {
+    rng: Rng,
+    bulk_load: f64,
+    /// The matching being drawn (reused).
+    matching: Vec<u16>,
+    /// Per target: the initiator its next bulk acknowledgment goes to.
+    due: Vec<Option<u16>>,
+}
+
+impl BulkAckSchedule {
+    /// The schedule of `nodes` nodes, seeded from the run's `seed`.
+    pub fn new(nodes: usize, seed: u64, bulk_load: f64) -> Self {
+        let id = ComponentId {
+            kind: crate::blocks::stream_kind::CLINT_BULK_ACKS,
+            index: 0,
+        };
+        BulkAckSchedule {
+            rng: stream(seed, id),
+            bulk_load,
+            matching: (0..nodes as u16).collect(),
+            due: vec![None; nodes],
+        }
+    }
+
+    /// Draws this slot's acknowledgments: a matching without a node paired with itself (no
+    /// node sends itself a bulk request), each pair kept with the bulk load's probability.
+    fn draw(&mut self) {
+        let BulkAckSchedule {
+            rng,
+            matching,
+            due,
+            bulk_load,
+        } = self;
+        loop {
+            matching.shuffle(rng);
+            if matching.iter().enumerate().all(|(t, &i)| t != i as usize) {
+                break;
+            }
+        }
+        for (target, &initiator) in matching.iter().enumerate() {
+            debug_assert!(due[target].is_none(), "a bulk acknowledgment a slot late");
+            due[target] = rng.gen_bool(*bulk_load).then_some(initiator);
+        }
+    }
 }
 
 /// A quick packet on its way through the quick switch.
@@ -66,6 +133,10 @@ pub struct QuickChannel {
     windows: Option<ReservedWindows>,
     uplinks: Vec<QuickUplink>,
     switch: CollisionSwitch<QuickMove>,
+    /// Initiators whose requests the targets' enable vectors refuse.
+    disabled: PortSet,
+    /// Bulk acknowledgments as packets (quick runs with `quick.bulk_packets = "packets"`).
+    bulk_acks: Option<BulkAckSchedule>,
     /// The verdicts of the instant being resolved (kept to reuse their memory).
     verdicts: Vec<Verdict<QuickMove>>,
 }
@@ -84,8 +155,37 @@ impl QuickChannel {
             windows,
             uplinks: vec![QuickUplink::default(); nodes],
             switch: CollisionSwitch::new(nodes, OnBusy::Drop, mixing),
+            disabled: PortSet::EMPTY,
+            bulk_acks: None,
             verdicts: Vec::with_capacity(nodes),
         }
+    }
+
+    /// The same channel whose targets refuse requests from the `disabled` initiators.
+    pub fn with_disabled(self, disabled: PortSet) -> Self {
+        QuickChannel { disabled, ..self }
+    }
+
+    /// The same channel carrying `bulk_acks` as packets.
+    pub fn with_bulk_acks(self, bulk_acks: Option<BulkAckSchedule>) -> Self {
+        QuickChannel { bulk_acks, ..self }
+    }
+
+    /// True when bulk acknowledgments are packets.
+    pub fn has_bulk_acks(&self) -> bool {
+        self.bulk_acks.is_some()
+    }
+
+    /// Takes `node`'s bulk acknowledgment, if one is due.
+    fn take_bulk_ack(&mut self, node: u16) -> Option<u16> {
+        self.bulk_acks.as_mut()?.due[node as usize].take()
+    }
+
+    /// True when `node` has a bulk acknowledgment due.
+    fn bulk_ack_due(&self, node: u16) -> bool {
+        self.bulk_acks
+            .as_ref()
+            .is_some_and(|acks| acks.due[node as usize].is_some())
     }
 
     /// The first time at or after `now_ps` that a packet of `duration_ps` may start.
@@ -158,11 +258,26 @@ impl Clint {
         self.quick_wake(at);
     }
 
-    /// The node's quick uplink may start something: its oldest acknowledgment first, then (in
-    /// the quick architectures) its oldest ready request.
+    /// Quick runs with bulk packets: the acknowledgment stage of a slot; every target with a
+    /// bulk acknowledgment due queues it.
+    pub(super) fn bulk_acks(&mut self) {
+        if let Some(acks) = self.quick.bulk_acks.as_mut() {
+            acks.draw();
+        }
+        for node in 0..self.nodes() as u16 {
+            if self.quick.bulk_ack_due(node) {
+                self.quick_wake(node);
+            }
+        }
+        self.schedule_clock(self.now_ps + self.t.slot_ps, Event::BulkAcks);
+    }
+
+    /// The node's quick uplink may start something: a bulk acknowledgment first, then its
+    /// oldest quick acknowledgment, then (in the quick architectures) its oldest ready request.
     pub(super) fn quick_wake(&mut self, node: u16) {
         let n = node as usize;
-        if let Some(&ack) = self.nics[n].acks.front() {
+        let front = self.nics[n].acks.front().copied();
+        if self.quick.bulk_ack_due(node) || front.is_some() {
             if self.now_ps < self.quick.ack_free_ps(node) {
                 return;
             }
@@ -171,10 +286,19 @@ impl Clint {
                 self.schedule(start_ps, Event::QuickWake(node));
                 return;
             }
-            self.nics[n].acks.pop_front();
+            let (to, message) = match self.quick.take_bulk_ack(node) {
+                Some(initiator) => (initiator, QuickMessage::BulkAck),
+                None => {
+                    let ack = self.nics[n]
+                        .acks
+                        .pop_front()
+                        .expect("an acknowledgment waits");
+                    (ack.to, QuickMessage::Ack(ack))
+                }
+            };
             let next_ps = self.quick.start_ack(node, self.now_ps, self.t.ack_ps);
             self.schedule(next_ps, Event::QuickWake(node));
-            self.send_quick(node, ack.to, QuickMessage::Ack(ack));
+            self.send_quick(node, to, message);
             return;
         }
         if !self.arch.is_quick() || self.now_ps < self.quick.busy_until_ps(node) {
@@ -204,14 +328,19 @@ impl Clint {
     fn duration_ps(&self, message: QuickMessage) -> TimePs {
         match message {
             QuickMessage::Request(_) => self.t.qreq_ps,
-            QuickMessage::Ack(_) => self.t.ack_ps,
+            QuickMessage::Ack(_) | QuickMessage::BulkAck => self.t.ack_ps,
         }
     }
 
     pub(super) fn quick_head(&mut self, head: QuickMove) {
         let priority = match head.message {
+            QuickMessage::Request(_) if self.quick.disabled.contains(head.from as usize) => {
+                // The target's enable vector refuses the initiator: the switch drops it.
+                self.counters.faults.disabled_drops += u64::from(self.measuring());
+                return;
+            }
             QuickMessage::Request(_) => Priority::Low,
-            QuickMessage::Ack(_) => Priority::High,
+            QuickMessage::Ack(_) | QuickMessage::BulkAck => Priority::High,
         };
         let contender = Contender {
             input: head.from,
@@ -236,6 +365,7 @@ impl Clint {
                     let event = match payload.message {
                         QuickMessage::Request(tx) => Event::RequestArrive { at: payload.to, tx },
                         QuickMessage::Ack(ack) => Event::AckArrive(ack),
+                        QuickMessage::BulkAck => continue, // acknowledges nothing of the run
                     };
                     self.schedule(arrive_ps, event);
                 }
@@ -246,7 +376,7 @@ impl Clint {
                     (QuickMessage::Request(_), Priority::High) => {
                         self.counters.collisions_with_ack += measuring;
                     }
-                    (QuickMessage::Ack(_), _) => {
+                    (QuickMessage::Ack(_) | QuickMessage::BulkAck, _) => {
                         if self.arch == Architecture::B4 {
                             self.counters.scheduled_collisions += 1;
                         }

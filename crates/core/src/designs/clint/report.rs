@@ -31,6 +31,30 @@ pub struct HistogramTable {
     pub count: Vec<u64>,
 }
 
+/// Packets lost to the mechanisms beyond the paper's simulation: bit errors and enable vectors.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct FaultCounts {
+    /// Requests whose target found a CRC error (no acknowledgment returned, §3.3).
+    pub crc_requests: u64,
+    /// Acknowledgments (quick and bulk) discarded by their initiator for a CRC error.
+    pub crc_acks: u64,
+    /// Configuration and grant packets lost to a CRC error (B4): a node unheard, or a grant
+    /// unused, for one slot.
+    pub crc_scheduling: u64,
+    /// Quick requests the quick switch dropped because their target's enable vector excludes
+    /// their initiator.
+    pub disabled_drops: u64,
+}
+
+/// B4's speculative transfers.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct SpeculativeCounts {
+    /// Requests sent unscheduled.
+    pub sent: u64,
+    /// Of them, lost in the bulk switch to a transfer already on their output.
+    pub lost: u64,
+}
+
 /// The tables of a Clint run.
 #[derive(Clone, Debug, Serialize)]
 pub struct ClintTables {
@@ -65,6 +89,9 @@ pub struct ClintSummary {
     /// From generation to the start of the transmission the target accepted: adds the
     /// timeouts and retransmissions of lost requests.
     pub latency_accepted_ns: Percentiles,
+    /// From generation to the message in the target host's memory: the packet's way through
+    /// the channel, its wait for order, and (with `nic.pci_gbps`) both PCI transfers.
+    pub latency_end_to_end_ns: Percentiles,
     /// Packets whose latency was measured.
     pub packets_measured: u64,
     /// Packets generated over the run.
@@ -108,6 +135,10 @@ pub struct ClintSummary {
     pub duplicates: u64,
     /// Requests accepted out of generation order within their pair (must be 0).
     pub out_of_order: u64,
+    /// Losses to bit errors and enable vectors, during measurement.
+    pub faults: FaultCounts,
+    /// B4's speculative transfers, during measurement.
+    pub speculative: SpeculativeCounts,
     /// Bulk slot, ns.
     pub slot_ns: f64,
     /// Request packet time on its link, ns.
@@ -141,12 +172,17 @@ impl Clint {
             architecture: self.arch.name(),
             seed: self.seed,
             nodes: self.nodes() as u32,
-            offered_load: self.offered_load,
+            offered_load: self.workload.offered_load,
             injected_load: per_link(c.generated_measured),
             throughput: per_link(c.delivered_measured),
-            latency_ns: self.latency.percentiles().scaled(PS_PER_NS as f64),
-            latency_accepted_ns: self.latency_accepted.percentiles().scaled(PS_PER_NS as f64),
-            packets_measured: self.latency.count(),
+            latency_ns: self.latency.first.percentiles().scaled(PS_PER_NS as f64),
+            latency_accepted_ns: self.latency.accepted.percentiles().scaled(PS_PER_NS as f64),
+            latency_end_to_end_ns: self
+                .latency
+                .end_to_end
+                .percentiles()
+                .scaled(PS_PER_NS as f64),
+            packets_measured: self.latency.first.count(),
             packets_injected: c.injected,
             packets_delivered: c.delivered,
             packets_dropped: self.nics.iter().map(|nic| nic.released_undelivered).sum(),
@@ -167,6 +203,8 @@ impl Clint {
             timeouts: c.timeouts,
             duplicates: c.duplicates,
             out_of_order: c.out_of_order,
+            faults: c.faults,
+            speculative: c.speculative,
             slot_ns: self.t.slot_ps as f64 / PS_PER_NS as f64,
             packet_ns: self.request_ps as f64 / PS_PER_NS as f64,
             events: clock.events,
@@ -177,6 +215,7 @@ impl Clint {
     fn tables(&self) -> ClintTables {
         let (latency_ns, count) = self
             .latency
+            .first
             .buckets()
             .map(|(ps, count)| (ps as f64 / PS_PER_NS as f64, count))
             .unzip();

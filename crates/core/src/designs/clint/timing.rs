@@ -122,7 +122,7 @@ impl Timing {
         // A quick request (stretched by an acknowledgment in Q2) must fit between the windows
         // reserved every slot, or no node could ever start one.
         let longest_ps = timing.qreq_ps + timing.ack_ps;
-        let gap_ps = timing.reserved_windows().largest_gap_ps();
+        let gap_ps = timing.reserved_windows(true).largest_gap_ps();
         if longest_ps > gap_ps {
             return Err(ScenarioError {
                 key: "quick.rate_gbps".into(),
@@ -146,10 +146,10 @@ impl Timing {
         self.propagation_ps + self.bulk_switch_ps
     }
 
-    /// The quick channel windows taken every slot by scheduling and bulk acknowledgment packets,
-    /// as spans of forbidden start times for a node's own quick packets (§3.3: initiators stay
-    /// silent when grant packets are sent).
-    pub fn reserved_windows(&self) -> ReservedWindows {
+    /// The quick channel windows taken every slot by scheduling packets and (`with_bulk_acks`)
+    /// bulk acknowledgment packets, as spans of forbidden start times for a node's own quick
+    /// packets (§3.3: initiators stay silent when grant packets are sent).
+    pub fn reserved_windows(&self, with_bulk_acks: bool) -> ReservedWindows {
         let to_output = self.quick_to_output_ps();
         // The grant leaves the switch output so that it arrives at the node at the slot's end.
         let gnt_at_output = self.slot_ps - self.propagation_ps - self.gnt_ps;
@@ -160,7 +160,10 @@ impl Timing {
                 (self.cfg_offset_ps, self.cfg_ps),
                 // Bulk acknowledgment: on the uplink, and (sent by every target at the same
                 // instant) on every switch output `to_output` later: the same start times.
-                (self.back_offset_ps, self.ack_ps),
+                (
+                    self.back_offset_ps,
+                    if with_bulk_acks { self.ack_ps } else { 0 },
+                ),
                 // Grant on every switch output, seen from the sender.
                 (gnt_at_output - to_output, self.gnt_ps),
             ],
@@ -173,7 +176,7 @@ impl Timing {
 #[derive(Clone, Copy, Debug)]
 pub struct ReservedWindows {
     period_ps: TimePs,
-    /// (offset in the period, length) of each span.
+    /// (offset in the period, length) of each span; a span of length 0 reserves nothing.
     spans: [(TimePs, TimePs); 3],
 }
 
@@ -183,6 +186,7 @@ impl ReservedWindows {
         let mut spans: Vec<(TimePs, TimePs)> = self
             .spans
             .iter()
+            .filter(|&&(_, len)| len > 0)
             .map(|&(offset, len)| (offset % self.period_ps, len))
             .collect();
         spans.sort_unstable();
@@ -204,7 +208,7 @@ impl ReservedWindows {
         loop {
             let blocked = self.spans.iter().find_map(|&(offset, len)| {
                 let end_ps = start_ps + duration_ps;
-                if end_ps <= offset {
+                if len == 0 || end_ps <= offset {
                     return None;
                 }
                 // The latest occurrence beginning before the packet ends.
@@ -250,7 +254,7 @@ mod tests {
         };
         assert_eq!(windows.largest_gap_ps(), 45);
         let t = timing();
-        let gap = t.reserved_windows().largest_gap_ps();
+        let gap = t.reserved_windows(true).largest_gap_ps();
         assert!(
             gap > t.qreq_ps && gap <= t.slot_ps - t.cfg_ps - t.ack_ps,
             "{gap}"
@@ -260,7 +264,7 @@ mod tests {
     #[test]
     fn windows_push_packets_past_reserved_spans() {
         let t = timing();
-        let w = t.reserved_windows();
+        let w = t.reserved_windows(true);
         assert_eq!(w.clear_start(1_000_000, t.qreq_ps), 1_000_000);
         // A request that would overlap the configuration packet waits for its end.
         let cfg_end = t.cfg_offset_ps + t.cfg_ps;
@@ -271,5 +275,12 @@ mod tests {
         );
         let back_end = t.back_offset_ps + t.ack_ps;
         assert_eq!(w.clear_start(t.slot_ps, t.qreq_ps), t.slot_ps + back_end);
+        // With bulk acknowledgments as packets, only the scheduling packets are reserved.
+        let scheduling_only = t.reserved_windows(false);
+        assert_eq!(scheduling_only.clear_start(t.slot_ps, t.qreq_ps), t.slot_ps);
+        assert_eq!(
+            scheduling_only.clear_start(t.cfg_offset_ps - 1_000, t.qreq_ps),
+            cfg_end
+        );
     }
 }
