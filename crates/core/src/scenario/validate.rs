@@ -327,6 +327,45 @@ impl Scenario {
         Ok(())
     }
 
+    /// A bursty source's length: exactly one of cells, bytes or packets, positive, and a count
+    /// of packets only for whole packets.
+    fn validate_bursts(&self, t: &TrafficConfig) -> Result<(), ScenarioError> {
+        let lengths = [
+            ("traffic.burst_mean_cells", t.burst_mean_cells),
+            ("traffic.burst_mean_bytes", t.burst_mean_bytes),
+            ("traffic.burst_mean_packets", t.burst_mean_packets),
+        ];
+        for (key, value) in lengths {
+            if value.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
+                return Err(invalid(key, "expected a positive mean burst length"));
+            }
+        }
+        let given: Vec<&str> = lengths
+            .iter()
+            .filter(|(_, v)| v.is_some())
+            .map(|(k, _)| *k)
+            .collect();
+        if t.arrival == ArrivalName::Bursty && given.is_empty() {
+            return Err(invalid(
+                "traffic.arrival",
+                "bursty arrivals need a mean burst length: set traffic.burst_mean_cells, traffic.burst_mean_bytes or traffic.burst_mean_packets",
+            ));
+        }
+        if given.len() > 1 {
+            return Err(invalid(
+                given[1],
+                format!("give one mean burst length, not both {} and {}", given[0], given[1]),
+            ));
+        }
+        if t.burst_mean_packets.is_some() && t.burst_packets == BurstPacketsName::Cut {
+            return Err(invalid(
+                "traffic.burst_mean_packets",
+                "a burst counted in packets keeps them whole: set traffic.burst_packets = \"whole\"",
+            ));
+        }
+        Ok(())
+    }
+
     fn validate_traffic(&self, t: &TrafficConfig) -> Result<(), ScenarioError> {
         if !super::is_load(t.load) {
             return Err(invalid(
@@ -338,29 +377,7 @@ impl Scenario {
                 ),
             ));
         }
-        for (key, value) in [
-            ("traffic.burst_mean_cells", t.burst_mean_cells),
-            ("traffic.burst_mean_bytes", t.burst_mean_bytes),
-        ] {
-            if value.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
-                return Err(invalid(key, "expected a positive mean burst length"));
-            }
-        }
-        if t.arrival == ArrivalName::Bursty
-            && t.burst_mean_cells.is_none()
-            && t.burst_mean_bytes.is_none()
-        {
-            return Err(invalid(
-                "traffic.arrival",
-                "bursty arrivals need a mean burst length: set traffic.burst_mean_cells or traffic.burst_mean_bytes",
-            ));
-        }
-        if t.burst_mean_cells.is_some() && t.burst_mean_bytes.is_some() {
-            return Err(invalid(
-                "traffic.burst_mean_bytes",
-                "give burst_mean_cells or burst_mean_bytes, not both",
-            ));
-        }
+        self.validate_bursts(t)?;
         let grouped = matches!(
             self.topology.kind,
             TopologyName::FatTree | TopologyName::Clos | TopologyName::Dragonfly
@@ -422,7 +439,7 @@ impl Scenario {
 mod tests {
     use super::*;
     use crate::blocks::switch::SchedulerKind;
-    use crate::blocks::traffic::Arrival;
+    use crate::blocks::traffic::{Arrival, Burst};
 
     fn error(json: &str) -> ScenarioError {
         Scenario::from_json(json).expect_err("scenario should be rejected")
@@ -486,9 +503,38 @@ mod tests {
             .unwrap();
         assert_eq!(
             s.arrival(),
-            Arrival::Bursty {
-                mean_burst_cells: 4.0
-            }
+            Arrival::Bursty(Burst::CutCells { mean_cells: 4.0 })
+        );
+    }
+
+    #[test]
+    fn burst_readings_come_from_their_keys_and_a_packet_count_needs_whole_packets() {
+        let arrival = |traffic: &str| {
+            Scenario::from_json(&format!(
+                r#"{{"cell": {{"size_bytes": 256}}, "traffic": {{"arrival": "bursty", {traffic}}}}}"#
+            ))
+            .map(|s| s.arrival())
+            .map_err(|e| e.key)
+        };
+        assert_eq!(
+            arrival(r#""burst_packets": "whole", "burst_mean_bytes": 1024"#),
+            Ok(Arrival::Bursty(Burst::WholeCells { mean_cells: 4.0 }))
+        );
+        assert_eq!(
+            arrival(r#""burst_packets": "whole", "burst_mean_packets": 4"#),
+            Ok(Arrival::Bursty(Burst::WholePackets { mean_packets: 4.0 }))
+        );
+        assert_eq!(
+            arrival(r#""burst_mean_packets": 4"#),
+            Err("traffic.burst_mean_packets".into())
+        );
+        assert_eq!(
+            arrival(r#""burst_mean_cells": 4, "burst_mean_packets": 4, "burst_packets": "whole""#),
+            Err("traffic.burst_mean_packets".into())
+        );
+        assert_eq!(
+            arrival(r#""burst_packets": "whole""#),
+            Err("traffic.arrival".into())
         );
     }
 }
