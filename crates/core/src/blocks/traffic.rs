@@ -13,6 +13,7 @@ use rand::Rng as _;
 use rand_distr::{Distribution, Geometric};
 
 use super::cell::Cell;
+use super::pair_budget::PairBudget;
 use crate::engine::rng::Rng;
 use crate::engine::time::TimePs;
 
@@ -167,6 +168,9 @@ pub struct TrafficSpec {
     pub slot_ps: TimePs,
     /// Sources emit nothing at or after this time.
     pub stop_ps: TimePs,
+    /// A finite workload: payload bytes each source sends to each destination it may address
+    /// (uniform destinations), then stops; `None`: sources send until `stop_ps`.
+    pub bytes_per_pair: Option<u64>,
 }
 
 /// One terminal's traffic source.
@@ -178,6 +182,8 @@ pub struct Generator {
     idle_slots: Option<Geometric>,
     /// Bursty arrivals: how bursts are filled, and the draw of a burst's units beyond its first.
     burst: Option<(Burst, Geometric)>,
+    /// A finite workload's bytes left per destination.
+    budget: Option<PairBudget>,
     next_ps: TimePs,
     dst: u16,
     packet_bytes_left: u32,
@@ -206,7 +212,18 @@ impl Generator {
             let mean_idle = mean_on_cells * (1.0 - spec.load) / spec.load;
             Geometric::new(1.0 / (1.0 + mean_idle)).expect("load in (0, 1] gives a valid geometric")
         });
+        let budget = match (spec.bytes_per_pair, destinations) {
+            (
+                Some(bytes),
+                Destinations::Uniform {
+                    ports,
+                    include_self,
+                },
+            ) => Some(PairBudget::new(bytes, ports, terminal, include_self)),
+            _ => None,
+        };
         let mut generator = Generator {
+            budget,
             terminal,
             spec,
             destinations,
@@ -234,6 +251,12 @@ impl Generator {
     /// times moved later because the host's queue was full (0 in open loop).
     pub fn last_packet_held_ps(&self) -> TimePs {
         self.last_packet_held_ps
+    }
+
+    /// A finite workload's payload bytes not yet generated, over all destinations; `None`
+    /// without one.
+    pub fn workload_bytes_left(&self) -> Option<u64> {
+        self.budget.as_ref().map(PairBudget::total_left)
     }
 
     /// The source emits nothing at or after this time.
@@ -265,7 +288,9 @@ impl Generator {
         }
         if !last_of_packet {
             self.next_ps = next_slot_ps;
-        } else if self.burst_units_left > 0 {
+        } else if self.burst_units_left > 0
+            && self.budget.as_ref().is_none_or(|b| b.has_left(self.dst))
+        {
             self.next_packet_of_burst();
             self.next_ps = next_slot_ps;
         } else {
@@ -298,7 +323,15 @@ impl Generator {
         };
         let gap = idle.sample(&mut self.rng);
         self.next_ps = from_ps.saturating_add(gap.saturating_mul(self.spec.slot_ps));
-        self.dst = self.draw_destination();
+        let budget_destination = self.budget.as_ref().map(|b| b.draw(&mut self.rng));
+        self.dst = match budget_destination {
+            None => self.draw_destination(),
+            Some(Some(dst)) => dst,
+            Some(None) => {
+                self.next_ps = NEVER_PS;
+                return;
+            }
+        };
         let size = self.spec.sizes.draw(&mut self.rng);
         match self.burst {
             None => self.packet_bytes_left = size,
@@ -307,6 +340,7 @@ impl Generator {
                 self.take_burst_units(burst, size);
             }
         }
+        self.spend_budget();
     }
 
     /// Draws the next packet of a burst.
@@ -314,6 +348,15 @@ impl Generator {
         let size = self.spec.sizes.draw(&mut self.rng);
         let (burst, _) = self.burst.expect("only bursts have a next packet");
         self.take_burst_units(burst, size);
+        self.spend_budget();
+    }
+
+    /// Takes the packet just started from a finite workload's budget, cut to the bytes left
+    /// for its destination.
+    fn spend_budget(&mut self) {
+        if let Some(budget) = &mut self.budget {
+            self.packet_bytes_left = budget.take(self.dst, self.packet_bytes_left);
+        }
     }
 
     /// Starts a packet of `size_bytes` and takes its units from the burst: its cells (cut to
@@ -383,6 +426,7 @@ mod tests {
             cell_payload_bytes: 64,
             slot_ps: 10,
             stop_ps: 10 * 400_000,
+            bytes_per_pair: None,
         }
     }
 
@@ -498,7 +542,10 @@ mod tests {
                 && cell.inject_ps == cells[i - 1].inject_ps + 10
                 && cell.dst == cells[i - 1].dst;
             if i > 0 && !follows {
-                assert!(cells[i - 1].last_of_packet, "a burst ends with a packet's end");
+                assert!(
+                    cells[i - 1].last_of_packet,
+                    "a burst ends with a packet's end"
+                );
                 bursts.push(0);
             }
             *bursts.last_mut().unwrap() += 1;
@@ -544,6 +591,33 @@ mod tests {
                 !matches!(burst, Burst::CutCells { .. }),
                 "{burst:?}: mean packet {mean_packet} bytes"
             );
+        }
+    }
+
+    /// A finite workload sends exactly its bytes to every other terminal and then stops, long
+    /// before the run would end.
+    #[test]
+    fn a_finite_workload_sends_each_pair_its_bytes_and_stops() {
+        for arrival in [
+            Arrival::Bernoulli,
+            Arrival::Bursty(Burst::WholeCells { mean_cells: 4.0 }),
+        ] {
+            let mut spec = spec(0.8, arrival, PacketSizes::Uniform { min: 1, max: 300 });
+            spec.bytes_per_pair = Some(5_000);
+            let cells = run(
+                spec,
+                Destinations::Uniform {
+                    ports: 6,
+                    include_self: false,
+                },
+            );
+            let mut bytes = [0u64; 6];
+            for cell in &cells {
+                bytes[cell.dst as usize] += cell.payload_bytes as u64;
+            }
+            assert_eq!(bytes, [5_000, 0, 5_000, 5_000, 5_000, 5_000], "{arrival:?}");
+            assert!(cells.last().unwrap().last_of_packet);
+            assert!(cells.last().unwrap().inject_ps < spec.stop_ps / 2);
         }
     }
 

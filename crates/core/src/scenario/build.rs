@@ -312,6 +312,7 @@ impl Scenario {
             cell_payload_bytes: self.cell.payload_bytes(),
             slot_ps: self.cell_time_ps(),
             stop_ps: self.end_ps(),
+            bytes_per_pair: self.traffic.bytes_per_pair,
         }
     }
 

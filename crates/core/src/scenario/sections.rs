@@ -435,10 +435,10 @@ pub enum ArrivalName {
 pub enum BurstPacketsName {
     /// The last packet is cut to the burst's cells left (bursts keep their mean; cut packets
     /// change the packet-size mix).
-    #[default]
     Cut,
     /// Packets stay whole: a burst ends with the packet that reaches its drawn cells, or after
     /// its drawn count of packets (`burst_mean_packets`).
+    #[default]
     Whole,
 }
 
@@ -515,6 +515,9 @@ pub struct TrafficConfig {
     pub burst_mean_packets: Option<f64>,
     /// Bursty: whether a burst's last packet is cut to fit or kept whole.
     pub burst_packets: BurstPacketsName,
+    /// A finite workload: payload bytes every host sends to every other host (uniform
+    /// destinations), then stops; absent: hosts send until the run ends.
+    pub bytes_per_pair: Option<u64>,
     /// Destination pattern.
     pub destinations: DestinationName,
     /// Uniform: whether a terminal may send to itself.
@@ -539,7 +542,8 @@ impl Default for TrafficConfig {
             burst_mean_cells: None,
             burst_mean_bytes: None,
             burst_mean_packets: None,
-            burst_packets: BurstPacketsName::Cut,
+            burst_packets: BurstPacketsName::Whole,
+            bytes_per_pair: None,
             destinations: DestinationName::Uniform,
             include_self: true,
             hotspot_port: 0,

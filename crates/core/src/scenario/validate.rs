@@ -354,7 +354,10 @@ impl Scenario {
         if given.len() > 1 {
             return Err(invalid(
                 given[1],
-                format!("give one mean burst length, not both {} and {}", given[0], given[1]),
+                format!(
+                    "give one mean burst length, not both {} and {}",
+                    given[0], given[1]
+                ),
             ));
         }
         if t.burst_mean_packets.is_some() && t.burst_packets == BurstPacketsName::Cut {
@@ -378,6 +381,20 @@ impl Scenario {
             ));
         }
         self.validate_bursts(t)?;
+        if let Some(bytes) = t.bytes_per_pair {
+            if bytes == 0 {
+                return Err(invalid(
+                    "traffic.bytes_per_pair",
+                    "expected a positive number of bytes per source-destination pair",
+                ));
+            }
+            if t.destinations != DestinationName::Uniform {
+                return Err(invalid(
+                    "traffic.bytes_per_pair",
+                    "a finite workload sends to every host: expected traffic.destinations = \"uniform\"",
+                ));
+            }
+        }
         let grouped = matches!(
             self.topology.kind,
             TopologyName::FatTree | TopologyName::Clos | TopologyName::Dragonfly
@@ -499,11 +516,29 @@ mod tests {
 
     #[test]
     fn burst_length_in_bytes_converts_to_cells() {
-        let s = Scenario::from_json(r#"{"cell": {"size_bytes": 256}, "traffic": {"arrival": "bursty", "burst_mean_bytes": 1024}}"#)
+        let s = Scenario::from_json(r#"{"cell": {"size_bytes": 256}, "traffic": {"arrival": "bursty", "burst_mean_bytes": 1024, "burst_packets": "cut"}}"#)
             .unwrap();
         assert_eq!(
             s.arrival(),
             Arrival::Bursty(Burst::CutCells { mean_cells: 4.0 })
+        );
+    }
+
+    #[test]
+    fn a_finite_workload_needs_positive_bytes_and_uniform_destinations() {
+        let key = |traffic: &str| {
+            Scenario::from_json(&format!(r#"{{"traffic": {{{traffic}}}}}"#))
+                .err()
+                .map(|e| e.key)
+        };
+        assert_eq!(key(r#""bytes_per_pair": 1000"#), None);
+        assert_eq!(
+            key(r#""bytes_per_pair": 0"#).as_deref(),
+            Some("traffic.bytes_per_pair")
+        );
+        assert_eq!(
+            key(r#""bytes_per_pair": 10, "destinations": "permutation""#).as_deref(),
+            Some("traffic.bytes_per_pair")
         );
     }
 
@@ -525,7 +560,7 @@ mod tests {
             Ok(Arrival::Bursty(Burst::WholePackets { mean_packets: 4.0 }))
         );
         assert_eq!(
-            arrival(r#""burst_mean_packets": 4"#),
+            arrival(r#""burst_mean_packets": 4, "burst_packets": "cut""#),
             Err("traffic.burst_mean_packets".into())
         );
         assert_eq!(
