@@ -88,11 +88,11 @@ def finite() -> None:
             overrides["run.strict"] = False
         s = cellfabric.run("scenarios/rifl/table1.toml", overrides=overrides).summary
         work = s["workload"]
-        assert work["complete"], work
         ours = [s["latency_cells"][p] for p in PERCENTILES]
+        completion = f"{work['completion_cells']:.0f}" if work["complete"] else "not reached"
         print(f"| {arrival} | {scheduler} | paper | " + " | ".join(str(v) for v in paper) + " | | |")
         print(f"| {arrival} | {scheduler} | cellfabric | " + " | ".join(f"{v:.0f}" for v in ours)
-              + f" | {work['completion_cells']:.0f} | {work['throughput_to_completion']:.3f} |")
+              + f" | {completion} | {work['throughput_to_completion']:.3f} |")
 
 
 def layer1() -> None:
