@@ -178,16 +178,18 @@ def test_shipped_scenarios_accept_load_and_seed(name: str, scheduler: str):
 @pytest.mark.parametrize("name", ["table1", "fig5"])
 @pytest.mark.parametrize("arrival", ["bernoulli", "bursty"])
 def test_rifl_scenarios_run_lossless_with_both_schedulers(name: str, arrival: str):
+    # Load 0.6: below every curve's knee (bursts of whole 64-2048-byte packets carry only 0.77 of
+    # their segment slots at 0.8 offered, docs/validation/rifl.md, Fig. 5).
     for scheduler in ("islip", "safc"):
         done = cli("run", f"scenarios/rifl/{name}.toml", "--json", "--set", f"switch.scheduler={scheduler}",
-                   "--set", f"traffic.arrival={arrival}", "--set", "traffic.load=0.8",
+                   "--set", f"traffic.arrival={arrival}", "--set", "traffic.load=0.6",
                    *(["--set", "traffic.burst_mean_bytes=1024"] if arrival == "bursty" else []),
                    "--set", "run.duration_ns=84480", "--set", "run.warmup_ns=8448")
         assert done.returncode == 0, done.stderr
         summary = json.loads(done.stdout)
         assert summary["design"] == "rifl" and summary["scheduler"] == scheduler
         assert summary["cells_out_of_order"] == 0
-        assert summary["throughput"] == pytest.approx(0.8, abs=0.03)
+        assert summary["throughput"] == pytest.approx(0.6, abs=0.03)
 
 
 @pytest.mark.parametrize(

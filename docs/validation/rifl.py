@@ -1,6 +1,8 @@
 """Regenerates the numbers in docs/validation/rifl.md: Table I and Fig. 5 of the RIFL Layer 2
 paper (Shen and Chow, arXiv 2023, §V) from scenarios/rifl/table1.toml and
-scenarios/rifl/fig5.toml, and the Layer 1 link study (§II-A) from scenarios/rifl/link.toml.
+scenarios/rifl/fig5.toml (with the readings of a burst and the finite workload of 2.5 MB per
+pair), the Layer 1 link study (§II-A) from scenarios/rifl/link.toml, and Table I's switch with
+bit errors.
 
     python3 docs/validation/rifl.py
 """
@@ -15,6 +17,13 @@ PAPER = {tuple(row[:3]): row[3:]
          for row in cellfabric.scenario.reference_of("scenarios/rifl/table1.toml")["rows"]}
 # 312 500 cell times of 21.12 ns (264-byte cells at 100 Gbit/s): 80 MB per input at 100%.
 OPEN_LOOP = {"nic.queue_cells": 100_000_000, "run.warmup_ns": 0, "run.duration_ns": 6_600_000}
+# §V's finite workload: 2.5 MB from every input to every other output, measured from the start, the
+# run long enough (1 000 000 cell times) for the last cell to arrive.
+FINITE = {"traffic.bytes_per_pair": 2_500_000, "run.warmup_ns": 0, "run.duration_ns": 21_120_000}
+BURST_NAMES = {("cut", 1024.0, None): "cut to fit, 1024 B geometric in cells",
+               ("whole", 1024.0, None): "whole, 1024 B geometric in cells (default)",
+               ("whole", None, 1.0): "whole, count geometric, mean 1 packet",
+               ("whole", None, 4.0): "whole, count geometric, mean 4 packets"}
 
 
 def table1(extra: dict | None = None) -> None:
@@ -41,6 +50,49 @@ def fig5() -> None:
                         "traffic.packet_bytes_min": lo, "traffic.packet_bytes_max": hi}
                 cells = [f"{point(points, {**axes, 'traffic.load': load})['goodput']:.3f}" for load in loads]
                 print(f"| {arrival} | {sizes} | {scheduler} | " + " | ".join(cells) + " |")
+
+
+def _number(value):
+    """A grid value as the key of ``BURST_NAMES`` (missing keys are NaN in the points)."""
+    return None if value != value else (value if isinstance(value, str) else float(value))
+
+
+def bursts() -> None:
+    """Fig. 5's bursty variable-packet curve under each reading of a burst, at high load."""
+    points = reproduction_points("rifl-fig5")["bursts"]
+    loads = [0.5, 0.8, 0.9, 1.0]
+    print("| burst of 64–2048 B packets | scheduler | " + " | ".join(f"{x:.0%}" for x in loads) + " |")
+    print("|---|---|" + "---|" * len(loads))
+    for (packets, nbytes, count), name in BURST_NAMES.items():
+        rows = points[[(_number(p), _number(b), _number(c)) == (packets, nbytes, count) for p, b, c in
+                       zip(points["traffic.burst_packets"], points["traffic.burst_mean_bytes"],
+                           points["traffic.burst_mean_packets"], strict=True)]]
+        for scheduler in ["islip", "safc"]:
+            cells = [f"{point(rows, {'switch.scheduler': scheduler, 'traffic.load': x})['goodput']:.3f}"
+                     for x in loads]
+            print(f"| {name} | {scheduler} | " + " | ".join(cells) + " |")
+
+
+def finite() -> None:
+    """Table I's 100% rows under §V's finite workload, with the completion time."""
+    print("| arrival | scheduler | source | " + " | ".join(PERCENTILES)
+          + " | completion (cell times) | throughput to completion |")
+    print("|---|---|---|" + "---|" * (len(PERCENTILES) + 2))
+    for (arrival, scheduler, load), paper in PAPER.items():
+        if load != 1.0:
+            continue
+        overrides = {**FINITE, "traffic.load": 1.0, "traffic.arrival": arrival, "switch.scheduler": scheduler}
+        if arrival == "bursty":
+            overrides["traffic.burst_mean_bytes"] = 1024
+        if scheduler == "safc":
+            overrides["run.strict"] = False
+        s = cellfabric.run("scenarios/rifl/table1.toml", overrides=overrides).summary
+        work = s["workload"]
+        ours = [s["latency_cells"][p] for p in PERCENTILES]
+        completion = f"{work['completion_cells']:.0f}" if work["complete"] else "not reached"
+        print(f"| {arrival} | {scheduler} | paper | " + " | ".join(str(v) for v in paper) + " | | |")
+        print(f"| {arrival} | {scheduler} | cellfabric | " + " | ".join(f"{v:.0f}" for v in ours)
+              + f" | {completion} | {work['throughput_to_completion']:.3f} |")
 
 
 def layer1() -> None:
@@ -93,17 +145,44 @@ def rack_layer1() -> None:
               f"| {s['cells_dropped']} |")
 
 
+def rack_capacity_per_error() -> None:
+    """Table I's switch saturated (load 1.0): goodput at BER 1e-7 against error-free, and the
+    capacity lost per corrupted frame against the replay's pause."""
+    rtt_frames = 14
+    runs = {ber: cellfabric.run("scenarios/rifl/table1.toml",
+                                overrides={"traffic.load": 1.0, "link.ber": ber}).summary
+            for ber in [0.0, 1e-7]}
+    clean, noisy = runs[0.0], runs[1e-7]
+    frames = noisy["sim_time_ps"] / noisy["cell_time_ps"]
+    measured = (noisy["sim_time_ps"] - noisy["warmup_ps"]) / noisy["cell_time_ps"]
+    errors = noisy["layer1"]["errors_detected"]
+    lost_cells = (clean["throughput"] - noisy["throughput"]) * noisy["terminals"] * measured
+    per_error = lost_cells / (errors * measured / frames)
+    print("| BER | goodput | goodput / error-free | errors detected | capacity lost per error (cell times) "
+          "| pause per error, one end (2.5 RTT) | both ends (5 RTT) |")
+    print("|---|---|---|---|---|---|---|")
+    print(f"| 0 | {clean['goodput']:.4f} | 1.0000 | 0 | | | |")
+    print(f"| 1e-07 | {noisy['goodput']:.4f} | {noisy['goodput'] / clean['goodput']:.4f} | {errors} "
+          f"| {per_error:.1f} | {2.5 * rtt_frames:.0f} | {5 * rtt_frames:.0f} |")
+
+
 def main() -> None:
     print("## Table I: latency percentiles in cell times (closed-loop hosts, table1.toml)\n")
     table1()
     print("\n## Table I, open-loop reading (unbounded host queues, 80 MB per input, no warm-up)\n")
     table1(OPEN_LOOP)
+    print("\n## Table I's 100% rows under the finite workload (2.5 MB per pair, closed-loop hosts)\n")
+    finite()
     print("\n## Fig. 5: bandwidth utilization (payload / segment capacity) against offered load\n")
     fig5()
+    print("\n## Fig. 5's lowest curve: the readings of a burst of variable packets\n")
+    bursts()
     print("\n## Layer 1: goodput against bit error rate and cable length (link.toml, ~400 errors per run)\n")
     layer1()
     print("\n## Layer 1 inside the rack: Table I's switch at load 0.9 with bit errors (table1.toml)\n")
     rack_layer1()
+    print("\n## Layer 1 inside the rack at full load: goodput and capacity lost per error\n")
+    rack_capacity_per_error()
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ pub mod lcf;
 pub mod link;
 pub mod matching;
 pub mod packet;
+pub mod pair_budget;
 pub mod port_set;
 pub mod priority_port;
 pub mod reachability;

@@ -40,6 +40,8 @@ pub struct TerminalCounters {
     pub source_wait_ps_sum: u64,
     /// The longest of those waits.
     pub source_wait_ps_max: u64,
+    /// When the latest cell was delivered to this terminal's sink.
+    pub last_delivery_ps: TimePs,
 }
 
 /// A host attached to the fabric by one link in each direction.
@@ -203,6 +205,7 @@ impl Terminal {
     /// reassembly. The caller releases the cell.
     pub fn receive(&mut self, now_ps: TimePs, cell: CellId, cells: &CellArena) {
         self.counters.cells_delivered += 1;
+        self.counters.last_delivery_ps = now_ps;
         let c = &cells[cell];
         self.counters.packets_delivered += c.last_of_packet as u64;
         if let Some(last) = self.last_inject_from.get_mut(c.src as usize) {
@@ -218,6 +221,11 @@ impl Terminal {
     /// Applies a flow-control signal from the fabric.
     pub fn on_signal(&mut self, signal: FlowSignal) {
         self.gate.on_signal(signal);
+    }
+
+    /// A finite workload's payload bytes the source has not yet generated; `None` without one.
+    pub fn workload_bytes_left(&self) -> Option<u64> {
+        self.generator.workload_bytes_left()
     }
 
     /// Cells waiting in the transmit queues.
@@ -336,6 +344,7 @@ mod tests {
             cell_payload_bytes: 64,
             slot_ps: 10,
             stop_ps: 1_000_000,
+            bytes_per_pair: None,
         };
         let destinations = Destinations::Uniform {
             ports: 2,

@@ -4,15 +4,16 @@
 //! geometrically distributed length chosen so the long-run fraction of busy slots equals the
 //! offered load. Under Bernoulli arrivals an ON period is one packet; under bursty arrivals it is
 //! a geometrically distributed number of cells (iSLIP §VI; RIFL §V: "each bursty period contains
-//! a geometrically distributed number of cells"), all to one destination, filled with whole
-//! packets drawn from the size distribution, the last cut to the cells left, so bursts have the
-//! configured mean whatever the packet sizes. Packets are cut into cells; the last cell of a
+//! a geometrically distributed number of cells"), all to one destination, filled with packets
+//! drawn from the size distribution ([`Burst`] says how a burst's length is drawn and whether its
+//! last packet is cut to fit or kept whole). Packets are cut into cells; the last cell of a
 //! packet is padded.
 
 use rand::Rng as _;
 use rand_distr::{Distribution, Geometric};
 
 use super::cell::Cell;
+use super::pair_budget::PairBudget;
 use crate::engine::rng::Rng;
 use crate::engine::time::TimePs;
 
@@ -25,11 +26,62 @@ pub enum Arrival {
     /// Independent packets separated by geometric idle gaps (i.i.d. Bernoulli cells when packets
     /// are one cell long).
     Bernoulli,
-    /// Geometric bursts of cells to one destination, filled with whole packets.
-    Bursty {
+    /// Geometric bursts to one destination.
+    Bursty(Burst),
+}
+
+/// How a burst's length is drawn and filled with packets. The iSLIP paper's bursts (McKeown
+/// 1999, §VI) are a geometric number of cells; RIFL Layer 2 (Shen and Chow 2023, §V) keeps that
+/// model with packets of 64 to 2048 bytes and does not say how a burst's packets fit its cells,
+/// hence three readings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Burst {
+    /// A geometric number of cells (mean `mean_cells`), filled with packets, the last cut to the
+    /// cells left: bursts have exactly the mean, but cut packets change the packet-size mix.
+    CutCells {
         /// Mean burst length in cells (at least 1).
-        mean_burst_cells: f64,
+        mean_cells: f64,
     },
+    /// A geometric number of cells (mean `mean_cells`), filled with whole packets: the burst
+    /// ends with the packet that reaches the drawn length, so every packet keeps its drawn size
+    /// and bursts run longer than drawn.
+    WholeCells {
+        /// Mean drawn length in cells (at least 1).
+        mean_cells: f64,
+    },
+    /// A geometric number of whole packets (mean `mean_packets`).
+    WholePackets {
+        /// Mean packets per burst (at least 1).
+        mean_packets: f64,
+    },
+}
+
+impl Burst {
+    /// Expected cells of one burst with packet sizes `sizes` and `cell_payload_bytes` per cell.
+    /// For [`Burst::WholeCells`] the packet count N is the first n whose cells reach the drawn
+    /// length L; as L is geometric, P(N > n) = φⁿ with φ = E[(1 − 1/mean)^cells of a packet],
+    /// so E[N] = 1 / (1 − φ), and by Wald's identity the burst holds E[N] packets' mean cells.
+    pub fn mean_cells(self, sizes: PacketSizes, cell_payload_bytes: u32) -> f64 {
+        let packet_cells = sizes.mean_cells(cell_payload_bytes);
+        match self {
+            Burst::CutCells { mean_cells } => mean_cells.max(1.0),
+            Burst::WholeCells { mean_cells } => {
+                let keep = 1.0 - 1.0 / mean_cells.max(1.0);
+                let phi = sizes.mean_of(cell_payload_bytes, |cells| keep.powi(cells as i32));
+                packet_cells / (1.0 - phi)
+            }
+            Burst::WholePackets { mean_packets } => mean_packets.max(1.0) * packet_cells,
+        }
+    }
+
+    /// The geometric draw of a burst's length beyond its first unit (cell or packet).
+    fn extra_units(self) -> Geometric {
+        let mean = match self {
+            Burst::CutCells { mean_cells } | Burst::WholeCells { mean_cells } => mean_cells,
+            Burst::WholePackets { mean_packets } => mean_packets,
+        };
+        Geometric::new(1.0 / mean.max(1.0)).expect("mean burst of at least one unit")
+    }
 }
 
 /// Where a source's packets go.
@@ -79,11 +131,16 @@ pub enum PacketSizes {
 impl PacketSizes {
     /// Expected number of cells per packet when each cell carries `cell_payload_bytes`.
     pub fn mean_cells(self, cell_payload_bytes: u32) -> f64 {
-        let cells = |size: u32| size.div_ceil(cell_payload_bytes) as f64;
+        self.mean_of(cell_payload_bytes, |cells| cells as f64)
+    }
+
+    /// Expected `f(cells)` of a packet, `cells` its number of cells.
+    fn mean_of(self, cell_payload_bytes: u32, f: impl Fn(u32) -> f64) -> f64 {
+        let value = |size: u32| f(size.div_ceil(cell_payload_bytes));
         match self {
-            PacketSizes::Fixed(size) => cells(size),
+            PacketSizes::Fixed(size) => value(size),
             PacketSizes::Uniform { min, max } => {
-                (min..=max).map(cells).sum::<f64>() / (max - min + 1) as f64
+                (min..=max).map(value).sum::<f64>() / (max - min + 1) as f64
             }
         }
     }
@@ -111,6 +168,9 @@ pub struct TrafficSpec {
     pub slot_ps: TimePs,
     /// Sources emit nothing at or after this time.
     pub stop_ps: TimePs,
+    /// A finite workload: payload bytes each source sends to each destination it may address
+    /// (uniform destinations), then stops; `None`: sources send until `stop_ps`.
+    pub bytes_per_pair: Option<u64>,
 }
 
 /// One terminal's traffic source.
@@ -120,13 +180,16 @@ pub struct Generator {
     destinations: Destinations,
     rng: Rng,
     idle_slots: Option<Geometric>,
-    /// Bursty arrivals: cells of a burst beyond its first.
-    extra_burst_cells: Option<Geometric>,
+    /// Bursty arrivals: how bursts are filled, and the draw of a burst's units beyond its first.
+    burst: Option<(Burst, Geometric)>,
+    /// A finite workload's bytes left per destination.
+    budget: Option<PairBudget>,
     next_ps: TimePs,
     dst: u16,
     packet_bytes_left: u32,
-    /// Cells of the current burst not yet given to a packet.
-    burst_cells_left: u64,
+    /// Units (cells or packets, as [`Burst`] says) of the current burst not yet given to a
+    /// packet.
+    burst_units_left: u64,
     /// When the first cell of the packet being emitted was due, or `NEVER_PS` between packets.
     packet_start_ps: TimePs,
     /// How long the packet being emitted has been held back (closed loop).
@@ -138,29 +201,39 @@ pub struct Generator {
 impl Generator {
     /// A source at `terminal`; its first ON period starts after an idle gap from slot 0.
     pub fn new(terminal: u16, spec: TrafficSpec, destinations: Destinations, rng: Rng) -> Self {
-        let (mean_on_cells, extra_burst_cells) = match spec.arrival {
+        let (mean_on_cells, burst) = match spec.arrival {
             Arrival::Bernoulli => (spec.sizes.mean_cells(spec.cell_payload_bytes), None),
-            Arrival::Bursty { mean_burst_cells } => {
-                let mean = mean_burst_cells.max(1.0);
-                let extra = Geometric::new(1.0 / mean).expect("mean burst of at least one cell");
-                (mean, Some(extra))
-            }
+            Arrival::Bursty(burst) => (
+                burst.mean_cells(spec.sizes, spec.cell_payload_bytes),
+                Some((burst, burst.extra_units())),
+            ),
         };
         let idle_slots = (spec.load > 0.0).then(|| {
             let mean_idle = mean_on_cells * (1.0 - spec.load) / spec.load;
             Geometric::new(1.0 / (1.0 + mean_idle)).expect("load in (0, 1] gives a valid geometric")
         });
+        let budget = match (spec.bytes_per_pair, destinations) {
+            (
+                Some(bytes),
+                Destinations::Uniform {
+                    ports,
+                    include_self,
+                },
+            ) => Some(PairBudget::new(bytes, ports, terminal, include_self)),
+            _ => None,
+        };
         let mut generator = Generator {
+            budget,
             terminal,
             spec,
             destinations,
             rng,
             idle_slots,
-            extra_burst_cells,
+            burst,
             next_ps: NEVER_PS,
             dst: 0,
             packet_bytes_left: 0,
-            burst_cells_left: 0,
+            burst_units_left: 0,
             packet_start_ps: NEVER_PS,
             packet_held_ps: 0,
             last_packet_held_ps: 0,
@@ -178,6 +251,12 @@ impl Generator {
     /// times moved later because the host's queue was full (0 in open loop).
     pub fn last_packet_held_ps(&self) -> TimePs {
         self.last_packet_held_ps
+    }
+
+    /// A finite workload's payload bytes not yet generated, over all destinations; `None`
+    /// without one.
+    pub fn workload_bytes_left(&self) -> Option<u64> {
+        self.budget.as_ref().map(PairBudget::total_left)
     }
 
     /// The source emits nothing at or after this time.
@@ -209,7 +288,9 @@ impl Generator {
         }
         if !last_of_packet {
             self.next_ps = next_slot_ps;
-        } else if self.burst_cells_left > 0 {
+        } else if self.burst_units_left > 0
+            && self.budget.as_ref().is_none_or(|b| b.has_left(self.dst))
+        {
             self.next_packet_of_burst();
             self.next_ps = next_slot_ps;
         } else {
@@ -242,29 +323,60 @@ impl Generator {
         };
         let gap = idle.sample(&mut self.rng);
         self.next_ps = from_ps.saturating_add(gap.saturating_mul(self.spec.slot_ps));
-        self.dst = self.draw_destination();
+        let budget_destination = self.budget.as_ref().map(|b| b.draw(&mut self.rng));
+        self.dst = match budget_destination {
+            None => self.draw_destination(),
+            Some(Some(dst)) => dst,
+            Some(None) => {
+                self.next_ps = NEVER_PS;
+                return;
+            }
+        };
         let size = self.spec.sizes.draw(&mut self.rng);
-        match self.extra_burst_cells {
+        match self.burst {
             None => self.packet_bytes_left = size,
-            Some(extra) => {
-                self.burst_cells_left = 1 + extra.sample(&mut self.rng);
-                self.take_burst_cells(size);
+            Some((burst, extra)) => {
+                self.burst_units_left = 1 + extra.sample(&mut self.rng);
+                self.take_burst_units(burst, size);
             }
         }
+        self.spend_budget();
     }
 
     /// Draws the next packet of a burst.
     fn next_packet_of_burst(&mut self) {
         let size = self.spec.sizes.draw(&mut self.rng);
-        self.take_burst_cells(size);
+        let (burst, _) = self.burst.expect("only bursts have a next packet");
+        self.take_burst_units(burst, size);
+        self.spend_budget();
     }
 
-    /// Starts a packet of `size_bytes`, cut to the burst's cells left.
-    fn take_burst_cells(&mut self, size_bytes: u32) {
+    /// Takes the packet just started from a finite workload's budget, cut to the bytes left
+    /// for its destination.
+    fn spend_budget(&mut self) {
+        if let Some(budget) = &mut self.budget {
+            self.packet_bytes_left = budget.take(self.dst, self.packet_bytes_left);
+        }
+    }
+
+    /// Starts a packet of `size_bytes` and takes its units from the burst: its cells (cut to
+    /// those left, or whole) or one packet.
+    fn take_burst_units(&mut self, burst: Burst, size_bytes: u32) {
         let payload = self.spec.cell_payload_bytes as u64;
-        let bytes = (size_bytes as u64).min(self.burst_cells_left * payload);
+        let left = self.burst_units_left;
+        let (bytes, units) = match burst {
+            Burst::CutCells { .. } => {
+                let bytes = (size_bytes as u64).min(left * payload);
+                (bytes, bytes.div_ceil(payload))
+            }
+            Burst::WholeCells { .. } => {
+                let cells = (size_bytes as u64).div_ceil(payload);
+                (size_bytes as u64, cells.min(left))
+            }
+            Burst::WholePackets { .. } => (size_bytes as u64, 1),
+        };
         self.packet_bytes_left = bytes as u32;
-        self.burst_cells_left -= bytes.div_ceil(payload);
+        self.burst_units_left = left - units;
     }
 
     fn draw_destination(&mut self) -> u16 {
@@ -314,6 +426,7 @@ mod tests {
             cell_payload_bytes: 64,
             slot_ps: 10,
             stop_ps: 10 * 400_000,
+            bytes_per_pair: None,
         }
     }
 
@@ -343,9 +456,9 @@ mod tests {
         };
         for arrival in [
             Arrival::Bernoulli,
-            Arrival::Bursty {
-                mean_burst_cells: 16.0,
-            },
+            Arrival::Bursty(Burst::CutCells { mean_cells: 16.0 }),
+            Arrival::Bursty(Burst::WholeCells { mean_cells: 16.0 }),
+            Arrival::Bursty(Burst::WholePackets { mean_packets: 3.0 }),
         ] {
             for sizes in [
                 PacketSizes::Fixed(64),
@@ -379,7 +492,13 @@ mod tests {
             (4.0, PacketSizes::Uniform { min: 1, max: 1000 }),
         ] {
             let cells = run(
-                spec(0.5, Arrival::Bursty { mean_burst_cells }, sizes),
+                spec(
+                    0.5,
+                    Arrival::Bursty(Burst::CutCells {
+                        mean_cells: mean_burst_cells,
+                    }),
+                    sizes,
+                ),
                 Destinations::Uniform {
                     ports: 64,
                     include_self: true,
@@ -411,6 +530,94 @@ mod tests {
                 (single - 1.0 / mean_burst_cells).abs() < 0.02,
                 "{sizes:?}: {single} of bursts are one cell"
             );
+        }
+    }
+
+    /// Splits cells into bursts (consecutive slots, one destination) and packets; returns
+    /// (burst lengths in cells, packet sizes in bytes).
+    fn bursts_and_packets(cells: &[Cell]) -> (Vec<u64>, Vec<u32>) {
+        let (mut bursts, mut packets) = (vec![0u64], vec![0u32]);
+        for (i, cell) in cells.iter().enumerate() {
+            let follows = i > 0
+                && cell.inject_ps == cells[i - 1].inject_ps + 10
+                && cell.dst == cells[i - 1].dst;
+            if i > 0 && !follows {
+                assert!(
+                    cells[i - 1].last_of_packet,
+                    "a burst ends with a packet's end"
+                );
+                bursts.push(0);
+            }
+            *bursts.last_mut().unwrap() += 1;
+            *packets.last_mut().unwrap() += cell.payload_bytes as u32;
+            if cell.last_of_packet {
+                packets.push(0);
+            }
+        }
+        packets.pop();
+        (bursts, packets)
+    }
+
+    /// Whole-packet bursts keep the packet-size distribution (uniform 64-2048 bytes: mean
+    /// 1056), unlike bursts that cut their last packet, and their mean length in cells is the
+    /// one [`Burst::mean_cells`] computes (which sets the idle gaps, hence the load).
+    #[test]
+    fn whole_packet_bursts_keep_the_packet_sizes_and_have_the_computed_mean() {
+        let sizes = PacketSizes::Uniform { min: 64, max: 2048 };
+        let mut spec = spec(0.4, Arrival::Bernoulli, sizes);
+        spec.cell_payload_bytes = 256;
+        spec.stop_ps = 10 * 2_000_000;
+        let destinations = Destinations::Uniform {
+            ports: 256,
+            include_self: true,
+        };
+        for burst in [
+            Burst::CutCells { mean_cells: 4.0 },
+            Burst::WholeCells { mean_cells: 4.0 },
+            Burst::WholePackets { mean_packets: 4.0 },
+        ] {
+            spec.arrival = Arrival::Bursty(burst);
+            let (bursts, packets) = bursts_and_packets(&run(spec, destinations));
+            let mean_packet = packets.iter().map(|&b| b as f64).sum::<f64>() / packets.len() as f64;
+            let mean_burst = bursts.iter().sum::<u64>() as f64 / bursts.len() as f64;
+            let expected = burst.mean_cells(sizes, 256);
+            assert!(
+                (mean_burst - expected).abs() < 0.03 * expected,
+                "{burst:?}: mean burst {mean_burst} cells, computed {expected}"
+            );
+            let keeps_sizes = (mean_packet - 1056.0).abs() < 15.0;
+            assert_eq!(
+                keeps_sizes,
+                !matches!(burst, Burst::CutCells { .. }),
+                "{burst:?}: mean packet {mean_packet} bytes"
+            );
+        }
+    }
+
+    /// A finite workload sends exactly its bytes to every other terminal and then stops, long
+    /// before the run would end.
+    #[test]
+    fn a_finite_workload_sends_each_pair_its_bytes_and_stops() {
+        for arrival in [
+            Arrival::Bernoulli,
+            Arrival::Bursty(Burst::WholeCells { mean_cells: 4.0 }),
+        ] {
+            let mut spec = spec(0.8, arrival, PacketSizes::Uniform { min: 1, max: 300 });
+            spec.bytes_per_pair = Some(5_000);
+            let cells = run(
+                spec,
+                Destinations::Uniform {
+                    ports: 6,
+                    include_self: false,
+                },
+            );
+            let mut bytes = [0u64; 6];
+            for cell in &cells {
+                bytes[cell.dst as usize] += cell.payload_bytes as u64;
+            }
+            assert_eq!(bytes, [5_000, 0, 5_000, 5_000, 5_000, 5_000], "{arrival:?}");
+            assert!(cells.last().unwrap().last_of_packet);
+            assert!(cells.last().unwrap().inject_ps < spec.stop_ps / 2);
         }
     }
 

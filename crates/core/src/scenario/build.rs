@@ -9,7 +9,7 @@ use crate::blocks::link::Link;
 use crate::blocks::port_set::MAX_PORTS;
 use crate::blocks::switch::{SchedulerKind, SwitchSpec};
 use crate::blocks::topology::{Clos, Topology, TopologyError};
-use crate::blocks::traffic::{Arrival, Destinations, PacketSizes, TrafficSpec};
+use crate::blocks::traffic::{Arrival, Burst, Destinations, PacketSizes, TrafficSpec};
 use crate::engine::rng::{stream, ComponentId};
 use crate::engine::time::serialization_ps;
 
@@ -57,12 +57,18 @@ impl Scenario {
                 let from_bytes = t
                     .burst_mean_bytes
                     .map(|b| b / self.cell.payload_bytes() as f64);
-                Arrival::Bursty {
-                    mean_burst_cells: t
-                        .burst_mean_cells
-                        .or(from_bytes)
-                        .expect("validated: bursty arrivals have a burst length"),
-                }
+                let cells = t.burst_mean_cells.or(from_bytes);
+                Arrival::Bursty(match (t.burst_packets, t.burst_mean_packets) {
+                    (BurstPacketsName::Whole, Some(mean_packets)) => {
+                        Burst::WholePackets { mean_packets }
+                    }
+                    (BurstPacketsName::Whole, None) => Burst::WholeCells {
+                        mean_cells: cells.expect("validated: bursty arrivals have a length"),
+                    },
+                    (BurstPacketsName::Cut, _) => Burst::CutCells {
+                        mean_cells: cells.expect("validated: bursty arrivals have a length"),
+                    },
+                })
             }
         }
     }
@@ -306,6 +312,7 @@ impl Scenario {
             cell_payload_bytes: self.cell.payload_bytes(),
             slot_ps: self.cell_time_ps(),
             stop_ps: self.end_ps(),
+            bytes_per_pair: self.traffic.bytes_per_pair,
         }
     }
 

@@ -429,6 +429,33 @@ pub enum ArrivalName {
     Bursty,
 }
 
+/// How a burst's packets fill it (RIFL Layer 2, Shen and Chow 2023, §V, leaves it open).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum BurstPacketsName {
+    /// The last packet is cut to the burst's cells left (bursts keep their mean; cut packets
+    /// change the packet-size mix).
+    Cut,
+    /// Packets stay whole: a burst ends with the packet that reaches its drawn cells, or after
+    /// its drawn count of packets (`burst_mean_packets`).
+    #[default]
+    Whole,
+}
+
+impl Named for BurstPacketsName {
+    const ALL: &'static [BurstPacketsName] = &[BurstPacketsName::Cut, BurstPacketsName::Whole];
+
+    fn entry(self) -> (&'static str, &'static str) {
+        match self {
+            BurstPacketsName::Cut => ("cut", "the last packet of a burst is cut to fit its cells"),
+            BurstPacketsName::Whole => (
+                "whole",
+                "packets stay whole: a burst ends with the packet that reaches its length",
+            ),
+        }
+    }
+}
+
 /// Destination pattern names.
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -483,6 +510,14 @@ pub struct TrafficConfig {
     pub burst_mean_cells: Option<f64>,
     /// Bursty: mean burst length in payload bytes (alternative to `burst_mean_cells`).
     pub burst_mean_bytes: Option<f64>,
+    /// Bursty, whole packets: mean number of packets per burst (the count geometric; an
+    /// alternative to a length in cells or bytes).
+    pub burst_mean_packets: Option<f64>,
+    /// Bursty: whether a burst's last packet is cut to fit or kept whole.
+    pub burst_packets: BurstPacketsName,
+    /// A finite workload: payload bytes every host sends to every other host (uniform
+    /// destinations), then stops; absent: hosts send until the run ends.
+    pub bytes_per_pair: Option<u64>,
     /// Destination pattern.
     pub destinations: DestinationName,
     /// Uniform: whether a terminal may send to itself.
@@ -506,6 +541,9 @@ impl Default for TrafficConfig {
             arrival: ArrivalName::Bernoulli,
             burst_mean_cells: None,
             burst_mean_bytes: None,
+            burst_mean_packets: None,
+            burst_packets: BurstPacketsName::Whole,
+            bytes_per_pair: None,
             destinations: DestinationName::Uniform,
             include_self: true,
             hotspot_port: 0,

@@ -132,10 +132,11 @@ impl Scenario {
                 round_trip_ps / 1_000
             ));
         }
-        if let Arrival::Bursty { mean_burst_cells } = self.arrival() {
+        if let Arrival::Bursty(burst) = self.arrival() {
+            let mean_burst_cells = burst.mean_cells(self.packet_sizes(), self.cell.payload_bytes());
             if mean_burst_cells * cell_ps as f64 > window_ps as f64 {
                 warnings.push(format!(
-                    "traffic.burst_mean_cells: a mean burst ({mean_burst_cells} cells) lasts longer than the measured window ({} cell times)",
+                    "traffic.burst_mean_cells: a mean burst ({mean_burst_cells:.1} cells) lasts longer than the measured window ({} cell times)",
                     window_ps / cell_ps.max(1)
                 ));
             }
@@ -149,7 +150,12 @@ impl Scenario {
         let mut unused = UnusedKeys::default();
         if t.arrival != ArrivalName::Bursty {
             unused.add(
-                &["traffic.burst_mean_cells", "traffic.burst_mean_bytes"],
+                &[
+                    "traffic.burst_mean_cells",
+                    "traffic.burst_mean_bytes",
+                    "traffic.burst_mean_packets",
+                    "traffic.burst_packets",
+                ],
                 "traffic.arrival",
                 "traffic.arrival = \"bernoulli\" (it draws no bursts)",
             );

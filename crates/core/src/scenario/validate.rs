@@ -352,6 +352,48 @@ impl Scenario {
         Ok(())
     }
 
+    /// A bursty source's length: exactly one of cells, bytes or packets, positive, and a count
+    /// of packets only for whole packets.
+    fn validate_bursts(&self, t: &TrafficConfig) -> Result<(), ScenarioError> {
+        let lengths = [
+            ("traffic.burst_mean_cells", t.burst_mean_cells),
+            ("traffic.burst_mean_bytes", t.burst_mean_bytes),
+            ("traffic.burst_mean_packets", t.burst_mean_packets),
+        ];
+        for (key, value) in lengths {
+            if value.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
+                return Err(invalid(key, "expected a positive mean burst length"));
+            }
+        }
+        let given: Vec<&str> = lengths
+            .iter()
+            .filter(|(_, v)| v.is_some())
+            .map(|(k, _)| *k)
+            .collect();
+        if t.arrival == ArrivalName::Bursty && given.is_empty() {
+            return Err(invalid(
+                "traffic.arrival",
+                "bursty arrivals need a mean burst length: set traffic.burst_mean_cells, traffic.burst_mean_bytes or traffic.burst_mean_packets",
+            ));
+        }
+        if given.len() > 1 {
+            return Err(invalid(
+                given[1],
+                format!(
+                    "give one mean burst length, not both {} and {}",
+                    given[0], given[1]
+                ),
+            ));
+        }
+        if t.burst_mean_packets.is_some() && t.burst_packets == BurstPacketsName::Cut {
+            return Err(invalid(
+                "traffic.burst_mean_packets",
+                "a burst counted in packets keeps them whole: set traffic.burst_packets = \"whole\"",
+            ));
+        }
+        Ok(())
+    }
+
     fn validate_traffic(&self, t: &TrafficConfig) -> Result<(), ScenarioError> {
         if !super::is_load(t.load) {
             return Err(invalid(
@@ -363,28 +405,20 @@ impl Scenario {
                 ),
             ));
         }
-        for (key, value) in [
-            ("traffic.burst_mean_cells", t.burst_mean_cells),
-            ("traffic.burst_mean_bytes", t.burst_mean_bytes),
-        ] {
-            if value.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
-                return Err(invalid(key, "expected a positive mean burst length"));
+        self.validate_bursts(t)?;
+        if let Some(bytes) = t.bytes_per_pair {
+            if bytes == 0 {
+                return Err(invalid(
+                    "traffic.bytes_per_pair",
+                    "expected a positive number of bytes per source-destination pair",
+                ));
             }
-        }
-        if t.arrival == ArrivalName::Bursty
-            && t.burst_mean_cells.is_none()
-            && t.burst_mean_bytes.is_none()
-        {
-            return Err(invalid(
-                "traffic.arrival",
-                "bursty arrivals need a mean burst length: set traffic.burst_mean_cells or traffic.burst_mean_bytes",
-            ));
-        }
-        if t.burst_mean_cells.is_some() && t.burst_mean_bytes.is_some() {
-            return Err(invalid(
-                "traffic.burst_mean_bytes",
-                "give burst_mean_cells or burst_mean_bytes, not both",
-            ));
+            if t.destinations != DestinationName::Uniform {
+                return Err(invalid(
+                    "traffic.bytes_per_pair",
+                    "a finite workload sends to every host: expected traffic.destinations = \"uniform\"",
+                ));
+            }
         }
         let grouped = matches!(
             self.topology.kind,
@@ -447,7 +481,7 @@ impl Scenario {
 mod tests {
     use super::*;
     use crate::blocks::switch::SchedulerKind;
-    use crate::blocks::traffic::Arrival;
+    use crate::blocks::traffic::{Arrival, Burst};
 
     fn error(json: &str) -> ScenarioError {
         Scenario::from_json(json).expect_err("scenario should be rejected")
@@ -507,13 +541,60 @@ mod tests {
 
     #[test]
     fn burst_length_in_bytes_converts_to_cells() {
-        let s = Scenario::from_json(r#"{"cell": {"size_bytes": 256}, "traffic": {"arrival": "bursty", "burst_mean_bytes": 1024}}"#)
+        let s = Scenario::from_json(r#"{"cell": {"size_bytes": 256}, "traffic": {"arrival": "bursty", "burst_mean_bytes": 1024, "burst_packets": "cut"}}"#)
             .unwrap();
         assert_eq!(
             s.arrival(),
-            Arrival::Bursty {
-                mean_burst_cells: 4.0
-            }
+            Arrival::Bursty(Burst::CutCells { mean_cells: 4.0 })
+        );
+    }
+
+    #[test]
+    fn a_finite_workload_needs_positive_bytes_and_uniform_destinations() {
+        let key = |traffic: &str| {
+            Scenario::from_json(&format!(r#"{{"traffic": {{{traffic}}}}}"#))
+                .err()
+                .map(|e| e.key)
+        };
+        assert_eq!(key(r#""bytes_per_pair": 1000"#), None);
+        assert_eq!(
+            key(r#""bytes_per_pair": 0"#).as_deref(),
+            Some("traffic.bytes_per_pair")
+        );
+        assert_eq!(
+            key(r#""bytes_per_pair": 10, "destinations": "permutation""#).as_deref(),
+            Some("traffic.bytes_per_pair")
+        );
+    }
+
+    #[test]
+    fn burst_readings_come_from_their_keys_and_a_packet_count_needs_whole_packets() {
+        let arrival = |traffic: &str| {
+            Scenario::from_json(&format!(
+                r#"{{"cell": {{"size_bytes": 256}}, "traffic": {{"arrival": "bursty", {traffic}}}}}"#
+            ))
+            .map(|s| s.arrival())
+            .map_err(|e| e.key)
+        };
+        assert_eq!(
+            arrival(r#""burst_packets": "whole", "burst_mean_bytes": 1024"#),
+            Ok(Arrival::Bursty(Burst::WholeCells { mean_cells: 4.0 }))
+        );
+        assert_eq!(
+            arrival(r#""burst_packets": "whole", "burst_mean_packets": 4"#),
+            Ok(Arrival::Bursty(Burst::WholePackets { mean_packets: 4.0 }))
+        );
+        assert_eq!(
+            arrival(r#""burst_mean_packets": 4, "burst_packets": "cut""#),
+            Err("traffic.burst_mean_packets".into())
+        );
+        assert_eq!(
+            arrival(r#""burst_mean_cells": 4, "burst_mean_packets": 4, "burst_packets": "whole""#),
+            Err("traffic.burst_mean_packets".into())
+        );
+        assert_eq!(
+            arrival(r#""burst_packets": "whole""#),
+            Err("traffic.arrival".into())
         );
     }
 }

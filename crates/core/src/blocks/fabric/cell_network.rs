@@ -223,6 +223,9 @@ pub struct Summary {
     /// What the RIFL Layer 1 cables counted, where the cables run it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub layer1: Option<Layer1Summary>,
+    /// A finite workload's completion (`traffic.bytes_per_pair`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workload: Option<WorkloadSummary>,
 }
 
 /// Loads and throughputs during measurement, per terminal per cell time.
@@ -316,6 +319,21 @@ pub struct RunLength {
     pub events: u64,
     /// Cells switched (one cell crossing one switch) over the whole run.
     pub cell_hops: u64,
+}
+
+/// How a finite workload (a byte budget per source–destination pair) completed.
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkloadSummary {
+    /// True if every source generated all its bytes and every cell was delivered.
+    pub complete: bool,
+    /// Payload bytes not yet generated at the end, over all sources.
+    pub bytes_left: u64,
+    /// When the last cell was delivered, in nanoseconds from the start of the run.
+    pub completion_ns: f64,
+    /// The same in cell times.
+    pub completion_cells: f64,
+    /// Cells delivered per host per cell time up to the completion.
+    pub throughput_to_completion: f64,
 }
 
 /// What the RIFL Layer 1 cables of a network counted over the whole run (both directions of
@@ -740,6 +758,7 @@ impl<R: Router> Network<R> {
                 ber: self.layer1_ber,
                 counters,
             }),
+            workload: self.workload_summary(ledger.in_flight),
         }
     }
 
@@ -835,6 +854,29 @@ impl<R: Router> Network<R> {
                 .map(|s| s.stats.switch_counters.internal_blocking)
                 .sum(),
         }
+    }
+
+    /// A finite workload's completion, if the hosts run one.
+    fn workload_summary(&self, in_flight: u64) -> Option<WorkloadSummary> {
+        let bytes_left = self
+            .terminals()
+            .map(Terminal::workload_bytes_left)
+            .sum::<Option<u64>>()?;
+        let completion_ps = self
+            .terminals()
+            .map(|t| t.counters.last_delivery_ps)
+            .max()
+            .unwrap_or(0);
+        let delivered: u64 = self.terminals().map(|t| t.counters.cells_delivered).sum();
+        let completion_cells = completion_ps as f64 / self.slot_ps as f64;
+        let host_slots = self.terminals().count() as f64 * completion_cells;
+        Some(WorkloadSummary {
+            complete: bytes_left == 0 && in_flight == 0,
+            bytes_left,
+            completion_ns: completion_ps as f64 / PS_PER_NS as f64,
+            completion_cells,
+            throughput_to_completion: delivered as f64 / host_slots.max(1.0),
+        })
     }
 
     fn tables(&self, measured_slots: u64) -> Tables {
