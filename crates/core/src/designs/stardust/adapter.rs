@@ -39,7 +39,7 @@ use super::{
 };
 use crate::blocks::cell::{Cell, CellId, NO_PACKET};
 use crate::blocks::ethernet::pause::{pause_frame, PauseTarget};
-use crate::blocks::ethernet::pfc::{PauseThresholds, PfcCounters, LOSSLESS_CLASS};
+use crate::blocks::ethernet::ports::pfc::{PauseThresholds, PfcCounters, LOSSLESS_CLASS};
 use crate::blocks::ethernet::CONTROL;
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;

@@ -5,13 +5,14 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::blocks::ethernet::host_config::{HostConfig, DCQCN_HOST_KEYS};
 use crate::blocks::ethernet::opening::Opening;
-use crate::blocks::ethernet::pfc::PauseThresholds;
+use crate::blocks::ethernet::ports::pfc::PauseThresholds;
 use crate::blocks::link::LinkConfig;
 use crate::blocks::reachability::MAX_SLICE_ADAPTERS;
 use crate::blocks::routing::mode;
 use crate::blocks::topology::Topology;
+use crate::blocks::transport::dcqcn::HOST_KEYS as DCQCN_HOST_KEYS;
+use crate::blocks::transport::host_config::HostConfig;
 use crate::blocks::transport::Transport;
 use crate::blocks::workload::FctKeys;
 use crate::engine::time::{ps_from_ns, TimePs};
