@@ -147,6 +147,22 @@ struct Cables<'a> {
 }
 
 impl Cables<'_> {
+    /// Switch `s`'s neighbours, (node, port) per port (hosts are the nodes after the
+    /// switches), and its cables' delays.
+    fn switch_wiring(&self, s: usize) -> (Vec<(u32, u16)>, Vec<TimePs>) {
+        let (topology, switches) = (self.topology, self.topology.switches());
+        let ports = topology.switch_ports(s);
+        let peers = (0..ports)
+            .map(|p| match topology.peer(s, p) {
+                Some(Attachment::SwitchPort { switch, port }) => (switch as u32, port as u16),
+                Some(Attachment::Endpoint(h)) => ((switches + h) as u32, 0),
+                None => (s as u32, p as u16), // an unused port: routing never picks it
+            })
+            .collect();
+        let delays_ps = (0..ports).map(|p| self.link(s, p).propagation_ps).collect();
+        (peers, delays_ps)
+    }
+
     fn link(&self, s: usize, p: usize) -> Link {
         let cable = self.topology.cable(s, p);
         let default_bps = match self.topology.peer(s, p) {
@@ -181,21 +197,9 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
     let mut delays_ps = Vec::with_capacity(switches + hosts);
     let mut nodes = Vec::with_capacity(switches + hosts);
     for s in 0..switches {
-        let ports = topology.switch_ports(s);
-        peers.push(
-            (0..ports)
-                .map(|p| match topology.peer(s, p) {
-                    Some(Attachment::SwitchPort { switch, port }) => (switch as u32, port as u16),
-                    Some(Attachment::Endpoint(h)) => ((switches + h) as u32, 0),
-                    None => (s as u32, p as u16), // an unused port: routing never picks it
-                })
-                .collect(),
-        );
-        delays_ps.push(
-            (0..ports)
-                .map(|p| cables.link(s, p).propagation_ps)
-                .collect(),
-        );
+        let (switch_peers, switch_delays_ps) = cables.switch_wiring(s);
+        peers.push(switch_peers);
+        delays_ps.push(switch_delays_ps);
         nodes.push(EthernetNode::Switch(switch_node(&cables, s)?));
     }
     let mut host_nodes = Vec::with_capacity(hosts);
@@ -223,17 +227,8 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
         .max()
         .unwrap_or(0);
     let wiring = Wiring {
-        peers,
-        delays_ps,
-        slotted: vec![false; switches + hosts],
-        sink: vec![false; switches + hosts],
-        end_ps: config.run.end_ps(),
-        router_index: (0..switches + hosts)
-            .map(|n| (n < switches).then_some(n))
-            .collect(),
         slot_ps: packet_ps,
-        per_voq: false,
-        layer1: Vec::new(),
+        ..event_driven_wiring(peers, delays_ps, switches, config.run.end_ps())
     };
     let edge_of_host = (0..hosts)
         .map(|h| topology.endpoint_port(h).expect("hosts are cabled").0 as u32)
@@ -261,6 +256,28 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
         edge_hops,
         flow_series: FlowSeries::default(),
     })
+}
+
+/// The wiring of an event-driven fabric of `switches` switches (routing) and the hosts after
+/// them (`peers` and `delays_ps` per node), running to `end_ps`.
+fn event_driven_wiring(
+    peers: Vec<Vec<(u32, u16)>>,
+    delays_ps: Vec<Vec<TimePs>>,
+    switches: usize,
+    end_ps: TimePs,
+) -> Wiring {
+    let nodes = peers.len();
+    Wiring {
+        peers,
+        delays_ps,
+        slotted: vec![false; nodes],
+        sink: vec![false; nodes],
+        end_ps,
+        router_index: (0..nodes).map(|n| (n < switches).then_some(n)).collect(),
+        slot_ps: 0,
+        per_voq: false,
+        layer1: Vec::new(),
+    }
 }
 
 /// The fabric of `nodes` wired as `wiring`, its router over `table`, its calendar sized for

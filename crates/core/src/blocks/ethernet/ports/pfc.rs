@@ -146,6 +146,32 @@ pub enum Marking {
     },
 }
 
+impl Marking {
+    /// True if an ECN-capable arrival finding `depth` data packets of `queued_bytes` queued is
+    /// marked; RED draws from `rng` between its thresholds only.
+    fn marks(&self, depth: u32, queued_bytes: u64, rng: &mut Rng) -> bool {
+        match *self {
+            Marking::None => false,
+            Marking::Threshold(k) => depth > k,
+            Marking::Red {
+                kmin_bytes,
+                kmax_bytes,
+                pmax,
+            } => {
+                if queued_bytes <= kmin_bytes {
+                    false
+                } else if queued_bytes > kmax_bytes {
+                    true
+                } else {
+                    let fraction =
+                        (queued_bytes - kmin_bytes) as f64 / (kmax_bytes - kmin_bytes) as f64;
+                    rng.gen::<f64>() < pmax * fraction
+                }
+            }
+        }
+    }
+}
+
 /// A PFC switch's buffer and thresholds, in packets.
 #[derive(Clone, Copy, Debug)]
 pub struct PfcSpec {
@@ -497,26 +523,7 @@ impl PfcPorts {
         self.counters.headroom_peak_packets = self.counters.headroom_peak_packets.max(beyond);
         let c = &mut cells[cell];
         c.in_port = in_port as u16;
-        let marked = c.flags & ECT != 0
-            && match spec.marking {
-                Marking::None => false,
-                Marking::Threshold(k) => depth > k,
-                Marking::Red {
-                    kmin_bytes,
-                    kmax_bytes,
-                    pmax,
-                } => {
-                    let q = p.data_bytes;
-                    if q <= kmin_bytes {
-                        false
-                    } else if q > kmax_bytes {
-                        true
-                    } else {
-                        let fraction = (q - kmin_bytes) as f64 / (kmax_bytes - kmin_bytes) as f64;
-                        self.rng.gen::<f64>() < pmax * fraction
-                    }
-                }
-            };
+        let marked = c.flags & ECT != 0 && spec.marking.marks(depth, p.data_bytes, &mut self.rng);
         if marked {
             c.flags |= CE;
         }

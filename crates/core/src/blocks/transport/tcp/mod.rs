@@ -122,6 +122,7 @@ impl Sender {
         if self.rto_deadline_ps == TIMER_OFF {
             self.rto_deadline_ps = now_ps + self.rto.rto_ps();
         }
+        self.debug_check_window();
         Some(seq)
     }
 
@@ -183,6 +184,7 @@ impl Sender {
                 }
             }
         }
+        self.debug_check_window();
     }
 
     /// The retransmission timer expired at `now_ps` (the caller checked the deadline):
@@ -198,6 +200,25 @@ impl Sender {
         self.snd_nxt = self.snd_una;
         self.retransmit = None;
         self.rto_deadline_ps = now_ps + self.rto.rto_ps();
+        self.debug_check_window();
+    }
+
+    /// The sequence space's order (`snd_una` ≤ `snd_nxt` ≤ `snd_max`) and the receive window
+    /// (no more than [`RECEIVE_WINDOW_PACKETS`] beyond the oldest unacknowledged segment),
+    /// asserted in debug builds.
+    fn debug_check_window(&self) {
+        debug_assert!(
+            self.snd_una <= self.snd_nxt && self.snd_nxt <= self.snd_max,
+            "sequence space out of order: una {} nxt {} max {}",
+            self.snd_una,
+            self.snd_nxt,
+            self.snd_max
+        );
+        debug_assert!(
+            self.snd_max - self.snd_una <= RECEIVE_WINDOW_PACKETS,
+            "{} segments beyond the receive window",
+            self.snd_max - self.snd_una
+        );
     }
 }
 
@@ -234,6 +255,18 @@ mod tests {
         s.on_ack(20, 6, false, 0);
         assert!(s.done());
         assert_eq!(s.rto_deadline_ps, TIMER_OFF);
+    }
+
+    /// The window check fires when the sequence space is broken on purpose (the highest
+    /// segment sent below the next one to send).
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "sequence space out of order")]
+    fn a_broken_sequence_space_fails_the_window_check() {
+        let mut s = Sender::new(&params(), 6);
+        send_all(&mut s, 0);
+        s.snd_max = s.snd_nxt - 1;
+        s.on_ack(10, 0, false, 0);
     }
 
     #[test]
