@@ -22,7 +22,7 @@ PFC_VICTIM = "scenarios/baselines/pfc-victim.toml"
 BFC_VICTIM = "scenarios/baselines/bfc-victim.toml"
 SHORT = ["--set", "run.duration_ns=1000000", "--set", "run.warmup_ns=500000"]
 # What permutation.toml's comment lists for NDP (htsim's -cwnd 23 -q 8).
-NDP = ["--set", "host.transport=ndp", "--set", "switch.trimming=true", "--set", "switch.queue_packets=8",
+NDP = ["--set", "host.transport=ndp", "--set", "switch.port_kind=trimming", "--set", "switch.queue_packets=8",
        "--set", "routing.mode=spray", "--set", "host.initial_cwnd_packets=23"]
 
 
@@ -169,28 +169,38 @@ def test_the_dcqcn_permutation_reports_goodput_and_pfc():
 
 
 @pytest.mark.parametrize("scenario, settings, message", [
-    (PERMUTATION_DCQCN, ["switch.pfc=false"], ' host.transport: "dcqcn" needs a lossless fabric'),
+    (PERMUTATION_DCQCN, ["switch.port_kind=drop_tail", "run.strict=false"],
+     ' host.transport: "dcqcn" needs a lossless fabric (it never retransmits):'
+     ' set switch.port_kind to "pfc", "bfc"'),
     (PERMUTATION, ["host.transport=dcqcn", "run.strict=false"], " host.transport: "),
     (PERMUTATION_DCQCN, ["switch.pfc_xoff_packets=100"], " switch.pfc_xoff_packets: "),
     (PERMUTATION_DCQCN, ["switch.pfc_xon_packets=96"], " switch.pfc_xon_packets: "),
     (PERMUTATION_DCQCN, ["switch.pfc_xoff_packets=0"], " switch.pfc_xoff_packets: "),
     (PERMUTATION_DCQCN, ["switch.red_kmin_bytes=300000"], " switch.red_kmin_bytes: "),
     (PERMUTATION_DCQCN, ["switch.red_pmax=0"], " switch.red_pmax: "),
-    (PERMUTATION_DCQCN, ["switch.queue_bytes=900000"], " switch.queue_bytes: "),
+    (PERMUTATION_DCQCN, ["switch.queue_bytes=900000"],
+     ' switch.queue_bytes: not used with switch.port_kind = "pfc"'),
     (PERMUTATION_DCQCN, ["host.dcqcn_g=0"], " host.dcqcn_g: "),
     (PERMUTATION_DCQCN, ["host.dcqcn_timer_ns=0"], " host.dcqcn_timer_ns: "),
     (PERMUTATION_DCQCN, ["host.min_rto_ns=5000"], ' host.min_rto_ns: not used with host.transport = "dcqcn"'),
     (PERMUTATION, ["switch.pfc_xoff_packets=50"],
-     " switch.pfc_xoff_packets: not used with switch.pfc = false"),
-    (INCAST_NDP, ["switch.pfc=true"], " switch.pfc: "),
+     ' switch.pfc_xoff_packets: not used with switch.port_kind = "drop_tail"'),
+    (INCAST_NDP, ["switch.port_kind=pfc"],
+     ' host.transport: "ndp" needs ports that trim: set switch.port_kind to "trimming"'),
+    (PERMUTATION, ["switch.pfc=true"],
+     ' switch.pfc: replaced by switch.port_kind (for what it chose, set switch.port_kind = "pfc"'),
+    (PERMUTATION, ["switch.port_kind=lossless"],
+     ' switch.port_kind: expected one of "drop_tail", "shared_buffer", "trimming", "pfc", "bfc",'
+     ' got "lossless"'),
     (PFC_VICTIM, ["switch.pfc_classes=0"], " switch.pfc_classes: expected 1 to 8"),
     (PFC_VICTIM, ["switch.pfc_classes=9"], " switch.pfc_classes: expected 1 to 8"),
-    (PERMUTATION, ["switch.pfc_classes=2"], " switch.pfc_classes: expected only with switch.pfc = true"),
+    (PERMUTATION, ["switch.pfc_classes=2"],
+     ' switch.pfc_classes: not used with switch.port_kind = "drop_tail"'),
     (PERMUTATION, ["switch.pfc_class_service=round_robin"],
-     " switch.pfc_class_service: expected only with switch.pfc = true"),
+     ' switch.pfc_class_service: not used with switch.port_kind = "drop_tail"'),
     (PFC_VICTIM, ["switch.pfc_class_service=fair"], " switch.pfc_class_service: "),
     (PERMUTATION, ["traffic.flow_classes=[0]"],
-     " traffic.flow_classes: expected only with switch.pfc = true"),
+     ' traffic.flow_classes: expected only with switch.port_kind = "pfc" (classes are PFC\'s priorities)'),
     (PFC_VICTIM, ["traffic.flow_classes=[0,2]"],
      " traffic.flow_classes: expected classes below switch.pfc_classes (2), got 2"),
     (PFC_VICTIM, ["switch.pfc_classes=1"],
@@ -207,15 +217,16 @@ def test_the_dcqcn_permutation_reports_goodput_and_pfc():
     (BFC_VICTIM, ["switch.bfc_pause_packets=0"], " switch.bfc_pause_packets: expected at least 1 packet"),
     (BFC_VICTIM, ["switch.bfc_pause_packets=40"],
      " switch.bfc_pause_packets: expected at least 1 packet and fewer than switch.pfc_xoff_packets (40)"),
-    (BFC_VICTIM, ["switch.bfc=yes"], " switch.bfc: "),
-    (BFC_VICTIM, ["switch.pfc=false", "run.strict=false"], " switch.bfc: expected switch.pfc = true"),
-    (BFC_VICTIM, ["switch.pfc_classes=2"], " switch.pfc_classes: expected 1 with switch.bfc = true"),
-    (BFC_VICTIM, ["traffic.flow_classes=[0]"], " traffic.flow_classes: expected none with switch.bfc = true"),
+    (BFC_VICTIM, ["switch.bfc=true"], " switch.bfc: replaced by switch.port_kind"),
+    (BFC_VICTIM, ["switch.port_kind=7"], " switch.port_kind: "),
+    (BFC_VICTIM, ["switch.pfc_classes=2"], ' switch.pfc_classes: not used with switch.port_kind = "bfc"'),
+    (BFC_VICTIM, ["traffic.flow_classes=[0]"],
+     ' traffic.flow_classes: expected only with switch.port_kind = "pfc"'),
     (BFC_VICTIM, ["routing.mode=spray"],
-     " routing.mode: expected ecmp or deterministic with switch.bfc = true"),
-    (PFC_VICTIM, ["switch.bfc_queues=8"], " switch.bfc_queues: not used with switch.bfc = false"),
+     ' routing.mode: expected a per-flow mode (deterministic, ecmp) with switch.port_kind = "bfc"'),
+    (PFC_VICTIM, ["switch.bfc_queues=8"], ' switch.bfc_queues: not used with switch.port_kind = "pfc"'),
     (PFC_VICTIM, ["switch.bfc_pause_packets=8"],
-     " switch.bfc_pause_packets: not used with switch.bfc = false"),
+     ' switch.bfc_pause_packets: not used with switch.port_kind = "pfc"'),
 ])
 def test_dcqcn_and_pfc_bad_input_is_one_line_naming_the_key(scenario, settings: list[str], message: str):
     test_bad_input_is_one_line_naming_the_key(scenario, settings, message)
@@ -227,13 +238,16 @@ def test_dcqcn_and_pfc_bad_input_is_one_line_naming_the_key(scenario, settings: 
     (PERMUTATION, ["host.transport=ndp"], " host.transport: "),
     (PERMUTATION, ["traffic.senders=3"], " traffic.senders: "),
     (PERMUTATION, ["host.subflows=0"], " host.subflows: "),
-    (PERMUTATION, ["switch.trimming=true"], " switch.trimming: "),
+    (PERMUTATION, ["switch.trimming=true"], " switch.trimming: replaced by switch.port_kind"),
+    (PERMUTATION, ["switch.port_kind=trimming"],
+     ' switch.port_kind: "trimming" trims packets, which only "ndp" recovers'),
     (PERMUTATION, ["host.subflows=8"], ' host.subflows: not used with host.transport = "dctcp"'),
     (PERMUTATION, ["host.transport=mptcp", "traffic.single_path_flows=433"],
      " traffic.single_path_flows: expected at most the pattern's 432 flows"),
     (INCAST_NDP, ["routing.mode=ecmp"], " routing.mode: "),
-    (INCAST_NDP, ["switch.trimming=false"], " host.transport: "),
-    (INCAST_NDP, ["switch.queue_bytes=90000"], " switch.queue_bytes: "),
+    (INCAST_NDP, ["switch.port_kind=drop_tail", "run.strict=false"], " host.transport: "),
+    (INCAST_NDP, ["switch.queue_bytes=90000"],
+     ' switch.queue_bytes: not used with switch.port_kind = "trimming"'),
     (INCAST_NDP, ["switch.loss_probability=0.01"], " switch.loss_probability: "),
     (INCAST_NDP, ["host.ndp_pull_rate=0"], " host.ndp_pull_rate: "),
     (PERMUTATION, ["switch.return_to_sender=true"], " switch.return_to_sender: "),
@@ -244,8 +258,10 @@ def test_dcqcn_and_pfc_bad_input_is_one_line_naming_the_key(scenario, settings: 
     (PERMUTATION, ["switch.random_drop_packets=101"], " switch.random_drop_packets: "),
     (PERMUTATION, ["switch.random_drop_packets=3", "switch.random_drop_probability=0"],
      " switch.random_drop_probability: "),
-    (INCAST_NDP, ["switch.random_drop_packets=3"], " switch.random_drop_packets: "),
-    (INCAST_NDP, ["switch.cut_through=true"], " switch.cut_through: "),
+    (INCAST_NDP, ["switch.random_drop_packets=3"],
+     ' switch.random_drop_packets: not used with switch.port_kind = "trimming"'),
+    (INCAST_NDP, ["switch.cut_through=true"],
+     ' switch.cut_through: not used with switch.port_kind = "trimming"'),
     (PERMUTATION, ["switch.random_drop_probability=0.5"],
      " switch.random_drop_probability: not used with switch.random_drop_packets = 0"),
 ])
@@ -257,7 +273,7 @@ def test_bad_input_is_one_line_naming_the_key(scenario, settings: list[str], mes
     assert message in done.stderr, done.stderr
 
 
-SHARED = "switch.buffer=shared"
+SHARED = "switch.port_kind=shared_buffer"
 
 
 @pytest.mark.parametrize("scenario, settings, message", [
@@ -270,13 +286,17 @@ SHARED = "switch.buffer=shared"
      " switch.shared_buffer_packets: expected at least 1 packet"),
     (PERMUTATION, [SHARED, "switch.shared_buffer_packets=-5"], " switch.shared_buffer_packets: "),
     (PERMUTATION, ["switch.shared_buffer_packets=1200"],
-     ' switch.shared_buffer_packets: expected switch.buffer = "shared"'),
-    (PERMUTATION, ["switch.dt_alpha=2"], ' switch.dt_alpha: expected switch.buffer = "shared"'),
-    (PERMUTATION, ["switch.buffer=pooled"], " switch.buffer: "),
-    (PERMUTATION_DCQCN, [SHARED], ' switch.buffer: expected "per_port" with switch.pfc'),
-    (INCAST_NDP, [SHARED], ' switch.buffer: expected "per_port" with switch.trimming'),
-    (PERMUTATION, [SHARED, "switch.queue_bytes=900000"], " switch.queue_bytes: "),
-    (PERMUTATION, [SHARED, "switch.random_drop_packets=3"], " switch.random_drop_packets: "),
+     ' switch.shared_buffer_packets: not used with switch.port_kind = "drop_tail"'),
+    (PERMUTATION, ["switch.dt_alpha=2"], ' switch.dt_alpha: not used with switch.port_kind = "drop_tail"'),
+    (PERMUTATION, ["switch.buffer=shared"],
+     ' switch.buffer: replaced by switch.port_kind'
+     ' (for what it chose, set switch.port_kind = "shared_buffer"'),
+    (PERMUTATION_DCQCN, [SHARED], ' host.transport: "dcqcn" needs a lossless fabric'),
+    (INCAST_NDP, [SHARED], ' host.transport: "ndp" needs ports that trim'),
+    (PERMUTATION, [SHARED, "switch.queue_bytes=900000"],
+     ' switch.queue_bytes: not used with switch.port_kind = "shared_buffer"'),
+    (PERMUTATION, [SHARED, "switch.random_drop_packets=3"],
+     ' switch.random_drop_packets: not used with switch.port_kind = "shared_buffer"'),
     (PERMUTATION, [SHARED, "switch.shared_buffer_packets=20"],
      " switch.ecn_threshold_packets: expected fewer packets than the longest queue"),
     (PERMUTATION, ["switch.queue_packets=100", SHARED, "switch.shared_buffer_packets=1200"],
@@ -350,7 +370,7 @@ def test_a_flow_size_file_that_is_not_a_cdf_is_one_line_naming_the_key(tmp_path,
     (["traffic.background_flows=0"], " traffic.background_flows: "),
     (["traffic.flow_bytes=1000"], " traffic.flow_bytes: "),
     (["host.transport=mptcp"], " host.transport: \"mptcp\" cannot open flows during a run"),
-    (["host.transport=dcqcn", "switch.pfc=true"],
+    (["host.transport=dcqcn", "switch.port_kind=pfc"],
      " host.transport: \"dcqcn\" cannot open flows during a run"),
     (["traffic.pattern=poisson", "traffic.load=0"], " traffic.load: "),
     (["traffic.pattern=closed_loop", "traffic.flows_per_host=0"], " traffic.flows_per_host: "),

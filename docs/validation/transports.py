@@ -224,7 +224,7 @@ def ndp() -> None:
     print()
 
 
-FCT_NDP = {"host.transport": "ndp", "switch.trimming": True, "switch.queue_packets": 8,
+FCT_NDP = {"host.transport": "ndp", "switch.port_kind": "trimming", "switch.queue_packets": 8,
            "routing.mode": "spray", "host.initial_cwnd_packets": 23, "run.strict": False}
 
 

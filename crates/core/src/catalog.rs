@@ -3,9 +3,9 @@
 
 use serde::Serialize;
 
+use crate::blocks::ethernet::ports::PORT_KINDS;
 use crate::blocks::routing::MODES;
 use crate::blocks::transport::Transport;
-use crate::designs::ethernet::BufferKind;
 use crate::designs::DESIGNS;
 use crate::scenario::{DestinationName, FlowControlKind, Named, SchedulerName, TopologyName};
 
@@ -33,6 +33,9 @@ pub fn catalog() -> Vec<Entry> {
     let routing = MODES
         .iter()
         .map(|m| entry("routing.mode", m.name, m.description));
+    let port_kinds = PORT_KINDS
+        .iter()
+        .map(|k| entry("switch.port_kind", k.name, k.description));
     designs
         .chain(named::<SchedulerName>("switch.scheduler"))
         .chain(named::<TopologyName>("topology.kind"))
@@ -40,7 +43,7 @@ pub fn catalog() -> Vec<Entry> {
         .chain(named::<FlowControlKind>("link.flow_control"))
         .chain(named::<DestinationName>("traffic.destinations"))
         .chain(named::<Transport>("host.transport"))
-        .chain(named::<BufferKind>("switch.buffer"))
+        .chain(port_kinds)
         .collect()
 }
 
@@ -71,27 +74,8 @@ mod tests {
                 assert!(crate::blocks::routing::mode(e.name).is_some());
                 continue;
             }
-            if e.key == "switch.buffer" {
-                let json = format!(
-                    r#"{{"design": "ethernet", "switch": {{"buffer": "{}"}}}}"#,
-                    e.name
-                );
-                let parsed = crate::designs::ethernet::EthernetConfig::from_json(&json);
-                assert!(parsed.is_ok(), "{}: {} rejected: {parsed:?}", e.key, e.name);
-                continue;
-            }
-            if section == "host" {
-                // NDP runs only over trimming switches with per-packet routing, DCQCN only
-                // over PFC switches.
-                let needs = match e.name {
-                    "ndp" => r#", "switch": {"trimming": true}, "routing": {"mode": "spray"}"#,
-                    "dcqcn" => r#", "switch": {"pfc": true}"#,
-                    _ => "",
-                };
-                let json = format!(
-                    r#"{{"design": "ethernet", "host": {{"{field}": "{}"}}{needs}}}"#,
-                    e.name
-                );
+            if section == "host" || e.key == "switch.port_kind" {
+                let json = ethernet_scenario(e.key, e.name);
                 let parsed = crate::designs::ethernet::EthernetConfig::from_json(&json);
                 assert!(parsed.is_ok(), "{}: {} rejected: {parsed:?}", e.key, e.name);
                 continue;
@@ -100,5 +84,36 @@ mod tests {
             let parsed: Result<Scenario, _> = crate::scenario::parse(&json);
             assert!(parsed.is_ok(), "{}: {} rejected: {parsed:?}", e.key, e.name);
         }
+    }
+
+    /// An Ethernet scenario naming transport or port kind `name` (by `key`), with a port kind
+    /// or transport that fits it and, for a transport that sprays, a per-packet routing mode:
+    /// found by their descriptors.
+    fn ethernet_scenario(key: &str, name: &str) -> String {
+        use crate::blocks::ethernet::ports::PortKind;
+        use crate::blocks::transport::{TransportKind, TRANSPORTS};
+        let fits = |t: &TransportKind, p: &PortKind| {
+            t.needs_trimming == p.trims && (p.lossless || !t.needs_lossless) && !p.per_flow_routing
+                || p.per_flow_routing && !t.needs_trimming
+        };
+        let (t, p) = if key == "host.transport" {
+            let t = TRANSPORTS.iter().find(|t| t.name == name).unwrap();
+            (t, PORT_KINDS.iter().find(|p| fits(t, p)).unwrap())
+        } else {
+            let p = PORT_KINDS.iter().find(|p| p.name == name).unwrap();
+            (TRANSPORTS.iter().find(|t| fits(t, p)).unwrap(), p)
+        };
+        let per_packet = MODES
+            .iter()
+            .find(|m| !m.per_flow && !m.needs_groups)
+            .unwrap();
+        let routing = match t.needs_trimming {
+            true => format!(r#", "routing": {{"mode": "{}"}}"#, per_packet.name),
+            false => String::new(),
+        };
+        format!(
+            r#"{{"design": "ethernet", "host": {{"transport": "{}"}}, "switch": {{"port_kind": "{}"}}{routing}}}"#,
+            t.name, p.name
+        )
     }
 }

@@ -158,11 +158,11 @@ fn bad_input_names_its_key() {
             "switch.return_to_sender",
         ),
         (
-            r#""switch": {"trimming": true}, "host": {"transport": "ndp", "ndp_paths": 8}, "routing": {"mode": "spray"}"#,
+            r#""switch": {"port_kind": "trimming"}, "host": {"transport": "ndp", "ndp_paths": 8}, "routing": {"mode": "spray"}"#,
             "host.ndp_paths",
         ),
         (
-            r#""switch": {"trimming": true}, "host": {"transport": "ndp", "ndp_paths": 1025}, "routing": {"mode": "ecmp"}"#,
+            r#""switch": {"port_kind": "trimming"}, "host": {"transport": "ndp", "ndp_paths": 1025}, "routing": {"mode": "ecmp"}"#,
             "host.ndp_paths",
         ),
         (r#""host": {"ndp_paths": -1}"#, "host.ndp_paths"),

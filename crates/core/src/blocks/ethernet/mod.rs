@@ -1,32 +1,27 @@
 //! A packet-switched Ethernet fabric, the "push and drop" baseline every scheduled fabric is
-//! compared with (Stardust §6.3, Fig. 10): store-and-forward (or cut-through) switches with
-//! drop-tail output queues that mark ECN at a threshold ([`switch`], [`queue`]), per port or
-//! over a shared buffer with a dynamic threshold ([`shared_buffer`]), and hosts that run a
-//! transport over a NIC ([`host`]). A packet travels as one [`Cell`](crate::blocks::cell::Cell) of its
+//! compared with (Stardust §6.3, Fig. 10): store-and-forward (or cut-through) switches
+//! ([`switch`]) whose ports are of one kind ([`ports`]: drop-tail output queues that mark ECN
+//! at a threshold, per port or over a shared buffer with a dynamic threshold, trimming, PFC or
+//! BFC), and hosts that run a transport ([`crate::blocks::transport`]) over a NIC ([`host`]). A packet travels as one [`Cell`](crate::blocks::cell::Cell) of its
 //! own size on the shared fabric of nodes: `src` and `dst` are hosts, `seq` the segment (data)
 //! or the cumulative acknowledgment (ACK), `packet` the flow's index at the receiving host,
 //! `payload_bytes` the frame's bytes on the wire, and an ACK's `packet_inject_ps` echoes the
 //! send time of the segment that caused it. NDP (Handley et al. 2017) adds NACKs and PULLs
 //! (control packets like ACKs, `seq` the NACKed segment or the flow's cumulative pull number)
-//! and trimmed data: a segment whose payload a [`trim`] port cut, its header going on. DCQCN
-//! (Zhu et al. 2015) adds CNPs and a lossless fabric of [`pfc`] switches, whose PAUSE frames
-//! take the wire between neighbours; [`bfc`] (Goyal et al. 2022) gives their egress ports
+//! and trimmed data: a segment whose payload a [`ports::trimming`] port cut, its header going on. DCQCN
+//! (Zhu et al. 2015) adds CNPs and a lossless fabric of [`ports::pfc`] switches, whose PAUSE frames
+//! take the wire between neighbours; [`ports::bfc`] (Goyal et al. 2022) gives their egress ports
 //! per-flow queues and pauses that name an upstream queue.
 
 use crate::blocks::link::Link;
 use crate::engine::time::TimePs;
 
-pub mod bfc;
 pub mod host;
-pub mod host_config;
 pub mod opening;
 pub mod pause;
-pub mod pfc;
-pub mod queue;
-pub mod shared_buffer;
+pub mod ports;
 pub mod summary;
 pub mod switch;
-pub mod trim;
 
 /// Bytes of a frame a cut-through switch has before it forwards it (a minimum frame: every
 /// header it routes on).
@@ -64,7 +59,7 @@ pub const BOUNCED: u8 = ECE;
 /// Flags of the packets a receiver sends back (ACK, NACK, PULL): a trimming port queues them
 /// with the headers.
 pub const CONTROL: u8 = ACK | NACK | PULL;
-/// Flag: a PFC PAUSE frame (802.1Qbb), consumed by the link's far end ([`pfc`]).
+/// Flag: a PFC PAUSE frame (802.1Qbb), consumed by the link's far end ([`ports::pfc`]).
 pub const PAUSE: u8 = 0b1000_0000;
 /// Flags of a DCQCN congestion notification packet (a DCQCN sender gets no other control
 /// packet: Zhu et al. 2015 §3.2).

@@ -44,17 +44,13 @@ pub fn check_opening(
     pattern: &str,
     flow_bytes: Option<u64>,
 ) -> Result<(), ScenarioError> {
-    let why = match transport {
-        Transport::Dcqcn => Some("its senders get no acknowledgments to complete on"),
-        Transport::Mptcp => Some("its subflows are made at build"),
-        _ => None,
-    };
-    if let Some(why) = why {
+    if let Some(why) = transport.kind().no_opening {
         return Err(invalid(
             "host.transport",
             format!(
-                "{} cannot open flows during a run yet (traffic.pattern = {pattern}): {why}; use tcp, dctcp or ndp",
-                serde_json::json!(transport)
+                "{:?} cannot open flows during a run yet (traffic.pattern = {pattern}): {why}; use {}",
+                transport.kind().name,
+                crate::blocks::transport::names_where(|t| t.no_opening.is_none())
             ),
         ));
     }

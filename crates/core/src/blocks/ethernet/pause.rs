@@ -1,5 +1,5 @@
 //! PAUSE frames and the pauses they hold, shared by every mechanism that pauses its upstream:
-//! PFC's per-class pauses ([`super::pfc`], 802.1Qbb), BFC's per-queue pauses ([`super::bfc`],
+//! PFC's per-class pauses ([`super::ports::pfc`], 802.1Qbb), BFC's per-queue pauses ([`super::ports::bfc`],
 //! Goyal et al. 2022 §3.2), and the hosts' NICs they pause. A frame ([`pause_frame`]) names a
 //! [`PauseTarget`] (a class or an upstream queue) and pauses or resumes it; the paused side
 //! keeps a [`ClassPauses`] of one [`PauseClock`] per target.
@@ -23,7 +23,7 @@ pub enum PauseTarget {
 }
 
 /// The bit of a frame's `seq` that marks a queue target (a class is below PFC's
-/// [`MAX_CLASSES`](super::pfc::MAX_CLASSES)).
+/// [`MAX_CLASSES`](super::ports::pfc::MAX_CLASSES)).
 const QUEUE_TARGET: u32 = 1 << 31;
 
 impl PauseTarget {

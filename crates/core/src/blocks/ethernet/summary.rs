@@ -5,9 +5,9 @@
 
 use serde::Serialize;
 
-use super::bfc::BfcCounters;
 use super::host::Host;
-use super::pfc::{PfcCounters, PfcPorts};
+use super::ports::bfc::BfcCounters;
+use super::ports::pfc::{PfcCounters, PfcPorts};
 use super::switch::TrimCounts;
 use crate::blocks::transport::ndp::NdpCounters;
 use crate::blocks::transport::FlowSender;
@@ -40,7 +40,7 @@ pub struct PfcSummary {
     /// Per class, with `switch.pfc_classes` above 1 (802.1Qbb priorities; absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub classes: Option<Vec<PfcClassSummary>>,
-    /// BFC's queue pauses and flow assignments, with `switch.bfc` (absent otherwise); the
+    /// BFC's queue pauses and flow assignments, with `switch.port_kind = "bfc"` (absent otherwise); the
     /// figures above are then PFC's backstop alone.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bfc: Option<BfcSummary>,

@@ -13,10 +13,10 @@
 //! return-to-sender (§3.1) a trimmed header that finds its header queue full is not dropped:
 //! its source and destination swap and it goes back toward its sender as a header.
 
-use super::pfc::{Admitted, PfcPorts};
-use super::queue::{ArrivalDepths, Enqueued, OutputQueue};
-use super::shared_buffer::SharedBuffer;
-use super::trim::{Offer, TrimmingPort};
+use super::ports::drop_tail::{ArrivalDepths, Enqueued, OutputQueue};
+use super::ports::pfc::{Admitted, PfcPorts};
+use super::ports::shared_buffer::SharedBuffer;
+use super::ports::trimming::{Offer, TrimmingPort};
 use super::CUT_THROUGH_HEADER_BYTES;
 use super::{BOUNCED, CONTROL, PAUSE, TRIMMED};
 use crate::blocks::cell::{Cell, CellId};

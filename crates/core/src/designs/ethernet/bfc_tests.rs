@@ -11,7 +11,7 @@ fn fabric(seed: u64, transport: &str, queues: u32, traffic: &str) -> String {
     format!(
         r#"{{"design": "ethernet", "run": {{"seed": {seed}, "duration_ns": 4000000, "warmup_ns": 2000000}},
             "topology": {{"kind": "fat_tree", "k": 4}},
-            "switch": {{"pfc": true, "bfc": true, "bfc_queues": {queues}}},
+            "switch": {{"port_kind": "bfc", "bfc_queues": {queues}}},
             "host": {{"transport": "{transport}", "packet_bytes": 9000}},
             "traffic": {traffic}}}"#
     )
@@ -26,13 +26,15 @@ fn lossless(json: &str) -> EthernetSummary {
     let (summary, _) = ethernet.finish(&clock).expect("balanced");
     let pfc = summary.pfc.as_ref().expect("a PFC run");
     assert_eq!(
-        (summary.packets_dropped, pfc.lossless_drops),
+        (summary.packets.packets_dropped, pfc.lossless_drops),
         (0, 0),
         "{json}"
     );
     assert_eq!(
-        summary.packets_created,
-        summary.packets_delivered + summary.packets_dropped + summary.packets_in_flight,
+        summary.packets.packets_created,
+        summary.packets.packets_delivered
+            + summary.packets.packets_dropped
+            + summary.packets.packets_in_flight,
         "{json}"
     );
     summary

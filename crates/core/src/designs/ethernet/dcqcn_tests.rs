@@ -10,7 +10,7 @@ fn incast(seed: u64, senders: u32, flow: &str, switch: &str, duration_ns: u64) -
     format!(
         r#"{{"design": "ethernet", "run": {{"seed": {seed}, "duration_ns": {duration_ns}, "warmup_ns": {warmup}}},
             "topology": {{"kind": "fat_tree", "k": 4}},
-            "switch": {{"pfc": true {switch}}},
+            "switch": {{"port_kind": "pfc" {switch}}},
             "host": {{"transport": "dcqcn", "packet_bytes": 9000}},
             "traffic": {{"pattern": "incast", "incast_host": 0, "senders": {senders}, "flow_bytes": {flow}}}}}"#,
         warmup = duration_ns / 2
@@ -36,7 +36,10 @@ fn a_pfc_incast_drops_nothing_and_pauses_upstream() {
     let (ethernet, clock) = finished(&json);
     let (summary, _) = ethernet.finish(&clock).expect("balanced");
     let pfc = summary.pfc.expect("a PFC run");
-    assert_eq!((summary.packets_dropped, pfc.lossless_drops), (0, 0));
+    assert_eq!(
+        (summary.packets.packets_dropped, pfc.lossless_drops),
+        (0, 0)
+    );
     assert!(pfc.pause_frames_sent > 0, "{pfc:?}");
     assert_eq!(pfc.resume_frames_sent, pfc.pause_frames_sent, "all resumed");
     assert!(pfc.switch_paused_us + pfc.host_paused_us > 0.0);
@@ -58,7 +61,7 @@ fn a_pfc_incast_drops_nothing_and_pauses_upstream() {
 fn a_paused_host_holds_its_data_until_resumed() {
     let json = r#"{"design": "ethernet", "run": {"seed": 1, "duration_ns": 10000000, "warmup_ns": 0},
         "topology": {"kind": "star"},
-        "switch": {"pfc": true, "pfc_xoff_packets": 4, "pfc_xon_packets": 2},
+        "switch": {"port_kind": "pfc", "pfc_xoff_packets": 4, "pfc_xon_packets": 2},
         "host": {"transport": "dcqcn", "packet_bytes": 9000},
         "traffic": {"pattern": "incast", "incast_host": 0, "senders": 8, "flow_bytes": 450000}}"#;
     let (ethernet, clock) = finished(json);
@@ -69,7 +72,10 @@ fn a_paused_host_holds_its_data_until_resumed() {
         "{pfc:?}"
     );
     assert_eq!(pfc.switch_paused_us, 0.0, "hosts never pause the switch");
-    assert_eq!((summary.packets_dropped, summary.flows_completed), (0, 8));
+    assert_eq!(
+        (summary.packets.packets_dropped, summary.flows_completed),
+        (0, 8)
+    );
     assert!(pfc.headroom_peak_packets <= 4, "{pfc:?}");
     let paused: u64 = ethernet.hosts().map(|h| h.pause.pauses() as u64).sum();
     assert_eq!(paused, pfc.pause_frames_sent, "every XOFF reached its host");
@@ -91,7 +97,7 @@ fn without_headroom_the_fabric_drops_and_the_ledger_shows_it() {
     let (summary, _) = ethernet.finish(&clock).expect("balanced");
     let pfc = summary.pfc.unwrap();
     assert!(pfc.lossless_drops > 0, "{pfc:?}");
-    assert_eq!(summary.packets_dropped, pfc.lossless_drops);
+    assert_eq!(summary.packets.packets_dropped, pfc.lossless_drops);
     let switch = match &mut ethernet.fabric.nodes_mut()[0] {
         EthernetNode::Switch(s) => s,
         EthernetNode::Host(_) => unreachable!("switches come first"),
@@ -119,7 +125,7 @@ fn two_flows_converge_to_fair_shares() {
     );
     assert!(rates.iter().sum::<f64>() > 8.5, "{rates:?}");
     assert!(summary.dcqcn.unwrap().rate_cuts > 10);
-    assert_eq!(summary.packets_dropped, 0);
+    assert_eq!(summary.packets.packets_dropped, 0);
 }
 
 #[test]

@@ -15,7 +15,7 @@ const FB_WEBSERVER: &str = concat!(
 fn transport(name: &str) -> String {
     match name {
         "ndp" => r#""host": {"transport": "ndp", "initial_cwnd_packets": 23},
-            "switch": {"queue_packets": 8, "trimming": true}, "routing": {"mode": "spray"}"#
+            "switch": {"queue_packets": 8, "port_kind": "trimming"}, "routing": {"mode": "spray"}"#
             .into(),
         _ => format!(r#""host": {{"transport": "{name}"}}"#),
     }
@@ -127,7 +127,7 @@ fn every_transport_that_opens_flows_completes_them() {
             .sum();
         let received: u64 = ethernet.hosts().nth(15).unwrap().bytes_received_measured();
         assert!(received >= completed, "{name}: {received} < {completed}");
-        assert!(summary.packets_delivered > 0);
+        assert!(summary.packets.packets_delivered > 0);
     }
 }
 

@@ -22,23 +22,25 @@ mod pfc_tests;
 mod report;
 #[cfg(test)]
 mod shared_buffer_tests;
+mod traffic;
 
 use crate::blocks::cell::{Cell, CellId};
 use crate::blocks::ethernet::host::{FlowSeries, Host, HostParams, NdpPathSpec};
 use crate::blocks::ethernet::opening::open_flows;
-use crate::blocks::ethernet::pfc::PfcPorts;
-use crate::blocks::ethernet::queue::{OutputQueue, QueueSpec, RandomDrop};
-use crate::blocks::ethernet::shared_buffer::SharedBuffer;
+use crate::blocks::ethernet::ports::bfc::BfcSpec;
+use crate::blocks::ethernet::ports::drop_tail::{OutputQueue, QueueSpec, RandomDrop};
+use crate::blocks::ethernet::ports::pfc::{PfcPorts, PfcSpec};
+use crate::blocks::ethernet::ports::shared_buffer::{dynamic_threshold, SharedBuffer};
+use crate::blocks::ethernet::ports::trimming::{TrimSpec, TrimmingPort};
 use crate::blocks::ethernet::switch::{EthernetSwitch, Ports, TrimCounts};
-use crate::blocks::ethernet::trim::{TrimSpec, TrimmingPort};
 use crate::blocks::fabric::{Context, Fabric, Node, Wiring};
 use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::link::Link;
 use crate::blocks::port_set::MAX_PORTS;
-use crate::blocks::routing::{mode, FabricRouter, PathLabel, RouteTable, Router};
+use crate::blocks::routing::{FabricRouter, PathLabel, RouteTable, Router};
 use crate::blocks::stream_kind;
-use crate::blocks::topology::Attachment;
-use crate::blocks::transport::Transport;
+use crate::blocks::topology::{Attachment, Topology};
+use crate::blocks::transport::Marks;
 use crate::blocks::workload::{derangement, incast_senders, pattern_rng};
 use crate::engine::kernel::{Clock, Model};
 use crate::engine::queue::CalendarQueue;
@@ -46,9 +48,9 @@ use crate::engine::rng::{mix, stream, ComponentId};
 use crate::engine::time::{ps_from_ns, serialization_ps, TimePs};
 use crate::run::{Design, Report, RunError};
 use crate::scenario::{invalid, ScenarioError};
-use config::Pattern;
-pub use config::{BufferKind, ClassService, EthernetConfig};
+pub use config::EthernetConfig;
 pub use report::{EthernetSummary, EthernetTables};
+use traffic::Pattern;
 
 /// Mixed into the seed for NDP senders' path permutations (apart from the router's salts).
 const NDP_PATH_SALT: u64 = 0x4e44_5050_6174_6873;
@@ -137,13 +139,49 @@ pub struct Ethernet {
     flow_series: FlowSeries,
 }
 
+/// The link each way over the cable on switch port (s, p) of a run: the cable's own rate and
+/// length if the topology gives them, else the run's (a host's at the host rate).
+struct Cables<'a> {
+    topology: &'a Topology,
+    config: &'a EthernetConfig,
+}
+
+impl Cables<'_> {
+    /// Switch `s`'s neighbours, (node, port) per port (hosts are the nodes after the
+    /// switches), and its cables' delays.
+    fn switch_wiring(&self, s: usize) -> (Vec<(u32, u16)>, Vec<TimePs>) {
+        let (topology, switches) = (self.topology, self.topology.switches());
+        let ports = topology.switch_ports(s);
+        let peers = (0..ports)
+            .map(|p| match topology.peer(s, p) {
+                Some(Attachment::SwitchPort { switch, port }) => (switch as u32, port as u16),
+                Some(Attachment::Endpoint(h)) => ((switches + h) as u32, 0),
+                None => (s as u32, p as u16), // an unused port: routing never picks it
+            })
+            .collect();
+        let delays_ps = (0..ports).map(|p| self.link(s, p).propagation_ps).collect();
+        (peers, delays_ps)
+    }
+
+    fn link(&self, s: usize, p: usize) -> Link {
+        let cable = self.topology.cable(s, p);
+        let default_bps = match self.topology.peer(s, p) {
+            Some(Attachment::Endpoint(_)) => self.config.host_rate_bps(),
+            _ => self.config.rate_bps(),
+        };
+        Link::new(
+            cable.rate_bps.unwrap_or(default_bps),
+            cable.propagation_ps.unwrap_or(self.config.propagation_ps()),
+        )
+    }
+}
+
 /// Builds the Ethernet run a scenario (JSON text) describes.
 pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
     let config = EthernetConfig::from_json(json)?;
     let topology = config.topology()?;
     let table = RouteTable::new(&topology).map_err(|e| invalid("topology", e.to_string()))?;
-    let switches = topology.switches();
-    let hosts = topology.endpoints();
+    let (switches, hosts) = (topology.switches(), topology.endpoints());
     let pairs = flows(&config, hosts)?;
     if config.traffic.single_path_flows as usize > pairs.len() {
         return Err(invalid(
@@ -151,201 +189,46 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
             format!("expected at most the pattern's {} flows", pairs.len()),
         ));
     }
-    // The link each way over the cable on switch port (s, p): a host's at the host rate.
-    let cable_link = |s: usize, p: usize| {
-        let cable = topology.cable(s, p);
-        let default_bps = match topology.peer(s, p) {
-            Some(Attachment::Endpoint(_)) => config.host_rate_bps(),
-            _ => config.rate_bps(),
-        };
-        Link::new(
-            cable.rate_bps.unwrap_or(default_bps),
-            cable.propagation_ps.unwrap_or(config.propagation_ps()),
-        )
-    };
-    let dctcp = config.host.transport == Transport::Dctcp;
-    let spec = QueueSpec {
-        capacity_packets: config.switch.queue_packets,
-        capacity_bytes: config.switch.queue_bytes,
-        ecn_threshold_packets: dctcp.then_some(config.switch.ecn_threshold_packets),
-    };
-    // htsim's CompositeQueue: a data queue of `-q` packets, a header queue of as many bytes.
-    let trim = TrimSpec {
-        data_packets: config.switch.queue_packets,
-        header_capacity_bytes: config.switch.queue_packets as u64 * config.host.packet_bytes as u64,
-        header_bytes: config.host.ack_bytes as u16,
+    let cables = Cables {
+        topology: &topology,
+        config: &config,
     };
     let mut peers = Vec::with_capacity(switches + hosts);
     let mut delays_ps = Vec::with_capacity(switches + hosts);
     let mut nodes = Vec::with_capacity(switches + hosts);
     for s in 0..switches {
-        let ports = topology.switch_ports(s);
-        peers.push(
-            (0..ports)
-                .map(|p| match topology.peer(s, p) {
-                    Some(Attachment::SwitchPort { switch, port }) => (switch as u32, port as u16),
-                    Some(Attachment::Endpoint(h)) => ((switches + h) as u32, 0),
-                    None => (s as u32, p as u16), // an unused port: routing never picks it
-                })
-                .collect(),
-        );
-        delays_ps.push(
-            (0..ports)
-                .map(|p| cable_link(s, p).propagation_ps)
-                .collect(),
-        );
-        let warmup_ps = config.run.warmup_ps();
-        let queues = if let Some(pfc) = config.pfc_spec() {
-            let id = ComponentId {
-                kind: stream_kind::ETHERNET_PFC,
-                index: s as u32,
-            };
-            let links = (0..ports).map(|p| cable_link(s, p)).collect();
-            Ports::Pfc(PfcPorts::new(
-                links,
-                pfc,
-                warmup_ps,
-                stream(config.run.seed, id),
-            ))
-        } else if config.switch.trimming {
-            let trim_id = ComponentId {
-                kind: stream_kind::ETHERNET_TRIM,
-                index: s as u32,
-            };
-            Ports::Trimming(
-                (0..ports)
-                    .map(|p| TrimmingPort::new(cable_link(s, p), trim, warmup_ps))
-                    .collect(),
-                stream(config.run.seed, trim_id),
-                TrimCounts::default(),
-            )
-        } else {
-            // Over a shared buffer a queue holds what the dynamic threshold lets it, at most
-            // what one queue alone may.
-            let threshold = config.dynamic_threshold(ports)?;
-            let spec = match threshold {
-                None => spec,
-                Some(t) => QueueSpec {
-                    capacity_packets: t.longest_queue_packets(),
-                    ..spec
-                },
-            };
-            let queues = (0..ports)
-                .map(|p| {
-                    let queue = OutputQueue::new(cable_link(s, p), spec, warmup_ps);
-                    let queue = match topology.peer(s, p) {
-                        Some(Attachment::SwitchPort { .. }) if config.switch.cut_through => {
-                            queue.into_cut_through()
-                        }
-                        _ => queue,
-                    };
-                    match config.switch.random_drop_packets {
-                        0 => queue,
-                        top_packets => queue.with_random_drop(RandomDrop {
-                            top_packets,
-                            probability: config.switch.random_drop_probability,
-                            coin: stream(
-                                config.run.seed,
-                                ComponentId {
-                                    kind: stream_kind::ETHERNET_RANDOM_DROP,
-                                    index: (s * MAX_PORTS + p) as u32,
-                                },
-                            ),
-                        }),
-                    }
-                })
-                .collect();
-            Ports::Fifo(queues, threshold.map(SharedBuffer::new))
-        };
-        let id = ComponentId {
-            kind: stream_kind::ETHERNET_LOSS,
-            index: s as u32,
-        };
-        let probability = config.switch.loss_probability;
-        let loss = (probability > 0.0).then(|| (probability, stream(config.run.seed, id)));
-        let switch = EthernetSwitch::new(s, queues, loss);
-        let switch = match config.switch.cut_through {
-            true => switch.with_cut_through(),
-            false => switch,
-        };
-        nodes.push(EthernetNode::Switch(match config.switch.return_to_sender {
-            true => switch.with_return_to_sender(),
-            false => switch,
-        }));
+        let (switch_peers, switch_delays_ps) = cables.switch_wiring(s);
+        peers.push(switch_peers);
+        delays_ps.push(switch_delays_ps);
+        nodes.push(EthernetNode::Switch(switch_node(&cables, s)?));
     }
-    let h = &config.host;
-    let params = h.params(config.run.warmup_ps());
     let mut host_nodes = Vec::with_capacity(hosts);
     let mut host_rate_bps = Vec::with_capacity(hosts);
     for host in 0..hosts {
         let (s, p) = topology.endpoint_port(host).expect("hosts are cabled");
-        let link = cable_link(s, p);
+        let link = cables.link(s, p);
         peers.push(vec![(s as u32, p as u16)]);
         delays_ps.push(vec![link.propagation_ps]);
         host_rate_bps.push(link.rate_bps);
-        // NDP's pacer: one pull per data packet time on this host's link (NDP §3.2), scaled
-        // by htsim's pull rate modifier.
-        let params = HostParams {
-            ndp_pull_interval_ps: h.ndp_pull_interval_ps(link.rate_bps),
-            ndp_paths: (h.ndp_paths > 0).then(|| NdpPathSpec {
-                paths: h.ndp_paths as u16,
-                salt: mix(config.run.seed ^ NDP_PATH_SALT),
-            }),
-            into_cut_through: config.switch.cut_through,
-            pfc_classes: config.pfc_classes() as u8,
-            bfc_queues: config.bfc_spec().map(|b| b.queues),
-            ..params
-        };
+        let params = host_params(&config, &link);
         host_nodes.push(Host::new(host as u16, link, params));
     }
-    let mut flows = Vec::with_capacity(pairs.len());
-    for (k, (src, dst)) in pairs.into_iter().enumerate() {
-        let size = config.traffic.flow_bytes;
-        let at_dst = host_nodes[dst].inflows.len() as u32;
-        let (at_src, subflows) = if config.host.transport == Transport::Mptcp {
-            let single = k < config.traffic.single_path_flows as usize;
-            let n = if single { 1 } else { config.host.subflows };
-            let at_src = host_nodes[src].add_out_connection(dst as u16, at_dst, n, size);
-            host_nodes[dst].add_in_connection(src as u16, at_src, n, size);
-            (at_src, n)
-        } else {
-            let at_src = host_nodes[src].add_out(dst as u16, at_dst, size);
-            host_nodes[dst].add_in(src as u16, at_src, size);
-            (at_src, 1)
-        };
-        host_nodes[src].set_class(at_src, config.flow_class(k));
-        flows.push(FlowEnds {
-            src: src as u16,
-            dst: dst as u16,
-            at_src,
-            at_dst,
-            subflows,
-        });
-    }
+    let flows = add_flows(&config, pairs, &mut host_nodes);
     if let Some(opening) = config.traffic.opening() {
         let sizes = config.traffic.sizes()?;
         let seed = config.run.seed;
         open_flows(&opening, sizes, seed, &host_rate_bps, &mut host_nodes)?;
     }
     nodes.extend(host_nodes.into_iter().map(EthernetNode::Host));
-    let packet_ps = serialization_ps(h.packet_bytes as u64, config.rate_bps());
+    let packet_ps = serialization_ps(config.host.packet_bytes as u64, config.rate_bps());
     let longest_cable_ps = topology
         .switch_port_list()
-        .map(|(s, p)| cable_link(s, p).propagation_ps)
+        .map(|(s, p)| cables.link(s, p).propagation_ps)
         .max()
         .unwrap_or(0);
     let wiring = Wiring {
-        peers,
-        delays_ps,
-        slotted: vec![false; switches + hosts],
-        sink: vec![false; switches + hosts],
-        end_ps: config.run.end_ps(),
-        router_index: (0..switches + hosts)
-            .map(|n| (n < switches).then_some(n))
-            .collect(),
         slot_ps: packet_ps,
-        per_voq: false,
-        layer1: Vec::new(),
+        ..event_driven_wiring(peers, delays_ps, switches, config.run.end_ps())
     };
     let edge_of_host = (0..hosts)
         .map(|h| topology.endpoint_port(h).expect("hosts are cabled").0 as u32)
@@ -353,14 +236,75 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
     let edge_hops = (0..switches * switches)
         .map(|k| table.hops(k / switches, k % switches) as u8)
         .collect();
-    let mode = mode(&config.routing.mode).expect("validated");
-    let router = FabricRouter::new(table, mode, config.run.seed, config.routing.spray_rounds)
-        // A packet's path label (its MPTCP subflow's number) rides in `next_vc`: an Ethernet
-        // fabric has no channels.
-        .with_path_label(PathLabel::NextVc)
-        // An Ethernet switch never refuses an output, so ECMP's per-flow paths are stamped on
-        // each packet by its host (1.x faster on the DCTCP permutation).
-        .with_stamped_paths();
+    let fabric = fabric(
+        &config,
+        switches,
+        table,
+        nodes,
+        wiring,
+        packet_ps,
+        longest_cable_ps,
+    );
+    Ok(Ethernet {
+        stall_ps: 1_000 * packet_ps + 2 * ps_from_ns(config.host.max_rto_ns),
+        fabric,
+        config,
+        switches,
+        flows,
+        host_rate_bps,
+        edge_of_host,
+        edge_hops,
+        flow_series: FlowSeries::default(),
+    })
+}
+
+/// The wiring of an event-driven fabric of `switches` switches (routing) and the hosts after
+/// them (`peers` and `delays_ps` per node), running to `end_ps`.
+fn event_driven_wiring(
+    peers: Vec<Vec<(u32, u16)>>,
+    delays_ps: Vec<Vec<TimePs>>,
+    switches: usize,
+    end_ps: TimePs,
+) -> Wiring {
+    let nodes = peers.len();
+    Wiring {
+        peers,
+        delays_ps,
+        slotted: vec![false; nodes],
+        sink: vec![false; nodes],
+        end_ps,
+        router_index: (0..nodes).map(|n| (n < switches).then_some(n)).collect(),
+        slot_ps: 0,
+        per_voq: false,
+        layer1: Vec::new(),
+    }
+}
+
+/// The fabric of `nodes` wired as `wiring`, its router over `table`, its calendar sized for
+/// packets of `packet_ps` and cables of at most `longest_cable_ps`, its hosts (the nodes from
+/// `switches` on) started.
+fn fabric(
+    config: &EthernetConfig,
+    switches: usize,
+    table: RouteTable,
+    nodes: Vec<EthernetNode>,
+    wiring: Wiring,
+    packet_ps: TimePs,
+    longest_cable_ps: TimePs,
+) -> Fabric<EthernetNode, FabricRouter> {
+    let router = FabricRouter::new(
+        table,
+        config.mode(),
+        config.run.seed,
+        config.routing.spray_rounds,
+    )
+    // A packet's path label (its MPTCP subflow's number) rides in `next_vc`: an Ethernet
+    // fabric has no channels.
+    .with_path_label(PathLabel::NextVc)
+    // An Ethernet switch never refuses an output, so ECMP's per-flow paths are stamped on
+    // each packet by its host (1.x faster on the DCTCP permutation).
+    .with_stamped_paths();
+    let nodes_count = nodes.len();
     let mut fabric = Fabric::new(nodes, router, wiring, config.run.warmup_ps());
     // Output queues schedule a packet's arrival when it is queued, up to a full queue ahead;
     // the ring reaches 16 packet times (events further ahead wait in the calendar's heap) so
@@ -371,34 +315,173 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
     // Buckets of about a quarter packet time: hundreds of events each on a busy fabric, few
     // enough buckets that pushing far ahead finds them warm (1.3x faster than ACK-time ones;
     // narrower ones run fewer instructions but more cache misses: 1/200 packet time took 10%
-    // more wall time on the DCTCP permutation). Trimming ports book their wake-ups a header's
-    // time ahead, mostly into the bucket being served, each insertion shifting the rest of it:
-    // buckets of 1/32 packet time keep that short (1.3x faster on the NDP permutation).
-    let buckets_per_packet = if config.switch.trimming || config.switch.pfc {
-        32
-    } else {
-        4
-    };
+    // more wall time on the DCTCP permutation). Trimming and lossless ports book their
+    // wake-ups a header's time ahead, mostly into the bucket being served, each insertion
+    // shifting the rest of it: buckets of 1/32 packet time keep that short (1.3x faster on the
+    // NDP permutation).
+    let kind = config.ports();
+    let buckets_per_packet = if kind.trims || kind.lossless { 32 } else { 4 };
     fabric.set_calendar(packet_ps / buckets_per_packet, horizon_ps);
-    for host in 0..hosts {
-        fabric.start(switches + host, |node, ctx| {
+    for host in switches..nodes_count {
+        fabric.start(host, |node, ctx| {
             if let EthernetNode::Host(h) = node {
                 h.start(ctx);
             }
         });
     }
-    let stall_ps = 1_000 * packet_ps + 2 * ps_from_ns(h.max_rto_ns);
-    Ok(Ethernet {
-        fabric,
-        config,
-        switches,
-        flows,
-        host_rate_bps,
-        stall_ps,
-        edge_of_host,
-        edge_hops,
-        flow_series: FlowSeries::default(),
+    fabric
+}
+
+/// Switch `s` with its ports of the run's kind.
+fn switch_node(cables: &Cables<'_>, s: usize) -> Result<EthernetSwitch, ScenarioError> {
+    let config = cables.config;
+    let ports = cables.topology.switch_ports(s);
+    let warmup_ps = config.run.warmup_ps();
+    let seed = config.run.seed;
+    let component = |kind, index: usize| ComponentId {
+        kind,
+        index: index as u32,
+    };
+    let queues = if let Some(pfc) = PfcSpec::of(&config.switch, config.transport().marks) {
+        let links = (0..ports).map(|p| cables.link(s, p)).collect();
+        let rng = stream(seed, component(stream_kind::ETHERNET_PFC, s));
+        Ports::Pfc(PfcPorts::new(links, pfc, warmup_ps, rng))
+    } else if config.ports().trims {
+        // htsim's CompositeQueue: a data queue of `-q` packets, a header queue of as many
+        // bytes.
+        let trim = TrimSpec {
+            data_packets: config.switch.queue_packets,
+            header_capacity_bytes: config.switch.queue_packets as u64
+                * config.host.packet_bytes as u64,
+            header_bytes: config.host.ack_bytes as u16,
+        };
+        Ports::Trimming(
+            (0..ports)
+                .map(|p| TrimmingPort::new(cables.link(s, p), trim, warmup_ps))
+                .collect(),
+            stream(seed, component(stream_kind::ETHERNET_TRIM, s)),
+            TrimCounts::default(),
+        )
+    } else {
+        fifo_ports(cables, s)?
+    };
+    let probability = config.switch.loss_probability;
+    let loss = (probability > 0.0).then(|| {
+        (
+            probability,
+            stream(seed, component(stream_kind::ETHERNET_LOSS, s)),
+        )
+    });
+    let switch = EthernetSwitch::new(s, queues, loss);
+    let switch = match config.switch.cut_through() {
+        true => switch.with_cut_through(),
+        false => switch,
+    };
+    Ok(match config.switch.return_to_sender() {
+        true => switch.with_return_to_sender(),
+        false => switch,
     })
+}
+
+/// Switch `s`'s drop-tail FIFOs, each its own buffer or over a shared one.
+fn fifo_ports(cables: &Cables<'_>, s: usize) -> Result<Ports, ScenarioError> {
+    let config = cables.config;
+    let ports = cables.topology.switch_ports(s);
+    let marks = config.transport().marks;
+    let spec = QueueSpec {
+        capacity_packets: config.switch.queue_packets,
+        capacity_bytes: config.switch.queue_bytes,
+        ecn_threshold_packets: (marks == Marks::Threshold)
+            .then_some(config.switch.ecn_threshold_packets),
+    };
+    // Over a shared buffer a queue holds what the dynamic threshold lets it, at most what one
+    // queue alone may.
+    let threshold = dynamic_threshold(&config.switch, ports, marks)?;
+    let spec = match threshold {
+        None => spec,
+        Some(t) => QueueSpec {
+            capacity_packets: t.longest_queue_packets(),
+            ..spec
+        },
+    };
+    let queues = (0..ports)
+        .map(|p| {
+            let queue = OutputQueue::new(cables.link(s, p), spec, config.run.warmup_ps());
+            let queue = match cables.topology.peer(s, p) {
+                Some(Attachment::SwitchPort { .. }) if config.switch.cut_through() => {
+                    queue.into_cut_through()
+                }
+                _ => queue,
+            };
+            match config.switch.random_drop_packets {
+                0 => queue,
+                top_packets => queue.with_random_drop(RandomDrop {
+                    top_packets,
+                    probability: config.switch.random_drop_probability,
+                    coin: stream(
+                        config.run.seed,
+                        ComponentId {
+                            kind: stream_kind::ETHERNET_RANDOM_DROP,
+                            index: (s * MAX_PORTS + p) as u32,
+                        },
+                    ),
+                }),
+            }
+        })
+        .collect();
+    Ok(Ports::Fifo(queues, threshold.map(SharedBuffer::new)))
+}
+
+/// A host's settings on `link`: the `[host]` section's, with NDP's pacer at one pull per data
+/// packet time on this host's link (NDP §3.2, scaled by htsim's pull rate modifier), its
+/// senders' path labels, and what its switch's ports need of its NIC.
+fn host_params(config: &EthernetConfig, link: &Link) -> HostParams {
+    let h = &config.host;
+    HostParams {
+        ndp_pull_interval_ps: h.ndp_pull_interval_ps(link.rate_bps),
+        ndp_paths: (h.ndp_paths > 0).then(|| NdpPathSpec {
+            paths: h.ndp_paths as u16,
+            salt: mix(config.run.seed ^ NDP_PATH_SALT),
+        }),
+        into_cut_through: config.switch.cut_through(),
+        pfc_classes: config.pfc_classes() as u8,
+        bfc_queues: BfcSpec::of(&config.switch).map(|b| b.queues),
+        ..h.params(config.run.warmup_ps())
+    }
+}
+
+/// Adds the pattern's flows `pairs` (sending host, receiving host) to `hosts`, each a TCP
+/// flow or a connection of subflows, on its class.
+fn add_flows(
+    config: &EthernetConfig,
+    pairs: Vec<(usize, usize)>,
+    hosts: &mut [Host],
+) -> Vec<FlowEnds> {
+    let mut flows = Vec::with_capacity(pairs.len());
+    for (k, (src, dst)) in pairs.into_iter().enumerate() {
+        let size = config.traffic.flow_bytes;
+        let at_dst = hosts[dst].inflows.len() as u32;
+        let (at_src, subflows) = if config.transport().subflows {
+            let single = k < config.traffic.single_path_flows as usize;
+            let n = if single { 1 } else { config.host.subflows };
+            let at_src = hosts[src].add_out_connection(dst as u16, at_dst, n, size);
+            hosts[dst].add_in_connection(src as u16, at_src, n, size);
+            (at_src, n)
+        } else {
+            let at_src = hosts[src].add_out(dst as u16, at_dst, size);
+            hosts[dst].add_in(src as u16, at_src, size);
+            (at_src, 1)
+        };
+        hosts[src].set_class(at_src, config.flow_class(k));
+        flows.push(FlowEnds {
+            src: src as u16,
+            dst: dst as u16,
+            at_src,
+            at_dst,
+            subflows,
+        });
+    }
+    flows
 }
 
 /// The flows the traffic section describes: (sending host, receiving host).
@@ -578,7 +661,7 @@ mod tests {
     fn the_account_settles_where_packets_are() {
         let (ethernet, clock) = halfway();
         let (summary, _) = ethernet.finish(&clock).expect("balanced");
-        assert!(summary.packets_in_flight > 0 && summary.packets_delivered > 0);
+        assert!(summary.packets.packets_in_flight > 0 && summary.packets.packets_delivered > 0);
     }
 
     /// A drop counted for a packet still held breaks the balance.
@@ -598,7 +681,7 @@ mod tests {
         let json = format!(
             r#"{{"design": "ethernet", "run": {{"seed": {seed}, "duration_ns": 5000000, "warmup_ns": 0}},
             "topology": {{"kind": "star"}}, "routing": {{"mode": "spray"}},
-            "switch": {{"queue_packets": 8, "trimming": true}},
+            "switch": {{"queue_packets": 8, "port_kind": "trimming"}},
             "host": {{"transport": "ndp", "initial_cwnd_packets": 23}},
             "traffic": {{"pattern": "incast", "incast_host": 0, "senders": 2, "flow_bytes": 360000}}}}"#
         );
@@ -623,11 +706,14 @@ mod tests {
         );
         assert_eq!(ndp.nacks_sent, ndp.headers_received);
         assert_eq!(
-            summary.retransmissions, ndp.nacks_sent,
+            summary.senders.retransmissions, ndp.nacks_sent,
             "each NACK resent once"
         );
-        assert_eq!((summary.packets_dropped, summary.timeouts), (0, 0));
-        assert_eq!(summary.packets_in_flight, 0);
+        assert_eq!(
+            (summary.packets.packets_dropped, summary.senders.timeouts),
+            (0, 0)
+        );
+        assert_eq!(summary.packets.packets_in_flight, 0);
         // 80 packets of 7.2 µs on the receiver's link: 576 µs, plus a round trip or two.
         let ideal_us = 80.0 * 7.2;
         let last_us = summary.fct_us.as_ref().expect("a flow completed").last;
@@ -648,8 +734,8 @@ mod tests {
         let (mut ethernet, clock) = ndp_incast(1, 300_000_000);
         let (summary, _) = ethernet.finish(&clock).expect("balanced");
         let ndp = summary.ndp.unwrap();
-        assert!(ndp.packets_trimmed > 0 && summary.retransmissions > 0);
-        assert!(summary.packets_in_flight > 0);
+        assert!(ndp.packets_trimmed > 0 && summary.senders.retransmissions > 0);
+        assert!(summary.packets.packets_in_flight > 0);
         assert!(Node::<FabricRouter>::cells_held(first_switch(&mut ethernet)) > 0);
         first_switch(&mut ethernet).counters.packets_dropped += 1;
         assert!(matches!(

@@ -63,7 +63,7 @@ fn a_finite_connection_delivers_its_bytes_once_and_the_ledger_balances() {
         "traffic": {"pattern": "permutation", "flow_bytes": 1000001}}"#;
     let (ethernet, clock) = finished(json);
     let (summary, tables) = ethernet.finish(&clock).expect("the ledger balances");
-    assert_eq!(summary.flows, 16);
+    assert_eq!(summary.setup.flows, 16);
     assert_eq!(summary.flows_completed, 16);
     for (f, fct) in ethernet.flows.iter().zip(&tables.flows.fct_us) {
         let receiver = &ethernet.hosts().nth(f.dst as usize).unwrap().inflows[f.at_dst as usize];
@@ -72,8 +72,8 @@ fn a_finite_connection_delivers_its_bytes_once_and_the_ledger_balances() {
     }
     // 1000001 bytes are 112 full 9000-byte segments; each delivered once, so at least
     // 16 × 112 sent, and no segment is lost here without a retransmission to replace it.
-    assert!(summary.segments_sent >= 16 * 112);
-    assert!(summary.segments_sent <= 16 * 112 + summary.retransmissions);
+    assert!(summary.senders.segments_sent >= 16 * 112);
+    assert!(summary.senders.segments_sent <= 16 * 112 + summary.senders.retransmissions);
 }
 
 #[test]
@@ -104,10 +104,18 @@ fn one_subflow_runs_as_tcp() {
     let (mptcp, clock_mptcp) = finished(&json("mptcp", r#", "subflows": 1"#));
     let (t, tt) = tcp.finish(&clock_tcp).unwrap();
     let (m, mt) = mptcp.finish(&clock_mptcp).unwrap();
-    assert!(t.packets_dropped > 0, "a bottleneck that drops");
+    assert!(t.packets.packets_dropped > 0, "a bottleneck that drops");
     assert_eq!(
-        (t.packets_dropped, t.fast_retransmits, t.timeouts),
-        (m.packets_dropped, m.fast_retransmits, m.timeouts)
+        (
+            t.packets.packets_dropped,
+            t.senders.fast_retransmits,
+            t.senders.timeouts
+        ),
+        (
+            m.packets.packets_dropped,
+            m.senders.fast_retransmits,
+            m.senders.timeouts
+        )
     );
     assert_eq!(tt.flows.goodput_gbps, mt.flows.goodput_gbps);
 }

@@ -13,7 +13,7 @@ fn incast_json(return_to_sender: bool) -> String {
     format!(
         r#"{{"design": "ethernet", "run": {{"seed": 1, "duration_ns": 60000000, "warmup_ns": 0}},
         "topology": {{"kind": "fat_tree", "k": 8}}, "routing": {{"mode": "spray"}},
-        "switch": {{"queue_packets": 8, "trimming": true, "return_to_sender": {return_to_sender}}},
+        "switch": {{"queue_packets": 8, "port_kind": "trimming", "return_to_sender": {return_to_sender}}},
         "host": {{"transport": "ndp", "initial_cwnd_packets": 23, "min_rto_ns": 10000000}},
         "traffic": {{"pattern": "incast", "incast_host": 0, "senders": 100, "flow_bytes": 450000}}}}"#
     )
@@ -44,22 +44,28 @@ fn returned_headers_leave_an_incast_without_timeouts() {
     let dropping = incast(false, false);
     let ndp = dropping.ndp.unwrap();
     assert!(ndp.return_to_sender.is_none());
-    assert!(ndp.headers_dropped > 0 && dropping.timeouts > 0, "{ndp:?}");
+    assert!(
+        ndp.headers_dropped > 0 && dropping.senders.timeouts > 0,
+        "{ndp:?}"
+    );
 
     let returning = incast(true, false);
     let ndp = returning.ndp.unwrap();
     let rts = ndp.return_to_sender.unwrap();
     println!(
         "incast 100: dropping last {:.0} µs, {} timeouts, {} header drops; returning last {:.0} µs, {} timeouts, {rts:?}",
-        dropping.fct_us.as_ref().expect("a flow completed").last, dropping.timeouts, dropping.ndp.unwrap().headers_dropped,
-        returning.fct_us.as_ref().expect("a flow completed").last, returning.timeouts
+        dropping.fct_us.as_ref().expect("a flow completed").last, dropping.senders.timeouts, dropping.ndp.unwrap().headers_dropped,
+        returning.fct_us.as_ref().expect("a flow completed").last, returning.senders.timeouts
     );
     assert_eq!(returning.flows_completed, 100);
-    assert_eq!(returning.timeouts, 0, "{rts:?}");
+    assert_eq!(returning.senders.timeouts, 0, "{rts:?}");
     assert!(rts.headers_returned > 0, "{rts:?}");
     assert_eq!(rts.returns_dropped, 0);
     assert_eq!(rts.returns_received, rts.headers_returned);
-    assert_eq!((ndp.headers_dropped, returning.packets_dropped), (0, 0));
+    assert_eq!(
+        (ndp.headers_dropped, returning.packets.packets_dropped),
+        (0, 0)
+    );
     let ideal_us = 100.0 * 450_000.0 * 8.0 / 10e3;
     let last_us = returning.fct_us.as_ref().expect("a flow completed").last;
     assert!(last_us < ideal_us * 1.01, "{last_us} µs against {ideal_us}");
@@ -80,7 +86,7 @@ fn senders_that_ignore_returned_headers_time_out() {
             > 0
     );
     assert!(
-        broken.timeouts > 0,
+        broken.senders.timeouts > 0,
         "returned headers ignored, yet no timeout"
     );
 }
@@ -96,8 +102,8 @@ fn the_account_settles_with_headers_on_their_way_back() {
         let rts = s.ndp.unwrap().return_to_sender.unwrap();
         on_their_way += rts.headers_returned - rts.returns_received;
         assert_eq!(
-            s.packets_created,
-            s.packets_delivered + s.packets_dropped + s.packets_in_flight
+            s.packets.packets_created,
+            s.packets.packets_delivered + s.packets.packets_dropped + s.packets.packets_in_flight
         );
     }
     assert!(on_their_way > 0, "no returned header caught on its way");
@@ -129,7 +135,7 @@ fn bad_spine(labels: u32, penalties: bool, seed: u64) -> EthernetSummary {
     let json = format!(
         r#"{{"design": "ethernet", "run": {{"seed": {seed}, "duration_ns": 40000000, "warmup_ns": 10000000}},
         "topology": {{"kind": "file", "file": {:?}}}, "routing": {{"mode": "{mode}"}},
-        "switch": {{"queue_packets": 8, "trimming": true, "return_to_sender": true}},
+        "switch": {{"queue_packets": 8, "port_kind": "trimming", "return_to_sender": true}},
         "host": {{"transport": "ndp", "initial_cwnd_packets": 23, "ndp_paths": {labels}}},
         "traffic": {{"pattern": "pairs", "pairs": [[0, 2], [1, 3]]}}}}"#,
         path.to_str().unwrap()
@@ -184,7 +190,7 @@ fn return_to_sender_and_path_choice_are_determined_by_the_seed() {
 fn a_trimming_port_losing_one_packet_in_10_fails_the_account() {
     let json = r#"{"design": "ethernet", "run": {"seed": 1, "duration_ns": 2000000, "warmup_ns": 0},
         "topology": {"kind": "fat_tree", "k": 4}, "routing": {"mode": "spray"},
-        "switch": {"queue_packets": 8, "trimming": true},
+        "switch": {"queue_packets": 8, "port_kind": "trimming"},
         "host": {"transport": "ndp", "initial_cwnd_packets": 23},
         "traffic": {"pattern": "incast", "incast_host": 0, "senders": 8, "flow_bytes": 450000}}"#;
     let mut ethernet = build(json).unwrap();

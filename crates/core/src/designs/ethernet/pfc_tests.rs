@@ -21,14 +21,20 @@ fn victim(seed: u64, classes: u32) -> String {
 fn victim_served(seed: u64, classes: u32, service: &str) -> String {
     victim_with(
         seed,
-        &format!(r#""pfc_classes": {classes}, "pfc_class_service": "{service}""#),
+        &format!(
+            r#""port_kind": "pfc", "pfc_classes": {classes}, "pfc_class_service": "{service}""#
+        ),
         &format!(r#", "flow_classes": [0, 0, 0, 0, {}]"#, classes - 1),
     )
 }
 
 /// [`victim`] with one class and BFC's `queues` queues per port and NIC.
 fn victim_bfc(seed: u64, queues: u32) -> String {
-    victim_with(seed, &format!(r#""bfc": true, "bfc_queues": {queues}"#), "")
+    victim_with(
+        seed,
+        &format!(r#""port_kind": "bfc", "bfc_queues": {queues}"#),
+        "",
+    )
 }
 
 /// The victim's fabric with `switch` added to the PFC switch's keys and `traffic` to the
@@ -37,7 +43,7 @@ fn victim_with(seed: u64, switch: &str, traffic: &str) -> String {
     format!(
         r#"{{"design": "ethernet", "run": {{"seed": {seed}, "duration_ns": 10000000, "warmup_ns": 2000000}},
             "topology": {{"kind": "leaf_spine", "leaves": 2, "spines": 1, "hosts_per_leaf": 5}},
-            "switch": {{"pfc": true, "pfc_xoff_packets": 40, "pfc_xon_packets": 38, {switch}}},
+            "switch": {{"pfc_xoff_packets": 40, "pfc_xon_packets": 38, {switch}}},
             "host": {{"transport": "tcp", "packet_bytes": 9000}},
             "traffic": {{"pattern": "pairs", "pairs": [[0, 5], [6, 5], [7, 5], [8, 5], [1, 9]] {traffic}}}}}"#
     )
@@ -54,7 +60,7 @@ fn run(json: &str, pause_every_class: bool) -> (EthernetSummary, Vec<f64>) {
     }
     let (ethernet, clock) = super::run_built(ethernet, None);
     let (summary, tables) = ethernet.finish(&clock).expect("balanced");
-    assert_eq!(summary.packets_dropped, 0, "lossless");
+    assert_eq!(summary.packets.packets_dropped, 0, "lossless");
     (summary, tables.flows.goodput_gbps)
 }
 

@@ -5,38 +5,27 @@
 
 use serde::Serialize;
 
-use super::{BufferKind, Ethernet};
+use super::Ethernet;
 use crate::blocks::ethernet::host::{FlowSeries, Host, SenderTotals};
 use crate::blocks::ethernet::opening::{self, OpenedSummary, TimedTable};
+use crate::blocks::ethernet::ports::bfc::BfcSpec;
 use crate::blocks::ethernet::summary::{
     BfcSummary, DcqcnSummary, NdpSummary, PfcClassSummary, PfcSummary,
 };
-use crate::blocks::ethernet::switch::TrimCounts;
-use crate::blocks::transport::Transport;
+use crate::blocks::ethernet::switch::{EthernetSwitch, TrimCounts};
+use crate::blocks::transport::{SenderCounters, Transport};
 use crate::engine::kernel::Clock;
 use crate::engine::stats::{Completion, Spread};
 use crate::engine::time::TimePs;
 use crate::run::{Ledger, RunError};
 use crate::scenario::Named;
 
-/// Headline numbers of an Ethernet run.
+/// Headline numbers of an Ethernet run (the groups' fields are written inline, in order).
 #[derive(Clone, Debug, Serialize)]
 pub struct EthernetSummary {
-    /// Always `ethernet`.
-    pub design: &'static str,
-    /// `tcp`, `dctcp`, `mptcp`, `ndp` or `dcqcn`.
-    pub transport: &'static str,
-    /// Routing mode.
-    pub routing: String,
-    /// Seed of the run.
-    pub seed: u64,
-    /// Hosts.
-    pub hosts: u32,
-    /// Switches.
-    pub switches: u32,
-    /// Flows made at build (MPTCP: connections); 0 for the patterns that open flows during
-    /// the run (see `flows_opened`), whose per-flow goodput figures are then empty too.
-    pub flows: u32,
+    /// What ran.
+    #[serde(flatten)]
+    pub setup: RunSetup,
     /// Mean per-flow goodput over the measurement window (warm-up to end) as a fraction of
     /// the receiving host's line rate (the same field as Stardust's); for the patterns that
     /// open flows during the run, the mean over receiving hosts.
@@ -49,35 +38,12 @@ pub struct EthernetSummary {
     pub flows_completed: u64,
     /// Their completion times from the start of the run, in µs.
     pub fct_us: Option<Completion>,
-    /// Packets created: hosts' data segments and ACKs (NACKs, PULLs, CNPs), and PFC
-    /// switches' PAUSE frames.
-    pub packets_created: u64,
-    /// Packets that reached their host (a PAUSE frame: the neighbour it paused).
-    pub packets_delivered: u64,
-    /// Packets dropped at full switch queues or lost at random.
-    pub packets_dropped: u64,
-    /// Of them, lost at random (`switch.loss_probability`).
-    pub packets_lost: u64,
-    /// Packets in queues, on wires and at NICs at the end.
-    pub packets_in_flight: u64,
-    /// Data segments sent, retransmissions included.
-    pub segments_sent: u64,
-    /// Retransmitted segments.
-    pub retransmissions: u64,
-    /// Entries into fast recovery.
-    pub fast_retransmits: u64,
-    /// Retransmission timeouts.
-    pub timeouts: u64,
-    /// Packets switches marked CE.
-    pub packets_marked: u64,
-    /// DCTCP window cuts on ECN-Echo.
-    pub ecn_cuts: u64,
-    /// DCTCP window cuts in the measurement window.
-    pub ecn_cuts_measured: u64,
-    /// Mean round-trip time senders sampled in the measurement window (timestamps echoed by
-    /// ACKs: queueing included), in µs; `null` when none was sampled (DCQCN's senders take
-    /// none).
-    pub rtt_mean_us: Option<f64>,
+    /// The packet account.
+    #[serde(flatten)]
+    pub packets: PacketAccount,
+    /// What the senders did, and the marks they reacted to.
+    #[serde(flatten)]
+    pub senders: SenderSummary,
     /// The queue depth packets found on arrival at the output queue that took the most bytes
     /// in the measurement window (a single bottleneck's, in an incast).
     pub bottleneck_queue_packets: Option<QueueDepths>,
@@ -98,7 +64,7 @@ pub struct EthernetSummary {
     /// The shared buffers' counts (absent with per-port buffers).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shared_buffer: Option<SharedBufferSummary>,
-    /// PFC's counts (absent without `switch.pfc`).
+    /// PFC's counts (absent unless the ports are lossless).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pfc: Option<PfcSummary>,
     /// DCQCN's counts (absent for other transports).
@@ -108,6 +74,65 @@ pub struct EthernetSummary {
     /// completion times and slot reuse; absent otherwise.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub opened: Option<OpenedSummary>,
+}
+
+/// What an Ethernet run was.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunSetup {
+    /// Always `ethernet`.
+    pub design: &'static str,
+    /// The transport's name.
+    pub transport: &'static str,
+    /// Routing mode.
+    pub routing: String,
+    /// Seed of the run.
+    pub seed: u64,
+    /// Hosts.
+    pub hosts: u32,
+    /// Switches.
+    pub switches: u32,
+    /// Flows made at build (MPTCP: connections); 0 for the patterns that open flows during
+    /// the run (see `flows_opened`), whose per-flow goodput figures are then empty too.
+    pub flows: u32,
+}
+
+/// Every packet of an Ethernet run: created = delivered + dropped + in flight.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct PacketAccount {
+    /// Packets created: hosts' data segments and ACKs (NACKs, PULLs, CNPs), and PFC
+    /// switches' PAUSE frames.
+    pub packets_created: u64,
+    /// Packets that reached their host (a PAUSE frame: the neighbour it paused).
+    pub packets_delivered: u64,
+    /// Packets dropped at full switch queues or lost at random.
+    pub packets_dropped: u64,
+    /// Of them, lost at random (`switch.loss_probability`).
+    pub packets_lost: u64,
+    /// Packets in queues, on wires and at NICs at the end.
+    pub packets_in_flight: u64,
+}
+
+/// What the senders did over the run, and the marks switches gave them.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct SenderSummary {
+    /// Data segments sent, retransmissions included.
+    pub segments_sent: u64,
+    /// Retransmitted segments.
+    pub retransmissions: u64,
+    /// Entries into fast recovery.
+    pub fast_retransmits: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Packets switches marked CE.
+    pub packets_marked: u64,
+    /// DCTCP window cuts on ECN-Echo.
+    pub ecn_cuts: u64,
+    /// DCTCP window cuts in the measurement window.
+    pub ecn_cuts_measured: u64,
+    /// Mean round-trip time senders sampled in the measurement window (timestamps echoed by
+    /// ACKs: queueing included), in µs; `null` when none was sampled (DCQCN's senders take
+    /// none).
+    pub rtt_mean_us: Option<f64>,
 }
 
 /// What the switches' shared buffers did (Choudhury & Hahne's dynamic threshold): drops by
@@ -174,6 +199,70 @@ impl Ethernet {
         self.fabric.check_released_once()?;
         let hosts: Vec<_> = self.hosts().collect();
         let switches: Vec<_> = self.switch_nodes().collect();
+        let packets = self.settle(&hosts, &switches)?;
+        let window_s = clock.measured_ps(self.config.run.warmup_ps()) as f64 * 1e-12;
+        let (table, goodput, fcts) = self.flow_table(&hosts, window_s);
+        let mut summary = EthernetSummary {
+            setup: RunSetup {
+                design: "ethernet",
+                transport: self.config.host.transport.as_str(),
+                routing: self.config.routing.mode.clone(),
+                seed: self.config.run.seed,
+                hosts: hosts.len() as u32,
+                switches: switches.len() as u32,
+                flows: self.flows.len() as u32,
+            },
+            goodput,
+            flow_goodput_gbps: Spread::of(table.goodput_gbps.clone()),
+            flow_fairness: crate::engine::stats::jain_index(&table.goodput_gbps),
+            flows_completed: fcts.len() as u64,
+            fct_us: Completion::of(&fcts),
+            packets: PacketAccount {
+                packets_created: packets.injected,
+                packets_delivered: packets.delivered,
+                packets_dropped: packets.dropped,
+                packets_lost: switches.iter().map(|s| s.counters.packets_lost).sum(),
+                packets_in_flight: packets.in_flight,
+            },
+            senders: sender_summary(&hosts, &switches),
+            bottleneck_queue_packets: switches
+                .iter()
+                .flat_map(|s| s.measured())
+                .filter(|m| m.arrivals > 0)
+                .max_by_key(|m| m.bytes)
+                .map(|m| QueueDepths {
+                    mean: m.mean_packets(),
+                    min: m.min_packets,
+                    max: m.max_packets,
+                }),
+            queue_peak_packets: switches.iter().map(|s| s.peak_packets()).max().unwrap_or(0),
+            sim_time_ps: clock.now_ps,
+            warmup_ps: self.config.run.warmup_ps(),
+            events: clock.events,
+            packet_hops: switches.iter().map(|s| s.counters.packets_forwarded).sum(),
+            ndp: self.ndp_summary(&hosts, &switches),
+            shared_buffer: shared_buffer_summary(&switches),
+            pfc: self.pfc_summary(&hosts, &switches, clock.now_ps),
+            dcqcn: (self.config.host.transport == Transport::Dcqcn)
+                .then(|| DcqcnSummary::of(&hosts)),
+            opened: None,
+        };
+        let (opened, timed_flows, host_goodput) = self.opened_report(&hosts, clock, window_s);
+        summary.opened = opened;
+        if let Some(goodput) = host_goodput {
+            summary.goodput = goodput;
+        }
+        let tables = EthernetTables {
+            flows: table,
+            timed_flows,
+            flow_series: self.flow_series.clone(),
+        };
+        Ok((summary, tables))
+    }
+
+    /// The packet account, settled: every packet the hosts and PFC switches made was delivered,
+    /// dropped or is held where the fabric says it is.
+    fn settle(&self, hosts: &[&Host], switches: &[&EthernetSwitch]) -> Result<Ledger, RunError> {
         let pfc: Vec<_> = switches.iter().filter_map(|s| s.pfc()).collect();
         let frames_sent: u64 = pfc
             .iter()
@@ -210,15 +299,19 @@ impl Ethernet {
             });
         }
         packets.check(false)?;
+        Ok(packets)
+    }
 
-        let window_s = clock.measured_ps(self.config.run.warmup_ps()) as f64 * 1e-12;
+    /// Every flow's row over a window of `window_s`, the mean goodput as a fraction of the
+    /// receivers' line rates, and the completed flows' completion times.
+    fn flow_table(&self, hosts: &[&Host], window_s: f64) -> (FlowTable, f64, Vec<f64>) {
         let mut table = FlowTable::default();
         let mut fractions = Vec::with_capacity(self.flows.len());
         let mut fcts = Vec::new();
         for f in &self.flows {
             let (gbps, fct_us) = hosts[f.dst as usize].received(f.at_dst, window_s);
             let senders = &hosts[f.src as usize].out[f.at_src as usize..][..f.subflows as usize];
-            let sent = |pick: fn(&crate::blocks::transport::SenderCounters) -> u64| -> u64 {
+            let sent = |pick: fn(&SenderCounters) -> u64| -> u64 {
                 senders.iter().map(|o| pick(o.sender.counters())).sum()
             };
             fractions.push(gbps * 1e9 / self.host_rate_bps[f.dst as usize] as f64);
@@ -231,107 +324,74 @@ impl Ethernet {
             table.timeouts.push(sent(|c| c.timeouts));
         }
         let goodput = fractions.iter().sum::<f64>() / fractions.len().max(1) as f64;
-        let fairness = crate::engine::stats::jain_index(&table.goodput_gbps);
-        let sent = SenderTotals::of(&hosts);
-        let mut summary = EthernetSummary {
-            design: "ethernet",
-            transport: self.config.host.transport.as_str(),
-            routing: self.config.routing.mode.clone(),
-            seed: self.config.run.seed,
-            hosts: hosts.len() as u32,
-            switches: switches.len() as u32,
-            flows: self.flows.len() as u32,
-            goodput,
-            flow_goodput_gbps: Spread::of(table.goodput_gbps.clone()),
-            flow_fairness: fairness,
-            flows_completed: fcts.len() as u64,
-            fct_us: Completion::of(&fcts),
-            packets_created: packets.injected,
-            packets_delivered: packets.delivered,
-            packets_dropped: packets.dropped,
-            packets_lost: switches.iter().map(|s| s.counters.packets_lost).sum(),
-            packets_in_flight: packets.in_flight,
-            segments_sent: sent.segments_sent,
-            retransmissions: sent.retransmissions,
-            fast_retransmits: sent.fast_retransmits,
-            timeouts: sent.timeouts,
-            packets_marked: switches.iter().map(|s| s.counters.packets_marked).sum(),
-            ecn_cuts: sent.ecn_cuts,
-            ecn_cuts_measured: hosts.iter().map(|h| h.counters.ecn_cuts_measured).sum(),
-            rtt_mean_us: sent.rtt_mean_us,
-            bottleneck_queue_packets: switches
-                .iter()
-                .flat_map(|s| s.measured())
-                .filter(|m| m.arrivals > 0)
-                .max_by_key(|m| m.bytes)
-                .map(|m| QueueDepths {
-                    mean: m.mean_packets(),
-                    min: m.min_packets,
-                    max: m.max_packets,
-                }),
-            queue_peak_packets: switches.iter().map(|s| s.peak_packets()).max().unwrap_or(0),
-            sim_time_ps: clock.now_ps,
-            warmup_ps: self.config.run.warmup_ps(),
-            events: clock.events,
-            packet_hops: switches.iter().map(|s| s.counters.packets_forwarded).sum(),
-            ndp: (self.config.host.transport == Transport::Ndp).then(|| {
-                let trims = switches.iter().map(|s| s.trims());
-                let trims = trims.fold(TrimCounts::default(), |sum, t| sum + t);
-                let returns = self.config.switch.return_to_sender;
-                NdpSummary::of(&hosts, trims, returns, self.config.host.ndp_paths > 0)
-            }),
-            shared_buffer: (self.config.switch.buffer == BufferKind::Shared).then(|| {
-                let buffers = switches.iter().filter_map(|s| s.shared_buffer());
-                let counters = buffers.map(|b| b.counters);
-                SharedBufferSummary {
-                    threshold_drops: counters.clone().map(|c| c.threshold_drops).sum(),
-                    full_drops: counters.clone().map(|c| c.full_drops).sum(),
-                    occupied_peak_packets: counters
-                        .map(|c| c.peak_occupied_packets)
-                        .max()
-                        .unwrap_or(0),
-                }
-            }),
-            pfc: self.config.switch.pfc.then(|| {
-                let now_ps = clock.now_ps;
-                let switch_paused_ps = pfc
-                    .iter()
-                    .map(|p| p.paused_ps(now_ps))
-                    .fold((0, 0), |(a, b), (c, d)| (a + c, b.max(d)));
-                let ports: usize = switches.iter().map(|s| s.port_count()).sum();
-                let counters: Vec<_> = pfc.iter().map(|p| p.counters).collect();
-                let mut summary =
-                    PfcSummary::of(&counters, switch_paused_ps, ports, &hosts, now_ps);
-                let classes = self.config.pfc_classes() as usize;
-                if classes > 1 {
-                    summary.paused_fraction /= classes as f64;
-                    let of = |c| PfcClassSummary::of(c, &pfc, &hosts, now_ps);
-                    summary.classes = Some((0..classes).map(of).collect());
-                }
-                summary.bfc = self
-                    .config
-                    .bfc_spec()
-                    .map(|b| BfcSummary::of(b.queues, &pfc, &hosts, now_ps));
-                summary
-            }),
-            dcqcn: (self.config.host.transport == Transport::Dcqcn)
-                .then(|| DcqcnSummary::of(&hosts)),
-            opened: None,
-        };
-        let (opened, timed_flows, host_goodput) = self.opened_report(&hosts, clock, window_s);
-        summary.opened = opened;
-        if let Some(goodput) = host_goodput {
-            summary.goodput = goodput;
-        }
-        Ok((
-            summary,
-            EthernetTables {
-                flows: table,
-                timed_flows,
-                flow_series: self.flow_series.clone(),
-            },
-        ))
+        (table, goodput, fcts)
     }
+
+    /// NDP's section, for an NDP run: its end points' counts and the trimming ports'.
+    fn ndp_summary(&self, hosts: &[&Host], switches: &[&EthernetSwitch]) -> Option<NdpSummary> {
+        (self.config.host.transport == Transport::Ndp).then(|| {
+            let trims = switches.iter().map(|s| s.trims());
+            let trims = trims.fold(TrimCounts::default(), |sum, t| sum + t);
+            let returns = self.config.switch.return_to_sender();
+            NdpSummary::of(hosts, trims, returns, self.config.host.ndp_paths > 0)
+        })
+    }
+
+    /// PFC's section, over lossless ports: pauses, per class with several, BFC's with BFC.
+    fn pfc_summary(
+        &self,
+        hosts: &[&Host],
+        switches: &[&EthernetSwitch],
+        now_ps: TimePs,
+    ) -> Option<PfcSummary> {
+        let pfc: Vec<_> = switches.iter().filter_map(|s| s.pfc()).collect();
+        self.config.ports().lossless.then(|| {
+            let switch_paused_ps = pfc
+                .iter()
+                .map(|p| p.paused_ps(now_ps))
+                .fold((0, 0), |(a, b), (c, d)| (a + c, b.max(d)));
+            let ports: usize = switches.iter().map(|s| s.port_count()).sum();
+            let counters: Vec<_> = pfc.iter().map(|p| p.counters).collect();
+            let mut summary = PfcSummary::of(&counters, switch_paused_ps, ports, hosts, now_ps);
+            let classes = self.config.pfc_classes() as usize;
+            if classes > 1 {
+                summary.paused_fraction /= classes as f64;
+                let of = |c| PfcClassSummary::of(c, &pfc, hosts, now_ps);
+                summary.classes = Some((0..classes).map(of).collect());
+            }
+            summary.bfc = BfcSpec::of(&self.config.switch)
+                .map(|b| BfcSummary::of(b.queues, &pfc, hosts, now_ps));
+            summary
+        })
+    }
+}
+
+/// What the senders of `hosts` counted, and the marks `switches` gave.
+fn sender_summary(hosts: &[&Host], switches: &[&EthernetSwitch]) -> SenderSummary {
+    let sent = SenderTotals::of(hosts);
+    SenderSummary {
+        segments_sent: sent.segments_sent,
+        retransmissions: sent.retransmissions,
+        fast_retransmits: sent.fast_retransmits,
+        timeouts: sent.timeouts,
+        packets_marked: switches.iter().map(|s| s.counters.packets_marked).sum(),
+        ecn_cuts: sent.ecn_cuts,
+        ecn_cuts_measured: hosts.iter().map(|h| h.counters.ecn_cuts_measured).sum(),
+        rtt_mean_us: sent.rtt_mean_us,
+    }
+}
+
+/// The shared buffers' section, if the switches' ports share one.
+fn shared_buffer_summary(switches: &[&EthernetSwitch]) -> Option<SharedBufferSummary> {
+    let buffers: Vec<_> = switches.iter().filter_map(|s| s.shared_buffer()).collect();
+    (!buffers.is_empty()).then(|| {
+        let counters = buffers.iter().map(|b| b.counters);
+        SharedBufferSummary {
+            threshold_drops: counters.clone().map(|c| c.threshold_drops).sum(),
+            full_drops: counters.clone().map(|c| c.full_drops).sum(),
+            occupied_peak_packets: counters.map(|c| c.peak_occupied_packets).max().unwrap_or(0),
+        }
+    })
 }
 
 impl Ethernet {

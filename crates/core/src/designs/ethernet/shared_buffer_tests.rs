@@ -1,4 +1,4 @@
-//! The shared buffer (`switch.buffer = "shared"`, Choudhury & Hahne 1998) in whole runs on a
+//! The shared buffer (`switch.port_kind = "shared_buffer"`, Choudhury & Hahne 1998) in whole runs on a
 //! 32-port star: a burst into an idle port that a per-port queue drops is absorbed, the
 //! dynamic threshold keeps part of the buffer free under a TCP incast, DCTCP still marks at K,
 //! and the packet ledger balances with the drops counted by cause.
@@ -31,16 +31,16 @@ fn summary(json: &str) -> EthernetSummary {
 fn a_burst_a_per_port_queue_drops_is_absorbed_by_the_shared_buffer() {
     let flow = Some(90_000);
     let per_port = summary(&incast("tcp", 24, flow, r#""queue_packets": 100"#));
-    assert!(per_port.packets_dropped > 0, "{per_port:?}");
+    assert!(per_port.packets.packets_dropped > 0, "{per_port:?}");
     assert!(per_port.queue_peak_packets <= 100);
     assert!(per_port.shared_buffer.is_none());
     let shared = summary(&incast(
         "tcp",
         24,
         flow,
-        r#""queue_packets": 100, "buffer": "shared""#,
+        r#""queue_packets": 100, "port_kind": "shared_buffer""#,
     ));
-    assert_eq!(shared.packets_dropped, 0, "{shared:?}");
+    assert_eq!(shared.packets.packets_dropped, 0, "{shared:?}");
     assert!(shared.queue_peak_packets > 100, "{shared:?}");
     assert_eq!(shared.flows_completed, 24);
     let buffer = shared.shared_buffer.unwrap();
@@ -58,13 +58,13 @@ fn under_a_tcp_incast_the_threshold_keeps_half_the_buffer_free() {
         "tcp",
         31,
         None,
-        r#""buffer": "shared", "shared_buffer_packets": 200, "dt_alpha": 1.0"#,
+        r#""port_kind": "shared_buffer", "shared_buffer_packets": 200, "dt_alpha": 1.0"#,
     );
     let s = summary(&json);
     let buffer = s.shared_buffer.unwrap();
     assert!(buffer.threshold_drops > 0, "{s:?}");
     assert_eq!(buffer.full_drops, 0);
-    assert_eq!(buffer.threshold_drops, s.packets_dropped);
+    assert_eq!(buffer.threshold_drops, s.packets.packets_dropped);
     assert_eq!(s.queue_peak_packets, 100);
     assert_eq!(buffer.occupied_peak_packets, 100);
     let depth = s.bottleneck_queue_packets.expect("a queue measured");
@@ -75,10 +75,18 @@ fn under_a_tcp_incast_the_threshold_keeps_half_the_buffer_free() {
 /// and drops nothing, and the run repeats exactly.
 #[test]
 fn dctcp_marks_at_k_over_a_shared_buffer_and_repeats() {
-    let json = incast("dctcp", 8, None, r#""buffer": "shared", "dt_alpha": 2.0"#);
+    let json = incast(
+        "dctcp",
+        8,
+        None,
+        r#""port_kind": "shared_buffer", "dt_alpha": 2.0"#,
+    );
     let s = summary(&json);
-    assert!(s.packets_marked > 0 && s.ecn_cuts > 0, "{s:?}");
-    assert_eq!(s.packets_dropped, 0);
+    assert!(
+        s.senders.packets_marked > 0 && s.senders.ecn_cuts > 0,
+        "{s:?}"
+    );
+    assert_eq!(s.packets.packets_dropped, 0);
     let depth = s.bottleneck_queue_packets.expect("a queue measured");
     assert!(depth.max < 40 && depth.mean > 5.0, "{depth:?}");
     let again = summary(&json);
@@ -95,7 +103,7 @@ fn a_threshold_k_no_shared_queue_reaches_is_refused() {
         "dctcp",
         2,
         None,
-        r#""buffer": "shared", "shared_buffer_packets": 30, "ecn_threshold_packets": 15"#,
+        r#""port_kind": "shared_buffer", "shared_buffer_packets": 30, "ecn_threshold_packets": 15"#,
     );
     let err = build(&json).err().expect("refused").to_string();
     assert!(err.contains("switch.ecn_threshold_packets"), "{err}");

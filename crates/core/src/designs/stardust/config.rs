@@ -15,7 +15,7 @@ use super::host_keys::{transport_error, HostSection};
 use super::reach::{FailureConfig, ReachabilityConfig};
 use super::wire::CellConfig;
 use crate::blocks::ethernet::opening::Opening;
-use crate::blocks::ethernet::pfc::PauseThresholds;
+use crate::blocks::ethernet::ports::pfc::PauseThresholds;
 use crate::blocks::link::LinkConfig;
 use crate::blocks::routing::mode;
 use crate::blocks::topology::Topology;

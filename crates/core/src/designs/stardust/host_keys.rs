@@ -4,7 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::blocks::ethernet::host_config::{HostConfig, DCQCN_HOST_KEYS};
+use crate::blocks::transport::dcqcn::HOST_KEYS as DCQCN_HOST_KEYS;
+use crate::blocks::transport::host_config::HostConfig;
 use crate::blocks::transport::Transport;
 use crate::scenario::{invalid, Named, ScenarioError, UnusedKeys};
 

@@ -17,7 +17,7 @@
 use std::collections::VecDeque;
 
 use crate::blocks::ethernet::pause::PAUSE_FRAME_BYTES;
-use crate::blocks::ethernet::pfc::{IngressAccount, PauseThresholds};
+use crate::blocks::ethernet::ports::pfc::{IngressAccount, PauseThresholds};
 
 /// One host port's pause of its host.
 #[derive(Clone, Debug)]

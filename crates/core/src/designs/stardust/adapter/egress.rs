@@ -15,7 +15,7 @@ use super::super::release_packet;
 use super::{CREDIT, EGRESS};
 use crate::blocks::cell::CellId;
 use crate::blocks::ethernet::pause::{pause_frame, PauseTarget};
-use crate::blocks::ethernet::pfc::{PauseThresholds, PfcCounters, LOSSLESS_CLASS};
+use crate::blocks::ethernet::ports::pfc::{PauseThresholds, PfcCounters, LOSSLESS_CLASS};
 use crate::blocks::fabric::Context;
 use crate::blocks::packet::{Packet, PacketId, PacketQueue, NO_FRAME};
 use crate::blocks::routing::Router;

@@ -23,8 +23,8 @@
 //! lands in the run's ledger. The ingress account ([`IngressAccount`]) is one piece: Stardust's
 //! adapters that pause their hosts keep one per host port.
 //!
-//! Frames: XOFF and XON are explicit frames ([`super::pause`]:
-//! [`PAUSE_FRAME_BYTES`](super::pause::PAUSE_FRAME_BYTES) on the wire, queued in the port's
+//! Frames: XOFF and XON are explicit frames ([`crate::blocks::ethernet::pause`]:
+//! [`PAUSE_FRAME_BYTES`](crate::blocks::ethernet::pause::PAUSE_FRAME_BYTES) on the wire, queued in the port's
 //! control queue, so they go ahead of data, right after the frame on the wire):
 //! XOFF is a PAUSE with the largest quanta (the switch keeps the priority paused until it
 //! sends XON, i.e. it refreshes before expiry; refreshes are not modelled as frames), XON a
@@ -38,16 +38,21 @@
 //! every packet above Kmax), or at an instantaneous threshold of packets (DCTCP's rule).
 
 use super::bfc::{flow_key, BfcCounters, BfcPort, BfcSpec};
-use super::pause::{pause_frame, read_pause_frame, ClassPauses, PauseClock, PauseTarget};
-use super::queue::ArrivalDepths;
-use super::{CE, ECT};
+use super::drop_tail::ArrivalDepths;
+use super::{check_lossless, EthernetSwitchConfig, PortCheck, PortKind};
 use crate::blocks::cell::{CellArena, CellId};
+use crate::blocks::ethernet::pause::{
+    pause_frame, read_pause_frame, ClassPauses, PauseClock, PauseTarget,
+};
+use crate::blocks::ethernet::{CE, ECT};
 use crate::blocks::link::Link;
 use crate::blocks::priority_port::{Departure, PriorityPort};
+use crate::blocks::transport::Marks;
 use crate::engine::rng::Rng;
 use crate::engine::time::TimePs;
 use crate::keys::{invalid, ScenarioError};
 use rand::Rng as _;
+use serde::{Deserialize, Serialize};
 
 /// The data class RoCE's lossless traffic rides when a link has one (Stardust's adapters
 /// pause their hosts' class 0).
@@ -55,6 +60,73 @@ pub const LOSSLESS_CLASS: u8 = 0;
 
 /// The most priorities a link pauses apart (802.1Qbb: the 8 of a VLAN tag's PCP).
 pub const MAX_CLASSES: usize = 8;
+
+/// PFC's lossless ports over a shared buffer, with classes paused apart.
+pub const KIND: PortKind = PortKind {
+    name: "pfc",
+    description: "PFC (IEEE 802.1Qbb): lossless ports over a shared buffer of switch.queue_packets per port, each packet charged to its ingress, which pauses its upstream neighbour at switch.pfc_xoff_packets and resumes it at switch.pfc_xon_packets; switch.pfc_classes priorities paused apart",
+    trims: false,
+    lossless: true,
+    classes: true,
+    per_flow_routing: false,
+    keys: &[
+        "switch.pfc_classes",
+        "switch.pfc_class_service",
+        "switch.pfc_xoff_packets",
+        "switch.pfc_xon_packets",
+        "switch.pfc_headroom_packets",
+    ],
+    check,
+};
+
+/// 1 to 8 classes, then the lossless buffer's thresholds for them.
+fn check(c: &PortCheck<'_>) -> Result<(), ScenarioError> {
+    let classes = c.switch.pfc_classes();
+    if !(1..=MAX_CLASSES as u32).contains(&classes) {
+        return Err(invalid(
+            "switch.pfc_classes",
+            format!("expected 1 to {MAX_CLASSES} (802.1Qbb priorities), got {classes}"),
+        ));
+    }
+    check_lossless(c, classes)
+}
+
+/// How a PFC port serves its data classes (`switch.pfc_class_service`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ClassService {
+    /// Class 0 first, then 1, and so on (802.1Q's strict priority selection).
+    #[default]
+    StrictPriority,
+    /// One packet per class in turn (ETS with equal weights, IEEE 802.1Qaz).
+    RoundRobin,
+}
+
+impl PfcSpec {
+    /// The lossless ports' thresholds and marking `switch` gives, if its ports are lossless;
+    /// `marks`: how the transport's data is marked.
+    pub fn of(switch: &EthernetSwitchConfig, marks: Marks) -> Option<PfcSpec> {
+        let marking = match marks {
+            Marks::Red => Marking::Red {
+                kmin_bytes: switch.red_kmin_bytes,
+                kmax_bytes: switch.red_kmax_bytes,
+                pmax: switch.red_pmax,
+            },
+            Marks::Threshold => Marking::Threshold(switch.ecn_threshold_packets),
+            Marks::None => Marking::None,
+        };
+        switch.kind().lossless.then_some(PfcSpec {
+            pool_packets_per_port: switch.queue_packets,
+            classes: switch.pfc_classes() as u8,
+            round_robin: switch.pfc_class_service == Some(ClassService::RoundRobin),
+            xoff_packets: switch.pfc_xoff_packets,
+            xon_packets: switch.pfc_xon_packets,
+            headroom_packets: switch.pfc_headroom_packets,
+            marking,
+            bfc: BfcSpec::of(switch),
+        })
+    }
+}
 
 /// How a switch marks ECN-capable arrivals.
 #[derive(Clone, Copy, Debug)]
@@ -72,6 +144,32 @@ pub enum Marking {
         /// The marking probability at `kmax_bytes`.
         pmax: f64,
     },
+}
+
+impl Marking {
+    /// True if an ECN-capable arrival finding `depth` data packets of `queued_bytes` queued is
+    /// marked; RED draws from `rng` between its thresholds only.
+    fn marks(&self, depth: u32, queued_bytes: u64, rng: &mut Rng) -> bool {
+        match *self {
+            Marking::None => false,
+            Marking::Threshold(k) => depth > k,
+            Marking::Red {
+                kmin_bytes,
+                kmax_bytes,
+                pmax,
+            } => {
+                if queued_bytes <= kmin_bytes {
+                    false
+                } else if queued_bytes > kmax_bytes {
+                    true
+                } else {
+                    let fraction =
+                        (queued_bytes - kmin_bytes) as f64 / (kmax_bytes - kmin_bytes) as f64;
+                    rng.gen::<f64>() < pmax * fraction
+                }
+            }
+        }
+    }
 }
 
 /// A PFC switch's buffer and thresholds, in packets.
@@ -425,26 +523,7 @@ impl PfcPorts {
         self.counters.headroom_peak_packets = self.counters.headroom_peak_packets.max(beyond);
         let c = &mut cells[cell];
         c.in_port = in_port as u16;
-        let marked = c.flags & ECT != 0
-            && match spec.marking {
-                Marking::None => false,
-                Marking::Threshold(k) => depth > k,
-                Marking::Red {
-                    kmin_bytes,
-                    kmax_bytes,
-                    pmax,
-                } => {
-                    let q = p.data_bytes;
-                    if q <= kmin_bytes {
-                        false
-                    } else if q > kmax_bytes {
-                        true
-                    } else {
-                        let fraction = (q - kmin_bytes) as f64 / (kmax_bytes - kmin_bytes) as f64;
-                        self.rng.gen::<f64>() < pmax * fraction
-                    }
-                }
-            };
+        let marked = c.flags & ECT != 0 && spec.marking.marks(depth, p.data_bytes, &mut self.rng);
         if marked {
             c.flags |= CE;
         }

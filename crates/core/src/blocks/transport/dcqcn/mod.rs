@@ -22,8 +22,101 @@
 //! switch that overran its headroom) shows in the run's ledger as a drop, and its flow never
 //! completes.
 
-use super::{SenderCounters, TIMER_OFF};
-use crate::engine::time::TimePs;
+pub mod notification;
+
+use super::host_config::HostConfig;
+use super::{no_check, Marks, SenderCounters, TransportKind, TIMER_OFF};
+use crate::engine::time::{ps_from_ns, TimePs};
+use crate::keys::{invalid, ScenarioError};
+
+/// DCQCN as a transport: rate-based, over a lossless fabric, marked RED-like.
+pub const TRANSPORT: TransportKind = TransportKind {
+    name: "dcqcn",
+    description: "DCQCN: rate-based RoCE senders, CNPs from the receiver at most once per 50 us, alpha and rate recovery by timer and byte counter (Zhu et al. 2015); needs a lossless switch port kind",
+    marks: Marks::Red,
+    needs_trimming: false,
+    needs_lossless: true,
+    delayed_acks: false,
+    subflows: false,
+    no_opening: Some("its senders get no acknowledgments to complete on"),
+    own_keys: OWN_KEYS,
+    ignored_keys: &[
+        "host.dctcp_g",
+        "host.initial_cwnd_packets",
+        "host.initial_ssthresh_packets",
+        "host.min_rto_ns",
+        "host.max_rto_ns",
+        "host.delayed_ack",
+        "host.delayed_ack_ns",
+    ],
+    ignored_because: "host.transport = \"dcqcn\" (rate-based: no window, no retransmission, no ACKs; RED marks)",
+    check_keys,
+    check_routing: no_check,
+};
+
+/// The `[host]` keys only DCQCN reads.
+pub const HOST_KEYS: &[&str] = &[
+    "host.dcqcn_g",
+    "host.dcqcn_alpha_interval_ns",
+    "host.dcqcn_timer_ns",
+    "host.dcqcn_byte_counter_bytes",
+    "host.dcqcn_fast_recovery_stages",
+    "host.dcqcn_rate_ai_mbps",
+    "host.dcqcn_rate_hai_mbps",
+    "host.dcqcn_cnp_interval_ns",
+];
+
+/// Every key only DCQCN reads: its hosts' and its congestion points' (RED marking).
+const OWN_KEYS: &[&str] = &[
+    "host.dcqcn_g",
+    "host.dcqcn_alpha_interval_ns",
+    "host.dcqcn_timer_ns",
+    "host.dcqcn_byte_counter_bytes",
+    "host.dcqcn_fast_recovery_stages",
+    "host.dcqcn_rate_ai_mbps",
+    "host.dcqcn_rate_hai_mbps",
+    "host.dcqcn_cnp_interval_ns",
+    "switch.red_kmin_bytes",
+    "switch.red_kmax_bytes",
+    "switch.red_pmax",
+];
+
+/// The reaction and notification points' constants.
+fn check_keys(h: &HostConfig) -> Result<(), ScenarioError> {
+    if !(h.dcqcn_g.is_finite() && h.dcqcn_g > 0.0 && h.dcqcn_g <= 1.0) {
+        return Err(invalid("host.dcqcn_g", "expected above 0, at most 1"));
+    }
+    for (key, ns) in [
+        ("host.dcqcn_alpha_interval_ns", h.dcqcn_alpha_interval_ns),
+        ("host.dcqcn_timer_ns", h.dcqcn_timer_ns),
+        ("host.dcqcn_cnp_interval_ns", h.dcqcn_cnp_interval_ns),
+    ] {
+        if !(ns.is_finite() && ps_from_ns(ns) > 0) {
+            return Err(invalid(key, "expected a positive number of nanoseconds"));
+        }
+    }
+    if h.dcqcn_byte_counter_bytes == 0 {
+        return Err(invalid(
+            "host.dcqcn_byte_counter_bytes",
+            "expected at least 1 byte",
+        ));
+    }
+    if h.dcqcn_fast_recovery_stages == 0 {
+        return Err(invalid(
+            "host.dcqcn_fast_recovery_stages",
+            "expected at least 1",
+        ));
+    }
+    for (key, mbps) in [
+        ("host.dcqcn_rate_ai_mbps", h.dcqcn_rate_ai_mbps),
+        ("host.dcqcn_rate_hai_mbps", h.dcqcn_rate_hai_mbps),
+    ] {
+        if !(mbps.is_finite() && mbps > 0.0 && mbps <= 1e6) {
+            return Err(invalid(key, "expected above 0, at most 1e6 Mbit/s"));
+        }
+    }
+    Ok(())
+}
 
 /// DCQCN's reaction-point settings (the paper's §5 values, rates scaled to the link).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -45,6 +138,22 @@ pub struct DcqcnParams {
     /// The notification point (receiver) sends a flow at most one CNP per this interval
     /// (N = 50 µs), when marked packets arrive.
     pub cnp_interval_ps: TimePs,
+}
+
+impl DcqcnParams {
+    /// The settings `host` gives.
+    pub fn of(host: &HostConfig) -> Self {
+        DcqcnParams {
+            g: host.dcqcn_g,
+            alpha_interval_ps: ps_from_ns(host.dcqcn_alpha_interval_ns),
+            timer_ps: ps_from_ns(host.dcqcn_timer_ns),
+            byte_counter_bytes: host.dcqcn_byte_counter_bytes,
+            fast_recovery_stages: host.dcqcn_fast_recovery_stages,
+            rate_ai_bps: host.dcqcn_rate_ai_mbps * 1e6,
+            rate_hai_bps: host.dcqcn_rate_hai_mbps * 1e6,
+            cnp_interval_ps: ps_from_ns(host.dcqcn_cnp_interval_ns),
+        }
+    }
 }
 
 /// One DCQCN flow's send side.

@@ -14,9 +14,12 @@
 //! reassigned) moves its pause to the new queue. Queue-mates of a paused flow wait with it: with
 //! fewer queues than active flows BFC blocks heads of line as PFC does.
 
-use super::pause::{ClassPauses, PauseTarget};
+use super::{check_lossless, EthernetSwitchConfig, PortCheck, PortKind};
 use crate::blocks::cell::Cell;
+use crate::blocks::ethernet::pause::MAX_PAUSE_TARGETS;
+use crate::blocks::ethernet::pause::{ClassPauses, PauseTarget};
 use crate::engine::rng::mix;
+use crate::keys::{invalid, ScenarioError};
 use std::collections::hash_map::{DefaultHasher, Entry};
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -29,6 +32,59 @@ pub struct BfcSpec {
     /// A flow holding this many packets at an egress port pauses its upstream queue
     /// (about a one-hop bandwidth-delay product, §3.2).
     pub pause_packets: u32,
+}
+
+/// BFC's per-flow queues on PFC's lossless ports.
+pub const KIND: PortKind = PortKind {
+    name: "bfc",
+    description: "BFC (Goyal et al. 2022): PFC's lossless ports (one class) whose egress ports give each active flow a queue of switch.bfc_queues and pause the upstream queue a flow holding switch.bfc_pause_packets came from; PFC's XOFF the backstop; needs per-flow routing",
+    trims: false,
+    lossless: true,
+    classes: false,
+    per_flow_routing: true,
+    keys: &[
+        "switch.pfc_xoff_packets",
+        "switch.pfc_xon_packets",
+        "switch.pfc_headroom_packets",
+        "switch.bfc_queues",
+        "switch.bfc_pause_packets",
+    ],
+    check,
+};
+
+/// PFC's buffer with one class, 1 to 64 queues, a flow's pause before the ingress's XOFF.
+fn check(c: &PortCheck<'_>) -> Result<(), ScenarioError> {
+    check_lossless(c, 1)?;
+    let s = c.switch;
+    if !(1..=MAX_PAUSE_TARGETS as u32).contains(&s.bfc_queues) {
+        return Err(invalid(
+            "switch.bfc_queues",
+            format!(
+                "expected 1 to {MAX_PAUSE_TARGETS} queues per port, got {}",
+                s.bfc_queues
+            ),
+        ));
+    }
+    if s.bfc_pause_packets == 0 || s.bfc_pause_packets >= s.pfc_xoff_packets {
+        return Err(invalid(
+            "switch.bfc_pause_packets",
+            format!(
+                "expected at least 1 packet and fewer than switch.pfc_xoff_packets ({}): a flow pauses its upstream queue before the backstop pauses the port, got {}",
+                s.pfc_xoff_packets, s.bfc_pause_packets
+            ),
+        ));
+    }
+    Ok(())
+}
+
+impl BfcSpec {
+    /// BFC's settings of the ports `switch` gives, if its ports are BFC's.
+    pub fn of(switch: &EthernetSwitchConfig) -> Option<BfcSpec> {
+        (switch.kind().name == KIND.name).then_some(BfcSpec {
+            queues: switch.bfc_queues as u16,
+            pause_packets: switch.bfc_pause_packets,
+        })
+    }
 }
 
 /// A flow's key in a port's flow table: the packet's source and destination hosts and the

@@ -6,11 +6,71 @@
 
 use rand::Rng as _;
 
-use super::{reached_ps, CE, ECT};
+use super::{PortCheck, PortKind};
 use crate::blocks::cell::{CellArena, CellId};
+use crate::blocks::ethernet::{reached_ps, CE, ECT};
 use crate::blocks::link::Link;
+use crate::blocks::transport::Marks;
 use crate::engine::rng::Rng;
 use crate::engine::time::TimePs;
+use crate::keys::{invalid, ScenarioError};
+
+/// Drop-tail output queues, one buffer each.
+pub const KIND: PortKind = PortKind {
+    name: "drop_tail",
+    description: "drop-tail output queues of switch.queue_packets each (and switch.queue_bytes), ECN marks at a threshold, optionally htsim's random drop near the top and cut-through switching",
+    trims: false,
+    lossless: false,
+    classes: false,
+    per_flow_routing: false,
+    keys: &[
+        "switch.queue_bytes",
+        "switch.random_drop_packets",
+        "switch.random_drop_probability",
+        "switch.cut_through",
+    ],
+    check,
+};
+
+/// Random drop within the queue, a byte bound of at least a packet, DCTCP's K below a full
+/// queue.
+fn check(c: &PortCheck<'_>) -> Result<(), ScenarioError> {
+    let s = c.switch;
+    if s.random_drop_packets > s.queue_packets {
+        return Err(invalid(
+            "switch.random_drop_packets",
+            format!(
+                "expected at most switch.queue_packets ({})",
+                s.queue_packets
+            ),
+        ));
+    }
+    if !(s.random_drop_probability > 0.0 && s.random_drop_probability <= 1.0) {
+        return Err(invalid(
+            "switch.random_drop_probability",
+            "expected above 0, at most 1",
+        ));
+    }
+    if s.queue_bytes.is_some_and(|b| b < c.packet_bytes as u64) {
+        return Err(invalid(
+            "switch.queue_bytes",
+            format!(
+                "expected at least one packet (host.packet_bytes = {})",
+                c.packet_bytes
+            ),
+        ));
+    }
+    if c.marks == Marks::Threshold && s.ecn_threshold_packets >= s.queue_packets {
+        return Err(invalid(
+            "switch.ecn_threshold_packets",
+            format!(
+                "expected fewer packets than switch.queue_packets ({}): a full queue drops before it marks",
+                s.queue_packets
+            ),
+        ));
+    }
+    Ok(())
+}
 
 /// What an output queue holds and when it marks.
 #[derive(Clone, Copy, Debug)]

@@ -3,6 +3,10 @@
 //! α ← (1 − g)·α + g·F once per window, and on ECN-Echo the window is cut once per window of
 //! data to cwnd·(1 − α/2). Losses are handled by NewReno underneath.
 
+use crate::blocks::transport::host_config::HostConfig;
+use crate::blocks::transport::{no_check, Marks, TransportKind};
+use crate::keys::{invalid, ScenarioError};
+
 /// The ECN state of one DCTCP sender.
 #[derive(Clone, Copy, Debug)]
 pub struct Dctcp {
@@ -61,6 +65,31 @@ impl Dctcp {
     pub fn on_timeout(&mut self, snd_max: u32) {
         self.cut_end = snd_max;
     }
+}
+
+/// DCTCP as a transport: ECN-capable, marked at the switches' threshold K.
+pub const TRANSPORT: TransportKind = TransportKind {
+    name: "dctcp",
+    description: "DCTCP: ECN marks at a threshold K, alpha with g = 1/16, window cut by alpha/2 (Alizadeh et al. 2010)",
+    marks: Marks::Threshold,
+    needs_trimming: false,
+    needs_lossless: false,
+    delayed_acks: true,
+    subflows: false,
+    no_opening: None,
+    own_keys: &["host.dctcp_g", "switch.ecn_threshold_packets"],
+    ignored_keys: &[],
+    ignored_because: "",
+    check_keys,
+    check_routing: no_check,
+};
+
+/// DCTCP's gain g: above 0, at most 1.
+fn check_keys(h: &HostConfig) -> Result<(), ScenarioError> {
+    if !(h.dctcp_g.is_finite() && h.dctcp_g > 0.0 && h.dctcp_g <= 1.0) {
+        return Err(invalid("host.dctcp_g", "expected above 0, at most 1"));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

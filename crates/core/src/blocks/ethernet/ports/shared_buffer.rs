@@ -9,9 +9,79 @@
 //! admission differs. As there, a packet occupies the buffer while it waits, not while it is
 //! on the wire, and the buffer counts packets (as `switch.queue_packets` does).
 
-use super::queue::{Enqueued, OutputQueue};
+use super::drop_tail::{Enqueued, OutputQueue};
+use super::{EthernetSwitchConfig, PortCheck, PortKind};
 use crate::blocks::cell::{CellArena, CellId};
+use crate::blocks::transport::Marks;
 use crate::engine::time::TimePs;
+use crate::keys::{invalid, ScenarioError};
+
+/// Drop-tail output queues over one switch buffer under the dynamic threshold.
+pub const KIND: PortKind = PortKind {
+    name: "shared_buffer",
+    description: "drop-tail output queues over one switch buffer (switch.shared_buffer_packets, default switch.queue_packets per port) under the dynamic threshold alpha x free buffer (switch.dt_alpha; Choudhury & Hahne 1998)",
+    trims: false,
+    lossless: false,
+    classes: false,
+    per_flow_routing: false,
+    keys: &[
+        "switch.cut_through",
+        "switch.shared_buffer_packets",
+        "switch.dt_alpha",
+    ],
+    check,
+};
+
+/// α of the dynamic threshold when `switch.dt_alpha` is absent.
+pub const DEFAULT_DT_ALPHA: f64 = 1.0;
+
+/// A buffer of at least one packet and a positive α.
+fn check(c: &PortCheck<'_>) -> Result<(), ScenarioError> {
+    let s = c.switch;
+    if s.shared_buffer_packets == Some(0) {
+        return Err(invalid(
+            "switch.shared_buffer_packets",
+            "expected at least 1 packet",
+        ));
+    }
+    if let Some(alpha) = s.dt_alpha {
+        if !(alpha.is_finite() && alpha > 0.0) {
+            return Err(invalid(
+                "switch.dt_alpha",
+                format!("expected a finite number above 0, got {alpha}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The dynamic threshold of a switch of `ports` ports, if its ports share a buffer; with
+/// threshold marking (DCTCP), an error unless one queue can grow past its marking threshold K.
+pub fn dynamic_threshold(
+    s: &EthernetSwitchConfig,
+    ports: usize,
+    marks: Marks,
+) -> Result<Option<DynamicThreshold>, ScenarioError> {
+    if s.kind().name != KIND.name {
+        return Ok(None);
+    }
+    let pooled = (s.queue_packets as u64 * ports as u64).min(u32::MAX as u64) as u32;
+    let threshold = DynamicThreshold {
+        buffer_packets: s.shared_buffer_packets.unwrap_or(pooled),
+        alpha: s.dt_alpha.unwrap_or(DEFAULT_DT_ALPHA),
+    };
+    let longest = threshold.longest_queue_packets();
+    if marks == Marks::Threshold && s.ecn_threshold_packets >= longest {
+        return Err(invalid(
+            "switch.ecn_threshold_packets",
+            format!(
+                "expected fewer packets than the longest queue the dynamic threshold allows ({longest} of a {}-packet shared buffer, α = {}): a full queue drops before it marks",
+                threshold.buffer_packets, threshold.alpha
+            ),
+        ));
+    }
+    Ok(Some(threshold))
+}
 
 /// The dynamic threshold's constants (Choudhury & Hahne §III).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -133,7 +203,7 @@ impl SharedBuffer {
 mod tests {
     use super::*;
     use crate::blocks::cell::Cell;
-    use crate::blocks::ethernet::queue::QueueSpec;
+    use crate::blocks::ethernet::ports::drop_tail::QueueSpec;
     use crate::blocks::link::Link;
 
     /// B = 180 divides the steady states of S = 1, 2, 4 at α = 1 and 2 into whole packets.

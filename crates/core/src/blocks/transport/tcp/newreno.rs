@@ -5,6 +5,7 @@
 //! count segments of one maximum size; the window counts bytes, as the RFCs do.
 
 use super::mptcp::Lia;
+use crate::blocks::transport::{no_check, Marks, TransportKind};
 
 /// The congestion state of one NewReno sender.
 #[derive(Clone, Copy, Debug)]
@@ -125,6 +126,23 @@ impl NewReno {
         self.ssthresh_bytes = self.cwnd_bytes;
     }
 }
+
+/// TCP NewReno as a transport: not ECN-capable, ACKs that may be delayed, no keys of its own.
+pub const TRANSPORT: TransportKind = TransportKind {
+    name: "tcp",
+    description: "TCP NewReno: slow start, AIMD, fast retransmit and recovery with partial ACKs, RTO (RFC 5681, 6582, 6298)",
+    marks: Marks::None,
+    needs_trimming: false,
+    needs_lossless: false,
+    delayed_acks: true,
+    subflows: false,
+    no_opening: None,
+    own_keys: &[],
+    ignored_keys: &[],
+    ignored_because: "",
+    check_keys: |_| Ok(()),
+    check_routing: no_check,
+};
 
 #[cfg(test)]
 mod tests {

@@ -12,7 +12,11 @@
 //! The connection's data is shared among the subflows by [`SharedData`]: a subflow takes the
 //! connection's next segment when its window opens, and retransmits on itself only.
 
+use super::Sender;
+use crate::blocks::transport::host_config::{HostConfig, MAX_PATH_LABELS};
+use crate::blocks::transport::{no_check, Marks, TransportKind};
 use crate::engine::time::TimePs;
+use crate::keys::{invalid, ScenarioError};
 
 /// What LIA needs of a connection at one ACK: its alpha and its total window.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -24,6 +28,11 @@ pub struct Lia {
 }
 
 impl Lia {
+    /// Alpha and the total window of a connection's subflows' window senders.
+    pub fn of_windows<'a>(windows: impl Iterator<Item = &'a Sender> + Clone) -> Lia {
+        Lia::of(windows.map(|s| (s.reno.cwnd_bytes, s.rto.srtt_ps())))
+    }
+
     /// Alpha and the total window of subflows given as `(cwnd_bytes, srtt_ps)`, the smoothed
     /// round-trip times of RFC 6298. A subflow without a round-trip sample yet (srtt 0) counts
     /// toward the total window but not toward alpha's rates; with no sample at all, alpha is 1.
@@ -87,6 +96,34 @@ impl SharedData {
             }
         }
     }
+}
+
+/// MPTCP as a transport: `host.subflows` NewReno subflows per connection, made at build.
+pub const TRANSPORT: TransportKind = TransportKind {
+    name: "mptcp",
+    description: "MPTCP: host.subflows NewReno subflows, each on its own ECMP hash, with LIA's coupled increase (RFC 6356)",
+    marks: Marks::None,
+    needs_trimming: false,
+    needs_lossless: false,
+    delayed_acks: true,
+    subflows: true,
+    no_opening: Some("its subflows are made at build"),
+    own_keys: &["host.subflows", "traffic.single_path_flows"],
+    ignored_keys: &[],
+    ignored_because: "",
+    check_keys,
+    check_routing: no_check,
+};
+
+/// The subflows of a connection: 1 to [`MAX_PATH_LABELS`].
+fn check_keys(h: &HostConfig) -> Result<(), ScenarioError> {
+    if !(1..=MAX_PATH_LABELS).contains(&h.subflows) {
+        return Err(invalid(
+            "host.subflows",
+            format!("expected 1 to {MAX_PATH_LABELS} subflows"),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

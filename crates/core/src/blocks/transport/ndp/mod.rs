@@ -4,7 +4,7 @@
 //! initial window at line rate (sprayed per packet by the switches), then sends one packet
 //! for each PULL the receiver returns, a NACKed packet's retransmission before new data. The
 //! receiver ACKs every data packet, NACKs every trimmed header, and for each of them queues
-//! one PULL in its host's [`PullPacer`], which releases PULLs across all the host's incoming
+//! one PULL in its host's [`PullPacer`](receiver::PullPacer), which releases PULLs across all the host's incoming
 //! flows at the rate that makes the pulled packets arrive at its link rate (§3.2 "the
 //! receiver ... paces PULLs"; htsim's `NdpPullPacer`). Pull numbers are cumulative per flow,
 //! so a lost PULL is made up by the next one (htsim's `pull_packets`). A retransmission
@@ -23,12 +23,18 @@
 //! Sequence numbers count packets; per-packet state lives in fixed rings of
 //! [`NDP_WINDOW_PACKETS`] (no allocation per packet).
 
+pub mod receiver;
+
 use std::collections::VecDeque;
 
 use super::rto::RtoEstimator;
 use super::{SenderCounters, SenderParams, TIMER_OFF};
+use crate::blocks::routing::{Mode, MODES};
+use crate::blocks::transport::host_config::{HostConfig, MAX_PATH_LABELS};
+use crate::blocks::transport::{Marks, TransportKind};
 use crate::engine::rng::mix;
 use crate::engine::time::TimePs;
+use crate::keys::{invalid, ScenarioError};
 
 /// Packets a sender may have between its oldest unacknowledged one and the next new one (a
 /// receive window; far above NDP's initial window of tens).
@@ -507,88 +513,77 @@ impl NdpSender {
     }
 }
 
-/// A host's pull pacer: the PULLs its receivers owe, released one per `interval_ps` (the time
-/// its link takes to receive one data packet, so pulled data arrives at the link's rate),
-/// round robin over the flows that are owed pulls.
-#[derive(Clone, Debug)]
-pub struct PullPacer {
-    interval_ps: TimePs,
-    /// The next PULL may go from this time on.
-    next_ps: TimePs,
-    /// Per incoming flow: pulls owed.
-    owed: Vec<u32>,
-    /// Per incoming flow: pulls released so far (the last pull number).
-    pulled: Vec<u32>,
-    /// Flows owed pulls, in turn (a released flow may linger with none owed).
-    turns: VecDeque<u32>,
+/// NDP as a transport: over trimming ports only, its packets sprayed per packet (or labelled
+/// by their senders over ECMP, §3.3).
+pub const TRANSPORT: TransportKind = TransportKind {
+    name: "ndp",
+    description: "NDP: initial window at line rate, then one packet per paced PULL, NACKs for trimmed headers (Handley et al. 2017); needs trimming switch ports",
+    marks: Marks::None,
+    needs_trimming: true,
+    needs_lossless: false,
+    delayed_acks: false,
+    subflows: false,
+    no_opening: None,
+    own_keys: &["host.ndp_pull_rate", "host.ndp_paths"],
+    ignored_keys: &[
+        "host.dctcp_g",
+        "host.initial_ssthresh_packets",
+        "host.delayed_ack",
+        "host.delayed_ack_ns",
+    ],
+    ignored_because: "host.transport = \"ndp\" (no ECN, no slow start, an ACK or NACK per packet)",
+    check_keys,
+    check_routing,
+};
+
+/// The routing mode whose per-flow hash takes a packet's path label (so NDP's senders can
+/// label their packets' paths, §3.3).
+const LABEL_HASHING_MODE: &str = "ecmp";
+
+/// The pull rate and the path labels.
+fn check_keys(h: &HostConfig) -> Result<(), ScenarioError> {
+    if h.ndp_paths > MAX_PATH_LABELS {
+        return Err(invalid(
+            "host.ndp_paths",
+            format!("expected 0 to {MAX_PATH_LABELS} path labels"),
+        ));
+    }
+    if !(h.ndp_pull_rate.is_finite() && h.ndp_pull_rate >= 0.01 && h.ndp_pull_rate <= 10.0) {
+        return Err(invalid(
+            "host.ndp_pull_rate",
+            "expected 0.01 to 10 (a fraction of the line rate)",
+        ));
+    }
+    Ok(())
 }
 
-impl PullPacer {
-    /// A pacer releasing one PULL per `interval_ps`.
-    pub fn new(interval_ps: TimePs) -> Self {
-        PullPacer {
-            interval_ps,
-            next_ps: 0,
-            owed: Vec::new(),
-            pulled: Vec::new(),
-            turns: VecDeque::new(),
-        }
+/// NDP sprays every packet (§3.1): a per-packet mode, or ECMP hashing the senders' labels.
+fn check_routing(h: &HostConfig, mode: &Mode) -> Result<(), ScenarioError> {
+    if h.ndp_paths > 0 && mode.name != LABEL_HASHING_MODE {
+        return Err(invalid(
+            "host.ndp_paths",
+            format!(
+                "expected 0 unless routing.mode = {LABEL_HASHING_MODE:?} (its hash takes a packet's path label), got routing.mode = {:?}",
+                mode.name
+            ),
+        ));
     }
-
-    /// Adds an incoming flow; returns its index.
-    pub fn add_flow(&mut self) -> u32 {
-        self.owed.push(0);
-        self.pulled.push(0);
-        self.turns.reserve(1);
-        self.owed.len() as u32 - 1
+    if h.ndp_paths == 0 && mode.per_flow {
+        let per_packet: Vec<&str> = MODES
+            .iter()
+            .filter(|m| !m.per_flow && !m.needs_groups)
+            .map(|m| m.name)
+            .collect();
+        return Err(invalid(
+            "routing.mode",
+            format!(
+                "NDP sprays every packet: expected {} (or {LABEL_HASHING_MODE} with host.ndp_paths), got {:?}",
+                per_packet.join(", "),
+                mode.name
+            ),
+        ));
     }
-
-    /// Flow `flow` is owed one more pull (a data packet or header arrived).
-    pub fn request(&mut self, flow: u32) {
-        let owed = &mut self.owed[flow as usize];
-        *owed += 1;
-        if *owed == 1 {
-            self.turns.push_back(flow);
-        }
-    }
-
-    /// Incoming flow `flow`'s slot now holds a new flow: no pulls owed, its pull numbers from 0.
-    pub fn reset_flow(&mut self, flow: u32) {
-        self.owed[flow as usize] = 0;
-        self.pulled[flow as usize] = 0;
-    }
-
-    /// Flow `flow` has everything: the pulls it is owed are dropped (htsim's `release_pulls`).
-    pub fn release(&mut self, flow: u32) {
-        self.owed[flow as usize] = 0;
-    }
-
-    /// When the next PULL may go, if one is owed.
-    pub fn next_due_ps(&self) -> Option<TimePs> {
-        (!self.turns.is_empty()).then_some(self.next_ps)
-    }
-
-    /// The PULL to send at `now_ps`, if one is owed and the pacer's interval has passed since
-    /// the last: (flow, its pull number).
-    pub fn take(&mut self, now_ps: TimePs) -> Option<(u32, u32)> {
-        if now_ps < self.next_ps {
-            return None;
-        }
-        while let Some(flow) = self.turns.pop_front() {
-            let f = flow as usize;
-            if self.owed[f] == 0 {
-                continue; // released
-            }
-            self.owed[f] -= 1;
-            self.pulled[f] += 1;
-            if self.owed[f] > 0 {
-                self.turns.push_back(flow);
-            }
-            self.next_ps = now_ps + self.interval_ps;
-            return Some((flow, self.pulled[f]));
-        }
-        None
-    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -748,111 +743,5 @@ mod tests {
             "label 3 used {on_3} times of 400"
         );
         assert_eq!(back[300..].iter().filter(|&&l| l == 3).count(), 25);
-    }
-
-    /// Drives `p` as a host drives its pacer: each arrival owes its flow a pull and offers the
-    /// pacer that moment, and the pacer's wake-up at [`PullPacer::next_due_ps`] offers it the
-    /// next. Returns the PULLs released, with their times.
-    fn pulls_for(p: &mut PullPacer, arrivals: &[(TimePs, u32)]) -> Vec<(TimePs, (u32, u32))> {
-        let mut pulls = Vec::new();
-        let mut arrivals = arrivals.iter().copied().peekable();
-        let mut wake_ps = None;
-        loop {
-            let now_ps = match (arrivals.peek().copied(), wake_ps) {
-                (Some((at_ps, _)), Some(w_ps)) if w_ps < at_ps => w_ps,
-                (Some((at_ps, flow)), _) => {
-                    arrivals.next();
-                    p.request(flow);
-                    at_ps
-                }
-                (None, Some(w_ps)) => w_ps,
-                (None, None) => return pulls,
-            };
-            if let Some(pull) = p.take(now_ps) {
-                pulls.push((now_ps, pull));
-            }
-            wake_ps = p.next_due_ps().filter(|&due_ps| due_ps > now_ps);
-        }
-    }
-
-    /// NDP §3.2: the receiver paces PULLs, one per data packet time of its link (9000 B at
-    /// 10 Gbit/s: 7.2 µs) over all its incoming flows, however fast the packets that owe them
-    /// arrive. A data packet then five trimmed headers back to back (51.2 ns apart) get six
-    /// PULLs 7.2 µs apart, from the first arrival on, the flows in turn; after an idle spell a
-    /// burst's first PULL goes at its first arrival (no credit saved up while idle), and an
-    /// arrival half a packet time after a PULL waits for the rest of the interval.
-    #[test]
-    fn a_burst_of_arrivals_is_pulled_one_packet_time_apart() {
-        const PACKET_PS: TimePs = 7_200_000;
-        const HEADER_PS: TimePs = 51_200;
-        let mut p = PullPacer::new(PACKET_PS);
-        let (a, b, c) = (p.add_flow(), p.add_flow(), p.add_flow());
-        let t0 = 100_000_000;
-        let t1 = t0 + 20 * PACKET_PS;
-        let burst = |t: TimePs, flows: &[u32]| -> Vec<(TimePs, u32)> {
-            (t..)
-                .step_by(HEADER_PS as usize)
-                .zip(flows.iter().copied())
-                .collect()
-        };
-        let mut arrivals = burst(t0, &[a, b, c, a, b, a]);
-        arrivals.extend(burst(t1, &[c, a, b]));
-        arrivals.push((t1 + 2 * PACKET_PS + PACKET_PS / 2, c));
-        let at = |t: TimePs, k: TimePs| t + k * PACKET_PS;
-        assert_eq!(
-            pulls_for(&mut p, &arrivals),
-            vec![
-                (at(t0, 0), (a, 1)),
-                (at(t0, 1), (b, 1)),
-                (at(t0, 2), (c, 1)),
-                (at(t0, 3), (a, 2)),
-                (at(t0, 4), (b, 2)),
-                (at(t0, 5), (a, 3)),
-                (at(t1, 0), (c, 2)),
-                (at(t1, 1), (a, 4)),
-                (at(t1, 2), (b, 3)),
-                (at(t1, 3), (c, 3)),
-            ],
-            "(time, (flow, pull number)) of each PULL, one per {PACKET_PS} ps"
-        );
-    }
-
-    #[test]
-    fn the_pacer_releases_one_pull_per_packet_time_round_robin() {
-        let interval_ps = 7_200_000; // 9000 B at 10 Gbit/s
-        let mut p = PullPacer::new(interval_ps);
-        let (a, b) = (p.add_flow(), p.add_flow());
-        for _ in 0..3 {
-            p.request(a);
-        }
-        p.request(b);
-        let mut now_ps = 0;
-        let mut got = Vec::new();
-        while let Some(due_ps) = p.next_due_ps() {
-            now_ps = now_ps.max(due_ps);
-            if now_ps > 0 {
-                assert_eq!(p.take(now_ps - 1), None, "not before its time");
-            }
-            got.push((now_ps, p.take(now_ps).unwrap()));
-        }
-        assert_eq!(
-            got,
-            vec![
-                (0, (a, 1)),
-                (interval_ps, (b, 1)),
-                (2 * interval_ps, (a, 2)),
-                (3 * interval_ps, (a, 3)),
-            ]
-        );
-        // Idle for a while: the next request goes at once.
-        p.request(b);
-        assert_eq!(p.take(10 * interval_ps), Some((b, 2)));
-        p.request(a);
-        p.release(a);
-        assert_eq!(
-            p.take(20 * interval_ps),
-            None,
-            "a finished flow's pulls are dropped"
-        );
     }
 }

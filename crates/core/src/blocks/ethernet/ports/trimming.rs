@@ -11,14 +11,33 @@
 //! event-driven: it is a [`PriorityPort`] (header queue = control, data = class 0), and its
 //! switch wakes it with one timer per busy port.
 
-use super::queue::ArrivalDepths;
-use super::{CONTROL, TRIMMED};
+use super::drop_tail::ArrivalDepths;
+use super::{no_random_loss, PortCheck, PortKind};
 use crate::blocks::cell::{CellArena, CellId};
+use crate::blocks::ethernet::{CONTROL, TRIMMED};
 use crate::blocks::link::Link;
 use crate::blocks::priority_port::{Departure, PriorityPort};
 use crate::engine::rng::Rng;
 use crate::engine::time::TimePs;
+use crate::keys::ScenarioError;
 use rand::Rng as _;
+
+/// NDP's trimming ports.
+pub const KIND: PortKind = PortKind {
+    name: "trimming",
+    description: "NDP's trimming ports (Handley et al. 2017 §3.1): a full data queue of switch.queue_packets trims a packet to its header, served 10:1 over data; optionally return-to-sender (switch.return_to_sender)",
+    trims: true,
+    lossless: false,
+    classes: false,
+    per_flow_routing: false,
+    keys: &["switch.return_to_sender"],
+    check,
+};
+
+/// No random loss.
+fn check(c: &PortCheck<'_>) -> Result<(), ScenarioError> {
+    no_random_loss(c, "NDP's model has no random loss")
+}
 
 /// Headers' turns per data turn when both queues wait (htsim: `_ratio_high = 10`,
 /// `_ratio_low = 1`).

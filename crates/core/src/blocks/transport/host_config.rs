@@ -1,12 +1,12 @@
 //! The `[host]` section of every fabric whose hosts run a transport (the Ethernet design's
-//! hosts, and hosts on Stardust's host ports): the transport, its packets and its constants,
-//! read into the [`HostParams`] of each [`Host`](super::host::Host).
+//! hosts, and hosts on Stardust's host ports): the transport, its packets and its constants.
+//! The keys every transport reads are checked here; each transport checks its own
+//! ([`TransportKind::check_keys`](super::TransportKind::check_keys)) and lists them
+//! ([`TransportKind::own_keys`](super::TransportKind::own_keys)).
 
 use serde::{Deserialize, Serialize};
 
-use super::host::HostParams;
-use crate::blocks::transport::dcqcn::DcqcnParams;
-use crate::blocks::transport::{SenderParams, Transport};
+use super::{Transport, TRANSPORTS};
 use crate::engine::time::{ps_from_ns, serialization_ps, TimePs};
 use crate::keys::{invalid, ScenarioError};
 
@@ -14,7 +14,7 @@ use crate::keys::{invalid, ScenarioError};
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct HostConfig {
-    /// `tcp` (NewReno), `dctcp`, `mptcp`, `ndp` or `dcqcn`.
+    /// The transport, by its name in [`TRANSPORTS`](super::TRANSPORTS).
     pub transport: Transport,
     /// MPTCP: subflows per connection, each on its own ECMP hash (8 in htsim's permutation
     /// runs the Stardust paper used, `-sub 8`).
@@ -97,97 +97,25 @@ impl Default for HostConfig {
     }
 }
 
-/// The `[host]` keys only DCQCN reads.
-pub const DCQCN_HOST_KEYS: &[&str] = &[
-    "host.dcqcn_g",
-    "host.dcqcn_alpha_interval_ns",
-    "host.dcqcn_timer_ns",
-    "host.dcqcn_byte_counter_bytes",
-    "host.dcqcn_fast_recovery_stages",
-    "host.dcqcn_rate_ai_mbps",
-    "host.dcqcn_rate_hai_mbps",
-    "host.dcqcn_cnp_interval_ns",
-];
-
 /// Packets carry their size in 16 bits.
-const MAX_PACKET_BYTES: u32 = u16::MAX as u32;
-/// The most subflows an MPTCP connection may have (their path labels are 16 bits; more than
-/// a fat-tree's paths between pods would only share paths).
-const MAX_SUBFLOWS: u32 = 1024;
+pub const MAX_PACKET_BYTES: u32 = u16::MAX as u32;
+/// The most path labels a flow may use: an MPTCP connection's subflows or an NDP sender's
+/// paths (labels are 16 bits; more than a fat-tree's paths between pods would only share
+/// paths).
+pub const MAX_PATH_LABELS: u32 = 1024;
 
 impl HostConfig {
-    /// The hosts' settings this section gives, goodput counted from `measure_from_ps`: one
-    /// reading for every fabric whose hosts run a transport (Ethernet's hosts, and hosts on
-    /// Stardust's host ports).
-    pub fn params(&self, measure_from_ps: TimePs) -> HostParams {
-        let dctcp = self.transport == Transport::Dctcp;
-        let dcqcn = self.transport == Transport::Dcqcn;
-        HostParams {
-            sender: SenderParams {
-                mss_bytes: self.packet_bytes as u64,
-                initial_cwnd_packets: self.initial_cwnd_packets,
-                initial_ssthresh_packets: self.initial_ssthresh_packets,
-                min_rto_ps: ps_from_ns(self.min_rto_ns),
-                max_rto_ps: ps_from_ns(self.max_rto_ns),
-                dctcp_g: dctcp.then_some(self.dctcp_g),
-            },
-            ack_bytes: self.ack_bytes as u16,
-            ecn_capable: dctcp || dcqcn,
-            delayed_ack_ps: (self.delayed_ack
-                && !matches!(self.transport, Transport::Ndp | Transport::Dcqcn))
-            .then(|| ps_from_ns(self.delayed_ack_ns)),
-            measure_from_ps,
-            ndp_pull_interval_ps: None,
-            ndp_paths: None,
-            pfc_classes: 1,
-            bfc_queues: None,
-            dcqcn: dcqcn.then(|| DcqcnParams {
-                g: self.dcqcn_g,
-                alpha_interval_ps: ps_from_ns(self.dcqcn_alpha_interval_ns),
-                timer_ps: ps_from_ns(self.dcqcn_timer_ns),
-                byte_counter_bytes: self.dcqcn_byte_counter_bytes,
-                fast_recovery_stages: self.dcqcn_fast_recovery_stages,
-                rate_ai_bps: self.dcqcn_rate_ai_mbps * 1e6,
-                rate_hai_bps: self.dcqcn_rate_hai_mbps * 1e6,
-                cnp_interval_ps: ps_from_ns(self.dcqcn_cnp_interval_ns),
-            }),
-            into_cut_through: false,
-        }
-    }
-
-    /// The host keys NDP and DCQCN do not read, and why (none for the window transports):
-    /// the same on every fabric their hosts run on.
+    /// The keys the window transports read that this one does not, and why (none for the
+    /// window transports): the same on every fabric its hosts run on.
     pub fn unused_by_transport(&self) -> (&'static [&'static str], &'static str) {
-        match self.transport {
-            Transport::Dcqcn => (
-                &[
-                    "host.dctcp_g",
-                    "host.initial_cwnd_packets",
-                    "host.initial_ssthresh_packets",
-                    "host.min_rto_ns",
-                    "host.max_rto_ns",
-                    "host.delayed_ack",
-                    "host.delayed_ack_ns",
-                ],
-                "host.transport = \"dcqcn\" (rate-based: no window, no retransmission, no ACKs; RED marks)",
-            ),
-            Transport::Ndp => (
-                &[
-                    "host.dctcp_g",
-                    "host.initial_ssthresh_packets",
-                    "host.delayed_ack",
-                    "host.delayed_ack_ns",
-                ],
-                "host.transport = \"ndp\" (no ECN, no slow start, an ACK or NACK per packet)",
-            ),
-            Transport::Tcp | Transport::Dctcp | Transport::Mptcp => (&[], ""),
-        }
+        let kind = self.transport.kind();
+        (kind.ignored_keys, kind.ignored_because)
     }
 
     /// NDP's pull pacer interval on a host link of `rate_bps`: one data packet's time (NDP
     /// §3.2), scaled by htsim's pull rate modifier; `None` for the other transports.
     pub fn ndp_pull_interval_ps(&self, rate_bps: u64) -> Option<TimePs> {
-        (self.transport == Transport::Ndp).then(|| {
+        self.transport.kind().needs_trimming.then(|| {
             let packet_ps = serialization_ps(self.packet_bytes as u64, rate_bps);
             (packet_ps as f64 / self.ndp_pull_rate).round() as TimePs
         })
@@ -195,6 +123,12 @@ impl HostConfig {
 
     /// Checks the section's own values (those that need no other section).
     pub fn validate(&self) -> Result<(), ScenarioError> {
+        self.check_common()?;
+        TRANSPORTS.iter().try_for_each(|t| (t.check_keys)(self))
+    }
+
+    /// Checks the section's keys that every transport reads.
+    fn check_common(&self) -> Result<(), ScenarioError> {
         let h = self;
         if !(1..=MAX_PACKET_BYTES).contains(&h.packet_bytes) {
             return Err(invalid(
@@ -206,12 +140,6 @@ impl HostConfig {
             return Err(invalid(
                 "host.ack_bytes",
                 format!("expected 1 to {MAX_PACKET_BYTES} bytes"),
-            ));
-        }
-        if !(1..=MAX_SUBFLOWS).contains(&h.subflows) {
-            return Err(invalid(
-                "host.subflows",
-                format!("expected 1 to {MAX_SUBFLOWS} subflows"),
             ));
         }
         if h.initial_cwnd_packets == 0 {
@@ -243,53 +171,6 @@ impl HostConfig {
             return Err(invalid(
                 "host.delayed_ack_ns",
                 "expected a positive number of nanoseconds",
-            ));
-        }
-        if !(h.dctcp_g.is_finite() && h.dctcp_g > 0.0 && h.dctcp_g <= 1.0) {
-            return Err(invalid("host.dctcp_g", "expected above 0, at most 1"));
-        }
-        if !(h.dcqcn_g.is_finite() && h.dcqcn_g > 0.0 && h.dcqcn_g <= 1.0) {
-            return Err(invalid("host.dcqcn_g", "expected above 0, at most 1"));
-        }
-        for (key, ns) in [
-            ("host.dcqcn_alpha_interval_ns", h.dcqcn_alpha_interval_ns),
-            ("host.dcqcn_timer_ns", h.dcqcn_timer_ns),
-            ("host.dcqcn_cnp_interval_ns", h.dcqcn_cnp_interval_ns),
-        ] {
-            if !positive_ns(ns) {
-                return Err(invalid(key, "expected a positive number of nanoseconds"));
-            }
-        }
-        if h.dcqcn_byte_counter_bytes == 0 {
-            return Err(invalid(
-                "host.dcqcn_byte_counter_bytes",
-                "expected at least 1 byte",
-            ));
-        }
-        if h.dcqcn_fast_recovery_stages == 0 {
-            return Err(invalid(
-                "host.dcqcn_fast_recovery_stages",
-                "expected at least 1",
-            ));
-        }
-        for (key, mbps) in [
-            ("host.dcqcn_rate_ai_mbps", h.dcqcn_rate_ai_mbps),
-            ("host.dcqcn_rate_hai_mbps", h.dcqcn_rate_hai_mbps),
-        ] {
-            if !(mbps.is_finite() && mbps > 0.0 && mbps <= 1e6) {
-                return Err(invalid(key, "expected above 0, at most 1e6 Mbit/s"));
-            }
-        }
-        if h.ndp_paths > MAX_SUBFLOWS {
-            return Err(invalid(
-                "host.ndp_paths",
-                format!("expected 0 to {MAX_SUBFLOWS} path labels"),
-            ));
-        }
-        if !(h.ndp_pull_rate.is_finite() && h.ndp_pull_rate >= 0.01 && h.ndp_pull_rate <= 10.0) {
-            return Err(invalid(
-                "host.ndp_pull_rate",
-                "expected 0.01 to 10 (a fraction of the line rate)",
             ));
         }
         Ok(())

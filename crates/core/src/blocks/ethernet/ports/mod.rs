@@ -1,0 +1,368 @@
+//! The kinds of port an Ethernet switch may have, one file each, named by one key
+//! (`switch.port_kind`): drop-tail output queues that mark ECN ([`drop_tail`]), the same over a
+//! shared buffer with a dynamic threshold ([`shared_buffer`]), NDP's trimming ports
+//! ([`trimming`]), PFC's lossless ports ([`pfc`]) and BFC's per-flow queues over them
+//! ([`bfc`]). Each file describes its kind in a [`PortKind`] (what it offers the transports and
+//! the routing, the keys it reads, its checks), listed once in [`PORT_KINDS`]; validators ask
+//! the descriptor's flags, never the name. The `[switch]` section's keys are in
+//! [`EthernetSwitchConfig`].
+
+pub mod bfc;
+pub mod drop_tail;
+pub mod pfc;
+pub mod shared_buffer;
+pub mod trimming;
+
+use serde::{Deserialize, Serialize};
+
+use crate::blocks::transport::Marks;
+use crate::keys::{invalid, ScenarioError};
+use pfc::ClassService;
+
+/// What one port kind is: its name, what it offers, the keys it reads. Each lives in its
+/// kind's own file; [`PORT_KINDS`] lists them.
+pub struct PortKind {
+    /// Name in scenarios (`switch.port_kind`).
+    pub name: &'static str,
+    /// What it is, in one line.
+    pub description: &'static str,
+    /// A full queue trims a data packet to its header (what a transport that needs trimming
+    /// runs over, and only it).
+    pub trims: bool,
+    /// Lossless: a full ingress pauses its upstream neighbour instead of dropping.
+    pub lossless: bool,
+    /// Keeps traffic classes (`switch.pfc_classes`, `traffic.flow_classes`) paused apart.
+    pub classes: bool,
+    /// Needs every packet of a flow on one path (a pause names one upstream queue).
+    pub per_flow_routing: bool,
+    /// The `[switch]` keys it reads that not every kind does.
+    pub keys: &'static [&'static str],
+    /// Checks its keys' values, given what the transport and hosts need.
+    pub check: fn(&PortCheck<'_>) -> Result<(), ScenarioError>,
+}
+
+/// What a port kind's check may read: the section, and what the hosts send into it.
+pub struct PortCheck<'a> {
+    /// The `[switch]` section.
+    pub switch: &'a EthernetSwitchConfig,
+    /// How the transport's data is marked.
+    pub marks: Marks,
+    /// Bytes of a data packet.
+    pub packet_bytes: u32,
+}
+
+/// Every port kind.
+pub const PORT_KINDS: &[PortKind] = &[
+    drop_tail::KIND,
+    shared_buffer::KIND,
+    trimming::KIND,
+    pfc::KIND,
+    bfc::KIND,
+];
+
+/// The port kind called `name`.
+pub fn port_kind(name: &str) -> Option<&'static PortKind> {
+    PORT_KINDS.iter().find(|k| k.name == name)
+}
+
+/// The names of the port kinds that `keep` picks, quoted, for a message.
+pub fn names_where(keep: impl Fn(&PortKind) -> bool) -> String {
+    let names: Vec<String> = PORT_KINDS
+        .iter()
+        .filter(|k| keep(k))
+        .map(|k| format!("{:?}", k.name))
+        .collect();
+    names.join(", ")
+}
+
+/// The booleans that once chose a switch's ports, refused with a message naming
+/// `switch.port_kind`: each with the kind it chose when true.
+pub const REPLACED_KEYS: &[(&str, &PortKind)] = &[
+    ("trimming", &trimming::KIND),
+    ("pfc", &pfc::KIND),
+    ("bfc", &bfc::KIND),
+    ("buffer", &shared_buffer::KIND),
+];
+
+/// The error for a scenario (its JSON document) that sets a replaced `[switch]` key, if any.
+pub fn replaced_key(scenario: &serde_json::Value) -> Option<ScenarioError> {
+    let switch = scenario.get("switch")?;
+    let (key, kind) = REPLACED_KEYS
+        .iter()
+        .find(|(key, _)| switch.get(key).is_some())?;
+    Some(invalid(
+        &format!("switch.{key}"),
+        format!(
+            "replaced by switch.port_kind (for what it chose, set switch.port_kind = {:?}; the kinds: {})",
+            kind.name,
+            names_where(|_| true)
+        ),
+    ))
+}
+
+/// The `[switch]` section of an Ethernet fabric: its port kind and the keys every kind reads
+/// or only some do (each kind's [`PortKind::keys`]).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EthernetSwitchConfig {
+    /// The ports' kind, by its name in [`PORT_KINDS`].
+    pub port_kind: String,
+    /// Packets an output queue holds (100 in the paper's DCTCP and MPTCP runs); a PFC
+    /// switch's buffer per port, shared.
+    pub queue_packets: u32,
+    /// Drop-tail: bytes an output queue holds, if bounded in bytes too; absent: packets only.
+    pub queue_bytes: Option<u64>,
+    /// DCTCP: an arriving ECN-capable packet is marked CE when more than this many packets
+    /// are queued (K = 15 in the htsim runs the paper used).
+    pub ecn_threshold_packets: u32,
+    /// Every packet a switch takes is lost with this probability, independently (a lossy
+    /// link, for checking NewReno against the Mathis et al. formula); 0: none.
+    pub loss_probability: f64,
+    /// Drop-tail: htsim's `RandomQueue` (the queues of the MPTCP runs the Stardust paper
+    /// used): an arrival finding the output queue within this many packets of full is dropped
+    /// with `random_drop_probability` even if it fits (htsim: 3 of 100); 0: drop-tail only.
+    pub random_drop_packets: u32,
+    /// Drop-tail: the probability of a random drop near the top of the queue (htsim: 0.1).
+    pub random_drop_probability: f64,
+    /// Drop-tail and shared buffer: a switch takes a frame once its first 64 bytes are in and
+    /// may send it on at once, instead of storing it whole first (store-and-forward, the
+    /// default and htsim's). Hosts still take a frame at its last bit.
+    pub cut_through: bool,
+    /// Trimming: NDP's return-to-sender (Handley et al. 2017 §3.1, htsim's `CompositeQueue`):
+    /// a trimmed header that finds its header queue full goes back toward its sender (source
+    /// and destination swapped, queued as a header), which resends the packet without waiting
+    /// for its RTO; false: it is dropped. Off by default, which keeps earlier NDP results.
+    pub return_to_sender: bool,
+    /// PFC: lossless classes (802.1Qbb priorities) paused apart, 1 to 8; absent: 1. Each
+    /// ingress port keeps an account per class with the thresholds below, so
+    /// `pfc_classes × (pfc_xoff_packets + pfc_headroom_packets)` must fit `queue_packets`.
+    pub pfc_classes: Option<u32>,
+    /// PFC: how a port serves its data classes: `strict_priority` (class 0 first, the
+    /// default) or `round_robin` (ETS with equal weights, IEEE 802.1Qaz).
+    pub pfc_class_service: Option<ClassService>,
+    /// PFC and BFC: packets an ingress class holds when it sends XOFF.
+    pub pfc_xoff_packets: u32,
+    /// PFC and BFC: packets a paused ingress class drains to before it sends XON.
+    pub pfc_xon_packets: u32,
+    /// PFC and BFC: packets an ingress class may take beyond XOFF, for what is already on its
+    /// way (one cable round trip plus a frame each end: 4 packets of 9000 B at 10 Gbit/s, 1 µs).
+    pub pfc_headroom_packets: u32,
+    /// BFC: physical data queues per egress port (and host NIC), 1 to 64 (BFC: 32).
+    pub bfc_queues: u32,
+    /// BFC: packets a flow holds at an egress port when it pauses its upstream queue; it
+    /// resumes it when it holds fewer (about one hop's pause round trip).
+    pub bfc_pause_packets: u32,
+    /// Shared buffer: packets the whole switch buffer holds (B); absent: `queue_packets` ×
+    /// the switch's ports (the per-port buffers pooled).
+    pub shared_buffer_packets: Option<u32>,
+    /// Shared buffer: the dynamic threshold's α (a queue may hold α × the free buffer);
+    /// absent: 1.
+    pub dt_alpha: Option<f64>,
+    /// DCQCN: no ECN mark while an output queue holds at most this many bytes (Kmin).
+    pub red_kmin_bytes: u64,
+    /// DCQCN: every ECN-capable arrival marked above this many bytes queued (Kmax).
+    pub red_kmax_bytes: u64,
+    /// DCQCN: the marking probability at Kmax, rising linearly from Kmin (Pmax).
+    pub red_pmax: f64,
+}
+
+impl Default for EthernetSwitchConfig {
+    fn default() -> Self {
+        EthernetSwitchConfig {
+            port_kind: drop_tail::KIND.name.into(),
+            queue_packets: 100,
+            queue_bytes: None,
+            ecn_threshold_packets: 15,
+            loss_probability: 0.0,
+            random_drop_packets: 0,
+            random_drop_probability: 0.1,
+            cut_through: false,
+            return_to_sender: false,
+            pfc_classes: None,
+            pfc_class_service: None,
+            pfc_xoff_packets: 96,
+            pfc_xon_packets: 94,
+            pfc_headroom_packets: 4,
+            bfc_queues: 32,
+            bfc_pause_packets: 4,
+            shared_buffer_packets: None,
+            dt_alpha: None,
+            red_kmin_bytes: 5_000,
+            red_kmax_bytes: 200_000,
+            red_pmax: 0.01,
+        }
+    }
+}
+
+impl EthernetSwitchConfig {
+    /// The ports' kind (`switch.port_kind`, checked by [`EthernetSwitchConfig::validate`]).
+    pub fn kind(&self) -> &'static PortKind {
+        port_kind(&self.port_kind).expect("switch.port_kind validated")
+    }
+
+    /// True if the ports read `key` (a `[switch]` key of some kinds only); false for a port
+    /// kind that is not one.
+    pub fn reads(&self, key: &str) -> bool {
+        port_kind(&self.port_kind).is_some_and(|k| k.keys.contains(&key))
+    }
+
+    /// Cut-through switching, if the ports' kind takes it.
+    pub fn cut_through(&self) -> bool {
+        self.cut_through && self.reads("switch.cut_through")
+    }
+
+    /// NDP's return-to-sender, if the ports' kind takes it.
+    pub fn return_to_sender(&self) -> bool {
+        self.return_to_sender && self.reads("switch.return_to_sender")
+    }
+
+    /// PFC's lossless classes: `switch.pfc_classes` (default 1) if the ports keep classes.
+    pub fn pfc_classes(&self) -> u32 {
+        match self.kind().classes {
+            true => self.pfc_classes.unwrap_or(1),
+            false => 1,
+        }
+    }
+
+    /// The port kind `switch.port_kind` names, or the error naming the key.
+    pub fn validate_kind(&self) -> Result<&'static PortKind, ScenarioError> {
+        port_kind(&self.port_kind).ok_or_else(|| {
+            invalid(
+                "switch.port_kind",
+                format!(
+                    "expected one of {}, got {:?}",
+                    names_where(|_| true),
+                    self.port_kind
+                ),
+            )
+        })
+    }
+
+    /// Checks the keys every kind reads and, through the port kind, its own; `marks` and
+    /// `packet_bytes` say what the hosts send.
+    pub fn validate(&self, marks: Marks, packet_bytes: u32) -> Result<(), ScenarioError> {
+        let kind = self.validate_kind()?;
+        if self.queue_packets == 0 {
+            return Err(invalid(
+                "switch.queue_packets",
+                "expected at least 1 packet",
+            ));
+        }
+        if !(self.loss_probability.is_finite() && (0.0..1.0).contains(&self.loss_probability)) {
+            return Err(invalid(
+                "switch.loss_probability",
+                "expected at least 0, below 1",
+            ));
+        }
+        let check = PortCheck {
+            switch: self,
+            marks,
+            packet_bytes,
+        };
+        (kind.check)(&check)
+    }
+
+    /// The keys of other port kinds that this one does not read (none for a port kind that
+    /// is not one).
+    pub fn unused_keys(&self) -> Vec<&'static str> {
+        let Some(kind) = port_kind(&self.port_kind) else {
+            return Vec::new();
+        };
+        let own = kind.keys;
+        let mut unused: Vec<&'static str> = Vec::new();
+        for key in PORT_KINDS.iter().flat_map(|k| k.keys.iter().copied()) {
+            if !own.contains(&key) && !unused.contains(&key) {
+                unused.push(key);
+            }
+        }
+        unused
+    }
+}
+
+/// The error for a port kind that needs no random loss (`loss_probability` above 0).
+fn no_random_loss(check: &PortCheck<'_>, why: &str) -> Result<(), ScenarioError> {
+    if check.switch.loss_probability > 0.0 {
+        return Err(invalid(
+            "switch.loss_probability",
+            format!(
+                "expected 0 with switch.port_kind = {:?} ({why})",
+                check.switch.port_kind
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The lossless buffer's checks for `classes` classes (PFC's, and BFC's over it): no random
+/// loss, XOFF above XON, every class's XOFF plus headroom within its part of a port's share;
+/// RED's thresholds for a transport marked RED-like.
+fn check_lossless(c: &PortCheck<'_>, classes: u32) -> Result<(), ScenarioError> {
+    no_random_loss(c, "a lossless fabric")?;
+    let s = c.switch;
+    pfc::PauseThresholds {
+        xoff_packets: s.pfc_xoff_packets,
+        xon_packets: s.pfc_xon_packets,
+        headroom_packets: s.pfc_headroom_packets,
+    }
+    .validate("switch.pfc_")?;
+    if classes * (s.pfc_xoff_packets + s.pfc_headroom_packets) > s.queue_packets {
+        let (xoff, headroom) = (s.pfc_xoff_packets, s.pfc_headroom_packets);
+        let terms = "switch.pfc_xoff_packets + switch.pfc_headroom_packets";
+        let (sum, values, share) = match classes {
+            1 => (terms.to_string(), format!("{xoff} + {headroom}"), ""),
+            _ => (
+                format!("switch.pfc_classes x ({terms})"),
+                format!("{classes} x ({xoff} + {headroom})"),
+                " split between its classes",
+            ),
+        };
+        return Err(invalid(
+            "switch.pfc_xoff_packets",
+            format!(
+                "expected {sum} ({values}) at most switch.queue_packets ({}), a port's share of the shared buffer{share}",
+                s.queue_packets
+            ),
+        ));
+    }
+    if c.marks == Marks::Red {
+        if s.red_kmin_bytes >= s.red_kmax_bytes {
+            return Err(invalid(
+                "switch.red_kmin_bytes",
+                format!(
+                    "expected fewer bytes than switch.red_kmax_bytes ({})",
+                    s.red_kmax_bytes
+                ),
+            ));
+        }
+        if !(s.red_pmax.is_finite() && s.red_pmax > 0.0 && s.red_pmax <= 1.0) {
+            return Err(invalid("switch.red_pmax", "expected above 0, at most 1"));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kind's keys are `[switch]` keys the section has, and every old boolean is
+    /// refused naming the new key.
+    #[test]
+    fn every_kind_reads_keys_of_the_section_and_old_keys_name_the_new_one() {
+        let fields = serde_json::to_value(EthernetSwitchConfig::default()).unwrap();
+        for kind in PORT_KINDS {
+            for key in kind.keys {
+                let field = key.strip_prefix("switch.").expect("a [switch] key");
+                assert!(fields.get(field).is_some(), "{}: {key}", kind.name);
+            }
+        }
+        for (key, kind) in REPLACED_KEYS {
+            let scenario = serde_json::json!({"switch": {*key: true}});
+            let error = replaced_key(&scenario).expect("refused");
+            assert_eq!(error.key, format!("switch.{key}"));
+            assert!(error.message.contains("switch.port_kind"), "{error}");
+            assert!(error.message.contains(kind.name), "{error}");
+        }
+        assert!(replaced_key(&serde_json::json!({"switch": {"port_kind": "pfc"}})).is_none());
+    }
+}
