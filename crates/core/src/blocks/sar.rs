@@ -251,6 +251,16 @@ mod tests {
 
     #[test]
     #[cfg(debug_assertions)]
+    #[should_panic(expected = "a held cell older than the oldest")]
+    fn a_stale_oldest_arrival_fires() {
+        let mut r = Reassembly::default();
+        r.accept(2, CellId::from_index(5), 0, 1_000, |_| {});
+        r.oldest_ps = 10;
+        r.debug_check();
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
     #[should_panic(expected = "a cell in sequence still held")]
     fn a_cell_left_in_sequence_fires() {
         let mut r = Reassembly::default();

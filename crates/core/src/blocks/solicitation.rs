@@ -325,6 +325,15 @@ mod tests {
 
     #[test]
     #[cfg(debug_assertions)]
+    #[should_panic(expected = "more grants spent than received")]
+    fn a_grant_spent_without_arriving_fires() {
+        let mut g = Grants::new(1);
+        g.spent = 1;
+        g.debug_check();
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
     #[should_panic(expected = "twice in class 0's round robin")]
     fn a_requester_listed_twice_fires() {
         let mut s = GrantScheduler::new(1, 2, 1_000);

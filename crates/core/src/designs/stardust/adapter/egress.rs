@@ -533,4 +533,14 @@ mod tests {
         e.ports[0].queued_bytes = 1_500;
         e.debug_check(0);
     }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "over its buffer")]
+    fn a_port_over_its_buffer_fires() {
+        let mut e = egress();
+        e.ports[0].sending = Some(PacketId::from_index(0));
+        e.ports[0].queued_bytes = 30_000;
+        e.debug_check(0);
+    }
 }

@@ -435,4 +435,15 @@ mod tests {
         i.miscount(2, 600);
         i.debug_check(2);
     }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "over its capacity")]
+    fn a_voq_over_its_capacity_fires() {
+        let mut packets = PacketArena::new();
+        let mut i = ingress(true, 10);
+        i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0);
+        i.spec.voq_packets = 0;
+        i.debug_check(2);
+    }
 }
