@@ -62,8 +62,9 @@ use hosts::IntervalLaw;
 use nic::{Ack, Nic, Packet, Transmission};
 use quick::BulkAckSchedule;
 use quick::{QuickChannel, QuickMove};
-pub use report::SpeculativeCounts;
-pub use report::{ClintSummary, ClintTables, FaultCounts, HistogramTable, NodeTable};
+pub use report::{
+    ClintSummary, ClintTables, FaultCounts, HistogramTable, NodeTable, SpeculativeCounts,
+};
 use timing::{bytes, Timing, CYCLE_PS};
 
 /// The messages of a Clint run; small and `Copy`.
