@@ -393,6 +393,36 @@ impl ClintConfig {
         if self.traffic.burst_max_packets == 0 {
             return Err(invalid("traffic.burst_max_packets", "expected at least 1"));
         }
+        self.validate_buffers()?;
+        for (key, value) in [
+            ("bulk.rate_gbps", self.bulk.rate_gbps),
+            ("quick.rate_gbps", self.quick.rate_gbps),
+        ] {
+            if !(value.is_finite() && value >= 0.001) {
+                return Err(invalid(key, "expected a rate of at least 0.001 Gbit/s"));
+            }
+        }
+        let switch_delay_ns = self.bulk.switch_delay_ns;
+        if !(switch_delay_ns.is_finite() && switch_delay_ns >= 0.0) {
+            return Err(invalid(
+                "bulk.switch_delay_ns",
+                "expected a delay of zero or more nanoseconds",
+            ));
+        }
+        for (key, value) in [
+            ("nic.quick_timeout_ns", nic.quick_timeout_ns),
+            ("nic.bulk_timeout_ns", nic.bulk_timeout_ns.unwrap_or(1)),
+        ] {
+            if value == 0 {
+                return Err(invalid(key, "expected a positive value"));
+            }
+        }
+        self.validate_extensions()
+    }
+
+    /// The NICs' and B3's buffer counts.
+    fn validate_buffers(&self) -> Result<(), ScenarioError> {
+        let nic = &self.nic;
         for (key, count) in [
             ("nic.bulk_send_buffers", nic.bulk_send_buffers),
             ("nic.quick_send_buffers", nic.quick_send_buffers),
@@ -438,30 +468,7 @@ impl ClintConfig {
                 ));
             }
         }
-        for (key, value) in [
-            ("bulk.rate_gbps", self.bulk.rate_gbps),
-            ("quick.rate_gbps", self.quick.rate_gbps),
-        ] {
-            if !(value.is_finite() && value >= 0.001) {
-                return Err(invalid(key, "expected a rate of at least 0.001 Gbit/s"));
-            }
-        }
-        let switch_delay_ns = self.bulk.switch_delay_ns;
-        if !(switch_delay_ns.is_finite() && switch_delay_ns >= 0.0) {
-            return Err(invalid(
-                "bulk.switch_delay_ns",
-                "expected a delay of zero or more nanoseconds",
-            ));
-        }
-        for (key, value) in [
-            ("nic.quick_timeout_ns", nic.quick_timeout_ns),
-            ("nic.bulk_timeout_ns", nic.bulk_timeout_ns.unwrap_or(1)),
-        ] {
-            if value == 0 {
-                return Err(invalid(key, "expected a positive value"));
-            }
-        }
-        self.validate_extensions()
+        Ok(())
     }
 
     /// The keys of the mechanisms beyond the paper's simulation: enable vectors, bit errors,

@@ -62,8 +62,9 @@ use hosts::IntervalLaw;
 use nic::{Ack, Nic, Packet, Transmission};
 use quick::BulkAckSchedule;
 use quick::{QuickChannel, QuickMove};
-pub use report::SpeculativeCounts;
-pub use report::{ClintSummary, ClintTables, FaultCounts, HistogramTable, NodeTable};
+pub use report::{
+    ClintSummary, ClintTables, FaultCounts, HistogramTable, NodeTable, SpeculativeCounts,
+};
 use timing::{bytes, Timing, CYCLE_PS};
 
 /// The messages of a Clint run; small and `Copy`.
@@ -185,18 +186,10 @@ pub fn build(json: &str) -> Result<Clint, ScenarioError> {
     let t = Timing::new(&c)?;
     let arch = c.channel.architecture;
     let n = c.nodes as usize;
-    let (send_buffers, prefetch_cap, receive_buffers, request_ps) = if arch.is_quick() {
-        let buffers = c.nic.quick_send_buffers;
-        (buffers, buffers, c.nic.quick_receive_buffers, t.qreq_ps)
+    let request_ps = if arch.is_quick() {
+        t.qreq_ps
     } else {
-        let nic = &c.nic;
-        let cap = nic.bulk_prefetch_per_target;
-        (
-            nic.bulk_send_buffers,
-            cap,
-            nic.bulk_receive_buffers,
-            t.breq_ps,
-        )
+        t.breq_ps
     };
     let burst_max_packets = if c.traffic.bursty {
         c.traffic.burst_max_packets
@@ -204,12 +197,6 @@ pub fn build(json: &str) -> Result<Clint, ScenarioError> {
         1
     };
     let mean_burst = (1 + burst_max_packets) as f64 / 2.0;
-    let disabled: PortSet = c
-        .bulk
-        .disabled_initiators
-        .iter()
-        .map(|&i| i as usize)
-        .collect();
     let mut sim = Clint {
         arch,
         seed: c.run.seed,
@@ -223,35 +210,14 @@ pub fn build(json: &str) -> Result<Clint, ScenarioError> {
             burst_max_packets,
             offered_load: c.traffic.load,
         },
-        buses: HostBuses::new(
-            n,
-            c.nic.pci_gbps,
-            c.nic.pci_overhead_ns,
-            if arch.is_quick() {
-                bytes::QREQ
-            } else {
-                bytes::BREQ
-            },
-            c.nic.host_receive_ns,
-        ),
+        buses: host_buses(&c),
         errors: LinkErrors::new(c.run.seed, c.bulk.bit_error_rate, c.quick.bit_error_rate),
         warmup_ps: c.run.warmup_ps(),
         end_ps: c.run.end_ps(),
         now_ps: 0,
         queue: CalendarQueue::for_gap(CYCLE_PS * 16),
         packets: Arena::new(),
-        nics: (0..n)
-            .map(|_| {
-                let retransmission = c.nic.retransmission;
-                Nic::new(
-                    n,
-                    send_buffers,
-                    prefetch_cap,
-                    receive_buffers,
-                    retransmission,
-                )
-            })
-            .collect(),
+        nics: nics(&c),
         sources: (0..n as u32)
             .map(|index| {
                 let id = ComponentId {
@@ -262,24 +228,8 @@ pub fn build(json: &str) -> Result<Clint, ScenarioError> {
             })
             .collect(),
         bulk: BulkChannel::new(n, arch, c.bulk.output_buffers, c.bulk.speculative),
-        quick: QuickChannel::new(
-            n,
-            arch,
-            arch.is_quick()
-                .then(|| t.reserved_windows(c.quick.bulk_packets == BulkPackets::Windows)),
-        )
-        .with_disabled(
-            c.quick
-                .disabled_initiators
-                .iter()
-                .map(|&i| i as usize)
-                .collect(),
-        )
-        .with_bulk_acks(
-            (arch.is_quick() && c.quick.bulk_packets == BulkPackets::Packets)
-                .then(|| BulkAckSchedule::new(n, c.run.seed, c.quick.bulk_load)),
-        ),
-        arbiter: BulkArbiter::new(n, disabled),
+        quick: quick_channel(&c, &t),
+        arbiter: BulkArbiter::new(n, nodes_of(&c.bulk.disabled_initiators)),
         latency: Latencies {
             first: LatencyHistogram::new(),
             accepted: LatencyHistogram::new(),
@@ -304,6 +254,61 @@ pub fn build(json: &str) -> Result<Clint, ScenarioError> {
         sim.schedule_clock(sim.t.back_offset_ps, Event::BulkAcks);
     }
     Ok(sim)
+}
+
+/// The nodes a list of node numbers names.
+fn nodes_of(list: &[u32]) -> PortSet {
+    list.iter().map(|&i| i as usize).collect()
+}
+
+/// Every node's NIC for the channel that carries the run's requests.
+fn nics(c: &ClintConfig) -> Vec<Nic> {
+    let n = c.nodes as usize;
+    let nic = &c.nic;
+    let (send_buffers, prefetch_cap, receive_buffers) = if c.channel.architecture.is_quick() {
+        let buffers = nic.quick_send_buffers;
+        (buffers, buffers, nic.quick_receive_buffers)
+    } else {
+        let receive = nic.bulk_receive_buffers;
+        (nic.bulk_send_buffers, nic.bulk_prefetch_per_target, receive)
+    };
+    (0..n)
+        .map(|_| {
+            let retransmission = nic.retransmission;
+            Nic::new(
+                n,
+                send_buffers,
+                prefetch_cap,
+                receive_buffers,
+                retransmission,
+            )
+        })
+        .collect()
+}
+
+/// Every node's PCI bus, carrying the run's request messages.
+fn host_buses(c: &ClintConfig) -> HostBuses {
+    let message_bytes = if c.channel.architecture.is_quick() {
+        bytes::QREQ
+    } else {
+        bytes::BREQ
+    };
+    let nic = &c.nic;
+    let (rate, overhead_ns) = (nic.pci_gbps, nic.pci_overhead_ns);
+    let nodes = c.nodes as usize;
+    HostBuses::new(nodes, rate, overhead_ns, message_bytes, nic.host_receive_ns)
+}
+
+/// The quick channel: its windows, enable vectors and (as packets) bulk acknowledgments.
+fn quick_channel(c: &ClintConfig, t: &Timing) -> QuickChannel {
+    let (n, arch) = (c.nodes as usize, c.channel.architecture);
+    let as_packets = c.quick.bulk_packets == BulkPackets::Packets;
+    let windows = arch.is_quick().then(|| t.reserved_windows(!as_packets));
+    let bulk_acks = (arch.is_quick() && as_packets)
+        .then(|| BulkAckSchedule::new(n, c.run.seed, c.quick.bulk_load));
+    QuickChannel::new(n, arch, windows)
+        .with_disabled(nodes_of(&c.quick.disabled_initiators))
+        .with_bulk_acks(bulk_acks)
 }
 
 impl Clint {

@@ -276,8 +276,7 @@ impl Clint {
     /// oldest quick acknowledgment, then (in the quick architectures) its oldest ready request.
     pub(super) fn quick_wake(&mut self, node: u16) {
         let n = node as usize;
-        let front = self.nics[n].acks.front().copied();
-        if self.quick.bulk_ack_due(node) || front.is_some() {
+        if self.quick.bulk_ack_due(node) || !self.nics[n].acks.is_empty() {
             if self.now_ps < self.quick.ack_free_ps(node) {
                 return;
             }
