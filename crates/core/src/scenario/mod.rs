@@ -32,7 +32,7 @@ pub const MAX_HOSTS: usize = u16::MAX as usize;
 
 /// Run length, warm-up and seed; every design's `run` section. Like every duration and delay
 /// in a scenario, in nanoseconds.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RunConfig {
     /// Seed of every random stream in the run.

@@ -9,7 +9,7 @@ use crate::engine::time::{ps_from_ns, TimePs};
 use crate::keys::Named;
 
 /// A whole scenario.
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// The system to build (read by [`crate::designs::build`]).
@@ -42,7 +42,7 @@ pub struct Scenario {
 }
 
 /// How switches pick among next hops.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RoutingConfig {
     /// A mechanism of [`crate::blocks::routing::MODES`] by name.
@@ -61,7 +61,9 @@ impl Default for RoutingConfig {
 }
 
 /// Topology names as written in scenarios.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum TopologyName {
     /// One switch with a host on every port.
@@ -158,7 +160,7 @@ impl TopologyConfig {
 }
 
 /// How switches and hosts are cabled.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TopologyConfig {
     /// Which shape.
@@ -227,7 +229,7 @@ impl Default for TopologyConfig {
 }
 
 /// The hosts' network interfaces.
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct NicConfig {
     /// Cells a NIC holds waiting to send; a full NIC holds its traffic source back (closed
@@ -236,7 +238,9 @@ pub struct NicConfig {
 }
 
 /// Scheduler names as written in scenarios.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum SchedulerName {
     /// Ideal output-queued switch.
@@ -288,7 +292,7 @@ impl Named for SchedulerName {
 }
 
 /// The switch.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SwitchConfig {
     /// Number of ports (1 to 64).
@@ -345,7 +349,7 @@ impl Named for FlowControlKind {
 }
 
 /// Links between terminals and the switch (both directions alike).
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LinkConfig {
     /// Line rate in Gbit/s.
@@ -393,7 +397,7 @@ impl LinkConfig {
 }
 
 /// Cell format.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CellConfig {
     /// Bytes on the wire per cell, header included.
@@ -419,7 +423,9 @@ impl CellConfig {
 }
 
 /// Arrival process names.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ArrivalName {
     /// Geometric gaps between packets.
@@ -430,7 +436,9 @@ pub enum ArrivalName {
 }
 
 /// Destination pattern names.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum DestinationName {
     /// Uniform over terminals.
@@ -472,7 +480,7 @@ impl Named for DestinationName {
 }
 
 /// Offered traffic.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TrafficConfig {
     /// Offered load per terminal, as a fraction of line rate in cells, 0 to 1.

@@ -30,7 +30,9 @@ use rto::RtoEstimator;
 pub const TIMER_OFF: TimePs = TimePs::MAX;
 
 /// A transport a scenario names (`host.transport`).
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Transport {
     /// TCP NewReno (RFC 5681, RFC 6582), not ECN-capable.

@@ -31,7 +31,7 @@ use crate::scenario::{
 };
 
 /// A whole Ethernet scenario.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EthernetConfig {
     /// Always `"ethernet"` (read by [`crate::designs::build`]).
@@ -71,7 +71,7 @@ fn default_routing() -> RoutingConfig {
 }
 
 /// Output queues, one per switch port.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SwitchConfig {
     /// Packets an output queue holds (100 in the paper's DCTCP and MPTCP runs).
@@ -189,7 +189,9 @@ impl Default for SwitchConfig {
 }
 
 /// How a switch's drop-tail output queues hold packets (`switch.buffer`).
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum BufferKind {
     /// Each output queue its own buffer of `switch.queue_packets`.
@@ -211,7 +213,9 @@ impl Named for BufferKind {
 }
 
 /// How a PFC port serves its data classes (`switch.pfc_class_service`).
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ClassService {
     /// Class 0 first, then 1, and so on (802.1Q's strict priority selection).
@@ -225,7 +229,9 @@ pub enum ClassService {
 pub const DEFAULT_DT_ALPHA: f64 = 1.0;
 
 /// Destination patterns.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Pattern {
     /// Every host sends one flow to one other host and receives one (a random derangement).
@@ -269,7 +275,7 @@ impl Pattern {
 }
 
 /// Who sends to whom.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TrafficConfig {
     /// The pattern.

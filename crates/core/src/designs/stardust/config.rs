@@ -20,7 +20,7 @@ use crate::scenario::{
 };
 
 /// A whole Stardust scenario.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StardustConfig {
     /// Always `"stardust"` (read by [`crate::designs::build`]).
@@ -65,6 +65,7 @@ pub struct StardustConfig {
     /// NewReno), keyed as the Ethernet design's `[host]`; without `host.transport` the hosts
     /// are the built-in sources of `traffic`.
     #[serde(default)]
+    #[schemars(with = "HostConfig")]
     pub host: HostSection,
 }
 
@@ -134,7 +135,9 @@ const HOST_KEYS: &[&str] = &[
 ];
 
 /// Where reachability tables come from.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ReachMode {
     /// Computed from the topology before the run; no messages (runs without failures).
@@ -145,7 +148,7 @@ pub enum ReachMode {
 }
 
 /// Reachability tables.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ReachabilityConfig {
     /// Static tables, or tables kept by messages (needed for failures).
@@ -178,7 +181,7 @@ impl Default for ReachabilityConfig {
 
 /// A scripted failure: a cable cut (both directions lose their signal at once) or a fabric
 /// element failing, at a time, and optionally its repair.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FailureConfig {
     /// When it fails, in nanoseconds from the start.
@@ -204,7 +207,7 @@ fn default_routing() -> RoutingConfig {
 }
 
 /// Cell format.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CellConfig {
     /// Largest cell on the wire, header included (C; 256 B in §4.1).
@@ -226,7 +229,7 @@ impl Default for CellConfig {
 }
 
 /// Credits.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CreditConfig {
     /// Bytes one credit lets a VOQ send (2–4 KB in the paper).
@@ -245,7 +248,7 @@ impl Default for CreditConfig {
 }
 
 /// Pull or push.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ModeConfig {
     /// True: VOQs send only on credit (Stardust). False: adapters push what arrives, round
@@ -267,7 +270,7 @@ impl Default for ModeConfig {
 }
 
 /// Fabric adapters.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct AdapterConfig {
     /// Packets a VOQ holds; a packet arriving at a full VOQ is dropped at the ingress
@@ -338,7 +341,7 @@ impl Default for AdapterConfig {
 }
 
 /// Fabric elements.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ElementConfig {
     /// Data cells per output link (128 in §6.2's extrapolation). With credits the queues share
@@ -374,7 +377,9 @@ impl ElementConfig {
 }
 
 /// Destination patterns.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Pattern {
     /// Every host sends to one other host and receives from one (a random derangement).
@@ -396,7 +401,9 @@ pub enum Pattern {
 }
 
 /// How a flow's packets are spaced.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Arrival {
     /// Evenly, at the flow's rate.
@@ -407,7 +414,7 @@ pub enum Arrival {
 }
 
 /// One flow of `traffic.flows`.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowConfig {
     /// Sending host.
@@ -422,7 +429,7 @@ pub struct FlowConfig {
 }
 
 /// What the hosts send: packets of one size at a constant rate.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TrafficConfig {
     /// Who sends to whom.
