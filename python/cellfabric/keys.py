@@ -40,15 +40,16 @@ def value_text(value) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def default_text(key: dict) -> str:
+def default_text(key: dict, code: str = "") -> str:
     """A key's default: ``required``, or its value, with the value a section written without the
-    key gives where that differs."""
+    key gives where that differs; ``code`` quotes the values (Markdown's backtick)."""
     if key["required"]:
-        return "required"
-    text = value_text(key["default"])
+        return f"{code}required{code}"
+    text = f"{code}{value_text(key['default'])}{code}"
     if "default_in_section" in key:
         section = key["key"].rsplit(".", 1)[0]
-        text += f" ({value_text(key['default_in_section'])} in a [{section}] written without it)"
+        other = value_text(key["default_in_section"])
+        text += f" ({code}{other}{code} in a {code}[{section}]{code} written without it)"
     return text
 
 
@@ -100,7 +101,7 @@ def markdown(design: dict) -> str:
         else:
             out += [f"## `{section}`", ""]
         out += ["| key | default | unit | meaning |", "|---|---|---|---|"]
-        out += [f"| `{k['key']}` | `{_cell(default_text(k))}` | {k['unit']} | {_cell(meaning_text(k))} |"
+        out += [f"| `{k['key']}` | {_cell(default_text(k, '`'))} | {k['unit']} | {_cell(meaning_text(k))} |"
                 for k in keys]
         out.append("")
     return "\n".join(out)

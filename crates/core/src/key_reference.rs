@@ -2,10 +2,10 @@
 //! read from the design's config structs themselves. Their schema (derived by `schemars` from
 //! the serde attributes and the doc comments) gives the keys, the defaults serde fills in and
 //! the meaning; the unit comes from the key's suffix (`_ns`, `_bytes`, `_gbps`, ...) or a
-//! `Unit: ...` sentence closing the doc comment; the names a key takes come from its enum's
-//! variants or, for names checked against a registry (`routing.mode`), from the
-//! [`catalog`](crate::catalog). Nothing here is typed by hand, so the reference cannot drift
-//! from the parser.
+//! `Unit: ...` sentence closing the doc comment; the names a key takes come from the
+//! [`catalog`](crate::catalog) (the registries, `routing.mode`'s included) or else from its
+//! enum's variants. Nothing here is typed by hand, so the reference cannot drift from the
+//! parser.
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -63,6 +63,8 @@ pub struct DesignKeys {
 /// Key suffixes and the unit each names, longest first.
 const UNIT_SUFFIXES: &[(&str, &str)] = &[
     ("_ns_per_m", "ns/m"),
+    ("_bytes_min", "bytes"),
+    ("_bytes_max", "bytes"),
     ("_gbps", "Gbit/s"),
     ("_mbps", "Mbit/s"),
     ("_bytes", "bytes"),
@@ -178,27 +180,25 @@ impl Walk {
         }
     }
 
-    /// The names a key takes: its enum's variants, or the catalog's names for the key.
+    /// The names a key takes: the catalog's (the registries' one-line descriptions) where it
+    /// lists the key, else its enum's variants with their doc comments.
     fn choices(&self, key: &str, node: &Value) -> Vec<(String, String)> {
-        if let Some(Value::Array(variants)) = node.get("oneOf") {
-            return variants
-                .iter()
-                .filter_map(|v| {
-                    let name = v.get("const")?.as_str()?;
-                    Some((name.to_string(), clean(text(v, "description"))))
-                })
-                .collect();
-        }
-        if let Some(Value::Array(names)) = node.get("enum") {
-            return names
-                .iter()
-                .filter_map(|n| Some((n.as_str()?.to_string(), String::new())))
-                .collect();
-        }
-        catalog()
+        let listed: Vec<_> = catalog()
             .into_iter()
             .filter(|e| e.key == key && key != "design")
             .map(|e| (e.name.to_string(), e.description.to_string()))
+            .collect();
+        if !listed.is_empty() {
+            return listed;
+        }
+        let variants = node.get("oneOf").and_then(Value::as_array);
+        variants
+            .into_iter()
+            .flatten()
+            .filter_map(|v| {
+                let name = v.get("const")?.as_str()?;
+                Some((name.to_string(), clean(text(v, "description"))))
+            })
             .collect()
     }
 }

@@ -131,7 +131,7 @@ pub const DESIGNS: &[DesignEntry] = &[
     DesignEntry {
         name: "ethernet",
         description:
-            "push-and-drop Ethernet: TCP NewReno or DCTCP hosts over drop-tail, ECN-marking switches",
+            "push-and-drop Ethernet: TCP, DCTCP, MPTCP, NDP or DCQCN hosts over drop-tail, ECN, trimming, PFC or BFC switches",
         build: |json| Ok(on_kernel(ethernet::build(json)?)),
         review: |scenario| {
             let config = ethernet::EthernetConfig::deserialize(scenario).ok()?;

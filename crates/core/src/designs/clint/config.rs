@@ -19,7 +19,7 @@ fn invalid(key: &str, message: impl Into<String>) -> ScenarioError {
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClintConfig {
-    /// Always `"clint"` (read by [`crate::designs::build`]).
+    /// The design: `"clint"` (every other design has keys of its own: `cellfabric keys`).
     pub design: String,
     /// Hosts, each with a bulk and a quick port (16 in the paper).
     #[serde(default = "default_nodes")]

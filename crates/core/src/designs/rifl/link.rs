@@ -30,7 +30,7 @@ use crate::scenario::ScenarioError;
 #[derive(Clone, Debug, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkScenario {
-    /// Always `"rifl_link"`.
+    /// The design: `"rifl_link"` (every other design has keys of its own: `cellfabric keys`).
     pub design: String,
     /// Run length and seed.
     #[serde(default)]

@@ -23,7 +23,7 @@ use crate::scenario::{
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StardustConfig {
-    /// Always `"stardust"` (read by [`crate::designs::build`]).
+    /// The design: `"stardust"` (every other design has keys of its own: `cellfabric keys`).
     pub design: String,
     /// Run length, warm-up and seed.
     #[serde(default)]
