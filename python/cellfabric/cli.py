@@ -386,5 +386,28 @@ def show(scenario: str, assignments: tuple[str, ...], seed: int | None) -> None:
         _fail(str(error), EXIT_BAD_INPUT)
 
 
+@main.command()
+@click.argument("design", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print the reference as one JSON list.")
+@click.option("--write-docs", "docs_dir", type=click.Path(file_okay=False), default=None,
+              help="Write one Markdown page per design (and an index) into this folder.")
+def keys(design: str | None, as_json: bool, docs_dir: str | None) -> None:
+    """Print every key of DESIGN (default: of every design) with its default, unit and meaning,
+    read from the config structs the parser uses."""
+    from cellfabric.keys import reference, text, write_docs
+
+    try:
+        designs = reference(design)
+    except ScenarioError as error:
+        _fail(str(error), EXIT_BAD_INPUT)
+    if docs_dir is not None:
+        if design is not None:
+            _fail("--write-docs writes every design's page: give no DESIGN", EXIT_BAD_INPUT)
+        for path in write_docs(docs_dir):
+            click.echo(f"wrote {path}")
+        return
+    click.echo(json.dumps(designs, indent=1, ensure_ascii=False) if as_json else text(designs))
+
+
 if __name__ == "__main__":
     main()

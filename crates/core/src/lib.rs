@@ -8,12 +8,15 @@
 //! - [`blocks`] are the shared network building blocks: cells, links, flow control,
 //!   switch schedulers, traffic generators and terminals;
 //! - [`designs`] wire building blocks into whole systems;
-//! - [`scenario`] is the user contract: the validated description of one run.
+//! - [`scenario`] is the user contract: the validated description of one run;
+//! - [`catalog`] and [`key_reference`] list, from the registries and the config structs,
+//!   every name a scenario can choose and every key it can set.
 
 pub mod blocks;
 pub mod catalog;
 pub mod designs;
 pub mod engine;
+pub mod key_reference;
 pub mod keys;
 pub mod run;
 pub mod scenario;

@@ -166,12 +166,30 @@ fn catalog() -> String {
     serde_json::to_string(&cellfabric_core::catalog::catalog()).expect("the catalog serializes")
 }
 
+/// The key reference, as JSON: a list of {design, description, sections, keys}, one per design,
+/// or only `design`'s; an unknown design is a ScenarioError naming every design.
+#[pyfunction]
+#[pyo3(signature = (design = None))]
+fn keys(design: Option<&str>) -> PyResult<String> {
+    use cellfabric_core::key_reference::{all_design_keys, design_keys};
+    guarded(|| {
+        let designs = match design {
+            Some(name) => {
+                vec![design_keys(name).map_err(|e| ScenarioError::new_err(e.to_string()))?]
+            }
+            None => all_design_keys(),
+        };
+        Ok(serde_json::to_string(&designs).expect("the key reference serializes"))
+    })
+}
+
 /// The Rust core of cellfabric.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add_function(wrap_pyfunction!(effective_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(keys, m)?)?;
     m.add("Error", m.py().get_type::<Error>())?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;

@@ -27,7 +27,17 @@ pub enum FlowSignal {
 
 /// The flow-control protocols of a link, by name (a scenario's `link.flow_control`, a topology
 /// file cable's `flow_control=`).
-#[derive(Clone, Copy, Debug, Default, serde::Deserialize, serde::Serialize, PartialEq, Eq)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    serde::Deserialize,
+    serde::Serialize,
+    PartialEq,
+    Eq,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum FlowControlKind {
     /// None: a full buffer drops.

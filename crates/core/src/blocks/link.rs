@@ -97,7 +97,7 @@ impl Link {
 }
 
 /// Every cable, both directions.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LinkConfig {
     /// Line rate in Gbit/s.

@@ -28,6 +28,8 @@ pub struct DesignEntry {
     /// What [`build`] needs of a scenario before building it; `None` when the scenario does
     /// not parse (`build` then says why).
     pub review: fn(&Value) -> Option<Review>,
+    /// The schema of its scenario (keys, defaults and doc comments), for the key reference.
+    pub keys: fn() -> schemars::Schema,
 }
 
 /// A scenario as its design reads it, before it is built.
@@ -82,6 +84,7 @@ pub const DESIGNS: &[DesignEntry] = &[
             )?)?))
         },
         review: review_cell_network,
+        keys: || schemars::schema_for!(Scenario),
     },
     DesignEntry {
         name: "cell_fabric",
@@ -89,6 +92,7 @@ pub const DESIGNS: &[DesignEntry] = &[
             "cell switches on any named topology (fat-tree, Dragonfly, ...), routed by mode",
         build: |json| Ok(on_kernel(cell_fabric::build(&Scenario::from_json(json)?)?)),
         review: review_cell_network,
+        keys: || schemars::schema_for!(Scenario),
     },
     DesignEntry {
         name: "rifl",
@@ -96,6 +100,7 @@ pub const DESIGNS: &[DesignEntry] = &[
             "RIFL Layer 2 racks: source-routed iSLIP switches, per-VOQ ON/OFF (Shen and Chow 2023)",
         build: |json| Ok(on_kernel(rifl::build(&Scenario::from_json(json)?)?)),
         review: review_cell_network,
+        keys: || schemars::schema_for!(Scenario),
     },
     DesignEntry {
         name: "rifl_link",
@@ -106,6 +111,7 @@ pub const DESIGNS: &[DesignEntry] = &[
             let config = rifl::link::LinkScenario::deserialize(scenario).ok()?;
             Some(Review::of(&config, None, Vec::new()))
         },
+        keys: || schemars::schema_for!(rifl::link::LinkScenario),
     },
     DesignEntry {
         name: "stardust",
@@ -120,17 +126,19 @@ pub const DESIGNS: &[DesignEntry] = &[
                 config.unused_keys(),
             ))
         },
+        keys: || schemars::schema_for!(stardust::StardustConfig),
     },
     DesignEntry {
         name: "ethernet",
         description:
-            "push-and-drop Ethernet: TCP NewReno or DCTCP hosts over drop-tail, ECN-marking switches",
+            "push-and-drop Ethernet: TCP, DCTCP, MPTCP, NDP or DCQCN hosts over drop-tail, ECN, trimming, PFC or BFC switches",
         build: |json| Ok(on_kernel(ethernet::build(json)?)),
         review: |scenario| {
             let config = ethernet::EthernetConfig::deserialize(scenario).ok()?;
             let unused = config.unused_keys();
             Some(Review::of(&config, Some(config.run.clone()), unused))
         },
+        keys: || schemars::schema_for!(ethernet::EthernetConfig),
     },
     DesignEntry {
         name: "clint",
@@ -144,6 +152,7 @@ pub const DESIGNS: &[DesignEntry] = &[
                 config.unused_keys(),
             ))
         },
+        keys: || schemars::schema_for!(clint::ClintConfig),
     },
 ];
 
@@ -240,22 +249,27 @@ fn design_of(json: &str) -> Result<(Value, &'static DesignEntry), ScenarioError>
         key: "scenario".into(),
         message: format!("not valid JSON: {e}"),
     })?;
-    let expected = || {
-        let names: Vec<_> = DESIGNS.iter().map(|d| d.name).collect();
-        format!("expected one of {}", names.join(", "))
+    let design = match value.get("design") {
+        None => &DESIGNS[0],
+        Some(Value::String(name)) => design_entry(name)?,
+        Some(other) => return Err(refuse_design(format!("{other} (not a name in quotes)"))),
     };
-    let refuse = |got: String| ScenarioError {
-        key: "design".into(),
-        message: format!("{}, got {got}", expected()),
-    };
-    let name = match value.get("design") {
-        None => DESIGNS[0].name,
-        Some(Value::String(name)) => name.as_str(),
-        Some(other) => return Err(refuse(format!("{other} (not a name in quotes)"))),
-    };
-    let design = DESIGNS
+    Ok((value, design))
+}
+
+/// The design named `name`; an unknown name is refused naming every design.
+pub fn design_entry(name: &str) -> Result<&'static DesignEntry, ScenarioError> {
+    DESIGNS
         .iter()
         .find(|d| d.name == name)
-        .ok_or_else(|| refuse(format!("{name:?}")))?;
-    Ok((value, design))
+        .ok_or_else(|| refuse_design(format!("{name:?}")))
+}
+
+/// The error for a `design` that names no design: every design's name, and what it got.
+fn refuse_design(got: String) -> ScenarioError {
+    let names: Vec<_> = DESIGNS.iter().map(|d| d.name).collect();
+    ScenarioError {
+        key: "design".into(),
+        message: format!("expected one of {}, got {got}", names.join(", ")),
+    }
 }

@@ -32,22 +32,26 @@ pub const MAX_HOSTS: usize = u16::MAX as usize;
 
 /// Run length, warm-up and seed; every design's `run` section. Like every duration and delay
 /// in a scenario, in nanoseconds.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RunConfig {
-    /// Seed of every random stream in the run.
+    /// Seed of every random stream in the run (one stream per component).
     pub seed: u64,
-    /// Simulated time, including warm-up, in nanoseconds.
+    /// Simulated time, including warm-up, in nanoseconds: at most 10¹⁶ ns (about 116
+    /// simulated days; the clock counts picoseconds in 64 bits), a longer run is refused. The
+    /// default is 10⁵ cell times of 64 bytes at 100 Gbit/s.
     pub duration_ns: f64,
     /// Leading time excluded from statistics, in nanoseconds.
     pub warmup_ns: f64,
     /// The most cells (packets, for Clint) the run may hold at once: an overloaded run stops
-    /// there, with its partial results, instead of growing until memory runs out.
+    /// there, with its partial results and exit status 4, instead of growing until memory
+    /// runs out. The default, 2·10⁷, is a few GB.
     pub max_cells_in_flight: u64,
     /// Keys the chosen mechanisms do not use are errors (true) or warnings (false).
     pub strict: bool,
-    /// Record a time series (cells held and delivered) every this many nanoseconds; absent:
-    /// none.
+    /// Record a time series (items held and delivered) every this many nanoseconds, at most
+    /// 10⁶ samples; absent: none. The Ethernet design and Stardust's transport hosts add each
+    /// flow's goodput per interval (the `flow_series` table).
     pub sample_ns: Option<f64>,
 }
 

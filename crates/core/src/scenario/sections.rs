@@ -9,10 +9,12 @@ use crate::engine::time::{ps_from_ns, TimePs};
 use crate::keys::Named;
 
 /// A whole scenario.
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
-    /// The system to build (read by [`crate::designs::build`]).
+    /// The design: `single_switch` (absent), `cell_fabric` or `rifl`, the three cell networks
+    /// that share these keys (`cellfabric list` names every design; the others have keys of
+    /// their own).
     #[serde(default)]
     pub design: Option<String>,
     /// Run length, warm-up and seed.
@@ -36,18 +38,19 @@ pub struct Scenario {
     /// How switches and hosts are cabled.
     #[serde(default)]
     pub topology: TopologyConfig,
-    /// How switches pick among next hops (design `cell_fabric` only).
+    /// How switches pick among next hops (design `cell_fabric` only; absent: the section's
+    /// defaults).
     #[serde(default)]
     pub routing: Option<RoutingConfig>,
 }
 
 /// How switches pick among next hops.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RoutingConfig {
-    /// A mechanism of [`crate::blocks::routing::MODES`] by name.
+    /// The routing mode, by name (`valiant` and `ugal` need a `dragonfly` topology).
     pub mode: String,
-    /// Spraying: passes over one random order of the links before it is re-drawn.
+    /// `spray`: passes over one random order of the next hops before it is re-drawn.
     pub spray_rounds: u16,
 }
 
@@ -61,7 +64,9 @@ impl Default for RoutingConfig {
 }
 
 /// Topology names as written in scenarios.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum TopologyName {
     /// One switch with a host on every port.
@@ -158,10 +163,11 @@ impl TopologyConfig {
 }
 
 /// How switches and hosts are cabled.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TopologyConfig {
-    /// Which shape.
+    /// Which shape: `star` in every cell network; `two_switch` and `leaf_spine` in `rifl` and
+    /// `cell_fabric`; every shape in `cell_fabric` and the packet designs.
     pub kind: TopologyName,
     /// Two switches: cables between them (each switch has `switch.ports` ports).
     pub links: u32,
@@ -183,7 +189,8 @@ pub struct TopologyConfig {
     pub uplinks_per_edge: u32,
     /// Clos: parallel cables between neighbouring switches.
     pub bundle: u32,
-    /// Clos: edge switches; absent: the most the radix allows.
+    /// Clos: edge switches; absent: the most the radix allows (fewer edges merge the top tier's
+    /// planes, as in Stardust's Fig. 9).
     pub edges: Option<u32>,
     /// Dragonfly: hosts per router (p).
     pub hosts_per_router: u32,
@@ -191,13 +198,20 @@ pub struct TopologyConfig {
     pub routers_per_group: u32,
     /// Dragonfly: global links per router (h).
     pub global_links_per_router: u32,
-    /// Dragonfly: groups (g).
+    /// Dragonfly: groups (g); the global links of a group must divide evenly among the other
+    /// groups.
     pub groups: u32,
     /// Propagation delay of every cable between two groups (a Dragonfly's global links, a
-    /// fat-tree's core links), in nanoseconds; absent: `link.propagation_ns`.
+    /// fat-tree's core links), in nanoseconds; absent: `link.propagation_ns`. Flow-control
+    /// headroom counts the longest cable.
     pub global_propagation_ns: Option<f64>,
-    /// File: path of the topology file (relative paths in a scenario file are resolved against
-    /// its folder by the front end).
+    /// File: path of the topology file, relative to the scenario file's folder: a plain text
+    /// file of `switch NAME ports=N [group=G]`, `host NAME` and `cable END END
+    /// [propagation_ns=X] [rate_gbps=X] [overhead_bytes=N] [flow_control=none|credit|onoff]`
+    /// lines, END a host or SWITCH:PORT, a cable's attributes overriding the `link` section
+    /// for it alone (a slotted switch sends on a slower cable only when it is free; a faster
+    /// one delivers sooner but still takes one cell per cell time); see
+    /// `scenarios/fabric/leaf-spine.topo`.
     pub file: Option<String>,
 }
 
@@ -227,16 +241,19 @@ impl Default for TopologyConfig {
 }
 
 /// The hosts' network interfaces.
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct NicConfig {
-    /// Cells a NIC holds waiting to send; a full NIC holds its traffic source back (closed
-    /// loop). Absent: unbounded (open loop).
+    /// Cells a NIC holds waiting to send (at least 1); a full NIC holds its traffic source back
+    /// (closed loop). Absent: unbounded (open loop). A NIC keeps one queue per flow-control
+    /// channel of its link, served round robin.
     pub queue_cells: Option<u32>,
 }
 
 /// Scheduler names as written in scenarios.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum SchedulerName {
     /// Ideal output-queued switch.
@@ -288,21 +305,26 @@ impl Named for SchedulerName {
 }
 
 /// The switch.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SwitchConfig {
-    /// Number of ports (1 to 64).
+    /// Ports of the switch: 1 to 256, or to 4096 with `output_queued` (which needs no port
+    /// sets). For the star and two-switch topologies; the other shapes give each switch its
+    /// port count. A network has at most 65 535 hosts.
     pub ports: u32,
     /// Scheduler and queue organization.
     pub scheduler: SchedulerName,
-    /// Iterations per slot for iSLIP and PIM.
+    /// Iterations per slot for `islip` and `pim`.
     pub iterations: u32,
-    /// Buffer per buffer port (input, or output when output-queued), or per VOQ with
-    /// `per_voq_buffers`, in cells; absent: unbounded.
+    /// Buffer per input port (per output port for `output_queued`; per VOQ with
+    /// `per_voq_buffers`), in cells; absent: unbounded.
     pub buffer_cells: Option<u32>,
-    /// Each VOQ has its own buffer and flow-control channel (RIFL per-VOQ flow control).
+    /// Each VOQ has its own buffer and flow-control channel (RIFL's per-VOQ flow control; VOQ
+    /// schedulers only; `rifl` fixes it on and refuses the key); absent: false.
     pub per_voq_buffers: Option<bool>,
-    /// Carry matched cells through a Batcher-Banyan network (counting internal blocking).
+    /// Carry matched cells through a Batcher-Banyan network and count internal blocking
+    /// (input-queued schedulers only; `rifl` fixes it on unless `safc` and refuses the key);
+    /// absent: false.
     pub batcher_banyan: Option<bool>,
     /// Fixed latency added to every cell crossing the switch, in nanoseconds.
     pub pipeline_ns: f64,
@@ -345,20 +367,25 @@ impl Named for FlowControlKind {
 }
 
 /// Links between terminals and the switch (both directions alike).
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LinkConfig {
     /// Line rate in Gbit/s.
     pub rate_gbps: f64,
     /// One-way propagation delay in nanoseconds.
     pub propagation_ns: f64,
-    /// Flow control from the switch's input buffers back to the terminals.
+    /// Flow control from each buffer back to its sender (`onoff` with `off_threshold_cells`
+    /// and `on_threshold_cells`).
     pub flow_control: FlowControlKind,
     /// Bytes every cell carries on the wire beyond its own (FEC, framing); a cell time is a
     /// cell and its overhead at the line rate.
     pub overhead_bytes: u32,
-    /// Bit error rate of every cable; above zero (design `rifl`) every cable runs RIFL Layer
-    /// 1 retransmission.
+    /// Bit error rate of every cable, 0 to 1e-3 (design `rifl` only). Above 0 every cable of
+    /// the rack is a RIFL Layer 1 retransmitting link (Shen and Chow 2023, §II-A): a corrupted
+    /// frame is replayed hop by hop, both ends of its cable pause new data for 2.5 round trips,
+    /// switches leave paused outputs out of their matching, and nothing is lost; the summary's
+    /// `layer1` section counts errors, replayed frames and paused frame times. The propagation
+    /// must then be a whole number (at least one) of cell times. Unit: errors per bit.
     pub ber: f64,
     /// ON/OFF: occupancy (cells) at which the switch sends OFF.
     pub off_threshold_cells: Option<u32>,
@@ -393,12 +420,12 @@ impl LinkConfig {
 }
 
 /// Cell format.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CellConfig {
-    /// Bytes on the wire per cell, header included.
+    /// Bytes on the wire per cell, header included (`rifl`: 264).
     pub size_bytes: u32,
-    /// Payload bytes per cell; absent: the whole cell.
+    /// Payload bytes per cell; absent: the whole cell (`rifl`: 256-byte segments).
     pub payload_bytes: Option<u32>,
 }
 
@@ -419,7 +446,9 @@ impl CellConfig {
 }
 
 /// Arrival process names.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ArrivalName {
     /// Geometric gaps between packets.
@@ -430,7 +459,9 @@ pub enum ArrivalName {
 }
 
 /// How a burst's packets fill it (RIFL Layer 2, Shen and Chow 2023, §V, leaves it open).
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum BurstPacketsName {
     /// The last packet is cut to the burst's cells left (bursts keep their mean; cut packets
@@ -457,7 +488,9 @@ impl Named for BurstPacketsName {
 }
 
 /// Destination pattern names.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum DestinationName {
     /// Uniform over terminals.
@@ -499,12 +532,13 @@ impl Named for DestinationName {
 }
 
 /// Offered traffic.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TrafficConfig {
-    /// Offered load per terminal, as a fraction of line rate in cells, 0 to 1.
+    /// Offered load per terminal, in cells: above 0 and at most 1. Unit: fraction of line
+    /// rate.
     pub load: f64,
-    /// Arrival process.
+    /// Arrival process (`bursty` needs `burst_mean_cells` or `burst_mean_bytes`).
     pub arrival: ArrivalName,
     /// Bursty: mean burst length in cells.
     pub burst_mean_cells: Option<f64>,
@@ -520,17 +554,18 @@ pub struct TrafficConfig {
     pub bytes_per_pair: Option<u64>,
     /// Destination pattern.
     pub destinations: DestinationName,
-    /// Uniform: whether a terminal may send to itself.
+    /// Uniform: whether a terminal may send to itself (`rifl`: false).
     pub include_self: bool,
     /// Hotspot: the hot terminal.
     pub hotspot_port: u32,
-    /// Hotspot: share of packets sent to the hot terminal.
+    /// Hotspot: share of packets sent to the hot terminal. Unit: fraction of packets.
     pub hotspot_fraction: f64,
-    /// Fixed packet size in payload bytes; absent: one cell's payload.
+    /// Fixed packet size in payload bytes, cut into cells (the last one padded); absent: one
+    /// cell's payload.
     pub packet_bytes: Option<u32>,
-    /// Variable packet size: smallest (uniform distribution).
+    /// Variable packet sizes, uniformly distributed: the smallest, in payload bytes.
     pub packet_bytes_min: Option<u32>,
-    /// Variable packet size: largest (uniform distribution).
+    /// Variable packet sizes, uniformly distributed: the largest, in payload bytes.
     pub packet_bytes_max: Option<u32>,
 }
 

@@ -11,7 +11,7 @@ use crate::engine::time::{ps_from_ns, serialization_ps, TimePs};
 use crate::keys::{invalid, ScenarioError};
 
 /// The hosts' transport.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct HostConfig {
     /// The transport, by its name in [`TRANSPORTS`](super::TRANSPORTS).

@@ -90,7 +90,8 @@ pub const TRANSPORTS: &[TransportKind] = &[
 
 /// A transport a scenario names (`host.transport`), read and written by its name in
 /// [`TRANSPORTS`]; its value indexes the registry.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
 pub enum Transport {
     /// TCP NewReno ([`tcp::newreno`]).
     #[default]

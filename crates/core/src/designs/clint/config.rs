@@ -16,10 +16,10 @@ fn invalid(key: &str, message: impl Into<String>) -> ScenarioError {
 }
 
 /// A whole Clint scenario.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClintConfig {
-    /// Always `"clint"` (read by [`crate::designs::build`]).
+    /// The design: `"clint"` (every other design has keys of its own: `cellfabric keys`).
     pub design: String,
     /// Hosts, each with a bulk and a quick port (16 in the paper).
     #[serde(default = "default_nodes")]
@@ -61,7 +61,9 @@ fn default_run() -> RunConfig {
 }
 
 /// The architectures of §4.2: four bulk channels and two quick channels.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
 pub enum Architecture {
     /// Unscheduled bulk channel; colliding packets are dropped and retransmitted.
     B1,
@@ -98,7 +100,7 @@ impl Architecture {
 }
 
 /// Which architecture runs.
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ChannelConfig {
     /// `B1`, `B2`, `B3`, `B4`, `Q1` or `Q2`.
@@ -106,7 +108,9 @@ pub struct ChannelConfig {
 }
 
 /// How the time between a node's injections is drawn (§4.1 says "a uniform distribution").
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Intervals {
     /// Uniform over [0, 2 × mean], the widest uniform law with the mean: the intervals are
@@ -120,7 +124,7 @@ pub enum Intervals {
 
 /// Offered traffic (§4.1): uniform destinations, uniformly distributed injection intervals,
 /// optional bursts of uniformly distributed length.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TrafficConfig {
     /// Request packets generated per node, as a fraction of the link's data bandwidth.
@@ -145,7 +149,7 @@ impl Default for TrafficConfig {
 }
 
 /// The network interface cards (§3.1).
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct NicConfig {
     /// Bulk send buffers per NIC (16 in §4.2).
@@ -198,7 +202,7 @@ impl Default for NicConfig {
 }
 
 /// The bulk channel.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct BulkConfig {
     /// Data rate in Gbit/s (2; 2.5 Gbaud on the wire with 8B/10B).
@@ -240,7 +244,7 @@ impl Default for BulkConfig {
 }
 
 /// The quick channel.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct QuickConfig {
     /// Data rate in Gbit/s (0.53).
@@ -266,7 +270,9 @@ pub struct QuickConfig {
 }
 
 /// How the bulk channel's packets on the quick channel are modelled in quick runs.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum BulkPackets {
     /// Fixed windows every slot (the paper's simulation).
@@ -290,7 +296,7 @@ impl Default for QuickConfig {
 }
 
 /// Every cable.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LinkConfig {
     /// Propagation delay of a node-to-switch cable (up to 5 m of copper).

@@ -105,7 +105,17 @@ pub struct Ack {
 }
 
 /// How a target treats a request that arrives ahead of a missing one of its pair.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Deserialize,
+    serde::Serialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Retransmission {
     /// Accept and hold it until the missing one arrives: only lost requests are sent again.

@@ -23,10 +23,10 @@ use crate::scenario::{
 };
 
 /// A whole Ethernet scenario.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EthernetConfig {
-    /// Always `"ethernet"` (read by [`crate::designs::build`]).
+    /// The design: `"ethernet"` (every other design has keys of its own: `cellfabric keys`).
     pub design: String,
     /// Run length, warm-up (goodput is measured after it) and seed.
     #[serde(default)]

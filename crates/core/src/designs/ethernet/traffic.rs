@@ -8,7 +8,9 @@ use crate::blocks::workload::{FctKeys, FlowSizes};
 use crate::scenario::{invalid, is_load, ScenarioError};
 
 /// Destination patterns.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Pattern {
     /// Every host sends one flow to one other host and receives one (a random derangement).
@@ -52,7 +54,7 @@ impl Pattern {
 }
 
 /// Who sends to whom.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TrafficConfig {
     /// The pattern.

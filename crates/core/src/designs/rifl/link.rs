@@ -27,10 +27,10 @@ use crate::run::{Design, Report, RunError};
 use crate::scenario::ScenarioError;
 
 /// The link study's scenario.
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkScenario {
-    /// Always `"rifl_link"`.
+    /// The design: `"rifl_link"` (every other design has keys of its own: `cellfabric keys`).
     pub design: String,
     /// Run length and seed.
     #[serde(default)]
@@ -47,7 +47,7 @@ pub struct LinkScenario {
 }
 
 /// Run length and seed.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RunSection {
     /// Seed of every random stream.
@@ -69,7 +69,7 @@ impl Default for RunSection {
 }
 
 /// The link.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LinkSection {
     /// Line rate in Gbit/s.
@@ -100,7 +100,7 @@ impl Default for LinkSection {
 }
 
 /// What each end offers.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TrafficSection {
     /// Fraction of frame slots in which a new data frame arrives for sending (1: saturated).
@@ -114,7 +114,7 @@ impl Default for TrafficSection {
 }
 
 /// The receiving hosts.
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct NicSection {
     /// Receive buffer in frames; absent: two round trips (the paper asks for at least 1.5).

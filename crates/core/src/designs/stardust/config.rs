@@ -19,6 +19,7 @@ use crate::blocks::ethernet::ports::pfc::PauseThresholds;
 use crate::blocks::link::LinkConfig;
 use crate::blocks::routing::mode;
 use crate::blocks::topology::Topology;
+use crate::blocks::transport::host_config::HostConfig;
 use crate::blocks::transport::Transport;
 use crate::blocks::workload::FctKeys;
 use crate::engine::time::{ps_from_ns, TimePs};
@@ -27,10 +28,10 @@ use crate::scenario::{
 };
 
 /// A whole Stardust scenario.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StardustConfig {
-    /// Always `"stardust"` (read by [`crate::designs::build`]).
+    /// The design: `"stardust"` (every other design has keys of its own: `cellfabric keys`).
     pub design: String,
     /// Run length, warm-up and seed.
     #[serde(default)]
@@ -72,6 +73,7 @@ pub struct StardustConfig {
     /// NewReno), keyed as the Ethernet design's `[host]`; without `host.transport` the hosts
     /// are the built-in sources of `traffic`.
     #[serde(default)]
+    #[schemars(with = "HostConfig")]
     pub host: HostSection,
 }
 
@@ -87,7 +89,9 @@ fn default_routing() -> RoutingConfig {
 }
 
 /// Destination patterns.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Pattern {
     /// Every host sends to one other host and receives from one (a random derangement).
@@ -109,7 +113,9 @@ pub enum Pattern {
 }
 
 /// How a flow's packets are spaced.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Arrival {
     /// Evenly, at the flow's rate.
@@ -120,7 +126,7 @@ pub enum Arrival {
 }
 
 /// One flow of `traffic.flows`.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowConfig {
     /// Sending host.
@@ -135,7 +141,7 @@ pub struct FlowConfig {
 }
 
 /// What the hosts send: packets of one size at a constant rate.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TrafficConfig {
     /// Who sends to whom.

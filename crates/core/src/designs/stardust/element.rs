@@ -233,7 +233,7 @@ impl ReachDevice for Element {
 }
 
 /// Fabric elements.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ElementConfig {
     /// Data cells per output link (128 in §6.2's extrapolation). With credits the queues share

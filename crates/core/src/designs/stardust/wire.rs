@@ -111,7 +111,7 @@ impl CellWire for CellFormat {
 }
 
 /// Cell format.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CellConfig {
     /// Largest cell on the wire, header included (C; 256 B in §4.1).

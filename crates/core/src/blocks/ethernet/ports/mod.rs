@@ -102,7 +102,7 @@ pub fn replaced_key(scenario: &serde_json::Value) -> Option<ScenarioError> {
 
 /// The `[switch]` section of an Ethernet fabric: its port kind and the keys every kind reads
 /// or only some do (each kind's [`PortKind::keys`]).
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct EthernetSwitchConfig {
     /// The ports' kind, by its name in [`PORT_KINDS`].

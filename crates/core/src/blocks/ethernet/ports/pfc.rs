@@ -92,7 +92,9 @@ fn check(c: &PortCheck<'_>) -> Result<(), ScenarioError> {
 }
 
 /// How a PFC port serves its data classes (`switch.pfc_class_service`).
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ClassService {
     /// Class 0 first, then 1, and so on (802.1Q's strict priority selection).

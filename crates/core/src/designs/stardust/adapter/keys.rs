@@ -7,7 +7,7 @@ use crate::engine::time::ps_from_ns;
 use crate::scenario::{invalid, ScenarioError, UnusedKeys};
 
 /// Credits.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CreditConfig {
     /// Bytes one credit lets a VOQ send (2–4 KB in the paper).
@@ -26,7 +26,7 @@ impl Default for CreditConfig {
 }
 
 /// Pull or push.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ModeConfig {
     /// True: VOQs send only on credit (Stardust). False: adapters push what arrives, round
@@ -48,7 +48,7 @@ impl Default for ModeConfig {
 }
 
 /// Fabric adapters.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct AdapterConfig {
     /// Packets a VOQ holds; a packet arriving at a full VOQ is dropped at the ingress

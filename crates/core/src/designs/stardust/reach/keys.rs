@@ -8,7 +8,9 @@ use crate::blocks::reachability::MAX_SLICE_ADAPTERS;
 use crate::scenario::{invalid, ScenarioError, UnusedKeys};
 
 /// Where reachability tables come from.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ReachMode {
     /// Computed from the topology before the run; no messages (runs without failures).
@@ -19,7 +21,7 @@ pub enum ReachMode {
 }
 
 /// Reachability tables.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ReachabilityConfig {
     /// Static tables, or tables kept by messages (needed for failures).
@@ -52,7 +54,7 @@ impl Default for ReachabilityConfig {
 
 /// A scripted failure: a cable cut (both directions lose their signal at once) or a fabric
 /// element failing, at a time, and optionally its repair.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FailureConfig {
     /// When it fails, in nanoseconds from the start.
