@@ -660,32 +660,38 @@ impl CellSwitch {
                         }
                     };
                 }
-                match &mut self.matcher {
-                    Some(matcher) => {
-                        matcher.schedule(
-                            &self.scratch.requests,
-                            &mut self.scratch.output_of_input,
-                            &mut self.rng,
-                        );
-                        let matched = self
-                            .scratch
-                            .output_of_input
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, &o)| o != UNMATCHED);
-                        self.scratch
-                            .transfers
-                            .extend(matched.map(|(input, &output)| (input, output as usize)));
-                    }
-                    None => {
-                        // SAFC: every output serves its own queues round robin; inputs are
-                        // unconstrained.
-                        for (output, inputs) in self.scratch.requests.iter().enumerate() {
-                            if let Some(input) = inputs.first_at_or_after(self.serve_ptr[output]) {
-                                self.serve_ptr[output] = after(input, ports);
-                                self.scratch.transfers.push((input, output));
-                            }
-                        }
+                self.match_requests();
+            }
+        }
+    }
+
+    /// Matches this slot's VOQ requests: by the matcher, or SAFC's round robin per output.
+    fn match_requests(&mut self) {
+        let ports = self.ports;
+        match &mut self.matcher {
+            Some(matcher) => {
+                matcher.schedule(
+                    &self.scratch.requests,
+                    &mut self.scratch.output_of_input,
+                    &mut self.rng,
+                );
+                let matched = self
+                    .scratch
+                    .output_of_input
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &o)| o != UNMATCHED);
+                self.scratch
+                    .transfers
+                    .extend(matched.map(|(input, &output)| (input, output as usize)));
+            }
+            None => {
+                // SAFC: every output serves its own queues round robin; inputs are
+                // unconstrained.
+                for (output, inputs) in self.scratch.requests.iter().enumerate() {
+                    if let Some(input) = inputs.first_at_or_after(self.serve_ptr[output]) {
+                        self.serve_ptr[output] = after(input, ports);
+                        self.scratch.transfers.push((input, output));
                     }
                 }
             }

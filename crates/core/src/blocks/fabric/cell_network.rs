@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::{Context, Fabric, Layer1Counters, Layer1Spec, Node, Wiring};
 use crate::blocks::cell::CellId;
-use crate::blocks::flow_control::{FlowControlPlan, FlowSignal};
+use crate::blocks::flow_control::{FlowControlPlan, FlowSignal, LinkFlowControl};
 use crate::blocks::link::Link;
 use crate::blocks::retransmission::{frame_error_probability, FrameErrors};
 use crate::blocks::routing::Router;
@@ -435,104 +435,15 @@ impl<R: Router> Network<R> {
             layer1_ber,
         } = spec;
         let per_voq = switch.per_voq_buffers;
-        let channels = |ports: usize| if per_voq { ports } else { 1 };
         let hosts = topology.endpoints();
-        // The link each way over the cable on switch port (s, p), and its flow control.
-        let cable_link = |s: usize, p: usize| {
-            let cable = topology.cable(s, p);
-            Link::new(
-                cable.rate_bps.unwrap_or(link.rate_bps),
-                cable.propagation_ps.unwrap_or(link.propagation_ps),
-            )
-            .with_overhead(cable.overhead_bytes.unwrap_or(link.overhead_bytes))
+        let cabling = Cabling {
+            topology: &topology,
+            link: &link,
+            flow_control: &flow_control,
+            switch: &switch,
         };
-        let cable_flow_control =
-            |s: usize, p: usize| flow_control.for_cable(topology.cable(s, p).flow_control);
-        let host_port = |t: usize| {
-            topology
-                .endpoint_port(t)
-                .expect("every host is cabled to a switch")
-        };
-        let mut nodes: Vec<CellNode> = Vec::with_capacity(hosts + topology.switches());
-        for (i, &dst) in destinations.iter().enumerate() {
-            let id = ComponentId {
-                kind: stream_kind::TERMINAL,
-                index: i as u32,
-            };
-            let generator = Generator::new(i as u16, traffic, dst, stream(seed, id));
-            let (s, p) = host_port(i);
-            let ports = topology.switch_ports(s);
-            let gate = cable_flow_control(s, p).transmitter(channels(ports), switch.buffer_cells);
-            let mut terminal = Terminal::new(
-                generator,
-                cable_link(s, p),
-                gate,
-                channels(ports),
-                switch.cell_bytes,
-            );
-            terminal.measure_from_ps = warmup_ps;
-            terminal.queue_limit_cells = nic_queue_cells;
-            if destinations.len() <= IN_ORDER_CHECK_MAX_HOSTS {
-                terminal.set_peers(destinations.len());
-            }
-            nodes.push(CellNode::Terminal(terminal));
-        }
-        for s in 0..topology.switches() {
-            let ports = topology.switch_ports(s);
-            let spec = SwitchSpec {
-                ports,
-                ..switch.clone()
-            };
-            let id = ComponentId {
-                kind: stream_kind::SWITCH,
-                index: s as u32,
-            };
-            let mut cell_switch = CellSwitch::new(spec, stream(seed, id));
-            cell_switch.stats.measure_from_ps = warmup_ps;
-            for port in 0..ports {
-                let flow_control = cable_flow_control(s, port);
-                cell_switch.set_output_link(port, cable_link(s, port));
-                cell_switch.set_input_flow_control(port, flow_control.receiver(channels(ports)));
-                if let Some(Attachment::SwitchPort { switch: next, .. }) = topology.peer(s, port) {
-                    let gate = flow_control
-                        .transmitter(channels(topology.switch_ports(next)), switch.buffer_cells);
-                    cell_switch.set_output_gate(port, gate);
-                }
-            }
-            nodes.push(CellNode::Switch(cell_switch));
-        }
-        let node_of = |end: Option<Attachment>| -> (u32, u16) {
-            match end {
-                Some(Attachment::Endpoint(t)) => (t as u32, 0),
-                Some(Attachment::SwitchPort { switch, port }) => {
-                    ((hosts + switch) as u32, port as u16)
-                }
-                None => (u32::MAX, u16::MAX),
-            }
-        };
-        let mut peers: Vec<Vec<(u32, u16)>> = (0..hosts)
-            .map(|t| {
-                let (s, p) = host_port(t);
-                vec![((hosts + s) as u32, p as u16)]
-            })
-            .collect();
-        peers.extend((0..topology.switches()).map(|s| {
-            (0..topology.switch_ports(s))
-                .map(|port| node_of(topology.peer(s, port)))
-                .collect()
-        }));
-        let cable_delay = |s: usize, p: usize| cable_link(s, p).propagation_ps;
-        let mut delays_ps: Vec<Vec<TimePs>> = (0..hosts)
-            .map(|t| {
-                let (s, p) = host_port(t);
-                vec![cable_delay(s, p)]
-            })
-            .collect();
-        delays_ps.extend((0..topology.switches()).map(|s| {
-            (0..topology.switch_ports(s))
-                .map(|port| cable_delay(s, port))
-                .collect()
-        }));
+        let nodes = cabling.nodes(&destinations, traffic, seed, warmup_ps, nic_queue_cells);
+        let (peers, delays_ps) = cabling.wiring();
         let longest_cable_ps = delays_ps.iter().flatten().copied().max().unwrap_or(0);
         let slot_ps = link.frame_ps(switch.cell_bytes);
         let wiring = Wiring {
@@ -916,6 +827,165 @@ impl<R: Router> Network<R> {
             ports,
             queue_occupancy: occupancy,
         }
+    }
+}
+
+/// What the cables of a network are made of: the topology's cables with the defaults every
+/// cable takes unless the topology gives its own.
+struct Cabling<'a> {
+    topology: &'a Topology,
+    link: &'a Link,
+    flow_control: &'a FlowControlPlan,
+    switch: &'a SwitchSpec,
+}
+
+impl Cabling<'_> {
+    /// The link each way over the cable on switch port (`s`, `p`).
+    fn link(&self, s: usize, p: usize) -> Link {
+        let cable = self.topology.cable(s, p);
+        Link::new(
+            cable.rate_bps.unwrap_or(self.link.rate_bps),
+            cable.propagation_ps.unwrap_or(self.link.propagation_ps),
+        )
+        .with_overhead(cable.overhead_bytes.unwrap_or(self.link.overhead_bytes))
+    }
+
+    /// The flow control of the cable on switch port (`s`, `p`).
+    fn flow_control(&self, s: usize, p: usize) -> LinkFlowControl {
+        self.flow_control
+            .for_cable(self.topology.cable(s, p).flow_control)
+    }
+
+    /// Flow-control channels into a switch of `ports` ports: one per VOQ with per-VOQ buffers.
+    fn channels(&self, ports: usize) -> usize {
+        if self.switch.per_voq_buffers {
+            ports
+        } else {
+            1
+        }
+    }
+
+    /// The switch port host `t` is cabled to.
+    fn host_port(&self, t: usize) -> (usize, usize) {
+        self.topology
+            .endpoint_port(t)
+            .expect("every host is cabled to a switch")
+    }
+
+    /// Host `t`, sending what `generator` makes over its cable.
+    fn terminal(&self, t: usize, generator: Generator) -> Terminal {
+        let (s, p) = self.host_port(t);
+        let channels = self.channels(self.topology.switch_ports(s));
+        let gate = self
+            .flow_control(s, p)
+            .transmitter(channels, self.switch.buffer_cells);
+        Terminal::new(
+            generator,
+            self.link(s, p),
+            gate,
+            channels,
+            self.switch.cell_bytes,
+        )
+    }
+
+    /// Switch `s`, its outputs on their cables under their flow control.
+    fn cell_switch(&self, s: usize, rng: crate::engine::rng::Rng) -> CellSwitch {
+        let ports = self.topology.switch_ports(s);
+        let spec = SwitchSpec {
+            ports,
+            ..self.switch.clone()
+        };
+        let mut cell_switch = CellSwitch::new(spec, rng);
+        for port in 0..ports {
+            let flow_control = self.flow_control(s, port);
+            cell_switch.set_output_link(port, self.link(s, port));
+            cell_switch.set_input_flow_control(port, flow_control.receiver(self.channels(ports)));
+            if let Some(Attachment::SwitchPort { switch: next, .. }) = self.topology.peer(s, port) {
+                let channels = self.channels(self.topology.switch_ports(next));
+                let gate = flow_control.transmitter(channels, self.switch.buffer_cells);
+                cell_switch.set_output_gate(port, gate);
+            }
+        }
+        cell_switch
+    }
+
+    /// The hosts (each sending to `destinations` as `traffic` says, measured after
+    /// `warmup_ps`, holding at most `nic_queue_cells`) and then the switches, their random
+    /// streams drawn from `seed`.
+    fn nodes(
+        &self,
+        destinations: &[Destinations],
+        traffic: TrafficSpec,
+        seed: u64,
+        warmup_ps: TimePs,
+        nic_queue_cells: Option<u32>,
+    ) -> Vec<CellNode> {
+        let hosts = self.topology.endpoints();
+        let mut nodes: Vec<CellNode> = Vec::with_capacity(hosts + self.topology.switches());
+        for (i, &dst) in destinations.iter().enumerate() {
+            let id = ComponentId {
+                kind: stream_kind::TERMINAL,
+                index: i as u32,
+            };
+            let generator = Generator::new(i as u16, traffic, dst, stream(seed, id));
+            let mut terminal = self.terminal(i, generator);
+            terminal.measure_from_ps = warmup_ps;
+            terminal.queue_limit_cells = nic_queue_cells;
+            if destinations.len() <= IN_ORDER_CHECK_MAX_HOSTS {
+                terminal.set_peers(destinations.len());
+            }
+            nodes.push(CellNode::Terminal(terminal));
+        }
+        for s in 0..self.topology.switches() {
+            let id = ComponentId {
+                kind: stream_kind::SWITCH,
+                index: s as u32,
+            };
+            let mut cell_switch = self.cell_switch(s, stream(seed, id));
+            cell_switch.stats.measure_from_ps = warmup_ps;
+            nodes.push(CellNode::Switch(cell_switch));
+        }
+        nodes
+    }
+
+    /// Each node's far ends (node, port) and cable delays, port by port: hosts are nodes
+    /// `0..hosts`, switch `s` is node `hosts + s`.
+    #[allow(clippy::type_complexity)]
+    fn wiring(&self) -> (Vec<Vec<(u32, u16)>>, Vec<Vec<TimePs>>) {
+        let topology = self.topology;
+        let hosts = topology.endpoints();
+        let node_of = |end: Option<Attachment>| -> (u32, u16) {
+            match end {
+                Some(Attachment::Endpoint(t)) => (t as u32, 0),
+                Some(Attachment::SwitchPort { switch, port }) => {
+                    ((hosts + switch) as u32, port as u16)
+                }
+                None => (u32::MAX, u16::MAX),
+            }
+        };
+        let mut peers: Vec<Vec<(u32, u16)>> = (0..hosts)
+            .map(|t| {
+                let (s, p) = self.host_port(t);
+                vec![((hosts + s) as u32, p as u16)]
+            })
+            .collect();
+        peers.extend((0..topology.switches()).map(|s| {
+            (0..topology.switch_ports(s))
+                .map(|port| node_of(topology.peer(s, port)))
+                .collect()
+        }));
+        let mut delays_ps: Vec<Vec<TimePs>> = (0..hosts)
+            .map(|t| {
+                let (s, p) = self.host_port(t);
+                vec![self.link(s, p).propagation_ps]
+            })
+            .collect();
+        delays_ps.extend((0..topology.switches()).map(|s| {
+            (0..topology.switch_ports(s))
+                .map(|port| self.link(s, port).propagation_ps)
+                .collect()
+        }));
+        (peers, delays_ps)
     }
 }
 

@@ -45,7 +45,39 @@ fn invalid(key: &str, message: impl Into<String>) -> ScenarioError {
 /// Checks what RIFL fixes beyond a valid scenario: the segment format, a VOQ switch, per-VOQ
 /// ON/OFF flow control with VOQs of at least 1.5 round trips (§IV-D), and no loopback.
 pub fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
-    let (cell, sw, link) = (&scenario.cell, &scenario.switch, &scenario.link);
+    validate_rack(scenario)?;
+    validate_flow_control(scenario)?;
+    for (key, value, rule) in [
+        (
+            "switch.per_voq_buffers",
+            scenario.switch.per_voq_buffers,
+            "each VOQ is its own buffer and ON/OFF channel (§IV-C, §IV-D)",
+        ),
+        (
+            "switch.batcher_banyan",
+            scenario.switch.batcher_banyan,
+            "a Batcher-Banyan network carries every slot's matching, except in the ideal SAFC switch (§IV-C, §V)",
+        ),
+    ] {
+        if value.is_some() {
+            return Err(invalid(
+                key,
+                format!("RIFL fixes this: {rule}; remove the key"),
+            ));
+        }
+    }
+    if scenario.traffic.include_self {
+        return Err(invalid(
+            "traffic.include_self",
+            "RIFL never loops a packet back to its source: expected false",
+        ));
+    }
+    Ok(())
+}
+
+/// A rack (at most five hops) of VOQ switches carrying RIFL's segments.
+fn validate_rack(scenario: &Scenario) -> Result<(), ScenarioError> {
+    let (cell, sw) = (&scenario.cell, &scenario.switch);
     if !matches!(
         scenario.topology.kind,
         TopologyName::Star | TopologyName::TwoSwitch | TopologyName::LeafSpine
@@ -74,12 +106,18 @@ pub fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
             ),
         ));
     }
-    if link.flow_control != FlowControlKind::Onoff {
+    if scenario.link.flow_control != FlowControlKind::Onoff {
         return Err(invalid(
             "link.flow_control",
             "RIFL flow-controls each VOQ with ON/OFF frames: expected \"onoff\"",
         ));
     }
+    Ok(())
+}
+
+/// Per-VOQ ON/OFF flow control with VOQs of at least 1.5 round trips (§IV-D), lossless.
+fn validate_flow_control(scenario: &Scenario) -> Result<(), ScenarioError> {
+    let (sw, link) = (&scenario.switch, &scenario.link);
     let cell_ps = scenario.cell_time_ps();
     let rtt_ps = 2 * (link.propagation_ps() + cell_ps);
     let voq_cells = sw.buffer_cells.unwrap_or(0) as u64;
@@ -99,31 +137,6 @@ pub fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
                 "expected at most switch.buffer_cells - {} (a round trip of headroom, so ON/OFF never overflows a VOQ)",
                 scenario.round_trip_cells()
             ),
-        ));
-    }
-    for (key, value, rule) in [
-        (
-            "switch.per_voq_buffers",
-            sw.per_voq_buffers,
-            "each VOQ is its own buffer and ON/OFF channel (§IV-C, §IV-D)",
-        ),
-        (
-            "switch.batcher_banyan",
-            sw.batcher_banyan,
-            "a Batcher-Banyan network carries every slot's matching, except in the ideal SAFC switch (§IV-C, §V)",
-        ),
-    ] {
-        if value.is_some() {
-            return Err(invalid(
-                key,
-                format!("RIFL fixes this: {rule}; remove the key"),
-            ));
-        }
-    }
-    if scenario.traffic.include_self {
-        return Err(invalid(
-            "traffic.include_self",
-            "RIFL never loops a packet back to its source: expected false",
         ));
     }
     Ok(())
