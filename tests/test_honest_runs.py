@@ -52,7 +52,7 @@ def test_a_file_key_orphaned_by_a_set_choice_warns_but_a_set_ignored_key_is_refu
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--set", "traffic.arrival=bursty"],
-     "traffic.arrival: bursty arrivals need a mean burst length: set traffic.burst_mean_cells or"),
+     "traffic.arrival: bursty arrivals need a mean burst length: set traffic.burst_mean_cells,"),
     (["--set", "run.duration_ns=10"],
      "scenarios/classic/fifo.toml:11: run.warmup_ns: expected 0 to less than run.duration_ns (10 ns)"),
     (["--set", "topology.leaves=4"],
@@ -151,7 +151,7 @@ def test_a_run_that_can_say_little_is_warned_of():
                       "--set", "traffic.burst_mean_cells=100000", *SHORT)
     assert long_bursts.returncode == 0, long_bursts.stderr
     warnings = json.loads(long_bursts.stdout)["warnings"]
-    burst = "traffic.burst_mean_cells: a mean burst (100000 cells) lasts longer"
+    burst = "traffic.burst_mean_cells: a mean burst (100000.0 cells) lasts longer"
     assert any(w.startswith(burst) for w in warnings), warnings
 
 

@@ -340,7 +340,7 @@ def dcqcn() -> None:
             "design": "ethernet",
             "run": {"seed": 3, "duration_ns": end_ms * 1e6, "warmup_ns": start_ms * 1e6},
             "topology": {"kind": "fat_tree", "k": 4},
-            "switch": {"pfc": True},
+            "switch": {"port_kind": "pfc"},
             "host": {"transport": "dcqcn", "packet_bytes": 9000},
             "traffic": {"pattern": "incast", "incast_host": 0, "senders": 2},
         }
@@ -423,7 +423,7 @@ def shared_buffer() -> None:
     print("|---|---|---|---|---|---|---|---|---|---|")
     buffer_packets = 200
     for alpha in [0.5, 1.0, 2.0]:
-        s = star("tcp", 31, 20e6, 10e6, switch__buffer="shared",
+        s = star("tcp", 31, 20e6, 10e6, switch__port_kind="shared_buffer",
                  switch__shared_buffer_packets=buffer_packets, switch__dt_alpha=alpha)
         b = s["shared_buffer"]
         theory = alpha * buffer_packets / (1 + alpha)
@@ -436,9 +436,9 @@ def shared_buffer() -> None:
           "| bottleneck goodput (of line rate) |")
     print("|---|---|---|---|---|---|")
     for label, switch in [("per port, 100 packets", {}),
-                          ("shared, B = 200, alpha = 1", {"switch__buffer": "shared",
+                          ("shared, B = 200, alpha = 1", {"switch__port_kind": "shared_buffer",
                                                           "switch__shared_buffer_packets": 200}),
-                          ("shared, B = 32 x 100, alpha = 1", {"switch__buffer": "shared"})]:
+                          ("shared, B = 32 x 100, alpha = 1", {"switch__port_kind": "shared_buffer"})]:
         s = star("dctcp", 31, 20e6, 10e6, **switch)
         d = measured(s, 'bottleneck_queue_packets')
         print(f"| {label} | {d['mean']:.1f} | {d['max']} | {s['packets_marked']} | {s['packets_dropped']} | "
@@ -447,8 +447,8 @@ def shared_buffer() -> None:
     print("| buffer | static share per port | burst (packets) | drops | queue peak | timeouts "
           "| last completion (us) |")
     print("|---|---|---|---|---|---|---|")
-    for label, switch in [("per port, 100 each", {"buffer": "per_port"}),
-                          ("shared, 32 x 100, alpha = 1", {"buffer": "shared"})]:
+    for label, switch in [("per port, 100 each", {"port_kind": "drop_tail"}),
+                          ("shared, 32 x 100, alpha = 1", {"port_kind": "shared_buffer"})]:
         scenario = {
             "design": "ethernet",
             "run": {"seed": 3, "duration_ns": 3e6, "warmup_ns": 1e6},
@@ -517,7 +517,7 @@ def bfc() -> None:
                     "design": "ethernet",
                     "run": {"seed": 1, "duration_ns": 20e6, "warmup_ns": 10e6},
                     "topology": {"kind": "fat_tree", "k": 4},
-                    "switch": {"pfc": True, "bfc": True, "bfc_queues": queues},
+                    "switch": {"port_kind": "bfc", "bfc_queues": queues},
                     "host": {"transport": transport, "packet_bytes": 9000},
                     "traffic": traffic,
                 }

@@ -46,18 +46,22 @@ fn bit_errors_exercise_the_timeout_path_on_both_channels() {
     // measurement window aside).
     let losses = s.faults.crc_requests + s.faults.crc_acks;
     assert!(
-        s.timeouts.abs_diff(losses) * 100 <= losses,
+        s.targets.timeouts.abs_diff(losses) * 100 <= losses,
         "{} against {losses}",
-        s.timeouts
+        s.targets.timeouts
     );
     assert!(
-        s.duplicates > 0,
+        s.targets.duplicates > 0,
         "a lost acknowledgment's request comes again"
     );
-    assert!((s.throughput / 0.5 - 1.0).abs() < 0.05, "{}", s.throughput);
+    assert!(
+        (s.rates.throughput / 0.5 - 1.0).abs() < 0.05,
+        "{}",
+        s.rates.throughput
+    );
     let quick = summary("Q2", 0.1, r#", "quick": {"bit_error_rate": 1e-4}"#);
     assert!(quick.faults.crc_requests > 0 && quick.faults.crc_acks > 0);
-    assert_eq!(quick.out_of_order, 0);
+    assert_eq!(quick.targets.out_of_order, 0);
 }
 
 #[test]
@@ -66,10 +70,10 @@ fn a_lost_request_under_go_back_n_draws_naks_for_those_behind_it() {
     let s = summary("B4", 0.5, errors);
     assert!(s.faults.crc_requests > 0);
     assert!(
-        s.naks_out_of_sequence > 0,
+        s.targets.naks_out_of_sequence > 0,
         "requests behind a lost one are NAKed"
     );
-    assert_eq!(s.out_of_order, 0);
+    assert_eq!(s.targets.out_of_order, 0);
 }
 
 #[test]
@@ -78,13 +82,14 @@ fn pci_transfers_delay_sending_and_delivery() {
     let with = summary("B4", 0.1, r#", "nic": {"pci_gbps": 4.224}"#);
     // 2086 bytes at 4.224 Gbit/s: 3.95 µs each way.
     let transfer_ns = 2086.0 * 8.0 / 4.224;
-    let added_ns = with.latency_end_to_end_ns.mean - without.latency_end_to_end_ns.mean;
+    let added_ns =
+        with.latency.latency_end_to_end_ns.mean - without.latency.latency_end_to_end_ns.mean;
     assert!(added_ns > 1.5 * transfer_ns, "{added_ns}");
-    assert!(with.latency_ns.mean > without.latency_ns.mean);
+    assert!(with.latency.latency_ns.mean > without.latency.latency_ns.mean);
     // Without a bus, end to end adds the packet's way through the channel to the paper's latency.
     let quick = summary("Q2", 0.05, "");
     let way_ns = 544.0 + 24.0 + 90.0 + 24.0;
-    assert!(quick.latency_end_to_end_ns.mean >= quick.latency_ns.mean + way_ns);
+    assert!(quick.latency.latency_end_to_end_ns.mean >= quick.latency.latency_ns.mean + way_ns);
 }
 
 #[test]
@@ -111,14 +116,14 @@ fn speculation_cuts_light_load_latency_and_never_meets_the_schedule() {
     let speculative = summary("B4", 0.1, r#", "bulk": {"speculative": true}"#);
     assert!(speculative.speculative.sent > 0);
     assert!(
-        speculative.latency_ns.mean < scheduled.latency_ns.mean / 2.0,
+        speculative.latency.latency_ns.mean < scheduled.latency.latency_ns.mean / 2.0,
         "{} against {}",
-        speculative.latency_ns.mean,
-        scheduled.latency_ns.mean
+        speculative.latency.latency_ns.mean,
+        scheduled.latency.latency_ns.mean
     );
-    assert_eq!(speculative.scheduled_collisions, 0);
+    assert_eq!(speculative.channel.scheduled_collisions, 0);
     assert_eq!(
-        speculative.ack_drops, 0,
+        speculative.channel.ack_drops, 0,
         "acknowledgments keep inverted paths"
     );
 }
@@ -140,17 +145,17 @@ fn bulk_acknowledgments_as_packets_collide_with_quick_requests() {
     let windows = summary("Q1", 0.1, "");
     let packets = summary("Q1", 0.1, r#", "quick": {"bulk_packets": "packets"}"#);
     assert!(
-        packets.ack_collision_rate > windows.ack_collision_rate * 1.3,
+        packets.channel.ack_collision_rate > windows.channel.ack_collision_rate * 1.3,
         "{} against {}",
-        packets.ack_collision_rate,
-        windows.ack_collision_rate
+        packets.channel.ack_collision_rate,
+        windows.channel.ack_collision_rate
     );
     let idle = summary(
         "Q1",
         0.1,
         r#", "quick": {"bulk_packets": "packets", "bulk_load": 0.0}"#,
     );
-    assert!(idle.ack_collision_rate < packets.ack_collision_rate);
+    assert!(idle.channel.ack_collision_rate < packets.channel.ack_collision_rate);
 }
 
 #[test]

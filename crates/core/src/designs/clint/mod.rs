@@ -488,7 +488,7 @@ mod tests {
             .find_map(|nic| nic.release_undelivered(&mut clint.packets));
         assert!(released.is_some(), "a packet awaits acceptance halfway");
         let summary = clint.summary(&clock);
-        assert_eq!(summary.packets_dropped, 1);
+        assert_eq!(summary.packets.packets_dropped, 1);
         assert!(Design::report(clint, clock).is_ok());
     }
 

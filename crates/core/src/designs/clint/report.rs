@@ -75,6 +75,33 @@ pub struct ClintSummary {
     pub seed: u64,
     /// Nodes.
     pub nodes: u32,
+    /// Loads and throughput during measurement, per node, as fractions of link bandwidth.
+    #[serde(flatten)]
+    pub rates: ClintRates,
+    /// Latencies of the packets generated during measurement and accepted by the end.
+    #[serde(flatten)]
+    pub latency: ClintLatencies,
+    /// The packet account, each term counted where the packets are.
+    #[serde(flatten)]
+    pub packets: PacketCounts,
+    /// What the channel did with the requests.
+    #[serde(flatten)]
+    pub channel: ChannelCounts,
+    /// What the targets and the initiators' timers did.
+    #[serde(flatten)]
+    pub targets: TargetCounts,
+    /// Losses to bit errors and enable vectors, during measurement.
+    pub faults: FaultCounts,
+    /// B4's speculative transfers, during measurement.
+    pub speculative: SpeculativeCounts,
+    /// The run's time scales and cost.
+    #[serde(flatten)]
+    pub run: ClintRunLength,
+}
+
+/// Loads and throughput during measurement, per node, as fractions of link bandwidth.
+#[derive(Clone, Debug, Serialize)]
+pub struct ClintRates {
     /// The configured offered load (`traffic.load`), a fraction of link bandwidth.
     pub offered_load: f64,
     /// Requests generated during measurement, per node, as a fraction of link bandwidth.
@@ -82,6 +109,11 @@ pub struct ClintSummary {
     /// Requests accepted by targets during measurement, per node, as a fraction of link
     /// bandwidth.
     pub throughput: f64,
+}
+
+/// Latencies of the packets generated during measurement and accepted by the end.
+#[derive(Clone, Debug, Serialize)]
+pub struct ClintLatencies {
     /// The paper's latency (§4.1): from generation to the start of the packet's transmission
     /// out of the send buffer (its first), packets generated during measurement and accepted
     /// by the end.
@@ -92,6 +124,11 @@ pub struct ClintSummary {
     /// From generation to the message in the target host's memory: the packet's way through
     /// the channel, its wait for order, and (with `nic.pci_gbps`) both PCI transfers.
     pub latency_end_to_end_ns: Percentiles,
+}
+
+/// The packet account, each term counted where the packets are.
+#[derive(Clone, Debug, Serialize)]
+pub struct PacketCounts {
     /// Packets whose latency was measured.
     pub packets_measured: u64,
     /// Packets generated over the run.
@@ -103,6 +140,11 @@ pub struct ClintSummary {
     pub packets_dropped: u64,
     /// Packets not yet accepted at the end.
     pub packets_in_flight: u64,
+}
+
+/// What the channel did with the requests.
+#[derive(Clone, Debug, Serialize)]
+pub struct ChannelCounts {
     /// Request transmissions during measurement.
     pub transmissions: u64,
     /// Requests sent again after a NAK or a timeout, during measurement.
@@ -123,6 +165,11 @@ pub struct ClintSummary {
     pub ack_drops: u64,
     /// Packets the globally scheduled channel let collide (must be 0).
     pub scheduled_collisions: u64,
+}
+
+/// What the targets and the initiators' timers did.
+#[derive(Clone, Debug, Serialize)]
+pub struct TargetCounts {
     /// Requests NAKed for want of a receive buffer.
     pub naks_no_buffer: u64,
     /// Requests NAKed because an earlier one of their pair was missing (go-back-N).
@@ -135,10 +182,11 @@ pub struct ClintSummary {
     pub duplicates: u64,
     /// Requests accepted out of generation order within their pair (must be 0).
     pub out_of_order: u64,
-    /// Losses to bit errors and enable vectors, during measurement.
-    pub faults: FaultCounts,
-    /// B4's speculative transfers, during measurement.
-    pub speculative: SpeculativeCounts,
+}
+
+/// The run's time scales and cost.
+#[derive(Clone, Debug, Serialize)]
+pub struct ClintRunLength {
     /// Bulk slot, ns.
     pub slot_ns: f64,
     /// Request packet time on its link, ns.
@@ -172,43 +220,55 @@ impl Clint {
             architecture: self.arch.name(),
             seed: self.seed,
             nodes: self.nodes() as u32,
-            offered_load: self.workload.offered_load,
-            injected_load: per_link(c.generated_measured),
-            throughput: per_link(c.delivered_measured),
-            latency_ns: self.latency.first.percentiles().scaled(PS_PER_NS as f64),
-            latency_accepted_ns: self.latency.accepted.percentiles().scaled(PS_PER_NS as f64),
-            latency_end_to_end_ns: self
-                .latency
-                .end_to_end
-                .percentiles()
-                .scaled(PS_PER_NS as f64),
-            packets_measured: self.latency.first.count(),
-            packets_injected: c.injected,
-            packets_delivered: c.delivered,
-            packets_dropped: self.nics.iter().map(|nic| nic.released_undelivered).sum(),
-            packets_in_flight: in_flight,
-            transmissions: c.transmissions,
-            retransmissions: c.timeouts + c.naks_received,
-            collision_rate: rate(c.collisions_with_request + c.collisions_with_ack),
-            ack_collision_rate: rate(c.collisions_with_ack),
-            collisions_with_request: c.collisions_with_request,
-            collisions_with_ack: c.collisions_with_ack,
-            overflow_drops: c.overflow_drops,
-            back_pressure_stalls: c.back_pressure_stalls,
-            ack_drops: c.ack_drops,
-            scheduled_collisions: c.scheduled_collisions,
-            naks_no_buffer: c.naks_no_buffer,
-            naks_out_of_sequence: c.naks_out_of_sequence,
-            held_for_order: c.held_for_order,
-            timeouts: c.timeouts,
-            duplicates: c.duplicates,
-            out_of_order: c.out_of_order,
+            rates: ClintRates {
+                offered_load: self.workload.offered_load,
+                injected_load: per_link(c.generated_measured),
+                throughput: per_link(c.delivered_measured),
+            },
+            latency: ClintLatencies {
+                latency_ns: self.latency.first.percentiles().scaled(PS_PER_NS as f64),
+                latency_accepted_ns: self.latency.accepted.percentiles().scaled(PS_PER_NS as f64),
+                latency_end_to_end_ns: self
+                    .latency
+                    .end_to_end
+                    .percentiles()
+                    .scaled(PS_PER_NS as f64),
+            },
+            packets: PacketCounts {
+                packets_measured: self.latency.first.count(),
+                packets_injected: c.injected,
+                packets_delivered: c.delivered,
+                packets_dropped: self.nics.iter().map(|nic| nic.released_undelivered).sum(),
+                packets_in_flight: in_flight,
+            },
+            channel: ChannelCounts {
+                transmissions: c.transmissions,
+                retransmissions: c.timeouts + c.naks_received,
+                collision_rate: rate(c.collisions_with_request + c.collisions_with_ack),
+                ack_collision_rate: rate(c.collisions_with_ack),
+                collisions_with_request: c.collisions_with_request,
+                collisions_with_ack: c.collisions_with_ack,
+                overflow_drops: c.overflow_drops,
+                back_pressure_stalls: c.back_pressure_stalls,
+                ack_drops: c.ack_drops,
+                scheduled_collisions: c.scheduled_collisions,
+            },
+            targets: TargetCounts {
+                naks_no_buffer: c.naks_no_buffer,
+                naks_out_of_sequence: c.naks_out_of_sequence,
+                held_for_order: c.held_for_order,
+                timeouts: c.timeouts,
+                duplicates: c.duplicates,
+                out_of_order: c.out_of_order,
+            },
             faults: c.faults,
             speculative: c.speculative,
-            slot_ns: self.t.slot_ps as f64 / PS_PER_NS as f64,
-            packet_ns: self.request_ps as f64 / PS_PER_NS as f64,
-            events: clock.events,
-            sim_time_ps: clock.now_ps,
+            run: ClintRunLength {
+                slot_ns: self.t.slot_ps as f64 / PS_PER_NS as f64,
+                packet_ns: self.request_ps as f64 / PS_PER_NS as f64,
+                events: clock.events,
+                sim_time_ps: clock.now_ps,
+            },
         }
     }
 
@@ -248,16 +308,21 @@ impl Design for Clint {
         // leaves the system undelivered only if its NIC releases it before its target
         // accepted it, counted there as dropped.
         let ledger = Ledger {
-            injected: summary.packets_injected,
-            delivered: summary.packets_delivered,
-            dropped: summary.packets_dropped,
-            in_flight: summary.packets_in_flight,
+            injected: summary.packets.packets_injected,
+            delivered: summary.packets.packets_delivered,
+            dropped: summary.packets.packets_dropped,
+            in_flight: summary.packets.packets_in_flight,
         };
         ledger.check(false)?;
-        if summary.scheduled_collisions > 0 {
-            return Err(RunError::LossInLosslessRun(summary.scheduled_collisions));
+        if summary.channel.scheduled_collisions > 0 {
+            return Err(RunError::LossInLosslessRun(
+                summary.channel.scheduled_collisions,
+            ));
         }
-        let perf = clock.perf(Some(("request transmissions", summary.transmissions)));
+        let perf = clock.perf(Some((
+            "request transmissions",
+            summary.channel.transmissions,
+        )));
         Ok(Report::new(&summary, &self.tables(), perf))
     }
 }

@@ -271,6 +271,28 @@ pub struct LinkSummary {
     pub design: &'static str,
     /// Seed of the run.
     pub seed: u64,
+    /// The cable: its errors, frames and round trip.
+    #[serde(flatten)]
+    pub cable: CableFigures,
+    /// New data frames offered per frame time, each direction.
+    pub offered_load: f64,
+    /// Data frames delivered per frame time, averaged over both directions.
+    pub goodput: f64,
+    /// What the retransmission did, both ends.
+    #[serde(flatten)]
+    pub replay: ReplayCounts,
+    /// The frame account, counted where the frames are.
+    #[serde(flatten)]
+    pub frames: FrameCounts,
+    /// Frame slots simulated one by one (quiet stretches are skipped in one step).
+    pub events: u64,
+    /// Simulated time.
+    pub sim_time_ps: u64,
+}
+
+/// The cable: its errors, frames and round trip.
+#[derive(Clone, Debug, Serialize)]
+pub struct CableFigures {
     /// Bit error rate, each direction.
     pub ber: f64,
     /// Probability that a frame is corrupted.
@@ -283,10 +305,11 @@ pub struct LinkSummary {
     pub rtt_ns: f64,
     /// Round trip in frame times.
     pub rtt_frames: u32,
-    /// New data frames offered per frame time, each direction.
-    pub offered_load: f64,
-    /// Data frames delivered per frame time, averaged over both directions.
-    pub goodput: f64,
+}
+
+/// What the retransmission did, both ends.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReplayCounts {
     /// Frames corrupted on the wire (CRC failures detected), both directions.
     pub errors_detected: u64,
     /// Retransmission cycles run, both ends.
@@ -306,6 +329,11 @@ pub struct LinkSummary {
     pub xoff_frame_times: u64,
     /// Largest receive-buffer occupancy seen, frames.
     pub rx_buffer_max_frames: u64,
+}
+
+/// The frame account, counted where the frames are.
+#[derive(Clone, Debug, Serialize)]
+pub struct FrameCounts {
     /// New data frames sent, both directions.
     pub frames_injected: u64,
     /// Data frames delivered exactly once and in order.
@@ -315,10 +343,6 @@ pub struct LinkSummary {
     pub frames_in_flight: u64,
     /// Replayed frames the receiver already had.
     pub duplicates_discarded: u64,
-    /// Frame slots simulated one by one (quiet stretches are skipped in one step).
-    pub events: u64,
-    /// Simulated time.
-    pub sim_time_ps: u64,
 }
 
 /// Per-direction counters.
@@ -460,33 +484,39 @@ impl LinkStudy {
         LinkSummary {
             design: "rifl_link",
             seed: self.scenario.run.seed,
-            ber: self.scenario.link.ber,
-            frame_error_probability: self.scenario.frame_error_probability(),
-            frame_bytes: self.scenario.link.frame_bytes,
-            length_m: self.scenario.link.length_m,
-            rtt_ns: rtt_ps / PS_PER_NS as f64,
-            rtt_frames: rtt,
+            cable: CableFigures {
+                ber: self.scenario.link.ber,
+                frame_error_probability: self.scenario.frame_error_probability(),
+                frame_bytes: self.scenario.link.frame_bytes,
+                length_m: self.scenario.link.length_m,
+                rtt_ns: rtt_ps / PS_PER_NS as f64,
+                rtt_frames: rtt,
+            },
             offered_load: self.load,
             goodput: total(|c| c.frames_delivered) as f64 / (2 * slots) as f64,
-            errors_detected: total(|c| c.errors_detected),
-            retransmission_cycles: cycles,
-            frames_replayed: total(|c| c.frames_replayed),
-            pause_fraction: total(|c| c.pause_slots) as f64 / (2 * slots) as f64,
-            pause_per_error_rtt: total(|c| c.pause_slots) as f64
-                / (cycles.max(1) as f64 * rtt as f64),
-            recovery_ns: recovery.scaled(PS_PER_NS as f64),
-            recovery_rtt: recovery.scaled(rtt_ps),
-            xoff_frame_times: self.xoff_slots,
-            rx_buffer_max_frames: self
-                .hosts
-                .iter()
-                .map(|h| h.rx_max_frames)
-                .max()
-                .unwrap_or(0),
-            frames_injected: total(|c| c.frames_new),
-            frames_delivered: total(|c| c.frames_delivered),
-            frames_in_flight: link.frames_held(0) + link.frames_held(1),
-            duplicates_discarded: total(|c| c.duplicates_discarded),
+            replay: ReplayCounts {
+                errors_detected: total(|c| c.errors_detected),
+                retransmission_cycles: cycles,
+                frames_replayed: total(|c| c.frames_replayed),
+                pause_fraction: total(|c| c.pause_slots) as f64 / (2 * slots) as f64,
+                pause_per_error_rtt: total(|c| c.pause_slots) as f64
+                    / (cycles.max(1) as f64 * rtt as f64),
+                recovery_ns: recovery.scaled(PS_PER_NS as f64),
+                recovery_rtt: recovery.scaled(rtt_ps),
+                xoff_frame_times: self.xoff_slots,
+                rx_buffer_max_frames: self
+                    .hosts
+                    .iter()
+                    .map(|h| h.rx_max_frames)
+                    .max()
+                    .unwrap_or(0),
+            },
+            frames: FrameCounts {
+                frames_injected: total(|c| c.frames_new),
+                frames_delivered: total(|c| c.frames_delivered),
+                frames_in_flight: link.frames_held(0) + link.frames_held(1),
+                duplicates_discarded: total(|c| c.duplicates_discarded),
+            },
             events: clock.events,
             sim_time_ps: link.slot() * self.frame_ps,
         }
@@ -580,9 +610,9 @@ impl Design for LinkStudy {
         if lost > 0 {
             return Err(RunError::LossInLosslessRun(lost));
         }
-        if summary.rx_buffer_max_frames > self.rx_buffer_frames {
+        if summary.replay.rx_buffer_max_frames > self.rx_buffer_frames {
             return Err(RunError::LossInLosslessRun(
-                summary.rx_buffer_max_frames - self.rx_buffer_frames,
+                summary.replay.rx_buffer_max_frames - self.rx_buffer_frames,
             ));
         }
         let perf = clock.perf(Some(("frame times", self.link.slot())));
