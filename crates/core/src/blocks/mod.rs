@@ -11,6 +11,7 @@ pub mod lcf;
 pub mod link;
 pub mod matching;
 pub mod packet;
+pub mod patterns;
 pub mod port_set;
 pub mod priority_port;
 pub mod reachability;
