@@ -6,6 +6,16 @@
 //! section: resolving the name, the checks, the unused-key rules and the flows are then this
 //! module's, the same for every design. Random draws (a derangement, an incast's senders, the
 //! `fct` background) come from the scenario's pattern stream, one stream per flow list.
+//!
+//! Adding a pattern: a file here with its `PATTERN` (its keys, `check`, `flows` and/or
+//! `opening`), its line in [`PATTERNS`], and its descriptor in the `PATTERNS` list of each
+//! design that runs it, whose `traffic` section gains the keys it reads. Whether transport
+//! hosts can run it, whether its flows carry their own loads and whether hosts open its flows
+//! during the run are its flags, which the shared checks and unused-key rules ask.
+//!
+//! Not here yet: the cell networks' destination laws (`traffic.destinations`: uniform,
+//! permutation, hotspot, group shift), which pick each packet's destination for the on/off
+//! sources of `blocks/traffic.rs` rather than a list of flows; `scenario/` still maps those.
 
 pub mod all_to_all;
 pub mod closed_loop;
