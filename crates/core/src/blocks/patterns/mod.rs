@@ -72,6 +72,13 @@ pub const PATTERNS: &[&TrafficPattern] = &[
     &all_to_all::PATTERN,
 ];
 
+/// The schema of a design's `traffic.pattern`: a string naming one of `offered`, for the key
+/// reference (which lists only these of the registry's patterns).
+pub fn names_schema(offered: &[&TrafficPattern]) -> schemars::Schema {
+    let names: Vec<&str> = offered.iter().map(|p| p.name).collect();
+    schemars::json_schema!({ "type": "string", "enum": names })
+}
+
 /// A pattern's check that has nothing to check beyond the keys every pattern shares.
 pub fn no_check(_: &PatternKeys<'_>) -> Result<(), ScenarioError> {
     Ok(())

@@ -49,6 +49,7 @@ use crate::run::{Design, Report, RunError};
 use crate::scenario::{invalid, ScenarioError};
 pub use config::EthernetConfig;
 pub use report::{EthernetSummary, EthernetTables};
+pub use traffic::PATTERNS;
 
 /// Mixed into the seed for NDP senders' path permutations (apart from the router's salts).
 const NDP_PATH_SALT: u64 = 0x4e44_5050_6174_6873;

@@ -21,11 +21,17 @@ pub const PATTERNS: &[&TrafficPattern] = &[
     &closed_loop::PATTERN,
 ];
 
+/// `traffic.pattern`'s schema: the names of [`PATTERNS`].
+fn pattern_names(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    patterns::names_schema(PATTERNS)
+}
+
 /// Who sends to whom.
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TrafficConfig {
     /// The pattern, one of [`PATTERNS`] (what each sends: `blocks/patterns/`).
+    #[schemars(schema_with = "pattern_names")]
     pub pattern: String,
     /// Bytes each flow sends (450 KB in the paper's incast); absent: flows never end.
     pub flow_bytes: Option<u64>,

@@ -101,6 +101,11 @@ pub const PATTERNS: &[&TrafficPattern] = &[
     &fct::PATTERN,
 ];
 
+/// `traffic.pattern`'s schema: the names of [`PATTERNS`].
+fn pattern_names(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    patterns::names_schema(PATTERNS)
+}
+
 /// How a flow's packets are spaced.
 #[derive(
     Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
@@ -119,6 +124,7 @@ pub enum Arrival {
 #[serde(deny_unknown_fields, default)]
 pub struct TrafficConfig {
     /// Who sends to whom, one of [`PATTERNS`] (what each sends: `blocks/patterns/`).
+    #[schemars(schema_with = "pattern_names")]
     pub pattern: String,
     /// Bytes per host packet (9000 in §6.3).
     pub packet_bytes: u32,

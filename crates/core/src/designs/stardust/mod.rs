@@ -52,7 +52,7 @@ pub use addressing::Addressing;
 use addressing::{addressing, edges};
 pub use build::build;
 use config::Arrival;
-pub use config::StardustConfig;
+pub use config::{StardustConfig, PATTERNS};
 use element::Element;
 pub use report::{StardustSummary, StardustTables};
 pub use wire::{class_flags, class_of, CellFormat, Kind, FCI, FIRST, MAX_CLASSES, REQUEST_ON};
