@@ -321,7 +321,7 @@ def test_list_names_every_design_mechanism_and_shipped_scenario():
     for design in ["single_switch", "cell_fabric", "rifl", "rifl_link", "clint"]:
         assert f"  {design} " in out
     for mechanism in ["islip", "output_queued", "fat_tree", "dragonfly", "ecmp", "spray", "ugal", "credit",
-                      "group_shift"]:
+                      "group_shift", "closed_loop", "all_to_all"]:
         assert f"  {mechanism} " in out, mechanism
     for path in sorted((ROOT / "scenarios").glob("*/*.toml")):
         line = next(line for line in out.splitlines() if path.relative_to(ROOT).as_posix() in line)

@@ -375,6 +375,9 @@ def test_a_flow_size_file_that_is_not_a_cdf_is_one_line_naming_the_key(tmp_path,
     (["traffic.pattern=poisson", "traffic.load=0"], " traffic.load: "),
     (["traffic.pattern=closed_loop", "traffic.flows_per_host=0"], " traffic.flows_per_host: "),
     (["traffic.flows_per_host=2"], ' traffic.flows_per_host: not used with traffic.pattern = "fct"'),
+    (["traffic.pattern=all_to_all"], ' traffic.pattern: expected "permutation", "incast", "pairs", "fct", '
+                                     '"poisson" or "closed_loop", got "all_to_all"'),
+    (["traffic.pattern=pairs"], " traffic.pairs: expected at least one [src, dst] pair"),
 ])
 def test_bad_fct_settings_are_one_line_naming_the_key(settings: list[str], message: str):
     sets = [arg for setting in settings for arg in ("--set", setting)]

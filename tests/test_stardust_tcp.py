@@ -152,6 +152,9 @@ def test_dcqcn_and_ndp_over_adapters_that_pause_their_hosts_lose_nothing(transpo
     (["host.transport=tcp", "host.dcqcn_g=0.5"], "host.dcqcn_g"),
     (["host.packet_bytes=1500"], "host.packet_bytes"),
     (["host.transport=tcp", "traffic.pattern=all_to_all"], "traffic.pattern"),
+    (["traffic.pattern=poisson"], "traffic.pattern"),
+    (["traffic.senders=2"], "traffic.senders"),
+    (["traffic.pattern=flows"], "traffic.flows"),
     (["host.transport=tcp", "host.initial_cwnd_packets=0"], "host.initial_cwnd_packets"),
 ])
 def test_bad_input_is_one_line_naming_the_key(settings: list[str], key: str):

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::blocks::ethernet::ports::PORT_KINDS;
+use crate::blocks::patterns::PATTERNS;
 use crate::blocks::routing::MODES;
 use crate::blocks::transport::Transport;
 use crate::designs::DESIGNS;
@@ -36,12 +37,16 @@ pub fn catalog() -> Vec<Entry> {
     let port_kinds = PORT_KINDS
         .iter()
         .map(|k| entry("switch.port_kind", k.name, k.description));
+    let patterns = PATTERNS
+        .iter()
+        .map(|p| entry("traffic.pattern", p.name, p.description));
     designs
         .chain(named::<SchedulerName>("switch.scheduler"))
         .chain(named::<TopologyName>("topology.kind"))
         .chain(routing)
         .chain(named::<FlowControlKind>("link.flow_control"))
         .chain(named::<DestinationName>("traffic.destinations"))
+        .chain(patterns)
         .chain(named::<Transport>("host.transport"))
         .chain(port_kinds)
         .collect()
@@ -72,6 +77,29 @@ mod tests {
             };
             if section == "routing" {
                 assert!(crate::blocks::routing::mode(e.name).is_some());
+                continue;
+            }
+            if e.key == "traffic.pattern" {
+                // Each design runs some of the patterns: one of them takes each.
+                let traffic = |list: &str| {
+                    format!(
+                        r#""traffic": {{"pattern": "{}", "flow_sizes": "sizes.txt", {list}}}"#,
+                        e.name
+                    )
+                };
+                let ethernet = format!(
+                    r#"{{"design": "ethernet", {}}}"#,
+                    traffic(r#""pairs": [[0, 1]]"#)
+                );
+                let stardust = |list| format!(r#"{{"design": "stardust", {}}}"#, traffic(list));
+                let listed = stardust(r#""flows": [{"src": 0, "dst": 1, "load": 0.5}]"#);
+                let taken = crate::designs::ethernet::EthernetConfig::from_json(&ethernet).is_ok()
+                    || [listed, stardust(r#""background_flows": 1"#)]
+                        .iter()
+                        .any(|json| {
+                            crate::designs::stardust::StardustConfig::from_json(json).is_ok()
+                        });
+                assert!(taken, "{}: {} rejected by every design", e.key, e.name);
                 continue;
             }
             if section == "host" || e.key == "switch.port_kind" {

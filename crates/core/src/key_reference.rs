@@ -181,11 +181,14 @@ impl Walk {
     }
 
     /// The names a key takes: the catalog's (the registries' one-line descriptions) where it
-    /// lists the key, else its enum's variants with their doc comments.
+    /// lists the key, only those the key's schema allows if it lists names (a design offering
+    /// some of a registry's entries), else its enum's variants with their doc comments.
     fn choices(&self, key: &str, node: &Value) -> Vec<(String, String)> {
+        let allowed = node.get("enum").and_then(Value::as_array);
+        let allows = |name: &str| allowed.is_none_or(|names| names.iter().any(|n| n == name));
         let listed: Vec<_> = catalog()
             .into_iter()
-            .filter(|e| e.key == key && key != "design")
+            .filter(|e| e.key == key && key != "design" && allows(e.name))
             .map(|e| (e.name.to_string(), e.description.to_string()))
             .collect();
         if !listed.is_empty() {
@@ -308,6 +311,30 @@ mod tests {
             .collect();
         let listed: Vec<_> = mode.choices.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(listed, names);
+    }
+
+    /// `traffic.pattern` lists, from the pattern registry, only the patterns the design runs.
+    #[test]
+    fn a_design_lists_only_the_patterns_it_offers() {
+        for (design, offered) in [
+            ("ethernet", crate::designs::ethernet::PATTERNS),
+            ("stardust", crate::designs::stardust::PATTERNS),
+        ] {
+            let reference = design_keys(design).unwrap();
+            let pattern = key(&reference, "traffic.pattern");
+            let listed: Vec<_> = pattern.choices.iter().map(|(n, _)| n.as_str()).collect();
+            let mut names: Vec<_> = offered.iter().map(|p| p.name).collect();
+            names.sort_by_key(|n| {
+                crate::blocks::patterns::PATTERNS
+                    .iter()
+                    .position(|p| p.name == *n)
+            });
+            assert_eq!(listed, names, "{design}");
+            assert!(
+                listed.len() < crate::blocks::patterns::PATTERNS.len(),
+                "{design} lists every pattern"
+            );
+        }
     }
 
     #[test]

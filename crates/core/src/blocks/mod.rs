@@ -13,6 +13,7 @@ pub mod link;
 pub mod matching;
 pub mod packet;
 pub mod pair_budget;
+pub mod patterns;
 pub mod port_set;
 pub mod priority_port;
 pub mod reachability;

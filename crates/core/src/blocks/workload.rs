@@ -1,14 +1,13 @@
-//! Workloads shared by the designs: who sends to whom (a random derangement, the senders of an
-//! incast, drawn from the scenario's pattern stream, `pattern_rng`) and flow sizes drawn from a
+//! Workloads shared by the designs: the scenario's pattern stream (`pattern_rng`, from which
+//! the traffic patterns of `blocks/patterns/` draw who sends to whom) and flow sizes drawn from a
 //! published cumulative distribution (the tables in `workloads/`): `size cdf` points, one a
 //! line, `#` lines skipped, a lone first number (a HomaSim file's mean) skipped, the cdf in
 //! 0..1 or in percent. A size is drawn as HomaSim draws it: the first point whose cdf is at
 //! least a uniform draw (a step CDF). The timed-flow workload (`traffic.pattern = "fct"`,
-//! Stardust's Fig. 10b) is read and checked here for every design ([`FctKeys`]), with its
-//! Poisson arrivals ([`mean_gap_ps`], [`exponential_ps`]) and the report's completion-time
+//! Stardust's Fig. 10b) is read here for every design ([`FctKeys`], checked by its pattern in
+//! `blocks/patterns/fct.rs`), with its Poisson arrivals ([`mean_gap_ps`], [`exponential_ps`]) and the report's completion-time
 //! figures ([`FctStats`], [`TimedCounts`]).
 
-use rand::seq::SliceRandom;
 use rand::Rng as _;
 use serde::Serialize;
 
@@ -16,7 +15,7 @@ use crate::blocks::stream_kind;
 use crate::engine::rng::{stream, ComponentId, Rng};
 use crate::engine::stats::{Completion, LatencyHistogram, Percentiles};
 use crate::engine::time::TimePs;
-use crate::keys::{invalid, is_load, ScenarioError};
+use crate::keys::{invalid, ScenarioError};
 
 /// The `traffic` keys of the timed-flow (`fct`) workload, as every design reads them:
 /// `src` sends `dst` flows of sizes drawn from the `flow_sizes` file, arriving as a Poisson
@@ -37,38 +36,12 @@ pub struct FctKeys<'a> {
 }
 
 impl FctKeys<'_> {
-    /// Checks the keys' own values (those that need no topology).
-    pub fn validate(&self) -> Result<(), ScenarioError> {
-        if self.flow_sizes.is_none() {
-            return Err(invalid(
-                "traffic.flow_sizes",
-                "expected a flow-size distribution file with traffic.pattern = \"fct\"",
-            ));
-        }
-        if !is_load(self.load) {
-            return Err(invalid(
-                "traffic.fct_load",
-                "expected a fraction of line rate from 1e-6 to 1",
-            ));
-        }
-        if self.src == self.dst {
-            return Err(invalid(
-                "traffic.fct_dst",
-                "expected a host other than traffic.fct_src",
-            ));
-        }
-        if self.background_flows == 0 {
-            return Err(invalid("traffic.background_flows", "expected at least 1"));
-        }
-        Ok(())
-    }
-
     /// Checks the hosts against a topology of `hosts` hosts.
     pub fn check_hosts(&self, hosts: usize) -> Result<(), ScenarioError> {
         if hosts < 3 {
             return Err(invalid(
                 "topology",
-                "the fct pattern needs at least 3 hosts",
+                "the timed flows and their background need at least 3 hosts",
             ));
         }
         for (key, host) in [("traffic.fct_src", self.src), ("traffic.fct_dst", self.dst)] {
@@ -219,33 +192,6 @@ pub(crate) fn pattern_rng(seed: u64) -> Rng {
         index: 0,
     };
     stream(seed, id)
-}
-
-/// A random derangement of `hosts` hosts (at least 2): host `h` sends to `to[h] != h`, and
-/// every host receives from exactly one. Shuffle, then swap away every fixed point.
-pub fn derangement(hosts: usize, rng: &mut Rng) -> Vec<usize> {
-    debug_assert!(hosts >= 2);
-    let mut to: Vec<usize> = (0..hosts).collect();
-    to.shuffle(rng);
-    for i in 0..hosts {
-        if to[i] == i {
-            let j = (i + 1) % hosts;
-            to.swap(i, j);
-        }
-    }
-    to
-}
-
-/// The senders of an incast to host `dst` among `hosts`: every other host, or `n` of them
-/// drawn at random (`n` from 1 to `hosts - 1`), in host order.
-pub fn incast_senders(hosts: usize, dst: usize, n: Option<usize>, rng: &mut Rng) -> Vec<usize> {
-    let mut senders: Vec<usize> = (0..hosts).filter(|&h| h != dst).collect();
-    if let Some(n) = n {
-        senders.shuffle(rng);
-        senders.truncate(n);
-        senders.sort_unstable();
-    }
-    senders
 }
 
 /// A flow-size distribution.
@@ -413,18 +359,7 @@ mod tests {
     }
 
     #[test]
-    fn fct_keys_name_the_bad_key() {
-        let bad = |f: fn(&mut FctKeys<'_>)| {
-            let mut k = keys("x");
-            f(&mut k);
-            k.validate().unwrap_err().key
-        };
-        assert!(keys("x").validate().is_ok());
-        assert_eq!(bad(|k| k.flow_sizes = None), "traffic.flow_sizes");
-        assert_eq!(bad(|k| k.load = 0.0), "traffic.fct_load");
-        assert_eq!(bad(|k| k.load = 1.01), "traffic.fct_load");
-        assert_eq!(bad(|k| k.dst = 0), "traffic.fct_dst");
-        assert_eq!(bad(|k| k.background_flows = 0), "traffic.background_flows");
+    fn fct_hosts_and_sizes_name_the_bad_key() {
         assert_eq!(keys("x").check_hosts(5).unwrap_err().key, "traffic.fct_dst");
         assert_eq!(keys("x").check_hosts(2).unwrap_err().key, "topology");
         let e = keys("/no/such/file").sizes().unwrap_err();

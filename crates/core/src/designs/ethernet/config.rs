@@ -10,9 +10,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::traffic::{Pattern, TrafficConfig};
+use super::traffic::{TrafficConfig, PATTERNS};
 use crate::blocks::ethernet::ports::{self, EthernetSwitchConfig, PortKind};
 use crate::blocks::link::LinkConfig;
+use crate::blocks::patterns::TransportHosts;
 use crate::blocks::routing::{mode, Mode, MODES};
 use crate::blocks::topology::Topology;
 use crate::blocks::transport::host_config::HostConfig;
@@ -199,22 +200,11 @@ impl EthernetConfig {
 
     /// The keys of the patterns other than the chosen one.
     fn add_unused_traffic_keys(&self, unused: &mut UnusedKeys) {
-        let pattern = self.traffic.pattern;
-        let own = TrafficConfig::own_keys(pattern);
-        let mut others: Vec<&str> = Vec::new();
-        for key in Pattern::ALL_PATTERNS
-            .iter()
-            .flat_map(|&p| TrafficConfig::own_keys(p).iter().copied())
-        {
-            if !own.contains(&key) && !others.contains(&key) {
-                others.push(key);
+        if let Ok(keys) = self.traffic.keys() {
+            for (key, because) in keys.unused(PATTERNS) {
+                unused.add(&[key], "traffic.pattern", because);
             }
         }
-        unused.add(
-            &others,
-            "traffic.pattern",
-            format!("traffic.pattern = {}", serde_json::json!(pattern)),
-        );
     }
 
     fn validate(&self) -> Result<(), ScenarioError> {
@@ -340,24 +330,12 @@ impl EthernetConfig {
         Ok(())
     }
 
-    /// The traffic section's sizes and its pattern's keys.
+    /// The traffic section's keys, as the patterns check them on these transport hosts.
     fn validate_traffic(&self) -> Result<(), ScenarioError> {
-        let t = &self.traffic;
-        if t.flow_bytes == Some(0) {
-            return Err(invalid("traffic.flow_bytes", "expected at least 1 byte"));
-        }
-        let mss = self.host.packet_bytes as u64;
-        if t.flow_bytes
-            .is_some_and(|b| b.div_ceil(mss) >= u32::MAX as u64)
-        {
-            return Err(invalid(
-                "traffic.flow_bytes",
-                "expected fewer than 2^32 packets (absent: an unending flow)",
-            ));
-        }
-        if t.senders == Some(0) {
-            return Err(invalid("traffic.senders", "expected at least 1"));
-        }
-        t.validate(self.host.transport)
+        let hosts = TransportHosts {
+            transport: self.host.transport,
+            packet_bytes: self.host.packet_bytes,
+        };
+        self.traffic.keys()?.validate(PATTERNS, Some(hosts))
     }
 }

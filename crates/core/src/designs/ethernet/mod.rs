@@ -41,7 +41,6 @@ use crate::blocks::routing::{FabricRouter, PathLabel, RouteTable, Router};
 use crate::blocks::stream_kind;
 use crate::blocks::topology::{Attachment, Topology};
 use crate::blocks::transport::Marks;
-use crate::blocks::workload::{derangement, incast_senders, pattern_rng};
 use crate::engine::kernel::{Clock, Model};
 use crate::engine::queue::CalendarQueue;
 use crate::engine::rng::{mix, stream, ComponentId};
@@ -50,7 +49,7 @@ use crate::run::{Design, Report, RunError};
 use crate::scenario::{invalid, ScenarioError};
 pub use config::EthernetConfig;
 pub use report::{EthernetSummary, EthernetTables};
-use traffic::Pattern;
+pub use traffic::PATTERNS;
 
 /// Mixed into the seed for NDP senders' path permutations (apart from the router's salts).
 const NDP_PATH_SALT: u64 = 0x4e44_5050_6174_6873;
@@ -182,7 +181,10 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
     let topology = config.topology()?;
     let table = RouteTable::new(&topology).map_err(|e| invalid("topology", e.to_string()))?;
     let (switches, hosts) = (topology.switches(), topology.endpoints());
-    let pairs = flows(&config, hosts)?;
+    let traffic = config.traffic.keys()?;
+    let pairs: Vec<(usize, usize)> = (traffic.flows(hosts, config.run.seed, true)?.iter())
+        .map(|f| (f.src, f.dst))
+        .collect();
     if config.traffic.single_path_flows as usize > pairs.len() {
         return Err(invalid(
             "traffic.single_path_flows",
@@ -214,8 +216,8 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
         host_nodes.push(Host::new(host as u16, link, params));
     }
     let flows = add_flows(&config, pairs, &mut host_nodes);
-    if let Some(opening) = config.traffic.opening() {
-        let sizes = config.traffic.sizes()?;
+    if let Some(opening) = traffic.opening() {
+        let sizes = traffic.sizes()?;
         let seed = config.run.seed;
         open_flows(&opening, sizes, seed, &host_rate_bps, &mut host_nodes)?;
     }
@@ -482,62 +484,6 @@ fn add_flows(
         });
     }
     flows
-}
-
-/// The flows the traffic section describes: (sending host, receiving host).
-fn flows(config: &EthernetConfig, hosts: usize) -> Result<Vec<(usize, usize)>, ScenarioError> {
-    let t = &config.traffic;
-    let mut rng = pattern_rng(config.run.seed);
-    match t.pattern {
-        Pattern::Fct | Pattern::Poisson | Pattern::ClosedLoop => Ok(Vec::new()),
-        Pattern::Pairs => {
-            if t.pairs.is_empty() {
-                return Err(invalid(
-                    "traffic.pairs",
-                    "expected at least one [src, dst] pair",
-                ));
-            }
-            let pair = |&[src, dst]: &[u32; 2]| (src as usize, dst as usize);
-            match t
-                .pairs
-                .iter()
-                .map(pair)
-                .find(|&(s, d)| s == d || s.max(d) >= hosts)
-            {
-                Some((s, d)) => Err(invalid(
-                    "traffic.pairs",
-                    format!(
-                        "expected two distinct hosts below {hosts} in each pair, got [{s}, {d}]"
-                    ),
-                )),
-                None => Ok(t.pairs.iter().map(pair).collect()),
-            }
-        }
-        Pattern::Permutation => {
-            let to = derangement(hosts, &mut rng);
-            Ok((0..hosts).map(|h| (h, to[h])).collect())
-        }
-        Pattern::Incast => {
-            let dst = t.incast_host as usize;
-            if dst >= hosts {
-                return Err(invalid(
-                    "traffic.incast_host",
-                    format!("expected a host below {hosts}, got {dst}"),
-                ));
-            }
-            if let Some(n) = t.senders {
-                if n as usize > hosts - 1 {
-                    return Err(invalid(
-                        "traffic.senders",
-                        format!("expected 1 to {} (the other hosts)", hosts - 1),
-                    ));
-                }
-            }
-            let n = t.senders.map(|n| n as usize);
-            let senders = incast_senders(hosts, dst, n, &mut rng);
-            Ok(senders.into_iter().map(|s| (s, dst)).collect())
-        }
-    }
 }
 
 impl Ethernet {

@@ -1,64 +1,38 @@
-//! The Ethernet baseline's traffic section: who sends to whom ([`Pattern`], [`TrafficConfig`]).
+//! The Ethernet baseline's traffic section: who sends to whom ([`TrafficConfig`]), by the
+//! traffic patterns of `blocks/patterns/` it offers ([`PATTERNS`]).
 
 use serde::{Deserialize, Serialize};
 
 use crate::blocks::ethernet::opening::Opening;
-use crate::blocks::transport::Transport;
-use crate::blocks::workload::{FctKeys, FlowSizes};
-use crate::scenario::{invalid, is_load, ScenarioError};
+use crate::blocks::patterns::{
+    self, closed_loop, fct, incast, pairs, permutation, poisson, PatternKeys, TrafficPattern,
+};
+use crate::blocks::workload::FctKeys;
+use crate::scenario::ScenarioError;
 
-/// Destination patterns.
-#[derive(
-    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Pattern {
-    /// Every host sends one flow to one other host and receives one (a random derangement).
-    #[default]
-    Permutation,
-    /// Hosts send one flow each to `traffic.incast_host`, all starting together.
-    Incast,
-    /// The flows `traffic.pairs` lists, `[src, dst]` each, all starting together.
-    Pairs,
-    /// Stardust's Fig. 10b, with the keys and meaning of Stardust's `fct` pattern:
-    /// `traffic.fct_src` opens flows of sizes drawn from `traffic.flow_sizes` to
-    /// `traffic.fct_dst`, arriving as a Poisson process at `traffic.fct_load` of its line rate
-    /// (each its own connection, opened when it arrives); every other host keeps
-    /// `traffic.background_flows` unending flows to random other hosts (never the timed
-    /// receiver).
-    Fct,
-    /// Every host opens flows of sizes drawn from `traffic.flow_sizes` to uniformly drawn
-    /// other hosts, arriving as a Poisson process at `traffic.load` of its line rate.
-    Poisson,
-    /// Every host keeps `traffic.flows_per_host` flows of sizes drawn from
-    /// `traffic.flow_sizes` in flight to uniformly drawn other hosts, opening a new one as
-    /// one completes.
-    ClosedLoop,
-}
+/// The patterns the Ethernet baseline runs, in the order its messages list them (what each
+/// sends: `blocks/patterns/`).
+pub const PATTERNS: &[&TrafficPattern] = &[
+    &permutation::PATTERN,
+    &incast::PATTERN,
+    &pairs::PATTERN,
+    &fct::PATTERN,
+    &poisson::PATTERN,
+    &closed_loop::PATTERN,
+];
 
-impl Pattern {
-    /// Every pattern.
-    pub(super) const ALL_PATTERNS: [Pattern; 6] = [
-        Pattern::Permutation,
-        Pattern::Incast,
-        Pattern::Pairs,
-        Pattern::Fct,
-        Pattern::Poisson,
-        Pattern::ClosedLoop,
-    ];
-
-    /// True for the patterns whose flows are opened during the run, with completion times.
-    pub fn opens_flows(self) -> bool {
-        matches!(self, Pattern::Fct | Pattern::Poisson | Pattern::ClosedLoop)
-    }
+/// `traffic.pattern`'s schema: the names of [`PATTERNS`].
+fn pattern_names(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    patterns::names_schema(PATTERNS)
 }
 
 /// Who sends to whom.
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TrafficConfig {
-    /// The pattern.
-    pub pattern: Pattern,
+    /// The pattern, one of [`PATTERNS`] (what each sends: `blocks/patterns/`).
+    #[schemars(schema_with = "pattern_names")]
+    pub pattern: String,
     /// Bytes each flow sends (450 KB in the paper's incast); absent: flows never end.
     pub flow_bytes: Option<u64>,
     /// Incast: the receiving host.
@@ -94,7 +68,7 @@ pub struct TrafficConfig {
 impl Default for TrafficConfig {
     fn default() -> Self {
         TrafficConfig {
-            pattern: Pattern::Permutation,
+            pattern: permutation::PATTERN.name.into(),
             flow_bytes: None,
             incast_host: 0,
             senders: None,
@@ -113,83 +87,32 @@ impl Default for TrafficConfig {
 }
 
 impl TrafficConfig {
-    /// The `fct` pattern's keys, read as every design reads them.
-    pub fn fct_keys(&self) -> FctKeys<'_> {
-        FctKeys {
-            src: self.fct_src,
-            dst: self.fct_dst,
-            load: self.fct_load,
-            flow_sizes: self.flow_sizes.as_deref(),
-            background_flows: self.background_flows,
-        }
+    /// The section as the traffic patterns read it; the error names `traffic.pattern` if it
+    /// is not one of [`PATTERNS`].
+    pub fn keys(&self) -> Result<PatternKeys<'_>, ScenarioError> {
+        Ok(PatternKeys {
+            pattern: patterns::resolve(PATTERNS, &self.pattern)?,
+            flow_bytes: self.flow_bytes,
+            incast_host: self.incast_host,
+            senders: self.senders,
+            fct: FctKeys {
+                src: self.fct_src,
+                dst: self.fct_dst,
+                load: self.fct_load,
+                flow_sizes: self.flow_sizes.as_deref(),
+                background_flows: self.background_flows,
+            },
+            load: self.load,
+            flows_per_host: self.flows_per_host,
+            pairs: &self.pairs,
+            flows: &[],
+            classes: 0,
+        })
     }
 
     /// How hosts open flows during the run (`None` for the patterns whose flows are made at
     /// build).
     pub fn opening(&self) -> Option<Opening<'_>> {
-        match self.pattern {
-            Pattern::Fct => Some(Opening::Fct(self.fct_keys())),
-            Pattern::Poisson => Some(Opening::Poisson { load: self.load }),
-            Pattern::ClosedLoop => Some(Opening::ClosedLoop {
-                flows_per_host: self.flows_per_host,
-            }),
-            Pattern::Permutation | Pattern::Incast | Pattern::Pairs => None,
-        }
-    }
-
-    /// The keys each pattern reads of its own, by pattern.
-    pub(super) fn own_keys(pattern: Pattern) -> &'static [&'static str] {
-        match pattern {
-            Pattern::Permutation => &[],
-            Pattern::Incast => &["traffic.incast_host", "traffic.senders"],
-            Pattern::Pairs => &["traffic.pairs"],
-            Pattern::Fct => &[
-                "traffic.fct_src",
-                "traffic.fct_dst",
-                "traffic.fct_load",
-                "traffic.flow_sizes",
-                "traffic.background_flows",
-            ],
-            Pattern::Poisson => &["traffic.flow_sizes", "traffic.load"],
-            Pattern::ClosedLoop => &["traffic.flow_sizes", "traffic.flows_per_host"],
-        }
-    }
-
-    /// Checks the pattern's keys.
-    pub(super) fn validate(&self, transport: Transport) -> Result<(), ScenarioError> {
-        if !self.pattern.opens_flows() {
-            return Ok(());
-        }
-        let name = serde_json::json!(self.pattern);
-        crate::blocks::ethernet::opening::check_opening(
-            transport,
-            &name.to_string(),
-            self.flow_bytes,
-        )?;
-        match self.pattern {
-            Pattern::Fct => self.fct_keys().validate(),
-            _ if self.flow_sizes.is_none() => Err(invalid(
-                "traffic.flow_sizes",
-                format!("expected a flow-size distribution file with traffic.pattern = {name}"),
-            )),
-            Pattern::Poisson if !is_load(self.load) => Err(invalid(
-                "traffic.load",
-                "expected a fraction of line rate from 1e-6 to 1",
-            )),
-            Pattern::ClosedLoop if self.flows_per_host == 0 => {
-                Err(invalid("traffic.flows_per_host", "expected at least 1"))
-            }
-            _ => Ok(()),
-        }
-    }
-
-    /// The distribution `traffic.flow_sizes` names, read and checked.
-    pub fn sizes(&self) -> Result<FlowSizes, ScenarioError> {
-        let key = "traffic.flow_sizes";
-        let path = self
-            .flow_sizes
-            .as_deref()
-            .ok_or_else(|| invalid(key, "expected a file"))?;
-        FlowSizes::read(key, path)
+        self.keys().ok()?.opening()
     }
 }

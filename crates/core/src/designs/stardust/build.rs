@@ -427,7 +427,7 @@ fn add_hosts(
         .collect();
     let (mut hosts, wires) = transport_hosts(config, topology, &pairs, host_flows);
     if let Some(opening) = config.opening() {
-        let sizes = config.fct_keys().sizes()?;
+        let sizes = config.traffic_keys()?.sizes()?;
         open_flows(
             &opening,
             sizes,

@@ -17,6 +17,10 @@ use super::wire::CellConfig;
 use crate::blocks::ethernet::opening::Opening;
 use crate::blocks::ethernet::ports::pfc::PauseThresholds;
 use crate::blocks::link::LinkConfig;
+use crate::blocks::patterns::{
+    self, all_to_all, fct, incast, listed, permutation, ListedFlow, PatternKeys, TrafficPattern,
+    TransportHosts,
+};
 use crate::blocks::routing::mode;
 use crate::blocks::topology::Topology;
 use crate::blocks::transport::host_config::HostConfig;
@@ -88,28 +92,18 @@ fn default_routing() -> RoutingConfig {
     }
 }
 
-/// Destination patterns.
-#[derive(
-    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Pattern {
-    /// Every host sends to one other host and receives from one (a random derangement).
-    #[default]
-    Permutation,
-    /// The flows listed in `traffic.flows`.
-    Flows,
-    /// Every host but `traffic.incast_host` sends to it, each at `traffic.load`.
-    Incast,
-    /// Every host sends to every other, `traffic.load` of its line rate in all, split evenly
-    /// (Fig. 9's flows between every pair of adapters).
-    AllToAll,
-    /// Fig. 10b: `traffic.fct_src` sends flows of sizes drawn from `traffic.flow_sizes` to
-    /// `traffic.fct_dst`, arriving as a Poisson process at `traffic.fct_load` of its line rate
-    /// and sent one after another at line rate; every other host keeps
-    /// `traffic.background_flows` unending flows to random other hosts, `traffic.load` of its
-    /// line rate in all.
-    Fct,
+/// The patterns Stardust's hosts run, in the order its messages list them.
+pub const PATTERNS: &[&TrafficPattern] = &[
+    &permutation::PATTERN,
+    &listed::PATTERN,
+    &incast::PATTERN,
+    &all_to_all::PATTERN,
+    &fct::PATTERN,
+];
+
+/// `traffic.pattern`'s schema: the names of [`PATTERNS`].
+fn pattern_names(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    patterns::names_schema(PATTERNS)
 }
 
 /// How a flow's packets are spaced.
@@ -125,27 +119,13 @@ pub enum Arrival {
     Poisson,
 }
 
-/// One flow of `traffic.flows`.
-#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct FlowConfig {
-    /// Sending host.
-    pub src: u32,
-    /// Receiving host.
-    pub dst: u32,
-    /// Offered rate as a fraction of the sending host's line rate.
-    pub load: f64,
-    /// Traffic class, 0 (served first) to 3.
-    #[serde(default)]
-    pub class: u32,
-}
-
 /// What the hosts send: packets of one size at a constant rate.
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TrafficConfig {
-    /// Who sends to whom.
-    pub pattern: Pattern,
+    /// Who sends to whom, one of [`PATTERNS`] (what each sends: `blocks/patterns/`).
+    #[schemars(schema_with = "pattern_names")]
+    pub pattern: String,
     /// Bytes per host packet (9000 in §6.3).
     pub packet_bytes: u32,
     /// Permutation and incast: offered rate per sending host as a fraction of its line rate
@@ -172,13 +152,13 @@ pub struct TrafficConfig {
     /// Fct: unending flows per background host.
     pub background_flows: u32,
     /// Flows: the list.
-    pub flows: Vec<FlowConfig>,
+    pub flows: Vec<ListedFlow>,
 }
 
 impl Default for TrafficConfig {
     fn default() -> Self {
         TrafficConfig {
-            pattern: Pattern::Permutation,
+            pattern: permutation::PATTERN.name.into(),
             packet_bytes: 9000,
             load: 1.0,
             arrival: Arrival::Constant,
@@ -199,31 +179,10 @@ impl StardustConfig {
     /// The keys the chosen traffic pattern, mode, reachability and FCI reaction do not read.
     pub fn unused_keys(&self) -> Vec<Unused> {
         let mut unused = UnusedKeys::default();
-        let pattern = self.traffic.pattern;
-        let because = format!("traffic.pattern = {}", serde_json::json!(pattern));
-        let own: [(&[&str], Pattern); 3] = [
-            (&["traffic.incast_host", "traffic.senders"], Pattern::Incast),
-            (
-                &[
-                    "traffic.fct_src",
-                    "traffic.fct_dst",
-                    "traffic.fct_load",
-                    "traffic.flow_sizes",
-                    "traffic.background_flows",
-                ],
-                Pattern::Fct,
-            ),
-            (&["traffic.flows"], Pattern::Flows),
-        ];
-        for (keys, _) in own.into_iter().filter(|&(_, owner)| owner != pattern) {
-            unused.add(keys, "traffic.pattern", &because);
-        }
-        if pattern == Pattern::Flows {
-            unused.add(
-                &["traffic.load"],
-                "traffic.pattern",
-                format!("{because} (each flow has its own load)"),
-            );
+        if let Ok(keys) = self.traffic_keys() {
+            for (key, because) in keys.unused(PATTERNS) {
+                unused.add(&[key], "traffic.pattern", because);
+            }
         }
         self.reachability.unused(&mut unused);
         self.adapter.unused(&mut unused);
@@ -299,12 +258,11 @@ impl StardustConfig {
             return Err(invalid("routing.spray_rounds", "expected at least 1"));
         }
         self.reachability.validate(&self.failures)?;
-        self.validate_traffic()?;
-        self.validate_host()
+        self.validate_host()?;
+        self.validate_traffic()
     }
 
-    /// Transport hosts: the transports the fabric carries and the patterns they run; hosts
-    /// the adapters pause.
+    /// Transport hosts: the transports the fabric carries; hosts the adapters pause.
     fn validate_host(&self) -> Result<(), ScenarioError> {
         let a = &self.adapter;
         if a.pause_hosts {
@@ -330,36 +288,7 @@ impl StardustConfig {
                 ),
             ));
         }
-        self.host.config.validate()?;
-        let pattern = serde_json::json!(self.traffic.pattern);
-        match self.traffic.pattern {
-            Pattern::Permutation | Pattern::Incast => {}
-            Pattern::Fct => crate::blocks::ethernet::opening::check_opening(
-                transport,
-                &pattern.to_string(),
-                self.traffic.flow_bytes,
-            )?,
-            _ => {
-                return Err(invalid(
-                    "traffic.pattern",
-                    format!(
-                        "expected \"permutation\", \"incast\" or \"fct\" with host.transport, got {pattern}"
-                    ),
-                ))
-            }
-        }
-        let mss = self.host.config.packet_bytes as u64;
-        if self
-            .traffic
-            .flow_bytes
-            .is_some_and(|b| b.div_ceil(mss) >= u32::MAX as u64)
-        {
-            return Err(invalid(
-                "traffic.flow_bytes",
-                "expected fewer than 2^32 packets (absent: an unending flow)",
-            ));
-        }
-        Ok(())
+        self.host.config.validate()
     }
 
     /// With `adapter.pause_hosts`, the thresholds at which host ports pause their hosts.
@@ -381,87 +310,58 @@ impl StardustConfig {
         }
     }
 
-    /// The `fct` pattern's keys, read as every design reads them.
-    pub fn fct_keys(&self) -> FctKeys<'_> {
+    /// The traffic section as the traffic patterns read it; the error names
+    /// `traffic.pattern` if it is not one of [`PATTERNS`].
+    pub fn traffic_keys(&self) -> Result<PatternKeys<'_>, ScenarioError> {
         let t = &self.traffic;
-        FctKeys {
-            src: t.fct_src,
-            dst: t.fct_dst,
-            load: t.fct_load,
-            flow_sizes: t.flow_sizes.as_deref(),
-            background_flows: t.background_flows,
-        }
+        Ok(PatternKeys {
+            pattern: patterns::resolve(PATTERNS, &t.pattern)?,
+            flow_bytes: t.flow_bytes,
+            incast_host: t.incast_host,
+            senders: t.senders,
+            fct: FctKeys {
+                src: t.fct_src,
+                dst: t.fct_dst,
+                load: t.fct_load,
+                flow_sizes: t.flow_sizes.as_deref(),
+                background_flows: t.background_flows,
+            },
+            load: t.load,
+            flows_per_host: 0,
+            pairs: &[],
+            flows: &t.flows,
+            classes: super::MAX_CLASSES,
+        })
     }
 
-    /// With transport hosts on the `fct` pattern: how they open flows during the run (`None`
-    /// otherwise: flows made at build, or built-in sources).
+    /// With transport hosts: how they open flows during the run (`None` otherwise: flows made
+    /// at build, or built-in sources).
     pub fn opening(&self) -> Option<Opening<'_>> {
-        let opens = self.traffic.pattern == Pattern::Fct && self.host.transport().is_some();
-        opens.then(|| Opening::Fct(self.fct_keys()))
+        self.host.transport()?;
+        self.traffic_keys().ok()?.opening()
     }
 
+    /// The built-in sources' keys, then the pattern's (on transport hosts, if they run one):
+    /// `traffic.senders` and `traffic.flows` are refused with a pattern that does not read
+    /// them, and `traffic.load` checked where the flows do not carry their own.
     fn validate_traffic(&self) -> Result<(), ScenarioError> {
         let t = &self.traffic;
         if t.packet_bytes == 0 {
             return Err(invalid("traffic.packet_bytes", "expected at least 1 byte"));
         }
-        if t.flow_bytes == Some(0) {
-            return Err(invalid("traffic.flow_bytes", "expected at least 1 byte"));
-        }
-        if t.pattern != Pattern::Incast && t.senders.is_some() {
+        let keys = self.traffic_keys()?;
+        keys.refuse_unless_own("traffic.senders", t.senders.is_some())?;
+        keys.refuse_unless_own("traffic.flows", !t.flows.is_empty())?;
+        if !keys.pattern.own_loads && !crate::scenario::is_load(t.load) {
             return Err(invalid(
-                "traffic.senders",
-                "applies only to traffic.pattern = \"incast\"",
+                "traffic.load",
+                "expected a fraction of line rate from 1e-6 to 1",
             ));
         }
-        let load_ok = crate::scenario::is_load;
-        if t.pattern == Pattern::Fct {
-            self.fct_keys().validate()?;
-        }
-        match t.pattern {
-            Pattern::Permutation | Pattern::Incast | Pattern::Fct | Pattern::AllToAll => {
-                if !t.flows.is_empty() {
-                    return Err(invalid(
-                        "traffic.flows",
-                        "applies only to traffic.pattern = \"flows\"",
-                    ));
-                }
-                if !load_ok(t.load) {
-                    return Err(invalid(
-                        "traffic.load",
-                        "expected a fraction of line rate from 1e-6 to 1",
-                    ));
-                }
-            }
-            Pattern::Flows => {
-                if t.flows.is_empty() {
-                    return Err(invalid(
-                        "traffic.flows",
-                        "expected at least one {src, dst, load} with traffic.pattern = \"flows\"",
-                    ));
-                }
-                for (i, flow) in t.flows.iter().enumerate() {
-                    if flow.src == flow.dst {
-                        return Err(invalid(
-                            &format!("traffic.flows[{i}].dst"),
-                            "expected a host other than src",
-                        ));
-                    }
-                    if flow.class as usize >= super::MAX_CLASSES {
-                        return Err(invalid(
-                            &format!("traffic.flows[{i}].class"),
-                            format!("expected 0 to {}", super::MAX_CLASSES - 1),
-                        ));
-                    }
-                    if !load_ok(flow.load) {
-                        return Err(invalid(
-                            &format!("traffic.flows[{i}].load"),
-                            "expected a fraction of line rate from 1e-6 to 1",
-                        ));
-                    }
-                }
-            }
-        }
-        Ok(())
+        let hosts = self.host.transport().map(|transport| TransportHosts {
+            transport,
+            packet_bytes: self.host.config.packet_bytes,
+        });
+        keys.validate(PATTERNS, hosts)
     }
 }

@@ -41,7 +41,7 @@ use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::packet::{PacketId, NO_FRAME};
 use crate::blocks::routing::{FabricRouter, Router};
 use crate::blocks::topology::Topology;
-use crate::blocks::workload::{derangement, incast_senders, mean_gap_ps, pattern_rng};
+use crate::blocks::workload::mean_gap_ps;
 use crate::engine::kernel::{Clock, Model};
 use crate::engine::queue::CalendarQueue;
 use crate::engine::time::{serialization_ps, TimePs};
@@ -51,8 +51,8 @@ use adapter::{Adapter, Flow, Foreground};
 pub use addressing::Addressing;
 use addressing::{addressing, edges};
 pub use build::build;
-pub use config::StardustConfig;
-use config::{Arrival, Pattern};
+use config::Arrival;
+pub use config::{StardustConfig, PATTERNS};
 use element::Element;
 pub use report::{StardustSummary, StardustTables};
 pub use wire::{class_flags, class_of, CellFormat, Kind, FCI, FIRST, MAX_CLASSES, REQUEST_ON};
@@ -188,33 +188,35 @@ fn foreground(
     config: &StardustConfig,
     topology: &Topology,
 ) -> Result<Option<Foreground>, ScenarioError> {
-    let t = &config.traffic;
-    if t.pattern != Pattern::Fct || config.opening().is_some() {
-        return Ok(None);
+    if config.opening().is_some() {
+        return Ok(None); // transport hosts open the timed flows
     }
-    let sizes = config.fct_keys().sizes()?;
+    let Some(timed) = config.traffic_keys()?.timed() else {
+        return Ok(None);
+    };
+    let sizes = timed.sizes()?;
     let (s, p) = topology
-        .endpoint_port(t.fct_src as usize)
+        .endpoint_port(timed.src as usize)
         .ok_or_else(|| invalid("traffic.fct_src", "expected a host"))?;
     let rate_bps = topology
         .cable(s, p)
         .rate_bps
         .unwrap_or(config.host_rate_bps());
-    let mean_gap_ps = mean_gap_ps(&sizes, t.fct_load, rate_bps);
+    let mean_gap_ps = mean_gap_ps(&sizes, timed.load, rate_bps);
     Ok(Some(Foreground {
-        src: t.fct_src as u16,
-        dst: t.fct_dst as u16,
+        src: timed.src as u16,
+        dst: timed.dst as u16,
         sizes: Arc::new(sizes),
         mean_gap_ps,
-        packet_bytes: t.packet_bytes,
+        packet_bytes: config.traffic.packet_bytes,
         rate_bps,
     }))
 }
 
-/// The flows the traffic section describes.
+/// The flows the traffic section describes, as the built-in sources pace them (transport
+/// hosts read their ends only).
 fn flows(config: &StardustConfig, topology: &Topology) -> Result<Vec<Flow>, ScenarioError> {
     let t = &config.traffic;
-    let hosts = topology.endpoints();
     let host_rate = |h: usize| {
         let (s, p) = topology.endpoint_port(h).expect("hosts are cabled");
         topology
@@ -222,116 +224,24 @@ fn flows(config: &StardustConfig, topology: &Topology) -> Result<Vec<Flow>, Scen
             .rate_bps
             .unwrap_or(config.host_rate_bps())
     };
-    let flow = |src: usize, dst: usize, load: f64, class: u32| Flow {
-        src: src as u16,
-        dst: dst as u16,
-        class: class as u8,
-        packet_bytes: t.packet_bytes,
-        gap_ps: (serialization_ps(t.packet_bytes as u64, host_rate(src)) as f64 / load).round()
-            as TimePs,
-        poisson: t.arrival == Arrival::Poisson,
-        size_bytes: t.flow_bytes,
-    };
-    match t.pattern {
-        Pattern::Permutation => {
-            if hosts < 2 {
-                return Err(invalid("topology", "a permutation needs at least 2 hosts"));
-            }
-            let to = derangement(hosts, &mut pattern_rng(config.run.seed));
-            Ok((0..hosts).map(|h| flow(h, to[h], t.load, 0)).collect())
-        }
-        Pattern::Fct => {
-            let keys = config.fct_keys();
-            keys.check_hosts(hosts)?;
-            if config.opening().is_some() {
-                return Ok(Vec::new()); // transport hosts open their flows during the run
-            }
-            // Every other host: unending flows to independently drawn other hosts (reading R24
-            // of `docs/validation/stardust.md`).
-            let mut rng = pattern_rng(config.run.seed);
-            let per_flow = t.load / t.background_flows as f64;
-            // Two flows of a host to one destination are one flow of twice the rate.
-            let mut load_of = std::collections::BTreeMap::new();
-            for pair in keys.background(hosts, &mut rng) {
-                *load_of.entry(pair).or_insert(0.0) += per_flow;
-            }
-            Ok(load_of
-                .into_iter()
-                .map(|((h, dst), load)| flow(h, dst, load, 0))
-                .collect())
-        }
-        Pattern::AllToAll => {
-            if hosts < 2 {
-                return Err(invalid("topology", "all-to-all needs at least 2 hosts"));
-            }
-            let per_flow = t.load / (hosts - 1) as f64;
-            Ok((0..hosts)
-                .flat_map(|h| (0..hosts).filter(move |&d| d != h).map(move |d| (h, d)))
-                .map(|(h, d)| flow(h, d, per_flow, 0))
-                .collect())
-        }
-        Pattern::Incast => {
-            check_incast(t, hosts)?;
-            let dst = t.incast_host as usize;
-            let n = t.senders.map(|n| n as usize);
-            let senders = incast_senders(hosts, dst, n, &mut pattern_rng(config.run.seed));
-            Ok(senders
-                .into_iter()
-                .map(|h| flow(h, dst, t.load, 0))
-                .collect())
-        }
-        Pattern::Flows => {
-            check_listed_flows(&t.flows, hosts)?;
-            Ok(t.flows
-                .iter()
-                .map(|f| flow(f.src as usize, f.dst as usize, f.load, f.class))
-                .collect())
-        }
-    }
-}
-
-/// The incast's keys against the topology's `hosts` hosts.
-fn check_incast(t: &config::TrafficConfig, hosts: usize) -> Result<(), ScenarioError> {
-    let dst = t.incast_host as usize;
-    if dst >= hosts {
-        return Err(invalid(
-            "traffic.incast_host",
-            format!("expected a host below {hosts}, got {dst}"),
-        ));
-    }
-    if let Some(n) = t.senders {
-        if n == 0 || n as usize > hosts - 1 {
-            return Err(invalid(
-                "traffic.senders",
-                format!("expected 1 to {} (the other hosts)", hosts - 1),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// The listed flows against the topology's `hosts` hosts: each end a host, and no host
-/// offering more than its line rate in all.
-fn check_listed_flows(flows: &[config::FlowConfig], hosts: usize) -> Result<(), ScenarioError> {
-    let mut load_of = vec![0.0; hosts];
-    for (i, f) in flows.iter().enumerate() {
-        for (key, host) in [("src", f.src), ("dst", f.dst)] {
-            if host as usize >= hosts {
-                return Err(invalid(
-                    &format!("traffic.flows[{i}].{key}"),
-                    format!("expected a host below {hosts}, got {host}"),
-                ));
-            }
-        }
-        load_of[f.src as usize] += f.load;
-        if load_of[f.src as usize] > 1.0 + 1e-9 {
-            return Err(invalid(
-                &format!("traffic.flows[{i}].load"),
-                format!("host {} offers more than its line rate in all", f.src),
-            ));
-        }
-    }
-    Ok(())
+    let transport_hosts = config.host.transport().is_some();
+    let flows =
+        config
+            .traffic_keys()?
+            .flows(topology.endpoints(), config.run.seed, transport_hosts)?;
+    Ok(flows
+        .into_iter()
+        .map(|f| Flow {
+            src: f.src as u16,
+            dst: f.dst as u16,
+            class: f.class as u8,
+            packet_bytes: t.packet_bytes,
+            gap_ps: (serialization_ps(t.packet_bytes as u64, host_rate(f.src)) as f64 / f.load)
+                .round() as TimePs,
+            poisson: t.arrival == Arrival::Poisson,
+            size_bytes: t.flow_bytes,
+        })
+        .collect())
 }
 
 impl Stardust {
