@@ -175,13 +175,12 @@ impl Cables<'_> {
     }
 }
 
-/// Builds the Ethernet run a scenario (JSON text) describes.
-pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
-    let config = EthernetConfig::from_json(json)?;
-    let topology = config.topology()?;
-    let table = RouteTable::new(&topology).map_err(|e| invalid("topology", e.to_string()))?;
-    let (switches, hosts) = (topology.switches(), topology.endpoints());
-    let traffic = config.traffic.keys()?;
+/// The (source, destination) of every flow the pattern makes at build among `hosts` hosts.
+fn flow_pairs(
+    config: &EthernetConfig,
+    traffic: &crate::blocks::patterns::PatternKeys<'_>,
+    hosts: usize,
+) -> Result<Vec<(usize, usize)>, ScenarioError> {
     let pairs: Vec<(usize, usize)> = (traffic.flows(hosts, config.run.seed, true)?.iter())
         .map(|f| (f.src, f.dst))
         .collect();
@@ -191,6 +190,17 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
             format!("expected at most the pattern's {} flows", pairs.len()),
         ));
     }
+    Ok(pairs)
+}
+
+/// Builds the Ethernet run a scenario (JSON text) describes.
+pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
+    let config = EthernetConfig::from_json(json)?;
+    let topology = config.topology()?;
+    let table = RouteTable::new(&topology).map_err(|e| invalid("topology", e.to_string()))?;
+    let (switches, hosts) = (topology.switches(), topology.endpoints());
+    let traffic = config.traffic.keys()?;
+    let pairs = flow_pairs(&config, &traffic, hosts)?;
     let cables = Cables {
         topology: &topology,
         config: &config,
