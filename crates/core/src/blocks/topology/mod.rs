@@ -148,6 +148,28 @@ impl Topology {
         self.cable[switch][port]
     }
 
+    /// The link each way over the cable on port `port` of `switch`: its own rate and length
+    /// where it has them, else `host_rate_bps` for a host's cable or `rate_bps`, and
+    /// `propagation_ps`.
+    pub fn cable_link(
+        &self,
+        switch: usize,
+        port: usize,
+        rate_bps: u64,
+        host_rate_bps: u64,
+        propagation_ps: TimePs,
+    ) -> crate::blocks::link::Link {
+        let cable = self.cable(switch, port);
+        let default_bps = match self.peer(switch, port) {
+            Some(Attachment::Endpoint(_)) => host_rate_bps,
+            _ => rate_bps,
+        };
+        crate::blocks::link::Link::new(
+            cable.rate_bps.unwrap_or(default_bps),
+            cable.propagation_ps.unwrap_or(propagation_ps),
+        )
+    }
+
     /// Every switch port, as (switch, port).
     pub fn switch_port_list(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
         (0..self.switches()).flat_map(move |s| (0..self.ports[s]).map(move |p| (s, p)))

@@ -49,15 +49,9 @@ impl Cables<'_> {
 
     /// The link each way over the cable on switch port (s, p): a host's at the host rate.
     fn link(&self, s: usize, p: usize) -> Link {
-        let cable = self.topology.cable(s, p);
-        let default_bps = match self.topology.peer(s, p) {
-            Some(Attachment::Endpoint(_)) => self.config.host_rate_bps(),
-            _ => self.config.rate_bps(),
-        };
-        Link::new(
-            cable.rate_bps.unwrap_or(default_bps),
-            cable.propagation_ps.unwrap_or(self.config.propagation_ps()),
-        )
+        let c = self.config;
+        self.topology
+            .cable_link(s, p, c.rate_bps(), c.host_rate_bps(), c.propagation_ps())
     }
 
     /// The longest propagation delay of any cable.
