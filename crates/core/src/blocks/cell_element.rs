@@ -400,6 +400,18 @@ mod tests {
         }
     }
 
+    /// An element that pauses its inputs, its outputs served by strict priority.
+    fn pausing_element() -> CellElement<TestWire> {
+        element(
+            Arbitration::StrictPriority,
+            Congestion::Pause {
+                off_cells: 4,
+                on_cells: 2,
+                pool_cells: 24,
+            },
+        )
+    }
+
     fn element(arbitration: Arbitration, congestion: Congestion) -> CellElement<TestWire> {
         CellElement::new(CellElementSpec {
             ports: (0..3)
@@ -476,14 +488,7 @@ mod tests {
     #[cfg(debug_assertions)]
     #[should_panic(expected = "shared pool against the queues")]
     fn a_miscounted_pool_fires() {
-        let mut e = element(
-            Arbitration::StrictPriority,
-            Congestion::Pause {
-                off_cells: 4,
-                on_cells: 2,
-                pool_cells: 24,
-            },
-        );
+        let mut e = pausing_element();
         e.miscount_pool();
         e.lost(0);
     }
@@ -492,14 +497,7 @@ mod tests {
     #[cfg(debug_assertions)]
     #[should_panic(expected = "pause count against the outputs pausing it")]
     fn a_forgotten_pause_fires() {
-        let mut e = element(
-            Arbitration::StrictPriority,
-            Congestion::Pause {
-                off_cells: 4,
-                on_cells: 2,
-                pool_cells: 24,
-            },
-        );
+        let mut e = pausing_element();
         e.paused_by[0].insert(1);
         e.pauses_on[1] = 1;
         e.forget_pause(0, 1);

@@ -322,37 +322,23 @@ mod tests {
         let mut queue = queue_of(&mut packets, &[1500, 1500, 1500]);
         let mut balance = CreditBalance::default();
         let mut seq = 0;
-        let taken = pack_credit(
-            &mut packets,
-            &mut queue,
-            &mut balance,
-            2000,
-            240,
-            &mut seq,
-            |_| {},
-        );
-        assert_eq!((taken, balance.bytes()), (3000, -1000));
-        let taken = pack_credit(
-            &mut packets,
-            &mut queue,
-            &mut balance,
-            2000,
-            240,
-            &mut seq,
-            |_| {},
-        );
-        assert_eq!((taken, balance.bytes()), (1500, -500));
-        let taken = pack_credit(
-            &mut packets,
-            &mut queue,
-            &mut balance,
-            2000,
-            240,
-            &mut seq,
-            |_| {},
-        );
+        // One credit of 2000 bytes: what it took, and the balance after.
+        let mut credit_of_2000 = || {
+            let taken = pack_credit(
+                &mut packets,
+                &mut queue,
+                &mut balance,
+                2000,
+                240,
+                &mut seq,
+                |_| {},
+            );
+            (taken, balance.bytes())
+        };
+        assert_eq!(credit_of_2000(), (3000, -1000));
+        assert_eq!(credit_of_2000(), (1500, -500));
         assert_eq!(
-            (taken, balance.bytes()),
+            credit_of_2000(),
             (0, 0),
             "a credit an empty queue cannot use is forfeited"
         );

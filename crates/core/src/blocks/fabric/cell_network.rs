@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::{Context, Fabric, Layer1Counters, Layer1Spec, Node, Wiring};
+use super::{Context, Fabric, FabricModel, Layer1Counters, Layer1Spec, Node, Wiring};
 use crate::blocks::cell::CellId;
 use crate::blocks::flow_control::{FlowControlPlan, FlowSignal, LinkFlowControl};
 use crate::blocks::link::Link;
@@ -16,8 +16,7 @@ use crate::blocks::switch::{CellSwitch, SwitchSpec};
 use crate::blocks::terminal::Terminal;
 use crate::blocks::topology::{Attachment, Topology};
 use crate::blocks::traffic::{Destinations, Generator, TrafficSpec};
-use crate::engine::kernel::{Clock, Kernel, Model};
-use crate::engine::queue::CalendarQueue;
+use crate::engine::kernel::{Clock, Kernel};
 use crate::engine::rng::{stream, ComponentId};
 use crate::engine::stats::{Fairness, LatencyHistogram, Percentiles};
 use crate::engine::time::{TimePs, PS_PER_NS};
@@ -989,35 +988,24 @@ impl Cabling<'_> {
     }
 }
 
-impl<R: Router> Model for Network<R> {
-    type Event = super::Event;
+impl<R: Router> FabricModel for Network<R> {
+    type Node = CellNode;
+    type Router = R;
 
-    fn queue(&mut self) -> &mut CalendarQueue<super::Event> {
-        self.fabric.queue()
+    fn fabric(&self) -> &Fabric<CellNode, R> {
+        &self.fabric
     }
 
-    fn handle(&mut self, now_ps: TimePs, event: super::Event) {
-        self.fabric.dispatch(now_ps, event);
-    }
-
-    fn progress(&self) -> u64 {
-        self.fabric.metrics().moves
-    }
-
-    fn in_flight(&self) -> u64 {
-        self.fabric.cells_live()
-    }
-
-    fn delivered(&self) -> u64 {
-        self.fabric.metrics().cells_delivered
+    fn fabric_mut(&mut self) -> &mut Fabric<CellNode, R> {
+        &mut self.fabric
     }
 
     /// A thousand cell times, plus ten flow-control round trips over the longest cable.
-    fn stall_ps(&self) -> TimePs {
+    fn stuck_after_ps(&self) -> TimePs {
         1_000 * self.slot_ps + 20 * self.longest_cable_ps
     }
 
-    fn stall_report(&self) -> String {
+    fn stuck_report(&self) -> String {
         self.deadlock_report()
     }
 }

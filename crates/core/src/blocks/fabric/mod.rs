@@ -18,6 +18,7 @@
 
 pub mod cell_network;
 pub mod layer1;
+pub mod model;
 pub mod node;
 
 use crate::blocks::cell::{Cell, CellArena, CellId, CellQueue};
@@ -31,6 +32,7 @@ use crate::engine::stats::LatencyHistogram;
 use crate::engine::time::{next_boundary_ps, TimePs};
 use layer1::Layer1;
 pub use layer1::{Layer1Counters, Layer1Spec};
+pub use model::FabricModel;
 pub use node::{Context, Node};
 
 /// The messages of a fabric; small and `Copy`.

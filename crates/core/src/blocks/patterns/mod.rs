@@ -60,7 +60,8 @@ pub struct TrafficPattern {
     pub opening: Option<OpeningFn>,
 }
 
-/// Every traffic pattern, by name.
+/// Every traffic pattern, by name: first the six that transport hosts run (the Ethernet
+/// baseline's), then those whose flows are rates.
 pub const PATTERNS: &[&TrafficPattern] = &[
     &permutation::PATTERN,
     &incast::PATTERN,

@@ -6,14 +6,7 @@
 use super::*;
 
 /// The Ethernet baseline's patterns, in its order.
-const HOST_PATTERNS: &[&TrafficPattern] = &[
-    &permutation::PATTERN,
-    &incast::PATTERN,
-    &pairs::PATTERN,
-    &fct::PATTERN,
-    &poisson::PATTERN,
-    &closed_loop::PATTERN,
-];
+const HOST_PATTERNS: &[&TrafficPattern] = PATTERNS.split_at(6).0;
 
 /// Stardust's patterns, in its order.
 const SOURCE_PATTERNS: &[&TrafficPattern] = &[

@@ -33,7 +33,7 @@ use crate::blocks::ethernet::ports::pfc::{PfcPorts, PfcSpec};
 use crate::blocks::ethernet::ports::shared_buffer::{dynamic_threshold, SharedBuffer};
 use crate::blocks::ethernet::ports::trimming::{TrimSpec, TrimmingPort};
 use crate::blocks::ethernet::switch::{EthernetSwitch, Ports, TrimCounts};
-use crate::blocks::fabric::{Context, Fabric, Node, Wiring};
+use crate::blocks::fabric::{Context, Fabric, FabricModel, Node, Wiring};
 use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::link::Link;
 use crate::blocks::port_set::MAX_PORTS;
@@ -41,8 +41,7 @@ use crate::blocks::routing::{FabricRouter, PathLabel, RouteTable, Router};
 use crate::blocks::stream_kind;
 use crate::blocks::topology::{Attachment, Topology};
 use crate::blocks::transport::Marks;
-use crate::engine::kernel::{Clock, Model};
-use crate::engine::queue::CalendarQueue;
+use crate::engine::kernel::Clock;
 use crate::engine::rng::{mix, stream, ComponentId};
 use crate::engine::time::{ps_from_ns, serialization_ps, TimePs};
 use crate::run::{Design, Report, RunError};
@@ -510,32 +509,25 @@ impl Ethernet {
     }
 }
 
-impl Model for Ethernet {
-    type Event = crate::blocks::fabric::Event;
+impl FabricModel for Ethernet {
+    type Node = EthernetNode;
+    type Router = FabricRouter;
 
-    fn queue(&mut self) -> &mut CalendarQueue<Self::Event> {
-        self.fabric.queue()
+    fn fabric(&self) -> &Fabric<EthernetNode, FabricRouter> {
+        &self.fabric
     }
 
-    fn handle(&mut self, now_ps: TimePs, event: Self::Event) {
-        self.fabric.dispatch(now_ps, event);
-    }
-
-    fn progress(&self) -> u64 {
-        self.fabric.metrics().moves
-    }
-
-    fn in_flight(&self) -> u64 {
-        self.fabric.cells_live()
+    fn fabric_mut(&mut self) -> &mut Fabric<EthernetNode, FabricRouter> {
+        &mut self.fabric
     }
 
     /// Packets (data and ACKs) that reached their host.
-    fn delivered(&self) -> u64 {
+    fn items_delivered(&self) -> u64 {
         self.hosts().map(|h| h.counters.packets_received).sum()
     }
 
     /// Each flow's goodput over the interval ending at `at_ps`.
-    fn sample(&mut self, at_ps: TimePs) {
+    fn sample_own(&mut self, at_ps: TimePs) {
         let Some(every_ns) = self.config.run.sample_ns else {
             return;
         };
@@ -548,11 +540,11 @@ impl Model for Ethernet {
     }
 
     /// A thousand packet times plus two of the longest retransmission timeouts.
-    fn stall_ps(&self) -> TimePs {
+    fn stuck_after_ps(&self) -> TimePs {
         self.stall_ps
     }
 
-    fn stall_report(&self) -> String {
+    fn stuck_report(&self) -> String {
         format!("{} packets in flight, none moved", self.fabric.cells_live())
     }
 }

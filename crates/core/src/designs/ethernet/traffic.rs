@@ -4,22 +4,13 @@
 use serde::{Deserialize, Serialize};
 
 use crate::blocks::ethernet::opening::Opening;
-use crate::blocks::patterns::{
-    self, closed_loop, fct, incast, pairs, permutation, poisson, PatternKeys, TrafficPattern,
-};
+use crate::blocks::patterns::{self, permutation, PatternKeys, TrafficPattern};
 use crate::blocks::workload::FctKeys;
 use crate::scenario::ScenarioError;
 
 /// The patterns the Ethernet baseline runs, in the order its messages list them (what each
 /// sends: `blocks/patterns/`).
-pub const PATTERNS: &[&TrafficPattern] = &[
-    &permutation::PATTERN,
-    &incast::PATTERN,
-    &pairs::PATTERN,
-    &fct::PATTERN,
-    &poisson::PATTERN,
-    &closed_loop::PATTERN,
-];
+pub const PATTERNS: &[&TrafficPattern] = patterns::PATTERNS.split_at(6).0;
 
 /// `traffic.pattern`'s schema: the names of [`PATTERNS`].
 fn pattern_names(_: &mut schemars::SchemaGenerator) -> schemars::Schema {

@@ -36,14 +36,13 @@ use std::sync::Arc;
 
 use crate::blocks::cell::{CellId, NO_PACKET};
 use crate::blocks::ethernet::host::{FlowSeries, Host};
-use crate::blocks::fabric::{Context, Fabric, Node};
+use crate::blocks::fabric::{Context, Fabric, FabricModel, Node};
 use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::packet::{PacketId, NO_FRAME};
 use crate::blocks::routing::{FabricRouter, Router};
 use crate::blocks::topology::Topology;
 use crate::blocks::workload::mean_gap_ps;
-use crate::engine::kernel::{Clock, Model};
-use crate::engine::queue::CalendarQueue;
+use crate::engine::kernel::Clock;
 use crate::engine::time::{serialization_ps, TimePs};
 use crate::run::{Design, Report, RunError};
 use crate::scenario::{invalid, ScenarioError};
@@ -268,41 +267,30 @@ impl Stardust {
     }
 }
 
-impl Model for Stardust {
-    type Event = crate::blocks::fabric::Event;
+impl FabricModel for Stardust {
+    type Node = StardustNode;
+    type Router = FabricRouter;
 
-    fn queue(&mut self) -> &mut CalendarQueue<Self::Event> {
-        self.fabric.queue()
+    fn fabric(&self) -> &Fabric<StardustNode, FabricRouter> {
+        &self.fabric
     }
 
-    fn handle(&mut self, now_ps: TimePs, event: Self::Event) {
-        self.fabric.dispatch(now_ps, event);
-    }
-
-    fn progress(&self) -> u64 {
-        self.fabric.metrics().moves
-    }
-
-    fn in_flight(&self) -> u64 {
-        self.fabric.cells_live()
-    }
-
-    fn delivered(&self) -> u64 {
-        self.fabric.metrics().cells_delivered
+    fn fabric_mut(&mut self) -> &mut Fabric<StardustNode, FabricRouter> {
+        &mut self.fabric
     }
 
     /// A thousand cell times plus ten round trips over the longest cable (and, with
     /// transport hosts, two of their longest retransmission timeouts).
-    fn stall_ps(&self) -> TimePs {
+    fn stuck_after_ps(&self) -> TimePs {
         1_000 * self.cell_ps + 20 * self.longest_cable_ps + self.transport_stall_ps
     }
 
-    fn stall_report(&self) -> String {
+    fn stuck_report(&self) -> String {
         format!("{} cells in flight, none moved", self.fabric.cells_live())
     }
 
     /// With transport hosts, each flow's goodput over the interval ending at `at_ps`.
-    fn sample(&mut self, at_ps: TimePs) {
+    fn sample_own(&mut self, at_ps: TimePs) {
         let Some(every_ns) = self.config.run.sample_ns else {
             return;
         };

@@ -54,19 +54,7 @@ pub const TRANSPORT: TransportKind = TransportKind {
     check_routing: no_check,
 };
 
-/// The `[host]` keys only DCQCN reads.
-pub const HOST_KEYS: &[&str] = &[
-    "host.dcqcn_g",
-    "host.dcqcn_alpha_interval_ns",
-    "host.dcqcn_timer_ns",
-    "host.dcqcn_byte_counter_bytes",
-    "host.dcqcn_fast_recovery_stages",
-    "host.dcqcn_rate_ai_mbps",
-    "host.dcqcn_rate_hai_mbps",
-    "host.dcqcn_cnp_interval_ns",
-];
-
-/// Every key only DCQCN reads: its hosts' and its congestion points' (RED marking).
+/// Every key only DCQCN reads: its hosts' first, then its congestion points' (RED marking).
 const OWN_KEYS: &[&str] = &[
     "host.dcqcn_g",
     "host.dcqcn_alpha_interval_ns",
@@ -80,6 +68,9 @@ const OWN_KEYS: &[&str] = &[
     "switch.red_kmax_bytes",
     "switch.red_pmax",
 ];
+
+/// The `[host]` keys only DCQCN reads: the first of its own.
+pub const HOST_KEYS: &[&str] = OWN_KEYS.split_at(8).0;
 
 /// The reaction and notification points' constants.
 fn check_keys(h: &HostConfig) -> Result<(), ScenarioError> {
@@ -332,6 +323,12 @@ mod tests {
             rate_hai_bps: 100e6,
             cnp_interval_ps: 50_000_000,
         }
+    }
+
+    #[test]
+    fn the_host_keys_are_exactly_the_own_keys_of_host() {
+        let host: Vec<_> = OWN_KEYS.iter().filter(|k| k.starts_with("host.")).collect();
+        assert_eq!(host, HOST_KEYS.iter().collect::<Vec<_>>());
     }
 
     #[test]

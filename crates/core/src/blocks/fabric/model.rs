@@ -1,0 +1,68 @@
+//! The kernel's view of a design built on one `Fabric`: every hook that only forwards to the
+//! fabric (its queue, its events, its moves and its cells in flight) is written once here, so a
+//! design states only what is its own (what counts as delivered, when it is stuck, what it samples).
+
+use super::{Event, Fabric, Node};
+use crate::blocks::routing::Router;
+use crate::engine::kernel::Model;
+use crate::engine::queue::CalendarQueue;
+use crate::engine::time::TimePs;
+
+/// A design whose components all live in one `Fabric`; the kernel runs it through the blanket
+/// `Model` implementation below.
+pub trait FabricModel {
+    /// The design's node (its devices, one enum).
+    type Node: Node<Self::Router>;
+    /// The design's router.
+    type Router: Router;
+    /// The fabric the design runs on.
+    fn fabric(&self) -> &Fabric<Self::Node, Self::Router>;
+    /// The fabric, to step.
+    fn fabric_mut(&mut self) -> &mut Fabric<Self::Node, Self::Router>;
+    /// Work items delivered so far; by default the cells the fabric delivered.
+    fn items_delivered(&self) -> u64 {
+        self.fabric().metrics().cells_delivered
+    }
+    /// Simulated time without progress, while holding work, after which the design is stuck.
+    fn stuck_after_ps(&self) -> TimePs;
+    /// What is stuck, for the deadlock report.
+    fn stuck_report(&self) -> String;
+    /// Samples the design's own series at `at_ps` (see `Model::sample`); by default nothing.
+    fn sample_own(&mut self, _at_ps: TimePs) {}
+}
+
+impl<T: FabricModel> Model for T {
+    type Event = Event;
+
+    fn queue(&mut self) -> &mut CalendarQueue<Event> {
+        self.fabric_mut().queue()
+    }
+
+    fn handle(&mut self, now_ps: TimePs, event: Event) {
+        self.fabric_mut().dispatch(now_ps, event);
+    }
+
+    fn progress(&self) -> u64 {
+        self.fabric().metrics().moves
+    }
+
+    fn in_flight(&self) -> u64 {
+        self.fabric().cells_live()
+    }
+
+    fn delivered(&self) -> u64 {
+        self.items_delivered()
+    }
+
+    fn stall_ps(&self) -> TimePs {
+        self.stuck_after_ps()
+    }
+
+    fn stall_report(&self) -> String {
+        self.stuck_report()
+    }
+
+    fn sample(&mut self, at_ps: TimePs) {
+        self.sample_own(at_ps);
+    }
+}
