@@ -498,10 +498,12 @@ impl CellSwitch {
         self.queues
             .prefetch_heads(&self.scratch.transfers, self.ports, cells);
         let measuring = now_ps >= self.stats.measure_from_ps;
-        for i in 0..self.scratch.transfers.len() {
-            let (input, output) = self.scratch.transfers[i];
+        // Taken out for the loop (a move, no allocation), so `send` may borrow the switch.
+        let transfers = std::mem::take(&mut self.scratch.transfers);
+        for &(input, output) in &transfers {
             self.send(now_ps, input, output, measuring, cells);
         }
+        self.scratch.transfers = transfers;
         self.buffers.held_cells -= self.scratch.departures.len() as u64;
         self.debug_check_held();
         if measuring {

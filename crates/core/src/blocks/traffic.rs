@@ -265,6 +265,7 @@ impl Generator {
     }
 
     /// Emits the cell due at [`next_cell_ps`](Self::next_cell_ps) and advances.
+    #[inline]
     pub fn emit(&mut self) -> Cell {
         debug_assert!(self.next_ps != NEVER_PS);
         if self.packet_start_ps == NEVER_PS {
