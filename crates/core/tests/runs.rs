@@ -214,6 +214,14 @@ fn cells_in_flight_at_the_end_are_reported_with_their_ages() {
     assert!(s.cells.cells_in_flight_measured <= s.cells.cells_in_flight);
     assert!(s.cells.in_flight_age_cells.max > s.latency.latency_cells.p50);
     assert!(s.cells.in_flight_age_cells.max <= (cells - cells / 10) as f64);
+    // Every measured cell counted, the in-flight ones at their ages: more samples than the
+    // delivered ones alone, exactly those plus the in-flight ones, and a tail no shorter.
+    let all = &s.latency.latency_with_in_flight_cells;
+    assert_eq!(
+        all.samples,
+        s.latency.latency_cells.samples + s.cells.cells_in_flight_measured
+    );
+    assert!(all.p99 >= s.latency.latency_cells.p99 && all.max >= s.cells.in_flight_age_cells.max);
     let (light, _) = run(&switch(16, "output_queued", 0.3, cells, ""));
     assert!(light.cells.cells_in_flight_measured < 50);
     assert!(light.cells.in_flight_age_cells.max < 50.0);

@@ -252,6 +252,11 @@ pub struct Latencies {
     /// Packet latency from the generation of its first cell to the delivery of its last, in
     /// cell times (packets reassembled at the destination terminal).
     pub packet_latency_cells: Percentiles,
+    /// Every cell generated during measurement and not dropped, in cell times: the delivered
+    /// ones at their latency, those still in flight at their age at the end. A lower bound
+    /// (an in-flight cell's latency is at least its age) that, unlike `latency_cells`, does
+    /// not leave out the slowest cells when many are still in flight.
+    pub latency_with_in_flight_cells: Percentiles,
 }
 
 /// The cell account, each term counted where the cells are, and the cells left unmeasured.
@@ -637,6 +642,7 @@ impl<R: Router> Network<R> {
     /// The summary of a settled run measured over `measured_slots` cell times.
     fn summary(&self, clock: &Clock, ledger: &Ledger, measured_slots: u64) -> Summary {
         let terminals = self.terminals().count();
+        let in_flight_ages = self.in_flight_ages(clock.now_ps);
         Summary {
             design: self.design,
             scheduler: self.scheduler.clone(),
@@ -649,8 +655,8 @@ impl<R: Router> Network<R> {
             terminals: terminals as u32,
             seed: self.seed,
             rates: self.rates(measured_slots),
-            latency: self.latencies(),
-            cells: self.cell_counts(clock, ledger),
+            latency: self.latencies(&in_flight_ages),
+            cells: self.cell_counts(ledger, &in_flight_ages),
             hosts: self.host_counts(terminals),
             switching: self.switching_counts(),
             run: RunLength {
@@ -692,10 +698,15 @@ impl<R: Router> Network<R> {
         }
     }
 
-    /// Latencies of the cells and packets delivered during measurement.
-    fn latencies(&self) -> Latencies {
+    /// Latencies of the cells and packets delivered during measurement, and of every measured
+    /// cell with those still in flight at their ages (`in_flight_ages`).
+    fn latencies(&self, in_flight_ages: &LatencyHistogram) -> Latencies {
         let slot_ps = self.slot_ps as f64;
-        let latency = self.fabric.metrics().cell_latency().percentiles();
+        let delivered = self.fabric.metrics().cell_latency();
+        let mut with_in_flight = LatencyHistogram::new();
+        with_in_flight.add(&delivered);
+        with_in_flight.add(in_flight_ages);
+        let latency = delivered.percentiles();
         Latencies {
             latency_ns: latency.scaled(PS_PER_NS as f64),
             latency_cells: latency.scaled(slot_ps),
@@ -705,17 +716,24 @@ impl<R: Router> Network<R> {
                 .packet_latency()
                 .percentiles()
                 .scaled(slot_ps),
+            latency_with_in_flight_cells: with_in_flight.percentiles().scaled(slot_ps),
         }
     }
 
-    /// The settled account, with the cells measured and the ages of those still in flight.
-    fn cell_counts(&self, clock: &Clock, ledger: &Ledger) -> CellCounts {
-        let mut in_flight_ages = LatencyHistogram::new();
+    /// How long each cell generated during measurement and still in flight at `now_ps` has
+    /// been in flight.
+    fn in_flight_ages(&self, now_ps: TimePs) -> LatencyHistogram {
+        let mut ages = LatencyHistogram::new();
         for cell in self.fabric.live_cells() {
             if cell.inject_ps > self.warmup_ps {
-                in_flight_ages.record(clock.now_ps.saturating_sub(cell.inject_ps));
+                ages.record(now_ps.saturating_sub(cell.inject_ps));
             }
         }
+        ages
+    }
+
+    /// The settled account, with the cells measured and the ages of those still in flight.
+    fn cell_counts(&self, ledger: &Ledger, in_flight_ages: &LatencyHistogram) -> CellCounts {
         CellCounts {
             cells_injected: ledger.injected,
             cells_delivered: ledger.delivered,
