@@ -139,6 +139,36 @@ fn goodput_stays_within_one_percent_where_the_seeds_timing_allows() {
     );
 }
 
+/// Errors that come in bursts (Gilbert–Elliott) share their recoveries: at the same long-run
+/// bit error rate, 1e-7 on 100 m, bursts of 10 frames at 1e-4 start far fewer recoveries than
+/// there are corrupted frames (a frame corrupted while its receiver already waits for a replay
+/// starts none), and cost less goodput than independent errors, whose every corrupted frame
+/// starts one.
+#[test]
+fn errors_in_bursts_share_their_recoveries() {
+    let independent = study(r#""length_m": 100, "ber": 1e-7"#, "", 20_000.0);
+    let bursty = study(
+        r#""length_m": 100, "ber": 0, "error_burst_ber": 1e-4, "error_burst_frames": 10,
+           "error_burst_gap_frames": 9990"#,
+        "",
+        20_000.0,
+    );
+    assert_eq!(bursty["error_model"], "gilbert_elliott");
+    assert!((bursty["ber"].as_f64().unwrap() - 1e-7).abs() < 1e-15);
+    let detected = |s: &serde_json::Value| s["errors_detected"].as_u64().unwrap();
+    // Corrupted frames expected at the long-run rate over both directions (20 ms of 20.48 ns
+    // frames): about 360 either way.
+    let frames = 2.0 * 20e6 / 20.48;
+    let corrupted = frames * (1.0 - (1.0f64 - 1e-7).powi(2048));
+    assert!((detected(&independent) as f64 / corrupted - 1.0).abs() < 0.2);
+    assert!(
+        (detected(&bursty) as f64) < 0.5 * corrupted,
+        "{} recoveries for about {corrupted:.0} corrupted frames",
+        detected(&bursty)
+    );
+    assert!(goodput(&bursty) > goodput(&independent) + 0.02);
+}
+
 #[test]
 fn isolated_errors_take_three_and_a_half_round_trips_to_correct() {
     let s = study(r#""length_m": 100, "ber": 1e-9"#, "", 50_000.0);

@@ -2,6 +2,7 @@
 //! design needs lives here, not in a design.
 
 pub mod batcher_banyan;
+pub mod bit_errors;
 pub mod cell;
 pub mod cell_element;
 pub mod collision_switch;

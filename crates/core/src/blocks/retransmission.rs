@@ -39,9 +39,6 @@
 
 use std::collections::VecDeque;
 
-use rand_distr::{Distribution, Geometric};
-
-use crate::engine::rng::Rng;
 use crate::run::Ledger;
 
 /// What occupies one frame slot.
@@ -401,58 +398,6 @@ impl End {
     }
 }
 
-/// Probability that a frame of `frame_bytes` has at least one of its bits in error, bits
-/// failing independently at `ber`.
-pub fn frame_error_probability(ber: f64, frame_bytes: u64) -> f64 {
-    let bits = 8.0 * frame_bytes as f64;
-    -(bits * (-ber).ln_1p()).exp_m1()
-}
-
-/// The corrupted frames of one direction: geometric gaps between frame errors.
-pub struct FrameErrors {
-    gaps: Option<Geometric>,
-    rng: Rng,
-    next_slot: u64,
-}
-
-impl FrameErrors {
-    /// Frames corrupted independently with `probability`, drawn from `rng`. A probability
-    /// below the resolution of a double (`1 − p == 1`: one error in more than 2⁵³ frames)
-    /// corrupts nothing.
-    pub fn new(probability: f64, rng: Rng) -> Self {
-        let gaps = (probability > 0.0 && 1.0 - probability < 1.0)
-            .then(|| Geometric::new(probability).expect("0 < p <= 1"));
-        let mut errors = FrameErrors {
-            gaps,
-            rng,
-            next_slot: 0,
-        };
-        errors.next_slot = errors.gap();
-        errors
-    }
-
-    fn gap(&mut self) -> u64 {
-        match &self.gaps {
-            Some(g) => g.sample(&mut self.rng),
-            None => u64::MAX,
-        }
-    }
-
-    /// The slot of the next corrupted frame.
-    pub fn next_slot(&self) -> u64 {
-        self.next_slot
-    }
-
-    /// Whether the frame sent in `slot` is corrupted (slots must be asked in increasing order).
-    pub fn corrupts(&mut self, slot: u64) -> bool {
-        if slot < self.next_slot {
-            return false;
-        }
-        self.next_slot = slot.saturating_add(1).saturating_add(self.gap());
-        true
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -482,20 +427,6 @@ mod tests {
             }
         }
         resumed
-    }
-
-    #[test]
-    fn frame_errors_come_at_the_drawn_rate_and_not_below_a_doubles_resolution() {
-        use crate::engine::rng::{stream, ComponentId};
-        let rng = || stream(3, ComponentId { kind: 0, index: 0 });
-        let mut never = FrameErrors::new(1e-30, rng());
-        assert!((0..1000).all(|slot| !never.corrupts(slot)));
-        let mut often = FrameErrors::new(0.01, rng());
-        let errors = (0..100_000).filter(|&slot| often.corrupts(slot)).count();
-        assert!(
-            (900..1100).contains(&errors),
-            "{errors} errors in 100 000 frames at 1%"
-        );
     }
 
     #[test]

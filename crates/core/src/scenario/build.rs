@@ -289,7 +289,7 @@ impl Scenario {
             warmup_ps: self.warmup_ps(),
             end_ps: self.end_ps(),
             lossless: self.is_lossless(),
-            layer1_ber: self.link.ber,
+            bit_errors: self.link.bit_errors().expect("validated"),
         }
     }
 

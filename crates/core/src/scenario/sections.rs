@@ -4,9 +4,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::RunConfig;
+use crate::blocks::bit_errors::BitErrors;
 pub use crate::blocks::flow_control::FlowControlKind;
 use crate::engine::time::{ps_from_ns, TimePs};
-use crate::keys::Named;
+use crate::keys::{Named, ScenarioError};
 
 /// A whole scenario.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, schemars::JsonSchema)]
@@ -387,6 +388,14 @@ pub struct LinkConfig {
     /// `layer1` section counts errors, replayed frames and paused frame times. The propagation
     /// must then be a whole number (at least one) of cell times. Unit: errors per bit.
     pub ber: f64,
+    /// Bit error rate inside error bursts, 0 to 1e-3 (design `rifl` only); above 0 errors
+    /// fall by the Gilbert–Elliott model: `ber` between bursts, this rate inside them. Unit:
+    /// errors per bit.
+    pub error_burst_ber: f64,
+    /// With bursts: the mean length of a burst, in frames (cell times; geometric, at least 1).
+    pub error_burst_frames: f64,
+    /// With bursts: the mean stretch between bursts, in frames (geometric, at least 1).
+    pub error_burst_gap_frames: f64,
     /// ON/OFF: occupancy (cells) at which the switch sends OFF.
     pub off_threshold_cells: Option<u32>,
     /// ON/OFF: occupancy (cells) at which the switch sends ON again.
@@ -401,6 +410,9 @@ impl Default for LinkConfig {
             flow_control: FlowControlKind::None,
             overhead_bytes: 0,
             ber: 0.0,
+            error_burst_ber: 0.0,
+            error_burst_frames: 0.0,
+            error_burst_gap_frames: 0.0,
             off_threshold_cells: None,
             on_threshold_cells: None,
         }
@@ -408,6 +420,16 @@ impl Default for LinkConfig {
 }
 
 impl LinkConfig {
+    /// How bit errors fall on every cable (the keys checked, naming the one at fault).
+    pub fn bit_errors(&self) -> Result<BitErrors, ScenarioError> {
+        BitErrors::from_keys(
+            self.ber,
+            self.error_burst_ber,
+            self.error_burst_frames,
+            self.error_burst_gap_frames,
+        )
+    }
+
     /// Line rate in bit/s.
     pub fn rate_bps(&self) -> u64 {
         (self.rate_gbps * 1e9).round() as u64

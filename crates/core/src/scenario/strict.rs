@@ -188,19 +188,7 @@ impl Scenario {
         if sw.scheduler == SchedulerName::OutputQueued {
             unused.add(&["switch.batcher_banyan"], "switch.scheduler", &scheduler);
         }
-        let onoff = self
-            .flow_control_kinds()
-            .is_ok_and(|kinds| kinds.contains(&FlowControlKind::Onoff));
-        if !onoff {
-            unused.add(
-                &["link.off_threshold_cells", "link.on_threshold_cells"],
-                "link.flow_control",
-                format!(
-                    "link.flow_control = {:?} (thresholds are ON/OFF's)",
-                    self.link.flow_control.as_str()
-                ),
-            );
-        }
+        self.unused_link_keys(&mut unused);
         let kind = format!("topology.kind = {:?}", topology.kind.as_str());
         if !matches!(topology.kind, TopologyName::Star | TopologyName::TwoSwitch) {
             unused.add(
@@ -220,6 +208,30 @@ impl Scenario {
             }
         }
         unused.into_vec()
+    }
+
+    /// The `link` keys the chosen flow control and bit errors leave unused.
+    fn unused_link_keys(&self, unused: &mut UnusedKeys) {
+        let onoff = self
+            .flow_control_kinds()
+            .is_ok_and(|kinds| kinds.contains(&FlowControlKind::Onoff));
+        if !onoff {
+            unused.add(
+                &["link.off_threshold_cells", "link.on_threshold_cells"],
+                "link.flow_control",
+                format!(
+                    "link.flow_control = {:?} (thresholds are ON/OFF's)",
+                    self.link.flow_control.as_str()
+                ),
+            );
+        }
+        if self.link.error_burst_ber == 0.0 {
+            unused.add(
+                &["link.error_burst_frames", "link.error_burst_gap_frames"],
+                "link.error_burst_ber",
+                "link.error_burst_ber = 0 (no bursts)",
+            );
+        }
     }
 }
 

@@ -6,10 +6,10 @@
 use serde::Serialize;
 
 use super::{Context, Fabric, FabricModel, Layer1Counters, Layer1Spec, Node, Wiring};
+use crate::blocks::bit_errors::{BitErrors, FrameErrors};
 use crate::blocks::cell::CellId;
 use crate::blocks::flow_control::{FlowControlPlan, FlowSignal, LinkFlowControl};
 use crate::blocks::link::Link;
-use crate::blocks::retransmission::{frame_error_probability, FrameErrors};
 use crate::blocks::routing::Router;
 use crate::blocks::stream_kind;
 use crate::blocks::switch::{CellSwitch, SwitchSpec};
@@ -90,19 +90,18 @@ impl<R: Router> Node<R> for CellNode {
 /// One end of a Layer 1 cable as it is built: (node, port, the sending node's pipeline delay).
 type CableEnd = (u32, u16, TimePs);
 
-/// Every cable of `topology` as a RIFL Layer 1 cable with bit error rate `ber`: a host's cable
-/// with the host as end 0, a cable between switches from its lower (switch, port) end.
+/// Every cable of `topology` as a RIFL Layer 1 cable whose frames `bit_errors` corrupt: a host's
+/// cable with the host as end 0, a cable between switches from its lower (switch, port) end.
 fn layer1_cables(
     topology: &Topology,
-    ber: f64,
+    bit_errors: BitErrors,
     seed: u64,
     slot_ps: TimePs,
     link: &Link,
     switch: &SwitchSpec,
 ) -> Vec<Layer1Spec> {
     let hosts = topology.endpoints();
-    let frame_probability =
-        frame_error_probability(ber, switch.cell_bytes + link.overhead_bytes as u64);
+    let frame_bytes = switch.cell_bytes + link.overhead_bytes as u64;
     // Each cable: its two ends as (node, port, sender's pipeline), and the switch port it is
     // cabled to (where the topology keeps its length).
     let switch_end = |s: usize, p: usize| ((hosts + s) as u32, p as u16, switch.pipeline_ps);
@@ -135,7 +134,7 @@ fn layer1_cables(
                     kind: stream_kind::LAYER1_ERRORS,
                     index: (2 * c + end) as u32,
                 };
-                FrameErrors::new(frame_probability, stream(seed, id))
+                FrameErrors::new(bit_errors, frame_bytes, stream(seed, id))
             });
             Layer1Spec {
                 ends: [(a.0, a.1), (b.0, b.1)],
@@ -178,9 +177,9 @@ pub struct NetworkSpec {
     pub end_ps: TimePs,
     /// The configuration promises to drop nothing; a drop fails the run.
     pub lossless: bool,
-    /// Bit error rate of every cable; above zero every cable runs RIFL Layer 1 retransmission
-    /// (its propagation a whole number of at least one cell time).
-    pub layer1_ber: f64,
+    /// Bit errors of every cable; unless error-free every cable runs RIFL Layer 1
+    /// retransmission (its propagation a whole number of at least one cell time).
+    pub bit_errors: BitErrors,
 }
 
 /// The headline numbers of a run. The groups are flattened: the summary is one flat table.
@@ -341,11 +340,14 @@ pub struct WorkloadSummary {
 }
 
 /// What the RIFL Layer 1 cables of a network counted over the whole run (both directions of
-/// every cable), with their bit error rate.
+/// every cable), with their bit errors.
 #[derive(Clone, Debug, Serialize)]
 pub struct Layer1Summary {
-    /// Bit error rate of every cable.
+    /// Long-run bit error rate of every cable (with bursts, the states' rates weighted by
+    /// their shares of time).
     pub ber: f64,
+    /// How the errors fall: `independent` or `gilbert_elliott` (bursts).
+    pub error_model: &'static str,
     /// The counts.
     #[serde(flatten)]
     pub counters: Layer1Counters,
@@ -414,7 +416,7 @@ pub struct Network<R: Router> {
     end_ps: TimePs,
     lossless: bool,
     cell_payload_bytes: u32,
-    layer1_ber: f64,
+    bit_errors: BitErrors,
     offered_load: f64,
 }
 
@@ -436,7 +438,7 @@ impl<R: Router> Network<R> {
             warmup_ps,
             end_ps,
             lossless,
-            layer1_ber,
+            bit_errors,
         } = spec;
         let per_voq = switch.per_voq_buffers;
         let hosts = topology.endpoints();
@@ -459,8 +461,8 @@ impl<R: Router> Network<R> {
             router_index: (0..nodes.len()).map(|n| n.checked_sub(hosts)).collect(),
             slot_ps,
             per_voq,
-            layer1: if layer1_ber > 0.0 {
-                layer1_cables(&topology, layer1_ber, seed, slot_ps, &link, &switch)
+            layer1: if !bit_errors.is_error_free() {
+                layer1_cables(&topology, bit_errors, seed, slot_ps, &link, &switch)
             } else {
                 Vec::new()
             },
@@ -486,7 +488,7 @@ impl<R: Router> Network<R> {
             end_ps,
             lossless,
             cell_payload_bytes: traffic.cell_payload_bytes,
-            layer1_ber,
+            bit_errors,
             offered_load: traffic.load,
         }
     }
@@ -671,7 +673,8 @@ impl<R: Router> Network<R> {
                     .sum(),
             },
             layer1: self.fabric.layer1_counters().map(|counters| Layer1Summary {
-                ber: self.layer1_ber,
+                ber: self.bit_errors.long_run_ber(),
+                error_model: self.bit_errors.name(),
                 counters,
             }),
             workload: self.workload_summary(ledger.in_flight),

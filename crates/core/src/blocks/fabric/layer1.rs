@@ -16,8 +16,9 @@
 //! end `latency + 1` frame times later; with `latency` one less than the cable's propagation
 //! in frame times, an error-free Layer 1 cable delivers every cell when a plain cable would.
 
+use crate::blocks::bit_errors::FrameErrors;
 use crate::blocks::cell::{CellArena, CellId, CellQueue};
-use crate::blocks::retransmission::{FrameErrors, Layer1Link, SlotInput};
+use crate::blocks::retransmission::{Layer1Link, SlotInput};
 use crate::engine::time::TimePs;
 
 /// Marks a port without a Layer 1 cable.

@@ -14,7 +14,8 @@
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
 
-use crate::blocks::retransmission::{frame_error_probability, FrameErrors, Layer1Link, SlotInput};
+use crate::blocks::bit_errors::{frame_error_probability, BitErrors, FrameErrors};
+use crate::blocks::retransmission::{Layer1Link, SlotInput};
 use crate::blocks::stream_kind;
 use crate::engine::kernel::{Clock, Model};
 use crate::engine::queue::{CalendarQueue, EventQueue, Phase};
@@ -80,8 +81,15 @@ pub struct LinkSection {
     pub ns_per_m: f64,
     /// Fixed one-way latency outside the cable (transceivers, Layer 1 pipeline), nanoseconds.
     pub fixed_latency_ns: f64,
-    /// Bit error rate, each direction.
+    /// Bit error rate, each direction (between bursts, with bursts).
     pub ber: f64,
+    /// Bit error rate inside error bursts; above 0 errors fall by the Gilbert–Elliott model
+    /// (`ber` between bursts, this rate inside them).
+    pub error_burst_ber: f64,
+    /// With bursts: the mean length of a burst, in frames (geometric, at least 1).
+    pub error_burst_frames: f64,
+    /// With bursts: the mean stretch between bursts, in frames (geometric, at least 1).
+    pub error_burst_gap_frames: f64,
     /// Layer 1 frame size in bytes (a power of two, 8 to 256).
     pub frame_bytes: u32,
 }
@@ -94,6 +102,9 @@ impl Default for LinkSection {
             ns_per_m: 5.0,
             fixed_latency_ns: 0.0,
             ber: 0.0,
+            error_burst_ber: 0.0,
+            error_burst_frames: 0.0,
+            error_burst_gap_frames: 0.0,
             frame_bytes: 256,
         }
     }
@@ -138,6 +149,25 @@ impl LinkScenario {
         Ok(scenario)
     }
 
+    /// The bit error keys: in range, and the burst shape only with a burst rate.
+    fn validate_bit_errors(&self) -> Result<(), ScenarioError> {
+        let link = &self.link;
+        if self.bit_errors()? == (BitErrors::Independent { ber: link.ber }) {
+            for (key, frames) in [
+                ("link.error_burst_frames", link.error_burst_frames),
+                ("link.error_burst_gap_frames", link.error_burst_gap_frames),
+            ] {
+                if frames != 0.0 {
+                    return Err(invalid(
+                        key,
+                        "unused without bursts: set link.error_burst_ber above 0, or leave it out",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn validate(&self) -> Result<(), ScenarioError> {
         let (run, link) = (&self.run, &self.link);
         let non_negative = |v: f64| v.is_finite() && v >= 0.0;
@@ -159,12 +189,7 @@ impl LinkScenario {
                 return Err(invalid(key, "expected a non-negative number"));
             }
         }
-        if !(non_negative(link.ber) && link.ber <= 1e-3) {
-            return Err(invalid(
-                "link.ber",
-                format!("expected a bit error rate from 0 to 1e-3, got {}", link.ber),
-            ));
-        }
+        self.validate_bit_errors()?;
         if !(link.frame_bytes.is_power_of_two() && (8..=256).contains(&link.frame_bytes)) {
             return Err(invalid(
                 "link.frame_bytes",
@@ -249,9 +274,23 @@ impl LinkScenario {
         ps_from_ns(self.run.duration_ns)
     }
 
-    /// Probability that a frame has at least one bit error.
+    /// How bit errors fall on the cable (the keys checked, naming the one at fault).
+    pub fn bit_errors(&self) -> Result<BitErrors, ScenarioError> {
+        let link = &self.link;
+        BitErrors::from_keys(
+            link.ber,
+            link.error_burst_ber,
+            link.error_burst_frames,
+            link.error_burst_gap_frames,
+        )
+    }
+
+    /// Probability that a frame has at least one bit error, at the long-run bit error rate.
     pub fn frame_error_probability(&self) -> f64 {
-        frame_error_probability(self.link.ber, self.link.frame_bytes as u64)
+        let ber = self
+            .bit_errors()
+            .map_or(self.link.ber, BitErrors::long_run_ber);
+        frame_error_probability(ber, self.link.frame_bytes as u64)
     }
 }
 
@@ -293,9 +332,11 @@ pub struct LinkSummary {
 /// The cable: its errors, frames and round trip.
 #[derive(Clone, Debug, Serialize)]
 pub struct CableFigures {
-    /// Bit error rate, each direction.
+    /// Long-run bit error rate, each direction.
     pub ber: f64,
-    /// Probability that a frame is corrupted.
+    /// How the errors fall: `independent` or `gilbert_elliott` (bursts).
+    pub error_model: &'static str,
+    /// Probability that a frame is corrupted, at the long-run bit error rate.
     pub frame_error_probability: f64,
     /// Layer 1 frame size.
     pub frame_bytes: u32,
@@ -377,6 +418,7 @@ pub struct LinkTables {
 pub struct LinkStudy {
     scenario: LinkScenario,
     link: Layer1Link,
+    bit_errors: BitErrors,
     errors: [FrameErrors; 2],
     hosts: [Host; 2],
     rx_buffer_frames: u64,
@@ -398,7 +440,8 @@ impl LinkStudy {
         let seed = scenario.run.seed;
         let id = |kind, index| ComponentId { kind, index };
         let link = Layer1Link::new(scenario.latency_slots());
-        let p = scenario.frame_error_probability();
+        let bit_errors = scenario.bit_errors().expect("validated");
+        let frame_bytes = scenario.link.frame_bytes as u64;
         let rtt = link.rtt_slots() as u64;
         let hosts = [0, 1].map(|i| Host {
             source: stream(seed, id(stream_kind::LINK_STUDY_SOURCE, i)),
@@ -408,8 +451,11 @@ impl LinkStudy {
             rx_max_frames: 0,
         });
         LinkStudy {
-            errors: [0, 1]
-                .map(|i| FrameErrors::new(p, stream(seed, id(stream_kind::LINK_STUDY_ERRORS, i)))),
+            bit_errors,
+            errors: [0, 1].map(|i| {
+                let rng = stream(seed, id(stream_kind::LINK_STUDY_ERRORS, i));
+                FrameErrors::new(bit_errors, frame_bytes, rng)
+            }),
             hosts,
             rx_buffer_frames: scenario.nic.rx_buffer_frames.unwrap_or(2 * rtt),
             load: scenario.traffic.load,
@@ -485,7 +531,8 @@ impl LinkStudy {
             design: "rifl_link",
             seed: self.scenario.run.seed,
             cable: CableFigures {
-                ber: self.scenario.link.ber,
+                ber: self.bit_errors.long_run_ber(),
+                error_model: self.bit_errors.name(),
                 frame_error_probability: self.scenario.frame_error_probability(),
                 frame_bytes: self.scenario.link.frame_bytes,
                 length_m: self.scenario.link.length_m,
