@@ -49,9 +49,25 @@ const UGAL_3: &str = r#""count": 3, "assignment": "dragonfly_dateline""#;
 /// nothing deadlocks.
 #[test]
 fn minimal_routing_at_full_load_meets_the_group_shift_bound_without_deadlock() {
-    let uniform = run(&dragonfly("deterministic", "uniform", 1.0, 8_000, MINIMAL_2));
-    assert!(uniform.rates.throughput > 0.8, "uniform {}", uniform.rates.throughput);
-    let shift = run(&dragonfly("deterministic", "group_shift", 1.0, 8_000, MINIMAL_2));
+    let uniform = run(&dragonfly(
+        "deterministic",
+        "uniform",
+        1.0,
+        8_000,
+        MINIMAL_2,
+    ));
+    assert!(
+        uniform.rates.throughput > 0.8,
+        "uniform {}",
+        uniform.rates.throughput
+    );
+    let shift = run(&dragonfly(
+        "deterministic",
+        "group_shift",
+        1.0,
+        8_000,
+        MINIMAL_2,
+    ));
     let bound = 1.0 / 8.0;
     let gap = (shift.rates.throughput - bound).abs() / bound;
     assert!(gap < 0.02, "group shift {} vs 1/8", shift.rates.throughput);
@@ -70,9 +86,17 @@ fn minimal_routing_at_full_load_meets_the_group_shift_bound_without_deadlock() {
 #[test]
 fn ugal_at_full_load_does_not_deadlock_and_beats_minimal_under_the_shift() {
     let uniform = run(&dragonfly("ugal_credit", "uniform", 1.0, 8_000, UGAL_3));
-    assert!(uniform.rates.throughput > 0.6, "uniform {}", uniform.rates.throughput);
+    assert!(
+        uniform.rates.throughput > 0.6,
+        "uniform {}",
+        uniform.rates.throughput
+    );
     let shift = run(&dragonfly("ugal_credit", "group_shift", 1.0, 8_000, UGAL_3));
-    assert!(shift.rates.throughput > 0.3, "group shift {}", shift.rates.throughput);
+    assert!(
+        shift.rates.throughput > 0.3,
+        "group shift {}",
+        shift.rates.throughput
+    );
     assert_eq!(shift.cells.cells_dropped, 0);
 }
 
@@ -90,9 +114,16 @@ fn islip_cut_through_and_strict_priority_run_and_repeat() {
     .replace("vc_separable", "vc_islip");
     let first = run(&json);
     let again = run(&json);
-    assert!((first.rates.throughput - 0.4).abs() < 0.02, "{}", first.rates.throughput);
+    assert!(
+        (first.rates.throughput - 0.4).abs() < 0.02,
+        "{}",
+        first.rates.throughput
+    );
     assert_eq!(first.cells.cells_delivered, again.cells.cells_delivered);
-    assert_eq!(first.latency.latency_cells.mean, again.latency.latency_cells.mean);
+    assert_eq!(
+        first.latency.latency_cells.mean,
+        again.latency.latency_cells.mean
+    );
 }
 
 /// One VC under minimal routing: local, global and local channels of three groups close a
@@ -108,7 +139,10 @@ fn one_vc_on_a_dragonfly_is_refused_with_the_cycle_named() {
     );
     let error = build(&json).err().expect("refused");
     assert!(error.starts_with("vc.assignment: "), "{error}");
-    assert!(error.contains("cycle") && error.contains("(router "), "{error}");
+    assert!(
+        error.contains("cycle") && error.contains("(router "),
+        "{error}"
+    );
 }
 
 /// Too few VCs for the rule's phases: refused on `vc.count`.
@@ -116,7 +150,10 @@ fn one_vc_on_a_dragonfly_is_refused_with_the_cycle_named() {
 fn too_few_vcs_for_the_rule_are_refused() {
     let json = dragonfly("ugal_credit", "uniform", 0.5, 1_000, MINIMAL_2);
     let error = build(&json).err().expect("refused");
-    assert!(error.starts_with("vc.count: expected at least 3 VCs"), "{error}");
+    assert!(
+        error.starts_with("vc.count: expected at least 3 VCs"),
+        "{error}"
+    );
 }
 
 /// With the check turned off, one VC under the group shift at full load deadlocks, and the
@@ -133,7 +170,10 @@ fn a_cycle_the_check_would_refuse_deadlocks_and_is_named() {
     .replace(r#""buffer_cells": 256, "#, "");
     let outcome = build(&json).expect("built without the check").run();
     let Err(RunError::Deadlock(report)) = outcome else {
-        panic!("expected a deadlock, got {:?}", outcome.map(|(s, _)| s.rates.throughput));
+        panic!(
+            "expected a deadlock, got {:?}",
+            outcome.map(|(s, _)| s.rates.throughput)
+        );
     };
     assert!(report.contains("cycle of full VC buffers"), "{report}");
     assert!(report.contains("(router "), "{report}");

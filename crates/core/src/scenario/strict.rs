@@ -176,8 +176,26 @@ impl Scenario {
             );
         }
         let scheduler = format!("switch.scheduler = {:?}", sw.scheduler.as_str());
-        if !matches!(sw.scheduler, SchedulerName::Islip | SchedulerName::Pim) {
+        if !matches!(
+            sw.scheduler,
+            SchedulerName::Islip
+                | SchedulerName::Pim
+                | SchedulerName::VcSeparable
+                | SchedulerName::VcIslip
+        ) {
             unused.add(&["switch.iterations"], "switch.scheduler", &scheduler);
+        }
+        if self.uses_vcs() {
+            let keys = [
+                "switch.buffer_cells",
+                "switch.per_voq_buffers",
+                "switch.batcher_banyan",
+            ];
+            unused.add(
+                &keys,
+                "switch.scheduler",
+                format!("{scheduler} (VC buffers are vc.buffer_cells)"),
+            );
         }
         if matches!(
             sw.scheduler,

@@ -265,6 +265,19 @@ pub struct Latencies {
     /// Packet latency from the generation of its first cell to the delivery of its last, in
     /// cell times (packets reassembled at the destination terminal).
     pub packet_latency_cells: Percentiles,
+    /// VC routers: the part of the packet latency spent at the source, from the generation
+    /// of a packet's first cell to its leaving the host, mean and max in cell times.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_queueing_cells: Option<SourceQueueing>,
+}
+
+/// Source queueing of the measured packets, in cell times.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct SourceQueueing {
+    /// Mean.
+    pub mean: f64,
+    /// Longest.
+    pub max: f64,
 }
 
 /// The cell account, each term counted where the cells are, and the cells left unmeasured.
@@ -724,6 +737,20 @@ impl<R: Router> Network<R> {
                 .packet_latency()
                 .percentiles()
                 .scaled(slot_ps),
+            source_queueing_cells: self.vc_routers().next().map(|_| {
+                let heads = self.terminal_sum(|t| t.counters.heads_sent_measured);
+                SourceQueueing {
+                    mean: self.terminal_sum(|t| t.counters.source_queueing_ps_sum) as f64
+                        / slot_ps
+                        / (heads as f64).max(1.0),
+                    max: self
+                        .terminals()
+                        .map(|t| t.counters.source_queueing_ps_max)
+                        .max()
+                        .unwrap_or(0) as f64
+                        / slot_ps,
+                }
+            }),
         }
     }
 
