@@ -144,37 +144,9 @@ impl Scenario {
         warnings
     }
 
-    /// The keys of a cell network's scenario that its chosen mechanisms do not read.
-    pub fn unused_keys(&self) -> Vec<Unused> {
-        let (sw, t, topology) = (&self.switch, &self.traffic, &self.topology);
-        let mut unused = UnusedKeys::default();
-        if t.arrival != ArrivalName::Bursty {
-            unused.add(
-                &[
-                    "traffic.burst_mean_cells",
-                    "traffic.burst_mean_bytes",
-                    "traffic.burst_mean_packets",
-                    "traffic.burst_packets",
-                ],
-                "traffic.arrival",
-                "traffic.arrival = \"bernoulli\" (it draws no bursts)",
-            );
-        }
-        let destinations = format!("traffic.destinations = {:?}", t.destinations.as_str());
-        if t.destinations != DestinationName::Hotspot {
-            unused.add(
-                &["traffic.hotspot_port", "traffic.hotspot_fraction"],
-                "traffic.destinations",
-                &destinations,
-            );
-        }
-        if t.destinations != DestinationName::Uniform {
-            unused.add(
-                &["traffic.include_self"],
-                "traffic.destinations",
-                &destinations,
-            );
-        }
+    /// The switch keys the scheduler does not read.
+    fn unused_switch_keys(&self, unused: &mut UnusedKeys) {
+        let sw = &self.switch;
         let scheduler = format!("switch.scheduler = {:?}", sw.scheduler.as_str());
         if !matches!(
             sw.scheduler,
@@ -206,6 +178,40 @@ impl Scenario {
         if sw.scheduler == SchedulerName::OutputQueued {
             unused.add(&["switch.batcher_banyan"], "switch.scheduler", &scheduler);
         }
+    }
+
+    /// The keys of a cell network's scenario that its chosen mechanisms do not read.
+    pub fn unused_keys(&self) -> Vec<Unused> {
+        let (t, topology) = (&self.traffic, &self.topology);
+        let mut unused = UnusedKeys::default();
+        if t.arrival != ArrivalName::Bursty {
+            unused.add(
+                &[
+                    "traffic.burst_mean_cells",
+                    "traffic.burst_mean_bytes",
+                    "traffic.burst_mean_packets",
+                    "traffic.burst_packets",
+                ],
+                "traffic.arrival",
+                "traffic.arrival = \"bernoulli\" (it draws no bursts)",
+            );
+        }
+        let destinations = format!("traffic.destinations = {:?}", t.destinations.as_str());
+        if t.destinations != DestinationName::Hotspot {
+            unused.add(
+                &["traffic.hotspot_port", "traffic.hotspot_fraction"],
+                "traffic.destinations",
+                &destinations,
+            );
+        }
+        if t.destinations != DestinationName::Uniform {
+            unused.add(
+                &["traffic.include_self"],
+                "traffic.destinations",
+                &destinations,
+            );
+        }
+        self.unused_switch_keys(&mut unused);
         let onoff = self
             .flow_control_kinds()
             .is_ok_and(|kinds| kinds.contains(&FlowControlKind::Onoff));
