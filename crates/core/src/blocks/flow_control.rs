@@ -148,6 +148,14 @@ impl TxGate {
         }
     }
 
+    /// The credits `channel` holds, under credit flow control (`None` otherwise).
+    pub fn credits(&self, channel: u16) -> Option<u32> {
+        match self {
+            TxGate::Credit(credits) => Some(credits[channel as usize]),
+            _ => None,
+        }
+    }
+
     /// True if no channel may send a cell now.
     pub fn is_shut(&self) -> bool {
         match self {
@@ -265,6 +273,8 @@ mod tests {
         let signal = rx.after_dequeue(0, 0).unwrap();
         tx.on_signal(signal);
         assert!(tx.may_send(0));
+        assert_eq!((tx.credits(0), tx.credits(1)), (Some(1), Some(1)));
+        assert_eq!(TxGate::on_off(1).credits(0), None);
     }
 
     #[test]

@@ -27,6 +27,7 @@ pub mod terminal;
 pub mod topology;
 pub mod traffic;
 pub mod transport;
+pub mod vc_router;
 pub mod workload;
 
 /// The kind of every random stream (`engine::rng::stream(seed, ComponentId { kind, index })`),

@@ -37,6 +37,9 @@ pub enum SchedulerKind {
     /// Statically allocated, fully connected: N² dedicated queues; each output serves its N
     /// queues round robin with no input constraint (the ideal of the RIFL paper, §V).
     Safc,
+    /// Per-VC input FIFOs under credits with VC and switch allocation: built as a
+    /// [`VcRouter`](super::vc_router::VcRouter), never as a cell switch.
+    VirtualChannel,
 }
 
 impl SchedulerKind {
@@ -310,6 +313,9 @@ impl CellSwitch {
             }
             SchedulerKind::Pim { iterations } => (voqs(), Some(Matcher::pim(ports, iterations))),
             SchedulerKind::Safc => (voqs(), None),
+            SchedulerKind::VirtualChannel => {
+                panic!("a virtual-channel scheduler builds a VcRouter, not a cell switch")
+            }
         };
         CellSwitch {
             ports,

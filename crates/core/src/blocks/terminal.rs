@@ -42,6 +42,12 @@ pub struct TerminalCounters {
     pub source_wait_ps_max: u64,
     /// When the latest cell was delivered to this terminal's sink.
     pub last_delivery_ps: TimePs,
+    /// Packets generated from the start of measurement whose first cell left the host.
+    pub heads_sent_measured: u64,
+    /// Their total source queueing: from the first cell's generation to its leaving the host.
+    pub source_queueing_ps_sum: u64,
+    /// The longest of those waits.
+    pub source_queueing_ps_max: u64,
 }
 
 /// A host attached to the fabric by one link in each direction.
@@ -183,6 +189,14 @@ impl Terminal {
         }
         self.queued_cells -= 1;
         self.gate.on_send(channel as u16);
+        let c = &cells[head];
+        if c.inject_ps == c.packet_inject_ps && c.inject_ps > self.measure_from_ps {
+            let waited_ps = now_ps - c.inject_ps;
+            self.counters.heads_sent_measured += 1;
+            self.counters.source_queueing_ps_sum += waited_ps;
+            self.counters.source_queueing_ps_max =
+                self.counters.source_queueing_ps_max.max(waited_ps);
+        }
         Some((head, self.link.transmit(now_ps, self.cell_bytes)))
     }
 

@@ -129,6 +129,14 @@ pub enum PacketSizes {
 }
 
 impl PacketSizes {
+    /// The largest packet, in bytes.
+    pub fn max_bytes(self) -> u32 {
+        match self {
+            PacketSizes::Fixed(size) => size,
+            PacketSizes::Uniform { max, .. } => max,
+        }
+    }
+
     /// Expected number of cells per packet when each cell carries `cell_payload_bytes`.
     pub fn mean_cells(self, cell_payload_bytes: u32) -> f64 {
         self.mean_of(cell_payload_bytes, |cells| cells as f64)

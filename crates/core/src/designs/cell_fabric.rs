@@ -7,7 +7,9 @@
 
 use crate::blocks::fabric::cell_network::Network;
 use crate::blocks::routing::{mode, FabricRouter, RouteTable};
-use crate::blocks::topology::TopologyError;
+use crate::blocks::topology::{Topology, TopologyError};
+use crate::blocks::vc_router::dependency::{self, DependencyError, RoutingReach};
+use crate::blocks::vc_router::VcSpec;
 use crate::scenario::{RoutingConfig, Scenario, ScenarioError};
 
 /// The fabric simulation.
@@ -38,6 +40,45 @@ pub fn build(scenario: &Scenario) -> Result<CellFabric, ScenarioError> {
     let mode = mode(&name).expect("validated routing mode");
     let router = FabricRouter::new(table, mode, scenario.run.seed, spray_rounds);
     let mut spec = scenario.network_spec("cell_fabric", topology);
+    if let Some(vc) = &spec.vc {
+        check_vc_rule(&spec.topology, &router, vc, &name)?;
+    }
     spec.routing = Some(name);
     Ok(Network::new(spec, router))
+}
+
+/// Refuses a VC rule that does not fit the routes (too few VCs) or leaves a cycle in the
+/// channel dependency graph (unless `vc.check_dependencies` is off), naming the key.
+fn check_vc_rule(
+    topology: &Topology,
+    router: &FabricRouter,
+    vc: &VcSpec,
+    mode: &str,
+) -> Result<(), ScenarioError> {
+    let reach = RoutingReach {
+        table: router.table(),
+        nonminimal: router.routes_nonminimally(),
+    };
+    let setting = format!(
+        "vc.assignment = {:?} with routing.mode = {mode:?}",
+        vc.rule.name()
+    );
+    match dependency::check(topology, &reach, vc.rule, vc.vcs, vc.check_dependencies) {
+        Ok(()) => Ok(()),
+        Err(DependencyError::TooFewVcs { needed }) => Err(ScenarioError {
+            key: "vc.count".into(),
+            message: format!(
+                "expected at least {needed} VCs: {setting} puts some route on VC {}, got {}",
+                needed - 1,
+                vc.vcs
+            ),
+        }),
+        Err(DependencyError::Cycle(cycle)) => Err(ScenarioError {
+            key: "vc.assignment".into(),
+            message: format!(
+                "{setting} leaves a cycle in the channel dependency graph, (router, output port, VC): {}; expected a rule that orders the VCs along every route (vc.check_dependencies = false runs it anyway)",
+                dependency::describe_cycle(&cycle)
+            ),
+        }),
+    }
 }

@@ -3,6 +3,7 @@
 
 pub mod arena;
 pub mod cache;
+pub mod graph;
 pub mod kernel;
 pub mod queue;
 pub mod rng;

@@ -36,6 +36,7 @@ impl Scenario {
             SchedulerName::Islip => SchedulerKind::Islip { iterations },
             SchedulerName::Pim => SchedulerKind::Pim { iterations },
             SchedulerName::Safc => SchedulerKind::Safc,
+            SchedulerName::VcSeparable | SchedulerName::VcIslip => SchedulerKind::VirtualChannel,
         }
     }
 
@@ -157,6 +158,14 @@ impl Scenario {
         let mut topology = self.shape()?;
         if let Some(ns) = self.topology.global_propagation_ns {
             topology.set_global_cable_delay(ps_from_ns(ns));
+        }
+        if let Some(ns) = self.topology.host_propagation_ns {
+            for host in 0..topology.endpoints() {
+                let (switch, port) = topology.endpoint_port(host).expect("hosts are cabled");
+                let mut cable = topology.cable(switch, port);
+                cable.propagation_ps = Some(ps_from_ns(ns));
+                topology.set_cable(switch, port, cable);
+            }
         }
         Ok(topology)
     }
@@ -290,6 +299,7 @@ impl Scenario {
             end_ps: self.end_ps(),
             lossless: self.is_lossless(),
             bit_errors: self.link.bit_errors().expect("validated"),
+            vc: self.vc_spec(),
         }
     }
 

@@ -15,6 +15,8 @@ mod build;
 pub mod sections;
 mod strict;
 mod validate;
+pub mod vc;
+mod vc_build;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};

@@ -43,6 +43,10 @@ pub struct Scenario {
     /// defaults).
     #[serde(default)]
     pub routing: Option<RoutingConfig>,
+    /// The virtual channels of `vc_separable` and `vc_islip` routers (absent: the section's
+    /// defaults).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vc: Option<super::vc::VcConfig>,
 }
 
 /// How switches pick among next hops.
@@ -202,6 +206,9 @@ pub struct TopologyConfig {
     /// Dragonfly: groups (g); the global links of a group must divide evenly among the other
     /// groups.
     pub groups: u32,
+    /// Propagation delay of every host's cable, in nanoseconds; absent:
+    /// `link.propagation_ns` (which then times only the cables between switches).
+    pub host_propagation_ns: Option<f64>,
     /// Propagation delay of every cable between two groups (a Dragonfly's global links, a
     /// fat-tree's core links), in nanoseconds; absent: `link.propagation_ns`. Flow-control
     /// headroom counts the longest cable.
@@ -235,6 +242,7 @@ impl Default for TopologyConfig {
             routers_per_group: 8,
             global_links_per_router: 4,
             groups: 33,
+            host_propagation_ns: None,
             global_propagation_ns: None,
             file: None,
         }
@@ -268,6 +276,10 @@ pub enum SchedulerName {
     Pim,
     /// N² dedicated queues.
     Safc,
+    /// VC router, separable input-first allocation.
+    VcSeparable,
+    /// VC router, iSLIP allocation.
+    VcIslip,
 }
 
 impl Named for SchedulerName {
@@ -277,6 +289,8 @@ impl Named for SchedulerName {
         SchedulerName::Islip,
         SchedulerName::Pim,
         SchedulerName::Safc,
+        SchedulerName::VcSeparable,
+        SchedulerName::VcIslip,
     ];
 
     fn entry(self) -> (&'static str, &'static str) {
@@ -300,6 +314,14 @@ impl Named for SchedulerName {
             SchedulerName::Safc => (
                 "safc",
                 "statically allocated, fully connected: N² queues, no input constraint (RIFL §V)",
+            ),
+            SchedulerName::VcSeparable => (
+                "vc_separable",
+                "virtual-channel router (section `vc`): separable input-first allocation, round-robin arbiters, `iterations` per crossbar cycle",
+            ),
+            SchedulerName::VcIslip => (
+                "vc_islip",
+                "virtual-channel router (section `vc`): iSLIP over one request per VC per port, as Aquila's TiN (NSDI '22, §3.1)",
             ),
         }
     }

@@ -144,9 +144,45 @@ impl Scenario {
         warnings
     }
 
+    /// The switch keys the scheduler does not read.
+    fn unused_switch_keys(&self, unused: &mut UnusedKeys) {
+        let sw = &self.switch;
+        let scheduler = format!("switch.scheduler = {:?}", sw.scheduler.as_str());
+        if !matches!(
+            sw.scheduler,
+            SchedulerName::Islip
+                | SchedulerName::Pim
+                | SchedulerName::VcSeparable
+                | SchedulerName::VcIslip
+        ) {
+            unused.add(&["switch.iterations"], "switch.scheduler", &scheduler);
+        }
+        if self.uses_vcs() {
+            let keys = [
+                "switch.buffer_cells",
+                "switch.per_voq_buffers",
+                "switch.batcher_banyan",
+            ];
+            unused.add(
+                &keys,
+                "switch.scheduler",
+                format!("{scheduler} (VC buffers are vc.buffer_cells)"),
+            );
+        }
+        if matches!(
+            sw.scheduler,
+            SchedulerName::Fifo | SchedulerName::OutputQueued
+        ) {
+            unused.add(&["switch.per_voq_buffers"], "switch.scheduler", &scheduler);
+        }
+        if sw.scheduler == SchedulerName::OutputQueued {
+            unused.add(&["switch.batcher_banyan"], "switch.scheduler", &scheduler);
+        }
+    }
+
     /// The keys of a cell network's scenario that its chosen mechanisms do not read.
     pub fn unused_keys(&self) -> Vec<Unused> {
-        let (sw, t, topology) = (&self.switch, &self.traffic, &self.topology);
+        let (t, topology) = (&self.traffic, &self.topology);
         let mut unused = UnusedKeys::default();
         if t.arrival != ArrivalName::Bursty {
             unused.add(
@@ -175,19 +211,7 @@ impl Scenario {
                 &destinations,
             );
         }
-        let scheduler = format!("switch.scheduler = {:?}", sw.scheduler.as_str());
-        if !matches!(sw.scheduler, SchedulerName::Islip | SchedulerName::Pim) {
-            unused.add(&["switch.iterations"], "switch.scheduler", &scheduler);
-        }
-        if matches!(
-            sw.scheduler,
-            SchedulerName::Fifo | SchedulerName::OutputQueued
-        ) {
-            unused.add(&["switch.per_voq_buffers"], "switch.scheduler", &scheduler);
-        }
-        if sw.scheduler == SchedulerName::OutputQueued {
-            unused.add(&["switch.batcher_banyan"], "switch.scheduler", &scheduler);
-        }
+        self.unused_switch_keys(&mut unused);
         self.unused_link_keys(&mut unused);
         let kind = format!("topology.kind = {:?}", topology.kind.as_str());
         if !matches!(topology.kind, TopologyName::Star | TopologyName::TwoSwitch) {

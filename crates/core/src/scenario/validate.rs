@@ -24,6 +24,7 @@ impl Scenario {
         self.validate_routing()?;
         self.validate_flow_control()?;
         self.validate_bit_errors()?;
+        self.validate_vc()?;
         self.validate_traffic(&self.traffic)
     }
 
@@ -35,6 +36,10 @@ impl Scenario {
             (
                 "topology.global_propagation_ns",
                 self.topology.global_propagation_ns.unwrap_or(0.0),
+            ),
+            (
+                "topology.host_propagation_ns",
+                self.topology.host_propagation_ns.unwrap_or(0.0),
             ),
         ] {
             if !(value.is_finite() && value >= 0.0) {
@@ -311,6 +316,10 @@ impl Scenario {
         let Some(&kind) = kinds.iter().find(|&&k| k != FlowControlKind::None) else {
             return Ok(());
         };
+        if self.uses_vcs() {
+            // VC routers buffer per VC (`vc.buffer_cells`); `validate_vc` checks them.
+            return Ok(());
+        }
         let asked = if link.flow_control == kind {
             String::new()
         } else {

@@ -12,10 +12,13 @@ use crate::blocks::flow_control::{FlowControlPlan, FlowSignal, LinkFlowControl};
 use crate::blocks::link::Link;
 use crate::blocks::routing::Router;
 use crate::blocks::stream_kind;
-use crate::blocks::switch::{CellSwitch, SwitchSpec};
+use crate::blocks::switch::{CellSwitch, SwitchSpec, SwitchStats};
 use crate::blocks::terminal::Terminal;
 use crate::blocks::topology::{Attachment, Topology};
 use crate::blocks::traffic::{Destinations, Generator, TrafficSpec};
+use crate::blocks::vc_router::assignment::PortClass;
+use crate::blocks::vc_router::dependency::describe_cycle;
+use crate::blocks::vc_router::{deadlock, VcRouter, VcSpec};
 use crate::engine::kernel::{Clock, Kernel};
 use crate::engine::rng::{stream, ComponentId};
 use crate::engine::stats::{Fairness, LatencyHistogram, Percentiles};
@@ -34,11 +37,13 @@ pub enum CellNode {
     Terminal(Terminal),
     /// A slotted cell switch.
     Switch(CellSwitch),
+    /// A virtual-channel router.
+    VcRouter(VcRouter),
 }
 
 impl<R: Router> Node<R> for CellNode {
     fn is_slotted(&self) -> bool {
-        matches!(self, CellNode::Switch(_))
+        !matches!(self, CellNode::Terminal(_))
     }
 
     fn is_sink(&self) -> bool {
@@ -49,6 +54,7 @@ impl<R: Router> Node<R> for CellNode {
         match self {
             CellNode::Terminal(t) => Node::<R>::cells_held(t),
             CellNode::Switch(s) => Node::<R>::cells_held(s),
+            CellNode::VcRouter(r) => Node::<R>::cells_held(r),
         }
     }
 
@@ -62,6 +68,7 @@ impl<R: Router> Node<R> for CellNode {
         match self {
             CellNode::Terminal(t) => t.cell_arrives(ctx, port, cell, arrive_ps),
             CellNode::Switch(s) => s.cell_arrives(ctx, port, cell, arrive_ps),
+            CellNode::VcRouter(r) => r.cell_arrives(ctx, port, cell, arrive_ps),
         }
     }
 
@@ -69,6 +76,7 @@ impl<R: Router> Node<R> for CellNode {
         match self {
             CellNode::Terminal(t) => t.signal_arrives(ctx, port, signal),
             CellNode::Switch(s) => Node::<R>::signal_arrives(s, ctx, port, signal),
+            CellNode::VcRouter(r) => Node::<R>::signal_arrives(r, ctx, port, signal),
         }
     }
 
@@ -76,6 +84,7 @@ impl<R: Router> Node<R> for CellNode {
         match self {
             CellNode::Terminal(t) => Node::<R>::tick(t, ctx),
             CellNode::Switch(s) => Node::<R>::tick(s, ctx),
+            CellNode::VcRouter(r) => Node::<R>::tick(r, ctx),
         }
     }
 
@@ -83,6 +92,7 @@ impl<R: Router> Node<R> for CellNode {
         match self {
             CellNode::Terminal(t) => t.timer(ctx, tag),
             CellNode::Switch(s) => Node::<R>::timer(s, ctx, tag),
+            CellNode::VcRouter(r) => Node::<R>::timer(r, ctx, tag),
         }
     }
 }
@@ -180,6 +190,8 @@ pub struct NetworkSpec {
     /// Bit errors of every cable; unless error-free every cable runs RIFL Layer 1
     /// retransmission (its propagation a whole number of at least one cell time).
     pub bit_errors: BitErrors,
+    /// The switches are virtual-channel routers made of this (`None`: cell switches).
+    pub vc: Option<VcSpec>,
 }
 
 /// The headline numbers of a run. The groups are flattened: the summary is one flat table.
@@ -256,6 +268,19 @@ pub struct Latencies {
     /// (an in-flight cell's latency is at least its age) that, unlike `latency_cells`, does
     /// not leave out the slowest cells when many are still in flight.
     pub latency_with_in_flight_cells: Percentiles,
+    /// VC routers: the part of the packet latency spent at the source, from the generation
+    /// of a packet's first cell to its leaving the host, mean and max in cell times.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_queueing_cells: Option<SourceQueueing>,
+}
+
+/// Source queueing of the measured packets, in cell times.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct SourceQueueing {
+    /// Mean.
+    pub mean: f64,
+    /// Longest.
+    pub max: f64,
 }
 
 /// The cell account, each term counted where the cells are, and the cells left unmeasured.
@@ -439,6 +464,7 @@ impl<R: Router> Network<R> {
             end_ps,
             lossless,
             bit_errors,
+            vc,
         } = spec;
         let per_voq = switch.per_voq_buffers;
         let hosts = topology.endpoints();
@@ -447,6 +473,7 @@ impl<R: Router> Network<R> {
             link: &link,
             flow_control: &flow_control,
             switch: &switch,
+            vc: vc.as_ref(),
         };
         let nodes = cabling.nodes(&destinations, traffic, seed, warmup_ps, nic_queue_cells);
         let (peers, delays_ps) = cabling.wiring();
@@ -497,14 +524,31 @@ impl<R: Router> Network<R> {
     fn terminals(&self) -> impl Iterator<Item = &Terminal> {
         self.fabric.nodes().iter().filter_map(|n| match n {
             CellNode::Terminal(t) => Some(t),
-            CellNode::Switch(_) => None,
+            _ => None,
         })
     }
 
-    /// The switches, in topology order.
-    fn switches(&self) -> impl Iterator<Item = &CellSwitch> {
+    /// The cell switches, in topology order.
+    fn cell_switches(&self) -> impl Iterator<Item = &CellSwitch> {
         self.fabric.nodes().iter().filter_map(|n| match n {
             CellNode::Switch(s) => Some(s),
+            _ => None,
+        })
+    }
+
+    /// The VC routers, in topology order.
+    fn vc_routers(&self) -> impl Iterator<Item = &VcRouter> {
+        self.fabric.nodes().iter().filter_map(|n| match n {
+            CellNode::VcRouter(r) => Some(r),
+            _ => None,
+        })
+    }
+
+    /// What every switch (cell switch or VC router) measured, in topology order.
+    fn switches(&self) -> impl Iterator<Item = &SwitchStats> {
+        self.fabric.nodes().iter().filter_map(|n| match n {
+            CellNode::Switch(s) => Some(&s.stats),
+            CellNode::VcRouter(r) => Some(&r.stats),
             CellNode::Terminal(_) => None,
         })
     }
@@ -527,11 +571,19 @@ impl<R: Router> Network<R> {
     /// one's buffer (an output with cells for it that flow control keeps shut), if there is one.
     fn deadlock_report(&self) -> String {
         let waiting = self.terminals().filter(|t| t.queued_cells() > 0).count();
-        let held: u64 = self.switches().map(|s| s.held_cells()).sum();
+        let held: u64 = self.cell_switches().map(|s| s.held_cells()).sum::<u64>()
+            + self.vc_routers().map(|r| r.held_cells()).sum::<u64>();
         let mut report = format!(
             "{} cells in flight, {held} of them in switches; {waiting} hosts hold cells they may not send",
             self.fabric.cells_live()
         );
+        let routers: Vec<&VcRouter> = self.vc_routers().collect();
+        if let Some(cycle) = deadlock::wait_cycle(&routers, &self.topology, self.fabric.cells()) {
+            report += &format!(
+                "; cycle of full VC buffers (router, input port, VC): {}",
+                describe_cycle(&cycle)
+            );
+        }
         if let Some(cycle) = self.wait_cycle() {
             let names: Vec<String> = cycle.iter().map(|s| format!("switch {s}")).collect();
             report += &format!(
@@ -546,7 +598,7 @@ impl<R: Router> Network<R> {
     /// A cycle in the graph where switch `a` waits for switch `b` when `a` holds cells for an
     /// output cabled to `b` that flow control keeps shut.
     fn wait_cycle(&self) -> Option<Vec<usize>> {
-        let switches: Vec<&CellSwitch> = self.switches().collect();
+        let switches: Vec<&CellSwitch> = self.cell_switches().collect();
         let waits_for = |s: usize| -> Vec<usize> {
             switches[s]
                 .shut_outputs()
@@ -556,33 +608,7 @@ impl<R: Router> Network<R> {
                 })
                 .collect()
         };
-        // Iterative depth-first search with colours: 0 unseen, 1 on the path, 2 done.
-        let mut colour = vec![0u8; switches.len()];
-        for start in 0..switches.len() {
-            if colour[start] != 0 {
-                continue;
-            }
-            let mut path: Vec<(usize, Vec<usize>)> = vec![(start, waits_for(start))];
-            colour[start] = 1;
-            while let Some((node, next)) = path.last_mut() {
-                match next.pop() {
-                    Some(n) if colour[n] == 1 => {
-                        let at = path.iter().position(|(s, _)| *s == n).expect("on the path");
-                        return Some(path[at..].iter().map(|(s, _)| *s).collect());
-                    }
-                    Some(n) if colour[n] == 0 => {
-                        colour[n] = 1;
-                        path.push((n, waits_for(n)));
-                    }
-                    Some(_) => {}
-                    None => {
-                        colour[*node] = 2;
-                        path.pop();
-                    }
-                }
-            }
-        }
-        None
+        crate::engine::graph::find_cycle(switches.len(), waits_for)
     }
 
     /// Checks the run's invariants and reports its summary, tables and perf section.
@@ -605,8 +631,13 @@ impl<R: Router> Network<R> {
         let boundaries =
             (reached_ps / slot_ps + 1).saturating_sub(self.warmup_ps.div_ceil(slot_ps));
         for node in self.fabric.nodes_mut() {
-            if let CellNode::Switch(sw) = node {
-                let samples = &mut sw.stats.occupancy_samples;
+            let stats = match node {
+                CellNode::Switch(sw) => Some(&mut sw.stats),
+                CellNode::VcRouter(r) => Some(&mut r.stats),
+                CellNode::Terminal(_) => None,
+            };
+            if let Some(stats) = stats {
+                let samples = &mut stats.occupancy_samples;
                 let sampled_slots: u64 = samples.counts().iter().sum();
                 samples.record_n(0, boundaries.saturating_sub(sampled_slots));
             }
@@ -668,7 +699,7 @@ impl<R: Router> Network<R> {
                 events: clock.events,
                 cell_hops: self
                     .switches()
-                    .flat_map(|s| s.stats.counters.iter())
+                    .flat_map(|s| s.counters.iter())
                     .map(|c| c.cells_out)
                     .sum(),
             },
@@ -720,6 +751,20 @@ impl<R: Router> Network<R> {
                 .percentiles()
                 .scaled(slot_ps),
             latency_with_in_flight_cells: with_in_flight.percentiles().scaled(slot_ps),
+            source_queueing_cells: self.vc_routers().next().map(|_| {
+                let heads = self.terminal_sum(|t| t.counters.heads_sent_measured);
+                SourceQueueing {
+                    mean: self.terminal_sum(|t| t.counters.source_queueing_ps_sum) as f64
+                        / slot_ps
+                        / (heads as f64).max(1.0),
+                    max: self
+                        .terminals()
+                        .map(|t| t.counters.source_queueing_ps_max)
+                        .max()
+                        .unwrap_or(0) as f64
+                        / slot_ps,
+                }
+            }),
         }
     }
 
@@ -771,18 +816,15 @@ impl<R: Router> Network<R> {
     /// What the switches saw.
     fn switching_counts(&self) -> SwitchingCounts {
         let (delay_sum, delay_samples) = self.switches().fold((0, 0), |(a, b), s| {
-            (a + s.stats.delay_slots_sum, b + s.stats.delay_samples)
+            (a + s.delay_slots_sum, b + s.delay_samples)
         });
         SwitchingCounts {
-            queue_occupancy_mean_cells: self
-                .switches()
-                .map(|s| s.stats.occupancy_samples.mean())
-                .sum(),
+            queue_occupancy_mean_cells: self.switches().map(|s| s.occupancy_samples.mean()).sum(),
             switch_delay_mean_cells: delay_sum as f64 / (delay_samples as f64).max(1.0),
             flow_control_signals: self.fabric.metrics().flow_control_signals,
             internal_blocking: self
                 .switches()
-                .map(|s| s.stats.switch_counters.internal_blocking)
+                .map(|s| s.switch_counters.internal_blocking)
                 .sum(),
         }
     }
@@ -819,7 +861,7 @@ impl<R: Router> Network<R> {
             latency.count.push(count);
         }
         let mut ports = PortTable::default();
-        let switches: Vec<&CellSwitch> = self.switches().collect();
+        let switches: Vec<&SwitchStats> = self.switches().collect();
         for (i, t) in self.terminals().enumerate() {
             let (s, p) = self.topology.endpoint_port(i).expect("hosts are cabled");
             ports.port.push(i as u32);
@@ -827,14 +869,14 @@ impl<R: Router> Network<R> {
             ports.cells_delivered.push(t.counters.cells_delivered);
             ports
                 .cells_dropped
-                .push(switches[s].stats.counters[p].cells_dropped);
+                .push(switches[s].counters[p].cells_dropped);
             ports
                 .throughput
                 .push(t.counters.cells_delivered_measured as f64 / measured_slots as f64);
         }
         let mut occupancy = OccupancyTable::default();
         for (s, sw) in switches.iter().enumerate() {
-            for (cells, &slots) in sw.stats.occupancy_samples.counts().iter().enumerate() {
+            for (cells, &slots) in sw.occupancy_samples.counts().iter().enumerate() {
                 if slots > 0 {
                     occupancy.switch.push(s as u32);
                     occupancy.occupancy_cells.push(cells as u64);
@@ -857,6 +899,8 @@ struct Cabling<'a> {
     link: &'a Link,
     flow_control: &'a FlowControlPlan,
     switch: &'a SwitchSpec,
+    /// The VC routers' make, when the switches are VC routers.
+    vc: Option<&'a VcSpec>,
 }
 
 impl Cabling<'_> {
@@ -876,13 +920,20 @@ impl Cabling<'_> {
             .for_cable(self.topology.cable(s, p).flow_control)
     }
 
-    /// Flow-control channels into a switch of `ports` ports: one per VOQ with per-VOQ buffers.
+    /// Flow-control channels into a switch of `ports` ports: one per VOQ with per-VOQ buffers,
+    /// one per VC into a VC router.
     fn channels(&self, ports: usize) -> usize {
-        if self.switch.per_voq_buffers {
-            ports
-        } else {
-            1
+        match self.vc {
+            Some(vc) => vc.vcs as usize,
+            None if self.switch.per_voq_buffers => ports,
+            None => 1,
         }
+    }
+
+    /// The buffer behind each flow-control channel into a switch.
+    fn channel_buffer_cells(&self) -> Option<u32> {
+        self.vc
+            .map_or(self.switch.buffer_cells, |vc| Some(vc.buffer_cells))
     }
 
     /// The switch port host `t` is cabled to.
@@ -898,7 +949,7 @@ impl Cabling<'_> {
         let channels = self.channels(self.topology.switch_ports(s));
         let gate = self
             .flow_control(s, p)
-            .transmitter(channels, self.switch.buffer_cells);
+            .transmitter(channels, self.channel_buffer_cells());
         Terminal::new(
             generator,
             self.link(s, p),
@@ -906,6 +957,25 @@ impl Cabling<'_> {
             channels,
             self.switch.cell_bytes,
         )
+    }
+
+    /// VC router `s` made as `vc` says, its outputs on their cables under credits toward
+    /// routers (a host takes every flit).
+    fn vc_router(&self, s: usize, vc: &VcSpec, rng: crate::engine::rng::Rng) -> VcRouter {
+        let ports = self.topology.switch_ports(s);
+        let (link, pipeline_ps) = (self.switch.out_link.clone(), self.switch.pipeline_ps);
+        let mut router = VcRouter::new(ports, self.switch.cell_bytes, link, pipeline_ps, vc, rng);
+        for port in 0..ports {
+            let class = PortClass::of(self.topology, s, port);
+            let gate = match class {
+                PortClass::Terminal => crate::blocks::flow_control::TxGate::Open,
+                _ => self
+                    .flow_control(s, port)
+                    .transmitter(vc.vcs as usize, Some(vc.buffer_cells)),
+            };
+            router.set_port(port, class, self.link(s, port), gate);
+        }
+        router
     }
 
     /// Switch `s`, its outputs on their cables under their flow control.
@@ -961,9 +1031,19 @@ impl Cabling<'_> {
                 kind: stream_kind::SWITCH,
                 index: s as u32,
             };
-            let mut cell_switch = self.cell_switch(s, stream(seed, id));
-            cell_switch.stats.measure_from_ps = warmup_ps;
-            nodes.push(CellNode::Switch(cell_switch));
+            let rng = stream(seed, id);
+            nodes.push(match self.vc {
+                Some(vc) => {
+                    let mut router = self.vc_router(s, vc, rng);
+                    router.stats.measure_from_ps = warmup_ps;
+                    CellNode::VcRouter(router)
+                }
+                None => {
+                    let mut cell_switch = self.cell_switch(s, rng);
+                    cell_switch.stats.measure_from_ps = warmup_ps;
+                    CellNode::Switch(cell_switch)
+                }
+            });
         }
         nodes
     }
@@ -1102,7 +1182,7 @@ mod tests {
             .iter_mut()
             .find_map(|n| match n {
                 super::CellNode::Terminal(t) => Some(t),
-                super::CellNode::Switch(_) => None,
+                _ => None,
             })
             .unwrap();
         terminal.counters.cells_injected += 1;

@@ -504,6 +504,11 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
         &self.router
     }
 
+    /// Every cell (for what a deadlock report says of the cells stuck in queues).
+    pub fn cells(&self) -> &CellArena {
+        &self.cells
+    }
+
     /// The cells alive at the end of a run (for what a report says of them).
     pub fn live_cells(&self) -> impl Iterator<Item = &crate::blocks::cell::Cell> {
         self.cells.live_values()

@@ -53,6 +53,11 @@ pub trait Router {
     /// Makes `cell`, whose destination changed mid-path (NDP's return-to-sender, §3.1), routable
     /// from the switch it is at: whatever it carried for its old route is forgotten.
     fn turn_around(&mut self, _cell: &mut Cell) {}
+    /// True while `cell`, routed at this hop, heads for an intermediate group (the
+    /// non-minimal part of a Valiant or UGAL route): the routing phase VC rules read.
+    fn toward_intermediate(&self, _cell: &Cell) -> bool {
+        false
+    }
 }
 
 /// A routing mechanism: picks the output at a switch that is not the cell's last.
@@ -91,6 +96,7 @@ pub const MODES: &[Mode] = &[
     modes::least_loaded::MODE,
     modes::valiant::MODE,
     modes::ugal::MODE,
+    modes::ugal_credit::MODE,
 ];
 
 /// The mode called `name`.
@@ -390,6 +396,11 @@ impl FabricRouter {
         self
     }
 
+    /// True if the mode may route cells non-minimally (through an intermediate group).
+    pub fn routes_nonminimally(&self) -> bool {
+        self.mode.needs_groups
+    }
+
     /// The tables routed over.
     pub fn table(&self) -> &RouteTable {
         &self.table
@@ -439,6 +450,10 @@ impl Router for FabricRouter {
     /// minimal routes, hop by hop.
     fn turn_around(&mut self, cell: &mut Cell) {
         cell.route_tag = MINIMAL;
+    }
+
+    fn toward_intermediate(&self, cell: &Cell) -> bool {
+        self.mode.needs_groups && cell.route_tag < UNDECIDED
     }
 
     fn planned_output(&self, switch: usize, _input: usize, cell: &Cell) -> Option<usize> {

@@ -7,4 +7,5 @@ pub mod random;
 pub mod rr_fixed;
 pub mod spray;
 pub mod ugal;
+pub mod ugal_credit;
 pub mod valiant;

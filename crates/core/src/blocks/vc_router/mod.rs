@@ -1,0 +1,269 @@
+//! An input-queued virtual-channel router (Dally and Towles, "Principles and Practices of
+//! Interconnection Networks", ch. 14 and 16–19), a switch kind of every cell fabric beside the
+//! slotted cell switch: per-VC input FIFOs, each with its own credit loop to the upstream
+//! router or host; a packet of flits (cells) holds an output VC from its head's VC allocation
+//! until its tail crosses the crossbar (wormhole, or virtual cut-through: the head waits for
+//! room for the whole packet); switch allocation over the crossbar `speedup` times per cycle
+//! into per-VC output queues; output arbitration between VCs by weighted round robin or strict
+//! priority. The VC a packet takes on each channel is given by a rule of its routing phase
+//! ([`assignment`]); [`dependency`] checks at build time that the rule leaves no cycle in the
+//! channel dependency graph. Aquila's TiN switch is one such router (Gibson et al., "Aquila:
+//! A unified, low-latency fabric for datacenter networks", NSDI '22, §3.1): per-VC input FIFOs
+//! under credits, an iSLIP crossbar, output QoS between VCs.
+//!
+//! One flit is one cell; one cycle is one cell time on the links.
+
+pub mod allocation;
+pub mod assignment;
+pub mod deadlock;
+pub mod dependency;
+mod node;
+pub mod output;
+
+use crate::blocks::cell::CellQueue;
+use crate::blocks::flow_control::TxGate;
+use crate::blocks::link::Link;
+use crate::blocks::routing::LocalView;
+use crate::blocks::switch::{PortCounters, SwitchStats};
+use crate::engine::rng::Rng;
+use crate::engine::time::TimePs;
+use allocation::{Eligibility, SwitchAllocator, SwitchAllocatorKind, VcAllocator};
+use assignment::{PortClass, VcRule};
+use output::{OutputArbiter, OutputArbitration};
+
+/// How a packet holds buffers as it advances.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Switching {
+    /// The head takes an output VC as soon as it is free; flits advance one credit at a time,
+    /// so a blocked packet may span several routers.
+    Wormhole,
+    /// The head takes an output VC only when the VC's downstream buffer has room for the
+    /// whole packet (`packet_cells`, the longest packet), so a blocked packet sits in one
+    /// router.
+    VirtualCutThrough {
+        /// Flits of the longest packet.
+        packet_cells: u32,
+    },
+}
+
+/// What every VC router of a fabric is made of.
+#[derive(Clone, Debug)]
+pub struct VcSpec {
+    /// VCs per channel.
+    pub vcs: u16,
+    /// Flits each input VC's FIFO holds (the credits of its loop).
+    pub buffer_cells: u32,
+    /// The switch allocator.
+    pub allocator: SwitchAllocatorKind,
+    /// Crossbar cycles per link cycle (at least 1; a fraction spreads the extra cycles).
+    pub speedup: f64,
+    /// Output arbitration between VCs.
+    pub output_arbitration: OutputArbitration,
+    /// Cycles a credit waits before it crosses the channel back upstream.
+    pub credit_delay_slots: u32,
+    /// The VC assignment rule.
+    pub rule: VcRule,
+    /// Wormhole or virtual cut-through.
+    pub switching: Switching,
+    /// Check at build time that the channel dependency graph is acyclic.
+    pub check_dependencies: bool,
+    /// The routing may send packets non-minimally (the rule's phases depend on it).
+    pub nonminimal_routing: bool,
+}
+
+/// No output VC held.
+const NO_VC: u16 = u16::MAX;
+/// The `next_vc` of a head leaving by an ejection channel: any free VC of the host's link.
+const ANY_VC: u16 = u16::MAX - 1;
+/// An output VC no packet holds.
+const FREE: u32 = u32::MAX;
+
+/// The input side: per input VC (index `port · vcs + vc`), its FIFO and the output VC its
+/// packet holds.
+struct InputVcs {
+    fifos: Vec<CellQueue>,
+    /// The output VC (its number on the output port) the front packet holds, or [`NO_VC`].
+    out_vc: Vec<u16>,
+    /// The output port of the front packet, once it holds an output VC.
+    out_port: Vec<u16>,
+    /// The (output, VC) of the last head that arrived, which its body flits follow.
+    arriving: Vec<(u16, u16)>,
+}
+
+/// The output side: per output VC (index `port · vcs + vc`), its holder and queue; per port,
+/// the link, its downstream credits and its arbiter.
+struct OutputVcs {
+    /// The input VC holding each output VC, or [`FREE`].
+    owner: Vec<u32>,
+    queues: Vec<CellQueue>,
+    /// Flits queued per port.
+    queued: Vec<u32>,
+    gates: Vec<TxGate>,
+    links: Vec<Link>,
+    class: Vec<PortClass>,
+    arbiters: Vec<OutputArbiter>,
+}
+
+/// Buffers a cycle reuses, allocated once.
+struct Scratch {
+    /// This crossbar cycle's (input port, input VC, output port) transfers.
+    transfers: Vec<(usize, usize, usize)>,
+    /// Credits to return this cycle: (input port, VC).
+    credits: Vec<(u16, u16)>,
+}
+
+/// An input-queued virtual-channel router.
+pub struct VcRouter {
+    ports: usize,
+    vcs: usize,
+    cell_bytes: u64,
+    slot_ps: TimePs,
+    pipeline_ps: TimePs,
+    spec: VcSpec,
+    inputs: InputVcs,
+    outputs: OutputVcs,
+    switch_allocator: SwitchAllocator,
+    vc_allocator: VcAllocator,
+    /// Crossbar cycles owed (the fraction of a fractional speed-up carried over).
+    crossbar_cycles_owed: f64,
+    rng: Rng,
+    scratch: Scratch,
+    held_cells: u64,
+    /// What the router measured and counted (ports, occupancy, delay).
+    pub stats: SwitchStats,
+}
+
+impl VcRouter {
+    /// A router of `ports` ports moving `cell_bytes` flits, every output on `out_link` with an
+    /// open gate until [`set_port`](Self::set_port) says otherwise.
+    pub fn new(
+        ports: usize,
+        cell_bytes: u64,
+        out_link: Link,
+        pipeline_ps: TimePs,
+        spec: &VcSpec,
+        rng: Rng,
+    ) -> Self {
+        let vcs = spec.vcs as usize;
+        let queues = || (0..ports * vcs).map(|_| CellQueue::default()).collect();
+        VcRouter {
+            ports,
+            vcs,
+            cell_bytes,
+            slot_ps: out_link.frame_ps(cell_bytes),
+            pipeline_ps,
+            spec: spec.clone(),
+            inputs: InputVcs {
+                fifos: queues(),
+                out_vc: vec![NO_VC; ports * vcs],
+                out_port: vec![0; ports * vcs],
+                arriving: vec![(0, 0); ports * vcs],
+            },
+            outputs: OutputVcs {
+                owner: vec![FREE; ports * vcs],
+                queues: queues(),
+                queued: vec![0; ports],
+                gates: vec![TxGate::Open; ports],
+                links: vec![out_link; ports],
+                class: vec![PortClass::Terminal; ports],
+                arbiters: vec![OutputArbiter::default(); ports],
+            },
+            switch_allocator: SwitchAllocator::new(spec.allocator, ports, vcs),
+            vc_allocator: VcAllocator::new(ports * vcs),
+            crossbar_cycles_owed: 0.0,
+            rng,
+            scratch: Scratch {
+                transfers: Vec::with_capacity(ports),
+                credits: Vec::with_capacity(ports * spec.speedup.ceil() as usize),
+            },
+            held_cells: 0,
+            stats: SwitchStats {
+                counters: vec![PortCounters::default(); ports],
+                ..SwitchStats::default()
+            },
+        }
+    }
+
+    /// Cables `port` to a peer of `class` over `link`, its flits gated by `gate` (credits per
+    /// VC toward a router; open toward a host, which takes every flit).
+    pub fn set_port(&mut self, port: usize, class: PortClass, link: Link, gate: TxGate) {
+        self.outputs.class[port] = class;
+        self.outputs.links[port] = link;
+        self.outputs.gates[port] = gate;
+    }
+
+    /// Flits held, by the counter kept as they come and go.
+    pub fn held_cells(&self) -> u64 {
+        self.held_cells
+    }
+
+    /// Flits held, counted where they are (every input and output VC queue).
+    pub fn queued_cells(&self) -> u64 {
+        let fifos = self.inputs.fifos.iter().chain(&self.outputs.queues);
+        fifos.map(|q| q.len() as u64).sum()
+    }
+
+    /// The input VCs whose front flit waits for a VC downstream: (input port, input VC,
+    /// output port, output VC). A head not yet holding an output VC waits for the one its
+    /// rule names (held by another packet, or short of room under cut-through); a flit of a
+    /// packet that holds one waits for its credits. `front_route` gives a front flit's
+    /// (output, wanted VC).
+    pub fn waiting_vcs<'a>(
+        &'a self,
+        front_route: impl Fn(crate::blocks::cell::CellId) -> (u16, u16) + 'a,
+    ) -> impl Iterator<Item = (usize, usize, usize, u16)> + 'a {
+        (0..self.ports * self.vcs).filter_map(move |iv| {
+            let front = self.inputs.fifos[iv].front()?;
+            let (input, vc) = (iv / self.vcs, iv % self.vcs);
+            match self.inputs.out_vc[iv] {
+                NO_VC => {
+                    let (output, wanted) = front_route(front);
+                    (wanted < ANY_VC).then_some((input, vc, output as usize, wanted))
+                }
+                held => {
+                    let output = self.inputs.out_port[iv] as usize;
+                    let stuck = !self.outputs.gates[output].may_send(held);
+                    stuck.then_some((input, vc, output, held))
+                }
+            }
+        })
+    }
+
+    /// Credits used on `output` summed over its VCs: flits sent across the crossbar toward
+    /// the downstream buffers and not yet credited back (flits queued, for a host's port).
+    fn used_credits(&self, output: usize) -> u32 {
+        let capacity = self.spec.buffer_cells;
+        let gate = &self.outputs.gates[output];
+        match gate.credits(0) {
+            Some(_) => (0..self.vcs as u16)
+                .map(|vc| capacity - gate.credits(vc).unwrap_or(capacity))
+                .sum(),
+            None => self.outputs.queued[output],
+        }
+    }
+}
+
+/// What the switch allocator reads of a router: its input VCs and its outputs' credits.
+struct Ready<'a> {
+    inputs: &'a InputVcs,
+    outputs: &'a OutputVcs,
+}
+
+impl Eligibility for Ready<'_> {
+    fn ready_output(&self, input_vc: usize) -> Option<usize> {
+        if self.inputs.fifos[input_vc].is_empty() {
+            return None;
+        }
+        let vc = self.inputs.out_vc[input_vc];
+        let output = self.inputs.out_port[input_vc] as usize;
+        (vc != NO_VC && self.outputs.gates[output].may_send(vc)).then_some(output)
+    }
+}
+
+/// UGAL-L and the other queue-reading modes read an output's used credits, as Kim et al.'s
+/// simulator does (the downstream buffers' occupancy seen from here).
+impl LocalView for VcRouter {
+    fn backlog_cells(&self, output: usize) -> u32 {
+        self.used_credits(output)
+    }
+}

@@ -1,0 +1,279 @@
+//! A VC router as a slotted node of a fabric: at each clock edge it takes the flits latched at
+//! its inputs (routing each head and naming the VC its rule gives), then allocates VCs, runs
+//! the crossbar `speedup` times, returns a credit upstream for every flit that left an input
+//! FIFO, and sends one flit per free output link.
+
+use super::assignment::{Hop, PortClass};
+use super::{Ready, Switching, VcRouter, ANY_VC, FREE, NO_VC};
+use crate::blocks::cell::{CellArena, CellId};
+use crate::blocks::fabric::{Context, Node};
+use crate::blocks::flow_control::FlowSignal;
+use crate::blocks::routing::Router;
+use crate::engine::time::TimePs;
+
+impl VcRouter {
+    /// The route of a flit entering input `port` on its VC: a head is routed and given the
+    /// VC its rule names on the chosen output (any VC toward a host); a body flit follows the
+    /// last head of its input VC (wormhole keeps a packet's flits together on a VC).
+    fn route_flit<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId) {
+        let in_vc = ctx.cells[cell].vc;
+        let input_vc = port * self.vcs + in_vc as usize;
+        let c = &ctx.cells[cell];
+        // The generator stamps every flit of a packet with its head's creation time.
+        let is_head = c.inject_ps == c.packet_inject_ps;
+        if is_head {
+            let index = ctx.router_index().expect("a router is routed");
+            let output = ctx.router.route(index, port, &mut ctx.cells[cell], &*self);
+            let out_class = self.outputs.class[output];
+            let next_vc = match out_class {
+                PortClass::Terminal => ANY_VC,
+                _ => self.spec.rule.out_vc(Hop {
+                    in_class: self.outputs.class[port],
+                    in_vc,
+                    out_class,
+                    toward_intermediate: ctx.router.toward_intermediate(&ctx.cells[cell]),
+                    nonminimal_routing: self.spec.nonminimal_routing,
+                }),
+            };
+            self.inputs.arriving[input_vc] = (output as u16, next_vc);
+        }
+        let (output, next_vc) = self.inputs.arriving[input_vc];
+        let c = &mut ctx.cells[cell];
+        c.out_port = output;
+        c.next_vc = next_vc;
+    }
+
+    /// Puts routed flit `cell`, arrived on input `port` at `arrive_ps`, into its VC's FIFO,
+    /// which the upstream credits keep from overflowing (checked in debug builds).
+    fn buffer_flit(&mut self, cells: &mut CellArena, port: usize, cell: CellId, arrive_ps: TimePs) {
+        let c = &mut cells[cell];
+        c.in_port = port as u16;
+        c.switch_arrive_ps = arrive_ps;
+        let fifo = &mut self.inputs.fifos[port * self.vcs + c.vc as usize];
+        debug_assert!(
+            fifo.len() < self.spec.buffer_cells,
+            "a flit arrived at a full VC buffer: the credit loop failed"
+        );
+        cells.push_back(fifo, cell);
+        self.held_cells += 1;
+        self.stats.counters[port].cells_in += 1;
+    }
+
+    /// Gives output VCs to the heads at the front of input VCs that hold none.
+    fn allocate_vcs(&mut self, cells: &CellArena) {
+        let vcs = self.vcs;
+        for input_vc in 0..self.ports * vcs {
+            if self.inputs.out_vc[input_vc] != NO_VC {
+                continue;
+            }
+            let Some(head) = self.inputs.fifos[input_vc].front() else {
+                continue;
+            };
+            let (output, wanted) = (cells[head].out_port as usize, cells[head].next_vc);
+            let free = |vc: usize| self.outputs.owner[output * vcs + vc] == FREE;
+            let vc = match wanted {
+                ANY_VC => (0..vcs).find(|&vc| free(vc)),
+                vc => Some(vc as usize).filter(|&vc| free(vc)),
+            };
+            let Some(vc) = vc else { continue };
+            if let Switching::VirtualCutThrough { packet_cells } = self.spec.switching {
+                let room = self.outputs.gates[output].credits(vc as u16);
+                if room.is_some_and(|room| room < packet_cells) {
+                    continue;
+                }
+            }
+            self.vc_allocator.request(input_vc, output * vcs + vc);
+        }
+        let (inputs, owner) = (&mut self.inputs, &mut self.outputs.owner);
+        self.vc_allocator.grant(|input_vc, output_vc| {
+            owner[output_vc] = input_vc as u32;
+            inputs.out_vc[input_vc] = (output_vc % vcs) as u16;
+            inputs.out_port[input_vc] = (output_vc / vcs) as u16;
+        });
+    }
+
+    /// The crossbar cycles of this link cycle under the speed-up.
+    fn crossbar_cycles(&mut self) -> u32 {
+        self.crossbar_cycles_owed += self.spec.speedup;
+        let cycles = self.crossbar_cycles_owed.floor();
+        self.crossbar_cycles_owed -= cycles;
+        cycles as u32
+    }
+
+    /// Moves the front flit of input VC (`input`, `vc`) across the crossbar into the queue of
+    /// its output VC, spending a downstream credit and owing one upstream; a tail frees the
+    /// output VC.
+    fn traverse(&mut self, input: usize, vc: usize, output: usize, cells: &mut CellArena) {
+        let input_vc = input * self.vcs + vc;
+        let cell = cells
+            .pop_front(&mut self.inputs.fifos[input_vc])
+            .expect("the allocator chose a non-empty VC");
+        let out_vc = self.inputs.out_vc[input_vc];
+        let output_vc = output * self.vcs + out_vc as usize;
+        self.outputs.gates[output].on_send(out_vc);
+        cells[cell].vc = out_vc;
+        let tail = cells[cell].last_of_packet;
+        cells.push_back(&mut self.outputs.queues[output_vc], cell);
+        self.outputs.queued[output] += 1;
+        self.scratch.credits.push((input as u16, vc as u16));
+        if tail {
+            self.outputs.owner[output_vc] = FREE;
+            self.inputs.out_vc[input_vc] = NO_VC;
+        }
+    }
+
+    /// Runs the crossbar for this link cycle.
+    fn switch_flits(&mut self, cells: &mut CellArena) {
+        for _ in 0..self.crossbar_cycles() {
+            let mut transfers = std::mem::take(&mut self.scratch.transfers);
+            let ready = Ready {
+                inputs: &self.inputs,
+                outputs: &self.outputs,
+            };
+            self.switch_allocator
+                .allocate(&ready, &mut self.rng, &mut transfers);
+            for &(input, vc, output) in &transfers {
+                self.traverse(input, vc, output, cells);
+            }
+            let done = transfers.is_empty();
+            self.scratch.transfers = transfers;
+            if done {
+                break;
+            }
+        }
+    }
+
+    /// Sends one flit on every free output link that has one queued, the VC chosen by the
+    /// output arbitration.
+    fn send_flits<R: Router>(&mut self, ctx: &mut Context<'_, R>, measuring: bool) {
+        let now_ps = ctx.now_ps;
+        for output in 0..self.ports {
+            if self.outputs.queued[output] == 0 || !self.outputs.links[output].is_idle(now_ps) {
+                continue;
+            }
+            let queues = &mut self.outputs.queues[output * self.vcs..(output + 1) * self.vcs];
+            let arbiter = &mut self.outputs.arbiters[output];
+            let vc = arbiter
+                .pick(&self.spec.output_arbitration, queues)
+                .expect("a port with flits queued has a VC to serve");
+            let cell = ctx
+                .cells
+                .pop_front(&mut queues[vc])
+                .expect("the arbiter picked a non-empty VC");
+            self.outputs.queued[output] -= 1;
+            self.held_cells -= 1;
+            let link = &mut self.outputs.links[output];
+            let arrive_ps = link.transmit(now_ps, self.cell_bytes) + self.pipeline_ps;
+            self.stats.counters[output].cells_out += 1;
+            if measuring {
+                let waited_ps = now_ps - ctx.cells[cell].switch_arrive_ps;
+                self.stats.delay_slots_sum += waited_ps / self.slot_ps;
+                self.stats.delay_samples += 1;
+            }
+            ctx.send_cell(output, cell, arrive_ps);
+        }
+    }
+}
+
+/// A VC router is a slotted node.
+impl<R: Router> Node<R> for VcRouter {
+    fn is_slotted(&self) -> bool {
+        true
+    }
+
+    fn is_sink(&self) -> bool {
+        false
+    }
+
+    /// The lengths of the queues, not the counter: a flit lost from a queue shows in the
+    /// account.
+    fn cells_held(&self) -> u64 {
+        self.queued_cells()
+    }
+
+    fn cell_arrives(
+        &mut self,
+        ctx: &mut Context<'_, R>,
+        port: usize,
+        cell: CellId,
+        arrive_ps: TimePs,
+    ) {
+        self.route_flit(ctx, port, cell);
+        self.buffer_flit(ctx.cells, port, cell, arrive_ps);
+    }
+
+    fn signal_arrives(&mut self, _ctx: &mut Context<'_, R>, port: usize, signal: FlowSignal) {
+        self.outputs.gates[port].on_signal(signal);
+    }
+
+    fn tick(&mut self, ctx: &mut Context<'_, R>) -> Option<TimePs> {
+        let now_ps = ctx.now_ps;
+        let measuring = now_ps >= self.stats.measure_from_ps;
+        self.allocate_vcs(ctx.cells);
+        self.switch_flits(ctx.cells);
+        // A credit waits the credit delay, then crosses the channel as a flit does (a cell
+        // time and the propagation).
+        let leave_ps = now_ps + (self.spec.credit_delay_slots as TimePs + 1) * self.slot_ps;
+        for i in 0..self.scratch.credits.len() {
+            let (port, vc) = self.scratch.credits[i];
+            let credit = FlowSignal::Credit { channel: vc };
+            ctx.send_signal(port as usize, credit, leave_ps);
+        }
+        self.scratch.credits.clear();
+        self.send_flits(ctx, measuring);
+        if measuring {
+            self.stats
+                .occupancy_samples
+                .record_n(self.held_cells as usize, 1);
+        }
+        (self.held_cells > 0).then_some(now_ps + self.slot_ps)
+    }
+
+    fn timer(&mut self, _ctx: &mut Context<'_, R>, _tag: u32) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::allocation::SwitchAllocatorKind;
+    use super::super::assignment::VcRule;
+    use super::super::output::OutputArbitration;
+    use super::super::{Switching, VcSpec};
+    use super::*;
+    use crate::blocks::cell::Cell;
+    use crate::blocks::link::Link;
+    use crate::engine::rng::{stream, ComponentId};
+
+    /// A 2-port router of 2 VCs with 2-flit FIFOs.
+    fn router() -> VcRouter {
+        let spec = VcSpec {
+            vcs: 2,
+            buffer_cells: 2,
+            allocator: SwitchAllocatorKind::SeparableInputFirst { iterations: 1 },
+            speedup: 1.0,
+            output_arbitration: OutputArbitration::StrictPriority,
+            credit_delay_slots: 0,
+            rule: VcRule::Single,
+            switching: Switching::Wormhole,
+            check_dependencies: true,
+            nonminimal_routing: false,
+        };
+        let rng = stream(1, ComponentId { kind: 0, index: 0 });
+        VcRouter::new(2, 64, Link::new(512_000_000_000, 0), 0, &spec, rng)
+    }
+
+    /// A flit beyond the credits its upstream was given (a broken credit loop) trips the
+    /// check; as many as the FIFO holds do not.
+    #[test]
+    #[should_panic(expected = "the credit loop failed")]
+    fn a_flit_beyond_the_credits_trips_the_buffer_check() {
+        let mut r = router();
+        let mut cells = CellArena::new();
+        for _ in 0..3 {
+            let mut flit = Cell::new(0, 1, 64, true, 0, 0);
+            flit.vc = 1;
+            let id = cells.alloc(flit);
+            r.buffer_flit(&mut cells, 0, id, 0);
+            assert!(r.queued_cells() <= 2);
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! The `vc` section: the virtual channels of the VC routers (`switch.scheduler =
+//! "vc_separable"` or `"vc_islip"`), and the names its keys take.
+
+use serde::{Deserialize, Serialize};
+
+use crate::keys::Named;
+
+/// The most VCs a channel may have (Aquila's 32 per link, §3.1, and room beyond).
+pub const MAX_VCS: u16 = 64;
+
+/// The virtual channels of the VC routers.
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct VcConfig {
+    /// VCs per channel (1 to 64).
+    pub count: u16,
+    /// Flits (cells) each input VC's FIFO holds: the credits of its loop (at least 1).
+    pub buffer_cells: u32,
+    /// The VC assignment rule: `single`, `dragonfly_dateline` or `global_local_increment`.
+    pub assignment: String,
+    /// Crossbar cycles per link cycle (internal speed-up, at least 1).
+    pub speedup: f64,
+    /// How an output chooses among its VCs.
+    pub output_arbitration: OutputArbitrationName,
+    /// `round_robin`: flits per turn, one per VC (at least 1 each); absent: 1 each.
+    pub weights: Option<Vec<u32>>,
+    /// Cycles (cell times) a credit waits before it crosses the channel back upstream.
+    pub credit_delay_cycles: u32,
+    /// Wormhole or virtual cut-through.
+    pub switching: SwitchingName,
+    /// Refuse a VC rule whose channel dependency graph has a cycle (false lets a run show
+    /// the deadlock it leads to).
+    pub check_dependencies: bool,
+}
+
+impl Default for VcConfig {
+    fn default() -> Self {
+        VcConfig {
+            count: 2,
+            buffer_cells: 16,
+            assignment: "dragonfly_dateline".into(),
+            speedup: 1.0,
+            output_arbitration: OutputArbitrationName::RoundRobin,
+            weights: None,
+            credit_delay_cycles: 0,
+            switching: SwitchingName::Wormhole,
+            check_dependencies: true,
+        }
+    }
+}
+
+/// Output arbitration names as written in scenarios.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputArbitrationName {
+    /// Weighted round robin.
+    RoundRobin,
+    /// Strict priority, VC 0 first.
+    StrictPriority,
+}
+
+impl Named for OutputArbitrationName {
+    const ALL: &'static [Self] = &[Self::RoundRobin, Self::StrictPriority];
+
+    fn entry(self) -> (&'static str, &'static str) {
+        match self {
+            Self::RoundRobin => (
+                "round_robin",
+                "weighted round robin between VCs (`vc.weights`)",
+            ),
+            Self::StrictPriority => (
+                "strict_priority",
+                "the lowest-numbered VC with a flit first",
+            ),
+        }
+    }
+}
+
+/// Switching names as written in scenarios.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SwitchingName {
+    /// Wormhole.
+    Wormhole,
+    /// Virtual cut-through.
+    VirtualCutThrough,
+}
+
+impl Named for SwitchingName {
+    const ALL: &'static [Self] = &[Self::Wormhole, Self::VirtualCutThrough];
+
+    fn entry(self) -> (&'static str, &'static str) {
+        match self {
+            Self::Wormhole => (
+                "wormhole",
+                "a head takes a free VC; a blocked packet spans routers",
+            ),
+            Self::VirtualCutThrough => (
+                "virtual_cut_through",
+                "a head takes a VC only with room for the whole packet downstream",
+            ),
+        }
+    }
+}
