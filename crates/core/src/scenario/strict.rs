@@ -113,6 +113,7 @@ fn topology_keys(kind: TopologyName) -> &'static [&'static str] {
             "global_links_per_router",
             "groups",
         ],
+        TopologyName::Clique => &["clique"],
         TopologyName::File => &["file"],
     }
 }
@@ -210,14 +211,11 @@ impl Scenario {
             );
         }
         unused.add_other_shapes(topology);
+        if topology.kind == TopologyName::Clique {
+            topology.clique.add_unused(&mut unused);
+        }
         if let Some(routing) = &self.routing {
-            if routing.mode != "spray" {
-                unused.add(
-                    &["routing.spray_rounds"],
-                    "routing.mode",
-                    format!("routing.mode = {:?}", routing.mode),
-                );
-            }
+            routing.add_unused(&mut unused);
         }
         unused.into_vec()
     }
