@@ -105,3 +105,47 @@ fn clique_keys_that_cannot_build_are_refused_by_name() {
         assert_eq!(error.key, key, "{error:?}");
     }
 }
+
+/// A cell's one-way latency at zero load in our model: generated at a clock edge (25.6 ns: a
+/// 160-byte cell at the hosts' 50 Gb/s), sent at once; each TiN latches it at its next clock
+/// edge and sends it at once, so a leg costs the output's serialization, the cable's
+/// propagation and the 40 ns per-hop pipeline. `legs` are the TiNs' outputs as
+/// (serialization, propagation) in picoseconds.
+fn zero_load_ps(legs: &[(u64, u64)]) -> u64 {
+    const SLOT_PS: u64 = 25_600;
+    const PIPELINE_PS: u64 = 40_000;
+    let host = 25_600 + 2_000;
+    legs.iter().fold(host, |t, &(serialization, propagation)| {
+        t.div_ceil(SLOT_PS) * SLOT_PS + serialization + propagation + PIPELINE_PS
+    })
+}
+
+/// At 1% uniform load every percentile of the latency is the zero-load latency of a 1-, 2-, 3-
+/// or 4-TiN minimal path computed from the hop counts and per-hop delays: local links 25 Gb/s
+/// over 2 ns, global links 25 Gb/s over 250 ns of fibre plus 30 ns of FEC, the last leg to the
+/// host at 50 Gb/s.
+#[test]
+fn zero_load_latency_is_the_hop_count_times_the_per_hop_delays() {
+    let (local, global, host) = ((51_200, 2_000), (51_200, 280_000), (25_600, 2_000));
+    let paths = [
+        zero_load_ps(&[host]),
+        zero_load_ps(&[local, host]),
+        zero_load_ps(&[global, local, host]),
+        zero_load_ps(&[local, global, host]),
+        zero_load_ps(&[local, global, local, host]),
+    ];
+    assert_eq!(paths[4], 707_600, "the 4-TiN path: 707.6 ns");
+    let s = run(&small_clique("aquila_minimal_adaptive", "uniform", 0.01));
+    let latency = s.latency.latency_ns;
+    for (name, ns) in [
+        ("p50", latency.p50),
+        ("p90", latency.p90),
+        ("p1", latency.p1),
+    ] {
+        let ps = (ns * 1_000.0).round() as u64;
+        assert!(
+            paths.iter().any(|&p| p.abs_diff(ps) <= 100),
+            "{name} {ns} ns is none of {paths:?} ps"
+        );
+    }
+}
