@@ -5,10 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{invalid, Scenario, ScenarioError, UnusedKeys};
 use crate::blocks::topology::{Cable, Clique, PortClass, SpareLocalPorts, Topology};
 use crate::engine::time::ps_from_ns;
-use crate::keys::Named;
+use crate::keys::{invalid, Named, ScenarioError};
 
 /// The smallest GNet cell, header included (§3.1).
 pub const MIN_CELL_BYTES: u32 = 16;
@@ -160,9 +159,9 @@ impl CliqueConfig {
         )
     }
 
-    /// Adds the keys the chosen `link_rates` does not read.
-    pub(super) fn add_unused(&self, unused: &mut UnusedKeys) {
-        let keys: &[&str] = match self.link_rates {
+    /// The keys the chosen `link_rates` does not read, and the choice as written.
+    pub(super) fn unused_keys(&self) -> (&'static [&'static str], String) {
+        let keys: &'static [&'static str] = match self.link_rates {
             LinkRatesName::Effective => {
                 &["topology.clique.lane_gbps", "topology.clique.fec_bandwidth"]
             }
@@ -172,7 +171,7 @@ impl CliqueConfig {
             "topology.clique.link_rates = {:?}",
             self.link_rates.as_str()
         );
-        unused.add(keys, "topology.clique.link_rates", because);
+        (keys, because)
     }
 
     /// Gives `topology`'s local and global cables their rates, and global cables their
@@ -193,13 +192,18 @@ impl CliqueConfig {
     }
 }
 
-impl Scenario {
-    /// A Clique's own values: its rates and FEC, and GNet cells of 16 to 160 bytes whose
-    /// payload leaves room for the 8-byte header.
-    pub(super) fn validate_clique(&self) -> Result<(), ScenarioError> {
-        let c = &self.topology.clique;
+impl CliqueConfig {
+    /// The Clique's own values: its rates (at most `slot_gbps`, the hosts' rate) and FEC, and
+    /// GNet cells of 16 to 160 bytes (`cell_bytes`) whose payload (`payload_bytes`) leaves room
+    /// for the 8-byte header.
+    pub(super) fn validate(
+        &self,
+        slot_gbps: f64,
+        cell_bytes: u32,
+        payload_bytes: Option<u32>,
+    ) -> Result<(), ScenarioError> {
+        let c = self;
         let positive = |v: f64| v.is_finite() && v > 0.0;
-        let slot_gbps = self.link.rate_gbps;
         let (key, gbps) = match c.link_rates {
             LinkRatesName::Effective => ("topology.clique.effective_gbps", c.effective_gbps),
             LinkRatesName::Line => ("topology.clique.lane_gbps", c.lane_gbps * 64.0 / 66.0),
@@ -222,14 +226,14 @@ impl Scenario {
                 "expected zero or more nanoseconds",
             ));
         }
-        let size = self.cell.size_bytes;
+        let size = cell_bytes;
         if !(MIN_CELL_BYTES..=MAX_CELL_BYTES).contains(&size) {
             return Err(invalid(
                 "cell.size_bytes",
                 format!("a GNet cell is {MIN_CELL_BYTES} to {MAX_CELL_BYTES} bytes, header included (Aquila §3.1), got {size}"),
             ));
         }
-        match self.cell.payload_bytes {
+        match payload_bytes {
             Some(payload) if payload + HEADER_BYTES <= size => Ok(()),
             _ => Err(invalid(
                 "cell.payload_bytes",

@@ -77,37 +77,6 @@ impl Default for RoutingConfig {
 }
 
 impl RoutingConfig {
-    /// Adds the routing keys the chosen mode does not read: `spray_rounds` but for `spray`,
-    /// and the weights (see [`RoutingConfig::add_unused_weights`]).
-    pub fn add_unused(&self, unused: &mut super::UnusedKeys) {
-        if self.mode != "spray" {
-            unused.add(
-                &["routing.spray_rounds"],
-                "routing.mode",
-                format!("routing.mode = {:?}", self.mode),
-            );
-        }
-        self.add_unused_weights(unused);
-    }
-
-    /// Adds the weights of Aquila's comparison but for `aquila_fully_adaptive`, which reads them.
-    pub fn add_unused_weights(&self, unused: &mut super::UnusedKeys) {
-        if self.mode != crate::blocks::routing::FULLY_ADAPTIVE.name {
-            unused.add(
-                &[
-                    "routing.minimal_weight",
-                    "routing.nonminimal_weight",
-                    "routing.nonminimal_bias_cells",
-                ],
-                "routing.mode",
-                format!(
-                    "routing.mode = {:?} (the weights are Fully Adaptive's)",
-                    self.mode
-                ),
-            );
-        }
-    }
-
     /// The weights of Aquila's sampled comparison.
     pub fn sampled_weights(&self) -> crate::blocks::routing::SampledWeights {
         crate::blocks::routing::SampledWeights {

@@ -8,7 +8,9 @@
 
 use serde_json::Value;
 
-use super::{invalid, Scenario, ScenarioError, SchedulerName, TopologyConfig, TopologyName};
+use super::{
+    invalid, RoutingConfig, Scenario, ScenarioError, SchedulerName, TopologyConfig, TopologyName,
+};
 use super::{ArrivalName, DestinationName, FlowControlKind, Named};
 use crate::blocks::traffic::Arrival;
 
@@ -212,12 +214,46 @@ impl Scenario {
         }
         unused.add_other_shapes(topology);
         if topology.kind == TopologyName::Clique {
-            topology.clique.add_unused(&mut unused);
+            let (keys, because) = topology.clique.unused_keys();
+            unused.add(keys, "topology.clique.link_rates", because);
         }
         if let Some(routing) = &self.routing {
             routing.add_unused(&mut unused);
         }
         unused.into_vec()
+    }
+}
+
+impl RoutingConfig {
+    /// Adds the routing keys the chosen mode does not read: `spray_rounds` but for `spray`,
+    /// and the weights (see [`RoutingConfig::add_unused_weights`]).
+    pub fn add_unused(&self, unused: &mut UnusedKeys) {
+        if self.mode != "spray" {
+            unused.add(
+                &["routing.spray_rounds"],
+                "routing.mode",
+                format!("routing.mode = {:?}", self.mode),
+            );
+        }
+        self.add_unused_weights(unused);
+    }
+
+    /// Adds the weights of Aquila's comparison but for `aquila_fully_adaptive`, which reads them.
+    pub fn add_unused_weights(&self, unused: &mut UnusedKeys) {
+        if self.mode != crate::blocks::routing::FULLY_ADAPTIVE.name {
+            unused.add(
+                &[
+                    "routing.minimal_weight",
+                    "routing.nonminimal_weight",
+                    "routing.nonminimal_bias_cells",
+                ],
+                "routing.mode",
+                format!(
+                    "routing.mode = {:?} (the weights are Fully Adaptive's)",
+                    self.mode
+                ),
+            );
+        }
     }
 }
 

@@ -205,7 +205,9 @@ impl Scenario {
             )),
             TopologyName::Clique => {
                 self.topology()?;
-                self.validate_clique()
+                let cell = &self.cell;
+                t.clique
+                    .validate(self.link.rate_gbps, cell.size_bytes, cell.payload_bytes)
             }
             TopologyName::File => self.validate_topology_file(),
         }
