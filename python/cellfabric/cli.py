@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -229,6 +230,45 @@ def plan_stardust(radix: int, uplinks: int, bundle: int, hosts_per_tor: int, as_
         else:
             click.echo(f"  {_number(value)}")
 
+
+
+@plan.command(name="aquila")
+@click.option("--pods", type=int, default=48, show_default=True, help="Pods, fully meshed by global links.")
+@click.option("--tins-per-pod", type=int, default=12, show_default=True, help="TiNs per pod, fully meshed.")
+@click.option("--hosts-per-tin", type=int, default=2, show_default=True, help="Hosts on each TiN.")
+@click.option("--local-ports", type=int, default=24, show_default=True, help="Local ports per TiN.")
+@click.option("--global-ports", type=int, default=8, show_default=True, help="Global ports per TiN.")
+@click.option("--link-gbps", type=float, default=25.0, show_default=True,
+              help="Effective rate of a GNet link, Gb/s.")
+@click.option("--injection-gbps", type=float, default=200.0, show_default=True,
+              help="A TiN's maximum injection, Gb/s.")
+@click.option("--ip-injection-gbps", type=float, default=100.0, show_default=True,
+              help="A TiN's IP injection, Gb/s.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def plan_aquila(pods: int, tins_per_pod: int, hosts_per_tin: int, local_ports: int, global_ports: int,
+                link_gbps: float, injection_gbps: float, ip_injection_gbps: float, as_json: bool) -> None:
+    """Aquila (Gibson et al., NSDI '22): the Clique's counts, links per pod pair, pod-pair bandwidth,
+    load under uniform traffic, oversubscription under the pod shift and the widest Clique (§2, §6,
+    App. A), for the Clique, its half-scale variant and the widest one."""
+    from cellfabric.plan import PlanInputError
+    from cellfabric.plan_aquila import aquila
+
+    for name, value in (("link_gbps", link_gbps), ("injection_gbps", injection_gbps),
+                        ("ip_injection_gbps", ip_injection_gbps)):
+        if not (math.isfinite(value) and value > 0):
+            _fail(f"--{name.replace('_', '-')} {value}: expected a rate above 0", EXIT_BAD_INPUT)
+    try:
+        result = aquila(pods, tins_per_pod, hosts_per_tin, local_ports, global_ports, link_gbps,
+                        injection_gbps, ip_injection_gbps)
+    except PlanInputError as error:
+        _fail(f"--{error.name.replace('_', '-')} {error.value}: {error.expected}", EXIT_BAD_INPUT)
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    for section, values in result.items():
+        click.echo(f"{section}:")
+        for k, v in values.items():
+            click.echo(f"  {k}: {_number(v)}")
 
 HEADLINE_METRICS = ("throughput", "goodput", "latency_cells.mean", "latency_cells.p99", "latency_ns.mean",
                     "latency_ns.p99")

@@ -1,6 +1,6 @@
 //! A fabric of cell switches on any named topology (star, two switches, leaf-spine, k-ary
-//! fat-tree, Dragonfly), routed by a mechanism chosen by name (deterministic, ECMP, spraying,
-//! random, least loaded, Valiant, UGAL): the multi-tier setting of Stardust's and Aquila's
+//! fat-tree, Dragonfly, Aquila's Clique), routed by a mechanism chosen by name (deterministic,
+//! ECMP, spraying, random, least loaded, Valiant, UGAL, Aquila's sampled adaptive modes): the multi-tier setting of Stardust's and Aquila's
 //! fabrics with the shared switch, link, flow-control and routing blocks, and nothing
 //! design-specific. It shows what the blocks alone do at scale, and is checked against balls
 //! into bins and the Dragonfly throughput bounds of Kim et al. (ISCA 2008).
@@ -10,7 +10,7 @@ use crate::blocks::routing::{mode, FabricRouter, RouteTable};
 use crate::blocks::topology::{Topology, TopologyError};
 use crate::blocks::vc_router::dependency::{self, DependencyError, RoutingReach};
 use crate::blocks::vc_router::VcSpec;
-use crate::scenario::{RoutingConfig, Scenario, ScenarioError};
+use crate::scenario::{Scenario, ScenarioError};
 
 /// The fabric simulation.
 pub type CellFabric = Network<FabricRouter>;
@@ -33,12 +33,10 @@ pub fn build(scenario: &Scenario) -> Result<CellFabric, ScenarioError> {
         }
     })?;
     let routing = scenario.routing.clone().unwrap_or_default();
-    let RoutingConfig {
-        mode: name,
-        spray_rounds,
-    } = routing;
-    let mode = mode(&name).expect("validated routing mode");
-    let router = FabricRouter::new(table, mode, scenario.run.seed, spray_rounds);
+    let mode = mode(&routing.mode).expect("validated routing mode");
+    let router = FabricRouter::new(table, mode, scenario.run.seed, routing.spray_rounds)
+        .with_sampled_weights(routing.sampled_weights());
+    let name = routing.mode;
     let mut spec = scenario.network_spec("cell_fabric", topology);
     if let Some(vc) = &spec.vc {
         check_vc_rule(&spec.topology, &router, vc, &name)?;

@@ -215,8 +215,11 @@ pub fn effective_scenario(json: &str) -> Result<Value, ScenarioError> {
         }) => {
             effective["design"] = design.name.into();
             for Unused { key, .. } in unused {
-                let (section, name) = key.split_once('.').expect("dotted keys");
-                if let Some(Value::Object(table)) = effective.get_mut(section) {
+                let (path, name) = key.rsplit_once('.').expect("dotted keys");
+                let table = path
+                    .split('.')
+                    .try_fold(&mut effective, |v, p| v.get_mut(p));
+                if let Some(Value::Object(table)) = table {
                     table.remove(name);
                 }
             }

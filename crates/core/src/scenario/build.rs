@@ -127,10 +127,13 @@ impl Scenario {
         own_cables.fold(scenario_links, u64::max)
     }
 
-    /// Every cable of a topology file as (propagation, cell time on it), where it has a rate,
+    /// Every cable of a topology file or a Clique as (propagation, cell time on it), where it has a rate,
     /// overhead or length of its own.
     pub(super) fn cable_cell_times_ps(&self) -> Vec<(TimePs, TimePs)> {
-        if self.topology.kind != TopologyName::File {
+        if !matches!(
+            self.topology.kind,
+            TopologyName::File | TopologyName::Clique
+        ) {
             return Vec::new();
         }
         let Ok(topology) = self.topology() else {
@@ -156,7 +159,11 @@ impl Scenario {
     /// The cabling the topology section describes.
     pub fn topology(&self) -> Result<Topology, ScenarioError> {
         let mut topology = self.shape()?;
-        if let Some(ns) = self.topology.global_propagation_ns {
+        let global_ns = self.topology.global_propagation_ns;
+        if self.topology.kind == TopologyName::Clique {
+            let clique = &self.topology.clique;
+            clique.set_link_facts(&mut topology, global_ns.unwrap_or(self.link.propagation_ns));
+        } else if let Some(ns) = global_ns {
             topology.set_global_cable_delay(ps_from_ns(ns));
         }
         if let Some(ns) = self.topology.host_propagation_ns {
@@ -210,6 +217,12 @@ impl Scenario {
                 t.groups as usize,
             )
             .map_err(|e| shape("topology.groups", e))?,
+            TopologyName::Clique => Topology::clique(t.clique.spec()).map_err(|e| match e {
+                TopologyError::Parameter { name, message } => {
+                    invalid(&format!("topology.clique.{name}"), message)
+                }
+                e => shape("topology.clique", e),
+            })?,
             TopologyName::File => {
                 let path = t.file.as_deref().ok_or_else(|| {
                     invalid(
@@ -253,6 +266,7 @@ impl Scenario {
                 .hosts_per_router
                 .saturating_mul(t.routers_per_group)
                 .saturating_mul(t.groups),
+            TopologyName::Clique => t.clique.hosts(),
             TopologyName::File => self.topology().map_or(0, |t| t.endpoints() as u32),
         }
     }

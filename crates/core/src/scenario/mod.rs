@@ -12,6 +12,7 @@
 //! - `validate`: the checks, one function per concern.
 
 mod build;
+pub mod clique;
 pub mod sections;
 mod strict;
 mod validate;

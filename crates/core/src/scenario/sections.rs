@@ -57,13 +57,37 @@ pub struct RoutingConfig {
     pub mode: String,
     /// `spray`: passes over one random order of the next hops before it is re-drawn.
     pub spray_rounds: u16,
+    /// `aquila_fully_adaptive`: the weight of a minimal candidate's output queue (cells) in
+    /// the comparison (Aquila §3.2 gives no value; 1 is our reading).
+    pub minimal_weight: f64,
+    /// `aquila_fully_adaptive`: the weight of a non-minimal candidate's output queue (2, a
+    /// misroute's path being about twice as long, is our reading).
+    pub nonminimal_weight: f64,
+    /// `aquila_fully_adaptive`: cells added to a non-minimal candidate's cost, the bias toward
+    /// minimal routes (2 maximum cells is our reading).
+    pub nonminimal_bias_cells: f64,
 }
 
 impl Default for RoutingConfig {
     fn default() -> Self {
+        let weights = crate::blocks::routing::SampledWeights::default();
         RoutingConfig {
             mode: "deterministic".into(),
             spray_rounds: 4,
+            minimal_weight: weights.minimal,
+            nonminimal_weight: weights.nonminimal,
+            nonminimal_bias_cells: weights.nonminimal_bias_cells,
+        }
+    }
+}
+
+impl RoutingConfig {
+    /// The weights of Aquila's sampled comparison.
+    pub fn sampled_weights(&self) -> crate::blocks::routing::SampledWeights {
+        crate::blocks::routing::SampledWeights {
+            minimal: self.minimal_weight,
+            nonminimal: self.nonminimal_weight,
+            nonminimal_bias_cells: self.nonminimal_bias_cells,
         }
     }
 }
@@ -89,6 +113,8 @@ pub enum TopologyName {
     /// A Dragonfly (`hosts_per_router`, `routers_per_group`, `global_links_per_router`,
     /// `groups`).
     Dragonfly,
+    /// Aquila's Clique (`clique`).
+    Clique,
     /// Read from a topology file (`file`).
     File,
 }
@@ -101,6 +127,7 @@ impl Named for TopologyName {
         TopologyName::FatTree,
         TopologyName::Clos,
         TopologyName::Dragonfly,
+        TopologyName::Clique,
         TopologyName::File,
     ];
 
@@ -126,6 +153,10 @@ impl Named for TopologyName {
             TopologyName::Dragonfly => (
                 "dragonfly",
                 "groups of fully meshed routers joined by global links (Kim et al. 2008)",
+            ),
+            TopologyName::Clique => (
+                "clique",
+                "Aquila's Clique: pods of fully meshed TiNs, pods fully meshed by global links (Gibson et al. 2022)",
             ),
             TopologyName::File => (
                 "file",
@@ -213,6 +244,8 @@ pub struct TopologyConfig {
     /// fat-tree's core links), in nanoseconds; absent: `link.propagation_ns`. Flow-control
     /// headroom counts the longest cable.
     pub global_propagation_ns: Option<f64>,
+    /// Clique: its shape and its links' facts.
+    pub clique: super::clique::CliqueConfig,
     /// File: path of the topology file, relative to the scenario file's folder: a plain text
     /// file of `switch NAME ports=N [group=G]`, `host NAME` and `cable END END
     /// [propagation_ns=X] [rate_gbps=X] [overhead_bytes=N] [flow_control=none|credit|onoff]`
@@ -244,6 +277,7 @@ impl Default for TopologyConfig {
             groups: 33,
             host_propagation_ns: None,
             global_propagation_ns: None,
+            clique: super::clique::CliqueConfig::default(),
             file: None,
         }
     }

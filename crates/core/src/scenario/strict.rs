@@ -8,7 +8,9 @@
 
 use serde_json::Value;
 
-use super::{invalid, Scenario, ScenarioError, SchedulerName, TopologyConfig, TopologyName};
+use super::{
+    invalid, RoutingConfig, Scenario, ScenarioError, SchedulerName, TopologyConfig, TopologyName,
+};
 use super::{ArrivalName, DestinationName, FlowControlKind, Named};
 use crate::blocks::traffic::Arrival;
 
@@ -113,6 +115,7 @@ fn topology_keys(kind: TopologyName) -> &'static [&'static str] {
             "global_links_per_router",
             "groups",
         ],
+        TopologyName::Clique => &["clique"],
         TopologyName::File => &["file"],
     }
 }
@@ -222,14 +225,12 @@ impl Scenario {
             );
         }
         unused.add_other_shapes(topology);
+        if topology.kind == TopologyName::Clique {
+            let (keys, because) = topology.clique.unused_keys();
+            unused.add(keys, "topology.clique.link_rates", because);
+        }
         if let Some(routing) = &self.routing {
-            if routing.mode != "spray" {
-                unused.add(
-                    &["routing.spray_rounds"],
-                    "routing.mode",
-                    format!("routing.mode = {:?}", routing.mode),
-                );
-            }
+            routing.add_unused(&mut unused);
         }
         unused.into_vec()
     }
@@ -254,6 +255,39 @@ impl Scenario {
                 &["link.error_burst_frames", "link.error_burst_gap_frames"],
                 "link.error_burst_ber",
                 "link.error_burst_ber = 0 (no bursts)",
+            );
+        }
+    }
+}
+
+impl RoutingConfig {
+    /// Adds the routing keys the chosen mode does not read: `spray_rounds` but for `spray`,
+    /// and the weights (see [`RoutingConfig::add_unused_weights`]).
+    pub fn add_unused(&self, unused: &mut UnusedKeys) {
+        if self.mode != "spray" {
+            unused.add(
+                &["routing.spray_rounds"],
+                "routing.mode",
+                format!("routing.mode = {:?}", self.mode),
+            );
+        }
+        self.add_unused_weights(unused);
+    }
+
+    /// Adds the weights of Aquila's comparison but for `aquila_fully_adaptive`, which reads them.
+    pub fn add_unused_weights(&self, unused: &mut UnusedKeys) {
+        if self.mode != crate::blocks::routing::FULLY_ADAPTIVE.name {
+            unused.add(
+                &[
+                    "routing.minimal_weight",
+                    "routing.nonminimal_weight",
+                    "routing.nonminimal_bias_cells",
+                ],
+                "routing.mode",
+                format!(
+                    "routing.mode = {:?} (the weights are Fully Adaptive's)",
+                    self.mode
+                ),
             );
         }
     }

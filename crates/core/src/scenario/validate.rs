@@ -137,6 +137,7 @@ impl Scenario {
             TopologyName::FatTree => "topology.k",
             TopologyName::Clos => "topology.edges",
             TopologyName::Dragonfly => "topology.groups",
+            TopologyName::Clique => "topology.clique.pods",
             TopologyName::File => "topology.file",
         };
         Err(invalid(
@@ -203,6 +204,16 @@ impl Scenario {
             TopologyName::FatTree | TopologyName::Clos | TopologyName::Dragonfly => {
                 self.topology().map(|_| ())
             }
+            TopologyName::Clique if t.clique.spec().ports_per_tin() > max as usize => Err(invalid(
+                "topology.clique.local_ports",
+                format!("a TiN has hosts_per_tin + local_ports + global_ports ports: expected at most {}", self.port_limit()),
+            )),
+            TopologyName::Clique => {
+                self.topology()?;
+                let cell = &self.cell;
+                t.clique
+                    .validate(self.link.rate_gbps, cell.size_bytes, cell.payload_bytes)
+            }
             TopologyName::File => self.validate_topology_file(),
         }
     }
@@ -253,11 +264,15 @@ impl Scenario {
                 format!("expected one of {}, got {:?}", names(), routing.mode),
             ));
         };
-        if mode.needs_groups && self.topology.kind != TopologyName::Dragonfly {
+        let grouped = matches!(
+            self.topology.kind,
+            TopologyName::Dragonfly | TopologyName::Clique
+        );
+        if mode.needs_groups && !grouped {
             return Err(invalid(
                 "routing.mode",
                 format!(
-                    "{} routes through an intermediate Dragonfly group: expected topology.kind = \"dragonfly\" (got {:?})",
+                    "{} routes through an intermediate Dragonfly group: expected topology.kind = \"dragonfly\" or \"clique\" (got {:?})",
                     mode.name,
                     self.topology.kind.as_str()
                 ),
@@ -274,6 +289,18 @@ impl Scenario {
                 "routing.spray_rounds",
                 "expected at least one pass per random order",
             ));
+        }
+        for (key, value) in [
+            ("routing.minimal_weight", routing.minimal_weight),
+            ("routing.nonminimal_weight", routing.nonminimal_weight),
+            (
+                "routing.nonminimal_bias_cells",
+                routing.nonminimal_bias_cells,
+            ),
+        ] {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(invalid(key, format!("expected zero or more, got {value}")));
+            }
         }
         Ok(())
     }
@@ -428,14 +455,11 @@ impl Scenario {
                 ));
             }
         }
-        let grouped = matches!(
-            self.topology.kind,
-            TopologyName::FatTree | TopologyName::Clos | TopologyName::Dragonfly
-        );
+        let grouped = has_groups(self.topology.kind);
         if t.destinations == DestinationName::GroupShift && !grouped {
             return Err(invalid(
                 "traffic.destinations",
-                "group_shift sends each group's hosts to the next group: expected topology.kind = \"fat_tree\" or \"clos\" (pods) or \"dragonfly\"",
+                "group_shift sends each group's hosts to the next group: expected topology.kind = \"fat_tree\" or \"clos\" (pods), \"dragonfly\" or \"clique\"",
             ));
         }
         if t.hotspot_port >= self.terminals() {
@@ -483,6 +507,15 @@ impl Scenario {
             )),
         }
     }
+}
+
+/// True for the shapes whose switches form groups that `group_shift` shifts by: a fat-tree's or
+/// a Clos's pods, a Dragonfly's groups, a Clique's pods.
+fn has_groups(kind: TopologyName) -> bool {
+    matches!(
+        kind,
+        TopologyName::FatTree | TopologyName::Clos | TopologyName::Dragonfly | TopologyName::Clique
+    )
 }
 
 #[cfg(test)]

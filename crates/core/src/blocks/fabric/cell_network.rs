@@ -236,6 +236,19 @@ pub struct Summary {
     /// A finite workload's completion (`traffic.bytes_per_pair`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workload: Option<WorkloadSummary>,
+    /// Cells routed non-minimally, where the routing mode counts them.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub nonminimal: Option<NonminimalSummary>,
+}
+
+/// Cells a routing mode sent on a non-minimal route (Aquila's misroutes through an
+/// intermediate pod).
+#[derive(Clone, Debug, Serialize)]
+pub struct NonminimalSummary {
+    /// Cells sent on a non-minimal route over the whole run.
+    pub cells_nonminimal: u64,
+    /// Their share of the cells injected over the whole run.
+    pub nonminimal_fraction: f64,
 }
 
 /// Loads and throughputs during measurement, per terminal per cell time.
@@ -709,6 +722,14 @@ impl<R: Router> Network<R> {
                 counters,
             }),
             workload: self.workload_summary(ledger.in_flight),
+            nonminimal: self
+                .fabric
+                .router()
+                .nonminimal_cells()
+                .map(|cells| NonminimalSummary {
+                    cells_nonminimal: cells,
+                    nonminimal_fraction: cells as f64 / ledger.injected.max(1) as f64,
+                }),
         }
     }
 

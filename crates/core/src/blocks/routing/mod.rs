@@ -12,6 +12,7 @@ use rand::Rng as _;
 
 use crate::blocks::cell::Cell;
 use crate::engine::rng::{mix, stream, ComponentId, Rng};
+pub use modes::sampled_adaptive::{Adaptive, Weights as SampledWeights, FULLY_ADAPTIVE};
 use stamp::PathCache;
 pub use table::RouteTable;
 
@@ -58,6 +59,11 @@ pub trait Router {
     fn toward_intermediate(&self, _cell: &Cell) -> bool {
         false
     }
+
+    /// Cells sent on a non-minimal route so far, for routers whose mode counts them.
+    fn nonminimal_cells(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// A routing mechanism: picks the output at a switch that is not the cell's last.
@@ -97,6 +103,10 @@ pub const MODES: &[Mode] = &[
     modes::valiant::MODE,
     modes::ugal::MODE,
     modes::ugal_credit::MODE,
+    modes::sampled_adaptive::FULLY_ADAPTIVE,
+    modes::sampled_adaptive::MINIMAL_ADAPTIVE,
+    modes::sampled_adaptive::DETERMINISTIC,
+    modes::sampled_adaptive::MINIMAL_DETERMINISTIC,
 ];
 
 /// The mode called `name`.
@@ -133,6 +143,8 @@ pub struct Decision<'a> {
     pub rng: &'a mut Rng,
     /// Spraying pointers.
     pub spray: &'a mut Spray,
+    /// Aquila's weighted comparison and its count of non-minimal cells.
+    pub adaptive: &'a mut Adaptive,
     /// This switch's salt for flow hashing.
     pub salt: u64,
     /// Where the design keeps the cell's path label (an MPTCP subflow's), which per-flow
@@ -273,6 +285,7 @@ pub struct FabricRouter {
     rngs: Vec<Rng>,
     salts: Vec<u64>,
     spray: Spray,
+    adaptive: Adaptive,
     path_label: PathLabel,
     /// With [`FabricRouter::with_stamped_paths`] and a per-flow mode: the flows' paths.
     paths: Option<PathCache>,
@@ -329,9 +342,16 @@ impl FabricRouter {
             rngs,
             salts,
             spray,
+            adaptive: Adaptive::default(),
             path_label: PathLabel::Unlabelled,
             paths: None,
         }
+    }
+
+    /// The router comparing Aquila's sampled candidates with `weights`.
+    pub fn with_sampled_weights(mut self, weights: SampledWeights) -> Self {
+        self.adaptive.weights = weights;
+        self
     }
 
     /// The router stamping each cell's whole path on it at its source, where the mode's choice
@@ -378,6 +398,7 @@ impl FabricRouter {
                 view: &NeverRefuses,
                 rng: &mut self.rngs[switch],
                 spray: &mut self.spray,
+                adaptive: &mut self.adaptive,
                 salt: self.salts[switch],
                 path_label: self.path_label,
             };
@@ -440,6 +461,7 @@ impl Router for FabricRouter {
             view,
             rng: &mut self.rngs[switch],
             spray: &mut self.spray,
+            adaptive: &mut self.adaptive,
             salt: self.salts[switch],
             path_label: self.path_label,
         };
@@ -454,6 +476,11 @@ impl Router for FabricRouter {
 
     fn toward_intermediate(&self, cell: &Cell) -> bool {
         self.mode.needs_groups && cell.route_tag < UNDECIDED
+    }
+
+    fn nonminimal_cells(&self) -> Option<u64> {
+        modes::sampled_adaptive::counts_nonminimal(self.mode)
+            .then_some(self.adaptive.nonminimal_cells)
     }
 
     fn planned_output(&self, switch: usize, _input: usize, cell: &Cell) -> Option<usize> {

@@ -243,6 +243,15 @@ impl RouteTable {
         self.to_group[switch * self.groups + group] as usize
     }
 
+    /// Ports of `switch`.
+    pub fn switch_ports(&self, switch: usize) -> usize {
+        let end = self
+            .port_base
+            .get(switch + 1)
+            .map_or(self.next_switch.len(), |&base| base as usize);
+        end - self.port_base[switch] as usize
+    }
+
     /// The switch cabled to port `port` of `switch`, or [`NOT_A_SWITCH`].
     pub fn next_switch(&self, switch: usize, port: usize) -> usize {
         self.next_switch[self.port_base[switch] as usize + port] as usize

@@ -1,16 +1,32 @@
 //! Topology: switches with numbered ports, endpoints, and the cables between them, with
 //! shortest-path routes expressed as the output port taken at every switch on the way. The
-//! named shapes (star, leaf-spine, fat-tree, Clos, Dragonfly, ...) are in `shapes.rs`.
+//! named shapes (star, leaf-spine, fat-tree, Clos, Dragonfly, ...) are in `shapes.rs`, Aquila's
+//! Clique in `clique.rs`.
 
 use std::collections::VecDeque;
 
 use crate::blocks::flow_control::FlowControlKind;
 use crate::engine::time::TimePs;
 
+mod clique;
 mod file;
 mod shapes;
 
+pub use clique::{Clique, SpareLocalPorts};
 pub use shapes::Clos;
+
+/// What a switch port is cabled to, as routing and link settings tell ports apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PortClass {
+    /// A host.
+    Terminal,
+    /// A switch of the same group (a pod's local link).
+    Local,
+    /// A switch of another group (a global link between pods or Dragonfly groups).
+    Global,
+    /// Nothing.
+    Unused,
+}
 
 /// One end of a cable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -168,6 +184,30 @@ impl Topology {
             cable.rate_bps.unwrap_or(default_bps),
             cable.propagation_ps.unwrap_or(propagation_ps),
         )
+    }
+
+    /// The class of port `port` of `switch`: what its cable leads to.
+    pub fn port_class(&self, switch: usize, port: usize) -> PortClass {
+        match self.peer[switch][port] {
+            None => PortClass::Unused,
+            Some(Attachment::Endpoint(_)) => PortClass::Terminal,
+            Some(Attachment::SwitchPort { switch: far, .. })
+                if self.group[far] == self.group[switch] =>
+            {
+                PortClass::Local
+            }
+            Some(Attachment::SwitchPort { .. }) => PortClass::Global,
+        }
+    }
+
+    /// Gives every cable whose ports are of class `class` the properties `cable` (Aquila's
+    /// global links their FEC, say).
+    pub fn set_class_cable(&mut self, class: PortClass, cable: Cable) {
+        for (switch, port) in self.switch_port_list().collect::<Vec<_>>() {
+            if self.port_class(switch, port) == class {
+                self.cable[switch][port] = cable;
+            }
+        }
     }
 
     /// Every switch port, as (switch, port).

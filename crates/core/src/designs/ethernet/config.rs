@@ -139,13 +139,7 @@ impl EthernetConfig {
         self.add_unused_switch_keys(&mut unused);
         self.add_unused_host_keys(&mut unused);
         self.add_unused_traffic_keys(&mut unused);
-        if self.routing.mode != "spray" {
-            unused.add(
-                &["routing.spray_rounds"],
-                "routing.mode",
-                format!("routing.mode = {:?}", self.routing.mode),
-            );
-        }
+        self.routing.add_unused(&mut unused);
         unused.into_vec()
     }
 

@@ -188,6 +188,7 @@ impl StardustConfig {
         self.adapter.unused(&mut unused);
         self.host.unused(&mut unused);
         self.stardust.unused(&mut unused);
+        self.routing.add_unused_weights(&mut unused);
         unused.into_vec()
     }
 

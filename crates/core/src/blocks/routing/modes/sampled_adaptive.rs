@@ -1,0 +1,465 @@
+//! Aquila's routing modes (Gibson et al., "Aquila: A unified, low-latency fabric for datacenter
+//! networks", NSDI '22, §3.2): per cell and per hop, a switch samples two of the eight minimal
+//! routes its tables supply and three of 24 non-minimal candidates, and takes the one with the
+//! lowest weighted output-queue depth, the comparison favouring minimal routes (locally adaptive
+//! routing, Kim et al. ISCA 2008; sampling instead of a 24-way compare avoids flocking). The four
+//! principal modes constrain it: Fully Adaptive (both lists), Minimal Adaptive (minimal only),
+//! Deterministic and Minimal Deterministic (a hash of source and destination picks the route).
+//!
+//! What the paper leaves open, as we read it (`docs/validation/aquila.md`):
+//! - the eight minimal slots are the table's minimal next hops toward the destination, repeated
+//!   to fill eight slots; the 24 non-minimal slots are this switch's global ports to pods other
+//!   than the source's and destination's, repeated likewise (a misroute through an intermediate
+//!   pod, as Valiant's); slots are sampled without replacement;
+//! - non-minimal candidates are offered at every hop while the cell is still in its source pod
+//!   (so at most once: a misroute leaves the pod); a cell to its own pod stays minimal;
+//! - a candidate's cost is its output queue in cells times its class's weight, plus a bias on
+//!   non-minimal ones; the lowest wins, minimal candidates first among equals.
+
+use rand::Rng as _;
+
+use super::super::{Decision, Mode, NO_ROUTE};
+use crate::blocks::routing::table::NOT_A_SWITCH;
+
+/// Minimal route slots the tables supply, of which [`MINIMAL_SAMPLES`] are sampled.
+const MINIMAL_SLOTS: usize = 8;
+/// Minimal routes sampled per decision.
+const MINIMAL_SAMPLES: usize = 2;
+/// Non-minimal candidate slots, of which [`NONMINIMAL_SAMPLES`] are sampled.
+const NONMINIMAL_SLOTS: usize = 24;
+/// Non-minimal candidates sampled per decision.
+const NONMINIMAL_SAMPLES: usize = 3;
+
+/// The weighted comparison: a candidate costs its output queue (cells) times its class's
+/// weight, plus `nonminimal_bias_cells` if it is non-minimal.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Weights {
+    /// Weight of a minimal candidate's queue.
+    pub minimal: f64,
+    /// Weight of a non-minimal candidate's queue.
+    pub nonminimal: f64,
+    /// Cells added to a non-minimal candidate's cost.
+    pub nonminimal_bias_cells: f64,
+}
+
+impl Default for Weights {
+    /// 1 and 2 (a misroute's path is about twice as long, UGAL's ratio) and two maximum cells
+    /// of bias: our reading, the paper gives no values.
+    fn default() -> Self {
+        Weights {
+            minimal: 1.0,
+            nonminimal: 2.0,
+            nonminimal_bias_cells: 2.0,
+        }
+    }
+}
+
+/// The comparison's weights and what the modes count.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Adaptive {
+    /// The weighted comparison.
+    pub weights: Weights,
+    /// Cells sent on a non-minimal route.
+    pub nonminimal_cells: u64,
+}
+
+/// Fully Adaptive: the cheapest of two sampled minimal and three sampled non-minimal routes.
+pub const FULLY_ADAPTIVE: Mode = Mode {
+    name: "aquila_fully_adaptive",
+    description: "Aquila: the cheapest of 2 of 8 minimal and 3 of 24 non-minimal routes by weighted queue depth",
+    needs_groups: true,
+    per_flow: false,
+    choose: fully_adaptive,
+    plan: None,
+};
+
+/// Minimal Adaptive: the shorter queue of two sampled minimal routes.
+pub const MINIMAL_ADAPTIVE: Mode = Mode {
+    name: "aquila_minimal_adaptive",
+    description: "Aquila: the shorter queue of 2 of 8 minimal routes",
+    needs_groups: false,
+    per_flow: false,
+    choose: minimal_adaptive,
+    plan: None,
+};
+
+/// Deterministic: a hash of source and destination picks among the minimal and non-minimal
+/// slots.
+pub const DETERMINISTIC: Mode = Mode {
+    name: "aquila_deterministic",
+    description: "Aquila: a hash of source and destination picks among the 8 minimal and 24 non-minimal slots",
+    needs_groups: true,
+    per_flow: true,
+    choose: deterministic,
+    plan: None,
+};
+
+/// Minimal Deterministic: a hash of source and destination picks among the minimal slots.
+pub const MINIMAL_DETERMINISTIC: Mode = Mode {
+    name: "aquila_minimal_deterministic",
+    description: "Aquila: a hash of source and destination picks among the 8 minimal slots",
+    needs_groups: false,
+    per_flow: true,
+    choose: minimal_deterministic,
+    plan: None,
+};
+
+/// True for the modes that count their non-minimal cells in the summary.
+pub fn counts_nonminimal(mode: &Mode) -> bool {
+    [FULLY_ADAPTIVE.name, DETERMINISTIC.name].contains(&mode.name)
+}
+
+/// The candidates of one decision: minimal ones first.
+struct Candidates {
+    ports: [usize; MINIMAL_SAMPLES + NONMINIMAL_SAMPLES],
+    minimal: usize,
+    len: usize,
+}
+
+/// Up to `take` distinct slots of `0..slots`, uniformly without replacement, in drawn order.
+fn sample_slots(d: &mut Decision<'_>, slots: usize, take: usize, out: &mut [usize]) -> usize {
+    let mut pool = [0u8; NONMINIMAL_SLOTS];
+    for (i, slot) in pool.iter_mut().enumerate().take(slots) {
+        *slot = i as u8;
+    }
+    let take = take.min(slots);
+    for i in 0..take {
+        let j = d.rng.gen_range(i..slots);
+        pool.swap(i, j);
+        out[i] = pool[i] as usize;
+    }
+    take
+}
+
+/// This switch's non-minimal ports: global ports to a pod that is neither the cell's source
+/// pod nor its destination pod; none once the cell has misrouted or left its source pod, and
+/// none for a cell to its own pod.
+fn nonminimal_ports<'a>(d: &'a Decision<'_>) -> impl Iterator<Item = usize> + 'a {
+    let table = d.table;
+    let here = table.group(d.switch);
+    let (src_switch, _) = table.terminal_at(d.cell.src as usize);
+    let there = d.destination_group();
+    let offered = d.undecided() && table.group(src_switch) == here && here != there;
+    (0..table.switch_ports(d.switch)).filter(move |&port| {
+        let next = table.next_switch(d.switch, port);
+        offered && next != NOT_A_SWITCH && {
+            let pod = table.group(next);
+            pod != here && pod != there
+        }
+    })
+}
+
+/// The port in slot `slot` of a list that repeats `ports` (of which there are `count`).
+fn slot_port(mut ports: impl Iterator<Item = usize>, count: usize, slot: usize) -> usize {
+    ports.nth(slot % count).expect("slot within the list")
+}
+
+/// Samples the minimal and (with `nonminimal`) the non-minimal candidates.
+fn sample(d: &mut Decision<'_>, nonminimal: bool) -> Candidates {
+    let set = d.next_set();
+    let mut c = Candidates {
+        ports: [NO_ROUTE; MINIMAL_SAMPLES + NONMINIMAL_SAMPLES],
+        minimal: 0,
+        len: 0,
+    };
+    let mut slots = [0usize; NONMINIMAL_SAMPLES];
+    let taken = sample_slots(d, MINIMAL_SLOTS, MINIMAL_SAMPLES, &mut slots);
+    let minimal = d.table.ports(set);
+    for &slot in &slots[..taken] {
+        c.ports[c.len] = minimal[slot % minimal.len()] as usize;
+        c.len += 1;
+    }
+    c.minimal = c.len;
+    let count = if nonminimal {
+        nonminimal_ports(d).count()
+    } else {
+        0
+    };
+    if count > 0 {
+        let taken = sample_slots(d, NONMINIMAL_SLOTS, NONMINIMAL_SAMPLES, &mut slots);
+        for &slot in &slots[..taken] {
+            c.ports[c.len] = slot_port(nonminimal_ports(d), count, slot);
+            c.len += 1;
+        }
+    }
+    c
+}
+
+/// The cheapest usable candidate by the weighted comparison (minimal first among equals);
+/// counts a non-minimal choice.
+fn cheapest(d: &mut Decision<'_>, c: &Candidates) -> usize {
+    let w = d.adaptive.weights;
+    let mut best: Option<(f64, usize, bool)> = None;
+    for (i, &port) in c.ports[..c.len].iter().enumerate() {
+        if !d.view.usable(port) {
+            continue;
+        }
+        let queue = d.view.backlog_cells(port) as f64;
+        let minimal = i < c.minimal;
+        let cost = if minimal {
+            queue * w.minimal
+        } else {
+            queue * w.nonminimal + w.nonminimal_bias_cells
+        };
+        if best.is_none_or(|(lowest, _, _)| cost < lowest) {
+            best = Some((cost, port, minimal));
+        }
+    }
+    match best {
+        Some((_, port, minimal)) => {
+            if !minimal {
+                d.adaptive.nonminimal_cells += 1;
+                d.go_minimal();
+            }
+            port
+        }
+        None => NO_ROUTE,
+    }
+}
+
+fn fully_adaptive(d: &mut Decision<'_>) -> usize {
+    let c = sample(d, true);
+    cheapest(d, &c)
+}
+
+fn minimal_adaptive(d: &mut Decision<'_>) -> usize {
+    let c = sample(d, false);
+    cheapest(d, &c)
+}
+
+/// The slot a hash of source and destination picks among the minimal slots and (with
+/// `nonminimal`) the non-minimal ones; a pick that is not usable is re-hashed over the usable
+/// minimal next hops.
+fn hashed(d: &mut Decision<'_>, nonminimal: bool) -> usize {
+    let set = d.next_set();
+    let hash = d.flow_hash();
+    let count = if nonminimal {
+        nonminimal_ports(d).count()
+    } else {
+        0
+    };
+    let slots = MINIMAL_SLOTS + if count > 0 { NONMINIMAL_SLOTS } else { 0 };
+    let slot = (hash % slots as u64) as usize;
+    if slot >= MINIMAL_SLOTS {
+        let port = slot_port(nonminimal_ports(d), count, slot - MINIMAL_SLOTS);
+        if d.view.usable(port) {
+            d.adaptive.nonminimal_cells += 1;
+            d.go_minimal();
+            return port;
+        }
+    }
+    let minimal = d.table.ports(set);
+    let pick = minimal[slot % MINIMAL_SLOTS % minimal.len()] as usize;
+    d.usable_or_rehash(set, pick, hash)
+}
+
+fn deterministic(d: &mut Decision<'_>) -> usize {
+    hashed(d, true)
+}
+
+fn minimal_deterministic(d: &mut Decision<'_>) -> usize {
+    hashed(d, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::blocks::cell::Cell;
+    use crate::blocks::routing::{mode, FabricRouter, LocalView, RouteTable, Router};
+    use crate::blocks::topology::{Attachment, Clique, SpareLocalPorts, Topology};
+
+    /// Output queues as a test sets them, the same at every switch.
+    struct Queues(Vec<u32>);
+
+    impl LocalView for Queues {
+        fn backlog_cells(&self, output: usize) -> u32 {
+            self.0.get(output).copied().unwrap_or(0)
+        }
+    }
+
+    /// Six pods of four TiNs, two hosts each, two links per TiN pair, one per pod pair.
+    fn small_clique() -> Topology {
+        Topology::clique(Clique {
+            pods: 6,
+            tins_per_pod: 4,
+            hosts_per_tin: 2,
+            local_ports: 6,
+            global_ports: 2,
+            spare_local: SpareLocalPorts::Unused,
+        })
+        .unwrap()
+    }
+
+    fn router(t: &Topology, name: &str) -> FabricRouter {
+        FabricRouter::new(RouteTable::new(t).unwrap(), mode(name).unwrap(), 11, 4)
+    }
+
+    /// The switches a cell from `src` to `dst` crosses, the first switch seeing `first` and
+    /// the others empty queues.
+    fn walk(
+        t: &Topology,
+        r: &mut FabricRouter,
+        src: usize,
+        dst: usize,
+        first: &Queues,
+    ) -> Vec<usize> {
+        let mut cell = Cell::new(src as u16, dst as u16, 160, true, 0, 0);
+        r.inject(src, &mut cell);
+        let (mut switch, mut input) = t.endpoint_port(src).unwrap();
+        let mut path = vec![];
+        loop {
+            path.push(switch);
+            assert!(path.len() <= 6, "{src}->{dst} loops: {path:?}");
+            let view = if path.len() == 1 {
+                first
+            } else {
+                &Queues(vec![])
+            };
+            let output = r.route(switch, input, &mut cell, view);
+            match t.peer(switch, output).unwrap() {
+                Attachment::Endpoint(e) => {
+                    assert_eq!(e, dst);
+                    return path;
+                }
+                Attachment::SwitchPort { switch: s, port } => (switch, input) = (s, port),
+            }
+        }
+    }
+
+    fn pairs(t: &Topology) -> impl Iterator<Item = (usize, usize)> {
+        let hosts = t.endpoints();
+        (0..hosts).flat_map(move |s| (0..hosts).filter(move |&d| d != s).map(move |d| (s, d)))
+    }
+
+    fn minimal_switches(t: &Topology, table: &RouteTable, src: usize, dst: usize) -> usize {
+        let (a, _) = t.endpoint_port(src).unwrap();
+        let (b, _) = t.endpoint_port(dst).unwrap();
+        1 + table.hops(a, b) as usize
+    }
+
+    #[test]
+    fn deterministic_modes_give_one_path_per_pair() {
+        let t = small_clique();
+        let table = RouteTable::new(&t).unwrap();
+        for name in ["aquila_deterministic", "aquila_minimal_deterministic"] {
+            let mut r = router(&t, name);
+            let mut detours = 0;
+            for (src, dst) in pairs(&t) {
+                let first = walk(&t, &mut r, src, dst, &Queues(vec![]));
+                for _ in 0..4 {
+                    assert_eq!(walk(&t, &mut r, src, dst, &Queues(vec![])), first, "{name}");
+                }
+                assert!(
+                    first.len() <= 6,
+                    "at most local, global, local, global, local: {first:?}"
+                );
+                if name == "aquila_minimal_deterministic" {
+                    assert_eq!(first.len(), minimal_switches(&t, &table, src, dst));
+                }
+                let (a, b) = (t.group(first[0]), t.group(*first.last().unwrap()));
+                detours += first.iter().any(|&s| t.group(s) != a && t.group(s) != b) as usize;
+            }
+            let misroutes = r.nonminimal_cells();
+            if name == "aquila_deterministic" {
+                assert!(detours > 0, "some pairs hashed onto a non-minimal slot");
+                assert_eq!(misroutes, Some(5 * detours as u64));
+            } else {
+                assert_eq!((detours, misroutes), (0, None));
+            }
+        }
+    }
+
+    #[test]
+    fn minimal_adaptive_never_leaves_minimal_paths() {
+        let t = small_clique();
+        let table = RouteTable::new(&t).unwrap();
+        let mut r = router(&t, "aquila_minimal_adaptive");
+        for (i, (src, dst)) in pairs(&t).enumerate() {
+            // Queues that differ from port to port and pair to pair.
+            let queues = Queues(
+                (0..10)
+                    .map(|p| ((p * 7 + i * 13) % 11) as u32 * 10)
+                    .collect(),
+            );
+            let path = walk(&t, &mut r, src, dst, &queues);
+            assert_eq!(
+                path.len(),
+                minimal_switches(&t, &table, src, dst),
+                "{src}->{dst}"
+            );
+        }
+    }
+
+    #[test]
+    fn fully_adaptive_misroutes_only_around_backed_up_minimal_routes() {
+        let t = small_clique();
+        let table = RouteTable::new(&t).unwrap();
+        let mut r = router(&t, "aquila_fully_adaptive");
+        // Idle: every cell minimal, none counted.
+        for (src, dst) in pairs(&t) {
+            let path = walk(&t, &mut r, src, dst, &Queues(vec![]));
+            assert_eq!(path.len(), minimal_switches(&t, &table, src, dst));
+        }
+        assert_eq!(r.nonminimal_cells(), Some(0));
+        // Host 0 (TiN 0, pod 0) to host 47 (pod 5): the minimal next hops backed up by 100
+        // cells, every other port idle; the non-minimal candidates cost the 2-cell bias.
+        let (src, dst) = (0, 47);
+        let minimal = table.ports(table.toward_switch(0, 23)).to_vec();
+        let mut queues = vec![0; 10];
+        for &port in &minimal {
+            queues[port as usize] = 100;
+        }
+        let mut detours = 0;
+        for _ in 0..200 {
+            let path = walk(&t, &mut r, src, dst, &Queues(queues.clone()));
+            if path.len() > minimal_switches(&t, &table, src, dst) {
+                detours += 1;
+                let pods: Vec<usize> = path.iter().map(|&s| t.group(s)).collect();
+                assert!(
+                    pods[1] != 0 && pods[1] != 5,
+                    "through an intermediate pod: {pods:?}"
+                );
+            }
+        }
+        // TiN 0's two global ports both lead to intermediate pods (pod 0's link to pod 5 is
+        // on another TiN), so every cell samples one and takes it.
+        assert_eq!(detours, 200);
+        assert_eq!(r.nonminimal_cells(), Some(200));
+    }
+
+    #[test]
+    fn slots_are_sampled_without_replacement() {
+        let table = RouteTable::new(&small_clique()).unwrap();
+        let mut rng =
+            crate::engine::rng::stream(5, crate::engine::rng::ComponentId { kind: 0, index: 0 });
+        let mut seen = [0u32; super::NONMINIMAL_SLOTS];
+        for _ in 0..2_000 {
+            let mut cell = Cell::new(0, 47, 160, true, 0, 0);
+            let mut spray = crate::blocks::routing::Spray {
+                order: vec![],
+                next: vec![],
+                passes_left: vec![],
+                rounds: 1,
+            };
+            let mut adaptive = super::Adaptive::default();
+            let mut d = crate::blocks::routing::Decision {
+                table: &table,
+                switch: 0,
+                cell: &mut cell,
+                view: &Queues(vec![]),
+                rng: &mut rng,
+                spray: &mut spray,
+                adaptive: &mut adaptive,
+                salt: 0,
+                path_label: crate::blocks::routing::PathLabel::Unlabelled,
+            };
+            let mut out = [0; 3];
+            assert_eq!(super::sample_slots(&mut d, 24, 3, &mut out), 3);
+            assert!(
+                out[0] != out[1] && out[1] != out[2] && out[0] != out[2],
+                "{out:?}"
+            );
+            out.iter().for_each(|&s| seen[s] += 1);
+        }
+        assert!(seen.iter().all(|&n| (150..350).contains(&n)), "{seen:?}");
+    }
+}
