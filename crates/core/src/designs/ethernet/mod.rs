@@ -7,6 +7,8 @@
 //! [`Fabric`].
 
 #[cfg(test)]
+mod aquarius_tests;
+#[cfg(test)]
 mod bfc_tests;
 mod config;
 #[cfg(test)]

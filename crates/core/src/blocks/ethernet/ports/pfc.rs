@@ -652,7 +652,7 @@ impl PfcPorts {
         p.data_bytes += size_bytes;
         p.peak_packets = p.peak_packets.max(depth + 1);
         if p.aquarius.is_some() {
-            p.apply_pauses();
+            self.refresh_pauses(output);
         }
         if let Some(port) = pause_port {
             self.send_frame(cells, port, PauseTarget::Class(class), true, now_ps);
@@ -683,6 +683,14 @@ impl PfcPorts {
                 aquarius.far_end(flow, pause, now_ps);
             }
         }
+        self.refresh_pauses(port);
+        self.counters.frames_received += 1;
+    }
+
+    /// Applies port `output`'s pauses to its queues (in tests, broken on purpose with
+    /// `pause_every_class`).
+    fn refresh_pauses(&mut self, output: usize) {
+        let p = &mut self.ports[output];
         p.apply_pauses();
         #[cfg(test)]
         if self.pause_every_class {
@@ -690,7 +698,6 @@ impl PfcPorts {
                 || p.aquarius.as_ref().is_some_and(|a| a.any_flow_paused());
             p.port.pause_data(p.pause.any_paused() || queues);
         }
-        self.counters.frames_received += 1;
     }
 
     /// If `output`'s link is free at `now_ps`, puts its next packet on it and returns it,
@@ -728,12 +735,14 @@ impl PfcPorts {
                     p.data_bytes,
                     now_ps,
                 );
-                p.apply_pauses();
                 (0, None)
             }
             (Some(bfc), Some(spec)) => (0, bfc.dequeue(spec, flow_key(left))),
             _ => (left.vc as u8, None),
         };
+        if self.spec.aquarius().is_some() {
+            self.refresh_pauses(output);
+        }
         let account = in_port * self.spec.classes as usize + class as usize;
         let resume = self.ingress[account].release(&self.spec.thresholds()) && self.spec.backstop;
         if resume {
