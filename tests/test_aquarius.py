@@ -1,0 +1,60 @@
+"""Aquarius, BFC's finite flow table and their keys from the command line: the micro-benchmark's
+victim, and bad input refused in one line naming the key, exit status 2."""
+
+import pytest
+import test_ethernet
+
+import cellfabric
+
+BFC_VICTIM = test_ethernet.BFC_VICTIM
+
+MICRO = "scenarios/aquarius/micro.toml"
+
+
+def test_the_micro_benchmark_shares_the_bottleneck_and_spares_the_victim():
+    res = cellfabric.run(MICRO, overrides={"run.duration_ns": 1_000_000, "run.warmup_ns": 300_000},
+                         progress=False)
+    gbps = list(res.tables["flows"]["goodput_gbps"])
+    assert all(31.5 < g < 35.0 for g in gbps[:3]), gbps
+    assert gbps[3] > 95.0, gbps
+    aquarius = res.summary["pfc"]["aquarius"]
+    assert aquarius["flows_isolated"] > 0 and aquarius["headroom_drops"] == aquarius["buffer_drops"] == 0
+    series = res.tables["flow_series"]
+    assert set(series["flow"]) == {0, 1, 2, 3}
+
+
+def test_a_finite_bfc_flow_table_reports_its_collisions():
+    res = cellfabric.run(BFC_VICTIM, overrides={"switch.per_flow.flow_table_entries": 1,
+                                                 "run.duration_ns": 1_000_000, "run.warmup_ns": 500_000},
+                         progress=False)
+    assert res.summary["pfc"]["bfc"]["table_collisions"] > 0
+    assert res.summary["packets_dropped"] == 0
+
+
+@pytest.mark.parametrize("scenario, settings, message", [
+    (MICRO, ["switch.per_flow.low_threshold_bytes=300000"],
+     " switch.per_flow.low_threshold_bytes: expected fewer bytes than switch.per_flow.high_threshold_bytes"
+     " (200000), got 300000"),
+    (MICRO, ["switch.per_flow.low_threshold_bytes=0"],
+     " switch.per_flow.low_threshold_bytes: expected at least 1"),
+    (MICRO, ["switch.per_flow.high_threshold_bytes=500000"],
+     " switch.per_flow.high_threshold_bytes: expected fewer bytes than the backstop's XOFF"),
+    (MICRO, ["switch.pfc_xon_packets=400"],
+     " switch.pfc_xon_packets: expected fewer than switch.pfc_xoff_packets"),
+    (MICRO, ["switch.per_flow.queues=0"], " switch.per_flow.queues: expected 2 to 64 queues per port, got 0"),
+    (MICRO, ["switch.per_flow.queues=1"], " switch.per_flow.queues: expected 2 to 64 queues per port, got 1"),
+    (MICRO, ["host.transport=ndp"], ' host.transport: "ndp" needs ports that trim'),
+    (MICRO, ["routing.mode=spray"], ' routing.mode: expected a per-flow mode (deterministic, ecmp) with'
+     ' switch.port_kind = "aquarius"'),
+    (MICRO, ["switch.per_flow.flow_table_entries=8"],
+     ' switch.per_flow.flow_table_entries: not used with switch.port_kind = "aquarius"'),
+    (BFC_VICTIM, ["switch.per_flow.flow_table_entries=0"],
+     " switch.per_flow.flow_table_entries: expected at least 1 entry"),
+    (BFC_VICTIM, ["switch.per_flow.low_threshold_bytes=1"],
+     ' switch.per_flow.low_threshold_bytes: not used with switch.port_kind = "bfc"'),
+    (BFC_VICTIM, ["switch.bfc_queues=4"], " switch.bfc_queues: moved to switch.per_flow.queues"),
+    (BFC_VICTIM, ["switch.bfc_pause_packets=4"],
+     " switch.bfc_pause_packets: moved to switch.per_flow.pause_packets"),
+])
+def test_aquarius_bad_input_is_one_line_naming_the_key(scenario, settings: list[str], message: str):
+    test_ethernet.test_bad_input_is_one_line_naming_the_key(scenario, settings, message)
