@@ -1,10 +1,18 @@
 """Aquarius, BFC's finite flow table and their keys from the command line: the micro-benchmark's
 victim, and bad input refused in one line naming the key, exit status 2."""
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 import test_ethernet
 
 import cellfabric
+from cellfabric.plan_aquarius import single_rtt_fractions
+
+ROOT = Path(__file__).resolve().parent.parent
 
 BFC_VICTIM = test_ethernet.BFC_VICTIM
 
@@ -58,3 +66,31 @@ def test_a_finite_bfc_flow_table_reports_its_collisions():
 ])
 def test_aquarius_bad_input_is_one_line_naming_the_key(scenario, settings: list[str], message: str):
     test_ethernet.test_bad_input_is_one_line_naming_the_key(scenario, settings, message)
+
+
+def test_plan_aquarius_gives_the_share_of_flows_within_one_round_trip():
+    rows = {row["rate_gbps"]: row for row in single_rtt_fractions(ROOT / "workloads")}
+    at_100g = rows[100.0]
+    assert at_100g["bdp_bytes"] == 150_000
+    # P(size <= 150 KB), computed apart from this code from the same files when the slides were read.
+    expected = {"W1 Web Server": 82.7, "W2 Alibaba Storage": 96.9, "W3 Web Search": 57.1,
+                "W4 FB Hadoop": 90.8}
+    for label, share in expected.items():
+        assert at_100g[label] == pytest.approx(share, abs=0.05), label
+    shares = [row["W3 Web Search"] for row in rows.values()]
+    assert shares == sorted(shares), "a faster link fits more flows in one round trip"
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf"])
+def test_plan_aquarius_refuses_a_bad_round_trip_in_one_line(value: str):
+    command = [sys.executable, "-m", "cellfabric.cli", "plan", "aquarius", "--rtt-us", value]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "--rtt-us" in done.stderr
+
+
+def test_plan_aquarius_json_has_a_row_per_rate():
+    done = subprocess.run([sys.executable, "-m", "cellfabric.cli", "plan", "aquarius", "--json"],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert [row["rate_gbps"] for row in json.loads(done.stdout)] == [10, 25, 40, 100, 200, 400, 800]
