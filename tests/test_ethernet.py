@@ -146,7 +146,7 @@ def test_bfc_keeps_the_victim_flow_going_with_queues_enough_and_not_with_one():
     for run in (many, again):
         del run["perf"], run["provenance"]
     assert many == again, "same scenario and seed, same summary"
-    one_done = cli(*args, "--set", "switch.bfc_queues=1")
+    one_done = cli(*args, "--set", "switch.per_flow.queues=1")
     assert one_done.returncode == 0, one_done.stderr
     one = json.loads(one_done.stdout)
     for summary in (many, one):
@@ -191,7 +191,7 @@ def test_the_dcqcn_permutation_reports_goodput_and_pfc():
      ' switch.pfc: replaced by switch.port_kind (for what it chose, set switch.port_kind = "pfc"'),
     (PERMUTATION, ["switch.port_kind=lossless"],
      ' switch.port_kind: expected one of "drop_tail", "shared_buffer", "trimming", "pfc", "bfc",'
-     ' got "lossless"'),
+     ' "aquarius", got "lossless"'),
     (PFC_VICTIM, ["switch.pfc_classes=0"], " switch.pfc_classes: expected 1 to 8"),
     (PFC_VICTIM, ["switch.pfc_classes=9"], " switch.pfc_classes: expected 1 to 8"),
     (PERMUTATION, ["switch.pfc_classes=2"],
@@ -210,13 +210,17 @@ def test_the_dcqcn_permutation_reports_goodput_and_pfc():
     (PFC_VICTIM, ["traffic.pairs=[[0,0]]"], " traffic.pairs: expected two distinct hosts below 10"),
     (PFC_VICTIM, ["traffic.pairs=[[0,10]]"], " traffic.pairs: expected two distinct hosts below 10"),
     (PFC_VICTIM, ["traffic.pairs=[]"], " traffic.pairs: expected at least one"),
-    (BFC_VICTIM, ["switch.bfc_queues=0"], " switch.bfc_queues: expected 1 to 64 queues per port, got 0"),
-    (BFC_VICTIM, ["switch.bfc_queues=65"], " switch.bfc_queues: expected 1 to 64 queues per port, got 65"),
-    (BFC_VICTIM, ["switch.bfc_queues=-1"], " switch.bfc_queues: "),
-    (BFC_VICTIM, ["switch.bfc_queues=many"], " switch.bfc_queues: "),
-    (BFC_VICTIM, ["switch.bfc_pause_packets=0"], " switch.bfc_pause_packets: expected at least 1 packet"),
-    (BFC_VICTIM, ["switch.bfc_pause_packets=40"],
-     " switch.bfc_pause_packets: expected at least 1 packet and fewer than switch.pfc_xoff_packets (40)"),
+    (BFC_VICTIM, ["switch.per_flow.queues=0"],
+     " switch.per_flow.queues: expected 1 to 64 queues per port, got 0"),
+    (BFC_VICTIM, ["switch.per_flow.queues=65"],
+     " switch.per_flow.queues: expected 1 to 64 queues per port, got 65"),
+    (BFC_VICTIM, ["switch.per_flow.queues=-1"], " switch.per_flow.queues: "),
+    (BFC_VICTIM, ["switch.per_flow.queues=many"], " switch.per_flow.queues: "),
+    (BFC_VICTIM, ["switch.per_flow.pause_packets=0"],
+     " switch.per_flow.pause_packets: expected at least 1 packet"),
+    (BFC_VICTIM, ["switch.per_flow.pause_packets=40"],
+     " switch.per_flow.pause_packets: expected at least 1 packet and fewer than"
+     " switch.pfc_xoff_packets (40)"),
     (BFC_VICTIM, ["switch.bfc=true"], " switch.bfc: replaced by switch.port_kind"),
     (BFC_VICTIM, ["switch.port_kind=7"], " switch.port_kind: "),
     (BFC_VICTIM, ["switch.pfc_classes=2"], ' switch.pfc_classes: not used with switch.port_kind = "bfc"'),
@@ -224,9 +228,10 @@ def test_the_dcqcn_permutation_reports_goodput_and_pfc():
      ' traffic.flow_classes: expected only with switch.port_kind = "pfc"'),
     (BFC_VICTIM, ["routing.mode=spray"],
      ' routing.mode: expected a per-flow mode (deterministic, ecmp) with switch.port_kind = "bfc"'),
-    (PFC_VICTIM, ["switch.bfc_queues=8"], ' switch.bfc_queues: not used with switch.port_kind = "pfc"'),
-    (PFC_VICTIM, ["switch.bfc_pause_packets=8"],
-     ' switch.bfc_pause_packets: not used with switch.port_kind = "pfc"'),
+    (PFC_VICTIM, ["switch.per_flow.queues=8"],
+     ' switch.per_flow.queues: not used with switch.port_kind = "pfc"'),
+    (PFC_VICTIM, ["switch.per_flow.pause_packets=8"],
+     ' switch.per_flow.pause_packets: not used with switch.port_kind = "pfc"'),
 ])
 def test_dcqcn_and_pfc_bad_input_is_one_line_naming_the_key(scenario, settings: list[str], message: str):
     test_bad_input_is_one_line_naming_the_key(scenario, settings, message)

@@ -495,7 +495,7 @@ def bfc() -> None:
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     root = Path(__file__).resolve().parents[2]
     for queues, theory in [(32, 7.5), (2, 7.5), (1, 2.5)]:
-        r = cellfabric.run(root / BFC_VICTIM, {"switch.bfc_queues": queues}, progress=False)
+        r = cellfabric.run(root / BFC_VICTIM, {"switch.per_flow.queues": queues}, progress=False)
         s, gbps = r.summary, list(r.tables["flows"]["goodput_gbps"])
         held = s["packets_delivered"] + s["packets_dropped"] + s["packets_in_flight"]
         pfc, b = s["pfc"], s["pfc"]["bfc"]
@@ -517,7 +517,7 @@ def bfc() -> None:
                     "design": "ethernet",
                     "run": {"seed": 1, "duration_ns": 20e6, "warmup_ns": 10e6},
                     "topology": {"kind": "fat_tree", "k": 4},
-                    "switch": {"port_kind": "bfc", "bfc_queues": queues},
+                    "switch": {"port_kind": "bfc", "per_flow": {"queues": queues, "pause_packets": 4}},
                     "host": {"transport": transport, "packet_bytes": 9000},
                     "traffic": traffic,
                 }

@@ -270,6 +270,34 @@ def plan_aquila(pods: int, tins_per_pod: int, hosts_per_tin: int, local_ports: i
         for k, v in values.items():
             click.echo(f"  {k}: {_number(v)}")
 
+
+@plan.command(name="aquarius")
+@click.option("--rtt-us", type=float, default=12.0, show_default=True,
+              help="Round trip in µs (the slides': 12, six 1 µs links each way).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON list of rows.")
+def plan_aquarius(rtt_us: float, as_json: bool) -> None:
+    """Aquarius (Li, Zeng, Hu and Chen, slide "Background"): the share of flows no larger than one
+    round trip's bandwidth-delay product, per link rate, for the four workloads the slide names
+    (the size distributions shipped in workloads/)."""
+    from cellfabric.plan import PlanInputError
+    from cellfabric.plan_aquarius import single_rtt_fractions
+
+    root = _scenario_root()
+    workloads = root.parent / "workloads" if root is not None else None
+    if workloads is None or not workloads.is_dir():
+        _fail("workloads/: not found beside scenarios/ (run from a source checkout)", EXIT_BAD_INPUT)
+    try:
+        rows = single_rtt_fractions(workloads, rtt_us)
+    except PlanInputError as error:
+        _fail(f"--rtt-us {error.value}: {error.expected}", EXIT_BAD_INPUT)
+    if as_json:
+        click.echo(json.dumps(rows))
+        return
+    click.echo(f"flows of at most one {rtt_us:g} µs round trip's bandwidth-delay product (%):")
+    for row in rows:
+        click.echo("  " + "  ".join(f"{k} {_number(v)}" for k, v in row.items()))
+
+
 HEADLINE_METRICS = ("throughput", "goodput", "latency_cells.mean", "latency_cells.p99", "latency_ns.mean",
                     "latency_ns.p99")
 

@@ -215,19 +215,37 @@ pub fn effective_scenario(json: &str) -> Result<Value, ScenarioError> {
         }) => {
             effective["design"] = design.name.into();
             for Unused { key, .. } in unused {
-                let (path, name) = key.rsplit_once('.').expect("dotted keys");
-                let table = path
-                    .split('.')
-                    .try_fold(&mut effective, |v, p| v.get_mut(p));
-                if let Some(Value::Object(table)) = table {
-                    table.remove(name);
-                }
+                remove_key(&mut effective, &key);
             }
             Ok(without_nulls(effective))
         }
         None => Err((design.build)(json)
             .err()
             .expect("a scenario that does not parse does not build")),
+    }
+}
+
+/// Removes the dotted `key` from `value` (a key of a nested table included), and a nested
+/// table that this leaves empty (`switch.per_flow` of a port kind that reads none of it).
+fn remove_key(value: &mut Value, key: &str) {
+    let Some((head, rest)) = key.split_once('.') else {
+        if let Value::Object(table) = value {
+            table.remove(key);
+        }
+        return;
+    };
+    let Some(child) = value.get_mut(head) else {
+        return;
+    };
+    remove_key(child, rest);
+    if let Some((inner, _)) = rest.split_once('.') {
+        let emptied = child
+            .get(inner)
+            .and_then(Value::as_object)
+            .is_some_and(|t| t.is_empty());
+        if let (true, Value::Object(table)) = (emptied, child) {
+            table.remove(inner);
+        }
     }
 }
 

@@ -1,8 +1,11 @@
 //! PAUSE frames and the pauses they hold, shared by every mechanism that pauses its upstream:
 //! PFC's per-class pauses ([`super::ports::pfc`], 802.1Qbb), BFC's per-queue pauses ([`super::ports::bfc`],
-//! Goyal et al. 2022 §3.2), and the hosts' NICs they pause. A frame ([`pause_frame`]) names a
-//! [`PauseTarget`] (a class or an upstream queue) and pauses or resumes it; the paused side
-//! keeps a [`ClassPauses`] of one [`PauseClock`] per target.
+//! Goyal et al. 2022 §3.2), the per-flow pauses of Aquarius and of ideal per-flow queues
+//! ([`super::ports::aquarius`]: Li, Zeng, Hu and Chen, "Scaling Switch-driven Flow Control with
+//! Aquarius", the PAUSE/RESUME frames that carry the flow id), and the hosts' NICs they pause. A
+//! frame ([`pause_frame`]) names a [`PauseTarget`] (a class, an upstream queue or a flow) and
+//! pauses or resumes it; the paused side keeps a [`ClassPauses`] of one [`PauseClock`] per
+//! class or queue, and per-flow pauses in its flow table.
 
 use super::PAUSE;
 use crate::blocks::cell::Cell;
@@ -20,25 +23,36 @@ pub enum PauseTarget {
     /// One physical queue of the upstream port (BFC's pause, Goyal et al. 2022 §3.2: the
     /// downstream names the upstream queue the congesting flow occupies).
     Queue(u16),
+    /// One flow, by its key ([`flow_key`](super::ports::bfc::flow_key): source, destination
+    /// and the receiver's index), as Aquarius' PAUSE/RESUME frames carry the flow id.
+    Flow(u64),
 }
 
 /// The bit of a frame's `seq` that marks a queue target (a class is below PFC's
 /// [`MAX_CLASSES`](super::ports::pfc::MAX_CLASSES)).
 const QUEUE_TARGET: u32 = 1 << 31;
 
+/// The bit of a frame's `seq` that marks a flow target (the flow's key rides in the frame's
+/// `route_tag`, which a frame that crosses one link never needs for routing).
+const FLOW_TARGET: u32 = 1 << 30;
+
 impl PauseTarget {
-    /// The target as a frame carries it (in its `seq`).
-    pub fn encode(self) -> u32 {
+    /// The target as a frame carries it: its `seq`, and its `route_tag` (a flow's key; 0
+    /// otherwise).
+    pub fn encode(self) -> (u32, u64) {
         match self {
-            PauseTarget::Class(class) => class as u32,
-            PauseTarget::Queue(queue) => QUEUE_TARGET | queue as u32,
+            PauseTarget::Class(class) => (class as u32, 0),
+            PauseTarget::Queue(queue) => (QUEUE_TARGET | queue as u32, 0),
+            PauseTarget::Flow(key) => (FLOW_TARGET, key),
         }
     }
 
-    /// The target a frame's `seq` names.
-    pub fn decode(seq: u32) -> PauseTarget {
+    /// The target a frame's `seq` and `route_tag` name.
+    pub fn decode(seq: u32, route_tag: u64) -> PauseTarget {
         if seq & QUEUE_TARGET != 0 {
             PauseTarget::Queue(seq as u16)
+        } else if seq & FLOW_TARGET != 0 {
+            PauseTarget::Flow(route_tag)
         } else {
             PauseTarget::Class(seq as u8)
         }
@@ -49,14 +63,17 @@ impl PauseTarget {
 pub fn pause_frame(target: PauseTarget, pause: bool, now_ps: TimePs) -> Cell {
     let mut c = Cell::new(0, 0, PAUSE_FRAME_BYTES, true, now_ps, now_ps);
     c.flags = PAUSE;
-    c.seq = target.encode();
+    (c.seq, c.route_tag) = target.encode();
     c.packet = pause as u32;
     c
 }
 
 /// What a PAUSE frame says: its target and whether it pauses (else it resumes).
 pub fn read_pause_frame(cell: &Cell) -> (PauseTarget, bool) {
-    (PauseTarget::decode(cell.seq), cell.packet != 0)
+    (
+        PauseTarget::decode(cell.seq, cell.route_tag),
+        cell.packet != 0,
+    )
 }
 
 /// How long one paused thing (a switch port's class, a host's NIC class) was paused.
@@ -216,14 +233,17 @@ impl ClassPauses {
 mod tests {
     use super::*;
 
-    /// A class travels as its number, as before queues were named; a queue is told apart.
+    /// A class travels as its number, as before queues were named; a queue and a flow (its whole
+    /// key) are told apart.
     #[test]
     fn a_frame_names_a_class_or_a_queue() {
-        assert_eq!(PauseTarget::Class(3).encode(), 3);
+        assert_eq!(PauseTarget::Class(3).encode(), (3, 0));
         for target in [
             PauseTarget::Class(7),
             PauseTarget::Queue(0),
             PauseTarget::Queue(63),
+            PauseTarget::Flow(0),
+            PauseTarget::Flow(u64::MAX),
         ] {
             let frame = pause_frame(target, true, 0);
             assert_eq!(read_pause_frame(&frame), (target, true));

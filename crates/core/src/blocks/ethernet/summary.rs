@@ -6,7 +6,8 @@
 use serde::Serialize;
 
 use super::host::Host;
-use super::ports::bfc::BfcCounters;
+use super::ports::aquarius::port::AquariusCounters;
+use super::ports::bfc::{BfcCounters, BfcSpec};
 use super::ports::pfc::{PfcCounters, PfcPorts};
 use super::switch::TrimCounts;
 use crate::blocks::transport::ndp::NdpCounters;
@@ -44,6 +45,69 @@ pub struct PfcSummary {
     /// figures above are then PFC's backstop alone.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bfc: Option<BfcSummary>,
+    /// Aquarius' flow pauses and isolation, with `switch.port_kind = "aquarius"` (absent
+    /// otherwise); the figures above are then PFC's backstop alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aquarius: Option<AquariusSummary>,
+}
+
+/// What Aquarius did (Li, Zeng, Hu and Chen, slides "Contribution-aware Pausing" and
+/// "Opportunistic Re-assigning"): pauses naming a flow, flows isolated in reserved queues, how
+/// long those stood paused, and every drop by its cause.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct AquariusSummary {
+    /// Queues per egress port, the reserved isolation queue among them.
+    pub queues: u16,
+    /// PAUSE frames naming a flow that switches sent (❷).
+    pub flow_pause_frames_sent: u64,
+    /// RESUME frames naming a flow that switches sent.
+    pub flow_resume_frames_sent: u64,
+    /// ... of the pauses, sent above the high threshold (every arriving flow paused).
+    pub pauses_above_high: u64,
+    /// PAUSE frames naming a flow that hosts' NICs received (they stop that flow alone).
+    pub host_flow_pauses: u64,
+    /// Flows a switch port isolated in its reserved queue when its far end paused them (❸).
+    pub flows_isolated: u64,
+    /// Packets that joined a reserved queue.
+    pub isolated_packets: u64,
+    /// Flows mapped to a normal queue as they became active at a port (❶).
+    pub flows_mapped: u64,
+    /// Time reserved queues stood paused, summed over switch ports, in µs.
+    pub isolation_paused_us: f64,
+    /// Data packets dropped because an ingress overran its headroom (none with the backstop
+    /// on and its headroom enough).
+    pub headroom_drops: u64,
+    /// Data packets dropped because a switch's whole buffer was full.
+    pub buffer_drops: u64,
+}
+
+impl AquariusSummary {
+    /// What `pfc`'s Aquarius ports and `hosts` counted, up to `now_ps`.
+    pub(crate) fn of(queues: u16, pfc: &[&PfcPorts], hosts: &[&Host], now_ps: TimePs) -> Self {
+        let c = pfc.iter().fold(AquariusCounters::default(), |sum, p| {
+            sum.plus(&p.aquarius_counters())
+        });
+        let paused_ps: TimePs = pfc
+            .iter()
+            .flat_map(|p| p.aquarius_ports())
+            .map(|a| a.isolation_clock.totals_ps(now_ps).0)
+            .sum();
+        let drops: u64 = pfc.iter().map(|p| p.counters.drops).sum();
+        let buffer_drops: u64 = pfc.iter().map(|p| p.counters.buffer_drops).sum();
+        AquariusSummary {
+            queues,
+            flow_pause_frames_sent: c.flow_pause_frames_sent,
+            flow_resume_frames_sent: c.flow_resume_frames_sent,
+            pauses_above_high: c.pauses_above_high,
+            host_flow_pauses: hosts.iter().map(|h| h.counters.flow_pauses_received).sum(),
+            flows_isolated: c.flows_isolated,
+            isolated_packets: c.isolated_packets,
+            flows_mapped: c.flows_mapped,
+            isolation_paused_us: paused_ps as f64 / 1e6,
+            headroom_drops: drops - buffer_drops,
+            buffer_drops,
+        }
+    }
 }
 
 /// What BFC did (Goyal et al. 2022 §3): pauses naming a queue, and how often an active flow
@@ -60,6 +124,10 @@ pub struct BfcSummary {
     pub flows_assigned: u64,
     /// ... a queue another active flow held (none was empty).
     pub flow_collisions: u64,
+    /// With a finite flow table (`switch.per_flow.flow_table_entries`): flows that found
+    /// their entry held by another flow and shared it (absent: an entry per flow).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub table_collisions: Option<u64>,
     /// Time queues stood paused, summed over switch ports' and host NICs' queues, in µs.
     pub queue_paused_us: f64,
     /// The longest single pause of any queue, in µs (to the end of the run if open).
@@ -69,7 +137,7 @@ pub struct BfcSummary {
 impl BfcSummary {
     /// What `pfc`'s BFC ports counted and how long their and `hosts`' queues stood paused, up
     /// to `now_ps`.
-    pub(crate) fn of(queues: u16, pfc: &[&PfcPorts], hosts: &[&Host], now_ps: TimePs) -> Self {
+    pub(crate) fn of(spec: &BfcSpec, pfc: &[&PfcPorts], hosts: &[&Host], now_ps: TimePs) -> Self {
         let counted = pfc
             .iter()
             .fold(BfcCounters::default(), |sum, p| sum.plus(&p.bfc_counters()));
@@ -79,11 +147,12 @@ impl BfcSummary {
             .map(|q| q.totals_ps(now_ps))
             .fold((0, 0), |(a, b), (c, d)| (a + c, b.max(d)));
         BfcSummary {
-            queues,
+            queues: spec.queues,
             queue_pause_frames_sent: counted.queue_pause_frames_sent,
             queue_resume_frames_sent: counted.queue_resume_frames_sent,
             flows_assigned: counted.flows_assigned,
             flow_collisions: counted.flow_collisions,
+            table_collisions: spec.table_entries.map(|_| counted.table_collisions),
             queue_paused_us: paused_ps as f64 / 1e6,
             longest_queue_pause_us: longest_ps as f64 / 1e6,
         }
@@ -163,6 +232,7 @@ impl PfcSummary {
             paused_fraction: (switch_ps + host_ps) as f64 / (clocks * now_ps.max(1) as f64),
             classes: None,
             bfc: None,
+            aquarius: None,
         }
     }
 }

@@ -11,7 +11,7 @@ fn fabric(seed: u64, transport: &str, queues: u32, traffic: &str) -> String {
     format!(
         r#"{{"design": "ethernet", "run": {{"seed": {seed}, "duration_ns": 4000000, "warmup_ns": 2000000}},
             "topology": {{"kind": "fat_tree", "k": 4}},
-            "switch": {{"port_kind": "bfc", "bfc_queues": {queues}}},
+            "switch": {{"port_kind": "bfc", "per_flow": {{"queues": {queues}, "pause_packets": 4}}}},
             "host": {{"transport": "{transport}", "packet_bytes": 9000}},
             "traffic": {traffic}}}"#
     )

@@ -101,6 +101,15 @@ impl EthernetConfig {
         ps_from_ns(self.link.propagation_ns)
     }
 
+    /// One hop's bandwidth-delay product in data packets (BFC's default pause threshold).
+    pub fn hop_bdp_packets(&self) -> u32 {
+        ports::hop_bdp_packets(
+            self.rate_bps(),
+            self.propagation_ps(),
+            self.host.packet_bytes,
+        )
+    }
+
     /// The routing mode (validated).
     pub fn mode(&self) -> &'static Mode {
         mode(&self.routing.mode).expect("routing.mode validated")
@@ -207,7 +216,8 @@ impl EthernetConfig {
         let mode = self.validate_routing()?;
         let t = self.transport();
         self.validate_fit(t, self.switch.validate_kind()?, mode)?;
-        self.switch.validate(t.marks, self.host.packet_bytes)?;
+        self.switch
+            .validate(t.marks, self.host.packet_bytes, self.hop_bdp_packets())?;
         self.host.validate()?;
         (t.check_routing)(&self.host, mode)?;
         self.validate_classes()?;

@@ -7,6 +7,8 @@
 //! [`Fabric`].
 
 #[cfg(test)]
+mod aquarius_tests;
+#[cfg(test)]
 mod bfc_tests;
 mod config;
 #[cfg(test)]
@@ -347,7 +349,11 @@ fn switch_node(cables: &Cables<'_>, s: usize) -> Result<EthernetSwitch, Scenario
         kind,
         index: index as u32,
     };
-    let queues = if let Some(pfc) = PfcSpec::of(&config.switch, config.transport().marks) {
+    let queues = if let Some(pfc) = PfcSpec::of(
+        &config.switch,
+        config.transport().marks,
+        config.hop_bdp_packets(),
+    ) {
         let links = (0..ports).map(|p| cables.link(s, p)).collect();
         let rng = stream(seed, component(stream_kind::ETHERNET_PFC, s));
         Ports::Pfc(PfcPorts::new(links, pfc, warmup_ps, rng))
@@ -450,7 +456,7 @@ fn host_params(config: &EthernetConfig, link: &Link) -> HostParams {
         }),
         into_cut_through: config.switch.cut_through(),
         pfc_classes: config.pfc_classes() as u8,
-        bfc_queues: BfcSpec::of(&config.switch).map(|b| b.queues),
+        bfc_queues: BfcSpec::queues_of(&config.switch),
         ..h.params(config.run.warmup_ps())
     }
 }

@@ -32,7 +32,7 @@ fn victim_served(seed: u64, classes: u32, service: &str) -> String {
 fn victim_bfc(seed: u64, queues: u32) -> String {
     victim_with(
         seed,
-        &format!(r#""port_kind": "bfc", "bfc_queues": {queues}"#),
+        &format!(r#""port_kind": "bfc", "per_flow": {{"queues": {queues}, "pause_packets": 4}}"#),
         "",
     )
 }

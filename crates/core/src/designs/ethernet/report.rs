@@ -8,9 +8,10 @@ use serde::Serialize;
 use super::Ethernet;
 use crate::blocks::ethernet::host::{FlowSeries, Host, SenderTotals};
 use crate::blocks::ethernet::opening::{self, OpenedSummary, TimedTable};
+use crate::blocks::ethernet::ports::aquarius::AquariusSpec;
 use crate::blocks::ethernet::ports::bfc::BfcSpec;
 use crate::blocks::ethernet::summary::{
-    BfcSummary, DcqcnSummary, NdpSummary, PfcClassSummary, PfcSummary,
+    AquariusSummary, BfcSummary, DcqcnSummary, NdpSummary, PfcClassSummary, PfcSummary,
 };
 use crate::blocks::ethernet::switch::{EthernetSwitch, TrimCounts};
 use crate::blocks::transport::{SenderCounters, Transport};
@@ -264,16 +265,7 @@ impl Ethernet {
     /// dropped or is held where the fabric says it is.
     fn settle(&self, hosts: &[&Host], switches: &[&EthernetSwitch]) -> Result<Ledger, RunError> {
         let pfc: Vec<_> = switches.iter().filter_map(|s| s.pfc()).collect();
-        let frames_sent: u64 = pfc
-            .iter()
-            .map(|p| {
-                let (c, bfc) = (&p.counters, p.bfc_counters());
-                c.pause_frames_sent
-                    + c.resume_frames_sent
-                    + bfc.queue_pause_frames_sent
-                    + bfc.queue_resume_frames_sent
-            })
-            .sum();
+        let frames_sent: u64 = pfc.iter().map(|p| p.frames_sent()).sum();
         let frames_taken: u64 = pfc.iter().map(|p| p.counters.frames_received).sum();
         let packets = Ledger {
             injected: hosts
@@ -359,8 +351,10 @@ impl Ethernet {
                 let of = |c| PfcClassSummary::of(c, &pfc, hosts, now_ps);
                 summary.classes = Some((0..classes).map(of).collect());
             }
-            summary.bfc = BfcSpec::of(&self.config.switch)
-                .map(|b| BfcSummary::of(b.queues, &pfc, hosts, now_ps));
+            summary.bfc = BfcSpec::of(&self.config.switch, self.config.hop_bdp_packets())
+                .map(|b| BfcSummary::of(&b, &pfc, hosts, now_ps));
+            summary.aquarius = AquariusSpec::of(&self.config.switch)
+                .map(|a| AquariusSummary::of(a.queues, &pfc, hosts, now_ps));
             summary
         })
     }

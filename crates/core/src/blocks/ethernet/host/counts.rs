@@ -36,6 +36,9 @@ pub struct HostCounters {
     pub pulls_sent: u64,
     /// DCQCN: CNPs it sent (among `acks_sent`).
     pub cnps_sent: u64,
+    /// Aquarius: PAUSE frames naming one of its flows that reached it (its NIC stops that
+    /// flow alone until the RESUME).
+    pub flow_pauses_received: u64,
 }
 
 impl HostCounters {

@@ -33,6 +33,9 @@ pub struct OutFlow {
     /// BFC: its NIC queue (a BFC switch pauses it with its queue-mates), carried in
     /// `Cell::vc` instead of the class.
     pub(super) queue: u16,
+    /// Aquarius: its switch paused this flow by its id (the NIC as the first upstream port
+    /// stops it alone).
+    pub(super) flow_paused: bool,
     /// An MPTCP subflow's connection: its first subflow's index, or [`NO_CONN`].
     pub(super) conn: u32,
     /// On an MPTCP connection's first subflow: the segments not yet given to a subflow.
@@ -104,6 +107,7 @@ impl Host {
             path: 0,
             class: 0,
             queue: self.nic_queue(self.out.len()),
+            flow_paused: false,
             conn: NO_CONN,
             data: SharedData::new(0),
             key: self.out.len() as u32,
@@ -118,9 +122,27 @@ impl Host {
         (i % self.params.bfc_queues.unwrap_or(1) as usize) as u16
     }
 
-    /// True while the switch pauses `flow`'s class or (BFC) its NIC queue.
+    /// True while the switch pauses `flow`'s class, (BFC) its NIC queue, or (Aquarius) the
+    /// flow itself.
     pub(super) fn is_paused(&self, flow: &OutFlow) -> bool {
-        self.pause.is_paused(flow.class as u16) || self.queue_pause.is_paused(flow.queue)
+        flow.flow_paused
+            || self.pause.is_paused(flow.class as u16)
+            || self.queue_pause.is_paused(flow.queue)
+    }
+
+    /// Aquarius: the switch paused (`pause`) or resumed the flow whose key
+    /// ([`flow_key`](crate::blocks::ethernet::ports::bfc::flow_key)) is `key`: its send side
+    /// here, to that destination, known there by that index.
+    pub(super) fn pause_flow(&mut self, key: u64, pause: bool) {
+        let (dst, remote) = ((key >> 32) as u16, key as u32);
+        self.counters.flow_pauses_received += pause as u64;
+        if let Some(flow) = self
+            .out
+            .iter_mut()
+            .find(|f| f.dst == dst && f.remote == remote)
+        {
+            flow.flow_paused = pause;
+        }
     }
 
     /// Puts send side `flow` (an MPTCP connection's first subflow: all its subflows) on
@@ -160,6 +182,7 @@ impl Host {
                 timer_ps: NEVER_PS,
                 path: path as u16,
                 class: 0,
+                flow_paused: false,
                 queue: self.nic_queue((first + path) as usize),
                 conn: first,
                 data: SharedData::new(if path == 0 { packets } else { 0 }),

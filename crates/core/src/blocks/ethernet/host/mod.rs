@@ -636,6 +636,7 @@ impl<R: Router> Node<R> for Host {
                 (PauseTarget::Queue(queue), pause) => {
                     self.queue_pause.apply(queue, pause, ctx.now_ps)
                 }
+                (PauseTarget::Flow(key), pause) => self.pause_flow(key, pause),
             }
         } else if cell.flags & CONTROL != 0 {
             self.control(ctx, &cell);

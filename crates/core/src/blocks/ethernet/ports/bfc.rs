@@ -6,7 +6,11 @@
 //! receiver-side index) holds, for each flow with packets buffered at the port, those packets and
 //! its queue: a flow that becomes active takes an empty queue if one is free, else shares the queue
 //! its key hashes to (a collision), and keeps its queue while it has packets here (§3.2's dynamic
-//! assignment). A flow holding `pause_packets` at the port pauses the queue it came from at the
+//! assignment). The table may be finite (`switch.per_flow.flow_table_entries`): indexed by a hash
+//! of the flow id, as a switch's register array is, so flows whose hashes meet share an entry, its
+//! packets, its queue and its pause (each such flow counted, [`BfcCounters::table_collisions`]).
+//! A flow holding `pause_packets` at the port (by default one hop's bandwidth-delay product,
+//! §3.2's threshold) pauses the queue it came from at the
 //! upstream port (every packet carries its upstream queue in `Cell::vc`, the channel of the link it
 //! crossed); the upstream counts pauses per queue ([`ClassPauses`]) and holds a queue while its
 //! count is above 0; the flow resumes it when it holds fewer (§3.2's per-hop pause). A flow paused
@@ -24,7 +28,8 @@ use std::collections::hash_map::{DefaultHasher, Entry};
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
-/// BFC's settings of every egress port (`switch.bfc_queues`, `switch.bfc_pause_packets`).
+/// BFC's settings of every egress port (`[switch.per_flow]`: `queues`, `pause_packets`,
+/// `flow_table_entries`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BfcSpec {
     /// Physical data queues per egress port (1 to 64; BFC's evaluation: 32).
@@ -32,6 +37,8 @@ pub struct BfcSpec {
     /// A flow holding this many packets at an egress port pauses its upstream queue
     /// (about a one-hop bandwidth-delay product, §3.2).
     pub pause_packets: u32,
+    /// Entries of the flow table, indexed by a hash of the flow id; `None`: one per flow.
+    pub table_entries: Option<u32>,
 }
 
 /// BFC's per-flow queues on PFC's lossless ports.
@@ -46,46 +53,88 @@ pub const KIND: PortKind = PortKind {
         "switch.pfc_xoff_packets",
         "switch.pfc_xon_packets",
         "switch.pfc_headroom_packets",
-        "switch.bfc_queues",
-        "switch.bfc_pause_packets",
+        "switch.per_flow.queues",
+        "switch.per_flow.pause_packets",
+        "switch.per_flow.flow_table_entries",
     ],
     check,
 };
 
-/// PFC's buffer with one class, 1 to 64 queues, a flow's pause before the ingress's XOFF.
+/// PFC's buffer with one class, 1 to 64 queues, a flow's pause before the ingress's XOFF, a
+/// flow table of at least one entry.
 fn check(c: &PortCheck<'_>) -> Result<(), ScenarioError> {
     check_lossless(c, 1)?;
     let s = c.switch;
-    if !(1..=MAX_PAUSE_TARGETS as u32).contains(&s.bfc_queues) {
+    check_queues(s.per_flow.queues, 1)?;
+    check_table(s)?;
+    let pause_packets = s.per_flow.pause_packets.unwrap_or(c.hop_bdp_packets);
+    if pause_packets == 0 || pause_packets >= s.pfc_xoff_packets {
+        let given = match s.per_flow.pause_packets {
+            Some(_) => String::new(),
+            None => " (one hop's bandwidth-delay product)".into(),
+        };
         return Err(invalid(
-            "switch.bfc_queues",
+            "switch.per_flow.pause_packets",
             format!(
-                "expected 1 to {MAX_PAUSE_TARGETS} queues per port, got {}",
-                s.bfc_queues
-            ),
-        ));
-    }
-    if s.bfc_pause_packets == 0 || s.bfc_pause_packets >= s.pfc_xoff_packets {
-        return Err(invalid(
-            "switch.bfc_pause_packets",
-            format!(
-                "expected at least 1 packet and fewer than switch.pfc_xoff_packets ({}): a flow pauses its upstream queue before the backstop pauses the port, got {}",
-                s.pfc_xoff_packets, s.bfc_pause_packets
+                "expected at least 1 packet and fewer than switch.pfc_xoff_packets ({}): a flow pauses its upstream queue before the backstop pauses the port, got {pause_packets}{given}",
+                s.pfc_xoff_packets
             ),
         ));
     }
     Ok(())
 }
 
+/// The error for `queues` per port outside `least` to 64 (`switch.per_flow.queues`).
+pub fn check_queues(queues: u32, least: u32) -> Result<(), ScenarioError> {
+    if !(least..=MAX_PAUSE_TARGETS as u32).contains(&queues) {
+        return Err(invalid(
+            "switch.per_flow.queues",
+            format!("expected {least} to {MAX_PAUSE_TARGETS} queues per port, got {queues}"),
+        ));
+    }
+    Ok(())
+}
+
+/// The error for a flow table of no entry (`switch.per_flow.flow_table_entries`).
+pub fn check_table(s: &EthernetSwitchConfig) -> Result<(), ScenarioError> {
+    if s.per_flow.flow_table_entries == Some(0) {
+        return Err(invalid(
+            "switch.per_flow.flow_table_entries",
+            "expected at least 1 entry (or no key: an entry per flow)",
+        ));
+    }
+    Ok(())
+}
+
 impl BfcSpec {
-    /// BFC's settings of the ports `switch` gives, if its ports are BFC's.
-    pub fn of(switch: &EthernetSwitchConfig) -> Option<BfcSpec> {
+    /// BFC's settings of the ports `switch` gives, if its ports are BFC's; a flow pauses at
+    /// `hop_bdp_packets` unless `switch.per_flow.pause_packets` says otherwise.
+    pub fn of(switch: &EthernetSwitchConfig, hop_bdp_packets: u32) -> Option<BfcSpec> {
+        let keys = &switch.per_flow;
         (switch.kind().name == KIND.name).then_some(BfcSpec {
-            queues: switch.bfc_queues as u16,
-            pause_packets: switch.bfc_pause_packets,
+            queues: keys.queues as u16,
+            pause_packets: keys.pause_packets.unwrap_or(hop_bdp_packets),
+            table_entries: keys.flow_table_entries,
         })
     }
+
+    /// The queues per port (and host NIC) of BFC's ports, if `switch` has them.
+    pub fn queues_of(switch: &EthernetSwitchConfig) -> Option<u16> {
+        (switch.kind().name == KIND.name).then_some(switch.per_flow.queues as u16)
+    }
+
+    /// The entry of the flow table that flow `key` takes: its own key without a bound, else
+    /// its hash modulo the entries.
+    pub fn entry_of(&self, key: u64) -> u64 {
+        match self.table_entries {
+            None => key,
+            Some(entries) => mix(key ^ TABLE_SALT) % entries as u64,
+        }
+    }
 }
+
+/// Salts the flow table's hash apart from the hash that picks a shared queue.
+const TABLE_SALT: u64 = 0x5bd1_e995_27d4_eb2f;
 
 /// A flow's key in a port's flow table: the packet's source and destination hosts and the
 /// flow's index at the receiver (a data packet's `Cell::packet`).
@@ -93,13 +142,18 @@ pub fn flow_key(cell: &Cell) -> u64 {
     (cell.src as u64) << 48 | (cell.dst as u64) << 32 | cell.packet as u64
 }
 
-/// A flow with packets buffered at a port.
-#[derive(Clone, Copy, Debug)]
+/// A flow table entry with packets buffered at a port: one flow's, or (a finite table) the
+/// flows' whose hashes met.
+#[derive(Clone, Debug)]
 struct BfcFlow {
     packets: u32,
     queue: u16,
     /// The upstream queue it paused, if it holds it paused.
     pausing: Option<u16>,
+    /// The flow that took the entry.
+    owner: u64,
+    /// The other flows that found it held while it was (empty: no allocation).
+    guests: Vec<u64>,
 }
 
 /// What a packet's arrival did at a BFC port.
@@ -123,6 +177,9 @@ pub struct BfcCounters {
     pub flows_assigned: u64,
     /// ... a queue another active flow held (none was empty).
     pub flow_collisions: u64,
+    /// Flows that found their flow table entry held by another flow (a finite table's hash
+    /// collision: they share its packets, queue and pause).
+    pub table_collisions: u64,
 }
 
 impl BfcCounters {
@@ -143,6 +200,7 @@ impl BfcCounters {
                 + other.queue_resume_frames_sent,
             flows_assigned: self.flows_assigned + other.flows_assigned,
             flow_collisions: self.flow_collisions + other.flow_collisions,
+            table_collisions: self.table_collisions + other.table_collisions,
         }
     }
 }
@@ -179,8 +237,15 @@ impl BfcPort {
         queue_packets: impl Fn(u16) -> u32,
     ) -> BfcEnqueued {
         let mut got = BfcEnqueued::default();
-        let entry = match self.flows.entry(flow) {
-            Entry::Occupied(e) => e.into_mut(),
+        let entry = match self.flows.entry(spec.entry_of(flow)) {
+            Entry::Occupied(e) => {
+                let entry = e.into_mut();
+                if entry.owner != flow && !entry.guests.contains(&flow) {
+                    entry.guests.push(flow);
+                    self.counters.table_collisions += 1;
+                }
+                entry
+            }
             Entry::Vacant(v) => {
                 let free = (0..spec.queues).find(|&q| queue_packets(q) == 0);
                 self.counters.flows_assigned += 1;
@@ -190,6 +255,8 @@ impl BfcPort {
                     packets: 0,
                     queue: free.unwrap_or(hashed),
                     pausing: None,
+                    owner: flow,
+                    guests: Vec::new(),
                 })
             }
         };
@@ -209,7 +276,8 @@ impl BfcPort {
     /// A packet of flow `flow` left: the upstream queue to resume, if the flow now holds
     /// fewer than `pause_packets` and held it paused.
     pub fn dequeue(&mut self, spec: &BfcSpec, flow: u64) -> Option<PauseTarget> {
-        let entry = self.flows.get_mut(&flow).expect("a flow with packets here");
+        let at = spec.entry_of(flow);
+        let entry = self.flows.get_mut(&at).expect("a flow with packets here");
         entry.packets -= 1;
         let resume = match entry.pausing {
             Some(queue) if entry.packets < spec.pause_packets => {
@@ -219,7 +287,7 @@ impl BfcPort {
             _ => None,
         };
         if entry.packets == 0 {
-            self.flows.remove(&flow);
+            self.flows.remove(&at);
         }
         resume
     }
@@ -232,6 +300,7 @@ mod tests {
     const SPEC: BfcSpec = BfcSpec {
         queues: 2,
         pause_packets: 2,
+        table_entries: None,
     };
 
     /// Two flows take the two empty queues, a third collides; the second packet of a flow
@@ -267,6 +336,33 @@ mod tests {
         assert_eq!(port.dequeue(&SPEC, 10), Some(PauseTarget::Queue(7)));
         assert_eq!(port.dequeue(&SPEC, 10), None);
         assert!(!port.flows.contains_key(&10), "drained: forgotten");
+    }
+
+    /// A table of one entry: a second flow shares the first's entry, queue and pause, counted
+    /// once however many packets it sends; the entry is freed when both drained.
+    #[test]
+    fn a_finite_table_shares_an_entry_between_flows_whose_hashes_meet() {
+        let spec = BfcSpec {
+            table_entries: Some(1),
+            pause_packets: 3,
+            ..SPEC
+        };
+        let mut port = BfcPort::new(2);
+        let a = port.enqueue(&spec, 10, 0, |_| 0);
+        let b = port.enqueue(&spec, 11, 0, |_| 0);
+        let b2 = port.enqueue(&spec, 11, 0, |_| 0);
+        assert_eq!((a.queue, b.queue), (0, 0), "one entry, one queue");
+        assert_eq!(port.counters.table_collisions, 1, "flow 11 counted once");
+        assert_eq!(port.counters.flows_assigned, 1);
+        assert_eq!(
+            b2.frames[0],
+            Some((PauseTarget::Queue(0), true)),
+            "3 packets held"
+        );
+        assert_eq!(port.dequeue(&spec, 10), Some(PauseTarget::Queue(0)));
+        port.dequeue(&spec, 11);
+        port.dequeue(&spec, 11);
+        assert!(port.flows.is_empty());
     }
 
     #[test]

@@ -1,12 +1,15 @@
 //! The kinds of port an Ethernet switch may have, one file each, named by one key
 //! (`switch.port_kind`): drop-tail output queues that mark ECN ([`drop_tail`]), the same over a
 //! shared buffer with a dynamic threshold ([`shared_buffer`]), NDP's trimming ports
-//! ([`trimming`]), PFC's lossless ports ([`pfc`]) and BFC's per-flow queues over them
-//! ([`bfc`]). Each file describes its kind in a [`PortKind`] (what it offers the transports and
+//! ([`trimming`]), PFC's lossless ports ([`pfc`]), BFC's per-flow queues over them
+//! ([`bfc`]), and Aquarius' contribution-aware pausing with an isolation queue
+//! ([`aquarius`]). Each file describes its kind in a [`PortKind`] (what it offers the transports and
 //! the routing, the keys it reads, its checks), listed once in [`PORT_KINDS`]; validators ask
 //! the descriptor's flags, never the name. The `[switch]` section's keys are in
-//! [`EthernetSwitchConfig`].
+//! [`EthernetSwitchConfig`], the per-flow kinds' in its `[switch.per_flow]` table
+//! ([`PerFlowKeys`]).
 
+pub mod aquarius;
 pub mod bfc;
 pub mod drop_tail;
 pub mod pfc;
@@ -49,6 +52,19 @@ pub struct PortCheck<'a> {
     pub marks: Marks,
     /// Bytes of a data packet.
     pub packet_bytes: u32,
+    /// One hop's bandwidth-delay product in data packets ([`hop_bdp_packets`]).
+    pub hop_bdp_packets: u32,
+}
+
+/// One hop's bandwidth-delay product in packets of `packet_bytes` on a cable of `rate_bps`
+/// and `propagation_ps` each way: the bytes the sender puts on the wire in the time a pause
+/// takes to act (the cable's round trip), plus a packet each end (the one on the wire when
+/// the pause is sent, the one the sender is sending when it arrives); Goyal et al., NSDI 2022,
+/// §3.2 pause a flow at about one hop's BDP.
+pub fn hop_bdp_packets(rate_bps: u64, propagation_ps: u64, packet_bytes: u32) -> u32 {
+    let round_trip_bytes = rate_bps as u128 * 2 * propagation_ps as u128 / 8_000_000_000_000;
+    let bytes = round_trip_bytes as u64 + 2 * packet_bytes as u64;
+    bytes.div_ceil(packet_bytes.max(1) as u64) as u32
 }
 
 /// Every port kind.
@@ -58,6 +74,7 @@ pub const PORT_KINDS: &[PortKind] = &[
     trimming::KIND,
     pfc::KIND,
     bfc::KIND,
+    aquarius::KIND,
 ];
 
 /// The port kind called `name`.
@@ -84,9 +101,23 @@ pub const REPLACED_KEYS: &[(&str, &PortKind)] = &[
     ("buffer", &shared_buffer::KIND),
 ];
 
-/// The error for a scenario (its JSON document) that sets a replaced `[switch]` key, if any.
+/// The `[switch]` keys the per-flow kinds once read at the top of the section, refused with
+/// a message naming their place in `[switch.per_flow]`.
+pub const MOVED_KEYS: &[(&str, &str)] = &[
+    ("bfc_queues", "switch.per_flow.queues"),
+    ("bfc_pause_packets", "switch.per_flow.pause_packets"),
+];
+
+/// The error for a scenario (its JSON document) that sets a replaced or moved `[switch]` key,
+/// if any.
 pub fn replaced_key(scenario: &serde_json::Value) -> Option<ScenarioError> {
     let switch = scenario.get("switch")?;
+    if let Some((key, new_key)) = MOVED_KEYS.iter().find(|(key, _)| switch.get(key).is_some()) {
+        return Some(invalid(
+            &format!("switch.{key}"),
+            format!("moved to {new_key} (the [switch.per_flow] table of the per-flow port kinds)"),
+        ));
+    }
     let (key, kind) = REPLACED_KEYS
         .iter()
         .find(|(key, _)| switch.get(key).is_some())?;
@@ -140,18 +171,16 @@ pub struct EthernetSwitchConfig {
     /// PFC: how a port serves its data classes: `strict_priority` (class 0 first, the
     /// default) or `round_robin` (ETS with equal weights, IEEE 802.1Qaz).
     pub pfc_class_service: Option<ClassService>,
-    /// PFC and BFC: packets an ingress class holds when it sends XOFF.
+    /// PFC and the per-flow kinds' backstop: packets an ingress class holds when it sends XOFF.
     pub pfc_xoff_packets: u32,
-    /// PFC and BFC: packets a paused ingress class drains to before it sends XON.
+    /// PFC and the backstop: packets a paused ingress class drains to before it sends XON.
     pub pfc_xon_packets: u32,
-    /// PFC and BFC: packets an ingress class may take beyond XOFF, for what is already on its
-    /// way (one cable round trip plus a frame each end: 4 packets of 9000 B at 10 Gbit/s, 1 µs).
+    /// PFC and the backstop: packets an ingress class may take beyond XOFF, for what is already
+    /// on its way (one cable round trip plus a frame each end: 4 packets of 9000 B at 10 Gbit/s,
+    /// 1 µs).
     pub pfc_headroom_packets: u32,
-    /// BFC: physical data queues per egress port (and host NIC), 1 to 64 (BFC: 32).
-    pub bfc_queues: u32,
-    /// BFC: packets a flow holds at an egress port when it pauses its upstream queue; it
-    /// resumes it when it holds fewer (about one hop's pause round trip).
-    pub bfc_pause_packets: u32,
+    /// BFC, Aquarius and ideal per-flow queues: their `[switch.per_flow]` table.
+    pub per_flow: PerFlowKeys,
     /// Shared buffer: packets the whole switch buffer holds (B); absent: `queue_packets` ×
     /// the switch's ports (the per-port buffers pooled).
     pub shared_buffer_packets: Option<u32>,
@@ -183,13 +212,52 @@ impl Default for EthernetSwitchConfig {
             pfc_xoff_packets: 96,
             pfc_xon_packets: 94,
             pfc_headroom_packets: 4,
-            bfc_queues: 32,
-            bfc_pause_packets: 4,
+            per_flow: PerFlowKeys::default(),
             shared_buffer_packets: None,
             dt_alpha: None,
             red_kmin_bytes: 5_000,
             red_kmax_bytes: 200_000,
             red_pmax: 0.01,
+        }
+    }
+}
+
+/// The `[switch.per_flow]` table: the keys of the kinds that queue and pause per flow (BFC,
+/// Aquarius, ideal per-flow queues); each kind reads the ones its [`PortKind::keys`] name.
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct PerFlowKeys {
+    /// BFC and Aquarius: physical data queues per egress port (and, for BFC, host NIC), 1 to
+    /// 64 (BFC's evaluation: 32; Aquarius: 8, its isolation queue among them, at least 2).
+    pub queues: u32,
+    /// BFC: packets a flow holds at an egress port when it pauses its upstream queue; it
+    /// resumes it when it holds fewer. Absent: one hop's bandwidth-delay product (the cable's
+    /// round trip at its rate, plus a packet each end, Goyal et al. 2022 §3.2) in packets.
+    pub pause_packets: Option<u32>,
+    /// BFC and Aquarius: entries of each egress port's flow table, indexed by a hash of the
+    /// flow id, so flows whose hashes meet share an entry (and a queue: a collision, counted);
+    /// absent: every flow an entry of its own.
+    pub flow_table_entries: Option<u32>,
+    /// Aquarius: the low threshold Q_l of a port's buffered bytes, above which flows holding
+    /// more than the fair size are paused.
+    pub low_threshold_bytes: u64,
+    /// Aquarius: the high threshold Q_h, above which every arriving flow is paused.
+    pub high_threshold_bytes: u64,
+    /// Aquarius and ideal per-flow queues: PFC's XOFF as the last-resort backstop (pauses the
+    /// whole upstream port when an ingress crosses `switch.pfc_xoff_packets`); false: none,
+    /// and an overrun ingress drops (counted by cause).
+    pub backstop: bool,
+}
+
+impl Default for PerFlowKeys {
+    fn default() -> Self {
+        PerFlowKeys {
+            queues: 32,
+            pause_packets: None,
+            flow_table_entries: None,
+            low_threshold_bytes: 25_000,
+            high_threshold_bytes: 200_000,
+            backstop: true,
         }
     }
 }
@@ -239,8 +307,13 @@ impl EthernetSwitchConfig {
     }
 
     /// Checks the keys every kind reads and, through the port kind, its own; `marks` and
-    /// `packet_bytes` say what the hosts send.
-    pub fn validate(&self, marks: Marks, packet_bytes: u32) -> Result<(), ScenarioError> {
+    /// `packet_bytes` say what the hosts send, `hop_bdp_packets` what one hop holds.
+    pub fn validate(
+        &self,
+        marks: Marks,
+        packet_bytes: u32,
+        hop_bdp_packets: u32,
+    ) -> Result<(), ScenarioError> {
         let kind = self.validate_kind()?;
         if self.queue_packets == 0 {
             return Err(invalid(
@@ -258,6 +331,7 @@ impl EthernetSwitchConfig {
             switch: self,
             marks,
             packet_bytes,
+            hop_bdp_packets,
         };
         (kind.check)(&check)
     }
@@ -352,9 +426,15 @@ mod tests {
         let fields = serde_json::to_value(EthernetSwitchConfig::default()).unwrap();
         for kind in PORT_KINDS {
             for key in kind.keys {
-                let field = key.strip_prefix("switch.").expect("a [switch] key");
-                assert!(fields.get(field).is_some(), "{}: {key}", kind.name);
+                let path = key.strip_prefix("switch.").expect("a [switch] key");
+                let field = path.split('.').try_fold(&fields, |t, part| t.get(part));
+                assert!(field.is_some(), "{}: {key}", kind.name);
             }
+        }
+        for (key, new_key) in MOVED_KEYS {
+            let scenario = serde_json::json!({"switch": {*key: 1}});
+            let error = replaced_key(&scenario).expect("refused");
+            assert!(error.message.contains(new_key), "{error}");
         }
         for (key, kind) in REPLACED_KEYS {
             let scenario = serde_json::json!({"switch": {*key: true}});

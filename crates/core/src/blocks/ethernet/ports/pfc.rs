@@ -37,10 +37,12 @@
 //! the congestion point: no mark below Kmin, probability rising linearly to Pmax at Kmax,
 //! every packet above Kmax), or at an instantaneous threshold of packets (DCTCP's rule).
 
+use super::aquarius::port::{AquariusCounters, AquariusPort, FlowFrame};
+use super::aquarius::AquariusSpec;
 use super::bfc::{flow_key, BfcCounters, BfcPort, BfcSpec};
 use super::drop_tail::ArrivalDepths;
 use super::{check_lossless, EthernetSwitchConfig, PortCheck, PortKind};
-use crate::blocks::cell::{CellArena, CellId};
+use crate::blocks::cell::{Cell, CellArena, CellId};
 use crate::blocks::ethernet::pause::{
     pause_frame, read_pause_frame, ClassPauses, PauseClock, PauseTarget,
 };
@@ -106,8 +108,12 @@ pub enum ClassService {
 
 impl PfcSpec {
     /// The lossless ports' thresholds and marking `switch` gives, if its ports are lossless;
-    /// `marks`: how the transport's data is marked.
-    pub fn of(switch: &EthernetSwitchConfig, marks: Marks) -> Option<PfcSpec> {
+    /// `marks`: how the transport's data is marked; `hop_bdp_packets`: BFC's default pause.
+    pub fn of(
+        switch: &EthernetSwitchConfig,
+        marks: Marks,
+        hop_bdp_packets: u32,
+    ) -> Option<PfcSpec> {
         let marking = match marks {
             Marks::Red => Marking::Red {
                 kmin_bytes: switch.red_kmin_bytes,
@@ -125,7 +131,10 @@ impl PfcSpec {
             xon_packets: switch.pfc_xon_packets,
             headroom_packets: switch.pfc_headroom_packets,
             marking,
-            bfc: BfcSpec::of(switch),
+            per_flow: BfcSpec::of(switch, hop_bdp_packets)
+                .map(PerFlowSpec::Bfc)
+                .or(AquariusSpec::of(switch).map(PerFlowSpec::Aquarius)),
+            backstop: !switch.reads("switch.per_flow.backstop") || switch.per_flow.backstop,
         })
     }
 }
@@ -192,12 +201,40 @@ pub struct PfcSpec {
     pub headroom_packets: u32,
     /// ECN marking of the output queues.
     pub marking: Marking,
-    /// BFC on every egress port ([`super::bfc`]; one class then, its XOFF the backstop that
-    /// pauses a whole upstream port); `None`: the classes' queues alone.
-    pub bfc: Option<BfcSpec>,
+    /// Per-flow queues on every egress port, BFC's or Aquarius' (one class then, its XOFF
+    /// the backstop that pauses a whole upstream port); `None`: the classes' queues alone.
+    pub per_flow: Option<PerFlowSpec>,
+    /// An ingress crossing XOFF pauses its upstream port (PFC, and the per-flow kinds'
+    /// backstop); false: it never does, and only a full buffer drops.
+    pub backstop: bool,
+}
+
+/// The per-flow kind over PFC's ports.
+#[derive(Clone, Copy, Debug)]
+pub enum PerFlowSpec {
+    /// BFC ([`super::bfc`]).
+    Bfc(BfcSpec),
+    /// Aquarius ([`super::aquarius`]).
+    Aquarius(AquariusSpec),
 }
 
 impl PfcSpec {
+    /// BFC's settings, if the ports are BFC's.
+    pub fn bfc(&self) -> Option<BfcSpec> {
+        match self.per_flow {
+            Some(PerFlowSpec::Bfc(b)) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// Aquarius' settings, if the ports are Aquarius'.
+    pub fn aquarius(&self) -> Option<AquariusSpec> {
+        match self.per_flow {
+            Some(PerFlowSpec::Aquarius(a)) => Some(a),
+            _ => None,
+        }
+    }
+
     /// The thresholds every ingress of the switch keeps.
     pub fn thresholds(&self) -> PauseThresholds {
         PauseThresholds {
@@ -292,6 +329,9 @@ pub struct PfcCounters {
     /// Data packets dropped because their ingress overran its headroom (or the pool was
     /// full): each one breaks the fabric's losslessness.
     pub drops: u64,
+    /// ... of them, because the switch's whole buffer was full (the rest: an ingress past its
+    /// headroom).
+    pub buffer_drops: u64,
     /// The most packets an ingress held beyond its XOFF threshold.
     pub headroom_peak_packets: u32,
     /// XOFF frames sent upstream, by the class they name.
@@ -309,17 +349,58 @@ struct PfcPort {
     measured: ArrivalDepths,
     /// BFC's queues' pauses and flow table (`None` without BFC).
     bfc: Option<BfcPort>,
+    /// Aquarius' flow table and isolation queue (`None` without Aquarius).
+    aquarius: Option<AquariusPort>,
 }
 
 impl PfcPort {
+    /// The queue data packet `c` (from `in_port`, of class `class`) joins here, and the
+    /// frames upstream its per-flow kind sends because of it: BFC's (a resume of the queue a
+    /// pause moves off, then the pause) or Aquarius' (a PAUSE naming its flow); without one,
+    /// its class's queue. `c.vc` then names the queue (as the next hop's upstream queue).
+    fn per_flow_queue(
+        &mut self,
+        spec: &PfcSpec,
+        c: &mut Cell,
+        in_port: u16,
+        class: u8,
+        now_ps: TimePs,
+    ) -> (usize, [Option<FlowFrame>; 2]) {
+        let size_bytes = c.payload_bytes as u64;
+        let (queue, frames) = match (&mut self.bfc, &mut self.aquarius) {
+            (Some(bfc), _) => {
+                let port = &self.port;
+                let got = bfc.enqueue(&spec.bfc().unwrap(), flow_key(c), c.vc, |q| {
+                    port.class_cells(q as usize)
+                });
+                let on_in_port = |f: Option<(PauseTarget, bool)>| f.map(|(t, p)| (in_port, t, p));
+                (got.queue, got.frames.map(on_in_port))
+            }
+            (None, Some(aquarius)) => {
+                let backlog_bytes = self.data_bytes + size_bytes;
+                let a_spec = &spec.aquarius().unwrap();
+                let key = flow_key(c);
+                let got = aquarius.enqueue(a_spec, key, in_port, size_bytes, backlog_bytes, now_ps);
+                (got.queue, [got.frame, None])
+            }
+            (None, None) => return (class as usize, [None; 2]),
+        };
+        c.vc = queue;
+        (queue as usize, frames)
+    }
+
     /// Applies the far end's pauses to the data queues: a paused class stops its queue, or,
-    /// with BFC, every queue (the backstop), and BFC's paused queues stop.
+    /// with BFC or Aquarius, every queue (the backstop); BFC's paused queues stop, and
+    /// Aquarius' rsvQ while it may not send.
     fn apply_pauses(&mut self) {
-        match &self.bfc {
-            None => self.port.set_paused(self.pause.paused_mask()),
-            Some(_) if self.pause.any_paused() => self.port.set_paused(u64::MAX),
-            Some(bfc) => self.port.set_paused(bfc.pauses.paused_mask()),
-        }
+        let per_flow = self.bfc.is_some() || self.aquarius.is_some();
+        let mask = match (&self.bfc, &self.aquarius) {
+            _ if per_flow && self.pause.any_paused() => u64::MAX,
+            (Some(bfc), _) => bfc.pauses.paused_mask(),
+            (None, Some(aquarius)) => aquarius.paused_mask(),
+            (None, None) => self.pause.paused_mask(),
+        };
+        self.port.set_paused(mask);
     }
 }
 
@@ -368,9 +449,13 @@ impl PfcPorts {
                 .into_iter()
                 .map(|link| PfcPort {
                     port: {
-                        let queues = spec.bfc.map_or(classes, |b| b.queues as usize);
+                        let queues = match spec.per_flow {
+                            Some(PerFlowSpec::Bfc(b)) => b.queues as usize,
+                            Some(PerFlowSpec::Aquarius(a)) => a.queues as usize,
+                            None => classes,
+                        };
                         let mut port = PriorityPort::new(link, queues);
-                        if spec.round_robin || spec.bfc.is_some() {
+                        if spec.round_robin || spec.per_flow.is_some() {
                             port.serve_classes_round_robin();
                         }
                         port
@@ -379,7 +464,8 @@ impl PfcPorts {
                     pause: ClassPauses::new(classes),
                     peak_packets: 0,
                     measured: ArrivalDepths::default(),
-                    bfc: spec.bfc.map(|b| BfcPort::new(b.queues)),
+                    bfc: spec.bfc().map(|b| BfcPort::new(b.queues)),
+                    aquarius: spec.aquarius().as_ref().map(AquariusPort::new),
                 })
                 .collect(),
             ingress: vec![IngressAccount::default(); n * classes],
@@ -470,7 +556,37 @@ impl PfcPorts {
                 let bfc = self.ports[port].bfc.as_mut().expect("a BFC port");
                 bfc.counters.count_frame(pause);
             }
+            // Counted by the Aquarius port whose congestion sent it.
+            (PauseTarget::Flow(_), _) => {}
         }
+    }
+
+    /// PAUSE and resume frames its ports made, of every kind (each a packet of the run's
+    /// account until its far end takes it).
+    pub fn frames_sent(&self) -> u64 {
+        let (c, bfc, aquarius) = (
+            &self.counters,
+            self.bfc_counters(),
+            self.aquarius_counters(),
+        );
+        c.pause_frames_sent
+            + c.resume_frames_sent
+            + bfc.queue_pause_frames_sent
+            + bfc.queue_resume_frames_sent
+            + aquarius.flow_pause_frames_sent
+            + aquarius.flow_resume_frames_sent
+    }
+
+    /// Aquarius' ports (what they counted, their rsvQs' pause clocks), or nothing without
+    /// Aquarius.
+    pub fn aquarius_ports(&self) -> impl Iterator<Item = &AquariusPort> {
+        self.ports.iter().filter_map(|p| p.aquarius.as_ref())
+    }
+
+    /// What Aquarius' ports counted, summed (zeros without Aquarius).
+    pub fn aquarius_counters(&self) -> AquariusCounters {
+        self.aquarius_ports()
+            .fold(AquariusCounters::default(), |sum, a| sum.plus(&a.counters))
     }
 
     /// Offers `cell`, which arrived on `in_port` at `now_ps`, to output `output`: a control
@@ -508,19 +624,21 @@ impl PfcPorts {
             m.max_packets = m.max_packets.max(depth);
         }
         let thresholds = spec.thresholds();
-        let class = if p.bfc.is_some() {
+        let class = if p.bfc.is_some() || p.aquarius.is_some() {
             0
         } else {
             cells[cell].vc as u8
         };
         debug_assert!(class < spec.classes, "a class the switch keeps");
         let ingress = &mut self.ingress[in_port * spec.classes as usize + class as usize];
-        if !ingress.has_room(&thresholds) || self.pool_used >= self.pool_packets {
+        let buffer_full = self.pool_used >= self.pool_packets;
+        if buffer_full || (spec.backstop && !ingress.has_room(&thresholds)) {
             self.counters.drops += 1;
+            self.counters.buffer_drops += buffer_full as u64;
             return Admitted::Dropped;
         }
         self.pool_used += 1;
-        let pause_port = ingress.charge(&thresholds).then_some(in_port);
+        let pause_port = (ingress.charge(&thresholds) && spec.backstop).then_some(in_port);
         let beyond = ingress.beyond_xoff(&thresholds);
         self.counters.headroom_peak_packets = self.counters.headroom_peak_packets.max(beyond);
         let c = &mut cells[cell];
@@ -529,30 +647,20 @@ impl PfcPorts {
         if marked {
             c.flags |= CE;
         }
-        let mut bfc_frames = [None; 2];
-        let queue = match (&mut p.bfc, &spec.bfc) {
-            (Some(bfc), Some(bfc_spec)) => {
-                let (key, upstream_queue) = (flow_key(c), c.vc);
-                let port = &p.port;
-                let got = bfc.enqueue(bfc_spec, key, upstream_queue, |q| {
-                    port.class_cells(q as usize)
-                });
-                c.vc = got.queue;
-                bfc_frames = got.frames;
-                got.queue as usize
-            }
-            _ => class as usize,
-        };
+        let (queue, frames) = p.per_flow_queue(&spec, c, in_port as u16, class, now_ps);
         p.port.push_data(cells, cell, queue);
         p.data_bytes += size_bytes;
         p.peak_packets = p.peak_packets.max(depth + 1);
+        if p.aquarius.is_some() {
+            self.refresh_pauses(output);
+        }
         if let Some(port) = pause_port {
             self.send_frame(cells, port, PauseTarget::Class(class), true, now_ps);
         }
-        for (target, pause) in bfc_frames.into_iter().flatten() {
-            self.send_frame(cells, in_port, target, pause, now_ps);
+        for (port, target, pause) in frames.into_iter().flatten() {
+            self.send_frame(cells, port as usize, target, pause, now_ps);
         }
-        let pause_port = pause_port.or(bfc_frames[0].map(|_| in_port));
+        let pause_port = pause_port.or(frames[0].map(|(port, ..)| port as usize));
         Admitted::Queued { marked, pause_port }
     }
 
@@ -567,14 +675,29 @@ impl PfcPorts {
                 let bfc = p.bfc.as_mut().expect("queue pauses reach BFC ports only");
                 bfc.pauses.apply(queue, pause, now_ps);
             }
+            PauseTarget::Flow(flow) => {
+                let aquarius = p
+                    .aquarius
+                    .as_mut()
+                    .expect("flow pauses reach Aquarius ports only");
+                aquarius.far_end(flow, pause, now_ps);
+            }
         }
+        self.refresh_pauses(port);
+        self.counters.frames_received += 1;
+    }
+
+    /// Applies port `output`'s pauses to its queues (in tests, broken on purpose with
+    /// `pause_every_class`).
+    fn refresh_pauses(&mut self, output: usize) {
+        let p = &mut self.ports[output];
         p.apply_pauses();
         #[cfg(test)]
         if self.pause_every_class {
-            let queues = p.bfc.as_ref().is_some_and(|b| b.pauses.any_paused());
+            let queues = p.bfc.as_ref().is_some_and(|b| b.pauses.any_paused())
+                || p.aquarius.as_ref().is_some_and(|a| a.any_flow_paused());
             p.port.pause_data(p.pause.any_paused() || queues);
         }
-        self.counters.frames_received += 1;
     }
 
     /// If `output`'s link is free at `now_ps`, puts its next packet on it and returns it,
@@ -596,21 +719,44 @@ impl PfcPorts {
         }
         p.data_bytes -= cells[departure.cell].payload_bytes as u64;
         self.pool_used -= 1;
-        let in_port = cells[departure.cell].in_port as usize;
-        let (class, queue_resume) = match (&mut p.bfc, &self.spec.bfc) {
-            (Some(bfc), Some(spec)) => (0, bfc.dequeue(spec, flow_key(&cells[departure.cell]))),
-            _ => (cells[departure.cell].vc as u8, None),
+        let left = &cells[departure.cell];
+        let in_port = left.in_port as usize;
+        let mut flow_resume = None;
+        let (class, queue_resume) = match (&mut p.bfc, &self.spec.bfc()) {
+            _ if p.aquarius.is_some() => {
+                let (aquarius, spec) =
+                    (p.aquarius.as_mut().unwrap(), &self.spec.aquarius().unwrap());
+                let size_bytes = left.payload_bytes as u64;
+                flow_resume = aquarius.dequeue(
+                    spec,
+                    flow_key(left),
+                    left.vc,
+                    size_bytes,
+                    p.data_bytes,
+                    now_ps,
+                );
+                (0, None)
+            }
+            (Some(bfc), Some(spec)) => (0, bfc.dequeue(spec, flow_key(left))),
+            _ => (left.vc as u8, None),
         };
+        if self.spec.aquarius().is_some() {
+            self.refresh_pauses(output);
+        }
         let account = in_port * self.spec.classes as usize + class as usize;
-        let resume = self.ingress[account].release(&self.spec.thresholds());
+        let resume = self.ingress[account].release(&self.spec.thresholds()) && self.spec.backstop;
         if resume {
             self.send_frame(cells, in_port, PauseTarget::Class(class), false, now_ps);
         }
         if let Some(target) = queue_resume {
             self.send_frame(cells, in_port, target, false, now_ps);
         }
+        if let Some((port, target, pause)) = flow_resume {
+            self.send_frame(cells, port as usize, target, pause, now_ps);
+        }
         let frame_sent = resume || queue_resume.is_some();
-        Some((departure, frame_sent.then_some(in_port)))
+        let frame_port = flow_resume.map(|(port, ..)| port as usize);
+        Some((departure, frame_port.or(frame_sent.then_some(in_port))))
     }
 }
 
@@ -646,7 +792,8 @@ mod tests {
                 kmax_bytes: 3_500,
                 pmax: 0.0,
             },
-            bfc: None,
+            per_flow: None,
+            backstop: true,
         }
     }
 

@@ -1,0 +1,139 @@
+//! Aquarius over PFC switches (Li, Zeng, Hu and Chen, "Scaling Switch-driven Flow Control with
+//! Aquarius"): the slides' micro-benchmark (the victim keeps its rate where PFC and BFC with a
+//! queue collision stop it), and a k = 4 fat-tree at full load, a permutation and a 15-to-1
+//! incast, that drops nothing, reorders nothing, accounts for every packet and repeats exactly.
+
+use super::*;
+
+/// The micro-benchmark of `scenarios/aquarius/micro.toml` with the switch keys `switch`: f1 at
+/// 33 Gbit/s and f2-f4 at 100 into R1 (f4 to R2), DCQCN, 1000-byte packets, 1 ms.
+fn micro(switch: &str) -> String {
+    let topo = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/aquarius/micro.topo"
+    );
+    format!(
+        r#"{{"design": "ethernet", "run": {{"seed": 1, "duration_ns": 1000000, "warmup_ns": 300000}},
+            "topology": {{"kind": "file", "file": "{topo}"}},
+            "link": {{"rate_gbps": 100.0, "propagation_ns": 1000.0}},
+            "switch": {{"queue_packets": 600, "pfc_xoff_packets": 400, "pfc_xon_packets": 390,
+                        "pfc_headroom_packets": 150, "red_kmin_bytes": 400000,
+                        "red_kmax_bytes": 1600000, "red_pmax": 0.2, {switch}}},
+            "host": {{"transport": "dcqcn", "packet_bytes": 1000}},
+            "traffic": {{"pattern": "pairs", "pairs": [[0, 4], [1, 4], [2, 4], [3, 5]]}}}}"#
+    )
+}
+
+const AQUARIUS: &str = r#""port_kind": "aquarius", "per_flow": {"queues": 8}"#;
+
+/// Each flow's goodput in Gbit/s (f1-f4), with every switch breaking per-flow pauses
+/// (`pause_every_class`: a flow's PAUSE stops the whole port) or not; lossless either way.
+fn goodputs(json: &str, pause_every_class: bool) -> Vec<f64> {
+    let mut ethernet = build(json).unwrap();
+    for node in ethernet.fabric.nodes_mut() {
+        if let EthernetNode::Switch(s) = node {
+            s.pfc_mut().expect("PFC ports").pause_every_class = pause_every_class;
+        }
+    }
+    let (ethernet, clock) = super::run_built(ethernet, None);
+    let (summary, tables) = ethernet.finish(&clock).expect("balanced");
+    assert_eq!(summary.packets.packets_dropped, 0, "lossless");
+    tables.flows.goodput_gbps
+}
+
+/// Aquarius: f1-f3 share R1 about evenly (33.3 Gbit/s each, f1 sending at 33 and never above
+/// its share) and the victim f4 keeps its 100.
+#[test]
+fn aquarius_shares_the_bottleneck_fairly_and_spares_the_victim() {
+    let gbps = goodputs(&micro(AQUARIUS), false);
+    for (flow, rate) in gbps[..3].iter().enumerate() {
+        assert!((31.5..35.0).contains(rate), "f{}: {gbps:?}", flow + 1);
+    }
+    assert!(gbps[3] > 95.0, "{gbps:?}");
+}
+
+/// PFC pauses the whole uplink and BFC with two queues makes f4 share a paused flow's queue:
+/// the victim loses most of its rate either way.
+#[test]
+fn pfc_and_bfc_with_a_queue_collision_slow_the_victim() {
+    let pfc = goodputs(&micro(r#""port_kind": "pfc""#), false);
+    assert!(pfc[3] < 50.0, "{pfc:?}");
+    let bfc = goodputs(
+        &micro(r#""port_kind": "bfc", "per_flow": {"queues": 2}"#),
+        false,
+    );
+    assert!(bfc[3] < 50.0, "{bfc:?}");
+}
+
+/// Broken on purpose: an upstream port that stops every queue when a PAUSE names one flow
+/// (no isolation) holds the victim behind the paused flows, and its check fails.
+#[test]
+fn an_upstream_that_pauses_the_port_for_a_flow_stops_the_victim() {
+    let gbps = goodputs(&micro(AQUARIUS), true);
+    assert!(gbps[3] < 95.0, "{gbps:?}");
+}
+
+/// A k = 4 fat-tree at 10 Gbit/s, 9000-byte packets, Aquarius with `queues` queues per port,
+/// `transport` hosts and the traffic keys `traffic`.
+fn fabric(seed: u64, transport: &str, queues: u32, traffic: &str) -> String {
+    format!(
+        r#"{{"design": "ethernet", "run": {{"seed": {seed}, "duration_ns": 4000000, "warmup_ns": 2000000}},
+            "topology": {{"kind": "fat_tree", "k": 4}},
+            "switch": {{"port_kind": "aquarius", "per_flow": {{"queues": {queues}}}}},
+            "host": {{"transport": "{transport}", "packet_bytes": 9000}},
+            "traffic": {traffic}}}"#
+    )
+}
+
+const PERMUTATION: &str = r#"{"pattern": "permutation"}"#;
+const INCAST: &str = r#"{"pattern": "incast", "incast_host": 0, "senders": 15}"#;
+
+/// The run's summary, checked lossless with its ledger balanced.
+fn lossless(json: &str) -> EthernetSummary {
+    let (ethernet, clock) = run_until(json, None);
+    let (summary, _) = ethernet.finish(&clock).expect("balanced");
+    let pfc = summary.pfc.as_ref().expect("a PFC run");
+    let aquarius = pfc.aquarius.expect("an Aquarius run");
+    assert_eq!(
+        (summary.packets.packets_dropped, pfc.lossless_drops),
+        (0, 0),
+        "{json}"
+    );
+    assert_eq!((aquarius.headroom_drops, aquarius.buffer_drops), (0, 0));
+    let p = &summary.packets;
+    assert_eq!(
+        p.packets_created,
+        p.packets_delivered + p.packets_dropped + p.packets_in_flight,
+        "{json}"
+    );
+    summary
+}
+
+/// A permutation and an incast at full load, under DCQCN and TCP, with 8 queues and with
+/// 2 (one normal and the isolation queue): nothing dropped, no TCP segment reordered into a
+/// fast retransmit, and the incast's pauses name flows.
+#[test]
+fn aquarius_at_full_load_drops_and_reorders_nothing() {
+    for transport in ["dcqcn", "tcp"] {
+        for queues in [8, 2] {
+            let permutation = lossless(&fabric(1, transport, queues, PERMUTATION));
+            let incast = lossless(&fabric(1, transport, queues, INCAST));
+            let aquarius = incast.pfc.as_ref().unwrap().aquarius.unwrap();
+            assert!(aquarius.flow_pause_frames_sent > 0, "{aquarius:?}");
+            for s in [&permutation, &incast] {
+                let why = format!("{transport}, {queues} queues: {:?}", s.senders);
+                assert_eq!(s.senders.fast_retransmits, 0, "{why}");
+            }
+            let total_gbps = incast.flow_goodput_gbps.as_ref().unwrap().mean * 15.0;
+            assert!(total_gbps > 9.0, "{transport}, {queues}: {total_gbps}");
+        }
+    }
+}
+
+#[test]
+fn an_aquarius_run_is_determined_by_its_seed() {
+    let json = fabric(3, "dcqcn", 4, INCAST);
+    let a = serde_json::to_string(&lossless(&json)).unwrap();
+    let b = serde_json::to_string(&lossless(&json)).unwrap();
+    assert_eq!(a, b);
+}
