@@ -288,7 +288,7 @@ impl EthernetConfig {
         if p.per_flow_routing && !mode.per_flow {
             let per_flow: Vec<&str> = MODES
                 .iter()
-                .filter(|m| m.per_flow)
+                .filter(|m| m.per_flow && !m.needs_groups)
                 .map(|m| m.name)
                 .collect();
             return Err(invalid(
