@@ -52,7 +52,8 @@ def test_a_finite_bfc_flow_table_reports_its_collisions():
     (MICRO, ["switch.per_flow.queues=0"], " switch.per_flow.queues: expected 2 to 64 queues per port, got 0"),
     (MICRO, ["switch.per_flow.queues=1"], " switch.per_flow.queues: expected 2 to 64 queues per port, got 1"),
     (MICRO, ["host.transport=ndp"], ' host.transport: "ndp" needs ports that trim'),
-    (MICRO, ["routing.mode=spray"], ' routing.mode: expected a per-flow mode (deterministic, ecmp, aquila_minimal_deterministic) with'
+    (MICRO, ["routing.mode=spray"],
+     ' routing.mode: expected a per-flow mode (deterministic, ecmp, aquila_minimal_deterministic) with'
      ' switch.port_kind = "aquarius"'),
     (MICRO, ["switch.per_flow.flow_table_entries=8"],
      ' switch.per_flow.flow_table_entries: not used with switch.port_kind = "aquarius"'),

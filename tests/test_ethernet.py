@@ -227,7 +227,8 @@ def test_the_dcqcn_permutation_reports_goodput_and_pfc():
     (BFC_VICTIM, ["traffic.flow_classes=[0]"],
      ' traffic.flow_classes: expected only with switch.port_kind = "pfc"'),
     (BFC_VICTIM, ["routing.mode=spray"],
-     ' routing.mode: expected a per-flow mode (deterministic, ecmp, aquila_minimal_deterministic) with switch.port_kind = "bfc"'),
+     ' routing.mode: expected a per-flow mode (deterministic, ecmp, aquila_minimal_deterministic)'
+     ' with switch.port_kind = "bfc"'),
     (PFC_VICTIM, ["switch.per_flow.queues=8"],
      ' switch.per_flow.queues: not used with switch.port_kind = "pfc"'),
     (PFC_VICTIM, ["switch.per_flow.pause_packets=8"],
