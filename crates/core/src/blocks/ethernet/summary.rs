@@ -114,7 +114,7 @@ impl AquariusSummary {
 /// found no empty queue and shared one (the head-of-line blocking BFC keeps).
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct BfcSummary {
-    /// Queues per egress port and host NIC (`switch.bfc_queues`).
+    /// Queues per egress port and host NIC (`switch.per_flow.queues`).
     pub queues: u16,
     /// PAUSE frames naming an upstream queue that switches sent.
     pub queue_pause_frames_sent: u64,

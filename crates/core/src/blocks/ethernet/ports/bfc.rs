@@ -44,7 +44,7 @@ pub struct BfcSpec {
 /// BFC's per-flow queues on PFC's lossless ports.
 pub const KIND: PortKind = PortKind {
     name: "bfc",
-    description: "BFC (Goyal et al. 2022): PFC's lossless ports (one class) whose egress ports give each active flow a queue of switch.bfc_queues and pause the upstream queue a flow holding switch.bfc_pause_packets came from; PFC's XOFF the backstop; needs per-flow routing",
+    description: "BFC (Goyal et al. 2022): PFC's lossless ports (one class) whose egress ports give each active flow a queue of switch.per_flow.queues and pause the upstream queue a flow holding switch.per_flow.pause_packets came from; PFC's XOFF the backstop; needs per-flow routing",
     trims: false,
     lossless: true,
     classes: false,
