@@ -7,6 +7,12 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def binomial_band(p: float, trials: float) -> float:
+    """Four standard errors of a fraction ``p`` estimated from ``trials`` independent draws: the
+    tolerance of a statistical check, derived from the run's length instead of fixed."""
+    return 4.0 * (p * (1.0 - p) / trials) ** 0.5
+
+
 @pytest.fixture
 def small_scenario(tmp_path: Path) -> Path:
     path = tmp_path / "small.toml"

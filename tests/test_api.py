@@ -9,6 +9,7 @@ import pytest
 
 import cellfabric
 from cellfabric._core import Simulation
+from conftest import binomial_band
 
 SMALL = {
     "run": {"seed": 1, "duration_ns": 102_400, "warmup_ns": 10_240},
@@ -25,7 +26,8 @@ def stable(summary: dict) -> dict:
 
 def test_run_from_dict_returns_summary_and_dataframes():
     res = cellfabric.run(SMALL)
-    assert 0.45 < res["throughput"] < 0.55
+    # 8 hosts, a Bernoulli draw each per measured cell time (18 000), below FIFO saturation.
+    assert abs(res["throughput"] - 0.5) < binomial_band(0.5, 8 * 18_000)
     assert set(res.tables) == {"latency_histogram", "ports", "queue_occupancy"}
     assert all(isinstance(t, pd.DataFrame) for t in res.tables.values())
     assert res.tables["ports"]["cells_delivered"].sum() == res.summary["cells_delivered"]
@@ -34,7 +36,7 @@ def test_run_from_dict_returns_summary_and_dataframes():
 def test_run_from_path_with_overrides_and_seed(small_scenario):
     res = cellfabric.run(small_scenario, overrides={"traffic.load": 0.2, "switch.ports": 4}, seed=9)
     assert res["ports"] == 4 and res["seed"] == 9
-    assert abs(res["offered_load"] - 0.2) < 0.02
+    assert res["offered_load"] == 0.2
 
 
 def test_same_seed_same_results_other_seed_other_latencies():

@@ -44,7 +44,7 @@ def test_set_and_seed_override_the_scenario(small_scenario: Path):
     done = cli("run", str(small_scenario), "--json", "--set", "traffic.load=0.3", "--seed", "11",
                "--set", "switch.scheduler=pim")
     summary = json.loads(done.stdout)
-    assert abs(summary["offered_load"] - 0.3) < 0.02
+    assert summary["offered_load"] == 0.3
     assert summary["seed"] == 11
     assert summary["scheduler"] == "pim"
 
@@ -171,7 +171,7 @@ def test_shipped_scenarios_accept_load_and_seed(name: str, scheduler: str):
                "--set", "run.seed=5", "--set", "run.duration_ns=25600", "--set", "run.warmup_ns=2560")
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
-    assert summary["seed"] == 5 and abs(summary["offered_load"] - 0.5) < 0.03
+    assert summary["seed"] == 5 and summary["offered_load"] == 0.5
     assert summary["scheduler"] == scheduler
 
 
@@ -299,7 +299,7 @@ def test_clint_scenarios_run_every_architecture(scenario: str, architecture: str
     summary = json.loads(done.stdout)
     assert summary["design"] == "clint" and summary["architecture"] == architecture
     assert summary["packets_injected"] == summary["packets_delivered"] + summary["packets_in_flight"]
-    assert summary["out_of_order"] == 0 and abs(summary["offered_load"] - 0.2) < 0.05
+    assert summary["out_of_order"] == 0 and summary["offered_load"] == 0.2
     assert sorted(summary["latency_ns"]) == sorted(PERCENTILES)
 
 

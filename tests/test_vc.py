@@ -63,7 +63,11 @@ def test_a_vc_dragonfly_runs_and_reports_source_queueing_apart(small: Path):
     summary = json.loads(done.stdout)
     assert summary["scheduler"] == "vc_separable"
     assert summary["cells_dropped"] == 0
-    assert abs(summary["throughput"] - 0.4) < 0.03
+    # Packets of 10 one-nanosecond flits start with probability 0.04 per cycle at each of the 72
+    # hosts over 2 400 measured cycles: the carried fraction is 10 binomial counts over the cycles,
+    # of standard error sqrt(10 · 0.4 · (1 − 0.04) / (72 · 2 400)).
+    band = 4.0 * (10 * 0.4 * (1 - 0.04) / (72 * 2_400)) ** 0.5
+    assert abs(summary["throughput"] - 0.4) < band, band
     assert set(summary["source_queueing_cells"]) == {"mean", "max"}
     assert summary["packet_latency_cells"]["mean"] >= summary["source_queueing_cells"]["mean"]
 

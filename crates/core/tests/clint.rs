@@ -48,7 +48,13 @@ fn every_architecture_delivers_exactly_once_in_order() {
         let s = run(&scenario(arch, 0.3, 4_000, "")).summary;
         assert_eq!(s["out_of_order"], 0, "{arch}");
         assert!(number(&s, "packets_delivered") > 1_000.0, "{arch}");
-        assert!((number(&s, "throughput") - 0.3).abs() < 0.03, "{arch}: {s}");
+        // The packets delivered are a count with at most a Poisson count's spread (the
+        // injection intervals are no burstier than exponential): 4 standard errors of it.
+        let band = 4.0 * 0.3 / number(&s, "packets_delivered").sqrt();
+        assert!(
+            (number(&s, "throughput") - 0.3).abs() < band,
+            "{arch}: ± {band}: {s}"
+        );
     }
 }
 

@@ -6,6 +6,7 @@ use cellfabric_core::blocks::routing::{LocalView, Router};
 use cellfabric_core::blocks::topology::{Attachment, Topology};
 use cellfabric_core::designs::rifl::router::RiflRouter;
 use cellfabric_core::designs::rifl::{self};
+use cellfabric_core::engine::stats::binomial_band;
 use cellfabric_core::{Scenario, Summary};
 
 /// `scenarios/rifl/table1.toml` as JSON, with `extra` merged into its sections.
@@ -71,7 +72,10 @@ fn light_load_latency_matches_table_one() {
             );
         }
         assert!(l.max <= 40.0, "{scheduler} max {}", l.max);
-        assert!((s.rates.throughput - 0.3).abs() < 0.01);
+        // 32 hosts, a one-cell packet with probability 0.3 per cell time, over the measured
+        // 55 000 cell times of 21.12 ns.
+        let band = binomial_band(0.3, 32.0 * 55_000.0);
+        assert!((s.rates.throughput - 0.3).abs() < band, "{scheduler}");
     }
 }
 

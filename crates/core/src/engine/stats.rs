@@ -3,6 +3,13 @@
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
+/// The tolerance a statistical check allows a fraction `p` estimated from `trials` independent
+/// draws: four of its standard errors, 4·√(p(1 − p)/trials). Tests derive their bands from the
+/// length of their runs with it instead of fixing a percentage.
+pub fn binomial_band(p: f64, trials: f64) -> f64 {
+    4.0 * (p * (1.0 - p) / trials).sqrt()
+}
+
 /// How evenly a quantity (each host's throughput, say) is spread: its smallest and largest
 /// value and Jain's fairness index, (Σx)² / (n·Σx²): 1 when all are equal, 1/n when one host
 /// has everything (Jain, Chiu & Hawe 1984); the index is `None` when every value is zero.
