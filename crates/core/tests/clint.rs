@@ -246,3 +246,26 @@ fn keys_the_chosen_architecture_ignores_are_refused() {
         assert!(cellfabric_core::build(&json).is_ok(), "{json}");
     }
 }
+
+/// Beyond saturation half the measured packets are still waiting at the end, and the latency
+/// that counts them at their ages so far (a lower bound on theirs) differs from the accepted
+/// packets' alone: host queues are FIFO, so the waiting ones are the youngest and pull its low
+/// percentiles down. Every one of them is among the packets in flight. At light load almost
+/// nothing waits and the two agree.
+#[test]
+fn latency_with_in_flight_packets_counts_the_ones_still_waiting() {
+    let at = |s: &Value, key: &str, p: &str| s[key][p].as_f64().unwrap();
+    let overloaded = run(&scenario("B1", 0.95, 4_000, "")).summary;
+    let waiting = number(&overloaded, "packets_in_flight_measured");
+    assert!(waiting > 100.0, "{overloaded}");
+    assert!(waiting <= number(&overloaded, "packets_in_flight"));
+    let (with, accepted) = ("latency_accepted_with_in_flight_ns", "latency_accepted_ns");
+    assert!(at(&overloaded, with, "p1") < at(&overloaded, accepted, "p1"));
+    assert!(at(&overloaded, with, "max") >= at(&overloaded, accepted, "max"));
+    let light = run(&scenario("B4", 0.1, 2_000, "")).summary;
+    let (with_p99, accepted_p99) = (at(&light, with, "p99"), at(&light, accepted, "p99"));
+    assert!(
+        with_p99 >= 0.99 * accepted_p99 && with_p99 <= 1.01 * accepted_p99,
+        "{light}"
+    );
+}

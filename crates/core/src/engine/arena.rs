@@ -125,6 +125,18 @@ impl<T> Arena<T> {
         self.slots.iter().filter(|s| !s.freed).map(|s| &s.value)
     }
 
+    /// The values on `queue`, front to back (for end-of-run reports).
+    pub fn queued<'a>(&'a self, queue: &Queue<T>) -> impl Iterator<Item = &'a T> + 'a {
+        let mut at = queue.head;
+        std::iter::from_fn(move || {
+            (at != NIL).then(|| {
+                let slot = &self.slots[at as usize];
+                at = slot.next;
+                &slot.value
+            })
+        })
+    }
+
     /// Number of values currently stored.
     pub fn live(&self) -> usize {
         self.live
@@ -243,6 +255,8 @@ mod tests {
         let drained: Vec<_> = std::iter::from_fn(|| arena.pop_front(&mut b)).collect();
         let order: Vec<i32> = drained.into_iter().map(|id| arena[id]).collect();
         assert_eq!(order, vec![3, 4, 0]);
+        assert_eq!(arena.queued(&a).copied().collect::<Vec<_>>(), vec![1, 2]);
+        assert_eq!(arena.queued(&b).count(), 0);
         assert_eq!(a.front().map(|id| arena[id]), Some(1));
         arena.free(ids[3]);
         assert_eq!(arena.live(), 4);

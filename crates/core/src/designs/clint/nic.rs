@@ -461,6 +461,18 @@ impl Nic {
             .count();
         queued + buffered as u64
     }
+
+    /// Generation times of the packets [`Nic::undelivered`] counts, read where they are.
+    pub fn undelivered_generated_ps<'a>(
+        &'a self,
+        packets: &'a Arena<Packet>,
+    ) -> impl Iterator<Item = TimePs> + 'a {
+        let queued = self.host.iter().flat_map(|q| packets.queued(q));
+        let buffered = self.send.iter().map(|&id| &packets[id]);
+        queued
+            .chain(buffered.filter(|p| !p.delivered))
+            .map(|p| p.generated_ps)
+    }
 }
 
 #[cfg(test)]
