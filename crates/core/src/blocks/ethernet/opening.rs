@@ -256,7 +256,7 @@ pub fn report(
         fractions.push(bytes as f64 * 8.0 / window_s / host_rate_bps[h] as f64);
     }
     let goodput = fractions.iter().sum::<f64>() / fractions.len().max(1) as f64;
-    let stats = FctStats::of(&timed);
+    let stats = FctStats::of(&timed, now_ps);
     let summary = OpenedSummary {
         counts: stats.counts,
         detail: OpenedDetail {
