@@ -277,3 +277,81 @@ fn bit_errors_cost_time_and_no_cell() {
         plain.latency.latency_cells.p99
     );
 }
+
+/// A rack from a topology file whose cables choose their own bit error rate (Shen and Chow
+/// 2023, §II-A: Layer 1 per cable): only the cable between the switches has errors, so it alone
+/// runs Layer 1; its replays cost time and no cell, and cells still arrive in order.
+#[test]
+fn a_cable_with_its_own_bit_error_rate_alone_runs_layer_one() {
+    let rack = |spine_attributes: &str| {
+        let path = std::env::temp_dir().join(format!(
+            "cellfabric-rifl-rack-{}-{}.topo",
+            std::process::id(),
+            spine_attributes.len()
+        ));
+        std::fs::write(
+            &path,
+            format!(
+                "switch s0 ports=3\nswitch s1 ports=3\nhost a\nhost b\nhost c\nhost d\n\
+                 cable a s0:0\ncable b s0:1\ncable c s1:0\ncable d s1:1\n\
+                 cable s0:2 s1:2 {spine_attributes}\n"
+            ),
+        )
+        .unwrap();
+        let file = serde_json::to_string(path.to_str().unwrap()).unwrap();
+        run(&table1(&[
+            ("traffic", "load", "0.5"),
+            ("switch", "ports", "3"),
+            ("topology", "kind", "\"file\""),
+            ("topology", "file", &file),
+        ]))
+    };
+    for (attributes, key, says) in [
+        ("ber=1e-5 rate_gbps=200", "topology.file", "rate_gbps"),
+        (
+            "ber=1e-5 propagation_ns=30",
+            "topology.file",
+            "whole number",
+        ),
+        ("ber=0.5", "topology.file", "ber=0.5"),
+    ] {
+        let path =
+            std::env::temp_dir().join(format!("cellfabric-rifl-bad-{}.topo", std::process::id()));
+        std::fs::write(
+            &path,
+            format!("switch s0 ports=2\nhost a\nhost b\ncable a s0:0 {attributes}\ncable b s0:1\n"),
+        )
+        .unwrap();
+        let file = serde_json::to_string(path.to_str().unwrap()).unwrap();
+        let json = table1(&[
+            ("topology", "kind", "\"file\""),
+            ("topology", "file", &file),
+        ]);
+        let error = Scenario::from_json(&json)
+            .and_then(|s| rifl::build(&s).map(|_| ()))
+            .expect_err(attributes);
+        assert_eq!(error.key, key, "{attributes}");
+        assert!(
+            error.message.contains(says),
+            "{attributes}: {}",
+            error.message
+        );
+        if attributes.starts_with("ber=1e-5 rate") {
+            let fabric = format!(
+                r#"{{"design": "cell_fabric", "run": {{"duration_ns": 1000, "warmup_ns": 0}},
+                    "topology": {{"kind": "file", "file": {file}}}}}"#
+            );
+            let error = cellfabric_core::build(&fabric)
+                .map(|_| ())
+                .expect_err("not a RIFL rack");
+            assert!(error.to_string().contains("design = \"rifl\""), "{error}");
+        }
+    }
+    let plain = rack("");
+    assert!(plain.layer1.is_none());
+    let noisy = rack("ber=1e-5");
+    let layer1 = noisy.layer1.clone().expect("the spine cable runs Layer 1");
+    assert_eq!(layer1.counters.cables, 1);
+    assert!(layer1.counters.errors_detected > 0 && layer1.counters.frames_replayed > 0);
+    assert_eq!(noisy.cells.cells_dropped, 0);
+}

@@ -174,7 +174,48 @@ impl Scenario {
                 topology.set_cable(switch, port, cable);
             }
         }
+        self.check_layer1_cables(&topology)?;
         Ok(topology)
+    }
+
+    /// Cables with bit errors (their own `ber`, or the links') run RIFL Layer 1, which works in
+    /// the rack's whole cell times: refused outside design `rifl`, on a cable of its own rate or
+    /// overhead, or over a cable whose propagation is not a whole number of cell times.
+    fn check_layer1_cables(&self, topology: &Topology) -> Result<(), ScenarioError> {
+        let link_errors = !self.link.bit_errors()?.is_error_free();
+        let cell_ps = self.cell_time_ps();
+        for (switch, port) in topology.switch_port_list() {
+            let cable = topology.cable(switch, port);
+            if !cable.ber.map_or(link_errors, |ber| ber > 0.0) {
+                continue;
+            }
+            let key = if cable.ber.is_some() {
+                "topology.file"
+            } else {
+                "link.ber"
+            };
+            let at = |what: String| {
+                invalid(
+                    key,
+                    format!("the cable at switch {switch} port {port}: {what}"),
+                )
+            };
+            if self.design.as_deref() != Some("rifl") {
+                return Err(at("bit errors are corrected by RIFL Layer 1 retransmission: expected design = \"rifl\" (or ber=0)".into()));
+            }
+            if cable.rate_bps.is_some() || cable.overhead_bytes.is_some() {
+                return Err(at("RIFL Layer 1 works in the rack's cell times: a cable with bit errors takes the link's rate_gbps and overhead_bytes".into()));
+            }
+            let propagation_ps = cable.propagation_ps.unwrap_or(self.link.propagation_ps());
+            if propagation_ps < cell_ps || !propagation_ps.is_multiple_of(cell_ps) {
+                return Err(at(format!(
+                    "RIFL Layer 1 acts on whole frames: expected a propagation of a whole number (at least one) of {} ns cell times, got {} ns",
+                    cell_ps as f64 / 1e3,
+                    propagation_ps as f64 / 1e3
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// The longest cable's propagation delay (what a flow-control round trip takes).

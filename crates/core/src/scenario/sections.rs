@@ -248,10 +248,11 @@ pub struct TopologyConfig {
     pub clique: super::clique::CliqueConfig,
     /// File: path of the topology file, relative to the scenario file's folder: a plain text
     /// file of `switch NAME ports=N [group=G]`, `host NAME` and `cable END END
-    /// [propagation_ns=X] [rate_gbps=X] [overhead_bytes=N] [flow_control=none|credit|onoff]`
-    /// lines, END a host or SWITCH:PORT, a cable's attributes overriding the `link` section
-    /// for it alone (a slotted switch sends on a slower cable only when it is free; a faster
-    /// one delivers sooner but still takes one cell per cell time); see
+    /// [propagation_ns=X] [rate_gbps=X] [overhead_bytes=N] [flow_control=none|credit|onoff]
+    /// [ber=X]` lines, END a host or SWITCH:PORT, a cable's attributes overriding the `link`
+    /// section for it alone (a slotted switch sends on a slower cable only when it is free; a
+    /// faster one delivers sooner but still takes one cell per cell time; in a RIFL rack a
+    /// cable with bit errors runs Layer 1); see
     /// `scenarios/fabric/leaf-spine.topo`.
     pub file: Option<String>,
 }

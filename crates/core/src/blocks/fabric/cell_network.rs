@@ -100,8 +100,10 @@ impl<R: Router> Node<R> for CellNode {
 /// One end of a Layer 1 cable as it is built: (node, port, the sending node's pipeline delay).
 type CableEnd = (u32, u16, TimePs);
 
-/// Every cable of `topology` as a RIFL Layer 1 cable whose frames `bit_errors` corrupt: a host's
-/// cable with the host as end 0, a cable between switches from its lower (switch, port) end.
+/// The cables of `topology` with bit errors as RIFL Layer 1 cables: each corrupted by its own
+/// `ber` where the topology gives one, else by the links' `bit_errors`; a cable left error-free
+/// runs no Layer 1. A host's cable has the host as end 0, a cable between switches its lower
+/// (switch, port) end.
 fn layer1_cables(
     topology: &Topology,
     bit_errors: BitErrors,
@@ -134,11 +136,15 @@ fn layer1_cables(
     cables
         .into_iter()
         .enumerate()
-        .map(|(c, ([a, b], (s, p)))| {
-            let propagation_ps = topology
-                .cable(s, p)
-                .propagation_ps
-                .unwrap_or(link.propagation_ps);
+        .filter_map(|(c, ([a, b], (s, p)))| {
+            let cable = topology.cable(s, p);
+            let bit_errors = cable
+                .ber
+                .map_or(bit_errors, |ber| BitErrors::Independent { ber });
+            if bit_errors.is_error_free() {
+                return None;
+            }
+            let propagation_ps = cable.propagation_ps.unwrap_or(link.propagation_ps);
             let errors = [0, 1].map(|end| {
                 let id = ComponentId {
                     kind: stream_kind::LAYER1_ERRORS,
@@ -146,12 +152,12 @@ fn layer1_cables(
                 };
                 FrameErrors::new(bit_errors, frame_bytes, stream(seed, id))
             });
-            Layer1Spec {
+            Some(Layer1Spec {
                 ends: [(a.0, a.1), (b.0, b.1)],
                 latency_slots: (propagation_ps / slot_ps).saturating_sub(1) as u32,
                 errors,
                 after_ps: [a.2, b.2],
-            }
+            })
         })
         .collect()
 }
@@ -381,8 +387,8 @@ pub struct WorkloadSummary {
 /// every cable), with their bit errors.
 #[derive(Clone, Debug, Serialize)]
 pub struct Layer1Summary {
-    /// Long-run bit error rate of every cable (with bursts, the states' rates weighted by
-    /// their shares of time).
+    /// Long-run bit error rate of the links (with bursts, the states' rates weighted by their
+    /// shares of time); a cable with a `ber` of its own in the topology file has that instead.
     pub ber: f64,
     /// How the errors fall: `independent` or `gilbert_elliott` (bursts).
     pub error_model: &'static str,
@@ -501,11 +507,7 @@ impl<R: Router> Network<R> {
             router_index: (0..nodes.len()).map(|n| n.checked_sub(hosts)).collect(),
             slot_ps,
             per_voq,
-            layer1: if !bit_errors.is_error_free() {
-                layer1_cables(&topology, bit_errors, seed, slot_ps, &link, &switch)
-            } else {
-                Vec::new()
-            },
+            layer1: layer1_cables(&topology, bit_errors, seed, slot_ps, &link, &switch),
         };
         let mut fabric = Fabric::new(nodes, router, wiring, warmup_ps);
         for host in 0..hosts {

@@ -40,6 +40,8 @@ pub struct Layer1Spec {
 /// What the Layer 1 cables of a fabric counted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Layer1Counters {
+    /// Cables that run Layer 1 (those with bit errors).
+    pub cables: u64,
     /// Corrupted frames detected by a receiver (each starts a recovery).
     pub errors_detected: u64,
     /// Data frames sent again in retransmission cycles.
@@ -176,7 +178,10 @@ impl Layer1 {
 
     /// What the cables counted, both ends of all.
     pub(super) fn counters(&self) -> Layer1Counters {
-        let mut total = Layer1Counters::default();
+        let mut total = Layer1Counters {
+            cables: self.cables.len() as u64,
+            ..Layer1Counters::default()
+        };
         for cable in &self.cables {
             for end in 0..2 {
                 let c = cable.link.counters(end);

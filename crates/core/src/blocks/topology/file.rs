@@ -9,11 +9,13 @@
 //! cable s0:3 s1:3              # a switch port to a switch port
 //! cable s0:2 s1:2 propagation_ns=500   # a cable with its own propagation delay
 //! cable s0:1 s1:1 rate_gbps=400 overhead_bytes=8 flow_control=credit
+//! cable s0:0 s2:0 ber=1e-7     # a cable with bit errors of its own (RIFL Layer 1)
 //! ```
 //!
 //! A cable's attributes override the scenario's `link` section for that cable alone: its
 //! propagation delay, its rate, the bytes each cell carries on the wire beyond its own (FEC,
-//! framing), and the flow control into the switch it feeds.
+//! framing), the flow control into the switch it feeds, and its bit error rate (in a RIFL rack,
+//! a cable with errors runs Layer 1's retransmission; `ber=0` makes a cable error-free).
 //!
 //! Hosts are numbered in the order they are declared. Every name is declared once, every host
 //! is cabled once, and no port takes two cables.
@@ -21,6 +23,7 @@
 use std::collections::HashMap;
 
 use super::{Attachment, Cable, Topology, TopologyError};
+use crate::blocks::bit_errors::MAX_BER;
 use crate::blocks::flow_control::FlowControlKind;
 use crate::engine::time::ps_from_ns;
 
@@ -137,6 +140,14 @@ fn cable_attributes(attributes: &[&str]) -> Result<Cable, String> {
                         .map_err(|_| format!("overhead_bytes={v}: expected a whole number of bytes"))?,
                 )
             }
+            Some(("ber", v)) => {
+                let ber = v
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|b| b.is_finite() && (0.0..=MAX_BER).contains(b))
+                    .ok_or_else(|| format!("ber={v}: expected a bit error rate from 0 to {MAX_BER:e}"))?;
+                cable.ber = Some(ber);
+            }
             Some(("flow_control", v)) => {
                 cable.flow_control = Some(match v {
                     "none" => FlowControlKind::None,
@@ -147,7 +158,7 @@ fn cable_attributes(attributes: &[&str]) -> Result<Cable, String> {
             }
             _ => {
                 return Err(format!(
-                    "unknown cable attribute {attribute:?}: expected propagation_ns=X, rate_gbps=X, overhead_bytes=N or flow_control=none|credit|onoff"
+                    "unknown cable attribute {attribute:?}: expected propagation_ns=X, rate_gbps=X, overhead_bytes=N, flow_control=none|credit|onoff or ber=X"
                 ))
             }
         }
@@ -234,6 +245,7 @@ mod tests {
             rate_bps: Some(400_000_000_000),
             overhead_bytes: Some(8),
             flow_control: Some(FlowControlKind::Credit),
+            ber: None,
         };
         assert_eq!((t.cable(0, 1), t.cable(1, 1)), (fast, fast));
     }

@@ -117,7 +117,7 @@ pub struct Topology {
 
 /// What a cable is where it differs from the scenario's links; a field left `None` takes the
 /// scenario's value. Both directions of a cable are alike.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Cable {
     /// Propagation delay.
     pub propagation_ps: Option<TimePs>,
@@ -127,6 +127,9 @@ pub struct Cable {
     pub overhead_bytes: Option<u32>,
     /// Link-level flow control into the receiving switch.
     pub flow_control: Option<FlowControlKind>,
+    /// Bit error rate in both directions, independent errors: the cable runs RIFL Layer 1
+    /// (Shen and Chow 2023, §II-A) when it is above 0, whatever the scenario's `link.ber`.
+    pub ber: Option<f64>,
 }
 
 impl Cable {

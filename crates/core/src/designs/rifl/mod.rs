@@ -12,11 +12,11 @@
 //!   dedicated queues and no input constraint.
 //! - Per-VOQ flow control (§IV-D): each VOQ is its own ON/OFF channel; a VOQ that fills to the
 //!   OFF threshold pauses exactly that VOQ upstream, and resumes it at the ON threshold.
-//! - Racks: one switch, two switches joined by parallel links, or a leaf-spine, all routed by
-//!   the same headers (at most five hops).
+//! - Racks: one switch, two switches joined by parallel links, a leaf-spine, or a topology
+//!   file, all routed by the same headers (at most five hops).
 //!
-//! - Layer 1 (§II-A): with `link.ber` above zero every cable of the rack runs the retransmitting
-//!   link as its cable protocol (`blocks::fabric::layer1`): corrupted frames are replayed hop by
+//! - Layer 1 (§II-A): every cable with bit errors (`link.ber` above zero, or a cable's own
+//!   `ber=` in a topology file) runs the retransmitting link as its cable protocol (`blocks::fabric::layer1`): corrupted frames are replayed hop by
 //!   hop, and a switch leaves out of its matching the outputs whose link pauses for a replay.
 //!   The link alone, with its own frame format and receive buffers, is studied in [`link`].
 
@@ -80,11 +80,11 @@ fn validate_rack(scenario: &Scenario) -> Result<(), ScenarioError> {
     let (cell, sw) = (&scenario.cell, &scenario.switch);
     if !matches!(
         scenario.topology.kind,
-        TopologyName::Star | TopologyName::TwoSwitch | TopologyName::LeafSpine
+        TopologyName::Star | TopologyName::TwoSwitch | TopologyName::LeafSpine | TopologyName::File
     ) {
         return Err(invalid(
             "topology.kind",
-            "RIFL racks are \"star\", \"two_switch\" or \"leaf_spine\" (at most five hops); multi-tier fabrics are design \"cell_fabric\"",
+            "RIFL racks are \"star\", \"two_switch\", \"leaf_spine\" or a \"file\" (at most five hops); multi-tier fabrics are design \"cell_fabric\"",
         ));
     }
     let wire_bytes = SEGMENT_BYTES + HEADER_BYTES;
