@@ -10,7 +10,17 @@ import pytest
 from click.testing import CliRunner
 
 from cellfabric.cli import main
-from cellfabric.plan import clos_counts, md1_tail, min_credit_bytes, pipeline_parallelism, recovery, scale
+from cellfabric.plan import (
+    PlanInputError,
+    buses_needed,
+    clos_counts,
+    fat_tree_size,
+    md1_tail,
+    min_credit_bytes,
+    pipeline_parallelism,
+    recovery,
+    scale,
+)
 
 
 def test_table_2_rows_as_printed():
@@ -110,3 +120,27 @@ def test_the_largest_uplink_count_is_the_radix():
     with pytest.raises(ValueError, match="radix 9: expected an even number"):
         clos_counts(2, 9, 3)
     assert clos_counts(1, 9, 3).max_tors == 9, "one tier uses every port downward: any radix"
+
+
+def test_fig_2_devices_and_links_follow_table_2():
+    one = fat_tree_size(1, 1)  # 256 edge switches of 40 hosts, 80 uplinks each to 80 fabric switches
+    assert (one.hosts, one.devices, one.serial_links) == (10_240, 256 + 80, 80 * 256)
+    for tiers in (1, 2, 3):
+        for bundle in (1, 2, 4, 8):
+            size = fat_tree_size(tiers, bundle)
+            assert size.hosts == scale(tiers, bundle)
+            counts = clos_counts(tiers, 256 // bundle, 80 // bundle, bundle)
+            assert size.devices == counts.max_tors + counts.switches
+            assert size.serial_links == counts.link_bundles * bundle
+    # Wider ports make a smaller fabric: fewer devices and links at every tier count.
+    assert fat_tree_size(2, 8).devices < fat_tree_size(2, 1).devices
+    with pytest.raises(PlanInputError, match="hosts_per_tor"):
+        fat_tree_size(1, 1, hosts_per_tor=100)  # 200 host lanes and 200 uplinks exceed 256
+
+
+def test_fig_3_bus_model_gives_two_of_the_papers_three_numbers():
+    small = buses_needed(64)
+    assert small["cell_switch_buses"] == 6.25 and small["packet_switch_buses"] / 6.25 == 4.0  # "x4"
+    assert buses_needed(1025, gap_bytes=20)["saving"] == pytest.approx(0.18, abs=0.005)  # "18%"
+    at_513 = [buses_needed(513, gap_bytes=g)["saving"] for g in (0, 20)]
+    assert all(0.30 < s < 0.34 for s in at_513), at_513  # the paper's 41% is not reached

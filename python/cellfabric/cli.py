@@ -205,9 +205,9 @@ def plan() -> None:
               help="Hosts per ToR, for Fig. 2's scale.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def plan_stardust(radix: int, uplinks: int, bundle: int, hosts_per_tor: int, as_json: bool) -> None:
-    """Stardust (Zilberman, Bracha and Schzukin, NSDI '19): Table 2's counts for 1-3 tiers, Fig. 2's
-    scale, App. B's pipeline parallelism, App. E's recovery time and overhead, the M/D/1 tail of
-    §4.2.1 and §4.1's smallest credit."""
+    """Stardust (Zilberman, Bracha and Schzukin, NSDI '19): Table 2's counts for 1-3 tiers,
+    Fig. 2's scale, devices and serial links, Fig. 3's buses, App. B's pipeline parallelism,
+    App. E's recovery time and overhead, the M/D/1 tail of §4.2.1 and §4.1's smallest credit."""
     from cellfabric.plan import PlanInputError, stardust
 
     try:

@@ -3,7 +3,9 @@ in the Data Center Network", NSDI '19): exact formulas from the paper, with the 
 noted (the readings R8, R30 and R31 of docs/validation/stardust.md).
 
 - :func:`clos_counts`: Table 2 (App. A), devices and links of an n-tier fabric;
-- :func:`scale`: Fig. 2, hosts a 12.8 Tb/s switch reaches at each tier and link bundle;
+- :func:`scale`: Fig. 2(a), hosts a 12.8 Tb/s switch reaches at each tier and link bundle;
+- :func:`fat_tree_size`: Fig. 2(b, c), the devices and serial links that fabric takes;
+- :func:`buses_needed`: Fig. 3, the parallel buses a packet switch and a cell switch need;
 - :func:`pipeline_parallelism`: App. B, the parallel pipelines a packet switch needs;
 - :func:`recovery`: App. E and Table 4, the time until a failed link is routed around, and the
   reachability messages' bandwidth;
@@ -88,6 +90,59 @@ def scale(tiers: int, bundle: int, serdes: int = 256, hosts_per_tor: int = 40) -
     serdes / bundle ports."""
     radix = serdes // bundle
     return clos_counts(tiers, radix, 1, bundle).max_tors * hosts_per_tor
+
+
+@dataclass(frozen=True)
+class FatTreeSize:
+    """Fig. 2(a-c): hosts, devices (edge switches and fabric switches) and fabric serial links."""
+
+    tiers: int
+    bundle: int
+    hosts: int
+    devices: float
+    serial_links: float
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def fat_tree_size(tiers: int, bundle: int, serdes: int = 256, hosts_per_tor: int = 40,
+                  host_lanes: int = 2) -> FatTreeSize:
+    """Fig. 2(b, c): a non-blocking fat-tree of switches with `serdes` lanes, `bundle` lanes a
+    port, each edge switch with `hosts_per_tor` hosts of `host_lanes` lanes (the paper's 40 hosts
+    at 100G on 50G lanes). Our reading, as the paper gives no formula: an edge switch sends up
+    what its hosts bring, t = ceil(hosts x host lanes / bundle) ports; devices are the edge switches
+    and Table 2's fabric switches; serial links are Table 2's fabric link bundles times the
+    bundle (host cables not counted)."""
+    radix = serdes // bundle
+    uplinks = math.ceil(hosts_per_tor * host_lanes / bundle)
+    if uplinks < 1 or hosts_per_tor * host_lanes + uplinks * bundle > serdes:
+        raise PlanInputError("hosts_per_tor", hosts_per_tor,
+                             f"expected hosts and their uplinks to fit {serdes} lanes at bundle {bundle}")
+    counts = clos_counts(tiers, radix, uplinks, bundle)
+    return FatTreeSize(tiers=tiers, bundle=bundle, hosts=counts.max_tors * hosts_per_tor,
+                       devices=counts.max_tors + counts.switches,
+                       serial_links=counts.link_bundles * bundle)
+
+
+def buses_needed(packet_bytes: int, bandwidth_bps: float = 12.8e12, bus_bytes: int = 256,
+                 clock_hz: float = 1e9, gap_bytes: int = 0) -> dict:
+    """Fig. 3 (§2.3): a packet switch moves each packet over a `bus_bytes` bus in
+    ceil(S / bus) cycles, so it needs (packet rate) x ceil(S / bus) / f buses; a cell switch
+    fills every bus cycle, B / (8 bus f) buses (6.25 at 12.8 Tb/s). The paper gives no formula:
+    this bus-cycle model is our reading. Without an inter-packet gap it gives the paper's x4 for
+    small packets; with G = 20 bytes (12 IPG + 8 preamble) it gives the paper's 18% at 1025 B;
+    neither gives its 41% at 513 B (31-33%)."""
+    packet_rate = bandwidth_bps / (8 * (packet_bytes + gap_bytes))
+    packet_buses = packet_rate * math.ceil(packet_bytes / bus_bytes) / clock_hz
+    cell_buses = bandwidth_bps / (8 * bus_bytes * clock_hz)
+    return {
+        "packet_bytes": packet_bytes,
+        "gap_bytes": gap_bytes,
+        "packet_switch_buses": packet_buses,
+        "cell_switch_buses": cell_buses,
+        "saving": 1 - cell_buses / packet_buses,
+    }
 
 
 def pipeline_parallelism(
@@ -191,6 +246,14 @@ def stardust(radix: int = 256, uplinks: int = 32, bundle: int = 1, hosts_per_tor
             for n in (1, 2, 3)
             for b in (1, 2, 4, 8)
         },
+        "fig2_fat_tree": [
+            fat_tree_size(n, b, hosts_per_tor=hosts_per_tor).as_dict()
+            for n in (1, 2, 3)
+            for b in (1, 2, 4, 8)
+        ],
+        "fig3_buses": [
+            buses_needed(s, gap_bytes=g) for g in (0, 20) for s in (64, 256, 257, 513, 1025, 1500)
+        ],
         "appendix_b_parallelism": {
             f"{s} B": pipeline_parallelism(12.8e12, s) for s in (64, 128, 256, 512, 1024, 1500)
         },

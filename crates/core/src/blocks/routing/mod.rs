@@ -178,6 +178,19 @@ impl Decision<'_> {
         self.cell.route_tag == UNDECIDED
     }
 
+    /// UGAL's first step at a cell's source: a random candidate along the route already decided
+    /// (`Err`), or, for a cell still undecided, the minimal route's random candidate, the cell
+    /// marked minimal until the mode decides otherwise (`Ok`).
+    pub fn minimal_unless_decided(&mut self) -> Result<usize, usize> {
+        if !self.undecided() {
+            let set = self.next_set();
+            return Err(self.random(set));
+        }
+        self.go_minimal();
+        let minimal_set = self.next_set();
+        Ok(self.random(minimal_set))
+    }
+
     /// Sends the cell through group `via` before its destination.
     pub fn go_via(&mut self, via: usize) {
         self.cell.route_tag = via as u64;

@@ -16,13 +16,10 @@ pub const MODE: Mode = Mode {
 };
 
 fn choose(d: &mut Decision<'_>) -> usize {
-    if !d.undecided() {
-        let set = d.next_set();
-        return d.random(set);
-    }
-    d.go_minimal();
-    let minimal_set = d.next_set();
-    let minimal = d.random(minimal_set);
+    let minimal = match d.minimal_unless_decided() {
+        Ok(minimal) => minimal,
+        Err(decided) => return decided,
+    };
     let here = d.table.group(d.switch);
     let via = match d.random_intermediate_group() {
         Some(via) if here != d.destination_group() => via,

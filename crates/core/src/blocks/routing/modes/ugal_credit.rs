@@ -28,13 +28,10 @@ pub const MODE: Mode = Mode {
 const MINIMAL_BIAS_CELLS: u64 = 30;
 
 fn choose(d: &mut Decision<'_>) -> usize {
-    if !d.undecided() {
-        let set = d.next_set();
-        return d.random(set);
-    }
-    d.go_minimal();
-    let minimal_set = d.next_set();
-    let minimal = d.random(minimal_set);
+    let minimal = match d.minimal_unless_decided() {
+        Ok(minimal) => minimal,
+        Err(decided) => return decided,
+    };
     let here = d.table.group(d.switch);
     let via = d.rng.gen_range(0..d.table.groups());
     if here == d.destination_group() || via == here {
