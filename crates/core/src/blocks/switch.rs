@@ -612,15 +612,15 @@ impl CellSwitch {
         match &self.queues {
             Queues::Output(queues) => {
                 for (output, queue) in queues.iter().enumerate() {
+                    // Most queues are empty: test the queue before the link's state.
+                    let Some(head) = queue.front() else { continue };
                     if !link_free(output) {
                         continue;
                     }
-                    if let Some(head) = queue.front() {
-                        if self.may_leave(output, head, cells) {
-                            self.scratch.transfers.push((0, output));
-                        } else {
-                            self.stats.switch_counters.output_slots_held += 1;
-                        }
+                    if self.may_leave(output, head, cells) {
+                        self.scratch.transfers.push((0, output));
+                    } else {
+                        self.stats.switch_counters.output_slots_held += 1;
                     }
                 }
             }
