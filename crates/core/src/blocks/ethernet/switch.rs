@@ -112,22 +112,27 @@ impl LocalView for Queues<'_> {
 
 #[cfg(test)]
 impl EthernetSwitch {
-    /// Injects `fault` into every trimming port (test only); false if it has none.
+    /// Injects `fault` into every trimming or PFC port (test only); false if it has none.
     pub(crate) fn inject_fault(&mut self, fault: crate::blocks::switch::Fault) -> bool {
         match &mut self.ports {
             Ports::Trimming(ports, ..) => {
                 ports.iter_mut().for_each(|p| p.inject_fault(fault));
                 true
             }
-            _ => false,
+            Ports::Pfc(pfc) => {
+                pfc.inject_fault(fault);
+                true
+            }
+            Ports::Fifo(..) => false,
         }
     }
 
-    /// Data packets its trimming ports took from their queues under a fault (test only).
+    /// Data packets its trimming or PFC ports took from their queues under a fault (test only).
     pub(crate) fn fault_taken(&self) -> u64 {
         match &self.ports {
             Ports::Trimming(ports, ..) => ports.iter().map(|p| p.fault_taken()).sum(),
-            _ => 0,
+            Ports::Pfc(pfc) => pfc.fault_taken(),
+            Ports::Fifo(..) => 0,
         }
     }
 }

@@ -490,6 +490,18 @@ impl PfcPorts {
         self.ports[output].port.data_cells()
     }
 
+    /// Injects `fault` into every port's queues (test only).
+    #[cfg(test)]
+    pub(crate) fn inject_fault(&mut self, fault: crate::blocks::switch::Fault) {
+        self.ports.iter_mut().for_each(|p| p.port.fault = fault);
+    }
+
+    /// Data packets the ports took from their queues under a fault (test only).
+    #[cfg(test)]
+    pub(crate) fn fault_taken(&self) -> u64 {
+        self.ports.iter().map(|p| p.port.fault.taken).sum()
+    }
+
     /// Packets the ports hold (control and data, not on the wire).
     pub fn packets_queued(&self) -> u64 {
         self.ports
