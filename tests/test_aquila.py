@@ -12,7 +12,13 @@ from click.testing import CliRunner
 from cellfabric.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent / "scenarios"
-SCENARIOS = ["aquila/clique-uniform.toml", "aquila/clique-pod-shift.toml", "bench/aquila-clique.toml"]
+SCENARIOS = [
+    "aquila/clique-uniform.toml",
+    "aquila/clique-pod-shift.toml",
+    "aquila/clique-uniform-vc.toml",
+    "aquila/clique-pod-shift-vc.toml",
+    "bench/aquila-clique.toml",
+]
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
