@@ -40,3 +40,15 @@ def test_bad_clique_input_is_refused_with_the_key_named(setting, key, tmp_path):
     assert result.exit_code == 2, result.output
     assert key in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("setting, key", [
+    ("vc.count=2", "vc.count"),
+    ("vc.assignment=single", "vc.assignment"),
+])
+def test_vcs_that_cannot_carry_the_lossless_clique_are_refused_with_the_key_named(setting, key, tmp_path):
+    scenario = str(ROOT / "aquila/clique-pod-shift-vc.toml")
+    result = CliRunner().invoke(main, ["run", scenario, "--set", setting, "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert key in result.output
+    assert "Traceback" not in result.output

@@ -5,7 +5,8 @@
 //! to the queue heads by strict priority across classes (class 0 first) and round robin across
 //! ports within a class (our reading: the paper says only that the scheduler allocates
 //! bandwidth among the queues), and only once reassembly space for the whole packet has been
-//! allocated and fewer than the window of fetches are outstanding.
+//! allocated and fewer than the window of fetches are outstanding. A packet leaving the
+//! reassembly buffer is ECN-marked if its RTS queue is deeper than a marking threshold.
 
 use std::collections::VecDeque;
 
@@ -26,6 +27,9 @@ pub struct CtsLimits {
     pub reassembly_bytes: u64,
     /// Most packets granted (CTS sent) whose last cell has not yet arrived.
     pub fetch_window: u32,
+    /// A packet is ECN-marked if its RTS queue holds more RTSs than this when the packet is
+    /// reassembled and ready to leave (§3.3).
+    pub ecn_threshold_rts: u32,
 }
 
 impl CtsLimits {
@@ -60,6 +64,8 @@ pub struct CtsCounters {
     pub ctd_sent: u64,
     /// Packets whose last cell arrived.
     pub fetched: u64,
+    /// Packets ECN-marked as they left.
+    pub ecn_marked: u64,
 }
 
 /// One egress TiN's RTS queues and CTS scheduler.
@@ -168,6 +174,14 @@ impl CtsScheduler {
         );
         self.outstanding -= 1;
         self.counters.fetched += 1;
+    }
+
+    /// The reassembled packet `rts` asked for is ready to leave: true if it is ECN-marked, its
+    /// RTS queue being deeper than the marking threshold now (§3.3), counted.
+    pub fn marks_ecn(&mut self, rts: &Rts) -> bool {
+        let marked = self.depth(rts.class, rts.port) > self.limits.ecn_threshold_rts as usize;
+        self.counters.ecn_marked += marked as u64;
+        marked
     }
 
     /// A reassembled packet of `size_bytes` left for the NIC: its space is free again.

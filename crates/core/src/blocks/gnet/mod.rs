@@ -7,7 +7,8 @@
 //! for the packet and the window of outstanding fetches allows. On a CTS the ingress sends the
 //! packet as data cells, sprayed adaptively; the egress reassembles them and releases each
 //! packet once all its cells are in and every earlier packet of its flow, in CTS-issue order,
-//! has left ([`reorder::Reassembly`]).
+//! has left ([`reorder::Reassembly`]), ECN-marked if its RTS queue is deeper than a threshold
+//! as it leaves.
 //!
 //! These are the protocol's state machines, each holding what a TiN holds and counting what
 //! it admitted, answered and released; the messages between them are [`Rts`], [`Cts`] and

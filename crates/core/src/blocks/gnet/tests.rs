@@ -21,6 +21,7 @@ fn limits() -> CtsLimits {
         ctd_threshold_rts: 64,
         reassembly_bytes: 1 << 20,
         fetch_window: 64,
+        ecn_threshold_rts: 16,
     }
 }
 
@@ -105,6 +106,26 @@ fn reassembly_space_and_the_fetch_window_hold_cts_back() {
     assert_eq!(s.next_cts(|_| 2).map(|c| c.rts.source), Some(2));
     s.fetched();
     assert!(s.next_cts(|_| 3).is_none(), "window open, no space");
+}
+
+/// A packet leaving is ECN-marked while its RTS queue is deeper than the threshold.
+#[test]
+fn ecn_marks_follow_the_rts_queue_depth() {
+    let mut s = CtsScheduler::new(CtsLimits {
+        ecn_threshold_rts: 2,
+        ..limits()
+    });
+    for source in 0..3 {
+        s.hear(rts(source, 0, 0, 1));
+    }
+    assert!(s.marks_ecn(&rts(9, 0, 0, 1)), "three RTSs queued");
+    assert!(
+        !s.marks_ecn(&rts(9, 0, 0, 2)),
+        "another port's queue is empty"
+    );
+    s.next_cts(|_| 0);
+    assert!(!s.marks_ecn(&rts(9, 0, 0, 1)), "two RTSs queued");
+    assert_eq!(s.counters.ecn_marked, 1);
 }
 
 /// Strict priority across classes, round robin across the ports of a class.
@@ -259,8 +280,9 @@ impl Incast {
 /// Eight sources each send 20 packets of 4 KB to one egress port at once (an incast): RTSs beyond
 /// the threshold of 32 are answered CTD; the others are granted within the window and the
 /// reassembly space, their cells arrive out of order, and every packet is released in its
-/// flow's RTS order. Every packet admitted is released or dropped by CTD, and the RTS to last
-/// cell latency of each is at least two one-way delays and its cells.
+/// flow's RTS order, ECN-marked while the RTS queue is deeper than 16. Every packet admitted
+/// is released or dropped by CTD, and the RTS to last cell latency of each is at least three
+/// one-way delays (RTS, CTS, data).
 #[test]
 fn an_incast_closes_its_account_and_releases_in_order() {
     let (sources, packets, delay_ps) = (8u32, 20u32, 1_000u64);
@@ -316,6 +338,7 @@ fn an_incast_closes_its_account_and_releases_in_order() {
                     m.egress.fetched();
                     let (egress, released) = (&mut m.egress, &mut m.released);
                     m.reassembly.release_from(slot, |p| {
+                        egress.marks_ecn(&p.cts.rts);
                         egress.released(p.cts.rts.size_bytes);
                         released.push(p);
                     });
@@ -349,6 +372,8 @@ fn check_incast(m: &Incast, admitted: u32, delay_ps: u64) {
         (sent, dropped)
     );
     assert!(dropped > 0 && sent > 32, "sent {sent}, dropped {dropped}");
+    let marked = m.egress.counters.ecn_marked;
+    assert!(marked > 0 && marked < sent, "{marked} of {sent} ECN-marked");
     assert_eq!((m.reassembly.held(), m.egress.waiting()), (0, 0));
     assert_eq!(m.egress.free_bytes(), 16 * 4096);
     let mut last = vec![None; m.ingress.len()];
