@@ -12,7 +12,13 @@ from click.testing import CliRunner
 from cellfabric.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent / "scenarios"
-SCENARIOS = ["aquila/clique-uniform.toml", "aquila/clique-pod-shift.toml", "bench/aquila-clique.toml"]
+SCENARIOS = [
+    "aquila/clique-uniform.toml",
+    "aquila/clique-pod-shift.toml",
+    "aquila/clique-uniform-vc.toml",
+    "aquila/clique-pod-shift-vc.toml",
+    "bench/aquila-clique.toml",
+]
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
@@ -30,6 +36,18 @@ def test_shipped_scenarios_are_accepted(name):
 ])
 def test_bad_clique_input_is_refused_with_the_key_named(setting, key, tmp_path):
     scenario = str(ROOT / "aquila/clique-uniform.toml")
+    result = CliRunner().invoke(main, ["run", scenario, "--set", setting, "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert key in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("setting, key", [
+    ("vc.count=2", "vc.count"),
+    ("vc.assignment=single", "vc.assignment"),
+])
+def test_vcs_that_cannot_carry_the_lossless_clique_are_refused_with_the_key_named(setting, key, tmp_path):
+    scenario = str(ROOT / "aquila/clique-pod-shift-vc.toml")
     result = CliRunner().invoke(main, ["run", scenario, "--set", setting, "--out", str(tmp_path / "out")])
     assert result.exit_code == 2, result.output
     assert key in result.output

@@ -9,6 +9,7 @@ pub mod collision_switch;
 pub mod ethernet;
 pub mod fabric;
 pub mod flow_control;
+pub mod gnet;
 pub mod lcf;
 pub mod link;
 pub mod matching;

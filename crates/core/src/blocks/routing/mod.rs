@@ -21,6 +21,12 @@ pub use table::RouteTable;
 pub trait LocalView {
     /// Cells queued in this switch for `output`.
     fn backlog_cells(&self, output: usize) -> u32;
+    /// Cells queued for `output` on the virtual channel the cell being routed would take
+    /// there (a VC router's per-VC queue, which Aquila's adaptive routing compares, Gibson et
+    /// al., NSDI '22, §3.2); a switch without VCs answers [`backlog_cells`](Self::backlog_cells).
+    fn vc_backlog_cells(&self, output: usize) -> u32 {
+        self.backlog_cells(output)
+    }
     /// False if `output` may not carry the cell now (its link is down, or the switch's
     /// reachability table says the destination cannot be reached through it); every mode
     /// picks among the usable candidates only.

@@ -53,6 +53,10 @@ pub enum VcRule {
     /// Aquila's rule (Gibson et al., "Aquila: A unified, low-latency fabric for datacenter
     /// networks", NSDI '22, §3.2, after Kim et al.): the VC is incremented on every
     /// global → local transition, so a global channel keeps the VC of the hops before it.
+    /// A group crossed without a local hop (global → global: the gateway of an intermediate
+    /// group holds the global channel onward) counts as such a transition too, our reading:
+    /// the VC counts the groups entered, and without it the global channels of three groups
+    /// close a cycle on one VC.
     GlobalLocalIncrement,
 }
 
@@ -83,7 +87,7 @@ impl VcRule {
         (
             "global_local_increment",
             VcRule::GlobalLocalIncrement,
-            "Aquila (NSDI '22, §3.2): the VC increments on every global-to-local transition",
+            "Aquila (NSDI '22, §3.2): the VC increments on every global-to-local transition (and global-to-global)",
         ),
     ];
 
@@ -122,8 +126,8 @@ impl VcRule {
                 if from_host {
                     return 0;
                 }
-                let turn = hop.in_class == PortClass::Global && hop.out_class == PortClass::Local;
-                hop.in_vc + turn as u16
+                let entered_group = hop.in_class == PortClass::Global;
+                hop.in_vc + entered_group as u16
             }
         }
     }
@@ -168,14 +172,15 @@ mod tests {
         assert_eq!(walk(rule, &[Global, Global], 1, true), [0, 2]);
     }
 
-    /// Aquila's worst route, L G L G L: VCs 0 0 1 1 2 (the digest's reading, global hops on
-    /// the VC of the segment before them).
+    /// Aquila's worst route, L G L G L: VCs 0 0 1 1 2 (global hops on the VC of the segment
+    /// before them); an intermediate group crossed without a local hop increments too.
     #[test]
     fn aquila_increments_on_each_global_to_local_turn() {
         let rule = VcRule::GlobalLocalIncrement;
         let route = [Local, Global, Local, Global, Local];
         assert_eq!(walk(rule, &route, 2, true), [0, 0, 1, 1, 2]);
-        assert_eq!(walk(rule, &[Global, Global, Local], 1, true), [0, 0, 1]);
+        assert_eq!(walk(rule, &[Global, Global, Local], 1, true), [0, 1, 2]);
+        assert_eq!(walk(rule, &[Local, Global, Global], 2, true), [0, 0, 1]);
         assert_eq!(walk(VcRule::Single, &route, 2, true), [0; 5]);
     }
 

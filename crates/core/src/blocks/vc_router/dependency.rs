@@ -319,6 +319,35 @@ mod tests {
         assert_eq!(run(&t, VcRule::GlobalLocalIncrement, 2, false), Ok(()));
     }
 
+    /// Aquila's Clique (Gibson et al., NSDI '22, §3.2), 4 pods of 4 TiNs: the increment per
+    /// group entered fits minimal routes in 2 VCs and misroutes through an intermediate pod in
+    /// 3, acyclic with no turn rule (no route takes two local hops in a pod); one VC fewer is
+    /// refused for the count, and one VC is refused with its cycle.
+    #[test]
+    fn the_clique_needs_two_vcs_minimal_and_three_non_minimal() {
+        use crate::blocks::topology::{Clique, SpareLocalPorts};
+        let t = Topology::clique(Clique {
+            pods: 4,
+            tins_per_pod: 4,
+            hosts_per_tin: 2,
+            local_ports: 6,
+            global_ports: 2,
+            spare_local: SpareLocalPorts::Unused,
+        })
+        .unwrap();
+        let rule = VcRule::GlobalLocalIncrement;
+        assert_eq!(run(&t, rule, 2, false), Ok(()));
+        assert_eq!(run(&t, rule, 3, true), Ok(()));
+        assert_eq!(
+            run(&t, rule, 2, true),
+            Err(DependencyError::TooFewVcs { needed: 3 })
+        );
+        assert!(matches!(
+            run(&t, VcRule::Single, 1, true),
+            Err(DependencyError::Cycle(_))
+        ));
+    }
+
     /// Up/down routing on a fat-tree cannot close a cycle: one VC passes.
     #[test]
     fn a_fat_tree_needs_no_extra_vc() {

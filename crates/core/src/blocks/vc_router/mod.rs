@@ -267,3 +267,41 @@ impl LocalView for VcRouter {
         self.used_credits(output)
     }
 }
+
+/// The router as the routing of one head sees it: an output's backlog summed over its VCs,
+/// and per VC for the VC the head's rule gives it on that output (Aquila's comparison of
+/// per-VC queues, Gibson et al., NSDI '22, §3.2).
+struct HeadView<'a> {
+    router: &'a VcRouter,
+    /// The channel the head arrived on and its VC, as the VC rule reads them.
+    arrived: (PortClass, u16),
+    /// The head heads for an intermediate group as it is routed.
+    toward_intermediate: bool,
+}
+
+impl LocalView for HeadView<'_> {
+    fn backlog_cells(&self, output: usize) -> u32 {
+        self.router.used_credits(output)
+    }
+
+    /// The credits used on the VC the head would take on `output`: its flits in this
+    /// router's output queue, on the link and in the downstream FIFO, which back up as the
+    /// downstream router's buffers fill (flits queued for a host's port).
+    fn vc_backlog_cells(&self, output: usize) -> u32 {
+        let router = self.router;
+        let out_class = router.outputs.class[output];
+        let gate = &router.outputs.gates[output];
+        if out_class == PortClass::Terminal || gate.credits(0).is_none() {
+            return router.outputs.queued[output];
+        }
+        let vc = router.spec.rule.out_vc(assignment::Hop {
+            in_class: self.arrived.0,
+            in_vc: self.arrived.1,
+            out_class,
+            toward_intermediate: self.toward_intermediate,
+            nonminimal_routing: router.spec.nonminimal_routing,
+        });
+        let capacity = router.spec.buffer_cells;
+        capacity - gate.credits(vc).unwrap_or(capacity)
+    }
+}

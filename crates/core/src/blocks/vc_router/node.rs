@@ -4,7 +4,7 @@
 //! FIFO, and sends one flit per free output link.
 
 use super::assignment::{Hop, PortClass};
-use super::{Ready, Switching, VcRouter, ANY_VC, FREE, NO_VC};
+use super::{HeadView, Ready, Switching, VcRouter, ANY_VC, FREE, NO_VC};
 use crate::blocks::cell::{CellArena, CellId};
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;
@@ -23,7 +23,12 @@ impl VcRouter {
         let is_head = c.inject_ps == c.packet_inject_ps;
         if is_head {
             let index = ctx.router_index().expect("a router is routed");
-            let output = ctx.router.route(index, port, &mut ctx.cells[cell], &*self);
+            let view = HeadView {
+                router: self,
+                arrived: (self.outputs.class[port], in_vc),
+                toward_intermediate: ctx.router.toward_intermediate(&ctx.cells[cell]),
+            };
+            let output = ctx.router.route(index, port, &mut ctx.cells[cell], &view);
             let out_class = self.outputs.class[output];
             let next_vc = match out_class {
                 PortClass::Terminal => ANY_VC,
@@ -240,7 +245,9 @@ mod tests {
     use super::super::{Switching, VcSpec};
     use super::*;
     use crate::blocks::cell::Cell;
+    use crate::blocks::flow_control::TxGate;
     use crate::blocks::link::Link;
+    use crate::blocks::routing::LocalView;
     use crate::engine::rng::{stream, ComponentId};
 
     /// A 2-port router of 2 VCs with 2-flit FIFOs.
@@ -259,6 +266,34 @@ mod tests {
         };
         let rng = stream(1, ComponentId { kind: 0, index: 0 });
         VcRouter::new(2, 64, Link::new(512_000_000_000, 0), 0, &spec, rng)
+    }
+
+    /// Aquila's comparison reads the VC the head would take: a head arrived on a global
+    /// channel takes the next VC on a local one (the rule's increment), so it sees the credits
+    /// used on VC 1 there, and a head from a host those of VC 0.
+    #[test]
+    fn a_head_sees_the_used_credits_of_the_vc_its_rule_gives() {
+        let mut r = router();
+        r.spec.rule = VcRule::GlobalLocalIncrement;
+        let mut gate = crate::blocks::flow_control::TxGate::credit(2, 2);
+        gate.on_send(1);
+        gate.on_send(1);
+        let link = Link::new(512_000_000_000, 0);
+        r.set_port(0, PortClass::Global, link.clone(), TxGate::credit(2, 2));
+        r.set_port(1, PortClass::Local, link, gate);
+        let from_global = HeadView {
+            router: &r,
+            arrived: (PortClass::Global, 0),
+            toward_intermediate: false,
+        };
+        assert_eq!(from_global.vc_backlog_cells(1), 2);
+        assert_eq!(from_global.backlog_cells(1), 2);
+        let from_host = HeadView {
+            router: &r,
+            arrived: (PortClass::Terminal, 0),
+            toward_intermediate: false,
+        };
+        assert_eq!(from_host.vc_backlog_cells(1), 0);
     }
 
     /// A flit beyond the credits its upstream was given (a broken credit loop) trips the

@@ -14,7 +14,10 @@
 //! - non-minimal candidates are offered at every hop while the cell is still in its source pod
 //!   (so at most once: a misroute leaves the pod); a cell to its own pod stays minimal;
 //! - a candidate's cost is its output queue in cells times its class's weight, plus a bias on
-//!   non-minimal ones; the lowest wins, minimal candidates first among equals.
+//!   non-minimal ones; the lowest wins, minimal candidates first among equals. On a VC router
+//!   the queue is that of the VC the cell would take on the candidate port: the flits holding
+//!   that VC's credits (its output queue, the link and the downstream FIFO), so a full buffer
+//!   a hop away shows here as link-level flow control makes it (§3.2).
 
 use rand::Rng as _;
 
@@ -194,7 +197,7 @@ fn cheapest(d: &mut Decision<'_>, c: &Candidates) -> usize {
         if !d.view.usable(port) {
             continue;
         }
-        let queue = d.view.backlog_cells(port) as f64;
+        let queue = d.view.vc_backlog_cells(port) as f64;
         let minimal = i < c.minimal;
         let cost = if minimal {
             queue * w.minimal
@@ -424,6 +427,40 @@ mod tests {
         // on another TiN), so every cell samples one and takes it.
         assert_eq!(detours, 200);
         assert_eq!(r.nonminimal_cells(), Some(200));
+    }
+
+    /// A VC router's view: its ports' backlogs summed over VCs are idle, the VC the cell
+    /// would take on each port is as a test sets it.
+    struct PerVc(Vec<u32>);
+
+    impl LocalView for PerVc {
+        fn backlog_cells(&self, _output: usize) -> u32 {
+            0
+        }
+        fn vc_backlog_cells(&self, output: usize) -> u32 {
+            self.0.get(output).copied().unwrap_or(0)
+        }
+    }
+
+    /// The comparison reads the per-VC queues (§3.2): minimal next hops whose VC is backed up
+    /// send the cell non-minimally though their ports' totals look idle.
+    #[test]
+    fn fully_adaptive_compares_the_queues_of_the_cells_vc() {
+        let t = small_clique();
+        let table = RouteTable::new(&t).unwrap();
+        let mut r = router(&t, "aquila_fully_adaptive");
+        let mut queues = vec![0; 10];
+        for &port in table.ports(table.toward_switch(0, 23)) {
+            queues[port as usize] = 100;
+        }
+        let mut cell = Cell::new(0, 47, 160, true, 0, 0);
+        r.inject(0, &mut cell);
+        let (switch, input) = t.endpoint_port(0).unwrap();
+        let output = r.route(switch, input, &mut cell, &PerVc(queues));
+        assert!(!table
+            .ports(table.toward_switch(0, 23))
+            .contains(&(output as u16)));
+        assert_eq!(r.nonminimal_cells(), Some(1));
     }
 
     #[test]
