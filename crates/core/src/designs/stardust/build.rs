@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use super::adapter::ingress::IngressSpec;
+use super::adapter::keys::{RequestMode, UnusedCredit};
 use super::adapter::{Adapter, AdapterSpec, EgressSpec, FciReaction, Flow, Foreground};
 use super::element::{Congestion, Element, ElementSpec};
 use super::reach::{self, Planned, ReachMode};
@@ -260,6 +261,8 @@ fn adapter(
             credits: config.stardust.credits,
             weighted: config.stardust.class_weights.is_some(),
             credit_bytes: config.credit.size_bytes,
+            keeps_unused: config.credit.unused == UnusedCredit::Kept,
+            counts_requests: config.credit.requests == RequestMode::Backlog,
             payload_bytes: common.format.payload_bytes,
             request_refresh_ps: (config.reachability.mode == ReachMode::Messages)
                 .then(|| ps_from_ns(config.reachability.request_refresh_ns)),
@@ -271,6 +274,7 @@ fn adapter(
             class_weights: config.stardust.class_weights.clone(),
             credit_bytes: config.credit.size_bytes,
             credit_speedup: config.credit.speedup,
+            counts_requests: config.credit.requests == RequestMode::Backlog,
             stop_bytes,
             buffer_bytes: adapter.egress_buffer_bytes.unwrap_or(2 * stop_bytes),
             fci: FciReaction {

@@ -145,6 +145,8 @@ pub struct EgressSpec {
     pub credit_bytes: u32,
     /// Credit rate above the port rate.
     pub credit_speedup: f64,
+    /// VOQs ask by count (the credits their backlog needs), not on/off.
+    pub counts_requests: bool,
     /// Egress queue bytes that stop a port's credits.
     pub stop_bytes: u64,
     /// Bytes a host port queue holds.
@@ -162,6 +164,7 @@ pub struct Egress {
     ports: Vec<HostPort>,
     class_weights: Option<Vec<u32>>,
     credit_bytes: u32,
+    counts_requests: bool,
     stop_bytes: u64,
     buffer_bytes: u64,
     credit_rate: CreditRate,
@@ -223,6 +226,7 @@ impl Egress {
             ports,
             class_weights: spec.class_weights,
             credit_bytes: spec.credit_bytes,
+            counts_requests: spec.counts_requests,
             stop_bytes: spec.stop_bytes,
             buffer_bytes: spec.buffer_bytes,
             credit_rate: CreditRate {
@@ -395,7 +399,8 @@ impl Egress {
     }
 
     /// Request number `number` from adapter `from` for class `class` reached host port
-    /// `port`'s scheduler (`on`: its VOQ asks; else it withdraws); a stale one is ignored.
+    /// `port`'s scheduler (`on`: its VOQ asks; else it withdraws; by count, `number` is the
+    /// credits the VOQ was promised in all); a stale one is ignored.
     pub fn request<R: Router>(
         &mut self,
         ctx: &mut Context<'_, R>,
@@ -405,7 +410,13 @@ impl Egress {
         number: u32,
         on: bool,
     ) {
-        if self.ports[port].scheduler.hear(from, class, number, on) {
+        let scheduler = &mut self.ports[port].scheduler;
+        let heard = if self.counts_requests {
+            scheduler.hear_count(from, class, number)
+        } else {
+            scheduler.hear(from, class, number, on)
+        };
+        if heard {
             self.arm(ctx, port);
         }
     }
@@ -502,6 +513,7 @@ mod tests {
             class_weights: None,
             credit_bytes: 2048,
             credit_speedup: 0.03,
+            counts_requests: false,
             stop_bytes: 10_000,
             buffer_bytes: 20_000,
             fci: rate(0.0).reaction,

@@ -256,10 +256,15 @@ impl Adapter {
                 return false;
             }
             Admission::Queued => {}
-            Admission::Activated(key) if self.ingress.credits() => {
-                self.send_request(ctx, key, true);
+            Admission::Activated => self.serve(ctx),
+            Admission::Joined(key) => {
+                if let Some(on) = self.ingress.request_due(key) {
+                    self.send_request(ctx, key, on);
+                }
+                if self.ingress.has_ready() {
+                    self.serve(ctx);
+                }
             }
-            Admission::Activated(_) => self.serve(ctx),
         }
         true
     }
@@ -324,24 +329,25 @@ impl Adapter {
         self.uplinks.kick(ctx, uplink, self.format);
     }
 
-    /// Packs and sends while the uplinks have room: credited VOQs in credit order (pull), or
-    /// non-empty VOQs round robin (push).
+    /// Packs and sends while the uplinks have room: credited VOQs in credit order, then VOQs
+    /// sending on their balance (pull), or non-empty VOQs round robin (push).
     fn serve<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
         while self.uplinks.have_room() {
-            let Some(key) = self.ingress.next_to_serve() else {
+            let Some((key, credit_bytes)) = self.ingress.next_to_serve() else {
                 return;
             };
-            self.send_burst(ctx, key);
-            if self.ingress.after_burst(key) {
-                self.send_request(ctx, key, false);
+            self.send_burst(ctx, key, credit_bytes);
+            if let Some(on) = self.ingress.after_burst(key) {
+                self.send_request(ctx, key, on);
             }
         }
     }
 
-    /// Spends one credit on VOQ `key`: packs its packets and sprays the cells.
-    fn send_burst<R: Router>(&mut self, ctx: &mut Context<'_, R>, key: u32) {
+    /// Spends `credit_bytes` (a credit, or none: its balance) on VOQ `key`: packs its packets
+    /// and sprays the cells.
+    fn send_burst<R: Router>(&mut self, ctx: &mut Context<'_, R>, key: u32, credit_bytes: u32) {
         let mut cut = std::mem::take(&mut self.cut);
-        let (dst, class) = self.ingress.pack(ctx.packets, key, &mut cut);
+        let (dst, class) = self.ingress.pack(ctx.packets, key, credit_bytes, &mut cut);
         if self.pauses_hosts {
             // Every packet taken from the VOQ ends in one of the cells just cut.
             for c in &cut {
