@@ -1,8 +1,11 @@
 //! An adapter's egress (Stardust §3.3, §4.1, §4.2): whole packets out of reassembly join their
 //! host port's queue, which drains at the host's line rate. Each host port has a credit
-//! scheduler ([`GrantScheduler`]): round robin over the adapters whose VOQs asked, one credit
-//! of `credit_bytes` every `credit_bytes` / (port rate × (1 + speed-up)) (§4.1), stopping
-//! while the port's queue is above a threshold and resuming below another (reading R6). A data
+//! scheduler ([`GrantScheduler`]): round robin over the adapters whose VOQs asked (and, asking
+//! by count, are still owed credits; reading R1), one credit of `credit_bytes` every
+//! `credit_bytes` / (port rate × (1 + speed-up)) (§4.1), and all ports together no faster than
+//! the adapter's fabric payload capacity / (1 + speed-up) ("slightly below the fabric
+//! speed-up", §4.1; reading R5), stopping while the port's queue is above a threshold and
+//! resuming below another (reading R6). A data
 //! cell marked FCI by an element cuts the credit rate of all the adapter's ports (§4.2; reading
 //! R12), at most once a window; the rate recovers additively while no mark arrives. With
 //! `adapter.pause_hosts` a port also sends its host PAUSE and resume frames ([`HostPause`]).
@@ -145,6 +148,9 @@ pub struct EgressSpec {
     pub credit_bytes: u32,
     /// Credit rate above the port rate.
     pub credit_speedup: f64,
+    /// Smallest time between two credits of all the ports together (the fabric's bound,
+    /// reading R5), if any.
+    pub fabric_credit_period_ps: Option<TimePs>,
     /// VOQs ask by count (the credits their backlog needs), not on/off.
     pub counts_requests: bool,
     /// Egress queue bytes that stop a port's credits.
@@ -165,6 +171,9 @@ pub struct Egress {
     class_weights: Option<Vec<u32>>,
     credit_bytes: u32,
     counts_requests: bool,
+    /// The fabric's bound on all ports' credits: the period, and the earliest next credit.
+    fabric_credit_period_ps: Option<TimePs>,
+    fabric_next_ps: TimePs,
     stop_bytes: u64,
     buffer_bytes: u64,
     credit_rate: CreditRate,
@@ -227,6 +236,8 @@ impl Egress {
             class_weights: spec.class_weights,
             credit_bytes: spec.credit_bytes,
             counts_requests: spec.counts_requests,
+            fabric_credit_period_ps: spec.fabric_credit_period_ps,
+            fabric_next_ps: 0,
             stop_bytes: spec.stop_bytes,
             buffer_bytes: spec.buffer_bytes,
             credit_rate: CreditRate {
@@ -429,7 +440,8 @@ impl Egress {
     }
 
     /// Port `port`'s credit timer: the credit to send round robin, unless the port is full
-    /// (the caller sends it, then sets the next credit's timer with [`Self::arm`]).
+    /// (the caller sends it, then sets the next credit's timer with [`Self::arm`]), or the
+    /// fabric's bound on all ports' credits defers it (the timer is set again for then).
     pub fn issue_credit<R: Router>(
         &mut self,
         ctx: &mut Context<'_, R>,
@@ -440,10 +452,17 @@ impl Egress {
             p.scheduler.stop();
             return None;
         }
+        if self.fabric_credit_period_ps.is_some() && ctx.now_ps < self.fabric_next_ps {
+            ctx.set_timer(self.fabric_next_ps, CREDIT | port as u32);
+            return None;
+        }
         let rate = &mut self.credit_rate;
         let now_ps = ctx.now_ps;
         let weights = self.class_weights.as_deref();
         let (class, adapter) = p.scheduler.grant(now_ps, || rate.now(now_ps), weights)?;
+        if let Some(period_ps) = self.fabric_credit_period_ps {
+            self.fabric_next_ps = now_ps + period_ps;
+        }
         self.counters.credits_sent += 1;
         Some(Credit {
             from: p.host,
@@ -513,6 +532,7 @@ mod tests {
             class_weights: None,
             credit_bytes: 2048,
             credit_speedup: 0.03,
+            fabric_credit_period_ps: None,
             counts_requests: false,
             stop_bytes: 10_000,
             buffer_bytes: 20_000,

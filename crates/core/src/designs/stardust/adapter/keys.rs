@@ -16,9 +16,8 @@ pub enum UnusedCredit {
     /// Kept as the VOQ's balance, up to one credit, and spent on its next packets as they
     /// arrive, with no credit of their own (reading R7): a 64-byte ACK no longer costs a
     /// whole credit.
-    Kept,
     #[default]
-    
+    Kept,
     /// Forfeited: every credit is spent at once or lost.
     Forfeited,
 }
@@ -33,8 +32,8 @@ pub enum RequestMode {
     /// The request carries the credits the VOQ's backlog needs beyond its balance and the
     /// credits already on their way; the scheduler grants exactly that many, round robin with
     /// the other VOQs owed credits (reading R1).
-    Backlog,
     #[default]
+    Backlog,
     /// On when the VOQ needs credits, off when it needs none; the scheduler credits it round
     /// robin until the off arrives.
     OnOff,
@@ -53,6 +52,12 @@ pub struct CreditConfig {
     pub unused: UnusedCredit,
     /// How VOQs ask for credits: "backlog" (the credits they need, reading R1) or "on_off".
     pub requests: RequestMode,
+    /// Credits also stay below the fabric's speed-up by the same margin (§4.1: "slightly
+    /// below the fabric speed-up, to avoid congestion"; reading R5): where the fabric carries
+    /// no more payload than the host ports take (fs = 1 with cell headers), the credit rate is
+    /// the fabric's payload share less `speedup`, not the port rate plus it. False: the port
+    /// rate plus `speedup` whatever the fabric.
+    pub below_fabric: bool,
 }
 
 impl Default for CreditConfig {
@@ -62,6 +67,7 @@ impl Default for CreditConfig {
             speedup: 0.03,
             unused: UnusedCredit::default(),
             requests: RequestMode::default(),
+            below_fabric: true,
         }
     }
 }

@@ -214,17 +214,18 @@ impl Adapter {
             release_frame(ctx, packet.frame);
             return;
         }
-        if !self.enqueue(ctx, packet, 0) || !charged {
-            return;
+        if self.enqueue(ctx, packet, 0) && charged {
+            let pause = self.egress.pause_of(port).expect("a pausing port");
+            let owed = pause.charge();
+            let beyond = pause.beyond_xoff();
+            let peak = &mut self.egress.counters.pfc.headroom_peak_packets;
+            *peak = (*peak).max(beyond);
+            if owed {
+                self.egress.kick(ctx, port);
+            }
         }
-        let pause = self.egress.pause_of(port).expect("a pausing port");
-        let owed = pause.charge();
-        let beyond = pause.beyond_xoff();
-        let peak = &mut self.egress.counters.pfc.headroom_peak_packets;
-        *peak = (*peak).max(beyond);
-        if owed {
-            self.egress.kick(ctx, port);
-        }
+        // Sent on a balance only now that the frame is charged, so its release follows.
+        self.serve_ready(ctx);
     }
 
     /// Releases the charge of a host's data frame that `packet` carried out of its VOQ; a
@@ -242,8 +243,15 @@ impl Adapter {
         }
     }
 
+    /// Serves the VOQs that may send on their balance, if any.
+    fn serve_ready<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
+        if self.ingress.has_ready() {
+            self.serve(ctx);
+        }
+    }
+
     /// A host hands `packet` of traffic class `class` to its VOQ, or it is dropped there
-    /// (false).
+    /// (false); a VOQ that may send it on its balance waits for [`Self::serve_ready`].
     fn enqueue<R: Router>(
         &mut self,
         ctx: &mut Context<'_, R>,
@@ -260,9 +268,6 @@ impl Adapter {
             Admission::Joined(key) => {
                 if let Some(on) = self.ingress.request_due(key) {
                     self.send_request(ctx, key, on);
-                }
-                if self.ingress.has_ready() {
-                    self.serve(ctx);
                 }
             }
         }
@@ -511,11 +516,13 @@ impl<R: Router> Node<R> for Adapter {
             SOURCE => {
                 let (packet, class) = self.sources.generate(ctx, index);
                 self.enqueue(ctx, packet, class);
+                self.serve_ready(ctx);
             }
             FLOW_ARRIVES => self.sources.flow_arrives(ctx),
             FLOW_SENDS => {
                 if let Some(packet) = self.sources.flow_sends(ctx) {
                     self.enqueue(ctx, packet, 0);
+                    self.serve_ready(ctx);
                 }
             }
             GAP => self.gap_timer(ctx, index),
