@@ -58,6 +58,21 @@ def test_shipped_scenario_matches_its_golden_result(path: Path):
     assert got["tables"] == expected["tables"]
 
 
+STARDUST_HEALTHY = [p for p in sorted((ROOT / "scenarios" / "stardust").glob("*.toml"))
+                    if not cellfabric.scenario.load_scenario(p, None, None).get("failures")]
+
+
+@pytest.mark.parametrize("path", STARDUST_HEALTHY, ids=_name)
+def test_no_stardust_packet_is_discarded_without_a_failure(path: Path):
+    """Stardust's fabric is lossless (§5.5): in every shipped scenario that scripts no failure, the
+    short run (its golden result, which the test above checks is what the model makes) loses no
+    cell and discards no packet at reassembly, which a cell held past the reassembly timeout
+    would cause."""
+    summary = json.loads((GOLDEN / f"{_name(path)}.json").read_text())["summary"]
+    assert summary["cells_dropped"] == 0
+    assert summary["packets_dropped_fabric"] == 0
+
+
 def test_every_golden_result_has_a_scenario():
     names = {_name(p) for p in SCENARIOS}
     stale = [f.stem for f in GOLDEN.glob("*.json") if f.stem not in names]

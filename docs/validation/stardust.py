@@ -133,12 +133,19 @@ def tcp_permutation() -> None:
     """Fig. 10a with TCP NewReno hosts on the adapters' host ports, ACKs through the same VOQs."""
     paper = reference_of(f"{S}/permutation.toml")["rows"][0]
     print("| | mean goodput | host link utilization | flows ≥ 9.44 Gbit/s | flows min / median / max "
-          "| fabric drops | VOQ drops | retransmissions / timeouts | RTT mean | credit bytes forfeited |")
+          "| fabric drops: cells / packets | VOQ drops | retransmissions / timeouts | RTT mean "
+          "| credit bytes forfeited |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     print(f"| paper (TCP NewReno, {paper[0]} B cells, {paper[1] // 1024} KB credits) | {paper[2]:.0%} | — "
           f"| {paper[3]:.0%} | — | {PAPER_FABRIC_DROPS} | — | — | — | — |")
     variants = [
         ("an ACK per segment (`--set host.transport=tcp --set host.initial_ssthresh_packets=15`)", TCP),
+        ("unused credit forfeited (`--set credit.unused=forfeited`)", {**TCP, "credit.unused": "forfeited"}),
+        ("on/off requests (`--set credit.requests=on_off`)", {**TCP, "credit.requests": "on_off"}),
+        ("credits not bounded by the fabric (`--set credit.below_fabric=false`)",
+         {**TCP, "credit.below_fabric": False}),
+        ("all three as before this release (forfeited, on/off, unbounded)",
+         {**TCP, "credit.unused": "forfeited", "credit.requests": "on_off", "credit.below_fabric": False}),
         ("delayed ACKs (`--set host.delayed_ack=true`)", {**TCP, "host.delayed_ack": True}),
         ("slow start unbounded (RFC 5681: no `host.initial_ssthresh_packets`)", {"host.transport": "tcp"}),
     ]
@@ -163,7 +170,8 @@ def tcp_permutation() -> None:
             paused.append(s)
         print(f"| ours, {label} | {s['goodput']:.1%} | {s['host_link_utilization']:.1%} "
               f"| {s['flows_at_least_94_4_percent']:.1%} "
-              f"| {g.min():.2f} / {g.median():.2f} / {g.max():.2f} G | {num(s['cells_dropped'])} "
+              f"| {g.min():.2f} / {g.median():.2f} / {g.max():.2f} G "
+              f"| {num(s['cells_dropped'])} / {num(s['packets_dropped_fabric'])} "
               f"| {num(s['packets_dropped_ingress'])} | {num(s['retransmissions'])} / {num(s['timeouts'])} "
               f"| {rtt} | {forfeited:.1%} of credit bytes |")
         if shares is None:

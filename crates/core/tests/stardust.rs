@@ -140,6 +140,41 @@ fn a_permutation_is_lossless_deterministic_and_near_the_header_ceiling() {
     assert_ne!(first.summary, other.summary, "the seed matters");
 }
 
+/// §4.1: credits run "slightly below the fabric speed-up". A k = 4 fat-tree has fs = 1 (two
+/// hosts and two uplinks per adapter), so with 16-byte headers on 256-byte cells its fabric
+/// carries 240/256 of what the ports' credits at +3% would ask: bounded, the credits of all
+/// of an adapter's ports together never exceed its fabric payload rate / 1.03 (one credit of
+/// slack each at the start); as written (`credit.below_fabric = false`) they do.
+#[test]
+fn credits_stay_below_the_fabric_speedup() {
+    let cells =
+        r#", "cell": {"size_bytes": 256, "header_bytes": 16}, "credit": {"size_bytes": 2048"#;
+    let bounded = run(&fat_tree(5, &format!("{cells}}}")));
+    let as_written = run(&fat_tree(
+        5,
+        &format!(r#"{cells}, "below_fabric": false}}"#),
+    ));
+    let (adapters, duration_s) = (8.0, 1e-3);
+    let fabric_payload_bps = 2.0 * 10e9 * 240.0 / 256.0;
+    let bound = adapters * (duration_s * fabric_payload_bps / 1.03 / (2048.0 * 8.0) + 1.0);
+    let credits = |r: &Report| u(r, "credits") as f64;
+    assert!(
+        credits(&bounded) <= bound,
+        "{} credits against {bound}",
+        credits(&bounded)
+    );
+    assert!(
+        credits(&bounded) > 0.97 * bound,
+        "the bound is what limits them"
+    );
+    assert!(
+        credits(&as_written) > bound,
+        "{} credits",
+        credits(&as_written)
+    );
+    assert_eq!(u(&bounded, "cells_dropped"), 0);
+}
+
 /// DCQCN and NDP hosts over adapters that pause their hosts, a permutation of unending flows:
 /// no cell, packet or host frame is lost, the same seed gives the same report, tables and all,
 /// and another seed another.
@@ -195,6 +230,11 @@ fn bad_input_names_the_key() {
             "traffic.flows[0].dst",
         ),
         (r#", "credit": {"speedup": -0.1}"#, "credit.speedup"),
+        (r#", "credit": {"unused": "banked"}"#, "credit.unused"),
+        (
+            r#", "credit": {"requests": "sometimes"}"#,
+            "credit.requests",
+        ),
         (
             r#", "traffic": {"pattern": "flows", "flows": [{"src": 0, "dst": 1, "load": 1, "class": 4}]}"#,
             "traffic.flows[0].class",

@@ -12,15 +12,25 @@ use crate::engine::time::TimePs;
 
 /// A queue's credit balance in bytes (Stardust §3.3: "the amount of surplus data is stored for
 /// later accounting"). Whole packets are taken while the balance is positive; the overshoot of
-/// the last one is owed by the next credit, and a credit the queue cannot use is forfeited
-/// (reading R7 of `docs/validation/stardust.md`).
+/// the last one is owed by the next credit. What a queue that empties could not use of its
+/// credit is kept, up to a cap ([`CreditBalance::keeping`]), for its next packets, and the rest
+/// forfeited (reading R7 of `docs/validation/stardust.md`; by default nothing is kept).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CreditBalance {
     bytes: i64,
     forfeited_bytes: u64,
+    keep_bytes: u32,
 }
 
 impl CreditBalance {
+    /// An empty balance that keeps up to `keep_bytes` of a credit its queue could not use.
+    pub fn keeping(keep_bytes: u32) -> Self {
+        CreditBalance {
+            keep_bytes,
+            ..CreditBalance::default()
+        }
+    }
+
     /// Bytes the queue may still take (negative: owed).
     pub fn bytes(self) -> i64 {
         self.bytes
@@ -64,8 +74,9 @@ pub fn pack_credit(
     let mut last_end: Option<PacketId> = None;
     while balance.bytes > 0 {
         let Some(id) = packets.pop_front(queue) else {
-            balance.forfeited_bytes += balance.bytes as u64;
-            balance.bytes = 0;
+            let kept = balance.bytes.min(balance.keep_bytes as i64);
+            balance.forfeited_bytes += (balance.bytes - kept) as u64;
+            balance.bytes = kept;
             break;
         };
         let size = packets[id].size_bytes;
@@ -343,6 +354,39 @@ mod tests {
             "a credit an empty queue cannot use is forfeited"
         );
         assert_eq!(balance.forfeited_bytes(), 1500);
+    }
+
+    /// A queue that keeps its unused credit spends it on the packets that come next, with no
+    /// credit of their own, and forfeits only what exceeds its cap.
+    #[test]
+    fn an_unused_credit_is_kept_up_to_the_cap() {
+        let mut packets = Arena::new();
+        let mut queue = queue_of(&mut packets, &[64]);
+        let mut balance = CreditBalance::keeping(4096);
+        let mut seq = 0;
+        let mut spend = |packets: &mut PacketArena, queue: &mut PacketQueue, credit| {
+            pack_credit(packets, queue, &mut balance, credit, 240, &mut seq, |_| {});
+            (balance.bytes(), balance.forfeited_bytes())
+        };
+        assert_eq!(
+            spend(&mut packets, &mut queue, 4096),
+            (4032, 0),
+            "an ACK's credit"
+        );
+        for _ in 0..3 {
+            let id = packets.alloc(Packet::new(0, 1, 64, 0));
+            packets.push_back(&mut queue, id);
+        }
+        assert_eq!(
+            spend(&mut packets, &mut queue, 0),
+            (3840, 0),
+            "three more ACKs, no credit"
+        );
+        assert_eq!(
+            spend(&mut packets, &mut queue, 4096),
+            (4096, 3840),
+            "a credit on top of a full balance: the excess is forfeited"
+        );
     }
 
     /// A lost cell holds its stream back until the timeout, then the stream goes on and the

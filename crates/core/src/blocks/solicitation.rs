@@ -5,14 +5,16 @@
 //! ingress device's grant FIFOs, served in arrival order within a priority ([`Grants`]).
 //!
 //! Stardust (Zilberman, Bracha and Schzukin, "Stardust: Divide and Conquer in the Data Center
-//! Network", NSDI '19, §3.3 and §4.1) is the first user: a VOQ's request is on/off (it stays
-//! in the scheduler's round robin until it says it has nothing left), a grant is a credit of a
-//! fixed number of bytes, credits are paced at the port rate × (1 + speed-up) and stop while
-//! the egress queue is above a threshold. Aquila (Gibson et al., "Aquila: A unified, low-latency
-//! fabric for datacenter networks", NSDI '22, §3.3) solicits the same way with RTS ↔ CTS: its
-//! RTS queues are the scheduler's classes (CoS × port), its CTS the grant, and its
-//! reassembly-space check the stop; what it adds (one grant per RTS rather than on/off asking,
-//! CTD when an RTS queue is too deep, ECN from RTS-queue depth) is not built here.
+//! Network", NSDI '19, §3.3 and §4.1) is the first user: a VOQ's request is either on/off (it
+//! stays in the scheduler's round robin until it says it has nothing left, [`GrantScheduler::hear`])
+//! or a count (the credits its backlog needs, [`GrantScheduler::hear_count`]: it leaves the round
+//! robin once given them), a grant is a credit of a fixed number of bytes, credits are paced at
+//! the port rate × (1 + speed-up) and stop while the egress queue is above a threshold. Aquila
+//! (Gibson et al., "Aquila: A unified, low-latency fabric for datacenter networks", NSDI '22,
+//! §3.3) solicits the same way with RTS ↔ CTS: its RTS queues are the scheduler's classes
+//! (CoS × port), its CTS the grant, one grant per RTS a count request, and its
+//! reassembly-space check the stop; what it adds (CTD when an RTS queue is too deep, ECN from
+//! RTS-queue depth) is not built here.
 
 use std::collections::VecDeque;
 
@@ -111,6 +113,11 @@ pub struct GrantScheduler {
     asking: Vec<VecDeque<u16>>,
     /// Per (class, requester): the number of the latest request heard (0: none yet).
     heard: Vec<u32>,
+    /// Per (class, requester) that asks by count ([`Self::hear_count`]): the grants it was
+    /// promised in all, counted from its first (`None`: it asks on/off).
+    promised: Vec<Option<u32>>,
+    /// Per (class, requester): grants given in all (wrapping).
+    granted: Vec<u32>,
     requesters: usize,
     period_ps: TimePs,
     /// Earliest time of the next grant.
@@ -127,6 +134,8 @@ impl GrantScheduler {
         GrantScheduler {
             asking: vec![VecDeque::new(); classes],
             heard: vec![0; classes * requesters],
+            promised: vec![None; classes * requesters],
+            granted: vec![0; classes * requesters],
             requesters,
             period_ps,
             next_ps: 0,
@@ -157,6 +166,35 @@ impl GrantScheduler {
         true
     }
 
+    /// A request by count from `from` in class `class`: grants up to `promised` in all,
+    /// counted from the requester's first grant (wrapping). The requester is in the round
+    /// robin while it is owed grants, and leaves it after the last one. It asks again with a
+    /// higher count when it wants more (the count never falls, so a request overtaken in the
+    /// fabric carries a lower count and is ignored: false). A requester that knows its
+    /// backlog asks for exactly the grants it needs (Stardust §4.1: the egress scheduler "is
+    /// aware of all VOQs toward its ports"), so none is issued to a queue that has nothing
+    /// left while its withdrawal is on its way.
+    pub fn hear_count(&mut self, from: u16, class: usize, promised: u32) -> bool {
+        let at = class * self.requesters + from as usize;
+        if self.promised[at].is_some_and(|p| (promised.wrapping_sub(p) as i32) <= 0) {
+            return false;
+        }
+        self.promised[at] = Some(promised);
+        self.heard[at] = self.heard[at].max(1);
+        let owed = self.owed(at) > 0;
+        let asking = &mut self.asking[class];
+        if owed && !asking.contains(&from) {
+            asking.push_back(from);
+        }
+        self.debug_check(class);
+        true
+    }
+
+    /// Grants still owed to the requester at `at` (0 for one that asks on/off).
+    fn owed(&self, at: usize) -> u32 {
+        self.promised[at].map_or(0, |p| p.wrapping_sub(self.granted[at]))
+    }
+
     /// If the scheduler has someone to grant and may, and no timer is set: when its timer
     /// should fire (it is then armed).
     pub fn arm(&mut self, now_ps: TimePs) -> Option<TimePs> {
@@ -179,7 +217,8 @@ impl GrantScheduler {
     }
 
     /// The timer fired: the class and requester of the next grant, which joins the back of its
-    /// class's round robin; the grant after it comes a period / `rate_fraction` later.
+    /// class's round robin (or leaves it, if it asks by count and was given all it asked
+    /// for); the grant after it comes a period / `rate_fraction` later.
     /// `weights`: the classes' weights (`None`: strict priority).
     pub fn grant(
         &mut self,
@@ -190,7 +229,11 @@ impl GrantScheduler {
         self.armed = false;
         let class = self.next_class(weights)?;
         let requester = self.asking[class].pop_front().expect("a non-empty class");
-        self.asking[class].push_back(requester);
+        let at = class * self.requesters + requester as usize;
+        self.granted[at] = self.granted[at].wrapping_add(1);
+        if self.promised[at].is_none() || self.owed(at) > 0 {
+            self.asking[class].push_back(requester);
+        }
         self.next_ps = now_ps + (self.period_ps as f64 / rate_fraction()).round() as TimePs;
         Some((class, requester))
     }
@@ -258,6 +301,39 @@ mod tests {
         assert_eq!(s.grant(1_050, || 0.5, None), Some((0, 0)));
         assert_eq!(s.arm(1_060), Some(3_050), "half the rate: twice the period");
         assert_eq!(s.grant(3_050, || 1.0, None), Some((0, 2)));
+    }
+
+    #[test]
+    fn a_count_request_is_granted_exactly_what_it_asked_for() {
+        let mut s = GrantScheduler::new(1, 2, 1_000);
+        assert!(s.hear_count(0, 0, 2));
+        assert!(s.hear(1, 0, 1, true));
+        let mut order = Vec::new();
+        for t in 0..5 {
+            order.push(s.grant(t * 1_000, || 1.0, None).unwrap().1);
+        }
+        assert_eq!(
+            order,
+            [0, 1, 0, 1, 1],
+            "requester 0 leaves after its two grants"
+        );
+        assert!(!s.hear_count(0, 0, 1), "an overtaken count is stale");
+        assert!(!s.hear_count(0, 0, 2), "so is a repeated one");
+        assert!(s.hear_count(0, 0, 3), "one more wanted");
+        assert_eq!(s.grant(5_000, || 1.0, None), Some((0, 1)));
+        assert_eq!(s.grant(6_000, || 1.0, None), Some((0, 0)));
+        assert_eq!(s.grant(7_000, || 1.0, None), Some((0, 1)));
+    }
+
+    #[test]
+    fn counts_wrap_around() {
+        let mut s = GrantScheduler::new(1, 1, 1_000);
+        s.granted[0] = u32::MAX;
+        s.promised[0] = Some(u32::MAX);
+        assert!(s.hear_count(0, 0, 1), "two more, across the wrap");
+        assert_eq!(s.grant(0, || 1.0, None), Some((0, 0)));
+        assert_eq!(s.grant(1, || 1.0, None), Some((0, 0)));
+        assert_eq!(s.arm(2), None, "nothing more owed");
     }
 
     #[test]

@@ -178,7 +178,7 @@ impl Topology {
 
     /// The k-ary three-tier fat-tree (Al-Fares, Loukissas, Vahdat, SIGCOMM 2008): `k` pods of
     /// `k/2` edge and `k/2` aggregation switches, `(k/2)²` core switches, `k³/4` hosts; k = 12
-    /// gives the 432 hosts of the Stardust paper's Fig. 10 (§5.4). It is the full
+    /// gives the 432 hosts of the Stardust paper's Fig. 10 (§6.3). It is the full
     /// two-tier [`clos`](Self::clos) of radix k with k/2 hosts and k/2 uplinks per edge.
     pub fn fat_tree(k: usize) -> Result<Topology, TopologyError> {
         if k < 2 || k % 2 == 1 {

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use super::adapter::ingress::IngressSpec;
+use super::adapter::keys::{RequestMode, UnusedCredit};
 use super::adapter::{Adapter, AdapterSpec, EgressSpec, FciReaction, Flow, Foreground};
 use super::element::{Congestion, Element, ElementSpec};
 use super::reach::{self, Planned, ReachMode};
@@ -236,6 +237,7 @@ fn adapter(
         })
         .collect();
     let port_rate = host_links.iter().map(|l| l.1).max().unwrap_or(0);
+    let fabric_credit_period_ps = fabric_credit_period_ps(cables, s, &host_links, common.format);
     let stop_bytes = config.adapter.egress_stop_bytes.unwrap_or(
         2 * (config.credit.size_bytes as u64 + config.packet_bytes() as u64)
             + (3 * common.round_trip_ps as u128 * port_rate as u128 / 8_000_000_000_000) as u64,
@@ -260,6 +262,8 @@ fn adapter(
             credits: config.stardust.credits,
             weighted: config.stardust.class_weights.is_some(),
             credit_bytes: config.credit.size_bytes,
+            keeps_unused: config.credit.unused == UnusedCredit::Kept,
+            counts_requests: config.credit.requests == RequestMode::Backlog,
             payload_bytes: common.format.payload_bytes,
             request_refresh_ps: (config.reachability.mode == ReachMode::Messages)
                 .then(|| ps_from_ns(config.reachability.request_refresh_ns)),
@@ -271,6 +275,8 @@ fn adapter(
             class_weights: config.stardust.class_weights.clone(),
             credit_bytes: config.credit.size_bytes,
             credit_speedup: config.credit.speedup,
+            fabric_credit_period_ps,
+            counts_requests: config.credit.requests == RequestMode::Backlog,
             stop_bytes,
             buffer_bytes: adapter.egress_buffer_bytes.unwrap_or(2 * stop_bytes),
             fci: FciReaction {
@@ -294,6 +300,33 @@ fn adapter(
         rng: stream(config.run.seed, id),
         reach,
     }
+}
+
+/// Adapter `s`'s smallest time between two credits of all its ports together, if it has one
+/// (§4.1: credits run "slightly above the egress port bandwidth ... and slightly below the
+/// fabric speed-up, to avoid congestion"; reading R5): a credit's bytes at the fabric's payload
+/// capacity into the adapter (its uplinks, net of cell headers) divided by 1 + `credit.speedup`.
+/// Each port still issues at most its rate plus the speed-up; the bound binds only where all
+/// ports together would ask more of the fabric than it carries (fs = 1 with cell headers).
+/// `None` with `credit.below_fabric = false`.
+fn fabric_credit_period_ps(
+    cables: &Cables<'_>,
+    s: usize,
+    host_links: &[(u16, u64, TimePs)],
+    format: CellFormat,
+) -> Option<TimePs> {
+    let config = cables.config;
+    if !config.credit.below_fabric || host_links.is_empty() {
+        return None;
+    }
+    let payload = format.payload_bytes as f64 / (format.payload_bytes + format.header_bytes) as f64;
+    let uplink_bps: u64 = (0..cables.uplink_of_port[s].len())
+        .filter(|&p| cables.uplink_of_port[s][p] != u16::MAX)
+        .map(|p| cables.link(s, p).rate_bps)
+        .sum();
+    let fabric_payload_bps = uplink_bps as f64 * payload;
+    let credit_bps = fabric_payload_bps / (1.0 + config.credit.speedup);
+    Some((config.credit.size_bytes as f64 * 8e12 / credit_bps).round() as TimePs)
 }
 
 /// Element switch `s` with its ports `ports`.
@@ -327,7 +360,7 @@ fn element(
             }
         } else {
             Congestion::Discard {
-                early_cells: element.pause_cells(),
+                early_cells: element.early_discard_cells(),
             }
         },
         measure_from_ps: config.run.warmup_ps(),

@@ -232,6 +232,10 @@ impl ReachDevice for Element {
     }
 }
 
+/// The default pause depth, in percent of an element's queue (reading R13: a pause is the
+/// last resort of a nearly full queue, §5.5).
+const PAUSE_PERCENT: u64 = 95;
+
 /// Fabric elements.
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -243,11 +247,13 @@ pub struct ElementConfig {
     /// Queue depth at and above which data cells leaving the queue carry the FCI bit (§4.2;
     /// reading R12: 32 cells).
     pub fci_threshold_cells: u32,
-    /// Queue depth at which an output pauses the inputs that feed it (§5.5's last resort);
-    /// it resumes them at half this depth. Absent: half the queue, leaving the other half
-    /// for the cells paused inputs still have on their way (each link keeps its pool to itself;
-    /// reading R13's pool shared by the element's links is not modelled). Push mode never
-    /// pauses.
+    /// Queue depth at which an output pauses the inputs that feed it (§5.5: "as a last
+    /// resort, the Fabric Element pipe can be paused", an event of "infinitesimal"
+    /// probability); it resumes them at half this depth. Absent: 95% of `queue_cells`
+    /// (reading R13), so a pause answers a queue that is nearly full, not routine load; the
+    /// cells paused inputs still have on their way borrow from the pool the element's links
+    /// share. Push mode never pauses: there it is the depth from which a queue refuses new
+    /// packets (early packet discard; absent, half the queue).
     pub pause_cells: Option<u32>,
 }
 
@@ -262,8 +268,14 @@ impl Default for ElementConfig {
 }
 
 impl ElementConfig {
-    /// The queue depth that pauses inputs.
+    /// The queue depth that pauses inputs: `pause_cells`, or 95% of the queue (rounded up).
     pub fn pause_cells(&self) -> u32 {
+        self.pause_cells
+            .unwrap_or((self.queue_cells as u64 * PAUSE_PERCENT).div_ceil(100) as u32)
+    }
+
+    /// A push fabric's early packet discard depth: `pause_cells`, or half the queue.
+    pub fn early_discard_cells(&self) -> u32 {
         self.pause_cells.unwrap_or(self.queue_cells.div_ceil(2))
     }
 }
@@ -291,5 +303,24 @@ impl ElementConfig {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ElementConfig;
+
+    #[test]
+    fn the_pause_depth_defaults_to_95_percent_of_the_queue() {
+        let mut element = ElementConfig::default();
+        assert_eq!(element.pause_cells(), 122, "95% of 128 cells, rounded up");
+        assert_eq!(element.early_discard_cells(), 64, "push: half the queue");
+        element.queue_cells = 20;
+        assert_eq!(element.pause_cells(), 19);
+        element.pause_cells = Some(10);
+        assert_eq!(
+            (element.pause_cells(), element.early_discard_cells()),
+            (10, 10)
+        );
     }
 }

@@ -193,9 +193,14 @@ fn idle(seed: u64, transport: &str) -> String {
 /// that; none takes less than its bytes at line rate and its path's propagation.
 #[test]
 fn flows_within_the_initial_window_on_an_idle_fabric_take_their_ideal_time_and_a_handshake() {
+    // A VOQ that forfeits unused credit starts every flow with a handshake.
     let json = idle(5, "tcp")
         .replace("\"fct_load\": 0.01", "\"fct_load\": 0.05")
-        .replace("50000000", "100000000");
+        .replace("50000000", "100000000")
+        .replace(
+            "\"host\":",
+            "\"credit\": {\"unused\": \"forfeited\"}, \"host\":",
+        );
     let (_, _, tables) = finished(&json);
     let t = opened_table(&tables);
     let ps = |bytes| serialization_ps(bytes, 10_000_000_000) as f64;
@@ -238,4 +243,38 @@ fn flows_within_the_initial_window_on_an_idle_fabric_take_their_ideal_time_and_a
     assert!(within > 50 && alone > 10, "{within}, {alone}");
     // Two flows at once are rare at 5% load: nearly every one is within the bound.
     assert!(bounded * 10 >= within * 9, "{bounded} of {within}");
+}
+
+/// Reading R7's kept balance: a flow of one cell that finds its VOQ holding what the previous
+/// flow left of a credit goes at once, with no handshake: never later than the bound above,
+/// and most such flows well under it.
+#[test]
+fn a_kept_balance_spares_small_flows_the_handshake() {
+    let json = idle(5, "tcp")
+        .replace("\"fct_load\": 0.01", "\"fct_load\": 0.05")
+        .replace("50000000", "100000000");
+    let (_, _, tables) = finished(&json);
+    let t = opened_table(&tables);
+    let ps = |bytes| serialization_ps(bytes, 10_000_000_000) as f64;
+    let handshake_ps = 4.0 * (1e6 + ps(24));
+    let (mut alone, mut spared) = (0, 0);
+    let mut busy_until_us = 0.0f64;
+    for i in 0..t.src.len() {
+        let Some(fct_us) = t.fct_us[i] else {
+            busy_until_us = f64::INFINITY;
+            continue;
+        };
+        let starts_alone = t.start_us[i] > busy_until_us;
+        busy_until_us = busy_until_us.max(t.start_us[i] + fct_us);
+        if t.size_bytes[i] <= 240 && starts_alone {
+            alone += 1;
+            let excess_ps = (fct_us - t.ideal_us[i]) * 1e6;
+            assert!(excess_ps <= handshake_ps + ps(2048) + 2.0 * ps(256));
+            spared += (excess_ps < handshake_ps / 2.0) as u32;
+        }
+    }
+    assert!(
+        alone > 10 && spared * 2 > alone,
+        "{spared} of {alone} spared the handshake"
+    );
 }

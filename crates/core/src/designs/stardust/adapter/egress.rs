@@ -1,8 +1,11 @@
 //! An adapter's egress (Stardust §3.3, §4.1, §4.2): whole packets out of reassembly join their
 //! host port's queue, which drains at the host's line rate. Each host port has a credit
-//! scheduler ([`GrantScheduler`]): round robin over the adapters whose VOQs asked, one credit
-//! of `credit_bytes` every `credit_bytes` / (port rate × (1 + speed-up)) (§4.1), stopping
-//! while the port's queue is above a threshold and resuming below another (reading R6). A data
+//! scheduler ([`GrantScheduler`]): round robin over the adapters whose VOQs asked (and, asking
+//! by count, are still owed credits; reading R1), one credit of `credit_bytes` every
+//! `credit_bytes` / (port rate × (1 + speed-up)) (§4.1), and all ports together no faster than
+//! the adapter's fabric payload capacity / (1 + speed-up) ("slightly below the fabric
+//! speed-up", §4.1; reading R5), stopping while the port's queue is above a threshold and
+//! resuming below another (reading R6). A data
 //! cell marked FCI by an element cuts the credit rate of all the adapter's ports (§4.2; reading
 //! R12), at most once a window; the rate recovers additively while no mark arrives. With
 //! `adapter.pause_hosts` a port also sends its host PAUSE and resume frames ([`HostPause`]).
@@ -145,6 +148,11 @@ pub struct EgressSpec {
     pub credit_bytes: u32,
     /// Credit rate above the port rate.
     pub credit_speedup: f64,
+    /// Smallest time between two credits of all the ports together (the fabric's bound,
+    /// reading R5), if any.
+    pub fabric_credit_period_ps: Option<TimePs>,
+    /// VOQs ask by count (the credits their backlog needs), not on/off.
+    pub counts_requests: bool,
     /// Egress queue bytes that stop a port's credits.
     pub stop_bytes: u64,
     /// Bytes a host port queue holds.
@@ -162,6 +170,10 @@ pub struct Egress {
     ports: Vec<HostPort>,
     class_weights: Option<Vec<u32>>,
     credit_bytes: u32,
+    counts_requests: bool,
+    /// The fabric's bound on all ports' credits: the period, and the earliest next credit.
+    fabric_credit_period_ps: Option<TimePs>,
+    fabric_next_ps: TimePs,
     stop_bytes: u64,
     buffer_bytes: u64,
     credit_rate: CreditRate,
@@ -223,6 +235,9 @@ impl Egress {
             ports,
             class_weights: spec.class_weights,
             credit_bytes: spec.credit_bytes,
+            counts_requests: spec.counts_requests,
+            fabric_credit_period_ps: spec.fabric_credit_period_ps,
+            fabric_next_ps: 0,
             stop_bytes: spec.stop_bytes,
             buffer_bytes: spec.buffer_bytes,
             credit_rate: CreditRate {
@@ -395,7 +410,8 @@ impl Egress {
     }
 
     /// Request number `number` from adapter `from` for class `class` reached host port
-    /// `port`'s scheduler (`on`: its VOQ asks; else it withdraws); a stale one is ignored.
+    /// `port`'s scheduler (`on`: its VOQ asks; else it withdraws; by count, `number` is the
+    /// credits the VOQ was promised in all); a stale one is ignored.
     pub fn request<R: Router>(
         &mut self,
         ctx: &mut Context<'_, R>,
@@ -405,7 +421,13 @@ impl Egress {
         number: u32,
         on: bool,
     ) {
-        if self.ports[port].scheduler.hear(from, class, number, on) {
+        let scheduler = &mut self.ports[port].scheduler;
+        let heard = if self.counts_requests {
+            scheduler.hear_count(from, class, number)
+        } else {
+            scheduler.hear(from, class, number, on)
+        };
+        if heard {
             self.arm(ctx, port);
         }
     }
@@ -418,7 +440,8 @@ impl Egress {
     }
 
     /// Port `port`'s credit timer: the credit to send round robin, unless the port is full
-    /// (the caller sends it, then sets the next credit's timer with [`Self::arm`]).
+    /// (the caller sends it, then sets the next credit's timer with [`Self::arm`]), or the
+    /// fabric's bound on all ports' credits defers it (the timer is set again for then).
     pub fn issue_credit<R: Router>(
         &mut self,
         ctx: &mut Context<'_, R>,
@@ -429,10 +452,17 @@ impl Egress {
             p.scheduler.stop();
             return None;
         }
+        if self.fabric_credit_period_ps.is_some() && ctx.now_ps < self.fabric_next_ps {
+            ctx.set_timer(self.fabric_next_ps, CREDIT | port as u32);
+            return None;
+        }
         let rate = &mut self.credit_rate;
         let now_ps = ctx.now_ps;
         let weights = self.class_weights.as_deref();
         let (class, adapter) = p.scheduler.grant(now_ps, || rate.now(now_ps), weights)?;
+        if let Some(period_ps) = self.fabric_credit_period_ps {
+            self.fabric_next_ps = now_ps + period_ps;
+        }
         self.counters.credits_sent += 1;
         Some(Credit {
             from: p.host,
@@ -502,6 +532,8 @@ mod tests {
             class_weights: None,
             credit_bytes: 2048,
             credit_speedup: 0.03,
+            fabric_credit_period_ps: None,
+            counts_requests: false,
             stop_bytes: 10_000,
             buffer_bytes: 20_000,
             fci: rate(0.0).reaction,

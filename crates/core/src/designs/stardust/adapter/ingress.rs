@@ -1,10 +1,14 @@
 //! An adapter's ingress (Stardust §3.2–3.4, §4.1, §5.3): a VOQ per (destination host, traffic
-//! class); a packet that finds its VOQ full is dropped (§3.1). A VOQ that becomes non-empty asks
-//! the destination port's scheduler with a request, and one that empties withdraws (reading
-//! R1 of `docs/validation/stardust.md`); credits that arrive wait in the grant FIFOs and are
-//! served in arrival order within a class (§3.3), each packing whole packets of its VOQ into
-//! cells as one burst with surplus accounting ([`pack_credit`]). In push mode there are no
-//! credits: non-empty VOQs are served round robin, one packet at a time.
+//! class); a packet that finds its VOQ full is dropped (§3.1). A VOQ asks the destination
+//! port's scheduler with requests (reading R1 of `docs/validation/stardust.md`): by count, the
+//! credits its backlog needs beyond its balance and the credits on their way (`credit.requests =
+//! "backlog"`), or on when it needs credits and off when it needs none (`"on_off"`). Credits
+//! that arrive wait in the grant FIFOs and are served in arrival order within a class (§3.3),
+//! each packing whole packets of its VOQ into cells as one burst with surplus accounting
+//! ([`pack_credit`]). What a VOQ that empties could not use of a credit is kept as its balance,
+//! up to one credit, and packets that arrive while it is positive are sent on it at once
+//! (`credit.unused = "kept"`, reading R7), or forfeited. In push mode there are no credits:
+//! non-empty VOQs are served round robin, one packet at a time.
 //!
 //! The part is pure bookkeeping: it says what to send (a request, a burst of cells) and the
 //! adapter sends it. Debug builds check each VOQ after every change (its packets against its
@@ -54,8 +58,14 @@ struct Voq {
     /// Next cell sequence number of the stream to the destination.
     next_seq: u32,
     /// Its requests to the destination port's scheduler (push mode: `active` says it is in
-    /// the round robin).
+    /// the round robin; by count: it waits for credits promised).
     asker: Asker,
+    /// Credits received in all (wrapping).
+    credits_received: u32,
+    /// By count: the credits its requests were promised in all (wrapping).
+    promised: u32,
+    /// It waits in the ingress's FIFO of VOQs that may send on their balance.
+    ready: bool,
 }
 
 /// What became of a packet handed to the ingress.
@@ -63,10 +73,13 @@ struct Voq {
 pub enum Admission {
     /// Its VOQ was full: the caller releases it.
     Dropped(Packet),
-    /// It joined a VOQ that already had packets.
+    /// Push: it joined a VOQ already in the round robin.
     Queued,
-    /// It joined empty VOQ `key`, now active: pull mode asks for credits, push mode serves.
-    Activated(u32),
+    /// Push: it joined an empty VOQ, now in the round robin: the caller serves.
+    Activated,
+    /// Pull: it joined VOQ `key`: the caller sends the request it owes
+    /// ([`Ingress::request_due`]) and serves if a balance lets it send ([`Ingress::has_ready`]).
+    Joined(u32),
 }
 
 /// A request to send: to the adapter of host `dst`, with these flags and this number.
@@ -107,6 +120,10 @@ pub struct IngressSpec {
     pub weighted: bool,
     /// Bytes per credit.
     pub credit_bytes: u32,
+    /// A VOQ keeps what it could not use of a credit, up to one credit (else forfeits it).
+    pub keeps_unused: bool,
+    /// VOQs ask by count (the credits their backlog needs), not on/off.
+    pub counts_requests: bool,
     /// Payload of a full data cell.
     pub payload_bytes: u32,
     /// A VOQ that has waited this long for a credit asks again (`None`: never).
@@ -121,6 +138,8 @@ pub struct Ingress {
     ring: VecDeque<u32>,
     /// Pull mode: credited VOQs, per class in credit arrival order.
     grants: Grants,
+    /// Pull mode: VOQs whose balance lets them send packets that arrived, in arrival order.
+    ready: VecDeque<u32>,
     /// What it counted.
     pub counters: IngressCounters,
 }
@@ -130,18 +149,21 @@ impl Ingress {
     pub fn new(spec: IngressSpec) -> Self {
         Ingress {
             voqs: (0..spec.hosts * spec.classes)
-                .map(|_| Voq::default())
+                .map(|_| Voq {
+                    balance: CreditBalance::keeping(if spec.keeps_unused {
+                        spec.credit_bytes
+                    } else {
+                        0
+                    }),
+                    ..Voq::default()
+                })
                 .collect(),
             ring: VecDeque::new(),
+            ready: VecDeque::new(),
             grants: Grants::new(spec.classes),
             counters: IngressCounters::default(),
             spec,
         }
-    }
-
-    /// Pull mode (credits).
-    pub fn credits(&self) -> bool {
-        self.spec.credits
     }
 
     /// The destination host and traffic class of VOQ `key`.
@@ -162,17 +184,57 @@ impl Ingress {
         voq.bytes += packet.size_bytes as u64;
         let id = packets.alloc(packet);
         packets.push_back(&mut voq.packets, id);
-        let admission = if voq.asker.active {
+        let admission = if self.spec.credits {
+            if voq.balance.bytes() > 0 && !voq.ready {
+                voq.ready = true;
+                self.ready.push_back(key);
+            }
+            Admission::Joined(key)
+        } else if voq.asker.active {
             Admission::Queued
         } else {
             voq.asker.active = true;
-            if !self.spec.credits {
-                self.ring.push_back(key);
-            }
-            Admission::Activated(key)
+            self.ring.push_back(key);
+            Admission::Activated
         };
         self.debug_check(key);
         admission
+    }
+
+    /// Pull mode: the request VOQ `key` owes its destination's scheduler after a change, if
+    /// any (true: on, or by count, more credits; false: off). By count it asks when its
+    /// packets need more credits beyond its balance (and debt) than are on their way, for all
+    /// they need; on/off, when it starts or stops needing credits.
+    pub fn request_due(&mut self, key: u32) -> Option<bool> {
+        let credit_bytes = self.spec.credit_bytes as u64;
+        let voq = &mut self.voqs[key as usize];
+        // What its packets need beyond its balance; an empty VOQ's debt waits for its next
+        // packets.
+        let need_bytes = if voq.packets.is_empty() {
+            0
+        } else {
+            voq.bytes as i64 - voq.balance.bytes()
+        };
+        if self.spec.counts_requests {
+            let wanted = (need_bytes.max(0) as u64).div_ceil(credit_bytes) as u32;
+            if wanted <= voq.promised.wrapping_sub(voq.credits_received) {
+                return None;
+            }
+            voq.promised = voq.credits_received.wrapping_add(wanted);
+            voq.asker.active = true;
+            return Some(true);
+        }
+        let needs = need_bytes > 0;
+        if needs == voq.asker.active {
+            return None;
+        }
+        voq.asker.active = needs;
+        Some(needs)
+    }
+
+    /// Pull mode: some VOQ may send on its balance.
+    pub fn has_ready(&self) -> bool {
+        !self.ready.is_empty()
     }
 
     /// VOQ `key` tells its destination's port scheduler it has packets (`on`) or none left.
@@ -180,8 +242,13 @@ impl Ingress {
         self.counters.requests_sent += 1;
         let (dst, class) = self.voq_of(key);
         let flags = Kind::Request as u8 | class_flags(class) | if on { REQUEST_ON } else { 0 };
-        let asker = &mut self.voqs[key as usize].asker;
-        let number = asker.next_request();
+        let voq = &mut self.voqs[key as usize];
+        let asker = &mut voq.asker;
+        let number = if self.spec.counts_requests {
+            voq.promised
+        } else {
+            asker.next_request()
+        };
         let mut refresh_at_ps = None;
         if let (true, Some(refresh_ps)) = (on, self.spec.request_refresh_ps) {
             asker.waited_from_ps = now_ps;
@@ -224,29 +291,47 @@ impl Ingress {
     /// it waits its turn.
     pub fn credit_arrived(&mut self, dst: u16, class: usize, now_ps: TimePs) {
         let key = dst as u32 * self.spec.classes as u32 + class as u32;
-        self.voqs[key as usize].asker.waited_from_ps = now_ps;
+        let voq = &mut self.voqs[key as usize];
+        voq.asker.waited_from_ps = now_ps;
+        voq.credits_received = voq.credits_received.wrapping_add(1);
+        if self.spec.counts_requests {
+            voq.asker.active = voq.promised != voq.credits_received;
+        }
+        self.debug_check_credits(key);
         let priority = if self.spec.weighted { 0 } else { class };
         self.grants.push(key, priority);
         let backlog = self.grants.waiting() as u32;
         self.counters.credit_backlog_peak = self.counters.credit_backlog_peak.max(backlog);
     }
 
-    /// The VOQ to serve next: credited VOQs in credit order (pull), or non-empty VOQs round
-    /// robin (push).
-    pub fn next_to_serve(&mut self) -> Option<u32> {
-        if self.spec.credits {
-            self.grants.pop()
-        } else {
-            self.ring.pop_front()
+    /// The VOQ to serve next and the credit bytes it spends: credited VOQs in credit order,
+    /// then VOQs that may send on their balance (no credit), in the order their packets came
+    /// (pull); or non-empty VOQs round robin (push).
+    pub fn next_to_serve(&mut self) -> Option<(u32, u32)> {
+        if !self.spec.credits {
+            return self.ring.pop_front().map(|key| (key, 0));
         }
+        if let Some(key) = self.grants.pop() {
+            return Some((key, self.spec.credit_bytes));
+        }
+        while let Some(key) = self.ready.pop_front() {
+            let voq = &mut self.voqs[key as usize];
+            voq.ready = false;
+            if voq.balance.bytes() > 0 && !voq.packets.is_empty() {
+                return Some((key, 0));
+            }
+        }
+        None
     }
 
-    /// Spends one credit on VOQ `key`: packs its packets into `cut` (emptied first) and says
-    /// the burst's destination host and class.
+    /// Spends `credit_bytes` (a credit, or none to spend the balance) on VOQ `key`: packs its
+    /// packets into `cut` (emptied first) and says the burst's destination host and class.
+    /// Push mode takes one packet, whatever `credit_bytes`.
     pub fn pack(
         &mut self,
         packets: &mut PacketArena,
         key: u32,
+        credit_bytes: u32,
         cut: &mut Vec<CutCell>,
     ) -> (u16, usize) {
         let (dst, class) = self.voq_of(key);
@@ -256,7 +341,7 @@ impl Ingress {
         let forfeited_before = voq.balance.forfeited_bytes();
         // Push: one packet at a time, as it arrived (an element can then discard it whole).
         let budget_bytes = if self.spec.credits {
-            self.spec.credit_bytes
+            credit_bytes
         } else {
             voq.balance = CreditBalance::default();
             1
@@ -282,19 +367,19 @@ impl Ingress {
         (dst, class)
     }
 
-    /// After a burst of VOQ `key`: true if it emptied and must withdraw its request (pull
-    /// mode); in push mode a VOQ with packets left rejoins the round robin.
-    pub fn after_burst(&mut self, key: u32) -> bool {
-        let voq = &mut self.voqs[key as usize];
-        let (emptied, was_active) = (voq.packets.is_empty(), voq.asker.active);
-        if emptied {
-            voq.asker.active = false;
-            return was_active && self.spec.credits;
+    /// After a burst of VOQ `key`: the request it owes (pull mode, [`Self::request_due`]); in
+    /// push mode a VOQ with packets left rejoins the round robin.
+    pub fn after_burst(&mut self, key: u32) -> Option<bool> {
+        if self.spec.credits {
+            return self.request_due(key);
         }
-        if !self.spec.credits {
+        let voq = &mut self.voqs[key as usize];
+        if voq.packets.is_empty() {
+            voq.asker.active = false;
+        } else {
             self.ring.push_back(key);
         }
-        false
+        None
     }
 
     /// Packets in its VOQs.
@@ -316,6 +401,17 @@ impl Ingress {
         );
     }
 
+    /// Debug builds, asking by count: VOQ `key` received no more credits than it was
+    /// promised.
+    fn debug_check_credits(&self, key: u32) {
+        let voq = &self.voqs[key as usize];
+        debug_assert!(
+            !self.spec.counts_requests
+                || voq.promised.wrapping_sub(voq.credits_received) as i32 >= 0,
+            "VOQ {key} received more credits than it was promised"
+        );
+    }
+
     /// Test only: VOQ `key` forgets `bytes` of its packets.
     #[cfg(test)]
     fn miscount(&mut self, key: u32, bytes: u64) {
@@ -328,7 +424,17 @@ mod tests {
     use super::*;
     use crate::blocks::cell::NO_PACKET;
 
+    /// An ingress that forfeits unused credit and asks on/off (`credits`: pull mode).
     fn ingress(credits: bool, voq_packets: u32) -> Ingress {
+        ingress_asking(credits, voq_packets, false, false)
+    }
+
+    fn ingress_asking(
+        credits: bool,
+        voq_packets: u32,
+        keeps_unused: bool,
+        counts_requests: bool,
+    ) -> Ingress {
         Ingress::new(IngressSpec {
             hosts: 4,
             classes: 2,
@@ -336,6 +442,8 @@ mod tests {
             credits,
             weighted: false,
             credit_bytes: 1_000,
+            keeps_unused,
+            counts_requests,
             payload_bytes: 240,
             request_refresh_ps: Some(1_000_000),
         })
@@ -346,11 +454,10 @@ mod tests {
         let mut packets = PacketArena::new();
         let mut i = ingress(true, 2);
         let p = Packet::new(0, 3, 500, 0);
-        assert!(matches!(
-            i.admit(&mut packets, p, 1),
-            Admission::Activated(7)
-        ));
-        assert!(matches!(i.admit(&mut packets, p, 1), Admission::Queued));
+        assert!(matches!(i.admit(&mut packets, p, 1), Admission::Joined(7)));
+        assert_eq!(i.request_due(7), Some(true), "on");
+        assert!(matches!(i.admit(&mut packets, p, 1), Admission::Joined(7)));
+        assert_eq!(i.request_due(7), None, "already on");
         assert!(matches!(i.admit(&mut packets, p, 1), Admission::Dropped(_)));
         assert_eq!(
             (i.counters.packets_created, i.counters.packets_dropped),
@@ -375,10 +482,11 @@ mod tests {
         for _ in 0..3 {
             i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0);
         }
+        assert_eq!(i.request_due(2), Some(true));
         i.credit_arrived(1, 0, 5);
-        let key = i.next_to_serve().expect("a credit");
+        let (key, credit) = i.next_to_serve().expect("a credit");
         let mut cut = Vec::new();
-        assert_eq!(i.pack(&mut packets, key, &mut cut), (1, 0));
+        assert_eq!(i.pack(&mut packets, key, credit, &mut cut), (1, 0));
         // 1 000 bytes of credit take two 600-byte packets (owing 200) as 5 cells of 240.
         assert_eq!(i.counters.packets_packed, 2);
         assert_eq!(cut.iter().map(|c| c.payload_bytes).sum::<u32>(), 1_200);
@@ -387,14 +495,87 @@ mod tests {
             cut[2].packet, NO_PACKET,
             "the first packet ends in the third cell"
         );
-        assert!(!i.after_burst(key), "a packet left");
+        assert_eq!(i.after_burst(key), None, "a packet left");
         i.credit_arrived(1, 0, 6);
-        let key = i.next_to_serve().unwrap();
-        i.pack(&mut packets, key, &mut cut);
+        let (key, credit) = i.next_to_serve().unwrap();
+        i.pack(&mut packets, key, credit, &mut cut);
         // 800 left after the debt: the last packet, and 200 forfeited.
         assert_eq!(i.counters.credit_bytes_forfeited, 200);
-        assert!(i.after_burst(key), "emptied: withdraw");
+        assert_eq!(i.after_burst(key), Some(false), "emptied: withdraw");
         assert_eq!(i.next_to_serve(), None);
+    }
+
+    /// Reading R7's balance: an ACK-sized packet spends a sliver of its credit, and the
+    /// packets after it go on what is left, with no request and no credit, until it runs out.
+    #[test]
+    fn a_kept_balance_sends_small_packets_without_credits() {
+        let mut packets = PacketArena::new();
+        let mut i = ingress_asking(true, 10, true, true);
+        let ack = Packet::new(0, 1, 64, 0);
+        i.admit(&mut packets, ack, 0);
+        assert_eq!(i.request_due(2), Some(true), "one credit wanted");
+        assert_eq!(i.request(2, true, 0).number, 1, "promised one in all");
+        i.credit_arrived(1, 0, 10);
+        let mut cut = Vec::new();
+        let (key, credit) = i.next_to_serve().unwrap();
+        i.pack(&mut packets, key, credit, &mut cut);
+        assert_eq!(i.after_burst(key), None);
+        assert_eq!(i.voqs[2].balance.bytes(), 936, "kept, not forfeited");
+        let mut sent_on_balance = 0;
+        for _ in 0..16 {
+            assert!(matches!(
+                i.admit(&mut packets, ack, 0),
+                Admission::Joined(2)
+            ));
+            if let Some(on) = i.request_due(2) {
+                assert!(on);
+                break;
+            }
+            assert!(i.has_ready());
+            assert_eq!(i.next_to_serve(), Some((2, 0)), "no credit spent");
+            i.pack(&mut packets, 2, 0, &mut cut);
+            assert_eq!(i.after_burst(2), None);
+            sent_on_balance += 1;
+        }
+        assert_eq!(
+            sent_on_balance, 14,
+            "936 bytes cover 14 more 64-byte packets; the 15th (40 bytes left) asks for a credit"
+        );
+        assert_eq!(i.counters.credit_bytes_forfeited, 0);
+    }
+
+    /// Asking by count: a VOQ asks for the credits its backlog needs beyond its balance and
+    /// the credits on their way, and again only when that grows.
+    #[test]
+    fn a_count_request_asks_for_what_the_backlog_needs() {
+        let mut packets = PacketArena::new();
+        let mut i = ingress_asking(true, 10, true, true);
+        i.admit(&mut packets, Packet::new(0, 1, 2_500, 0), 0);
+        assert_eq!(i.request_due(2), Some(true));
+        assert_eq!(
+            i.request(2, true, 0).number,
+            3,
+            "2 500 bytes: three credits"
+        );
+        i.admit(&mut packets, Packet::new(0, 1, 400, 0), 0);
+        assert_eq!(i.request_due(2), None, "2 900 bytes: still three");
+        i.admit(&mut packets, Packet::new(0, 1, 400, 0), 0);
+        assert_eq!(i.request_due(2), Some(true), "3 300: a fourth");
+        assert_eq!(i.request(2, true, 0).number, 4);
+        let mut cut = Vec::new();
+        for credit in 0..4 {
+            i.credit_arrived(1, 0, 10 + credit);
+            let (key, bytes) = i.next_to_serve().unwrap();
+            i.pack(&mut packets, key, bytes, &mut cut);
+            assert_eq!(
+                i.after_burst(key),
+                None,
+                "credit {credit}: nothing more to ask"
+            );
+        }
+        assert_eq!(i.packets_held(), 0);
+        assert_eq!(i.voqs[2].balance.bytes(), 700, "4 000 credited for 3 300");
+        assert!(!i.voqs[2].asker.active, "waits for no credit");
     }
 
     #[test]
@@ -406,8 +587,8 @@ mod tests {
         i.admit(&mut packets, Packet::new(0, 2, 600, 0), 0);
         let mut cut = Vec::new();
         let mut order = Vec::new();
-        while let Some(key) = i.next_to_serve() {
-            order.push(i.pack(&mut packets, key, &mut cut).0);
+        while let Some((key, credit)) = i.next_to_serve() {
+            order.push(i.pack(&mut packets, key, credit, &mut cut).0);
             i.after_burst(key);
         }
         assert_eq!(order, [1, 2, 1]);
@@ -418,6 +599,7 @@ mod tests {
         let mut packets = PacketArena::new();
         let mut i = ingress(true, 10);
         i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0);
+        assert_eq!(i.request_due(2), Some(true));
         i.request(2, true, 0);
         i.credit_arrived(1, 0, 400_000);
         assert_eq!(i.refresh(2, 1_000_000), Refresh::WaitUntil(1_400_000));
@@ -434,6 +616,14 @@ mod tests {
         i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0);
         i.miscount(2, 600);
         i.debug_check(2);
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "more credits than it was promised")]
+    fn a_credit_never_asked_for_fires() {
+        let mut i = ingress_asking(true, 10, true, true);
+        i.credit_arrived(1, 0, 0);
     }
 
     #[test]

@@ -6,6 +6,39 @@ use serde::{Deserialize, Serialize};
 use crate::engine::time::ps_from_ns;
 use crate::scenario::{invalid, ScenarioError, UnusedKeys};
 
+/// What becomes of the part of a credit a VOQ could not use because it emptied (§3.3: "the
+/// amount of surplus data is stored for later accounting").
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum UnusedCredit {
+    /// Kept as the VOQ's balance, up to one credit, and spent on its next packets as they
+    /// arrive, with no credit of their own (reading R7): a 64-byte ACK no longer costs a
+    /// whole credit.
+    #[default]
+    Kept,
+    /// Forfeited: every credit is spent at once or lost.
+    Forfeited,
+}
+
+/// How a VOQ asks its destination port's credit scheduler (§4.1: the scheduler "is aware of
+/// all VOQs toward its ports").
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestMode {
+    /// The request carries the credits the VOQ's backlog needs beyond its balance and the
+    /// credits already on their way; the scheduler grants exactly that many, round robin with
+    /// the other VOQs owed credits (reading R1).
+    #[default]
+    Backlog,
+    /// On when the VOQ needs credits, off when it needs none; the scheduler credits it round
+    /// robin until the off arrives.
+    OnOff,
+}
+
 /// Credits.
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -14,6 +47,17 @@ pub struct CreditConfig {
     pub size_bytes: u32,
     /// Credit rate above the port rate (3% in the htsim runs of §6.3).
     pub speedup: f64,
+    /// What becomes of the part of a credit a VOQ could not use: "kept" (its balance, up to
+    /// one credit, reading R7) or "forfeited".
+    pub unused: UnusedCredit,
+    /// How VOQs ask for credits: "backlog" (the credits they need, reading R1) or "on_off".
+    pub requests: RequestMode,
+    /// Credits also stay below the fabric's speed-up by the same margin (§4.1: "slightly
+    /// below the fabric speed-up, to avoid congestion"; reading R5): where the fabric carries
+    /// no more payload than the host ports take (fs = 1 with cell headers), the credit rate is
+    /// the fabric's payload share less `speedup`, not the port rate plus it. False: the port
+    /// rate plus `speedup` whatever the fabric.
+    pub below_fabric: bool,
 }
 
 impl Default for CreditConfig {
@@ -21,6 +65,9 @@ impl Default for CreditConfig {
         CreditConfig {
             size_bytes: 2048,
             speedup: 0.03,
+            unused: UnusedCredit::default(),
+            requests: RequestMode::default(),
+            below_fabric: true,
         }
     }
 }
@@ -155,7 +202,12 @@ impl ModeConfig {
     pub fn unused(&self, unused: &mut UnusedKeys) {
         if !self.credits {
             unused.add(
-                &["stardust.class_weights", "element.pause_cells"],
+                &[
+                    "stardust.class_weights",
+                    "element.pause_cells",
+                    "credit.unused",
+                    "credit.requests",
+                ],
                 "stardust.credits",
                 "stardust.credits = false (push mode has no credit schedulers and never pauses)",
             );

@@ -214,17 +214,18 @@ impl Adapter {
             release_frame(ctx, packet.frame);
             return;
         }
-        if !self.enqueue(ctx, packet, 0) || !charged {
-            return;
+        if self.enqueue(ctx, packet, 0) && charged {
+            let pause = self.egress.pause_of(port).expect("a pausing port");
+            let owed = pause.charge();
+            let beyond = pause.beyond_xoff();
+            let peak = &mut self.egress.counters.pfc.headroom_peak_packets;
+            *peak = (*peak).max(beyond);
+            if owed {
+                self.egress.kick(ctx, port);
+            }
         }
-        let pause = self.egress.pause_of(port).expect("a pausing port");
-        let owed = pause.charge();
-        let beyond = pause.beyond_xoff();
-        let peak = &mut self.egress.counters.pfc.headroom_peak_packets;
-        *peak = (*peak).max(beyond);
-        if owed {
-            self.egress.kick(ctx, port);
-        }
+        // Sent on a balance only now that the frame is charged, so its release follows.
+        self.serve_ready(ctx);
     }
 
     /// Releases the charge of a host's data frame that `packet` carried out of its VOQ; a
@@ -242,8 +243,15 @@ impl Adapter {
         }
     }
 
+    /// Serves the VOQs that may send on their balance, if any.
+    fn serve_ready<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
+        if self.ingress.has_ready() {
+            self.serve(ctx);
+        }
+    }
+
     /// A host hands `packet` of traffic class `class` to its VOQ, or it is dropped there
-    /// (false).
+    /// (false); a VOQ that may send it on its balance waits for [`Self::serve_ready`].
     fn enqueue<R: Router>(
         &mut self,
         ctx: &mut Context<'_, R>,
@@ -256,10 +264,12 @@ impl Adapter {
                 return false;
             }
             Admission::Queued => {}
-            Admission::Activated(key) if self.ingress.credits() => {
-                self.send_request(ctx, key, true);
+            Admission::Activated => self.serve(ctx),
+            Admission::Joined(key) => {
+                if let Some(on) = self.ingress.request_due(key) {
+                    self.send_request(ctx, key, on);
+                }
             }
-            Admission::Activated(_) => self.serve(ctx),
         }
         true
     }
@@ -324,24 +334,25 @@ impl Adapter {
         self.uplinks.kick(ctx, uplink, self.format);
     }
 
-    /// Packs and sends while the uplinks have room: credited VOQs in credit order (pull), or
-    /// non-empty VOQs round robin (push).
+    /// Packs and sends while the uplinks have room: credited VOQs in credit order, then VOQs
+    /// sending on their balance (pull), or non-empty VOQs round robin (push).
     fn serve<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
         while self.uplinks.have_room() {
-            let Some(key) = self.ingress.next_to_serve() else {
+            let Some((key, credit_bytes)) = self.ingress.next_to_serve() else {
                 return;
             };
-            self.send_burst(ctx, key);
-            if self.ingress.after_burst(key) {
-                self.send_request(ctx, key, false);
+            self.send_burst(ctx, key, credit_bytes);
+            if let Some(on) = self.ingress.after_burst(key) {
+                self.send_request(ctx, key, on);
             }
         }
     }
 
-    /// Spends one credit on VOQ `key`: packs its packets and sprays the cells.
-    fn send_burst<R: Router>(&mut self, ctx: &mut Context<'_, R>, key: u32) {
+    /// Spends `credit_bytes` (a credit, or none: its balance) on VOQ `key`: packs its packets
+    /// and sprays the cells.
+    fn send_burst<R: Router>(&mut self, ctx: &mut Context<'_, R>, key: u32, credit_bytes: u32) {
         let mut cut = std::mem::take(&mut self.cut);
-        let (dst, class) = self.ingress.pack(ctx.packets, key, &mut cut);
+        let (dst, class) = self.ingress.pack(ctx.packets, key, credit_bytes, &mut cut);
         if self.pauses_hosts {
             // Every packet taken from the VOQ ends in one of the cells just cut.
             for c in &cut {
@@ -505,11 +516,13 @@ impl<R: Router> Node<R> for Adapter {
             SOURCE => {
                 let (packet, class) = self.sources.generate(ctx, index);
                 self.enqueue(ctx, packet, class);
+                self.serve_ready(ctx);
             }
             FLOW_ARRIVES => self.sources.flow_arrives(ctx),
             FLOW_SENDS => {
                 if let Some(packet) = self.sources.flow_sends(ctx) {
                     self.enqueue(ctx, packet, 0);
+                    self.serve_ready(ctx);
                 }
             }
             GAP => self.gap_timer(ctx, index),
