@@ -18,7 +18,7 @@
 //! reassigned) moves its pause to the new queue. Queue-mates of a paused flow wait with it: with
 //! fewer queues than active flows BFC blocks heads of line as PFC does.
 
-use super::{check_lossless, EthernetSwitchConfig, PortCheck, PortKind};
+use super::{check_lossless, EthernetSwitchConfig, PortCheck, PortKind, PFC_THRESHOLD_KEYS};
 use crate::blocks::cell::Cell;
 use crate::blocks::ethernet::pause::MAX_PAUSE_TARGETS;
 use crate::blocks::ethernet::pause::{ClassPauses, PauseTarget};
@@ -50,12 +50,12 @@ pub const KIND: PortKind = PortKind {
     classes: false,
     per_flow_routing: true,
     keys: &[
-        "switch.pfc_xoff_packets",
-        "switch.pfc_xon_packets",
-        "switch.pfc_headroom_packets",
-        "switch.per_flow.queues",
-        "switch.per_flow.pause_packets",
-        "switch.per_flow.flow_table_entries",
+        PFC_THRESHOLD_KEYS,
+        &[
+            "switch.per_flow.queues",
+            "switch.per_flow.pause_packets",
+            "switch.per_flow.flow_table_entries",
+        ],
     ],
     check,
 };

@@ -38,8 +38,9 @@ pub struct PortKind {
     pub classes: bool,
     /// Needs every packet of a flow on one path (a pause names one upstream queue).
     pub per_flow_routing: bool,
-    /// The `[switch]` keys it reads that not every kind does.
-    pub keys: &'static [&'static str],
+    /// The `[switch]` keys it reads that not every kind does, in groups: a group several
+    /// kinds read (PFC's thresholds, [`PFC_THRESHOLD_KEYS`]) is one list they share.
+    pub keys: &'static [&'static [&'static str]],
     /// Checks its keys' values, given what the transport and hosts need.
     pub check: fn(&PortCheck<'_>) -> Result<(), ScenarioError>,
 }
@@ -65,6 +66,26 @@ pub fn hop_bdp_packets(rate_bps: u64, propagation_ps: u64, packet_bytes: u32) ->
     let round_trip_bytes = rate_bps as u128 * 2 * propagation_ps as u128 / 8_000_000_000_000;
     let bytes = round_trip_bytes as u64 + 2 * packet_bytes as u64;
     bytes.div_ceil(packet_bytes.max(1) as u64) as u32
+}
+
+/// PFC's thresholds: PFC reads them, and the per-flow kinds (BFC, Aquarius, ideal per-flow
+/// queues) read them as their last-resort backstop's.
+pub const PFC_THRESHOLD_KEYS: &[&str] = &[
+    "switch.pfc_xoff_packets",
+    "switch.pfc_xon_packets",
+    "switch.pfc_headroom_packets",
+];
+
+impl PortKind {
+    /// Every `[switch]` key it reads that not every kind does.
+    pub fn all_keys(&self) -> impl Iterator<Item = &'static str> {
+        self.keys.iter().flat_map(|group| group.iter().copied())
+    }
+
+    /// True if it reads `key`.
+    pub fn reads(&self, key: &str) -> bool {
+        self.all_keys().any(|k| k == key)
+    }
 }
 
 /// Every port kind.
@@ -271,7 +292,7 @@ impl EthernetSwitchConfig {
     /// True if the ports read `key` (a `[switch]` key of some kinds only); false for a port
     /// kind that is not one.
     pub fn reads(&self, key: &str) -> bool {
-        port_kind(&self.port_kind).is_some_and(|k| k.keys.contains(&key))
+        port_kind(&self.port_kind).is_some_and(|k| k.reads(key))
     }
 
     /// Cut-through switching, if the ports' kind takes it.
@@ -342,10 +363,9 @@ impl EthernetSwitchConfig {
         let Some(kind) = port_kind(&self.port_kind) else {
             return Vec::new();
         };
-        let own = kind.keys;
         let mut unused: Vec<&'static str> = Vec::new();
-        for key in PORT_KINDS.iter().flat_map(|k| k.keys.iter().copied()) {
-            if !own.contains(&key) && !unused.contains(&key) {
+        for key in PORT_KINDS.iter().flat_map(PortKind::all_keys) {
+            if !kind.reads(key) && !unused.contains(&key) {
                 unused.push(key);
             }
         }
@@ -425,7 +445,7 @@ mod tests {
     fn every_kind_reads_keys_of_the_section_and_old_keys_name_the_new_one() {
         let fields = serde_json::to_value(EthernetSwitchConfig::default()).unwrap();
         for kind in PORT_KINDS {
-            for key in kind.keys {
+            for key in kind.all_keys() {
                 let path = key.strip_prefix("switch.").expect("a [switch] key");
                 let field = path.split('.').try_fold(&fields, |t, part| t.get(part));
                 assert!(field.is_some(), "{}: {key}", kind.name);

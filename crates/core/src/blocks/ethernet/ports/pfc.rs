@@ -41,7 +41,7 @@ use super::aquarius::port::{AquariusCounters, AquariusPort, FlowFrame};
 use super::aquarius::AquariusSpec;
 use super::bfc::{flow_key, BfcCounters, BfcPort, BfcSpec};
 use super::drop_tail::ArrivalDepths;
-use super::{check_lossless, EthernetSwitchConfig, PortCheck, PortKind};
+use super::{check_lossless, EthernetSwitchConfig, PortCheck, PortKind, PFC_THRESHOLD_KEYS};
 use crate::blocks::cell::{Cell, CellArena, CellId};
 use crate::blocks::ethernet::pause::{
     pause_frame, read_pause_frame, ClassPauses, PauseClock, PauseTarget,
@@ -72,11 +72,8 @@ pub const KIND: PortKind = PortKind {
     classes: true,
     per_flow_routing: false,
     keys: &[
-        "switch.pfc_classes",
-        "switch.pfc_class_service",
-        "switch.pfc_xoff_packets",
-        "switch.pfc_xon_packets",
-        "switch.pfc_headroom_packets",
+        &["switch.pfc_classes", "switch.pfc_class_service"],
+        PFC_THRESHOLD_KEYS,
     ],
     check,
 };
