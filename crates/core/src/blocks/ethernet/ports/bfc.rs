@@ -67,6 +67,14 @@ fn check(c: &PortCheck<'_>) -> Result<(), ScenarioError> {
     let s = c.switch;
     check_queues(s.per_flow.queues, 1)?;
     check_table(s)?;
+    check_pause_packets(c)
+}
+
+/// The error for a flow's pause threshold (`switch.per_flow.pause_packets`, absent: one hop's
+/// bandwidth-delay product) of no packet or not below the backstop's XOFF (BFC's and ideal
+/// per-flow queues').
+pub fn check_pause_packets(c: &PortCheck<'_>) -> Result<(), ScenarioError> {
+    let s = c.switch;
     let pause_packets = s.per_flow.pause_packets.unwrap_or(c.hop_bdp_packets);
     if pause_packets == 0 || pause_packets >= s.pfc_xoff_packets {
         let given = match s.per_flow.pause_packets {

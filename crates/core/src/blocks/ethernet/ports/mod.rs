@@ -2,8 +2,8 @@
 //! (`switch.port_kind`): drop-tail output queues that mark ECN ([`drop_tail`]), the same over a
 //! shared buffer with a dynamic threshold ([`shared_buffer`]), NDP's trimming ports
 //! ([`trimming`]), PFC's lossless ports ([`pfc`]), BFC's per-flow queues over them
-//! ([`bfc`]), and Aquarius' contribution-aware pausing with an isolation queue
-//! ([`aquarius`]). Each file describes its kind in a [`PortKind`] (what it offers the transports and
+//! ([`bfc`]), Aquarius' contribution-aware pausing with an isolation queue
+//! ([`aquarius`]), and ideal per-flow queues, their upper bound ([`ideal`]). Each file describes its kind in a [`PortKind`] (what it offers the transports and
 //! the routing, the keys it reads, its checks), listed once in [`PORT_KINDS`]; validators ask
 //! the descriptor's flags, never the name. The `[switch]` section's keys are in
 //! [`EthernetSwitchConfig`], the per-flow kinds' in its `[switch.per_flow]` table
@@ -12,6 +12,7 @@
 pub mod aquarius;
 pub mod bfc;
 pub mod drop_tail;
+pub mod ideal;
 pub mod pfc;
 pub mod shared_buffer;
 pub mod trimming;
@@ -96,6 +97,7 @@ pub const PORT_KINDS: &[PortKind] = &[
     pfc::KIND,
     bfc::KIND,
     aquarius::KIND,
+    ideal::KIND,
 ];
 
 /// The port kind called `name`.
@@ -251,8 +253,8 @@ pub struct PerFlowKeys {
     /// BFC and Aquarius: physical data queues per egress port (and, for BFC, host NIC), 1 to
     /// 64 (BFC's evaluation: 32; Aquarius: 8, its isolation queue among them, at least 2).
     pub queues: u32,
-    /// BFC: packets a flow holds at an egress port when it pauses its upstream queue; it
-    /// resumes it when it holds fewer. Absent: one hop's bandwidth-delay product (the cable's
+    /// BFC and ideal per-flow queues: packets a flow holds at an egress port when it pauses
+    /// its upstream queue (BFC) or itself upstream (ideal); it resumes when it holds fewer. Absent: one hop's bandwidth-delay product (the cable's
     /// round trip at its rate, plus a packet each end, Goyal et al. 2022 §3.2) in packets.
     pub pause_packets: Option<u32>,
     /// BFC and Aquarius: entries of each egress port's flow table, indexed by a hash of the

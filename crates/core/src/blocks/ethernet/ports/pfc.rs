@@ -41,6 +41,7 @@ use super::aquarius::port::{AquariusCounters, AquariusPort, FlowFrame};
 use super::aquarius::AquariusSpec;
 use super::bfc::{flow_key, BfcCounters, BfcPort, BfcSpec};
 use super::drop_tail::ArrivalDepths;
+use super::ideal::{IdealCounters, IdealPort, IdealSpec};
 use super::{check_lossless, EthernetSwitchConfig, PortCheck, PortKind, PFC_THRESHOLD_KEYS};
 use crate::blocks::cell::{Cell, CellArena, CellId};
 use crate::blocks::ethernet::pause::{
@@ -130,7 +131,8 @@ impl PfcSpec {
             marking,
             per_flow: BfcSpec::of(switch, hop_bdp_packets)
                 .map(PerFlowSpec::Bfc)
-                .or(AquariusSpec::of(switch).map(PerFlowSpec::Aquarius)),
+                .or(AquariusSpec::of(switch).map(PerFlowSpec::Aquarius))
+                .or(IdealSpec::of(switch, hop_bdp_packets).map(PerFlowSpec::Ideal)),
             backstop: !switch.reads("switch.per_flow.backstop") || switch.per_flow.backstop,
         })
     }
@@ -213,6 +215,8 @@ pub enum PerFlowSpec {
     Bfc(BfcSpec),
     /// Aquarius ([`super::aquarius`]).
     Aquarius(AquariusSpec),
+    /// Ideal per-flow queues ([`super::ideal`]).
+    Ideal(IdealSpec),
 }
 
 impl PfcSpec {
@@ -228,6 +232,14 @@ impl PfcSpec {
     pub fn aquarius(&self) -> Option<AquariusSpec> {
         match self.per_flow {
             Some(PerFlowSpec::Aquarius(a)) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// Ideal per-flow queues' settings, if the ports are those.
+    pub fn ideal(&self) -> Option<IdealSpec> {
+        match self.per_flow {
+            Some(PerFlowSpec::Ideal(i)) => Some(i),
             _ => None,
         }
     }
@@ -348,6 +360,9 @@ struct PfcPort {
     bfc: Option<BfcPort>,
     /// Aquarius' flow table and isolation queue (`None` without Aquarius).
     aquarius: Option<AquariusPort>,
+    /// Ideal per-flow queues (`None` without them): they hold the port's data but the one
+    /// packet picked for the link, which waits in `port`.
+    ideal: Option<IdealPort>,
 }
 
 impl PfcPort {
@@ -386,13 +401,46 @@ impl PfcPort {
         (queue as usize, frames)
     }
 
+    /// True with a per-flow kind's ports (BFC, Aquarius, ideal per-flow queues).
+    fn per_flow(&self) -> bool {
+        self.bfc.is_some() || self.aquarius.is_some() || self.ideal.is_some()
+    }
+
+    /// Data packets here: in the port's queues and (ideal per-flow queues) the flows'.
+    fn data_cells(&self) -> u32 {
+        self.port.data_cells() + self.ideal.as_ref().map_or(0, IdealPort::packets)
+    }
+
+    /// Ideal per-flow queues: if the link is free at `now_ps` and no packet waits for it,
+    /// moves the next flow's packet to the port (with the RESUME its departure from its flow's
+    /// queue sends); if the link is busy, the wake-up for when it frees, if a flow waits.
+    fn pick_for_link(
+        &mut self,
+        spec: &PfcSpec,
+        cells: &mut CellArena,
+        now_ps: TimePs,
+        wake: &mut Option<TimePs>,
+    ) -> Option<FlowFrame> {
+        let (ideal, spec) = (self.ideal.as_mut()?, spec.ideal()?);
+        if !self.port.link.is_idle(now_ps) {
+            *wake = ideal.wake_for(self.port.link.busy_until_ps()).or(*wake);
+            return None;
+        }
+        if self.port.data_cells() > 0 {
+            return None;
+        }
+        let (cell, resume) = ideal.next(&spec, cells)?;
+        self.port.push_data(cells, cell, 0);
+        resume
+    }
+
     /// Applies the far end's pauses to the data queues: a paused class stops its queue, or,
     /// with BFC or Aquarius, every queue (the backstop); BFC's paused queues stop, and
     /// Aquarius' rsvQ while it may not send.
     fn apply_pauses(&mut self) {
-        let per_flow = self.bfc.is_some() || self.aquarius.is_some();
         let mask = match (&self.bfc, &self.aquarius) {
-            _ if per_flow && self.pause.any_paused() => u64::MAX,
+            _ if self.per_flow() && self.pause.any_paused() => u64::MAX,
+            _ if self.ideal.is_some() => 0,
             (Some(bfc), _) => bfc.pauses.paused_mask(),
             (None, Some(aquarius)) => aquarius.paused_mask(),
             (None, None) => self.pause.paused_mask(),
@@ -449,6 +497,7 @@ impl PfcPorts {
                         let queues = match spec.per_flow {
                             Some(PerFlowSpec::Bfc(b)) => b.queues as usize,
                             Some(PerFlowSpec::Aquarius(a)) => a.queues as usize,
+                            Some(PerFlowSpec::Ideal(_)) => 1,
                             None => classes,
                         };
                         let mut port = PriorityPort::new(link, queues);
@@ -463,6 +512,7 @@ impl PfcPorts {
                     measured: ArrivalDepths::default(),
                     bfc: spec.bfc().map(|b| BfcPort::new(b.queues)),
                     aquarius: spec.aquarius().as_ref().map(AquariusPort::new),
+                    ideal: spec.ideal().map(|_| IdealPort::new()),
                 })
                 .collect(),
             ingress: vec![IngressAccount::default(); n * classes],
@@ -484,14 +534,16 @@ impl PfcPorts {
 
     /// Data packets waiting at `output`.
     pub fn data_packets(&self, output: usize) -> u32 {
-        self.ports[output].port.data_cells()
+        self.ports[output].data_cells()
     }
 
     /// Packets the ports hold (control and data, not on the wire).
     pub fn packets_queued(&self) -> u64 {
         self.ports
             .iter()
-            .map(|p| p.port.queued_cells() as u64)
+            .map(|p| {
+                p.port.queued_cells() as u64 + p.ideal.as_ref().map_or(0, |i| i.packets() as u64)
+            })
             .sum()
     }
 
@@ -572,6 +624,8 @@ impl PfcPorts {
             + bfc.queue_resume_frames_sent
             + aquarius.flow_pause_frames_sent
             + aquarius.flow_resume_frames_sent
+            + self.ideal_counters().flow_pause_frames_sent
+            + self.ideal_counters().flow_resume_frames_sent
     }
 
     /// Aquarius' ports (what they counted, their rsvQs' pause clocks), or nothing without
@@ -584,6 +638,12 @@ impl PfcPorts {
     pub fn aquarius_counters(&self) -> AquariusCounters {
         self.aquarius_ports()
             .fold(AquariusCounters::default(), |sum, a| sum.plus(&a.counters))
+    }
+
+    /// What ideal per-flow queues' ports counted, summed (zeros without them).
+    pub fn ideal_counters(&self) -> IdealCounters {
+        let ports = self.ports.iter().filter_map(|p| p.ideal.as_ref());
+        ports.fold(IdealCounters::default(), |sum, i| sum.plus(&i.counters))
     }
 
     /// Offers `cell`, which arrived on `in_port` at `now_ps`, to output `output`: a control
@@ -611,7 +671,7 @@ impl PfcPorts {
         let spec = self.spec;
         let size_bytes = cells[cell].payload_bytes as u64;
         let p = &mut self.ports[output];
-        let depth = p.port.data_cells();
+        let depth = p.data_cells();
         if now_ps >= self.measure_from_ps {
             let m = &mut p.measured;
             m.arrivals += 1;
@@ -621,7 +681,7 @@ impl PfcPorts {
             m.max_packets = m.max_packets.max(depth);
         }
         let thresholds = spec.thresholds();
-        let class = if p.bfc.is_some() || p.aquarius.is_some() {
+        let class = if p.per_flow() {
             0
         } else {
             cells[cell].vc as u8
@@ -644,8 +704,21 @@ impl PfcPorts {
         if marked {
             c.flags |= CE;
         }
-        let (queue, frames) = p.per_flow_queue(&spec, c, in_port as u16, class, now_ps);
-        p.port.push_data(cells, cell, queue);
+        let frames = match (&mut p.ideal, spec.ideal()) {
+            (Some(ideal), Some(i_spec)) => {
+                let key = flow_key(c);
+                c.vc = 0;
+                [
+                    ideal.enqueue(&i_spec, cells, cell, key, in_port as u16),
+                    None,
+                ]
+            }
+            _ => {
+                let (queue, frames) = p.per_flow_queue(&spec, c, in_port as u16, class, now_ps);
+                p.port.push_data(cells, cell, queue);
+                frames
+            }
+        };
         p.data_bytes += size_bytes;
         p.peak_packets = p.peak_packets.max(depth + 1);
         if p.aquarius.is_some() {
@@ -672,6 +745,9 @@ impl PfcPorts {
                 let bfc = p.bfc.as_mut().expect("queue pauses reach BFC ports only");
                 bfc.pauses.apply(queue, pause, now_ps);
             }
+            PauseTarget::Flow(flow) if p.ideal.is_some() => {
+                p.ideal.as_mut().unwrap().far_end(flow, pause);
+            }
             PauseTarget::Flow(flow) => {
                 let aquarius = p
                     .aquarius
@@ -692,7 +768,8 @@ impl PfcPorts {
         #[cfg(test)]
         if self.pause_every_class {
             let queues = p.bfc.as_ref().is_some_and(|b| b.pauses.any_paused())
-                || p.aquarius.as_ref().is_some_and(|a| a.any_flow_paused());
+                || p.aquarius.as_ref().is_some_and(|a| a.any_flow_paused())
+                || p.ideal.as_ref().is_some_and(|i| i.any_flow_paused());
             p.port.pause_data(p.pause.any_paused() || queues);
         }
     }
@@ -709,10 +786,17 @@ impl PfcPorts {
         wake: &mut Option<TimePs>,
     ) -> Option<(Departure, Option<usize>)> {
         let size = |c: CellId, cells: &CellArena| cells[c].payload_bytes as u64;
+        let spec = self.spec;
+        let p = &mut self.ports[output];
+        let picked_resume = p.pick_for_link(&spec, cells, now_ps, wake);
+        if let Some((port, target, pause)) = picked_resume {
+            self.send_frame(cells, port as usize, target, pause, now_ps);
+        }
+        let picked_port = picked_resume.map(|(port, ..)| port as usize);
         let p = &mut self.ports[output];
         let departure = p.port.send_next(now_ps, cells, size, wake)?;
         if departure.data_depth == 0 {
-            return Some((departure, None));
+            return Some((departure, picked_port));
         }
         p.data_bytes -= cells[departure.cell].payload_bytes as u64;
         self.pool_used -= 1;
@@ -735,6 +819,7 @@ impl PfcPorts {
                 (0, None)
             }
             (Some(bfc), Some(spec)) => (0, bfc.dequeue(spec, flow_key(left))),
+            _ if p.ideal.is_some() => (0, None),
             _ => (left.vc as u8, None),
         };
         if self.spec.aquarius().is_some() {
@@ -752,7 +837,7 @@ impl PfcPorts {
             self.send_frame(cells, port as usize, target, pause, now_ps);
         }
         let frame_sent = resume || queue_resume.is_some();
-        let frame_port = flow_resume.map(|(port, ..)| port as usize);
+        let frame_port = flow_resume.map(|(port, ..)| port as usize).or(picked_port);
         Some((departure, frame_port.or(frame_sent.then_some(in_port))))
     }
 }
