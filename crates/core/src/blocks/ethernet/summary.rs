@@ -173,6 +173,13 @@ pub struct BfcSummary {
     /// their entry held by another flow and shared it (absent: an entry per flow).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub table_collisions: Option<u64>,
+    /// With a Bloom filter of paused flows (`switch.per_flow.bloom_filter_bits`): flows that
+    /// became active at a port, tested present and joined a paused queue (absent: no filter).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filter_positives: Option<u64>,
+    /// ... of them, flows the far end had not paused: the filter's false positives.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filter_false_positives: Option<u64>,
     /// Time queues stood paused, summed over switch ports' and host NICs' queues, in µs.
     pub queue_paused_us: f64,
     /// The longest single pause of any queue, in µs (to the end of the run if open).
@@ -198,6 +205,8 @@ impl BfcSummary {
             flows_assigned: counted.flows_assigned,
             flow_collisions: counted.flow_collisions,
             table_collisions: spec.table_entries.map(|_| counted.table_collisions),
+            filter_positives: spec.bloom_bits.map(|_| counted.filter_positives),
+            filter_false_positives: spec.bloom_bits.map(|_| counted.filter_false_positives),
             queue_paused_us: paused_ps as f64 / 1e6,
             longest_queue_pause_us: longest_ps as f64 / 1e6,
         }

@@ -11,6 +11,7 @@
 
 pub mod aquarius;
 pub mod bfc;
+pub mod bloom;
 pub mod drop_tail;
 pub mod ideal;
 pub mod pfc;
@@ -261,6 +262,13 @@ pub struct PerFlowKeys {
     /// flow id, so flows whose hashes meet share an entry (and a queue: a collision, counted);
     /// absent: every flow an entry of its own.
     pub flow_table_entries: Option<u32>,
+    /// BFC: counters of the counting Bloom filter of paused flows each switch port keeps
+    /// for the pauses its far end sends; a flow that becomes active at the port and tests
+    /// present joins a paused queue (a flow the far end did not pause and that tests present
+    /// is a false positive, counted). Absent: no filter.
+    pub bloom_filter_bits: Option<u32>,
+    /// BFC: the counters each flow sets in the Bloom filter, 1 to 16.
+    pub bloom_filter_hashes: u32,
     /// Aquarius: the low threshold Q_l of a port's buffered bytes, above which flows holding
     /// more than the fair size are paused.
     pub low_threshold_bytes: u64,
@@ -278,6 +286,8 @@ impl Default for PerFlowKeys {
             queues: 32,
             pause_packets: None,
             flow_table_entries: None,
+            bloom_filter_bits: None,
+            bloom_filter_hashes: 3,
             low_threshold_bytes: 25_000,
             high_threshold_bytes: 200_000,
             backstop: true,

@@ -369,7 +369,8 @@ impl PfcPort {
     /// The queue data packet `c` (from `in_port`, of class `class`) joins here, and the
     /// frames upstream its per-flow kind sends because of it: BFC's (a resume of the queue a
     /// pause moves off, then the pause) or Aquarius' (a PAUSE naming its flow); without one,
-    /// its class's queue. `c.vc` then names the queue (as the next hop's upstream queue).
+    /// its class's queue. `c.vc` then names the queue (as the next hop's upstream queue). Last,
+    /// the flow BFC's frames name beside their queue (0 for the others).
     fn per_flow_queue(
         &mut self,
         spec: &PfcSpec,
@@ -377,8 +378,9 @@ impl PfcPort {
         in_port: u16,
         class: u8,
         now_ps: TimePs,
-    ) -> (usize, [Option<FlowFrame>; 2]) {
+    ) -> (usize, [Option<FlowFrame>; 2], u64) {
         let size_bytes = c.payload_bytes as u64;
+        let mut flow_named = 0;
         let (queue, frames) = match (&mut self.bfc, &mut self.aquarius) {
             (Some(bfc), _) => {
                 let port = &self.port;
@@ -386,6 +388,7 @@ impl PfcPort {
                     port.class_cells(q as usize)
                 });
                 let on_in_port = |f: Option<(PauseTarget, bool)>| f.map(|(t, p)| (in_port, t, p));
+                flow_named = got.flow;
                 (got.queue, got.frames.map(on_in_port))
             }
             (None, Some(aquarius)) => {
@@ -395,10 +398,10 @@ impl PfcPort {
                 let got = aquarius.enqueue(a_spec, key, in_port, size_bytes, backlog_bytes, now_ps);
                 (got.queue, [got.frame, None])
             }
-            (None, None) => return (class as usize, [None; 2]),
+            (None, None) => return (class as usize, [None; 2], 0),
         };
         c.vc = queue;
-        (queue as usize, frames)
+        (queue as usize, frames, flow_named)
     }
 
     /// True with a per-flow kind's ports (BFC, Aquarius, ideal per-flow queues).
@@ -510,7 +513,7 @@ impl PfcPorts {
                     pause: ClassPauses::new(classes),
                     peak_packets: 0,
                     measured: ArrivalDepths::default(),
-                    bfc: spec.bfc().map(|b| BfcPort::new(b.queues)),
+                    bfc: spec.bfc().map(|b| BfcPort::new(b.queues, b.bloom())),
                     aquarius: spec.aquarius().as_ref().map(AquariusPort::new),
                     ideal: spec.ideal().map(|_| IdealPort::new()),
                 })
@@ -592,7 +595,24 @@ impl PfcPorts {
         pause: bool,
         now_ps: TimePs,
     ) {
-        let frame = cells.alloc(pause_frame(target, pause, now_ps));
+        self.send_frame_naming(cells, port, (target, 0), pause, now_ps);
+    }
+
+    /// Queues a PAUSE or resume frame for `target` on `port` that also names flow `flow` (a
+    /// BFC queue's frame names the flow that caused it, for the far end's Bloom filter).
+    fn send_frame_naming(
+        &mut self,
+        cells: &mut CellArena,
+        port: usize,
+        (target, flow): (PauseTarget, u64),
+        pause: bool,
+        now_ps: TimePs,
+    ) {
+        let mut cell = pause_frame(target, pause, now_ps);
+        if let PauseTarget::Queue(_) = target {
+            cell.route_tag = flow;
+        }
+        let frame = cells.alloc(cell);
         self.ports[port].port.push_control(cells, frame);
         let c = &mut self.counters;
         match (target, pause) {
@@ -704,19 +724,18 @@ impl PfcPorts {
         if marked {
             c.flags |= CE;
         }
-        let frames = match (&mut p.ideal, spec.ideal()) {
+        let (frames, flow_named) = match (&mut p.ideal, spec.ideal()) {
             (Some(ideal), Some(i_spec)) => {
                 let key = flow_key(c);
                 c.vc = 0;
-                [
-                    ideal.enqueue(&i_spec, cells, cell, key, in_port as u16),
-                    None,
-                ]
+                let frame = ideal.enqueue(&i_spec, cells, cell, key, in_port as u16);
+                ([frame, None], 0)
             }
             _ => {
-                let (queue, frames) = p.per_flow_queue(&spec, c, in_port as u16, class, now_ps);
+                let (queue, frames, flow_named) =
+                    p.per_flow_queue(&spec, c, in_port as u16, class, now_ps);
                 p.port.push_data(cells, cell, queue);
-                frames
+                (frames, flow_named)
             }
         };
         p.data_bytes += size_bytes;
@@ -728,7 +747,7 @@ impl PfcPorts {
             self.send_frame(cells, port, PauseTarget::Class(class), true, now_ps);
         }
         for (port, target, pause) in frames.into_iter().flatten() {
-            self.send_frame(cells, port as usize, target, pause, now_ps);
+            self.send_frame_naming(cells, port as usize, (target, flow_named), pause, now_ps);
         }
         let pause_port = pause_port.or(frames[0].map(|(port, ..)| port as usize));
         Admitted::Queued { marked, pause_port }
@@ -743,7 +762,7 @@ impl PfcPorts {
             PauseTarget::Class(class) => p.pause.apply(class as u16, pause, now_ps),
             PauseTarget::Queue(queue) => {
                 let bfc = p.bfc.as_mut().expect("queue pauses reach BFC ports only");
-                bfc.pauses.apply(queue, pause, now_ps);
+                bfc.far_end(queue, cells[cell].route_tag, pause, now_ps);
             }
             PauseTarget::Flow(flow) if p.ideal.is_some() => {
                 p.ideal.as_mut().unwrap().far_end(flow, pause);
@@ -830,8 +849,8 @@ impl PfcPorts {
         if resume {
             self.send_frame(cells, in_port, PauseTarget::Class(class), false, now_ps);
         }
-        if let Some(target) = queue_resume {
-            self.send_frame(cells, in_port, target, false, now_ps);
+        if let Some(named) = queue_resume {
+            self.send_frame_naming(cells, in_port, named, false, now_ps);
         }
         if let Some((port, target, pause)) = flow_resume {
             self.send_frame(cells, port as usize, target, pause, now_ps);
