@@ -188,3 +188,36 @@ fn ideal_per_flow_queues_at_full_load_drop_and_reorder_nothing() {
         }
     }
 }
+
+/// Poisson arrivals of the Web Server distribution at 90% of line rate with a 5% 15-to-1
+/// incast mixed in, on the k = 4 fat-tree (10 Gbit/s): PFC, BFC (8 queues), Aquarius (8
+/// queues) and ideal per-flow queues drop nothing, balance the ledger, and open the incasts'
+/// flows beside the Poisson ones.
+#[test]
+fn lossless_schemes_drop_nothing_at_full_load_with_incasts_mixed_in() {
+    let sizes = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../workloads/homasim_fb_webserver.txt"
+    );
+    let traffic = format!(
+        r#"{{"pattern": "poisson", "flow_sizes": "{sizes}", "load": 0.9,
+            "incast_load": 0.05, "incast_fan_in": 15, "incast_flow_bytes": 20000}}"#
+    );
+    for switch in [
+        r#""port_kind": "pfc""#,
+        r#""port_kind": "bfc", "per_flow": {"queues": 8}"#,
+        r#""port_kind": "aquarius", "per_flow": {"queues": 8, "high_threshold_bytes": 80000}"#,
+        IDEAL,
+    ] {
+        let json = fabric_of(1, "dctcp", switch, &traffic).replace("9000", "1000");
+        lossless(&json);
+        let (ethernet, clock) = run_until(&json, None);
+        let (_, tables) = ethernet.finish(&clock).expect("balanced");
+        let sizes = &tables.timed_flows.size_bytes;
+        let incast_flows = sizes.iter().filter(|&&b| b == 20_000).count();
+        assert!(
+            incast_flows >= 15 && sizes.len() > 1_000,
+            "{switch}: {incast_flows}"
+        );
+    }
+}

@@ -208,6 +208,17 @@ impl EthernetConfig {
                 unused.add(&[key], "traffic.pattern", because);
             }
         }
+        let mix = ["traffic.incast_fan_in", "traffic.incast_flow_bytes"];
+        if self.traffic.pattern != "poisson" {
+            unused.add(
+                &["traffic.incast_load"],
+                "traffic.pattern",
+                "incasts mix into Poisson arrivals only",
+            );
+        }
+        if self.traffic.incast_mix().is_none() {
+            unused.add(&mix, "traffic.incast_load", "no incasts (0)");
+        }
     }
 
     fn validate(&self) -> Result<(), ScenarioError> {
@@ -221,6 +232,7 @@ impl EthernetConfig {
         self.host.validate()?;
         (t.check_routing)(&self.host, mode)?;
         self.validate_classes()?;
+        self.traffic.validate_incast_mix()?;
         self.validate_traffic()
     }
 
