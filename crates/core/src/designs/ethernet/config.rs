@@ -210,14 +210,11 @@ impl EthernetConfig {
         }
         let mix = ["traffic.incast_fan_in", "traffic.incast_flow_bytes"];
         if self.traffic.pattern != "poisson" {
-            unused.add(
-                &["traffic.incast_load"],
-                "traffic.pattern",
-                "incasts mix into Poisson arrivals only",
-            );
+            let because = format!("traffic.pattern = {:?}", self.traffic.pattern);
+            unused.add(&["traffic.incast_load"], "traffic.pattern", because);
         }
         if self.traffic.incast_mix().is_none() {
-            unused.add(&mix, "traffic.incast_load", "no incasts (0)");
+            unused.add(&mix, "traffic.incast_load", "traffic.incast_load = 0");
         }
     }
 
