@@ -18,6 +18,8 @@ BFC_VICTIM = test_ethernet.BFC_VICTIM
 
 MICRO = "scenarios/aquarius/micro.toml"
 
+FCT = "scenarios/aquarius/fct.toml"
+
 
 def test_the_micro_benchmark_shares_the_bottleneck_and_spares_the_victim():
     res = cellfabric.run(MICRO, overrides={"run.duration_ns": 1_000_000, "run.warmup_ns": 300_000},
@@ -29,6 +31,24 @@ def test_the_micro_benchmark_shares_the_bottleneck_and_spares_the_victim():
     assert aquarius["flows_isolated"] > 0 and aquarius["headroom_drops"] == aquarius["buffer_drops"] == 0
     series = res.tables["flow_series"]
     assert set(series["flow"]) == {0, 1, 2, 3}
+
+
+def test_ideal_per_flow_queues_spare_the_victim():
+    res = cellfabric.run(MICRO, overrides={"switch.port_kind": "per_flow_ideal", "run.strict": False,
+                                           "run.duration_ns": 1_000_000, "run.warmup_ns": 300_000},
+                         progress=False)
+    gbps = list(res.tables["flows"]["goodput_gbps"])
+    assert all(31.5 < g < 35.0 for g in gbps[:3]), gbps
+    assert gbps[3] > 95.0, gbps
+    ideal = res.summary["pfc"]["ideal"]
+    assert ideal["flow_pause_frames_sent"] > 0 and ideal["headroom_drops"] == ideal["buffer_drops"] == 0
+
+
+def test_the_fct_scenario_mixes_its_incasts_in_and_drops_nothing():
+    res = cellfabric.run(FCT, overrides={"run.duration_ns": 200_000, "run.warmup_ns": 40_000}, progress=False)
+    sizes = list(res.tables["timed_flows"]["size_bytes"])
+    assert sizes.count(20_000) >= 100, "an incast's 100 flows of 20 KB"
+    assert res.summary["packets_dropped"] == 0
 
 
 def test_a_finite_bfc_flow_table_reports_its_collisions():
@@ -62,6 +82,17 @@ def test_a_finite_bfc_flow_table_reports_its_collisions():
     (BFC_VICTIM, ["switch.per_flow.low_threshold_bytes=1"],
      ' switch.per_flow.low_threshold_bytes: not used with switch.port_kind = "bfc"'),
     (BFC_VICTIM, ["switch.bfc_queues=4"], " switch.bfc_queues: moved to switch.per_flow.queues"),
+    (BFC_VICTIM, ["switch.per_flow.bloom_filter_bits=0"],
+     " switch.per_flow.bloom_filter_bits: expected at least 1 counter"),
+    (BFC_VICTIM, ["switch.per_flow.bloom_filter_hashes=0"],
+     " switch.per_flow.bloom_filter_hashes: expected 1 to 16 hashes, got 0"),
+    (MICRO, ["switch.port_kind=per_flow_ideal", "run.strict=false", "switch.per_flow.pause_packets=0"],
+     " switch.per_flow.pause_packets: expected at least 1 packet"),
+    (FCT, ["traffic.incast_load=1.5"], " traffic.incast_load: expected a share of the hosts' line rates"),
+    (FCT, ["traffic.incast_fan_in=128"], " traffic.incast_fan_in: expected 1 to 127 senders"),
+    (FCT, ["traffic.incast_flow_bytes=0"], " traffic.incast_flow_bytes: expected at least 1 byte"),
+    (MICRO, ["traffic.incast_load=0.05"],
+     ' traffic.incast_load: not used with traffic.pattern = "pairs"'),
     (BFC_VICTIM, ["switch.bfc_pause_packets=4"],
      " switch.bfc_pause_packets: moved to switch.per_flow.pause_packets"),
 ])

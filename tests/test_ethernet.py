@@ -191,7 +191,7 @@ def test_the_dcqcn_permutation_reports_goodput_and_pfc():
      ' switch.pfc: replaced by switch.port_kind (for what it chose, set switch.port_kind = "pfc"'),
     (PERMUTATION, ["switch.port_kind=lossless"],
      ' switch.port_kind: expected one of "drop_tail", "shared_buffer", "trimming", "pfc", "bfc",'
-     ' "aquarius", got "lossless"'),
+     ' "aquarius", "per_flow_ideal", got "lossless"'),
     (PFC_VICTIM, ["switch.pfc_classes=0"], " switch.pfc_classes: expected 1 to 8"),
     (PFC_VICTIM, ["switch.pfc_classes=9"], " switch.pfc_classes: expected 1 to 8"),
     (PERMUTATION, ["switch.pfc_classes=2"],

@@ -5,6 +5,7 @@
 //! One piece, so that pull and push run the same flows (same seed: same sizes, arrival times
 //! and background pairs) and report them under the same keys.
 
+use rand::Rng as _;
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -12,7 +13,8 @@ use super::host::{Destination, FlowSource, Host};
 use crate::blocks::stream_kind;
 use crate::blocks::transport::Transport;
 use crate::blocks::workload::{
-    mean_gap_ps, pattern_rng, FctBySize, FctKeys, FctStats, FlowSizes, TimedCounts, TimedFlow,
+    exponential_ps, mean_gap_ps, pattern_rng, FctBySize, FctKeys, FctStats, FlowSizes, TimedCounts,
+    TimedFlow,
 };
 use crate::engine::rng::{stream, ComponentId};
 use crate::engine::time::{serialization_ps, TimePs};
@@ -273,4 +275,60 @@ pub fn report(
         },
     };
     (summary, table, goodput)
+}
+
+/// Incasts mixed into flows opened during the run (the Aquarius slides' "Realistic Traffic":
+/// the Web Server workload at 70% load plus a 5% 100-to-1 incast): events arriving as a
+/// Poisson process, each `fan_in` senders drawn at random opening a flow of `flow_bytes` to
+/// one receiver drawn at random, all at once; the events' bytes are `load` of the hosts'
+/// line rates summed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct IncastMix {
+    /// The incasts' share of the hosts' line rates (`traffic.incast_load`).
+    pub load: f64,
+    /// Senders per incast (`traffic.incast_fan_in`).
+    pub fan_in: u32,
+    /// Bytes each sender's flow carries (`traffic.incast_flow_bytes`).
+    pub flow_bytes: u64,
+}
+
+/// Schedules `mix`'s incasts on `hosts` (which open flows during the run) from time 0 to
+/// `until_ps`, drawn from the pattern stream of `seed`; `host_rate_bps[h]` is host `h`'s line
+/// rate. Returns the incasts scheduled, or the error naming `traffic.incast_fan_in` if it
+/// is not below the hosts.
+pub fn schedule_incasts(
+    mix: IncastMix,
+    seed: u64,
+    until_ps: TimePs,
+    host_rate_bps: &[u64],
+    hosts: &mut [Host],
+) -> Result<u64, ScenarioError> {
+    let n = hosts.len();
+    if mix.fan_in == 0 || mix.fan_in as usize >= n {
+        return Err(invalid(
+            "traffic.incast_fan_in",
+            format!(
+                "expected 1 to {} senders (the other hosts), got {}",
+                n - 1,
+                mix.fan_in
+            ),
+        ));
+    }
+    let rate_bps: u64 = host_rate_bps.iter().sum();
+    let event_bits = (mix.fan_in as u64 * mix.flow_bytes * 8) as f64;
+    let mean_gap_ps = (event_bits / (mix.load * rate_bps as f64) * 1e12).max(1.0) as TimePs;
+    let mut rng = pattern_rng(seed);
+    let mut events = 0;
+    let mut at_ps = exponential_ps(mean_gap_ps, &mut rng);
+    while at_ps < until_ps {
+        let dst = rng.gen_range(0..n);
+        let others = rand::seq::index::sample(&mut rng, n - 1, mix.fan_in as usize);
+        for other in others {
+            let src = other + (other >= dst) as usize;
+            hosts[src].schedule(at_ps, dst as u16, mix.flow_bytes);
+        }
+        events += 1;
+        at_ps += exponential_ps(mean_gap_ps, &mut rng);
+    }
+    Ok(events)
 }

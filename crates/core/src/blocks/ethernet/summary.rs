@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::host::Host;
 use super::ports::aquarius::port::AquariusCounters;
 use super::ports::bfc::{BfcCounters, BfcSpec};
+use super::ports::ideal::IdealCounters;
 use super::ports::pfc::{PfcCounters, PfcPorts};
 use super::switch::TrimCounts;
 use crate::blocks::transport::ndp::NdpCounters;
@@ -49,6 +50,50 @@ pub struct PfcSummary {
     /// otherwise); the figures above are then PFC's backstop alone.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub aquarius: Option<AquariusSummary>,
+    /// Ideal per-flow queues' flow pauses, with `switch.port_kind = "per_flow_ideal"` (absent
+    /// otherwise); the figures above are then PFC's backstop alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ideal: Option<IdealSummary>,
+}
+
+/// What ideal per-flow queues did: pauses naming a flow, the queues the ports needed, and
+/// every drop by its cause.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct IdealSummary {
+    /// PAUSE frames naming a flow that switches sent.
+    pub flow_pause_frames_sent: u64,
+    /// RESUME frames naming a flow that switches sent.
+    pub flow_resume_frames_sent: u64,
+    /// PAUSE frames naming a flow that hosts' NICs received (they stop that flow alone).
+    pub host_flow_pauses: u64,
+    /// Flows that became active at a switch port and took a queue of their own.
+    pub flows_queued: u64,
+    /// The most flows with packets at one port at once: the queues an ideal port needed.
+    pub peak_active_flows: u32,
+    /// Data packets dropped because an ingress overran its headroom.
+    pub headroom_drops: u64,
+    /// Data packets dropped because a switch's whole buffer was full.
+    pub buffer_drops: u64,
+}
+
+impl IdealSummary {
+    /// What `pfc`'s ideal ports and `hosts` counted.
+    pub(crate) fn of(pfc: &[&PfcPorts], hosts: &[&Host]) -> Self {
+        let c = pfc.iter().fold(IdealCounters::default(), |sum, p| {
+            sum.plus(&p.ideal_counters())
+        });
+        let drops: u64 = pfc.iter().map(|p| p.counters.drops).sum();
+        let buffer_drops: u64 = pfc.iter().map(|p| p.counters.buffer_drops).sum();
+        IdealSummary {
+            flow_pause_frames_sent: c.flow_pause_frames_sent,
+            flow_resume_frames_sent: c.flow_resume_frames_sent,
+            host_flow_pauses: hosts.iter().map(|h| h.counters.flow_pauses_received).sum(),
+            flows_queued: c.flows_queued,
+            peak_active_flows: c.peak_active_flows,
+            headroom_drops: drops - buffer_drops,
+            buffer_drops,
+        }
+    }
 }
 
 /// What Aquarius did (Li, Zeng, Hu and Chen, slides "Contribution-aware Pausing" and
@@ -128,6 +173,13 @@ pub struct BfcSummary {
     /// their entry held by another flow and shared it (absent: an entry per flow).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub table_collisions: Option<u64>,
+    /// With a Bloom filter of paused flows (`switch.per_flow.bloom_filter_bits`): flows that
+    /// became active at a port, tested present and joined a paused queue (absent: no filter).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filter_positives: Option<u64>,
+    /// ... of them, flows the far end had not paused: the filter's false positives.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filter_false_positives: Option<u64>,
     /// Time queues stood paused, summed over switch ports' and host NICs' queues, in µs.
     pub queue_paused_us: f64,
     /// The longest single pause of any queue, in µs (to the end of the run if open).
@@ -153,6 +205,8 @@ impl BfcSummary {
             flows_assigned: counted.flows_assigned,
             flow_collisions: counted.flow_collisions,
             table_collisions: spec.table_entries.map(|_| counted.table_collisions),
+            filter_positives: spec.bloom_bits.map(|_| counted.filter_positives),
+            filter_false_positives: spec.bloom_bits.map(|_| counted.filter_false_positives),
             queue_paused_us: paused_ps as f64 / 1e6,
             longest_queue_pause_us: longest_ps as f64 / 1e6,
         }
@@ -233,6 +287,7 @@ impl PfcSummary {
             classes: None,
             bfc: None,
             aquarius: None,
+            ideal: None,
         }
     }
 }

@@ -76,10 +76,16 @@ fn an_upstream_that_pauses_the_port_for_a_flow_stops_the_victim() {
 /// A k = 4 fat-tree at 10 Gbit/s, 9000-byte packets, Aquarius with `queues` queues per port,
 /// `transport` hosts and the traffic keys `traffic`.
 fn fabric(seed: u64, transport: &str, queues: u32, traffic: &str) -> String {
+    let switch = format!(r#""port_kind": "aquarius", "per_flow": {{"queues": {queues}}}"#);
+    fabric_of(seed, transport, &switch, traffic)
+}
+
+/// The same fat-tree with the switch keys `switch`.
+fn fabric_of(seed: u64, transport: &str, switch: &str, traffic: &str) -> String {
     format!(
         r#"{{"design": "ethernet", "run": {{"seed": {seed}, "duration_ns": 4000000, "warmup_ns": 2000000}},
             "topology": {{"kind": "fat_tree", "k": 4}},
-            "switch": {{"port_kind": "aquarius", "per_flow": {{"queues": {queues}}}}},
+            "switch": {{{switch}}},
             "host": {{"transport": "{transport}", "packet_bytes": 9000}},
             "traffic": {traffic}}}"#
     )
@@ -93,13 +99,14 @@ fn lossless(json: &str) -> EthernetSummary {
     let (ethernet, clock) = run_until(json, None);
     let (summary, _) = ethernet.finish(&clock).expect("balanced");
     let pfc = summary.pfc.as_ref().expect("a PFC run");
-    let aquarius = pfc.aquarius.expect("an Aquarius run");
     assert_eq!(
         (summary.packets.packets_dropped, pfc.lossless_drops),
         (0, 0),
         "{json}"
     );
-    assert_eq!((aquarius.headroom_drops, aquarius.buffer_drops), (0, 0));
+    if let Some(aquarius) = pfc.aquarius {
+        assert_eq!((aquarius.headroom_drops, aquarius.buffer_drops), (0, 0));
+    }
     let p = &summary.packets;
     assert_eq!(
         p.packets_created,
@@ -136,4 +143,81 @@ fn an_aquarius_run_is_determined_by_its_seed() {
     let a = serde_json::to_string(&lossless(&json)).unwrap();
     let b = serde_json::to_string(&lossless(&json)).unwrap();
     assert_eq!(a, b);
+}
+
+const IDEAL: &str = r#""port_kind": "per_flow_ideal""#;
+
+/// Ideal per-flow queues, the upper bound: f1-f3 share R1 about evenly and the victim f4 keeps
+/// its 100, as under Aquarius.
+#[test]
+fn ideal_per_flow_queues_share_the_bottleneck_and_spare_the_victim() {
+    let gbps = goodputs(&micro(IDEAL), false);
+    for (flow, rate) in gbps[..3].iter().enumerate() {
+        assert!((31.5..35.0).contains(rate), "f{}: {gbps:?}", flow + 1);
+    }
+    assert!(gbps[3] > 95.0, "{gbps:?}");
+}
+
+/// Broken on purpose: an upstream that stops the whole port when a PAUSE names one flow holds
+/// the victim, and the check above fails.
+#[test]
+fn ideal_queues_that_pause_the_port_for_a_flow_stop_the_victim() {
+    let gbps = goodputs(&micro(IDEAL), true);
+    assert!(gbps[3] < 95.0, "{gbps:?}");
+}
+
+/// Ideal per-flow queues at full load, a permutation and a 15-to-1 incast under DCQCN and TCP:
+/// nothing dropped, nothing reordered, flows paused by their id, a queue per flow.
+#[test]
+fn ideal_per_flow_queues_at_full_load_drop_and_reorder_nothing() {
+    for transport in ["tcp", "dcqcn"] {
+        let permutation = lossless(&fabric_of(1, transport, IDEAL, PERMUTATION));
+        let incast = lossless(&fabric_of(1, transport, IDEAL, INCAST));
+        let ideal = incast.pfc.as_ref().unwrap().ideal.expect("an ideal run");
+        assert!(ideal.flow_pause_frames_sent > 0, "{ideal:?}");
+        assert!(ideal.peak_active_flows >= 15, "{ideal:?}");
+        assert_eq!((ideal.headroom_drops, ideal.buffer_drops), (0, 0));
+        for s in [&permutation, &incast] {
+            assert_eq!(s.senders.fast_retransmits, 0, "{transport}");
+        }
+        let total_gbps = incast.flow_goodput_gbps.as_ref().unwrap().mean * 15.0;
+        // TCP fills the receiver's link; DCQCN's default marking (Kmin 5 KB) marks the 15
+        // flows' queue at the receiver's port and cuts their rates (about 8.2 Gbit/s in all).
+        if transport == "tcp" {
+            assert!(total_gbps > 9.0, "{transport}: {total_gbps}");
+        }
+    }
+}
+
+/// Poisson arrivals of the Web Server distribution at 90% of line rate with a 5% 15-to-1
+/// incast mixed in, on the k = 4 fat-tree (10 Gbit/s): PFC, BFC (8 queues), Aquarius (8
+/// queues) and ideal per-flow queues drop nothing, balance the ledger, and open the incasts'
+/// flows beside the Poisson ones.
+#[test]
+fn lossless_schemes_drop_nothing_at_full_load_with_incasts_mixed_in() {
+    let sizes = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../workloads/homasim_fb_webserver.txt"
+    );
+    let traffic = format!(
+        r#"{{"pattern": "poisson", "flow_sizes": "{sizes}", "load": 0.9,
+            "incast_load": 0.05, "incast_fan_in": 15, "incast_flow_bytes": 20000}}"#
+    );
+    for switch in [
+        r#""port_kind": "pfc""#,
+        r#""port_kind": "bfc", "per_flow": {"queues": 8}"#,
+        r#""port_kind": "aquarius", "per_flow": {"queues": 8, "high_threshold_bytes": 80000}"#,
+        IDEAL,
+    ] {
+        let json = fabric_of(1, "dctcp", switch, &traffic).replace("9000", "1000");
+        lossless(&json);
+        let (ethernet, clock) = run_until(&json, None);
+        let (_, tables) = ethernet.finish(&clock).expect("balanced");
+        let sizes = &tables.timed_flows.size_bytes;
+        let incast_flows = sizes.iter().filter(|&&b| b == 20_000).count();
+        assert!(
+            incast_flows >= 15 && sizes.len() > 1_000,
+            "{switch}: {incast_flows}"
+        );
+    }
 }

@@ -4,6 +4,7 @@
 //! keep the fabric busy; runs repeat exactly.
 
 use super::*;
+use crate::blocks::ethernet::summary::BfcSummary;
 
 /// A k = 4 fat-tree at 10 Gbit/s, 9000-byte packets, PFC switches with BFC's `queues` queues
 /// per port, `transport` hosts and the traffic keys `traffic`.
@@ -85,4 +86,31 @@ fn a_bfc_run_is_determined_by_its_seed() {
     let a = serde_json::to_string(&lossless(&json)).unwrap();
     let b = serde_json::to_string(&lossless(&json)).unwrap();
     assert_eq!(a, b);
+}
+
+/// The 15-to-1 incast with a Bloom filter of paused flows at every port: lossless either way;
+/// a filter of one counter flags every flow that becomes active while any pause is held (false
+/// positives, counted), a large one far fewer.
+#[test]
+fn a_bloom_filter_of_paused_flows_counts_its_false_positives() {
+    let with = |bits: u32| {
+        let json = fabric(1, "tcp", 4, INCAST).replace(
+            r#""pause_packets": 4"#,
+            &format!(r#""pause_packets": 4, "bloom_filter_bits": {bits}"#),
+        );
+        let summary = lossless(&json);
+        summary.pfc.unwrap().bfc.unwrap()
+    };
+    let (tiny, large) = (with(1), with(1 << 16));
+    let positives = |b: &BfcSummary| {
+        (
+            b.filter_positives.unwrap(),
+            b.filter_false_positives.unwrap(),
+        )
+    };
+    assert!(positives(&tiny).1 > 0, "{tiny:?}");
+    assert!(
+        positives(&large).1 < positives(&tiny).1,
+        "{large:?} {tiny:?}"
+    );
 }

@@ -208,6 +208,14 @@ impl EthernetConfig {
                 unused.add(&[key], "traffic.pattern", because);
             }
         }
+        let mix = ["traffic.incast_fan_in", "traffic.incast_flow_bytes"];
+        if self.traffic.pattern != "poisson" {
+            let because = format!("traffic.pattern = {:?}", self.traffic.pattern);
+            unused.add(&["traffic.incast_load"], "traffic.pattern", because);
+        }
+        if self.traffic.incast_mix().is_none() {
+            unused.add(&mix, "traffic.incast_load", "traffic.incast_load = 0");
+        }
     }
 
     fn validate(&self) -> Result<(), ScenarioError> {
@@ -221,6 +229,7 @@ impl EthernetConfig {
         self.host.validate()?;
         (t.check_routing)(&self.host, mode)?;
         self.validate_classes()?;
+        self.traffic.validate_incast_mix()?;
         self.validate_traffic()
     }
 

@@ -28,7 +28,7 @@ mod traffic;
 
 use crate::blocks::cell::{Cell, CellId};
 use crate::blocks::ethernet::host::{FlowSeries, Host, HostParams, NdpPathSpec};
-use crate::blocks::ethernet::opening::open_flows;
+use crate::blocks::ethernet::opening::{open_flows, schedule_incasts};
 use crate::blocks::ethernet::ports::bfc::BfcSpec;
 use crate::blocks::ethernet::ports::drop_tail::{OutputQueue, QueueSpec, RandomDrop};
 use crate::blocks::ethernet::ports::pfc::{PfcPorts, PfcSpec};
@@ -225,6 +225,10 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
         let sizes = traffic.sizes()?;
         let seed = config.run.seed;
         open_flows(&opening, sizes, seed, &host_rate_bps, &mut host_nodes)?;
+        if let Some(mix) = config.traffic.incast_mix() {
+            let until_ps = ps_from_ns(config.run.duration_ns);
+            schedule_incasts(mix, seed, until_ps, &host_rate_bps, &mut host_nodes)?;
+        }
     }
     nodes.extend(host_nodes.into_iter().map(EthernetNode::Host));
     let packet_ps = serialization_ps(config.host.packet_bytes as u64, config.rate_bps());

@@ -10,8 +10,10 @@ use crate::blocks::ethernet::host::{FlowSeries, Host, SenderTotals};
 use crate::blocks::ethernet::opening::{self, OpenedSummary, TimedTable};
 use crate::blocks::ethernet::ports::aquarius::AquariusSpec;
 use crate::blocks::ethernet::ports::bfc::BfcSpec;
+use crate::blocks::ethernet::ports::ideal::IdealSpec;
 use crate::blocks::ethernet::summary::{
-    AquariusSummary, BfcSummary, DcqcnSummary, NdpSummary, PfcClassSummary, PfcSummary,
+    AquariusSummary, BfcSummary, DcqcnSummary, IdealSummary, NdpSummary, PfcClassSummary,
+    PfcSummary,
 };
 use crate::blocks::ethernet::switch::{EthernetSwitch, TrimCounts};
 use crate::blocks::transport::{SenderCounters, Transport};
@@ -355,6 +357,8 @@ impl Ethernet {
                 .map(|b| BfcSummary::of(&b, &pfc, hosts, now_ps));
             summary.aquarius = AquariusSpec::of(&self.config.switch)
                 .map(|a| AquariusSummary::of(a.queues, &pfc, hosts, now_ps));
+            summary.ideal =
+                IdealSpec::of(&self.config.switch, 0).map(|_| IdealSummary::of(&pfc, hosts));
             summary
         })
     }

@@ -3,9 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::blocks::ethernet::opening::Opening;
-use crate::blocks::patterns::{self, permutation, PatternKeys, TrafficPattern};
+use crate::blocks::ethernet::opening::{IncastMix, Opening};
+use crate::blocks::patterns::{self, permutation, poisson, PatternKeys, TrafficPattern};
 use crate::blocks::workload::FctKeys;
+use crate::keys::invalid;
 use crate::scenario::ScenarioError;
 
 /// The patterns the Ethernet baseline runs, in the order its messages list them (what each
@@ -48,6 +49,14 @@ pub struct TrafficConfig {
     pub load: f64,
     /// Closed loop: flows each host keeps in flight.
     pub flows_per_host: u32,
+    /// Poisson: incasts mixed in, their bytes this share of the hosts' line rates (the
+    /// Aquarius slides' 5%: 0.05); 0: none.
+    pub incast_load: f64,
+    /// Poisson with incasts: senders per incast, drawn at random, to one receiver drawn at
+    /// random (the slides' 100-to-1: 100).
+    pub incast_fan_in: u32,
+    /// Poisson with incasts: bytes of each incast sender's flow.
+    pub incast_flow_bytes: u64,
     /// Pairs: the flows, `[sending host, receiving host]` each.
     pub pairs: Vec<[u32; 2]>,
     /// PFC: the traffic class of each of the pattern's flows, cycled: flow k (in the
@@ -71,6 +80,9 @@ impl Default for TrafficConfig {
             background_flows: 4,
             load: 0.5,
             flows_per_host: 1,
+            incast_load: 0.0,
+            incast_fan_in: 100,
+            incast_flow_bytes: 20_000,
             pairs: Vec::new(),
             flow_classes: None,
         }
@@ -99,6 +111,41 @@ impl TrafficConfig {
             flows: &[],
             classes: 0,
         })
+    }
+
+    /// The incasts mixed into Poisson arrivals, if any.
+    pub fn incast_mix(&self) -> Option<IncastMix> {
+        (self.incast_load > 0.0).then_some(IncastMix {
+            load: self.incast_load,
+            fan_in: self.incast_fan_in,
+            flow_bytes: self.incast_flow_bytes,
+        })
+    }
+
+    /// The incast mix's keys: a share from 0 to 1, only with `poisson`; at least one byte.
+    pub fn validate_incast_mix(&self) -> Result<(), ScenarioError> {
+        if !(self.incast_load.is_finite() && (0.0..=1.0).contains(&self.incast_load)) {
+            return Err(invalid(
+                "traffic.incast_load",
+                "expected a share of the hosts' line rates from 0 (no incast) to 1",
+            ));
+        }
+        if self.incast_load > 0.0 && self.pattern != poisson::PATTERN.name {
+            return Err(invalid(
+                "traffic.incast_load",
+                format!(
+                    "incasts mix into traffic.pattern = \"poisson\" only, got {:?}",
+                    self.pattern
+                ),
+            ));
+        }
+        if self.incast_flow_bytes == 0 {
+            return Err(invalid(
+                "traffic.incast_flow_bytes",
+                "expected at least 1 byte",
+            ));
+        }
+        Ok(())
     }
 
     /// How hosts open flows during the run (`None` for the patterns whose flows are made at

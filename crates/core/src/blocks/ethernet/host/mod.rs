@@ -51,6 +51,8 @@ const PACER: u32 = 3 << 30;
 const KIND: u32 = 3 << 30;
 /// A NIC-kind timer tag of its own: the host's [`FlowSource`] opens its next flow.
 const ARRIVAL: u32 = NIC | 1;
+/// A NIC-kind timer tag of its own: the host opens its scheduled flows that are due.
+const SCHEDULED: u32 = NIC | 2;
 
 /// Bits of a flow key that name the send side's slot; the bits above hold its generation.
 pub(super) const SLOT_BITS: u32 = 20;
@@ -140,6 +142,9 @@ impl Host {
     /// Starts sending: a Poisson source books its first arrival, a closed loop opens its
     /// flows.
     pub fn start<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
+        if let Some(at_ps) = self.opened.as_ref().and_then(|o| o.next_scheduled_ps()) {
+            ctx.set_timer(at_ps.max(ctx.now_ps), SCHEDULED);
+        }
         if let Some(source) = self.opened.as_mut().and_then(|o| o.source.as_mut()) {
             match source.mean_gap_ps {
                 Some(mean_ps) => {
@@ -695,6 +700,11 @@ impl<R: Router> Node<R> for Host {
             NIC if tag == ARRIVAL => {
                 if let Some(next_ps) = self.arrive(now_ps) {
                     ctx.set_timer(next_ps, ARRIVAL);
+                }
+            }
+            NIC if tag == SCHEDULED => {
+                if let Some(next_ps) = self.open_scheduled(now_ps) {
+                    ctx.set_timer(next_ps, SCHEDULED);
                 }
             }
             _ => {}

@@ -20,6 +20,7 @@ use crate::blocks::workload::{exponential_ps, FlowSizes};
 use crate::engine::rng::Rng;
 use crate::engine::time::TimePs;
 use rand::Rng as _;
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// Where a host's flows opened during the run go.
@@ -113,6 +114,15 @@ pub struct Opened {
     pub stale_packets: u64,
     /// The source of flows, if the host has one.
     pub(super) source: Option<FlowSource>,
+    /// Flows to open at set times (an incast's), earliest first: when, to whom, bytes.
+    scheduled: VecDeque<(TimePs, u16, u64)>,
+}
+
+impl Opened {
+    /// When the next scheduled flow opens, if any.
+    pub(super) fn next_scheduled_ps(&self) -> Option<TimePs> {
+        self.scheduled.front().map(|&(at_ps, ..)| at_ps)
+    }
 }
 
 impl Host {
@@ -273,6 +283,33 @@ impl Host {
             .is_some_and(|s| s.mean_gap_ps.is_none())
         {
             self.arrive(ctx.now_ps);
+        }
+    }
+
+    /// Schedules a timed flow to `dst` of `size_bytes` to open at `at_ps` (no earlier than
+    /// the flows scheduled before it: an incast's, drawn in time order).
+    pub fn schedule(&mut self, at_ps: TimePs, dst: u16, size_bytes: u64) {
+        let opened = self.opened.as_mut().expect("a host that opens flows");
+        debug_assert!(opened.next_scheduled_ps().is_none_or(|_| {
+            opened
+                .scheduled
+                .back()
+                .is_some_and(|&(last_ps, ..)| last_ps <= at_ps)
+        }));
+        opened.scheduled.push_back((at_ps, dst, size_bytes));
+    }
+
+    /// Opens the scheduled flows due at `now_ps`; when the next one is due, if any.
+    pub(super) fn open_scheduled(&mut self, now_ps: TimePs) -> Option<TimePs> {
+        loop {
+            let opened = self.opened.as_mut().expect("a host that opens flows");
+            match opened.scheduled.front() {
+                Some(&(at_ps, dst, size_bytes)) if at_ps <= now_ps => {
+                    opened.scheduled.pop_front();
+                    self.open(now_ps, dst, Some(size_bytes), true);
+                }
+                next => return next.map(|&(at_ps, ..)| at_ps),
+            }
         }
     }
 

@@ -18,15 +18,18 @@
 //! reassigned) moves its pause to the new queue. Queue-mates of a paused flow wait with it: with
 //! fewer queues than active flows BFC blocks heads of line as PFC does.
 
-use super::{check_lossless, EthernetSwitchConfig, PortCheck, PortKind};
+use super::bloom::{BloomSpec, CountingBloom, MAX_HASHES};
+use super::{check_lossless, EthernetSwitchConfig, PortCheck, PortKind, PFC_THRESHOLD_KEYS};
 use crate::blocks::cell::Cell;
 use crate::blocks::ethernet::pause::MAX_PAUSE_TARGETS;
 use crate::blocks::ethernet::pause::{ClassPauses, PauseTarget};
 use crate::engine::rng::mix;
+use crate::engine::time::TimePs;
 use crate::keys::{invalid, ScenarioError};
-use std::collections::hash_map::{DefaultHasher, Entry};
+use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
+use std::num::NonZeroU32;
 
 /// BFC's settings of every egress port (`[switch.per_flow]`: `queues`, `pause_packets`,
 /// `flow_table_entries`).
@@ -38,7 +41,13 @@ pub struct BfcSpec {
     /// (about a one-hop bandwidth-delay product, §3.2).
     pub pause_packets: u32,
     /// Entries of the flow table, indexed by a hash of the flow id; `None`: one per flow.
-    pub table_entries: Option<u32>,
+    pub table_entries: Option<NonZeroU32>,
+    /// Counters of the counting Bloom filter of paused flows each port keeps for its far
+    /// end's pauses; `None`: no filter (a flow that became active again takes a queue as any
+    /// new flow does).
+    pub bloom_bits: Option<NonZeroU32>,
+    /// The counters each flow sets in the filter.
+    pub bloom_hashes: u8,
 }
 
 /// BFC's per-flow queues on PFC's lossless ports.
@@ -50,12 +59,14 @@ pub const KIND: PortKind = PortKind {
     classes: false,
     per_flow_routing: true,
     keys: &[
-        "switch.pfc_xoff_packets",
-        "switch.pfc_xon_packets",
-        "switch.pfc_headroom_packets",
-        "switch.per_flow.queues",
-        "switch.per_flow.pause_packets",
-        "switch.per_flow.flow_table_entries",
+        PFC_THRESHOLD_KEYS,
+        &[
+            "switch.per_flow.queues",
+            "switch.per_flow.pause_packets",
+            "switch.per_flow.flow_table_entries",
+            "switch.per_flow.bloom_filter_bits",
+            "switch.per_flow.bloom_filter_hashes",
+        ],
     ],
     check,
 };
@@ -67,6 +78,33 @@ fn check(c: &PortCheck<'_>) -> Result<(), ScenarioError> {
     let s = c.switch;
     check_queues(s.per_flow.queues, 1)?;
     check_table(s)?;
+    check_bloom(s)?;
+    check_pause_packets(c)
+}
+
+/// The error for a Bloom filter of no counter, or of no hash or more than [`MAX_HASHES`].
+fn check_bloom(s: &EthernetSwitchConfig) -> Result<(), ScenarioError> {
+    if s.per_flow.bloom_filter_bits == Some(0) {
+        return Err(invalid(
+            "switch.per_flow.bloom_filter_bits",
+            "expected at least 1 counter (or no key: no Bloom filter)",
+        ));
+    }
+    let hashes = s.per_flow.bloom_filter_hashes;
+    if !(1..=MAX_HASHES).contains(&hashes) {
+        return Err(invalid(
+            "switch.per_flow.bloom_filter_hashes",
+            format!("expected 1 to {MAX_HASHES} hashes, got {hashes}"),
+        ));
+    }
+    Ok(())
+}
+
+/// The error for a flow's pause threshold (`switch.per_flow.pause_packets`, absent: one hop's
+/// bandwidth-delay product) of no packet or not below the backstop's XOFF (BFC's and ideal
+/// per-flow queues').
+pub fn check_pause_packets(c: &PortCheck<'_>) -> Result<(), ScenarioError> {
+    let s = c.switch;
     let pause_packets = s.per_flow.pause_packets.unwrap_or(c.hop_bdp_packets);
     if pause_packets == 0 || pause_packets >= s.pfc_xoff_packets {
         let given = match s.per_flow.pause_packets {
@@ -114,7 +152,9 @@ impl BfcSpec {
         (switch.kind().name == KIND.name).then_some(BfcSpec {
             queues: keys.queues as u16,
             pause_packets: keys.pause_packets.unwrap_or(hop_bdp_packets),
-            table_entries: keys.flow_table_entries,
+            table_entries: keys.flow_table_entries.and_then(NonZeroU32::new),
+            bloom_bits: keys.bloom_filter_bits.and_then(NonZeroU32::new),
+            bloom_hashes: keys.bloom_filter_hashes as u8,
         })
     }
 
@@ -123,12 +163,20 @@ impl BfcSpec {
         (switch.kind().name == KIND.name).then_some(switch.per_flow.queues as u16)
     }
 
+    /// The Bloom filter of paused flows its ports keep, if any.
+    pub fn bloom(&self) -> Option<BloomSpec> {
+        self.bloom_bits.map(|bits| BloomSpec {
+            bits,
+            hashes: self.bloom_hashes,
+        })
+    }
+
     /// The entry of the flow table that flow `key` takes: its own key without a bound, else
     /// its hash modulo the entries.
     pub fn entry_of(&self, key: u64) -> u64 {
         match self.table_entries {
             None => key,
-            Some(entries) => mix(key ^ TABLE_SALT) % entries as u64,
+            Some(entries) => mix(key ^ TABLE_SALT) % entries.get() as u64,
         }
     }
 }
@@ -164,6 +212,9 @@ pub struct BfcEnqueued {
     /// Frames for the port it came in on (a resume of the queue a pause moves off, then a
     /// pause).
     pub frames: [Option<(PauseTarget, bool)>; 2],
+    /// The flow the frames name beside the queue (the entry's first flow), for the upstream's
+    /// Bloom filter of paused flows.
+    pub flow: u64,
 }
 
 /// What one BFC port counted.
@@ -180,6 +231,11 @@ pub struct BfcCounters {
     /// Flows that found their flow table entry held by another flow (a finite table's hash
     /// collision: they share its packets, queue and pause).
     pub table_collisions: u64,
+    /// Flows that became active here and tested present in the Bloom filter of paused flows,
+    /// so joined a paused queue.
+    pub filter_positives: u64,
+    /// ... of them, flows the far end did not pause (the filter's false positives).
+    pub filter_false_positives: u64,
 }
 
 impl BfcCounters {
@@ -201,6 +257,8 @@ impl BfcCounters {
             flows_assigned: self.flows_assigned + other.flows_assigned,
             flow_collisions: self.flow_collisions + other.flow_collisions,
             table_collisions: self.table_collisions + other.table_collisions,
+            filter_positives: self.filter_positives + other.filter_positives,
+            filter_false_positives: self.filter_false_positives + other.filter_false_positives,
         }
     }
 }
@@ -215,16 +273,64 @@ pub struct BfcPort {
     pub counters: BfcCounters,
     /// The flows with packets here, by [`flow_key`] (a fixed hasher: runs repeat).
     flows: HashMap<u64, BfcFlow, BuildHasherDefault<DefaultHasher>>,
+    /// The flows the far end paused, as the Bloom filter holds them (`None`: no filter).
+    paused_filter: Option<CountingBloom>,
+    /// The same flows exactly, with how many pauses each holds: only to count the filter's
+    /// false positives, never to decide.
+    paused_exact: HashMap<u64, u32, BuildHasherDefault<DefaultHasher>>,
 }
 
 impl BfcPort {
-    /// A port of `queues` queues, none paused, no flow active.
-    pub fn new(queues: u16) -> Self {
+    /// A port of `queues` queues, none paused, no flow active, with the Bloom filter of
+    /// paused flows `bloom` describes (if any).
+    pub fn new(queues: u16, bloom: Option<BloomSpec>) -> Self {
         BfcPort {
             pauses: ClassPauses::new(queues as usize),
             counters: BfcCounters::default(),
             flows: HashMap::default(),
+            paused_filter: bloom.map(CountingBloom::new),
+            paused_exact: HashMap::default(),
         }
+    }
+
+    /// The far end paused (`pause`) or resumed queue `queue` at `now_ps` because of flow `flow`:
+    /// the queue's pause counter, and the flow in the Bloom filter.
+    pub fn far_end(&mut self, queue: u16, flow: u64, pause: bool, now_ps: TimePs) {
+        self.pauses.apply(queue, pause, now_ps);
+        let Some(filter) = &mut self.paused_filter else {
+            return;
+        };
+        let held = self.paused_exact.entry(flow).or_default();
+        if pause {
+            filter.add(flow);
+            *held += 1;
+        } else if *held > 0 {
+            filter.remove(flow);
+            *held -= 1;
+        }
+        if *held == 0 {
+            self.paused_exact.remove(&flow);
+        }
+    }
+
+    /// The queue for flow `flow` that becomes active here: with a Bloom filter of paused
+    /// flows in which it tests present, a paused queue (the lowest), so that a flow paused
+    /// downstream stays held here after its packets drained; otherwise an empty queue, or
+    /// (none empty) one by hash.
+    fn queue_for_new_flow(&mut self, spec: &BfcSpec, flow: u64, free: Option<u16>) -> u16 {
+        let flagged = self
+            .paused_filter
+            .as_ref()
+            .is_some_and(|f| f.contains(flow));
+        let paused = self.pauses.paused_mask();
+        if flagged {
+            self.counters.filter_positives += 1;
+            self.counters.filter_false_positives += !self.paused_exact.contains_key(&flow) as u64;
+            if paused != 0 {
+                return paused.trailing_zeros() as u16;
+            }
+        }
+        free.unwrap_or((mix(flow) % spec.queues as u64) as u16)
     }
 
     /// A packet of flow `flow` arrived through upstream queue `upstream_queue`; the port's
@@ -237,31 +343,31 @@ impl BfcPort {
         queue_packets: impl Fn(u16) -> u32,
     ) -> BfcEnqueued {
         let mut got = BfcEnqueued::default();
-        let entry = match self.flows.entry(spec.entry_of(flow)) {
-            Entry::Occupied(e) => {
-                let entry = e.into_mut();
-                if entry.owner != flow && !entry.guests.contains(&flow) {
-                    entry.guests.push(flow);
-                    self.counters.table_collisions += 1;
-                }
-                entry
-            }
-            Entry::Vacant(v) => {
-                let free = (0..spec.queues).find(|&q| queue_packets(q) == 0);
-                self.counters.flows_assigned += 1;
-                self.counters.flow_collisions += free.is_none() as u64;
-                let hashed = (mix(flow) % spec.queues as u64) as u16;
-                v.insert(BfcFlow {
+        let at = spec.entry_of(flow);
+        if !self.flows.contains_key(&at) {
+            let free = (0..spec.queues).find(|&q| queue_packets(q) == 0);
+            self.counters.flows_assigned += 1;
+            self.counters.flow_collisions += free.is_none() as u64;
+            let queue = self.queue_for_new_flow(spec, flow, free);
+            self.flows.insert(
+                at,
+                BfcFlow {
                     packets: 0,
-                    queue: free.unwrap_or(hashed),
+                    queue,
                     pausing: None,
                     owner: flow,
                     guests: Vec::new(),
-                })
-            }
-        };
+                },
+            );
+        }
+        let entry = self.flows.get_mut(&at).expect("just made");
+        if entry.owner != flow && !entry.guests.contains(&flow) {
+            entry.guests.push(flow);
+            self.counters.table_collisions += 1;
+        }
         entry.packets += 1;
         got.queue = entry.queue;
+        got.flow = entry.owner;
         if entry.packets >= spec.pause_packets && entry.pausing != Some(upstream_queue) {
             let pause = Some((PauseTarget::Queue(upstream_queue), true));
             got.frames = match entry.pausing {
@@ -273,16 +379,16 @@ impl BfcPort {
         got
     }
 
-    /// A packet of flow `flow` left: the upstream queue to resume, if the flow now holds
-    /// fewer than `pause_packets` and held it paused.
-    pub fn dequeue(&mut self, spec: &BfcSpec, flow: u64) -> Option<PauseTarget> {
+    /// A packet of flow `flow` left: the upstream queue to resume (and the flow the frame
+    /// names beside it), if the flow now holds fewer than `pause_packets` and held it paused.
+    pub fn dequeue(&mut self, spec: &BfcSpec, flow: u64) -> Option<(PauseTarget, u64)> {
         let at = spec.entry_of(flow);
         let entry = self.flows.get_mut(&at).expect("a flow with packets here");
         entry.packets -= 1;
         let resume = match entry.pausing {
             Some(queue) if entry.packets < spec.pause_packets => {
                 entry.pausing = None;
-                Some(PauseTarget::Queue(queue))
+                Some((PauseTarget::Queue(queue), entry.owner))
             }
             _ => None,
         };
@@ -301,6 +407,8 @@ mod tests {
         queues: 2,
         pause_packets: 2,
         table_entries: None,
+        bloom_bits: None,
+        bloom_hashes: 2,
     };
 
     /// Two flows take the two empty queues, a third collides; the second packet of a flow
@@ -308,7 +416,7 @@ mod tests {
     /// and draining below the threshold resumes it.
     #[test]
     fn flows_take_empty_queues_then_collide_and_pause_their_upstream_queue() {
-        let mut port = BfcPort::new(2);
+        let mut port = BfcPort::new(2, None);
         let mut held = [0u32; 2];
         let mut offer = |port: &mut BfcPort, flow: u64, upstream: u16| {
             let got = port.enqueue(&SPEC, flow, upstream, |q| held[q as usize]);
@@ -333,7 +441,7 @@ mod tests {
             ]
         );
         assert_eq!(port.dequeue(&SPEC, 10), None, "holds 2 of flow 10");
-        assert_eq!(port.dequeue(&SPEC, 10), Some(PauseTarget::Queue(7)));
+        assert_eq!(port.dequeue(&SPEC, 10), Some((PauseTarget::Queue(7), 10)));
         assert_eq!(port.dequeue(&SPEC, 10), None);
         assert!(!port.flows.contains_key(&10), "drained: forgotten");
     }
@@ -343,11 +451,11 @@ mod tests {
     #[test]
     fn a_finite_table_shares_an_entry_between_flows_whose_hashes_meet() {
         let spec = BfcSpec {
-            table_entries: Some(1),
+            table_entries: NonZeroU32::new(1),
             pause_packets: 3,
             ..SPEC
         };
-        let mut port = BfcPort::new(2);
+        let mut port = BfcPort::new(2, None);
         let a = port.enqueue(&spec, 10, 0, |_| 0);
         let b = port.enqueue(&spec, 11, 0, |_| 0);
         let b2 = port.enqueue(&spec, 11, 0, |_| 0);
@@ -359,10 +467,52 @@ mod tests {
             Some((PauseTarget::Queue(0), true)),
             "3 packets held"
         );
-        assert_eq!(port.dequeue(&spec, 10), Some(PauseTarget::Queue(0)));
+        assert_eq!(port.dequeue(&spec, 10), Some((PauseTarget::Queue(0), 10)));
         port.dequeue(&spec, 11);
         port.dequeue(&spec, 11);
         assert!(port.flows.is_empty());
+    }
+
+    /// With a Bloom filter of paused flows: a flow the far end paused that becomes active again
+    /// joins the paused queue (a true positive); with a filter of one counter, a flow never
+    /// paused tests present too and joins it (a false positive, counted); without a filter
+    /// it takes an empty queue.
+    #[test]
+    fn a_flow_in_the_bloom_filter_of_paused_flows_joins_a_paused_queue() {
+        let with = |bits| BfcSpec {
+            queues: 4,
+            bloom_bits: NonZeroU32::new(bits),
+            ..SPEC
+        };
+        let mut port = BfcPort::new(4, with(4096).bloom());
+        port.far_end(2, 10, true, 0);
+        let back = port.enqueue(&with(4096), 10, 0, |_| 0);
+        let other = port.enqueue(&with(4096), 11, 0, |q| (q == 0) as u32);
+        assert_eq!((back.queue, other.queue), (2, 1), "10 is paused, 11 is not");
+        assert_eq!(
+            (
+                port.counters.filter_positives,
+                port.counters.filter_false_positives
+            ),
+            (1, 0)
+        );
+        let mut tiny = BfcPort::new(4, with(1).bloom());
+        tiny.far_end(3, 10, true, 0);
+        assert_eq!(tiny.enqueue(&with(1), 12, 0, |_| 0).queue, 3);
+        assert_eq!(tiny.counters.filter_false_positives, 1);
+        tiny.far_end(3, 10, false, 1);
+        assert_eq!(
+            tiny.enqueue(&with(1), 13, 0, |_| 0).queue,
+            0,
+            "filter empty again"
+        );
+        let mut none = BfcPort::new(4, None);
+        none.far_end(2, 10, true, 0);
+        assert_eq!(
+            none.enqueue(&SPEC, 10, 0, |_| 0).queue,
+            0,
+            "no filter: no memory"
+        );
     }
 
     #[test]

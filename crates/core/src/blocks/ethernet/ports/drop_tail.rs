@@ -23,12 +23,12 @@ pub const KIND: PortKind = PortKind {
     lossless: false,
     classes: false,
     per_flow_routing: false,
-    keys: &[
+    keys: &[&[
         "switch.queue_bytes",
         "switch.random_drop_packets",
         "switch.random_drop_probability",
         "switch.cut_through",
-    ],
+    ]],
     check,
 };
 

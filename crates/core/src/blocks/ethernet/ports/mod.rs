@@ -2,8 +2,8 @@
 //! (`switch.port_kind`): drop-tail output queues that mark ECN ([`drop_tail`]), the same over a
 //! shared buffer with a dynamic threshold ([`shared_buffer`]), NDP's trimming ports
 //! ([`trimming`]), PFC's lossless ports ([`pfc`]), BFC's per-flow queues over them
-//! ([`bfc`]), and Aquarius' contribution-aware pausing with an isolation queue
-//! ([`aquarius`]). Each file describes its kind in a [`PortKind`] (what it offers the transports and
+//! ([`bfc`]), Aquarius' contribution-aware pausing with an isolation queue
+//! ([`aquarius`]), and ideal per-flow queues, their upper bound ([`ideal`]). Each file describes its kind in a [`PortKind`] (what it offers the transports and
 //! the routing, the keys it reads, its checks), listed once in [`PORT_KINDS`]; validators ask
 //! the descriptor's flags, never the name. The `[switch]` section's keys are in
 //! [`EthernetSwitchConfig`], the per-flow kinds' in its `[switch.per_flow]` table
@@ -11,7 +11,9 @@
 
 pub mod aquarius;
 pub mod bfc;
+pub mod bloom;
 pub mod drop_tail;
+pub mod ideal;
 pub mod pfc;
 pub mod shared_buffer;
 pub mod trimming;
@@ -38,8 +40,9 @@ pub struct PortKind {
     pub classes: bool,
     /// Needs every packet of a flow on one path (a pause names one upstream queue).
     pub per_flow_routing: bool,
-    /// The `[switch]` keys it reads that not every kind does.
-    pub keys: &'static [&'static str],
+    /// The `[switch]` keys it reads that not every kind does, in groups: a group several
+    /// kinds read (PFC's thresholds, [`PFC_THRESHOLD_KEYS`]) is one list they share.
+    pub keys: &'static [&'static [&'static str]],
     /// Checks its keys' values, given what the transport and hosts need.
     pub check: fn(&PortCheck<'_>) -> Result<(), ScenarioError>,
 }
@@ -67,6 +70,26 @@ pub fn hop_bdp_packets(rate_bps: u64, propagation_ps: u64, packet_bytes: u32) ->
     bytes.div_ceil(packet_bytes.max(1) as u64) as u32
 }
 
+/// PFC's thresholds: PFC reads them, and the per-flow kinds (BFC, Aquarius, ideal per-flow
+/// queues) read them as their last-resort backstop's.
+pub const PFC_THRESHOLD_KEYS: &[&str] = &[
+    "switch.pfc_xoff_packets",
+    "switch.pfc_xon_packets",
+    "switch.pfc_headroom_packets",
+];
+
+impl PortKind {
+    /// Every `[switch]` key it reads that not every kind does.
+    pub fn all_keys(&self) -> impl Iterator<Item = &'static str> {
+        self.keys.iter().flat_map(|group| group.iter().copied())
+    }
+
+    /// True if it reads `key`.
+    pub fn reads(&self, key: &str) -> bool {
+        self.all_keys().any(|k| k == key)
+    }
+}
+
 /// Every port kind.
 pub const PORT_KINDS: &[PortKind] = &[
     drop_tail::KIND,
@@ -75,6 +98,7 @@ pub const PORT_KINDS: &[PortKind] = &[
     pfc::KIND,
     bfc::KIND,
     aquarius::KIND,
+    ideal::KIND,
 ];
 
 /// The port kind called `name`.
@@ -230,14 +254,21 @@ pub struct PerFlowKeys {
     /// BFC and Aquarius: physical data queues per egress port (and, for BFC, host NIC), 1 to
     /// 64 (BFC's evaluation: 32; Aquarius: 8, its isolation queue among them, at least 2).
     pub queues: u32,
-    /// BFC: packets a flow holds at an egress port when it pauses its upstream queue; it
-    /// resumes it when it holds fewer. Absent: one hop's bandwidth-delay product (the cable's
+    /// BFC and ideal per-flow queues: packets a flow holds at an egress port when it pauses
+    /// its upstream queue (BFC) or itself upstream (ideal); it resumes when it holds fewer. Absent: one hop's bandwidth-delay product (the cable's
     /// round trip at its rate, plus a packet each end, Goyal et al. 2022 §3.2) in packets.
     pub pause_packets: Option<u32>,
     /// BFC and Aquarius: entries of each egress port's flow table, indexed by a hash of the
     /// flow id, so flows whose hashes meet share an entry (and a queue: a collision, counted);
     /// absent: every flow an entry of its own.
     pub flow_table_entries: Option<u32>,
+    /// BFC: counters of the counting Bloom filter of paused flows each switch port keeps
+    /// for the pauses its far end sends; a flow that becomes active at the port and tests
+    /// present joins a paused queue (a flow the far end did not pause and that tests present
+    /// is a false positive, counted). Absent: no filter.
+    pub bloom_filter_bits: Option<u32>,
+    /// BFC: the counters each flow sets in the Bloom filter, 1 to 16.
+    pub bloom_filter_hashes: u32,
     /// Aquarius: the low threshold Q_l of a port's buffered bytes, above which flows holding
     /// more than the fair size are paused.
     pub low_threshold_bytes: u64,
@@ -255,6 +286,8 @@ impl Default for PerFlowKeys {
             queues: 32,
             pause_packets: None,
             flow_table_entries: None,
+            bloom_filter_bits: None,
+            bloom_filter_hashes: 3,
             low_threshold_bytes: 25_000,
             high_threshold_bytes: 200_000,
             backstop: true,
@@ -271,7 +304,7 @@ impl EthernetSwitchConfig {
     /// True if the ports read `key` (a `[switch]` key of some kinds only); false for a port
     /// kind that is not one.
     pub fn reads(&self, key: &str) -> bool {
-        port_kind(&self.port_kind).is_some_and(|k| k.keys.contains(&key))
+        port_kind(&self.port_kind).is_some_and(|k| k.reads(key))
     }
 
     /// Cut-through switching, if the ports' kind takes it.
@@ -342,10 +375,9 @@ impl EthernetSwitchConfig {
         let Some(kind) = port_kind(&self.port_kind) else {
             return Vec::new();
         };
-        let own = kind.keys;
         let mut unused: Vec<&'static str> = Vec::new();
-        for key in PORT_KINDS.iter().flat_map(|k| k.keys.iter().copied()) {
-            if !own.contains(&key) && !unused.contains(&key) {
+        for key in PORT_KINDS.iter().flat_map(PortKind::all_keys) {
+            if !kind.reads(key) && !unused.contains(&key) {
                 unused.push(key);
             }
         }
@@ -425,7 +457,7 @@ mod tests {
     fn every_kind_reads_keys_of_the_section_and_old_keys_name_the_new_one() {
         let fields = serde_json::to_value(EthernetSwitchConfig::default()).unwrap();
         for kind in PORT_KINDS {
-            for key in kind.keys {
+            for key in kind.all_keys() {
                 let path = key.strip_prefix("switch.").expect("a [switch] key");
                 let field = path.split('.').try_fold(&fields, |t, part| t.get(part));
                 assert!(field.is_some(), "{}: {key}", kind.name);

@@ -41,7 +41,8 @@ use super::aquarius::port::{AquariusCounters, AquariusPort, FlowFrame};
 use super::aquarius::AquariusSpec;
 use super::bfc::{flow_key, BfcCounters, BfcPort, BfcSpec};
 use super::drop_tail::ArrivalDepths;
-use super::{check_lossless, EthernetSwitchConfig, PortCheck, PortKind};
+use super::ideal::{IdealCounters, IdealPort, IdealSpec};
+use super::{check_lossless, EthernetSwitchConfig, PortCheck, PortKind, PFC_THRESHOLD_KEYS};
 use crate::blocks::cell::{Cell, CellArena, CellId};
 use crate::blocks::ethernet::pause::{
     pause_frame, read_pause_frame, ClassPauses, PauseClock, PauseTarget,
@@ -72,11 +73,8 @@ pub const KIND: PortKind = PortKind {
     classes: true,
     per_flow_routing: false,
     keys: &[
-        "switch.pfc_classes",
-        "switch.pfc_class_service",
-        "switch.pfc_xoff_packets",
-        "switch.pfc_xon_packets",
-        "switch.pfc_headroom_packets",
+        &["switch.pfc_classes", "switch.pfc_class_service"],
+        PFC_THRESHOLD_KEYS,
     ],
     check,
 };
@@ -133,7 +131,8 @@ impl PfcSpec {
             marking,
             per_flow: BfcSpec::of(switch, hop_bdp_packets)
                 .map(PerFlowSpec::Bfc)
-                .or(AquariusSpec::of(switch).map(PerFlowSpec::Aquarius)),
+                .or(AquariusSpec::of(switch).map(PerFlowSpec::Aquarius))
+                .or(IdealSpec::of(switch, hop_bdp_packets).map(PerFlowSpec::Ideal)),
             backstop: !switch.reads("switch.per_flow.backstop") || switch.per_flow.backstop,
         })
     }
@@ -216,6 +215,8 @@ pub enum PerFlowSpec {
     Bfc(BfcSpec),
     /// Aquarius ([`super::aquarius`]).
     Aquarius(AquariusSpec),
+    /// Ideal per-flow queues ([`super::ideal`]).
+    Ideal(IdealSpec),
 }
 
 impl PfcSpec {
@@ -231,6 +232,14 @@ impl PfcSpec {
     pub fn aquarius(&self) -> Option<AquariusSpec> {
         match self.per_flow {
             Some(PerFlowSpec::Aquarius(a)) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// Ideal per-flow queues' settings, if the ports are those.
+    pub fn ideal(&self) -> Option<IdealSpec> {
+        match self.per_flow {
+            Some(PerFlowSpec::Ideal(i)) => Some(i),
             _ => None,
         }
     }
@@ -351,13 +360,17 @@ struct PfcPort {
     bfc: Option<BfcPort>,
     /// Aquarius' flow table and isolation queue (`None` without Aquarius).
     aquarius: Option<AquariusPort>,
+    /// Ideal per-flow queues (`None` without them): they hold the port's data but the one
+    /// packet picked for the link, which waits in `port`.
+    ideal: Option<IdealPort>,
 }
 
 impl PfcPort {
     /// The queue data packet `c` (from `in_port`, of class `class`) joins here, and the
     /// frames upstream its per-flow kind sends because of it: BFC's (a resume of the queue a
     /// pause moves off, then the pause) or Aquarius' (a PAUSE naming its flow); without one,
-    /// its class's queue. `c.vc` then names the queue (as the next hop's upstream queue).
+    /// its class's queue. `c.vc` then names the queue (as the next hop's upstream queue). Last,
+    /// the flow BFC's frames name beside their queue (0 for the others).
     fn per_flow_queue(
         &mut self,
         spec: &PfcSpec,
@@ -365,8 +378,9 @@ impl PfcPort {
         in_port: u16,
         class: u8,
         now_ps: TimePs,
-    ) -> (usize, [Option<FlowFrame>; 2]) {
+    ) -> (usize, [Option<FlowFrame>; 2], u64) {
         let size_bytes = c.payload_bytes as u64;
+        let mut flow_named = 0;
         let (queue, frames) = match (&mut self.bfc, &mut self.aquarius) {
             (Some(bfc), _) => {
                 let port = &self.port;
@@ -374,6 +388,7 @@ impl PfcPort {
                     port.class_cells(q as usize)
                 });
                 let on_in_port = |f: Option<(PauseTarget, bool)>| f.map(|(t, p)| (in_port, t, p));
+                flow_named = got.flow;
                 (got.queue, got.frames.map(on_in_port))
             }
             (None, Some(aquarius)) => {
@@ -383,19 +398,52 @@ impl PfcPort {
                 let got = aquarius.enqueue(a_spec, key, in_port, size_bytes, backlog_bytes, now_ps);
                 (got.queue, [got.frame, None])
             }
-            (None, None) => return (class as usize, [None; 2]),
+            (None, None) => return (class as usize, [None; 2], 0),
         };
         c.vc = queue;
-        (queue as usize, frames)
+        (queue as usize, frames, flow_named)
+    }
+
+    /// True with a per-flow kind's ports (BFC, Aquarius, ideal per-flow queues).
+    fn per_flow(&self) -> bool {
+        self.bfc.is_some() || self.aquarius.is_some() || self.ideal.is_some()
+    }
+
+    /// Data packets here: in the port's queues and (ideal per-flow queues) the flows'.
+    fn data_cells(&self) -> u32 {
+        self.port.data_cells() + self.ideal.as_ref().map_or(0, IdealPort::packets)
+    }
+
+    /// Ideal per-flow queues: if the link is free at `now_ps` and no packet waits for it,
+    /// moves the next flow's packet to the port (with the RESUME its departure from its flow's
+    /// queue sends); if the link is busy, the wake-up for when it frees, if a flow waits.
+    fn pick_for_link(
+        &mut self,
+        spec: &PfcSpec,
+        cells: &mut CellArena,
+        now_ps: TimePs,
+        wake: &mut Option<TimePs>,
+    ) -> Option<FlowFrame> {
+        let (ideal, spec) = (self.ideal.as_mut()?, spec.ideal()?);
+        if !self.port.link.is_idle(now_ps) {
+            *wake = ideal.wake_for(self.port.link.busy_until_ps()).or(*wake);
+            return None;
+        }
+        if self.port.data_cells() > 0 {
+            return None;
+        }
+        let (cell, resume) = ideal.next(&spec, cells)?;
+        self.port.push_data(cells, cell, 0);
+        resume
     }
 
     /// Applies the far end's pauses to the data queues: a paused class stops its queue, or,
     /// with BFC or Aquarius, every queue (the backstop); BFC's paused queues stop, and
     /// Aquarius' rsvQ while it may not send.
     fn apply_pauses(&mut self) {
-        let per_flow = self.bfc.is_some() || self.aquarius.is_some();
         let mask = match (&self.bfc, &self.aquarius) {
-            _ if per_flow && self.pause.any_paused() => u64::MAX,
+            _ if self.per_flow() && self.pause.any_paused() => u64::MAX,
+            _ if self.ideal.is_some() => 0,
             (Some(bfc), _) => bfc.pauses.paused_mask(),
             (None, Some(aquarius)) => aquarius.paused_mask(),
             (None, None) => self.pause.paused_mask(),
@@ -452,6 +500,7 @@ impl PfcPorts {
                         let queues = match spec.per_flow {
                             Some(PerFlowSpec::Bfc(b)) => b.queues as usize,
                             Some(PerFlowSpec::Aquarius(a)) => a.queues as usize,
+                            Some(PerFlowSpec::Ideal(_)) => 1,
                             None => classes,
                         };
                         let mut port = PriorityPort::new(link, queues);
@@ -464,8 +513,9 @@ impl PfcPorts {
                     pause: ClassPauses::new(classes),
                     peak_packets: 0,
                     measured: ArrivalDepths::default(),
-                    bfc: spec.bfc().map(|b| BfcPort::new(b.queues)),
+                    bfc: spec.bfc().map(|b| BfcPort::new(b.queues, b.bloom())),
                     aquarius: spec.aquarius().as_ref().map(AquariusPort::new),
+                    ideal: spec.ideal().map(|_| IdealPort::new()),
                 })
                 .collect(),
             ingress: vec![IngressAccount::default(); n * classes],
@@ -487,7 +537,7 @@ impl PfcPorts {
 
     /// Data packets waiting at `output`.
     pub fn data_packets(&self, output: usize) -> u32 {
-        self.ports[output].port.data_cells()
+        self.ports[output].data_cells()
     }
 
     /// Injects `fault` into every port's queues (test only).
@@ -506,7 +556,9 @@ impl PfcPorts {
     pub fn packets_queued(&self) -> u64 {
         self.ports
             .iter()
-            .map(|p| p.port.queued_cells() as u64)
+            .map(|p| {
+                p.port.queued_cells() as u64 + p.ideal.as_ref().map_or(0, |i| i.packets() as u64)
+            })
             .sum()
     }
 
@@ -555,7 +607,24 @@ impl PfcPorts {
         pause: bool,
         now_ps: TimePs,
     ) {
-        let frame = cells.alloc(pause_frame(target, pause, now_ps));
+        self.send_frame_naming(cells, port, (target, 0), pause, now_ps);
+    }
+
+    /// Queues a PAUSE or resume frame for `target` on `port` that also names flow `flow` (a
+    /// BFC queue's frame names the flow that caused it, for the far end's Bloom filter).
+    fn send_frame_naming(
+        &mut self,
+        cells: &mut CellArena,
+        port: usize,
+        (target, flow): (PauseTarget, u64),
+        pause: bool,
+        now_ps: TimePs,
+    ) {
+        let mut cell = pause_frame(target, pause, now_ps);
+        if let PauseTarget::Queue(_) = target {
+            cell.route_tag = flow;
+        }
+        let frame = cells.alloc(cell);
         self.ports[port].port.push_control(cells, frame);
         let c = &mut self.counters;
         match (target, pause) {
@@ -587,6 +656,8 @@ impl PfcPorts {
             + bfc.queue_resume_frames_sent
             + aquarius.flow_pause_frames_sent
             + aquarius.flow_resume_frames_sent
+            + self.ideal_counters().flow_pause_frames_sent
+            + self.ideal_counters().flow_resume_frames_sent
     }
 
     /// Aquarius' ports (what they counted, their rsvQs' pause clocks), or nothing without
@@ -599,6 +670,12 @@ impl PfcPorts {
     pub fn aquarius_counters(&self) -> AquariusCounters {
         self.aquarius_ports()
             .fold(AquariusCounters::default(), |sum, a| sum.plus(&a.counters))
+    }
+
+    /// What ideal per-flow queues' ports counted, summed (zeros without them).
+    pub fn ideal_counters(&self) -> IdealCounters {
+        let ports = self.ports.iter().filter_map(|p| p.ideal.as_ref());
+        ports.fold(IdealCounters::default(), |sum, i| sum.plus(&i.counters))
     }
 
     /// Offers `cell`, which arrived on `in_port` at `now_ps`, to output `output`: a control
@@ -626,7 +703,7 @@ impl PfcPorts {
         let spec = self.spec;
         let size_bytes = cells[cell].payload_bytes as u64;
         let p = &mut self.ports[output];
-        let depth = p.port.data_cells();
+        let depth = p.data_cells();
         if now_ps >= self.measure_from_ps {
             let m = &mut p.measured;
             m.arrivals += 1;
@@ -636,7 +713,7 @@ impl PfcPorts {
             m.max_packets = m.max_packets.max(depth);
         }
         let thresholds = spec.thresholds();
-        let class = if p.bfc.is_some() || p.aquarius.is_some() {
+        let class = if p.per_flow() {
             0
         } else {
             cells[cell].vc as u8
@@ -659,8 +736,20 @@ impl PfcPorts {
         if marked {
             c.flags |= CE;
         }
-        let (queue, frames) = p.per_flow_queue(&spec, c, in_port as u16, class, now_ps);
-        p.port.push_data(cells, cell, queue);
+        let (frames, flow_named) = match (&mut p.ideal, spec.ideal()) {
+            (Some(ideal), Some(i_spec)) => {
+                let key = flow_key(c);
+                c.vc = 0;
+                let frame = ideal.enqueue(&i_spec, cells, cell, key, in_port as u16);
+                ([frame, None], 0)
+            }
+            _ => {
+                let (queue, frames, flow_named) =
+                    p.per_flow_queue(&spec, c, in_port as u16, class, now_ps);
+                p.port.push_data(cells, cell, queue);
+                (frames, flow_named)
+            }
+        };
         p.data_bytes += size_bytes;
         p.peak_packets = p.peak_packets.max(depth + 1);
         if p.aquarius.is_some() {
@@ -670,7 +759,7 @@ impl PfcPorts {
             self.send_frame(cells, port, PauseTarget::Class(class), true, now_ps);
         }
         for (port, target, pause) in frames.into_iter().flatten() {
-            self.send_frame(cells, port as usize, target, pause, now_ps);
+            self.send_frame_naming(cells, port as usize, (target, flow_named), pause, now_ps);
         }
         let pause_port = pause_port.or(frames[0].map(|(port, ..)| port as usize));
         Admitted::Queued { marked, pause_port }
@@ -685,7 +774,10 @@ impl PfcPorts {
             PauseTarget::Class(class) => p.pause.apply(class as u16, pause, now_ps),
             PauseTarget::Queue(queue) => {
                 let bfc = p.bfc.as_mut().expect("queue pauses reach BFC ports only");
-                bfc.pauses.apply(queue, pause, now_ps);
+                bfc.far_end(queue, cells[cell].route_tag, pause, now_ps);
+            }
+            PauseTarget::Flow(flow) if p.ideal.is_some() => {
+                p.ideal.as_mut().unwrap().far_end(flow, pause);
             }
             PauseTarget::Flow(flow) => {
                 let aquarius = p
@@ -707,7 +799,8 @@ impl PfcPorts {
         #[cfg(test)]
         if self.pause_every_class {
             let queues = p.bfc.as_ref().is_some_and(|b| b.pauses.any_paused())
-                || p.aquarius.as_ref().is_some_and(|a| a.any_flow_paused());
+                || p.aquarius.as_ref().is_some_and(|a| a.any_flow_paused())
+                || p.ideal.as_ref().is_some_and(|i| i.any_flow_paused());
             p.port.pause_data(p.pause.any_paused() || queues);
         }
     }
@@ -724,10 +817,17 @@ impl PfcPorts {
         wake: &mut Option<TimePs>,
     ) -> Option<(Departure, Option<usize>)> {
         let size = |c: CellId, cells: &CellArena| cells[c].payload_bytes as u64;
+        let spec = self.spec;
+        let p = &mut self.ports[output];
+        let picked_resume = p.pick_for_link(&spec, cells, now_ps, wake);
+        if let Some((port, target, pause)) = picked_resume {
+            self.send_frame(cells, port as usize, target, pause, now_ps);
+        }
+        let picked_port = picked_resume.map(|(port, ..)| port as usize);
         let p = &mut self.ports[output];
         let departure = p.port.send_next(now_ps, cells, size, wake)?;
         if departure.data_depth == 0 {
-            return Some((departure, None));
+            return Some((departure, picked_port));
         }
         p.data_bytes -= cells[departure.cell].payload_bytes as u64;
         self.pool_used -= 1;
@@ -750,6 +850,7 @@ impl PfcPorts {
                 (0, None)
             }
             (Some(bfc), Some(spec)) => (0, bfc.dequeue(spec, flow_key(left))),
+            _ if p.ideal.is_some() => (0, None),
             _ => (left.vc as u8, None),
         };
         if self.spec.aquarius().is_some() {
@@ -760,14 +861,14 @@ impl PfcPorts {
         if resume {
             self.send_frame(cells, in_port, PauseTarget::Class(class), false, now_ps);
         }
-        if let Some(target) = queue_resume {
-            self.send_frame(cells, in_port, target, false, now_ps);
+        if let Some(named) = queue_resume {
+            self.send_frame_naming(cells, in_port, named, false, now_ps);
         }
         if let Some((port, target, pause)) = flow_resume {
             self.send_frame(cells, port as usize, target, pause, now_ps);
         }
         let frame_sent = resume || queue_resume.is_some();
-        let frame_port = flow_resume.map(|(port, ..)| port as usize);
+        let frame_port = flow_resume.map(|(port, ..)| port as usize).or(picked_port);
         Some((departure, frame_port.or(frame_sent.then_some(in_port))))
     }
 }

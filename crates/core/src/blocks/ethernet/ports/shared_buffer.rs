@@ -24,11 +24,11 @@ pub const KIND: PortKind = PortKind {
     lossless: false,
     classes: false,
     per_flow_routing: false,
-    keys: &[
+    keys: &[&[
         "switch.cut_through",
         "switch.shared_buffer_packets",
         "switch.dt_alpha",
-    ],
+    ]],
     check,
 };
 

@@ -30,7 +30,7 @@ pub const KIND: PortKind = PortKind {
     lossless: false,
     classes: false,
     per_flow_routing: false,
-    keys: &["switch.return_to_sender"],
+    keys: &[&["switch.return_to_sender"]],
     check,
 };
 

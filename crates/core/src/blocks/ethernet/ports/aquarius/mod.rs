@@ -28,7 +28,7 @@ pub mod port;
 mod tests;
 
 use super::bfc::check_queues;
-use super::{check_lossless, EthernetSwitchConfig, PortCheck, PortKind};
+use super::{check_lossless, EthernetSwitchConfig, PortCheck, PortKind, PFC_THRESHOLD_KEYS};
 use crate::keys::{invalid, ScenarioError};
 
 /// Aquarius' ports.
@@ -40,13 +40,13 @@ pub const KIND: PortKind = PortKind {
     classes: false,
     per_flow_routing: true,
     keys: &[
-        "switch.pfc_xoff_packets",
-        "switch.pfc_xon_packets",
-        "switch.pfc_headroom_packets",
-        "switch.per_flow.queues",
+        PFC_THRESHOLD_KEYS,
+        &[
+            "switch.per_flow.queues",
         "switch.per_flow.low_threshold_bytes",
         "switch.per_flow.high_threshold_bytes",
-        "switch.per_flow.backstop",
+            "switch.per_flow.backstop",
+        ],
     ],
     check,
 };
