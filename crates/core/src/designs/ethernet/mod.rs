@@ -578,6 +578,45 @@ pub(crate) fn run_until(json: &str, until_ps: Option<TimePs>) -> (Ethernet, Cloc
     run_built(build(json).unwrap(), until_ps)
 }
 
+/// Breaks every trimming or PFC switch port of `json`'s run on purpose (one data packet in
+/// `lose_one_in` vanishes as it is sent, no counter changes), runs to `until_ps`, and checks
+/// that the fault struck and that the packet account then fails: packets held are counted in
+/// the ports' queues.
+#[cfg(test)]
+pub(crate) fn assert_lost_packets_fail_the_account(json: &str, lose_one_in: u64, until_ps: TimePs) {
+    let mut ethernet = build(json).unwrap();
+    for node in ethernet.fabric.nodes_mut() {
+        if let EthernetNode::Switch(s) = node {
+            assert!(s.inject_fault(crate::blocks::switch::Fault {
+                lose_one_in: Some(lose_one_in),
+                skip_slot_check: true,
+                ..Default::default()
+            }));
+        }
+    }
+    let end_ps = ethernet.end_ps();
+    let mut kernel = crate::engine::kernel::Kernel::new(ethernet, end_ps);
+    kernel.advance(until_ps);
+    let (ethernet, clock, _) = kernel.into_parts();
+    let taken: u64 = ethernet
+        .fabric
+        .nodes()
+        .iter()
+        .map(|n| match n {
+            EthernetNode::Switch(s) => s.fault_taken(),
+            _ => 0,
+        })
+        .sum();
+    assert!(taken >= 10, "the fault struck");
+    match ethernet.finish(&clock) {
+        Err(crate::run::RunError::Unaccounted { held, allocated }) => assert!(allocated > held),
+        other => panic!(
+            "expected the packet account to fail, got {:?}",
+            other.map(|_| ())
+        ),
+    }
+}
+
 /// [`run_until`] of a run already built (which a test may have altered, to break a mechanism
 /// on purpose).
 #[cfg(test)]

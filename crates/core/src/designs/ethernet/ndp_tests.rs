@@ -193,34 +193,5 @@ fn a_trimming_port_losing_one_packet_in_10_fails_the_account() {
         "switch": {"queue_packets": 8, "port_kind": "trimming"},
         "host": {"transport": "ndp", "initial_cwnd_packets": 23},
         "traffic": {"pattern": "incast", "incast_host": 0, "senders": 8, "flow_bytes": 450000}}"#;
-    let mut ethernet = build(json).unwrap();
-    for node in ethernet.fabric.nodes_mut() {
-        if let EthernetNode::Switch(s) = node {
-            assert!(s.inject_fault(crate::blocks::switch::Fault {
-                lose_one_in: Some(10),
-                skip_slot_check: true,
-                ..Default::default()
-            }));
-        }
-    }
-    let mut kernel = crate::engine::kernel::Kernel::new(ethernet, 2_000_000_000);
-    kernel.advance(500_000_000);
-    let (mut ethernet, clock, _) = kernel.into_parts();
-    let taken: u64 = ethernet
-        .fabric
-        .nodes_mut()
-        .iter_mut()
-        .map(|n| match n {
-            EthernetNode::Switch(s) => s.fault_taken(),
-            _ => 0,
-        })
-        .sum();
-    assert!(taken >= 10, "the fault struck");
-    match ethernet.finish(&clock) {
-        Err(crate::run::RunError::Unaccounted { held, allocated }) => assert!(allocated > held),
-        other => panic!(
-            "expected the packet account to fail, got {:?}",
-            other.map(|_| ())
-        ),
-    }
+    assert_lost_packets_fail_the_account(json, 10, 500_000_000);
 }
