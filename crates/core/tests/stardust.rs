@@ -427,15 +427,7 @@ fn a_last_stage_link_queues_like_md1() {
 #[test]
 fn an_incast_is_absorbed_at_the_ingress_and_drains_evenly() {
     let n = 7;
-    let flows: Vec<String> = (1..=n)
-        .map(|a| format!(r#"{{"src": {}, "dst": 0, "load": 1.0}}"#, 2 * a))
-        .collect();
-    let report = run(&format!(
-        r#"{{"design": "stardust", "run": {{"seed": 7, "duration_ns": 4000000, "warmup_ns": 0}},
-            "topology": {{"kind": "fat_tree", "k": 4}},
-            "traffic": {{"pattern": "flows", "flows": [{}], "flow_bytes": 450000}}}}"#,
-        flows.join(", ")
-    ));
+    let report = incast_of_seven(4_000_000);
     assert_eq!(u(&report, "flows_completed"), n);
     assert_eq!(u(&report, "cells_dropped"), 0);
     assert_eq!(u(&report, "packets_dropped_ingress"), 0);
@@ -453,6 +445,60 @@ fn an_incast_is_absorbed_at_the_ingress_and_drains_evenly() {
         first > 0.9 * last,
         "first {first} us, last {last} us: not even"
     );
+}
+
+/// Seven hosts each send 450 KB at line rate (10G) to host 0 of a k = 4 fat-tree, for
+/// `duration_ns` with no warm-up.
+fn incast_of_seven(duration_ns: u64) -> Report {
+    let flows: Vec<String> = (1..=7)
+        .map(|a| format!(r#"{{"src": {}, "dst": 0, "load": 1.0}}"#, 2 * a))
+        .collect();
+    run(&format!(
+        r#"{{"design": "stardust", "run": {{"seed": 7, "duration_ns": {duration_ns}, "warmup_ns": 0}},
+            "topology": {{"kind": "fat_tree", "k": 4}},
+            "traffic": {{"pattern": "flows", "flows": [{}], "flow_bytes": 450000}}}}"#,
+        flows.join(", ")
+    ))
+}
+
+/// The mean of a percentile set in the summary.
+fn mean_of(report: &Report, key: &str) -> f64 {
+    report.summary[key]["mean"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{key}"))
+}
+
+/// Latency over every packet: the incast cut at 1.5 ms, before host 0 has taken half of the
+/// 3.15 MB, strands packets created in the first 360 µs at the ingress. The percentiles with
+/// them count each at its age, so (the means being exact sums) the stranded packets' mean age
+/// recovered from the two means must lie between 1.5 ms less the sending time and 1.5 ms;
+/// a report that left them out, or aged them from anything but their creation, fails.
+#[test]
+fn stranded_packets_count_at_their_ages_in_the_latency_over_every_packet() {
+    let end_us = 1_500.0;
+    let report = incast_of_seven(1_500_000);
+    let (created, delivered, held) = (
+        u(&report, "packets_created"),
+        u(&report, "packets_delivered"),
+        u(&report, "packets_in_flight"),
+    );
+    assert_eq!(created, delivered + held, "nothing dropped");
+    assert!(held * 3 > created, "{held} of {created} packets stranded");
+    let sum_with_us = mean_of(&report, "packet_latency_with_in_flight_us") * created as f64;
+    let sum_delivered_us = mean_of(&report, "packet_latency_us") * delivered as f64;
+    let mean_age_us = (sum_with_us - sum_delivered_us) / held as f64;
+    let sending_us = 450_000.0 * 8.0 / 10e9 * 1e6 * 1.1;
+    assert!(
+        mean_age_us > end_us - sending_us && mean_age_us <= end_us,
+        "stranded packets' mean age {mean_age_us} us"
+    );
+    let tail = |key: &str| report.summary[key]["p99"].as_f64().unwrap();
+    assert!(tail("packet_latency_with_in_flight_us") > end_us - sending_us);
+    assert!(tail("packet_latency_us") < end_us);
+    // The cells on their way count the same way (the pull fabric holds few: a handful of
+    // credits' worth, each at most the run's length old).
+    let cells_with = mean_of(&report, "fabric_latency_with_in_flight_ns");
+    assert!(cells_with > 0.0 && cells_with < end_us * 1e3);
 }
 
 /// Fig. 10b's pattern: timed flows of Facebook web-server sizes under background load all
@@ -475,6 +521,19 @@ fn timed_flows_complete_no_faster_than_the_line_allows() {
     let starts = table["start_us"].as_array().unwrap();
     let fcts = table["fct_us"].as_array().unwrap();
     assert!(sizes.len() > 20, "{} timed flows", sizes.len());
+    // Every timed flow in the completion times with the unfinished: each unfinished one at
+    // its age at the end (10 ms); the exact means must agree with the table's.
+    let end_us = 10_000.0;
+    let sum_us: f64 = starts
+        .iter()
+        .zip(fcts)
+        .map(|(start, fct)| fct.as_f64().unwrap_or(end_us - start.as_f64().unwrap()))
+        .sum();
+    let mean_with = mean_of(&report, "timed_fct_with_unfinished_us");
+    assert!(
+        (mean_with - sum_us / sizes.len() as f64).abs() < 1e-3,
+        "mean {mean_with} us against the table's"
+    );
     for ((size, start), fct) in sizes.iter().zip(starts).zip(fcts) {
         let size = size.as_u64().unwrap() as f64;
         match fct.as_f64() {

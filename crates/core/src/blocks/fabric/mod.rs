@@ -514,6 +514,11 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
         self.cells.live_values()
     }
 
+    /// The packets alive at the end of a run (for the ages of those still on their way).
+    pub fn live_packets(&self) -> impl Iterator<Item = &crate::blocks::packet::Packet> {
+        self.packets.live_values()
+    }
+
     /// Cells alive in the arena: generated and neither delivered nor dropped.
     pub fn cells_live(&self) -> u64 {
         self.cells.live() as u64

@@ -11,6 +11,7 @@ use super::adapter::egress::Egress;
 use super::adapter::{Adapter, AdapterCounters};
 use super::element::Element;
 use super::reach::{ChangeTable, EventTable, ReachSummary};
+use super::wire::CellFormat;
 use super::Stardust;
 use crate::blocks::ethernet::host::{FlowSeries, Host, SenderTotals};
 use crate::blocks::ethernet::opening::{self, OpenedDetail, OpenedSummary};
@@ -103,6 +104,20 @@ pub struct SummaryDelivery {
     /// Data cell latency through the fabric, cut at the source adapter to arrival at the
     /// destination adapter.
     pub fabric_latency_ns: Percentiles,
+    /// Packet latency over every packet created during measurement, those still on their way
+    /// (in a VOQ, in cells, at a host port) at their ages at the end of the run: a lower
+    /// bound, which a run that strands packets cannot flatter by leaving them out.
+    pub packet_latency_with_in_flight_us: Percentiles,
+    /// Fabric latency the same way, over every data cell cut during measurement. Built-in
+    /// sources only: transport hosts' frames share the cell arena and carry their own flags,
+    /// so a data cell cannot be told from a frame there; absent with transport hosts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fabric_latency_with_in_flight_ns: Option<Percentiles>,
+    /// Pattern `fct` with the built-in sources: completion times of every timed flow, the
+    /// unfinished ones at their ages at the end of the run (a lower bound). With transport
+    /// hosts the opened flows' report carries the same key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timed_fct_with_unfinished_us: Option<Percentiles>,
 }
 
 /// The settled accounts: packets and cells, created, delivered, dropped and in flight.
@@ -433,7 +448,8 @@ impl Stardust {
     /// saw it; with transport hosts on the `fct` pattern, the opened flows' report.
     fn received(&self, parts: &Parts<'_>, clock: &Clock) -> Received {
         let window_s = clock.measured_ps(self.config.run.warmup_ps()) as f64 * 1e-12;
-        let (mut timed_counts, timed) = built_in_timed(&parts.adapters);
+        let (mut timed_counts, timed, mut timed_with_unfinished) =
+            built_in_timed(&parts.adapters, clock.now_ps);
         let mut timed_flows = TimedFlows::BuiltIn(timed);
         let (hosts, flows, mut goodput, at_least, fcts, transport) = if parts.hosts.is_empty() {
             self.built_in_report(&parts.adapters, window_s)
@@ -445,6 +461,7 @@ impl Stardust {
             self.opened_report(&parts.hosts, clock, window_s)
         {
             timed_counts = summary.counts;
+            timed_with_unfinished = None;
             opened = Some(summary.detail);
             timed_flows = TimedFlows::Opened(table);
             goodput = hosts_goodput;
@@ -466,6 +483,16 @@ impl Stardust {
             flows_at_least_94_4_percent: at_least,
             packet_latency_us: merged(&|e| &e.packet_latency).scaled(1e6),
             fabric_latency_ns: merged(&|e| &e.fabric_latency).scaled(PS_PER_NS as f64),
+            packet_latency_with_in_flight_us: self
+                .packet_latency_with_in_flight(parts, clock.now_ps)
+                .percentiles()
+                .scaled(1e6),
+            fabric_latency_with_in_flight_ns: parts.hosts.is_empty().then(|| {
+                self.fabric_latency_with_in_flight(parts, clock.now_ps)
+                    .percentiles()
+                    .scaled(PS_PER_NS as f64)
+            }),
+            timed_fct_with_unfinished_us: timed_with_unfinished,
         };
         Received {
             delivery,
@@ -474,6 +501,38 @@ impl Stardust {
             timed_flows,
             transport,
         }
+    }
+
+    /// The measured packets' latencies, delivered or still held at their ages at `now_ps`
+    /// (every live packet is in the packet account: in a VOQ, in cells or at a host port).
+    fn packet_latency_with_in_flight(&self, parts: &Parts<'_>, now_ps: TimePs) -> LatencyHistogram {
+        let from_ps = self.config.run.warmup_ps();
+        let mut all = LatencyHistogram::new();
+        for a in &parts.adapters {
+            all.add(&a.egress().packet_latency);
+        }
+        for p in self.fabric.live_packets() {
+            if p.created_ps >= from_ps {
+                all.record(now_ps - p.created_ps);
+            }
+        }
+        all
+    }
+
+    /// The measured data cells' fabric latencies, delivered or still in the fabric at their
+    /// ages at `now_ps` (built-in sources: every live cell is then the design's own).
+    fn fabric_latency_with_in_flight(&self, parts: &Parts<'_>, now_ps: TimePs) -> LatencyHistogram {
+        let from_ps = self.config.run.warmup_ps();
+        let mut all = LatencyHistogram::new();
+        for a in &parts.adapters {
+            all.add(&a.egress().fabric_latency);
+        }
+        for c in self.fabric.live_cells() {
+            if !CellFormat::is_control(c) && c.inject_ps >= from_ps {
+                all.record(now_ps - c.inject_ps);
+            }
+        }
+        all
     }
 
     /// Goodput of the built-in sources' receiving hosts and flows over the window of
@@ -522,10 +581,15 @@ impl Stardust {
     }
 }
 
-/// The built-in timed host's flows (pattern `fct`): their counts and table.
-fn built_in_timed(adapters: &[&Adapter]) -> (TimedCounts, TimedTable) {
+/// The built-in timed host's flows (pattern `fct`): their counts and table, and (if there are
+/// any) the completion times of all of them, the unfinished at their ages at `now_ps`.
+fn built_in_timed(
+    adapters: &[&Adapter],
+    now_ps: TimePs,
+) -> (TimedCounts, TimedTable, Option<Percentiles>) {
     let mut timed = TimedTable::default();
     let mut timed_fct = LatencyHistogram::new();
+    let mut with_unfinished = LatencyHistogram::new();
     let mut large = Vec::new();
     let done: std::collections::HashMap<u32, TimePs> = adapters
         .iter()
@@ -537,6 +601,7 @@ fn built_in_timed(adapters: &[&Adapter]) -> (TimedCounts, TimedTable) {
         timed.size_bytes.push(f.size_bytes);
         timed.start_us.push(f.start_ps as f64 / 1e6);
         timed.fct_us.push(fct_ps.map(|ps| ps as f64 / 1e6));
+        with_unfinished.record(fct_ps.unwrap_or(now_ps.saturating_sub(f.start_ps)));
         if let Some(ps) = fct_ps {
             timed_fct.record(ps);
             if f.size_bytes >= 500_000 {
@@ -550,7 +615,9 @@ fn built_in_timed(adapters: &[&Adapter]) -> (TimedCounts, TimedTable) {
         timed_fct_us: timed_fct.percentiles().scaled(1e6),
         timed_fct_us_500kb_up: Completion::of(&large),
     };
-    (counts, timed)
+    let with_unfinished =
+        (with_unfinished.count() > 0).then(|| with_unfinished.percentiles().scaled(1e6));
+    (counts, timed, with_unfinished)
 }
 
 /// The depths of the last-stage element queues data cells found on arrival, and their mean.
