@@ -7,6 +7,8 @@ bit errors.
     python3 docs/validation/rifl.py
 """
 
+import sys
+
 import cellfabric
 from cellfabric.reproduce import point, reproduction_points
 
@@ -177,27 +179,40 @@ def rack_layer1() -> None:
 
 
 def rack_capacity_per_error() -> None:
-    """Table I's switch saturated (load 1.0): goodput at BER 1e-7 against error-free, and the
-    capacity lost per corrupted frame against the replay's pause."""
+    """Table I's switch saturated (load 1.0): goodput on plain cables, on error-free Layer 1
+    cables (whose ON/OFF takes frame times as in-band flow-control frames, §IV-D) and at BER
+    1e-7; the capacity lost per corrupted frame, against Layer 1's own error-free run, beside
+    the replay's pause."""
     rtt_frames = 14
-    runs = {ber: cellfabric.run("scenarios/rifl/table1.toml",
-                                overrides={"traffic.load": 1.0, "link.ber": ber}).summary
-            for ber in [0.0, 1e-7]}
-    clean, noisy = runs[0.0], runs[1e-7]
+    cases = {"plain": {"link.ber": 0.0}, "clean": {"link.ber": 1e-30}, "noisy": {"link.ber": 1e-7}}
+    runs = {name: cellfabric.run("scenarios/rifl/table1.toml",
+                                 overrides={"traffic.load": 1.0, **more}).summary
+            for name, more in cases.items()}
+    plain, clean, noisy = runs["plain"], runs["clean"], runs["noisy"]
     frames = noisy["sim_time_ps"] / noisy["cell_time_ps"]
     measured = (noisy["sim_time_ps"] - noisy["warmup_ps"]) / noisy["cell_time_ps"]
     errors = noisy["layer1"]["errors_detected"]
     lost_cells = (clean["throughput"] - noisy["throughput"]) * noisy["terminals"] * measured
     per_error = lost_cells / (errors * measured / frames)
-    print("| BER | goodput | goodput / error-free | errors detected | capacity lost per error (cell times) "
-          "| pause per error, one end (2.5 RTT) | both ends (5 RTT) |")
-    print("|---|---|---|---|---|---|---|")
-    print(f"| 0 | {clean['goodput']:.4f} | 1.0000 | 0 | | | |")
-    print(f"| 1e-07 | {noisy['goodput']:.4f} | {noisy['goodput'] / clean['goodput']:.4f} | {errors} "
-          f"| {per_error:.1f} | {2.5 * rtt_frames:.0f} | {5 * rtt_frames:.0f} |")
+    print("| cables | goodput | goodput / error-free Layer 1 | flow-control frames | errors detected "
+          "| capacity lost per error (cell times) | pause per error, one end (2.5 RTT) | both ends (5 RTT) |")
+    print("|---|---|---|---|---|---|---|---|")
+    print(f"| plain (flow control out of band) | {plain['goodput']:.4f} "
+          f"| {plain['goodput'] / clean['goodput']:.4f} | 0 | 0 | | | |")
+    for label, s in (("Layer 1, BER 0", clean), ("Layer 1, BER 1e-07", noisy)):
+        layer1 = s["layer1"]
+        lost = "" if s is clean else f"{per_error:.1f}"
+        pauses = "| | |" if s is clean else f"| {2.5 * rtt_frames:.0f} | {5 * rtt_frames:.0f} |"
+        print(f"| {label} | {s['goodput']:.4f} | {s['goodput'] / clean['goodput']:.4f} "
+              f"| {layer1['flow_control_frames']} | {layer1['errors_detected']} | {lost} {pauses}")
 
 
 def main() -> None:
+    """Every section, or only those named on the command line (e.g. ``rack_layer1``)."""
+    if len(sys.argv) > 1:
+        for name in sys.argv[1:]:
+            globals()[name]()
+        return
     print("## Table I: latency percentiles in cell times (closed-loop hosts, table1.toml)\n")
     table1()
     print("\n## Table I, open-loop reading (unbounded host queues, 80 MB per input, no warm-up)\n")

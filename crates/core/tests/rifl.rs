@@ -227,14 +227,18 @@ fn rifl_rules_name_the_key() {
     assert_eq!(bad_links.unwrap_err().key, "topology.links");
 }
 
-/// A Layer 1 cable with no error is a plain cable: the run's summary is the plain run's (but
-/// for the event count and the Layer 1 counters), which checks that Layer 1's frame-time
-/// pipeline adds exactly the cable's propagation.
+/// A Layer 1 cable with no error, its flow control out of band, is a plain cable: the run's
+/// summary is the plain run's (but for the event count and the Layer 1 counters), which
+/// checks that Layer 1's frame-time pipeline adds exactly the cable's propagation.
 #[test]
 fn error_free_layer_one_cables_deliver_when_plain_cables_do() {
     let load = ("traffic", "load", "0.9");
     let plain = run(&table1(&[load]));
-    let layer1 = run(&table1(&[load, ("link", "ber", "1e-30")]));
+    let layer1 = run(&table1(&[
+        load,
+        ("link", "ber", "1e-30"),
+        ("link", "in_band_flow_control", "false"),
+    ]));
     let counters = layer1.layer1.clone().expect("Layer 1 counters").counters;
     assert_eq!((counters.errors_detected, counters.frames_replayed), (0, 0));
     let comparable = |s: &Summary| {
@@ -245,6 +249,54 @@ fn error_free_layer_one_cables_deliver_when_plain_cables_do() {
         v
     };
     assert_eq!(comparable(&plain), comparable(&layer1));
+}
+
+/// Flow control in band (§IV-D, Fig. 4): every ON/OFF the switches send travels in a
+/// flow-control frame carrying at most one of each, so the frames number between half the
+/// signals and all of them; each takes a frame time from data, so at full load the rack
+/// carries less than with the same signals out of band, by no more than the frames' share of
+/// the cables' frame times, and still loses nothing.
+#[test]
+fn in_band_flow_control_frames_carry_every_signal_and_take_frame_times_from_data() {
+    let full = [
+        ("traffic", "load", "1.0"),
+        ("link", "ber", "1e-30"),
+        ("traffic", "arrival", "\"bursty\""),
+        ("traffic", "burst_mean_bytes", "1024"),
+    ];
+    let in_band = run(&table1(&full));
+    let out_of_band = run(&table1(
+        &[&full[..], &[("link", "in_band_flow_control", "false")]].concat(),
+    ));
+    let counters = in_band.layer1.clone().expect("Layer 1 counters").counters;
+    let signals = in_band.switching.flow_control_signals;
+    assert!(signals > 1000, "{signals} signals");
+    let frames = counters.flow_control_frames;
+    assert!(
+        frames * 2 >= signals - 64 && frames <= signals,
+        "{frames} frames for {signals} signals"
+    );
+    assert_eq!(in_band.cells.cells_dropped, 0);
+    let (with, without) = (in_band.rates.throughput, out_of_band.rates.throughput);
+    assert!(with < without, "in band {with}, out of band {without}");
+}
+
+/// `link.in_band_flow_control` is read only where a cable runs Layer 1: without bit errors it is
+/// an unused key, named with the choice that ignores it.
+#[test]
+fn in_band_flow_control_without_bit_errors_is_an_unused_key() {
+    let unused = |extra: &[(&str, &str, &str)]| {
+        let scenario = Scenario::from_json(&table1(extra)).expect("valid scenario");
+        scenario
+            .unused_keys()
+            .into_iter()
+            .map(|u| (u.key, u.choice))
+            .collect::<Vec<_>>()
+    };
+    let key = ("link", "in_band_flow_control", "false");
+    let named = ("link.in_band_flow_control".to_string(), "link.ber");
+    assert!(unused(&[key]).contains(&named));
+    assert!(!unused(&[key, ("link", "ber", "1e-9")]).contains(&named));
 }
 
 /// Bit errors cost time, never cells. Each corrupted frame pauses new data at both ends of its

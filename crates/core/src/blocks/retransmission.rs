@@ -122,6 +122,9 @@ pub struct SlotOutput {
     pub delivered: Option<u64>,
     /// This end took a new data frame from the layer above and sent it.
     pub sent_new: bool,
+    /// This end sent a control frame that is no part of correcting an error and reaches the
+    /// far end intact: a slot a flow-control frame can take.
+    pub sent_free_control: bool,
 }
 
 /// One end: a transmitter with its replay window and a receiver.
@@ -292,6 +295,7 @@ impl Layer1Link {
         for (end, out) in output.iter_mut().enumerate() {
             let frame = self.transmit(end, input[end]);
             out.sent_new = frame.kind == FrameKind::New;
+            out.sent_free_control = frame.kind == FrameKind::Control && !frame.is_recovery();
             if !frame.is_plain() {
                 self.unplain[end] += 1;
             }

@@ -354,6 +354,7 @@ impl Scenario {
             end_ps: self.end_ps(),
             lossless: self.is_lossless(),
             bit_errors: self.link.bit_errors().expect("validated"),
+            in_band_flow_control: self.link.in_band_flow_control,
             vc: self.vc_spec(),
         }
     }

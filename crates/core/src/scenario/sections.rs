@@ -453,6 +453,11 @@ pub struct LinkConfig {
     pub error_burst_frames: f64,
     /// With bursts: the mean stretch between bursts, in frames (geometric, at least 1).
     pub error_burst_gap_frames: f64,
+    /// On cables with bit errors (RIFL Layer 1): ON/OFF travels in flow-control frames, each
+    /// taking a frame time from data and carrying one channel ON and one OFF, checked by the
+    /// CRC and sent again if corrupted (Shen and Chow 2023, §IV-D, Fig. 4); `false` sends it
+    /// out of band (the cable's propagation, no bandwidth), as cables without errors do.
+    pub in_band_flow_control: bool,
     /// ON/OFF: occupancy (cells) at which the switch sends OFF.
     pub off_threshold_cells: Option<u32>,
     /// ON/OFF: occupancy (cells) at which the switch sends ON again.
@@ -470,6 +475,7 @@ impl Default for LinkConfig {
             error_burst_ber: 0.0,
             error_burst_frames: 0.0,
             error_burst_gap_frames: 0.0,
+            in_band_flow_control: true,
             off_threshold_cells: None,
             on_threshold_cells: None,
         }

@@ -250,6 +250,16 @@ impl Scenario {
                 ),
             );
         }
+        if self.link.ber == 0.0
+            && self.link.error_burst_ber == 0.0
+            && self.topology.kind != TopologyName::File
+        {
+            unused.add(
+                &["link.in_band_flow_control"],
+                "link.ber",
+                "link.ber = 0 (no cable runs RIFL Layer 1)",
+            );
+        }
         if self.link.error_burst_ber == 0.0 {
             unused.add(
                 &["link.error_burst_frames", "link.error_burst_gap_frames"],

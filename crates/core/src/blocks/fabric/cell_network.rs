@@ -107,6 +107,7 @@ type CableEnd = (u32, u16, TimePs);
 fn layer1_cables(
     topology: &Topology,
     bit_errors: BitErrors,
+    in_band_flow_control: bool,
     seed: u64,
     slot_ps: TimePs,
     link: &Link,
@@ -157,6 +158,7 @@ fn layer1_cables(
                 latency_slots: (propagation_ps / slot_ps).saturating_sub(1) as u32,
                 errors,
                 after_ps: [a.2, b.2],
+                in_band_flow_control,
             })
         })
         .collect()
@@ -196,6 +198,9 @@ pub struct NetworkSpec {
     /// Bit errors of every cable; unless error-free every cable runs RIFL Layer 1
     /// retransmission (its propagation a whole number of at least one cell time).
     pub bit_errors: BitErrors,
+    /// On Layer 1 cables: ON/OFF travels in flow-control frames that take a frame time from
+    /// data (RIFL §IV-D), else out of band (the cable's propagation, no bandwidth).
+    pub in_band_flow_control: bool,
     /// The switches are virtual-channel routers made of this (`None`: cell switches).
     pub vc: Option<VcSpec>,
 }
@@ -483,6 +488,7 @@ impl<R: Router> Network<R> {
             end_ps,
             lossless,
             bit_errors,
+            in_band_flow_control,
             vc,
         } = spec;
         let per_voq = switch.per_voq_buffers;
@@ -507,7 +513,15 @@ impl<R: Router> Network<R> {
             router_index: (0..nodes.len()).map(|n| n.checked_sub(hosts)).collect(),
             slot_ps,
             per_voq,
-            layer1: layer1_cables(&topology, bit_errors, seed, slot_ps, &link, &switch),
+            layer1: layer1_cables(
+                &topology,
+                bit_errors,
+                in_band_flow_control,
+                seed,
+                slot_ps,
+                &link,
+                &switch,
+            ),
         };
         let mut fabric = Fabric::new(nodes, router, wiring, warmup_ps);
         for host in 0..hosts {

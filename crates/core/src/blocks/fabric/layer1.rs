@@ -15,9 +15,20 @@
 //! Timing: a cell handed at edge `s` is sent in frame time `s + 1` and acted upon at the far
 //! end `latency + 1` frame times later; with `latency` one less than the cable's propagation
 //! in frame times, an error-free Layer 1 cable delivers every cell when a plain cable would.
+//!
+//! Flow control travels in band, as RIFL Layer 2's per-VOQ flow-control frames (Shen and Chow
+//! 2023, §IV-D, Fig. 4): a node's ON/OFF signal on a Layer 1 port waits at the cable's end for
+//! a frame time of its own, in which the end sends a flow-control frame instead of data (the
+//! data waits), carrying at most one channel turned ON and one turned OFF. The frame is
+//! checked by the CRC like any other: one that is corrupted, or a frame time taken by a
+//! retransmission, leaves the signals waiting for the next free frame time, so none is
+//! missed. It acts at the far end one propagation delay after its frame time.
+
+use std::collections::VecDeque;
 
 use crate::blocks::bit_errors::FrameErrors;
 use crate::blocks::cell::{CellArena, CellId, CellQueue};
+use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::retransmission::{Layer1Link, SlotInput};
 use crate::engine::time::TimePs;
 
@@ -35,6 +46,8 @@ pub struct Layer1Spec {
     pub errors: [FrameErrors; 2],
     /// Delay each end's cells take after the far end accepts them (the sender's pipeline).
     pub after_ps: [TimePs; 2],
+    /// ON/OFF travels in flow-control frames (RIFL §IV-D), else out of band.
+    pub in_band_flow_control: bool,
 }
 
 /// What the Layer 1 cables of a fabric counted.
@@ -48,6 +61,11 @@ pub struct Layer1Counters {
     pub frames_replayed: u64,
     /// Frame times an end could not send new data because of a recovery.
     pub pause_slots: u64,
+    /// Flow-control frames that reached the far end intact (each took a frame time from data).
+    pub flow_control_frames: u64,
+    /// Frame times a flow-control signal waited at its end for a free frame (one per signal
+    /// waiting, per frame time).
+    pub flow_control_wait_slots: u64,
 }
 
 struct Cable {
@@ -59,6 +77,35 @@ struct Cable {
     in_flight: [CellQueue; 2],
     errors: [FrameErrors; 2],
     after_ps: [TimePs; 2],
+    /// The cable's propagation delay: latency + 1 frame times.
+    propagation_ps: TimePs,
+    /// ON/OFF travels in flow-control frames, else out of band (not through the cable).
+    in_band_flow_control: bool,
+    /// Flow-control signals each end's node has sent that wait for a flow-control frame.
+    signals: [VecDeque<FlowSignal>; 2],
+    /// Flow-control frames each end sent intact.
+    flow_control_frames: [u64; 2],
+    /// Frame times, summed over signals, that signals waited at each end.
+    flow_control_wait_slots: [u64; 2],
+}
+
+/// A signal the next flow-control frame carries: the first waiting, and the first waiting
+/// signal of the other kind (ON beside OFF, §IV-D, Fig. 4) if there is one; applied in the
+/// order they were sent. A credit travels alone.
+fn next_frame(waiting: &mut VecDeque<FlowSignal>) -> [Option<FlowSignal>; 2] {
+    let Some(first) = waiting.pop_front() else {
+        return [None, None];
+    };
+    let partner = match first {
+        FlowSignal::On { .. } => waiting
+            .iter()
+            .position(|s| matches!(s, FlowSignal::Off { .. })),
+        FlowSignal::Off { .. } => waiting
+            .iter()
+            .position(|s| matches!(s, FlowSignal::On { .. })),
+        FlowSignal::Credit { .. } => None,
+    };
+    [Some(first), partner.and_then(|at| waiting.remove(at))]
 }
 
 /// The Layer 1 cables of a fabric and which node port is an end of which.
@@ -73,6 +120,7 @@ impl Layer1 {
     pub(super) fn new(
         specs: Vec<Layer1Spec>,
         ports: usize,
+        slot_ps: TimePs,
         port_index: impl Fn(usize, usize) -> usize,
     ) -> Self {
         let mut port_end = vec![NO_CABLE; if specs.is_empty() { 0 } else { ports }];
@@ -90,6 +138,11 @@ impl Layer1 {
                     in_flight: Default::default(),
                     errors: spec.errors,
                     after_ps: spec.after_ps,
+                    propagation_ps: (spec.latency_slots as TimePs + 1) * slot_ps,
+                    in_band_flow_control: spec.in_band_flow_control,
+                    signals: Default::default(),
+                    flow_control_frames: [0; 2],
+                    flow_control_wait_slots: [0; 2],
                 }
             })
             .collect();
@@ -130,22 +183,53 @@ impl Layer1 {
         true
     }
 
+    /// Queues flow-control `signal`, sent by the node at fabric port `index`, for the next
+    /// flow-control frame of that cable end; false if the port has no Layer 1 cable or its
+    /// cable sends flow control out of band.
+    pub(super) fn queue_signal(&mut self, index: usize, signal: FlowSignal) -> bool {
+        let Some((c, end)) = self.end_of(index) else {
+            return false;
+        };
+        let cable = &mut self.cables[c];
+        if cable.in_band_flow_control {
+            cable.signals[end].push_back(signal);
+        }
+        cable.in_band_flow_control
+    }
+
     /// Runs one frame time of every cable; pushes each accepted cell to `arrivals` as
-    /// (node, port, cell, arrival time), cables in order.
+    /// (node, port, cell, arrival time), and each flow-control signal a frame carried to
+    /// `signals` as (node, port, signal, arrival time), cables in order.
     pub(super) fn step(
         &mut self,
         now_ps: TimePs,
         cells: &mut CellArena,
         arrivals: &mut Vec<(u32, u16, CellId, TimePs)>,
+        signals: &mut Vec<(u32, u16, FlowSignal, TimePs)>,
     ) {
         for cable in &mut self.cables {
             let slot = cable.link.slot();
             let input = [0, 1].map(|end| SlotInput {
-                has_data: !cable.waiting[end].is_empty(),
+                has_data: !cable.waiting[end].is_empty() && cable.signals[end].is_empty(),
                 corrupt: cable.errors[end].corrupts(slot),
                 xoff: false,
             });
             let output = cable.link.step(input);
+            for (end, out) in output.iter().enumerate() {
+                let waiting = cable.signals[end].len() as u64;
+                if waiting == 0 {
+                    continue;
+                }
+                cable.flow_control_wait_slots[end] += waiting;
+                if out.sent_free_control {
+                    cable.flow_control_frames[end] += 1;
+                    let (node, port) = cable.ends[1 - end];
+                    let arrive_ps = now_ps + cable.propagation_ps;
+                    for signal in next_frame(&mut cable.signals[end]).into_iter().flatten() {
+                        signals.push((node, port, signal, arrive_ps));
+                    }
+                }
+            }
             for (end, out) in output.iter().enumerate() {
                 if out.sent_new {
                     let cell = cells
@@ -188,8 +272,97 @@ impl Layer1 {
                 total.errors_detected += c.errors_detected;
                 total.frames_replayed += c.frames_replayed;
                 total.pause_slots += c.pause_slots;
+                total.flow_control_frames += cable.flow_control_frames[end];
+                total.flow_control_wait_slots += cable.flow_control_wait_slots[end];
             }
         }
         total
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blocks::bit_errors::BitErrors;
+    use crate::blocks::cell::Cell;
+    use crate::engine::rng::{stream, ComponentId};
+
+    const SLOT_PS: TimePs = 1_000;
+
+    /// One cable between node 0 port 0 and node 1 port 0, two frame times of propagation,
+    /// bit errors at `ber` from end 0 (none the other way).
+    fn cable(ber: f64) -> Layer1 {
+        let errors = |ber| {
+            let rng = stream(5, ComponentId { kind: 0, index: 0 });
+            FrameErrors::new(BitErrors::Independent { ber }, 256, rng)
+        };
+        let spec = Layer1Spec {
+            ends: [(0, 0), (1, 0)],
+            latency_slots: 1,
+            errors: [errors(ber), errors(0.0)],
+            after_ps: [0, 0],
+            in_band_flow_control: true,
+        };
+        Layer1::new(vec![spec], 2, SLOT_PS, |node, _| node)
+    }
+
+    type Signals = Vec<(u32, u16, FlowSignal, TimePs)>;
+
+    /// Steps `layer1` once at frame time `slot`; the signals its frames carried.
+    fn step(layer1: &mut Layer1, slot: TimePs, cells: &mut CellArena) -> Signals {
+        let (mut arrivals, mut signals) = (Vec::new(), Vec::new());
+        layer1.step(slot * SLOT_PS, cells, &mut arrivals, &mut signals);
+        signals
+    }
+
+    /// §IV-D, Fig. 4: a flow-control frame carries one channel ON and one OFF; it takes the
+    /// frame time from the data waiting at its end and acts a propagation delay later at the
+    /// far end. Three signals take two frames, in the order sent, before the cell goes.
+    #[test]
+    fn flow_control_frames_take_frame_times_from_data_and_carry_one_on_and_one_off() {
+        let mut layer1 = cable(0.0);
+        let mut cells = CellArena::new();
+        let cell = cells.alloc(Cell::new(0, 1, 64, true, 0, 0));
+        assert!(layer1.hand_over(0, cell, &mut cells));
+        let (on, off) = (
+            |c| FlowSignal::On { channel: c },
+            |c| FlowSignal::Off { channel: c },
+        );
+        for signal in [on(3), on(7), off(5)] {
+            assert!(layer1.queue_signal(0, signal));
+        }
+        assert_eq!(
+            step(&mut layer1, 0, &mut cells),
+            vec![(1, 0, on(3), 2 * SLOT_PS), (1, 0, off(5), 2 * SLOT_PS)]
+        );
+        assert_eq!(layer1.cables[0].waiting[0].len(), 1, "the cell waits");
+        assert_eq!(
+            step(&mut layer1, 1, &mut cells),
+            vec![(1, 0, on(7), 3 * SLOT_PS)]
+        );
+        assert_eq!(layer1.cables[0].waiting[0].len(), 1, "the cell waits");
+        assert!(step(&mut layer1, 2, &mut cells).is_empty());
+        assert!(layer1.cables[0].waiting[0].is_empty(), "the cell is sent");
+        let counters = layer1.counters();
+        assert_eq!(counters.flow_control_frames, 2);
+        assert_eq!(counters.flow_control_wait_slots, 3 + 1);
+    }
+
+    /// A flow-control frame is checked by the CRC like any other: on a cable that corrupts
+    /// every frame, the signal is never acted on and waits; on a clean one it goes at once.
+    #[test]
+    fn a_corrupted_flow_control_frame_leaves_its_signal_waiting() {
+        let mut layer1 = cable(0.5);
+        let mut cells = CellArena::new();
+        assert!(layer1.queue_signal(0, FlowSignal::Off { channel: 1 }));
+        for slot in 0..50 {
+            assert!(step(&mut layer1, slot, &mut cells).is_empty());
+        }
+        assert_eq!(layer1.counters().flow_control_wait_slots, 50);
+        assert_eq!(layer1.counters().flow_control_frames, 0);
+        assert!(
+            !layer1.queue_signal(5, FlowSignal::Off { channel: 1 }),
+            "no cable at 5"
+        );
     }
 }

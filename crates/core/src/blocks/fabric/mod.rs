@@ -176,6 +176,8 @@ pub struct Plumbing {
     layer1: Layer1,
     /// Scratch: the cells a Layer 1 step delivers.
     layer1_arrivals: Vec<(u32, u16, CellId, TimePs)>,
+    /// Scratch: the flow-control signals a Layer 1 step's frames carry.
+    layer1_signals: Vec<(u32, u16, FlowSignal, TimePs)>,
     /// What the fabric measures.
     pub metrics: Metrics,
 }
@@ -276,6 +278,10 @@ impl Plumbing {
 
     fn send_signal(&mut self, node: usize, port: usize, signal: FlowSignal, at_ps: TimePs) {
         self.metrics.flow_control_signals += 1;
+        let index = self.port(node, port);
+        if self.layer1.queue_signal(index, signal) {
+            return; // in band: the cable's next flow-control frame carries it
+        }
         let (peer, peer_port) = self.peer[self.port(node, port)];
         let event = Event::Signal {
             node: peer,
@@ -392,7 +398,9 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
         let ports: usize = peers.iter().map(Vec::len).sum();
         let layer1 = {
             let base: &Vec<u32> = &port_base;
-            Layer1::new(layer1, ports, |node, port| base[node] as usize + port)
+            Layer1::new(layer1, ports, slot_ps, |node, port| {
+                base[node] as usize + port
+            })
         };
         let mut plumbing = Plumbing {
             queue: CalendarQueue::for_gap(slot_ps),
@@ -416,6 +424,7 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
             per_voq,
             layer1,
             layer1_arrivals: Vec::new(),
+            layer1_signals: Vec::new(),
             metrics: Metrics::new(warmup_ps),
         };
         if plumbing.layer1.is_used() {
@@ -455,7 +464,18 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
     fn step_layer1(&mut self, now_ps: TimePs) {
         let plumbing = &mut self.plumbing;
         let mut arrivals = std::mem::take(&mut plumbing.layer1_arrivals);
-        plumbing.layer1.step(now_ps, &mut self.cells, &mut arrivals);
+        let mut signals = std::mem::take(&mut plumbing.layer1_signals);
+        plumbing
+            .layer1
+            .step(now_ps, &mut self.cells, &mut arrivals, &mut signals);
+        for &(node, port, signal, at_ps) in &signals {
+            let event = Event::Signal { node, port, signal };
+            plumbing
+                .queue
+                .push(at_ps, Phase::Message, FABRIC_ORIGIN, event);
+        }
+        signals.clear();
+        plumbing.layer1_signals = signals;
         for &(node, port, cell, arrive_ps) in &arrivals {
             plumbing.arrive(
                 FABRIC_ORIGIN,
