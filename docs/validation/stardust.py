@@ -49,6 +49,7 @@ PAPER_FAILURE_LOSS = '"packets whose cells are lost are discarded by the reassem
 FIG9_UTILIZATIONS = [0.5, 0.7, 0.8, 0.9, 0.95]
 FIG9_FULL_SCALE = {"topology.radix": 128, "topology.uplinks_per_edge": 32, "topology.edges": 256}
 SELF_HEAL_SEEDS = [1, 2, 3, 4, 5]
+SELF_HEAL_ADAPTER_HOSTS, SELF_HEAL_PLANES = 2, 4  # self-heal.topo's construction
 FCI_REACTION = {"adapter.fci_decrease": 0.125}  # reading R12's law (stardust.md, Readings), β = 1/8
 SMALL_CELLS = {"cell.size_bytes": 256, "credit.size_bytes": 2048}
 # TCP NewReno hosts on the host ports, started as the Ethernet baseline's (htsim's ssthresh = 15).
@@ -482,8 +483,22 @@ def self_heal() -> None:
     rest = flows.drop(slow.index).goodput_gbps
     listed = ", ".join(f"{a} → {b} at {g:.1f}" for a, b, g in
                        zip(slow.src, slow.dst, slow.goodput_gbps, strict=True)) or "none"
-    print(f"\nSeed {SELF_HEAL_SEEDS[0]}: {s['requests_refreshed']} requests refreshed; flows below 90% of "
+    print(f"\nSeed {SELF_HEAL_SEEDS[0]}: {s['requests_refreshed']} requests refreshed "
+          f"({s['credits_written_off']} credits written off as lost); flows below 90% of "
           f"their {offered:g} Gbit/s: {listed}; every other flow {rest.min():.1f}–{rest.max():.1f} Gbit/s.")
+    # First principles: until every source stops using the cable, the quarter of adapter 0's
+    # hosts' traffic sprayed into plane 0 has no way to it (self-heal.topo: 2 hosts an adapter,
+    # 4 planes), one cell per `payload` bytes.
+    if one["reroute"] is None:
+        return  # a run too short for the sources to learn
+    cell = config["cell"]
+    payload_bytes = cell["size_bytes"] - cell["header_bytes"]
+    into_plane_gbps = SELF_HEAL_ADAPTER_HOSTS * offered / SELF_HEAL_PLANES
+    expected = into_plane_gbps * 1e9 * one["reroute"] * 1e-6 / 8 / payload_bytes
+    print(f"Data cells sprayed toward adapter 0 through the dead plane until every source stops "
+          f"using it: {SELF_HEAL_ADAPTER_HOSTS} hosts × {offered:g} Gbit/s / {SELF_HEAL_PLANES} planes × "
+          f"{one['reroute']:.1f} µs / {payload_bytes} B = {num(round(expected))} cells, against "
+          f"{num(one['failure'])} lost (control cells and those queued at the cut among them).")
 
 
 def main() -> None:

@@ -42,6 +42,8 @@ pub struct IngressCounters {
     pub requests_sent: u64,
     /// Requests sent again by VOQs that waited too long for a credit.
     pub requests_refreshed: u64,
+    /// Credits owed that refreshing VOQs (asking by count) gave up for lost.
+    pub credits_written_off: u64,
     /// Credit bytes forfeited by VOQs that had nothing left to send.
     pub credit_bytes_forfeited: u64,
     /// Most credits waiting to be served.
@@ -64,8 +66,20 @@ struct Voq {
     credits_received: u32,
     /// By count: the credits its requests were promised in all (wrapping).
     promised: u32,
+    /// By count: credits promised that a refresh gave up for lost (a failure dropped them on
+    /// their way), not yet made good by a late one (wrapping).
+    written_off: u32,
     /// It waits in the ingress's FIFO of VOQs that may send on their balance.
     ready: bool,
+}
+
+impl Voq {
+    /// By count: credits promised that have neither arrived nor been written off (wrapping).
+    fn outstanding(&self) -> u32 {
+        self.promised
+            .wrapping_sub(self.credits_received)
+            .wrapping_sub(self.written_off)
+    }
 }
 
 /// What became of a packet handed to the ingress.
@@ -217,10 +231,13 @@ impl Ingress {
         };
         if self.spec.counts_requests {
             let wanted = (need_bytes.max(0) as u64).div_ceil(credit_bytes) as u32;
-            if wanted <= voq.promised.wrapping_sub(voq.credits_received) {
+            if wanted <= voq.outstanding() {
                 return None;
             }
-            voq.promised = voq.credits_received.wrapping_add(wanted);
+            voq.promised = voq
+                .credits_received
+                .wrapping_add(voq.written_off)
+                .wrapping_add(wanted);
             voq.asker.active = true;
             return Some(true);
         }
@@ -266,7 +283,11 @@ impl Ingress {
     }
 
     /// VOQ `key`'s refresh timer: if it still waits for a credit after the refresh time, its
-    /// request (or the credits answering it) may have been lost to a failure.
+    /// request (or the credits answering it) may have been lost to a failure. Asking by count,
+    /// it then gives the credits still owed up for lost and asks anew for all its packets
+    /// need: the scheduler counted the lost credits as given, so a request repeating the old
+    /// count would be ignored and the VOQ would wait forever. A written-off credit that does
+    /// arrive after all is spent like any other.
     pub fn refresh(&mut self, key: u32, now_ps: TimePs) -> Refresh {
         let refresh_ps = self
             .spec
@@ -280,6 +301,16 @@ impl Ingress {
         let due_ps = asker.waited_from_ps + refresh_ps;
         if now_ps >= due_ps {
             self.counters.requests_refreshed += 1;
+            if self.spec.counts_requests {
+                let voq = &mut self.voqs[key as usize];
+                let lost = voq.outstanding();
+                voq.written_off = voq.written_off.wrapping_add(lost);
+                self.counters.credits_written_off += lost as u64;
+                voq.asker.active = false;
+                if self.request_due(key) != Some(true) {
+                    return Refresh::Idle;
+                }
+            }
             Refresh::AskAgain
         } else {
             asker.refresh_armed = true;
@@ -293,9 +324,12 @@ impl Ingress {
         let key = dst as u32 * self.spec.classes as u32 + class as u32;
         let voq = &mut self.voqs[key as usize];
         voq.asker.waited_from_ps = now_ps;
+        if self.spec.counts_requests && voq.outstanding() == 0 && voq.written_off != 0 {
+            voq.written_off = voq.written_off.wrapping_sub(1); // late, not lost
+        }
         voq.credits_received = voq.credits_received.wrapping_add(1);
         if self.spec.counts_requests {
-            voq.asker.active = voq.promised != voq.credits_received;
+            voq.asker.active = voq.outstanding() != 0;
         }
         self.debug_check_credits(key);
         let priority = if self.spec.weighted { 0 } else { class };
@@ -406,8 +440,7 @@ impl Ingress {
     fn debug_check_credits(&self, key: u32) {
         let voq = &self.voqs[key as usize];
         debug_assert!(
-            !self.spec.counts_requests
-                || voq.promised.wrapping_sub(voq.credits_received) as i32 >= 0,
+            !self.spec.counts_requests || voq.outstanding() as i32 >= 0,
             "VOQ {key} received more credits than it was promised"
         );
     }
@@ -423,6 +456,7 @@ impl Ingress {
 mod tests {
     use super::*;
     use crate::blocks::cell::NO_PACKET;
+    use crate::blocks::solicitation::GrantScheduler;
 
     /// An ingress that forfeits unused credit and asks on/off (`credits`: pull mode).
     fn ingress(credits: bool, voq_packets: u32) -> Ingress {
@@ -605,6 +639,47 @@ mod tests {
         assert_eq!(i.refresh(2, 1_000_000), Refresh::WaitUntil(1_400_000));
         assert_eq!(i.refresh(2, 1_400_000), Refresh::AskAgain);
         assert_eq!(i.counters.requests_refreshed, 1);
+    }
+
+    /// Asking by count, credits lost to a failure would leave a VOQ waiting forever: the
+    /// scheduler counted them as given, so repeating the old count is ignored. A refresh
+    /// writes them off and asks anew above the old count, which the scheduler hears and
+    /// answers; a written-off credit that turns up late is spent, not an error.
+    #[test]
+    fn a_refresh_by_count_writes_lost_credits_off_and_asks_above_the_old_count() {
+        let mut packets = PacketArena::new();
+        let mut i = ingress_asking(true, 10, true, true);
+        for _ in 0..3 {
+            i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0);
+        }
+        assert_eq!(i.request_due(2), Some(true));
+        let first = i.request(2, true, 0).number;
+        assert_eq!(first, 2, "1 800 bytes: two credits of 1 000");
+        let mut scheduler = GrantScheduler::new(2, 4, 1);
+        assert!(scheduler.hear_count(0, 0, first));
+        for now_ps in 0..2 {
+            scheduler.arm(now_ps);
+            assert_eq!(scheduler.grant(now_ps, || 1.0, None), Some((0, 0)));
+        }
+        // Both credits are lost on their way; the old count asks for nothing more.
+        assert!(!scheduler.hear_count(0, 0, first));
+        assert_eq!(i.refresh(2, 1_000_000), Refresh::AskAgain);
+        assert_eq!(i.counters.credits_written_off, 2);
+        let again = i.request(2, true, 1_000_000).number;
+        assert_eq!(again, 4, "two more, above the old count");
+        assert!(scheduler.hear_count(0, 0, again));
+        assert_eq!(
+            scheduler.arm(1_000_000),
+            Some(1_000_000),
+            "owed grants again"
+        );
+        for t in [1_000_100, 1_000_200] {
+            i.credit_arrived(1, 0, t);
+        }
+        assert!(!i.voqs[2].asker.active, "all it asked for came");
+        i.credit_arrived(1, 0, 1_000_300); // one of the lost two, late
+        assert_eq!(i.voqs[2].written_off, 1);
+        i.debug_check_credits(2);
     }
 
     #[test]

@@ -162,6 +162,9 @@ pub struct SummaryCells {
     /// Requests sent again by VOQs that waited too long for a credit (reachability kept by
     /// messages).
     pub requests_refreshed: u64,
+    /// Credits owed that refreshing VOQs asking by count (`credit.requests = "backlog"`) gave
+    /// up for lost before asking anew.
+    pub credits_written_off: u64,
     /// Credit cells.
     pub credits: u64,
     /// Credit bytes forfeited by VOQs that had nothing left to send.
@@ -436,6 +439,7 @@ impl Stardust {
             short_cells: parts.sum(|c| c.ingress.short_cells),
             requests,
             requests_refreshed: parts.sum(|c| c.ingress.requests_refreshed),
+            credits_written_off: parts.sum(|c| c.ingress.credits_written_off),
             credits,
             credit_bytes_forfeited: parts.sum(|c| c.ingress.credit_bytes_forfeited),
             control_overhead: control_bytes
