@@ -69,8 +69,8 @@ def test_a_finite_bfc_flow_table_reports_its_collisions():
      " switch.per_flow.high_threshold_bytes: expected fewer bytes than the backstop's XOFF"),
     (MICRO, ["switch.pfc_xon_packets=400"],
      " switch.pfc_xon_packets: expected fewer than switch.pfc_xoff_packets"),
-    (MICRO, ["switch.per_flow.queues=0"], " switch.per_flow.queues: expected 2 to 64 queues per port, got 0"),
-    (MICRO, ["switch.per_flow.queues=1"], " switch.per_flow.queues: expected 2 to 64 queues per port, got 1"),
+    (MICRO, ["switch.per_flow.queues=0"], " switch.per_flow.queues: expected 2 to 128 queues per port, got 0"),
+    (MICRO, ["switch.per_flow.queues=1"], " switch.per_flow.queues: expected 2 to 128 queues per port, got 1"),
     (MICRO, ["host.transport=ndp"], ' host.transport: "ndp" needs ports that trim'),
     (MICRO, ["routing.mode=spray"],
      ' routing.mode: expected a per-flow mode (deterministic, ecmp, aquila_minimal_deterministic) with'
