@@ -170,7 +170,6 @@ def test_bad_input_is_one_line_naming_the_key(settings: list[str], key: str):
 
 @pytest.mark.parametrize("settings, message", [
     (["host.transport=mptcp"], " host.transport: \"mptcp\" cannot open flows during a run"),
-    (["host.transport=dcqcn", *PAUSED], " host.transport: \"dcqcn\" cannot open flows during a run"),
     (["host.transport=tcp", "traffic.flow_bytes=1000"], " traffic.flow_bytes: "),
     (["host.transport=tcp", "traffic.fct_dst=16"], " traffic.fct_dst: expected a host below 16, got 16"),
 ])

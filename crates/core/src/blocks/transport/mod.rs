@@ -289,8 +289,7 @@ impl FlowSender {
         match self {
             FlowSender::Window(s) => s.done(),
             FlowSender::Ndp(s) => s.done(),
-            // No acknowledgments: it never knows (flows opened during a run refuse DCQCN).
-            FlowSender::Dcqcn(_) => false,
+            FlowSender::Dcqcn(s) => s.done(),
         }
     }
 
@@ -299,9 +298,7 @@ impl FlowSender {
         match self {
             FlowSender::Window(s) => *s = Sender::new(params, packets),
             FlowSender::Ndp(s) => s.restart(params, packets),
-            FlowSender::Dcqcn(_) => {
-                unreachable!("flows opened during a run refuse DCQCN (host.transport)")
-            }
+            FlowSender::Dcqcn(s) => s.restart(packets),
         }
     }
 
