@@ -142,6 +142,7 @@ def test_dcqcn_and_ndp_over_adapters_that_pause_their_hosts_lose_nothing(transpo
 @pytest.mark.parametrize("settings, key", [
     (["host.transport=ndp"], "host.transport"),
     (["host.transport=dcqcn"], "host.transport"),
+    (["host.transport=line_rate"], "host.inflight_cap_bytes"),
     (["adapter.pause_hosts=true"], "adapter.pause_hosts"),
     (["host.transport=dcqcn", *PAUSED, "adapter.pause_xon_packets=8"], "adapter.pause_xon_packets"),
     (["host.transport=dcqcn", *PAUSED, "adapter.pause_xoff_packets=0"], "adapter.pause_xoff_packets"),
