@@ -24,10 +24,10 @@
 //! Acknowledgments: RoCEv2 runs InfiniBand's reliable connection, whose responder must
 //! acknowledge a packet that asks for it (the AckReq bit, which a requester sets on a
 //! message's last packet) and may coalesce the rest (InfiniBand Architecture Specification,
-//! vol. 1, §9.7.5; Zhu et al. 2015 §2 run DCQCN over RoCEv2 NICs). A flow opened during the
-//! run is one message: its receiver acknowledges the last byte, cumulatively, and the sender
-//! learns it completed ([`DcqcnSender::on_ack`]). Flows made at build are unending or never
-//! need to learn it, and their receivers send no ACKs (only CNPs), as before.
+//! vol. 1, ch. 9, reliable service; Zhu et al. 2015 run DCQCN on RoCEv2 NICs). A flow opened
+//! during the run is one message: its receiver acknowledges the last byte, cumulatively, and
+//! the sender learns it completed ([`DcqcnSender::on_ack`]). Flows made at build are unending
+//! or never need to learn it, and their receivers send no ACKs (only CNPs), as before.
 
 pub mod notification;
 
