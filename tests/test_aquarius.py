@@ -51,6 +51,20 @@ def test_the_fct_scenario_mixes_its_incasts_in_and_drops_nothing():
     assert res.summary["packets_dropped"] == 0
 
 
+def test_the_fct_scenario_runs_dcqcn_and_line_rate_hosts_to_completion_losslessly():
+    """DCQCN flows finish on their last byte's ACK; BFC with 128 queues under line-rate hosts."""
+    short = {"run.duration_ns": 100_000, "run.warmup_ns": 20_000}
+    runs = [cellfabric.run(FCT, overrides=short, progress=False),
+            cellfabric.run(FCT, overrides={**short, "run.strict": False, "host.transport": "line_rate",
+                                           "switch.port_kind": "bfc", "switch.per_flow.queues": 128},
+                           progress=False)]
+    for res in runs:
+        assert res.summary["packets_dropped"] == 0
+        done = [s for s in res.tables["timed_flows"]["slowdown"] if s is not None and s == s]
+        assert len(done) > 1000, len(done)
+        assert min(done) >= 1.0 - 1e-9
+
+
 def test_a_finite_bfc_flow_table_reports_its_collisions():
     res = cellfabric.run(BFC_VICTIM, overrides={"switch.per_flow.flow_table_entries": 1,
                                                  "run.duration_ns": 1_000_000, "run.warmup_ns": 500_000},
@@ -69,8 +83,10 @@ def test_a_finite_bfc_flow_table_reports_its_collisions():
      " switch.per_flow.high_threshold_bytes: expected fewer bytes than the backstop's XOFF"),
     (MICRO, ["switch.pfc_xon_packets=400"],
      " switch.pfc_xon_packets: expected fewer than switch.pfc_xoff_packets"),
-    (MICRO, ["switch.per_flow.queues=0"], " switch.per_flow.queues: expected 2 to 64 queues per port, got 0"),
-    (MICRO, ["switch.per_flow.queues=1"], " switch.per_flow.queues: expected 2 to 64 queues per port, got 1"),
+    (MICRO, ["switch.per_flow.queues=0"],
+     " switch.per_flow.queues: expected 2 to 128 queues per port, got 0"),
+    (MICRO, ["switch.per_flow.queues=1"],
+     " switch.per_flow.queues: expected 2 to 128 queues per port, got 1"),
     (MICRO, ["host.transport=ndp"], ' host.transport: "ndp" needs ports that trim'),
     (MICRO, ["routing.mode=spray"],
      ' routing.mode: expected a per-flow mode (deterministic, ecmp, aquila_minimal_deterministic) with'
@@ -95,6 +111,12 @@ def test_a_finite_bfc_flow_table_reports_its_collisions():
      ' traffic.incast_load: not used with traffic.pattern = "pairs"'),
     (BFC_VICTIM, ["switch.bfc_pause_packets=4"],
      " switch.bfc_pause_packets: moved to switch.per_flow.pause_packets"),
+    (FCT, ["host.transport=line_rate", "run.strict=false", "host.inflight_cap_bytes=999"],
+     " host.inflight_cap_bytes: expected at least one segment (host.packet_bytes = 1000), got 999"),
+    (FCT, ["host.transport=line_rate", "run.strict=false", "host.inflight_cap_bytes=-1"],
+     " host.inflight_cap_bytes: "),
+    (MICRO, ["switch.per_flow.queues=129"],
+     " switch.per_flow.queues: expected 2 to 128 queues per port, got 129"),
 ])
 def test_aquarius_bad_input_is_one_line_naming_the_key(scenario, settings: list[str], message: str):
     test_ethernet.test_bad_input_is_one_line_naming_the_key(scenario, settings, message)

@@ -28,6 +28,7 @@ EXPECTED = ROOT / "tests" / "validation"
 # Every simulator run of a script, and the theory script's Monte Carlo, made this much shorter.
 SCALE = 0.02
 SCRIPTS = {
+    "aquarius": [],
     "classic": [],
     "clint": [],
     "rifl": [],

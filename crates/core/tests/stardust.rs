@@ -295,14 +295,15 @@ fn bad_input_names_the_key() {
             "adapter.pause_hosts",
         ),
         // Transport hosts open the `fct` pattern's flows during the run: as on the Ethernet
-        // design, MPTCP and DCQCN cannot, and sizes come from the file, not flow_bytes.
+        // design, MPTCP cannot, and sizes come from the file, not flow_bytes. The line-rate
+        // sender needs its cap here (only the Ethernet design derives it).
         (
             r#", "host": {"transport": "mptcp"}, "traffic": {"pattern": "fct", "flow_sizes": "x"}"#,
             "host.transport",
         ),
         (
-            r#", "host": {"transport": "dcqcn"}, "adapter": {"pause_hosts": true}, "traffic": {"pattern": "fct", "flow_sizes": "x"}"#,
-            "host.transport",
+            r#", "host": {"transport": "line_rate"}"#,
+            "host.inflight_cap_bytes",
         ),
         (
             r#", "host": {"transport": "tcp"}, "traffic": {"pattern": "fct", "flow_sizes": "x", "flow_bytes": 1000}"#,

@@ -27,6 +27,13 @@ pub struct Departure {
     pub data_depth: u32,
 }
 
+/// One bit per data class or queue of a port: a port pauses at most 128 apart, the most
+/// queues per port of the evaluation of Goyal et al., "Backpressure Flow Control", NSDI 2022.
+pub type ClassMask = u128;
+
+/// The most data classes or queues one port keeps and pauses apart.
+pub const MAX_CLASSES: usize = ClassMask::BITS as usize;
+
 /// One port's transmit side.
 pub struct PriorityPort {
     /// The link the port drives.
@@ -41,7 +48,7 @@ pub struct PriorityPort {
     /// When the port's wake-up timer is set for, or `NEVER_PS`.
     wake_at_ps: TimePs,
     /// Data classes the far end paused, one bit per class; control cells still go.
-    paused: u64,
+    paused: ClassMask,
     /// Control's and data's turns in a weighted round robin when both wait (`None`: control
     /// strictly first).
     control_share: Option<(u32, u32)>,
@@ -54,9 +61,10 @@ pub struct PriorityPort {
 }
 
 impl PriorityPort {
-    /// An idle port on `link` with one data queue per class of `classes` (at most 64).
+    /// An idle port on `link` with one data queue per class of `classes` (at most
+    /// [`MAX_CLASSES`]).
     pub fn new(link: Link, classes: usize) -> Self {
-        assert!(classes <= 64, "a port pauses at most 64 classes");
+        assert!(classes <= MAX_CLASSES, "a port pauses at most 128 classes");
         PriorityPort {
             link,
             control: CellQueue::default(),
@@ -88,12 +96,12 @@ impl PriorityPort {
 
     /// Pauses (the far end sent OFF) or resumes (ON) every data class.
     pub fn pause_data(&mut self, paused: bool) {
-        self.paused = if paused { u64::MAX } else { 0 };
+        self.paused = if paused { ClassMask::MAX } else { 0 };
     }
 
     /// Pauses exactly the data classes whose bits `mask` sets, resuming the others (PFC's
     /// per-priority pause; BFC's queues under PFC's backstop).
-    pub fn set_paused(&mut self, mask: u64) {
+    pub fn set_paused(&mut self, mask: ClassMask) {
         self.paused = mask;
     }
 
@@ -403,6 +411,31 @@ mod tests {
         port.set_paused(0);
         let sent = port.send_next(50_000, &mut cells, size, &mut wake).unwrap();
         assert_eq!(cells[sent.cell].vc, 2);
+    }
+
+    /// A port of [`MAX_CLASSES`] queues pauses its queues above 63 apart (the mask is wide
+    /// enough for BFC's 128 queues): with queues 64 and 127 paused, only queue 100 sends.
+    #[test]
+    fn a_port_of_128_queues_pauses_its_high_queues_apart() {
+        let mut cells = CellArena::new();
+        let mut port = PriorityPort::new(Link::new(8_000_000_000, 0), MAX_CLASSES);
+        port.serve_classes_round_robin();
+        for class in [64, 100, 127] {
+            let cell = cells.alloc(Cell::new(0, 1, 10, true, 0, 0));
+            cells[cell].vc = class as u16;
+            port.push_data(&mut cells, cell, class);
+        }
+        port.set_paused(1 << 64 | 1 << 127);
+        let size = |c: CellId, cells: &CellArena| cells[c].payload_bytes as u64;
+        let mut wake = None;
+        let sent = port.send_next(0, &mut cells, size, &mut wake).unwrap();
+        assert_eq!(cells[sent.cell].vc, 100);
+        assert!(port
+            .send_next(10_000, &mut cells, size, &mut wake)
+            .is_none());
+        port.set_paused(1 << 64);
+        let sent = port.send_next(20_000, &mut cells, size, &mut wake).unwrap();
+        assert_eq!(cells[sent.cell].vc, 127);
     }
 
     #[test]

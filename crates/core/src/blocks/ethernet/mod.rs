@@ -61,8 +61,8 @@ pub const BOUNCED: u8 = ECE;
 pub const CONTROL: u8 = ACK | NACK | PULL;
 /// Flag: a PFC PAUSE frame (802.1Qbb), consumed by the link's far end ([`ports::pfc`]).
 pub const PAUSE: u8 = 0b1000_0000;
-/// Flags of a DCQCN congestion notification packet (a DCQCN sender gets no other control
-/// packet: Zhu et al. 2015 §3.2).
+/// Flags of a DCQCN congestion notification packet (Zhu et al. 2015 §3.2); a DCQCN sender's
+/// other control packet, the ACK of a flow opened during the run, is [`ACK`] alone.
 pub const CNP: u8 = ACK | ECE;
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 
 use super::PAUSE;
 use crate::blocks::cell::Cell;
+use crate::blocks::priority_port::{ClassMask, MAX_CLASSES};
 use crate::blocks::traffic::NEVER_PS;
 use crate::engine::time::TimePs;
 
@@ -138,7 +139,7 @@ impl PauseClock {
 }
 
 /// The most targets (classes or queues) one port pauses apart ([`PriorityPort`](crate::blocks::priority_port::PriorityPort)'s limit).
-pub const MAX_PAUSE_TARGETS: usize = 64;
+pub const MAX_PAUSE_TARGETS: usize = MAX_CLASSES;
 
 /// The pauses of an upstream port's classes (802.1Qbb: a PAUSE frame names one priority and
 /// stops only it) or queues (BFC, Goyal et al. 2022 §3.2), one clock and one pause counter
@@ -151,7 +152,7 @@ pub struct ClassPauses {
     /// Per target: PAUSE frames less resume frames received.
     counts: Box<[u32]>,
     /// One bit per paused target.
-    paused: u64,
+    paused: ClassMask,
 }
 
 impl ClassPauses {
@@ -159,7 +160,7 @@ impl ClassPauses {
     pub fn new(targets: usize) -> Self {
         assert!(
             (1..=MAX_PAUSE_TARGETS).contains(&targets),
-            "1 to 64 targets"
+            "1 to 128 targets"
         );
         ClassPauses {
             clocks: vec![PauseClock::default(); targets].into_boxed_slice(),
@@ -170,7 +171,7 @@ impl ClassPauses {
 
     /// A PAUSE (`pause`) or resume frame for class or queue `target` arrived at `now_ps`.
     pub fn apply(&mut self, target: u16, pause: bool, now_ps: TimePs) {
-        let (i, bit) = (target as usize, 1u64 << target);
+        let (i, bit) = (target as usize, (1 as ClassMask) << target);
         let count = &mut self.counts[i];
         *count = if pause {
             *count + 1
@@ -201,7 +202,7 @@ impl ClassPauses {
     }
 
     /// One bit per paused class or queue.
-    pub fn paused_mask(&self) -> u64 {
+    pub fn paused_mask(&self) -> ClassMask {
         self.paused
     }
 

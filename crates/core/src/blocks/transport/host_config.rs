@@ -67,6 +67,9 @@ pub struct HostConfig {
     /// DCQCN: a receiver sends a flow at most one CNP per this interval, in nanoseconds
     /// (N = 50 µs).
     pub dcqcn_cnp_interval_ns: f64,
+    /// The line-rate sender: the most bytes a flow keeps unacknowledged (one bandwidth-delay
+    /// product); absent: the fabric derives it from its longest path's base round trip.
+    pub inflight_cap_bytes: Option<u64>,
 }
 
 impl Default for HostConfig {
@@ -93,6 +96,7 @@ impl Default for HostConfig {
             dcqcn_rate_ai_mbps: 10.0,
             dcqcn_rate_hai_mbps: 100.0,
             dcqcn_cnp_interval_ns: 50_000.0,
+            inflight_cap_bytes: None,
         }
     }
 }

@@ -1,7 +1,9 @@
 //! Host transports, one package each, both ends in it: the TCP family in [`tcp`] (NewReno,
 //! DCTCP, and MPTCP's coupler over one window sender), NDP's pulled sender and its receiving
 //! end with the pull pacer in [`ndp`], DCQCN's reaction point (the rate-based sender) and
-//! notification point in [`dcqcn`]. Beside them: the in-order receive side every transport
+//! notification point in [`dcqcn`], and BFC's line-rate sender capped at one bandwidth-delay
+//! product of inflight in [`line_rate`] (TCP's window sender with that cap as its window).
+//! Beside them: the in-order receive side every transport
 //! keeps ([`receiver`]), the retransmission timer's value ([`rto`]), and the `[host]` section
 //! that names a transport and holds its constants ([`host_config`]).
 //!
@@ -14,6 +16,7 @@
 
 pub mod dcqcn;
 pub mod host_config;
+pub mod line_rate;
 pub mod ndp;
 pub mod receiver;
 pub mod rto;
@@ -26,6 +29,7 @@ use crate::engine::time::TimePs;
 use crate::keys::{Named, ScenarioError};
 use dcqcn::DcqcnSender;
 use host_config::HostConfig;
+use line_rate::InflightCap;
 use ndp::NdpSender;
 use tcp::Sender;
 
@@ -86,6 +90,7 @@ pub const TRANSPORTS: &[TransportKind] = &[
     tcp::mptcp::TRANSPORT,
     ndp::TRANSPORT,
     dcqcn::TRANSPORT,
+    line_rate::TRANSPORT,
 ];
 
 /// A transport a scenario names (`host.transport`), read and written by its name in
@@ -104,6 +109,8 @@ pub enum Transport {
     Ndp,
     /// DCQCN over a lossless fabric ([`dcqcn`]).
     Dcqcn,
+    /// Line rate within one bandwidth-delay product of inflight ([`line_rate`]).
+    LineRate,
 }
 
 impl Transport {
@@ -126,6 +133,7 @@ impl Named for Transport {
         Transport::Mptcp,
         Transport::Ndp,
         Transport::Dcqcn,
+        Transport::LineRate,
     ];
 
     fn entry(self) -> (&'static str, &'static str) {
@@ -175,8 +183,23 @@ pub struct SenderParams {
     pub min_rto_ps: TimePs,
     /// The largest (a backed-off timeout stops doubling here).
     pub max_rto_ps: TimePs,
-    /// DCTCP's gain g, for a DCTCP sender.
-    pub dctcp_g: Option<f64>,
+    /// What limits a window sender's segments in flight.
+    pub window: WindowRule,
+}
+
+/// What limits a window sender's segments in flight.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum WindowRule {
+    /// NewReno's congestion window (TCP; NDP and DCQCN senders ignore it).
+    NewReno,
+    /// NewReno's window cut by DCTCP's ECN reaction, with gain `g`.
+    Dctcp {
+        /// DCTCP's gain g.
+        g: f64,
+    },
+    /// The line-rate sender's cap on inflight bytes instead of a congestion window
+    /// ([`line_rate`]).
+    Capped(InflightCap),
 }
 
 /// What a sender counts.
@@ -289,8 +312,7 @@ impl FlowSender {
         match self {
             FlowSender::Window(s) => s.done(),
             FlowSender::Ndp(s) => s.done(),
-            // No acknowledgments: it never knows (flows opened during a run refuse DCQCN).
-            FlowSender::Dcqcn(_) => false,
+            FlowSender::Dcqcn(s) => s.done(),
         }
     }
 
@@ -299,9 +321,7 @@ impl FlowSender {
         match self {
             FlowSender::Window(s) => *s = Sender::new(params, packets),
             FlowSender::Ndp(s) => s.restart(params, packets),
-            FlowSender::Dcqcn(_) => {
-                unreachable!("flows opened during a run refuse DCQCN (host.transport)")
-            }
+            FlowSender::Dcqcn(s) => s.restart(packets),
         }
     }
 

@@ -11,9 +11,10 @@ const FB_WEBSERVER: &str = concat!(
     "/../../workloads/homasim_fb_webserver.txt"
 );
 
-/// The transports' settings: NDP over trimming queues with spraying.
+/// The transports' settings: NDP over trimming queues with spraying, DCQCN over PFC.
 fn transport(name: &str) -> String {
     match name {
+        "dcqcn" => r#""host": {"transport": "dcqcn"}, "switch": {"port_kind": "pfc"}"#.into(),
         "ndp" => r#""host": {"transport": "ndp", "initial_cwnd_packets": 23},
             "switch": {"queue_packets": 8, "port_kind": "trimming"}, "routing": {"mode": "spray"}"#
             .into(),
@@ -90,10 +91,11 @@ fn completed_flows_slots_are_reused_so_memory_does_not_grow_with_time() {
     assert!(long.detail.receive_slots_peak * 10 < opened_per_host * summary_hosts(&ethernet));
 }
 
-/// TCP, DCTCP and NDP open, complete and account for the timed flows under background load.
+/// TCP, DCTCP, NDP and DCQCN (on the ACK of each flow's last byte) open, complete and
+/// account for the timed flows under background load.
 #[test]
 fn every_transport_that_opens_flows_completes_them() {
-    for name in ["tcp", "dctcp", "ndp"] {
+    for name in ["tcp", "dctcp", "ndp", "dcqcn"] {
         let (ethernet, summary, tables) = finished(&fct(1, 20_000_000, name));
         let fct = summary.opened.as_ref().unwrap().counts.clone();
         assert!(fct.timed_flows_started > 100, "{name}: {fct:?}");
@@ -167,6 +169,40 @@ fn flows_within_the_initial_window_on_an_idle_fabric_take_their_ideal_time() {
     assert!(within > 20 && multi > 5, "{within}, {multi}");
     // Two flows at once on a host are rare at 1% load: nearly every one is exact.
     assert!(exact * 10 >= within * 9, "{exact} of {within}");
+}
+
+/// DCQCN starts every flow at line rate (Zhu et al. 2015 §3.3), so on an idle fabric (a star,
+/// 1% load) a flow of any size, beyond a TCP initial window too, takes exactly its ideal time, learned from the receiver's one
+/// ACK of its last byte; the run repeats exactly for its seed.
+#[test]
+fn dcqcn_flows_on_an_idle_fabric_take_their_ideal_time_on_one_ack_each() {
+    let json = scenario(
+        5,
+        50_000_000,
+        "dcqcn",
+        r#"{"kind": "star"}"#,
+        r#""pattern": "poisson", "load": 0.01"#,
+    );
+    let (_, summary, tables) = finished(&json);
+    let t = &tables.timed_flows;
+    let done: Vec<f64> = t.slowdown.iter().flatten().copied().collect();
+    let exact = done.iter().filter(|s| (*s - 1.0).abs() < 1e-6).count();
+    let large = (0..t.src.len())
+        .filter(|&i| t.size_bytes[i] > 10 * 9000 && t.slowdown[i].is_some())
+        .count();
+    assert!(
+        done.len() > 50 && large > 0,
+        "{} done, {large} large",
+        done.len()
+    );
+    assert!(exact * 10 >= done.len() * 9, "{exact} of {}", done.len());
+    let opened = summary.opened.as_ref().unwrap();
+    assert!(opened.counts.timed_flows_completed + 2 >= opened.counts.timed_flows_started);
+    let again = finished(&json);
+    assert_eq!(
+        serde_json::to_string(&(summary, tables)).unwrap(),
+        serde_json::to_string(&(again.1, again.2)).unwrap()
+    );
 }
 
 /// The timed source's flows arrive at `fct_load` of its line rate: its measured arrival rate

@@ -16,6 +16,8 @@ mod dcqcn_tests;
 #[cfg(test)]
 mod fct_tests;
 #[cfg(test)]
+mod line_rate_tests;
+#[cfg(test)]
 mod mptcp_tests;
 #[cfg(test)]
 mod ndp_tests;
@@ -42,7 +44,8 @@ use crate::blocks::port_set::MAX_PORTS;
 use crate::blocks::routing::{FabricRouter, PathLabel, RouteTable, Router};
 use crate::blocks::stream_kind;
 use crate::blocks::topology::{Attachment, Topology};
-use crate::blocks::transport::Marks;
+use crate::blocks::transport::line_rate::{base_rtt_ps, InflightCap};
+use crate::blocks::transport::{Marks, Transport, WindowRule};
 use crate::engine::kernel::Clock;
 use crate::engine::rng::{mix, stream, ComponentId};
 use crate::engine::time::{ps_from_ns, serialization_ps, TimePs};
@@ -209,6 +212,7 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
         delays_ps.push(switch_delays_ps);
         nodes.push(EthernetNode::Switch(switch_node(&cables, s)?));
     }
+    let longest = longest_path(&topology, &table, &cables);
     let mut host_nodes = Vec::with_capacity(hosts);
     let mut host_rate_bps = Vec::with_capacity(hosts);
     for host in 0..hosts {
@@ -217,7 +221,7 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
         peers.push(vec![(s as u32, p as u16)]);
         delays_ps.push(vec![link.propagation_ps]);
         host_rate_bps.push(link.rate_bps);
-        let params = host_params(&config, &link);
+        let params = host_params(&config, &link, longest);
         host_nodes.push(Host::new(host as u16, link, params));
     }
     let flows = add_flows(&config, pairs, &mut host_nodes);
@@ -232,11 +236,6 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
     }
     nodes.extend(host_nodes.into_iter().map(EthernetNode::Host));
     let packet_ps = serialization_ps(config.host.packet_bytes as u64, config.rate_bps());
-    let longest_cable_ps = topology
-        .switch_port_list()
-        .map(|(s, p)| cables.link(s, p).propagation_ps)
-        .max()
-        .unwrap_or(0);
     let wiring = Wiring {
         slot_ps: packet_ps,
         ..event_driven_wiring(peers, delays_ps, switches, config.run.end_ps())
@@ -254,7 +253,7 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
         nodes,
         wiring,
         packet_ps,
-        longest_cable_ps,
+        longest.propagation_ps,
     );
     Ok(Ethernet {
         stall_ps: 1_000 * packet_ps + 2 * ps_from_ns(config.host.max_rto_ns),
@@ -447,11 +446,59 @@ fn fifo_ports(cables: &Cables<'_>, s: usize) -> Result<Ports, ScenarioError> {
     Ok(Ports::Fifo(queues, threshold.map(SharedBuffer::new)))
 }
 
+/// The fabric's longest host-to-host path: its links, each with the longest cable's
+/// propagation (what the line-rate sender's default cap is derived from).
+#[derive(Clone, Copy, Debug)]
+struct LongestPath {
+    links: u64,
+    propagation_ps: TimePs,
+}
+
+/// The fabric's longest path between two hosts (the switch hops between their edge switches,
+/// and each host's own cable), each link with the longest cable's propagation.
+fn longest_path(topology: &Topology, table: &RouteTable, cables: &Cables) -> LongestPath {
+    let propagation_ps = topology
+        .switch_port_list()
+        .map(|(s, p)| cables.link(s, p).propagation_ps)
+        .max()
+        .unwrap_or(0);
+    let mut edges: Vec<usize> = (0..topology.endpoints())
+        .map(|h| topology.endpoint_port(h).expect("hosts are cabled").0)
+        .collect();
+    edges.sort_unstable();
+    edges.dedup();
+    let hops = edges
+        .iter()
+        .flat_map(|&a| edges.iter().map(move |&b| (a, b)))
+        .map(|(a, b)| table.hops(a, b))
+        .max()
+        .unwrap_or(0);
+    LongestPath {
+        links: hops as u64 + 2,
+        propagation_ps,
+    }
+}
+
 /// A host's settings on `link`: the `[host]` section's, with NDP's pacer at one pull per data
 /// packet time on this host's link (NDP §3.2, scaled by htsim's pull rate modifier), its
-/// senders' path labels, and what its switch's ports need of its NIC.
-fn host_params(config: &EthernetConfig, link: &Link) -> HostParams {
+/// senders' path labels, the line-rate sender's cap (one BDP of the fabric's `longest` path
+/// at this host's rate, unless `host.inflight_cap_bytes` sets it), and what its switch's
+/// ports need of its NIC.
+fn host_params(config: &EthernetConfig, link: &Link, longest: LongestPath) -> HostParams {
     let h = &config.host;
+    let mut params = h.params(config.run.warmup_ps());
+    if h.transport == Transport::LineRate && h.inflight_cap_bytes.is_none() {
+        let (mss, ack) = (h.packet_bytes as u64, h.ack_bytes as u64);
+        let rtt_ps = base_rtt_ps(
+            longest.links,
+            link.rate_bps,
+            longest.propagation_ps,
+            mss,
+            ack,
+        );
+        let cap = InflightCap::of_path(link.rate_bps, rtt_ps, mss);
+        params.sender.window = WindowRule::Capped(cap);
+    }
     HostParams {
         ndp_pull_interval_ps: h.ndp_pull_interval_ps(link.rate_bps),
         ndp_paths: (h.ndp_paths > 0).then(|| NdpPathSpec {
@@ -461,7 +508,7 @@ fn host_params(config: &EthernetConfig, link: &Link) -> HostParams {
         into_cut_through: config.switch.cut_through(),
         pfc_classes: config.pfc_classes() as u8,
         bfc_queues: BfcSpec::queues_of(&config.switch),
-        ..h.params(config.run.warmup_ps())
+        ..params
     }
 }
 

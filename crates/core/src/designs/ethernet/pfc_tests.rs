@@ -148,6 +148,17 @@ fn bfc_gives_the_victim_a_queue_of_its_own_and_its_share() {
     assert!(victim_keeps_its_share(&gbps), "{gbps:?}");
 }
 
+/// BFC with 128 queues (the most its paper's evaluation uses, Goyal et al. 2022) runs as with
+/// 32: no collision, lossless, and the victim keeps its share.
+#[test]
+fn bfc_with_128_queues_gives_the_victim_its_share() {
+    let (summary, gbps) = run(&victim_bfc(1, 128), false);
+    let bfc = summary.pfc.expect("a PFC run").bfc.expect("a BFC run");
+    assert!(bfc.queue_pause_frames_sent > 0, "{bfc:?}");
+    assert_eq!(bfc.flow_collisions, 0, "{bfc:?}");
+    assert!(victim_keeps_its_share(&gbps), "{gbps:?}");
+}
+
 /// BFC with one queue: every active flow collides in it, so a pause of the incast flow's
 /// queue stops the victim too, as one PFC class does.
 #[test]

@@ -289,6 +289,12 @@ impl StardustConfig {
                 ),
             ));
         }
+        if transport == Transport::LineRate && self.host.config.inflight_cap_bytes.is_none() {
+            return Err(invalid(
+                "host.inflight_cap_bytes",
+                "expected a cap in bytes with host.transport = \"line_rate\" on a Stardust fabric (only an Ethernet fabric derives it from its longest path)",
+            ));
+        }
         self.host.config.validate()
     }
 

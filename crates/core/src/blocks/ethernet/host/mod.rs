@@ -480,16 +480,22 @@ impl Host {
     }
 
     /// A DCQCN data segment of receive side `i` reached the host: count it, and send a CNP if
-    /// the notification point says so (DCQCN §3.2).
+    /// the notification point says so (DCQCN §3.2). A flow opened during the run whose last
+    /// byte this delivered is acknowledged, cumulatively (the responder's ACK of a message's
+    /// last packet, [`dcqcn`](crate::blocks::transport::dcqcn)).
     fn dcqcn_segment<R: Router>(&mut self, ctx: &mut Context<'_, R>, cell: &Cell, i: usize) {
         let ce = cell.flags & CE != 0;
         self.counters.segments_received += 1;
         self.counters.segments_marked += ce as u64;
+        let was_done = self.inflows[i].done_ps.is_some();
         let arrival = self.inflows[i].receiver.on_segment(cell.seq, false, false);
         self.deliver(ctx.now_ps, i, &arrival);
         let notification = self.notification.as_mut().expect("a DCQCN host");
         if notification.on_data(i, ce, ctx.now_ps) {
             self.reply(ctx, i, CNP, 0, cell.inject_ps);
+        }
+        if self.opened.is_some() && !was_done && self.inflows[i].done_ps.is_some() {
+            self.ack(ctx, i, arrival.ack, false, cell.inject_ps);
         }
     }
 
@@ -559,7 +565,8 @@ impl Host {
                 s.on_ack(now_ps, cell.seq, cell.packet_inject_ps);
                 feedback = Some(PathFeedback::Ack);
             }
-            FlowSender::Dcqcn(s) => s.on_cnp(now_ps),
+            FlowSender::Dcqcn(s) if cell.flags & ECE != 0 => s.on_cnp(now_ps),
+            FlowSender::Dcqcn(s) => s.on_ack(cell.seq),
         }
         #[cfg(test)]
         let feedback = feedback.filter(|_| !self.ignores_path_feedback);

@@ -3,7 +3,8 @@
 
 use crate::blocks::transport::dcqcn::DcqcnParams;
 use crate::blocks::transport::host_config::HostConfig;
-use crate::blocks::transport::{Marks, SenderParams, Transport};
+use crate::blocks::transport::line_rate::InflightCap;
+use crate::blocks::transport::{Marks, SenderParams, Transport, WindowRule};
 use crate::engine::time::{ps_from_ns, TimePs};
 
 /// How every host of a run behaves.
@@ -48,6 +49,16 @@ pub struct NdpPathSpec {
 }
 
 impl HostConfig {
+    /// What limits its window senders: DCTCP's reaction for DCTCP, `host.inflight_cap_bytes`
+    /// for the line-rate sender (when absent, the fabric fills it in), else NewReno's window.
+    fn window_rule(&self) -> WindowRule {
+        match (self.transport, self.inflight_cap_bytes) {
+            (Transport::Dctcp, _) => WindowRule::Dctcp { g: self.dctcp_g },
+            (Transport::LineRate, Some(bytes)) => WindowRule::Capped(InflightCap { bytes }),
+            _ => WindowRule::NewReno,
+        }
+    }
+
     /// The hosts' settings this section gives, goodput counted from `measure_from_ps`: one
     /// reading for every fabric whose hosts run a transport (Ethernet's hosts, and hosts on
     /// Stardust's host ports); the fabric fills in what depends on it.
@@ -60,7 +71,7 @@ impl HostConfig {
                 initial_ssthresh_packets: self.initial_ssthresh_packets,
                 min_rto_ps: ps_from_ns(self.min_rto_ns),
                 max_rto_ps: ps_from_ns(self.max_rto_ns),
-                dctcp_g: (self.transport == Transport::Dctcp).then_some(self.dctcp_g),
+                window: self.window_rule(),
             },
             ack_bytes: self.ack_bytes as u16,
             ecn_capable: kind.marks != Marks::None,

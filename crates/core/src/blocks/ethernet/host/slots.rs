@@ -220,6 +220,9 @@ impl Host {
                 if let Some(ndp) = &mut self.ndp {
                     ndp.reset_flow(i);
                 }
+                if let Some(notification) = &mut self.notification {
+                    notification.reset_flow(i as usize);
+                }
                 i
             }
             None => self.add_in(cell.src, cell.packet, None),

@@ -35,7 +35,7 @@ use std::num::NonZeroU32;
 /// `flow_table_entries`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BfcSpec {
-    /// Physical data queues per egress port (1 to 64; BFC's evaluation: 32).
+    /// Physical data queues per egress port (1 to 128; BFC's evaluation: 32 and 128).
     pub queues: u16,
     /// A flow holding this many packets at an egress port pauses its upstream queue
     /// (about a one-hop bandwidth-delay product, §3.2).
@@ -71,7 +71,7 @@ pub const KIND: PortKind = PortKind {
     check,
 };
 
-/// PFC's buffer with one class, 1 to 64 queues, a flow's pause before the ingress's XOFF, a
+/// PFC's buffer with one class, 1 to 128 queues, a flow's pause before the ingress's XOFF, a
 /// flow table of at least one entry.
 fn check(c: &PortCheck<'_>) -> Result<(), ScenarioError> {
     check_lossless(c, 1)?;
@@ -122,7 +122,7 @@ pub fn check_pause_packets(c: &PortCheck<'_>) -> Result<(), ScenarioError> {
     Ok(())
 }
 
-/// The error for `queues` per port outside `least` to 64 (`switch.per_flow.queues`).
+/// The error for `queues` per port outside `least` to 128 (`switch.per_flow.queues`).
 pub fn check_queues(queues: u32, least: u32) -> Result<(), ScenarioError> {
     if !(least..=MAX_PAUSE_TARGETS as u32).contains(&queues) {
         return Err(invalid(
@@ -513,6 +513,27 @@ mod tests {
             0,
             "no filter: no memory"
         );
+    }
+
+    /// 128 queues (the most BFC's evaluation uses, Goyal et al. 2022): a flow finding queues
+    /// 0 to 126 busy takes queue 127, and the far end's pause of it stops that queue alone; a flow the
+    /// Bloom filter holds joins the lowest paused queue above 63 too.
+    #[test]
+    fn a_port_of_128_queues_assigns_and_pauses_its_last_queue() {
+        let spec = BfcSpec {
+            queues: 128,
+            bloom_bits: NonZeroU32::new(4096),
+            ..SPEC
+        };
+        let mut port = BfcPort::new(128, spec.bloom());
+        let got = port.enqueue(&spec, 10, 0, |q| (q < 127) as u32);
+        assert_eq!(got.queue, 127);
+        port.far_end(127, 10, true, 0);
+        port.far_end(100, 11, true, 0);
+        assert!(port.pauses.is_paused(127) && port.pauses.is_paused(100));
+        assert!(!port.pauses.is_paused(63) && !port.pauses.is_paused(126));
+        assert_eq!(port.pauses.paused_mask(), 1 << 100 | 1 << 127);
+        assert_eq!(port.enqueue(&spec, 11, 0, |_| 0).queue, 100);
     }
 
     #[test]

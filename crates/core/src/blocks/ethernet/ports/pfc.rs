@@ -49,7 +49,7 @@ use crate::blocks::ethernet::pause::{
 };
 use crate::blocks::ethernet::{CE, ECT};
 use crate::blocks::link::Link;
-use crate::blocks::priority_port::{Departure, PriorityPort};
+use crate::blocks::priority_port::{ClassMask, Departure, PriorityPort};
 use crate::blocks::transport::Marks;
 use crate::engine::rng::Rng;
 use crate::engine::time::TimePs;
@@ -442,7 +442,7 @@ impl PfcPort {
     /// Aquarius' rsvQ while it may not send.
     fn apply_pauses(&mut self) {
         let mask = match (&self.bfc, &self.aquarius) {
-            _ if self.per_flow() && self.pause.any_paused() => u64::MAX,
+            _ if self.per_flow() && self.pause.any_paused() => ClassMask::MAX,
             _ if self.ideal.is_some() => 0,
             (Some(bfc), _) => bfc.pauses.paused_mask(),
             (None, Some(aquarius)) => aquarius.paused_mask(),

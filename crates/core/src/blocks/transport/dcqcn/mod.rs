@@ -18,9 +18,16 @@
 //! The timers are evaluated when the sender next acts (a send or a CNP), every expiry due by
 //! then in time order, which gives the same rates at every send as kernel timers would,
 //! without an event per timer per flow. RoCE over a lossless fabric needs no retransmission:
-//! the sender sends each segment once and takes no ACKs; a segment lost anyway (a PFC
-//! switch that overran its headroom) shows in the run's ledger as a drop, and its flow never
-//! completes.
+//! the sender sends each segment once; a segment lost anyway (a PFC switch that overran its
+//! headroom) shows in the run's ledger as a drop, and its flow never completes.
+//!
+//! Acknowledgments: RoCEv2 runs InfiniBand's reliable connection, whose responder must
+//! acknowledge a packet that asks for it (the AckReq bit, which a requester sets on a
+//! message's last packet) and may coalesce the rest (InfiniBand Architecture Specification,
+//! vol. 1, ch. 9, reliable service; Zhu et al. 2015 run DCQCN on RoCEv2 NICs). A flow opened
+//! during the run is one message: its receiver acknowledges the last byte, cumulatively, and
+//! the sender learns it completed ([`DcqcnSender::on_ack`]). Flows made at build are unending
+//! or never need to learn it, and their receivers send no ACKs (only CNPs), as before.
 
 pub mod notification;
 
@@ -38,7 +45,7 @@ pub const TRANSPORT: TransportKind = TransportKind {
     needs_lossless: true,
     delayed_acks: false,
     subflows: false,
-    no_opening: Some("its senders get no acknowledgments to complete on"),
+    no_opening: None,
     own_keys: OWN_KEYS,
     ignored_keys: &[
         "host.dctcp_g",
@@ -49,7 +56,7 @@ pub const TRANSPORT: TransportKind = TransportKind {
         "host.delayed_ack",
         "host.delayed_ack_ns",
     ],
-    ignored_because: "host.transport = \"dcqcn\" (rate-based: no window, no retransmission, no ACKs; RED marks)",
+    ignored_because: "host.transport = \"dcqcn\" (rate-based: no window, no retransmission, one ACK per message; RED marks)",
     check_keys,
     check_routing: no_check,
 };
@@ -152,6 +159,9 @@ impl DcqcnParams {
 pub struct DcqcnSender {
     /// Next segment to send.
     pub snd_nxt: u32,
+    /// Segments the receiver acknowledged (a flow opened during the run: all of them once
+    /// its last byte arrived, else none).
+    pub acked: u32,
     /// Segments of the flow (`u32::MAX`: unending).
     packets: u32,
     mss_bytes: u64,
@@ -187,6 +197,7 @@ impl DcqcnSender {
     pub fn new(params: DcqcnParams, mss_bytes: u64, packets: u32, line_bps: u64) -> Self {
         DcqcnSender {
             snd_nxt: 0,
+            acked: 0,
             packets,
             mss_bytes,
             line_bps: line_bps as f64,
@@ -203,6 +214,23 @@ impl DcqcnSender {
             cnps: 0,
             counters: SenderCounters::default(),
         }
+    }
+
+    /// Makes this a fresh sender of `packets` segments (a new queue pair on the same NIC),
+    /// back at line rate with α = 1.
+    pub fn restart(&mut self, packets: u32) {
+        *self = DcqcnSender::new(self.params, self.mss_bytes, packets, self.line_bps as u64);
+    }
+
+    /// A cumulative acknowledgment of the segments below `ack` arrived.
+    pub fn on_ack(&mut self, ack: u32) {
+        debug_assert!(ack <= self.snd_nxt, "an acknowledgment of data never sent");
+        self.acked = self.acked.max(ack);
+    }
+
+    /// True once the receiver acknowledged every segment.
+    pub fn done(&self) -> bool {
+        self.acked >= self.packets
     }
 
     /// True while segments remain to send.
@@ -537,6 +565,28 @@ mod tests {
         }
         let gap = (a.rate_bps - b.rate_bps).abs();
         assert!(gap < 0.01 * gap0, "{gap} of {gap0}");
+    }
+
+    /// A flow of 3 segments is done when the receiver's cumulative ACK covers all 3 (the
+    /// one ACK of a message's last packet), not before; a restart is a fresh sender at line
+    /// rate with α = 1, whatever the old one's rate was.
+    #[test]
+    fn a_finite_flow_is_done_at_the_ack_of_its_last_segment_and_restarts_fresh() {
+        let mut s = DcqcnSender::new(params(), 9000, 3, 10_000_000_000);
+        for k in 0..3 {
+            s.next_segment(k * 7_200_000);
+        }
+        assert!(!s.has_data() && !s.done(), "sent, not acknowledged");
+        s.on_ack(2);
+        assert!(!s.done(), "two of three");
+        s.on_ack(3);
+        assert!(s.done());
+        s.on_cnp(30_000_000);
+        assert!(s.rate_bps < 10e9);
+        s.restart(2);
+        assert!(!s.done() && s.has_data());
+        assert_eq!((s.rate_bps, s.alpha, s.snd_nxt, s.acked), (10e9, 1.0, 0, 0));
+        assert_eq!(s.next_send_ps(), Some(0));
     }
 
     #[test]

@@ -28,6 +28,11 @@ impl NotificationPoint {
         self.next_cnp_ps.push(0);
     }
 
+    /// Incoming flow `flow`'s slot now holds a new flow (a new queue pair): no CNP sent yet.
+    pub fn reset_flow(&mut self, flow: usize) {
+        self.next_cnp_ps[flow] = 0;
+    }
+
     /// A data packet of incoming flow `flow` arrived at `now_ps`, marked CE if `marked`: true
     /// if a CNP goes back to its sender now.
     pub fn on_data(&mut self, flow: usize, marked: bool, now_ps: TimePs) -> bool {

@@ -589,6 +589,7 @@ fn check_routing(h: &HostConfig, mode: &Mode) -> Result<(), ScenarioError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::blocks::transport::WindowRule;
 
     fn params(initial_cwnd_packets: u32) -> SenderParams {
         SenderParams {
@@ -597,7 +598,7 @@ mod tests {
             initial_ssthresh_packets: None,
             min_rto_ps: 1_000_000,
             max_rto_ps: 1_000_000_000,
-            dctcp_g: None,
+            window: WindowRule::NewReno,
         }
     }
 

@@ -9,9 +9,10 @@ pub mod dctcp;
 pub mod mptcp;
 pub mod newreno;
 
+use super::line_rate::InflightCap;
 use super::receiver::RECEIVE_WINDOW_PACKETS;
 use super::rto::RtoEstimator;
-use super::{SenderCounters, SenderParams, TIMER_OFF};
+use super::{SenderCounters, SenderParams, WindowRule, TIMER_OFF};
 use crate::engine::time::TimePs;
 use dctcp::Dctcp;
 use mptcp::Lia;
@@ -32,6 +33,8 @@ pub struct Sender {
     pub reno: NewReno,
     /// DCTCP's ECN reaction, for a DCTCP sender.
     pub dctcp: Option<Dctcp>,
+    /// The line-rate sender's cap on inflight, its window instead of NewReno's.
+    pub inflight_cap: Option<InflightCap>,
     /// The retransmission timeout.
     pub rto: RtoEstimator,
     /// When the retransmission timer expires, or [`TIMER_OFF`].
@@ -56,7 +59,14 @@ impl Sender {
                 params.initial_cwnd_packets,
                 params.initial_ssthresh_packets,
             ),
-            dctcp: params.dctcp_g.map(Dctcp::new),
+            dctcp: match params.window {
+                WindowRule::Dctcp { g } => Some(Dctcp::new(g)),
+                _ => None,
+            },
+            inflight_cap: match params.window {
+                WindowRule::Capped(cap) => Some(cap),
+                _ => None,
+            },
             rto: RtoEstimator::new(params.min_rto_ps, params.max_rto_ps),
             rto_deadline_ps: TIMER_OFF,
             retransmit: None,
@@ -80,11 +90,16 @@ impl Sender {
         self.retransmit.is_some() || (self.snd_nxt < self.packets && self.window_open())
     }
 
-    /// True if the congestion and receive windows allow one more segment in flight.
+    /// True if the congestion (or the line-rate sender's inflight cap) and receive windows
+    /// allow one more segment in flight.
     fn window_open(&self) -> bool {
         let flight = self.snd_nxt - self.snd_una;
+        let (flight_bytes, mss) = (self.flight_bytes(), self.mss_bytes);
         flight < RECEIVE_WINDOW_PACKETS
-            && self.flight_bytes() + self.mss_bytes <= self.reno.cwnd_bytes
+            && match self.inflight_cap {
+                Some(cap) => cap.allows(flight_bytes, mss),
+                None => flight_bytes + mss <= self.reno.cwnd_bytes,
+            }
     }
 
     /// True if the sender would send new data now were it given another segment (an MPTCP
@@ -233,7 +248,7 @@ mod tests {
             initial_ssthresh_packets: None,
             min_rto_ps: 1_000_000,
             max_rto_ps: 1_000_000_000,
-            dctcp_g: None,
+            window: WindowRule::NewReno,
         }
     }
 
@@ -310,11 +325,53 @@ mod tests {
         assert_eq!(s.counters.retransmissions, 1);
     }
 
+    /// The line-rate sender's window rule by hand: a cap of 5500 bytes lets 5 segments of
+    /// 1000 go at once (a sixth would make 6000), whatever NewReno's window of 4; each ACK
+    /// of k segments lets k more go; a loss (three duplicate ACKs) retransmits the hole and
+    /// keeps the cap (NewReno's halving does not apply), and a timeout resends from the
+    /// oldest segment with the whole cap, not one segment.
+    #[test]
+    fn the_line_rate_sender_keeps_one_cap_of_bytes_in_flight() {
+        let capped = SenderParams {
+            window: WindowRule::Capped(InflightCap { bytes: 5500 }),
+            ..params()
+        };
+        let mut s = Sender::new(&capped, u32::MAX);
+        assert_eq!(send_all(&mut s, 0), vec![0, 1, 2, 3, 4]);
+        s.on_ack(10, 2, false, 0);
+        assert_eq!(
+            send_all(&mut s, 10),
+            vec![5, 6],
+            "two acknowledged, two more"
+        );
+        for _ in 0..3 {
+            s.on_ack(20, 2, false, 0);
+        }
+        assert_eq!(s.counters.fast_retransmits, 1);
+        assert_eq!(
+            send_all(&mut s, 20),
+            vec![2],
+            "the hole, then the cap is full"
+        );
+        s.on_ack(30, 7, false, 20);
+        assert_eq!(
+            send_all(&mut s, 30),
+            vec![7, 8, 9, 10, 11],
+            "the whole cap again"
+        );
+        s.on_timeout(2_000_000);
+        assert_eq!(
+            send_all(&mut s, 2_000_000),
+            vec![7, 8, 9, 10, 11],
+            "go-back-N over the whole cap"
+        );
+    }
+
     /// A DCTCP sender (g = 1/16) that has sent its initial window of 10 packets.
     fn dctcp_sender_with_a_window_out() -> Sender {
         let mut s = Sender::new(
             &SenderParams {
-                dctcp_g: Some(1.0 / 16.0),
+                window: WindowRule::Dctcp { g: 1.0 / 16.0 },
                 initial_cwnd_packets: 10,
                 ..params()
             },

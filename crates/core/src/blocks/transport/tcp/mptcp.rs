@@ -131,6 +131,7 @@ mod tests {
     use super::super::newreno::NewReno;
     use super::super::{Sender, SenderParams};
     use super::*;
+    use crate::blocks::transport::WindowRule;
 
     const MSS: u64 = 1000;
 
@@ -178,7 +179,7 @@ mod tests {
             initial_ssthresh_packets: Some(4),
             min_rto_ps: 1_000_000,
             max_rto_ps: 1_000_000_000,
-            dctcp_g: None,
+            window: WindowRule::NewReno,
         };
         let mut subflow = Sender::new(&params, u32::MAX);
         while subflow.next_segment(0).is_some() {}

@@ -80,7 +80,7 @@ impl AquariusSpec {
     }
 }
 
-/// PFC's buffer with one class; 2 to 64 queues (a normal one and the rsvQ at least);
+/// PFC's buffer with one class; 2 to 128 queues (a normal one and the rsvQ at least);
 /// 0 < Q_l < Q_h, and Q_h below the backstop's XOFF (else the backstop pauses first).
 fn check(c: &PortCheck<'_>) -> Result<(), ScenarioError> {
     check_lossless(c, 1)?;

@@ -7,6 +7,7 @@
 
 use super::AquariusSpec;
 use crate::blocks::ethernet::pause::{PauseClock, PauseTarget};
+use crate::blocks::priority_port::ClassMask;
 use crate::engine::time::TimePs;
 use std::collections::hash_map::{DefaultHasher, Entry};
 use std::collections::HashMap;
@@ -138,8 +139,8 @@ impl AquariusPort {
     }
 
     /// The port's queues the rsvQ's state pauses: its bit while it may not send.
-    pub fn paused_mask(&self) -> u64 {
-        (self.isolation_paused() as u64) << self.isolation_queue
+    pub fn paused_mask(&self) -> ClassMask {
+        (self.isolation_paused() as ClassMask) << self.isolation_queue
     }
 
     /// True while some flow is isolated and still paused by the far end.
