@@ -36,7 +36,6 @@ use crate::blocks::ethernet::ports::shared_buffer::{dynamic_threshold, SharedBuf
 use crate::blocks::ethernet::ports::trimming::{TrimSpec, TrimmingPort};
 use crate::blocks::ethernet::switch::{EthernetSwitch, Ports, TrimCounts};
 use crate::blocks::fabric::{Context, Fabric, FabricModel, Node, Wiring};
-use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::link::Link;
 use crate::blocks::port_set::MAX_PORTS;
 use crate::blocks::routing::{FabricRouter, PathLabel, RouteTable, Router};
@@ -64,14 +63,6 @@ pub enum EthernetNode {
 }
 
 impl<R: Router> Node<R> for EthernetNode {
-    fn is_slotted(&self) -> bool {
-        false
-    }
-
-    fn is_sink(&self) -> bool {
-        false
-    }
-
     fn cells_held(&self) -> u64 {
         match self {
             EthernetNode::Switch(s) => Node::<R>::cells_held(s),
@@ -84,12 +75,6 @@ impl<R: Router> Node<R> for EthernetNode {
             EthernetNode::Switch(s) => s.cell_arrives(ctx, port, cell, at_ps),
             EthernetNode::Host(h) => h.cell_arrives(ctx, port, cell, at_ps),
         }
-    }
-
-    fn signal_arrives(&mut self, _: &mut Context<'_, R>, _: usize, _: FlowSignal) {}
-
-    fn tick(&mut self, _: &mut Context<'_, R>) -> Option<TimePs> {
-        None
     }
 
     fn timer(&mut self, ctx: &mut Context<'_, R>, tag: u32) {

@@ -134,14 +134,6 @@ impl Element {
 }
 
 impl<R: Router> Node<R> for Element {
-    fn is_slotted(&self) -> bool {
-        false
-    }
-
-    fn is_sink(&self) -> bool {
-        false
-    }
-
     fn cells_held(&self) -> u64 {
         self.core.cells_held()
     }
@@ -183,10 +175,6 @@ impl<R: Router> Node<R> for Element {
         }
         self.core
             .signal(ctx, port, matches!(signal, FlowSignal::Off { .. }));
-    }
-
-    fn tick(&mut self, _: &mut Context<'_, R>) -> Option<TimePs> {
-        None
     }
 
     fn timer(&mut self, ctx: &mut Context<'_, R>, tag: u32) {

@@ -97,14 +97,6 @@ pub enum StardustNode {
 }
 
 impl<R: Router> Node<R> for StardustNode {
-    fn is_slotted(&self) -> bool {
-        false
-    }
-
-    fn is_sink(&self) -> bool {
-        false
-    }
-
     fn cells_held(&self) -> u64 {
         match self {
             StardustNode::Adapter(a) => Node::<R>::cells_held(a),
@@ -113,17 +105,11 @@ impl<R: Router> Node<R> for StardustNode {
         }
     }
 
-    fn cell_arrives(
-        &mut self,
-        ctx: &mut Context<'_, R>,
-        port: usize,
-        cell: CellId,
-        arrive_ps: TimePs,
-    ) {
+    fn cell_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId, at_ps: TimePs) {
         match self {
-            StardustNode::Adapter(a) => a.cell_arrives(ctx, port, cell, arrive_ps),
-            StardustNode::Element(e) => e.cell_arrives(ctx, port, cell, arrive_ps),
-            StardustNode::Host(h) => h.cell_arrives(ctx, port, cell, arrive_ps),
+            StardustNode::Adapter(a) => a.cell_arrives(ctx, port, cell, at_ps),
+            StardustNode::Element(e) => e.cell_arrives(ctx, port, cell, at_ps),
+            StardustNode::Host(h) => h.cell_arrives(ctx, port, cell, at_ps),
         }
     }
 
@@ -133,10 +119,6 @@ impl<R: Router> Node<R> for StardustNode {
             StardustNode::Element(e) => e.signal_arrives(ctx, port, signal),
             StardustNode::Host(h) => h.signal_arrives(ctx, port, signal),
         }
-    }
-
-    fn tick(&mut self, _: &mut Context<'_, R>) -> Option<TimePs> {
-        None
     }
 
     fn timer(&mut self, ctx: &mut Context<'_, R>, tag: u32) {
