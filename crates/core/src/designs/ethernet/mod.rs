@@ -149,9 +149,7 @@ impl Cables<'_> {
     }
 
     fn link(&self, s: usize, p: usize) -> Link {
-        let c = self.config;
-        self.topology
-            .cable_link(s, p, c.rate_bps(), c.host_rate_bps(), c.propagation_ps())
+        self.topology.link_over(s, p, &self.config.link)
     }
 }
 
@@ -216,7 +214,7 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
         }
     }
     nodes.extend(host_nodes.into_iter().map(EthernetNode::Host));
-    let packet_ps = serialization_ps(config.host.packet_bytes as u64, config.rate_bps());
+    let packet_ps = serialization_ps(config.host.packet_bytes as u64, config.link.rate_bps());
     let longest_cable_ps = topology
         .switch_port_list()
         .map(|(s, p)| cables.link(s, p).propagation_ps)

@@ -182,7 +182,7 @@ fn foreground(
     let rate_bps = topology
         .cable(s, p)
         .rate_bps
-        .unwrap_or(config.host_rate_bps());
+        .unwrap_or(config.link.host_rate_bps());
     let mean_gap_ps = mean_gap_ps(&sizes, timed.load, rate_bps);
     Ok(Some(Foreground {
         src: timed.src as u16,
@@ -203,7 +203,7 @@ fn flows(config: &StardustConfig, topology: &Topology) -> Result<Vec<Flow>, Scen
         topology
             .cable(s, p)
             .rate_bps
-            .unwrap_or(config.host_rate_bps())
+            .unwrap_or(config.link.host_rate_bps())
     };
     let transport_hosts = config.host.transport().is_some();
     let flows =
