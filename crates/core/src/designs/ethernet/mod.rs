@@ -16,6 +16,8 @@ mod dcqcn_tests;
 #[cfg(test)]
 mod fct_tests;
 #[cfg(test)]
+mod lossless_fabrics;
+#[cfg(test)]
 mod mptcp_tests;
 #[cfg(test)]
 mod ndp_tests;

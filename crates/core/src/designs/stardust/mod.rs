@@ -240,6 +240,16 @@ impl Stardust {
         })
     }
 
+    /// The first node `pick` takes (tests reach into one node of a kind).
+    #[cfg(test)]
+    pub(crate) fn first_node_mut<T>(
+        &mut self,
+        pick: impl FnMut(&mut StardustNode) -> Option<&mut T>,
+    ) -> &mut T {
+        let mut nodes = self.fabric.nodes_mut().iter_mut();
+        nodes.find_map(pick).expect("a node of that kind")
+    }
+
     /// The transport hosts, in host order (none with built-in sources).
     fn hosts(&self) -> impl Iterator<Item = &Host> {
         self.fabric.nodes().iter().filter_map(|n| match n {
@@ -328,15 +338,10 @@ mod tests {
 
     /// The run's first element.
     fn first_element(stardust: &mut Stardust) -> &mut Element {
-        stardust
-            .fabric
-            .nodes_mut()
-            .iter_mut()
-            .find_map(|n| match n {
-                StardustNode::Element(e) => Some(e),
-                _ => None,
-            })
-            .unwrap()
+        stardust.first_node_mut(|n| match n {
+            StardustNode::Element(e) => Some(e),
+            _ => None,
+        })
     }
 
     #[test]
@@ -465,15 +470,10 @@ mod tests {
 
     /// The run's first transport host.
     fn first_host(stardust: &mut Stardust) -> &mut Host {
-        stardust
-            .fabric
-            .nodes_mut()
-            .iter_mut()
-            .find_map(|n| match n {
-                StardustNode::Host(h) => Some(h),
-                _ => None,
-            })
-            .unwrap()
+        stardust.first_node_mut(|n| match n {
+            StardustNode::Host(h) => Some(h),
+            _ => None,
+        })
     }
 
     #[test]
@@ -658,15 +658,10 @@ mod tests {
             summary["flows_completed"].as_u64().unwrap() < 15,
             "DCQCN never resends"
         );
-        let adapter = stardust
-            .fabric
-            .nodes_mut()
-            .iter_mut()
-            .find_map(|n| match n {
-                StardustNode::Adapter(a) => Some(a),
-                _ => None,
-            })
-            .unwrap();
+        let adapter = stardust.first_node_mut(|n| match n {
+            StardustNode::Adapter(a) => Some(a),
+            _ => None,
+        });
         adapter.egress_counters_mut().pfc.pause_frames_sent += 1;
         // The frame would be on a host cable: the cells held (none, the run is over) do not
         // have it.
