@@ -262,14 +262,11 @@ impl IdealPort {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::blocks::cell::Cell;
 
     const SPEC: IdealSpec = IdealSpec { pause_packets: 2 };
 
     fn packet(cells: &mut CellArena, flow: u32) -> CellId {
-        let mut c = Cell::new(0, 1, 1000, true, 0, 0);
-        c.packet = flow;
-        cells.alloc(c)
+        super::super::test_packet(cells, |c| c.packet = flow)
     }
 
     /// Three flows, each its own queue: served one packet each in turn; the second packet of a

@@ -447,6 +447,17 @@ fn check_lossless(c: &PortCheck<'_>, classes: u32) -> Result<(), ScenarioError> 
     Ok(())
 }
 
+/// Tests: a 1000-byte data packet from host 0 to host 1, as `set` changes it, in `cells`.
+#[cfg(test)]
+pub(crate) fn test_packet(
+    cells: &mut crate::blocks::cell::CellArena,
+    set: impl FnOnce(&mut crate::blocks::cell::Cell),
+) -> crate::blocks::cell::CellId {
+    let mut c = crate::blocks::cell::Cell::new(0, 1, 1000, true, 0, 0);
+    set(&mut c);
+    cells.alloc(c)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
