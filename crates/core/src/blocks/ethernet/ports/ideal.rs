@@ -35,15 +35,11 @@ use super::aquarius::port::FlowFrame;
 pub const KIND: PortKind = PortKind {
     name: "per_flow_ideal",
     description: "ideal per-flow queues (the upper bound of BFC and Aquarius): PFC's lossless ports (one class) whose egress ports give every flow a queue of its own, served in round robin, and pause a flow upstream by its id while it holds switch.per_flow.pause_packets there; PFC's XOFF the backstop; needs per-flow routing",
-    trims: false,
-    lossless: true,
-    classes: false,
-    per_flow_routing: true,
     keys: &[
         PFC_THRESHOLD_KEYS,
         &["switch.per_flow.pause_packets", "switch.per_flow.backstop"],
     ],
-    check,
+    ..PortKind::per_flow_lossless(check)
 };
 
 /// PFC's buffer with one class, and a flow's pause before the backstop's XOFF.
