@@ -31,6 +31,36 @@ pub(crate) fn invalid(key: &str, message: impl Into<String>) -> ScenarioError {
     }
 }
 
+/// Checks that `key`'s `value` is at most `limit_key`'s `limit`: the error names both.
+pub(crate) fn at_most(
+    key: &str,
+    value: u32,
+    limit_key: &str,
+    limit: u32,
+) -> Result<(), ScenarioError> {
+    if value > limit {
+        return Err(invalid(
+            key,
+            format!("expected at most {limit_key} ({limit})"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that `key`'s `bytes` are fewer than `limit_key`'s `limit_bytes`: the error names both.
+pub(crate) fn fewer_bytes_than<T: PartialOrd + std::fmt::Display>(
+    key: &str,
+    bytes: T,
+    limit_key: &str,
+    limit_bytes: T,
+) -> Result<(), ScenarioError> {
+    if bytes >= limit_bytes {
+        let message = format!("expected fewer bytes than {limit_key} ({limit_bytes})");
+        return Err(invalid(key, message));
+    }
+    Ok(())
+}
+
 /// A mechanism name a scenario key takes: every value, its name as written in scenarios, and
 /// what it is in one line (for `cellfabric list`). The serde name and this one must agree; a
 /// catalog test checks that every listed name parses.

@@ -451,22 +451,11 @@ mod tests {
         assert!(e.discarding.is_empty(), "and ends the discard");
     }
 
-    fn pausing() -> CellElement<TestWire> {
-        element(
-            Arbitration::StrictPriority,
-            Congestion::Pause {
-                off_cells: 4,
-                on_cells: 2,
-                pool_cells: 24,
-            },
-        )
-    }
-
     #[test]
     #[cfg(debug_assertions)]
     #[should_panic(expected = "holds fewer cells than output 0's queue")]
     fn a_queue_beyond_the_pool_fires() {
-        let mut e = pausing();
+        let mut e = pausing_element();
         let mut cells = crate::blocks::cell::CellArena::new();
         let id = cells.alloc(Cell::new(1, 2, 64, false, 0, 0));
         e.ports_mut()[0].push_data(&mut cells, id, 0);
@@ -477,7 +466,7 @@ mod tests {
     #[cfg(debug_assertions)]
     #[should_panic(expected = "the shared pool over its size")]
     fn a_pool_over_its_size_fires() {
-        let mut e = pausing();
+        let mut e = pausing_element();
         for _ in 0..25 {
             e.miscount_pool();
         }

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::time::{serialization_ps, TimePs, PS_PER_S};
+use crate::engine::time::{ps_from_ns, serialization_ps, TimePs, PS_PER_S};
 use crate::keys::{invalid, ScenarioError};
 
 /// The transmit side of a unidirectional link. One frame serializes at a time; the next may start
@@ -116,6 +116,21 @@ pub struct LinkConfig {
 pub const MAX_RATE_GBPS: f64 = 100_000.0;
 
 impl LinkConfig {
+    /// The fabric's line rate in bit/s.
+    pub fn rate_bps(&self) -> u64 {
+        (self.rate_gbps * 1e9).round() as u64
+    }
+
+    /// A host link's line rate in bit/s (`host_rate_gbps`, else the fabric's).
+    pub fn host_rate_bps(&self) -> u64 {
+        (self.host_rate_gbps.unwrap_or(self.rate_gbps) * 1e9).round() as u64
+    }
+
+    /// A cable's propagation delay.
+    pub fn propagation_ps(&self) -> TimePs {
+        ps_from_ns(self.propagation_ns)
+    }
+
     /// Checks the rates and the propagation delay: the one check of every packet design's
     /// `[link]` section.
     pub fn validate(&self) -> Result<(), ScenarioError> {

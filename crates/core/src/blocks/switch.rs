@@ -720,10 +720,6 @@ impl<R: Router> Node<R> for CellSwitch {
         true
     }
 
-    fn is_sink(&self) -> bool {
-        false
-    }
-
     /// The lengths of the queues, not the counter: a cell lost from a queue shows in the
     /// account.
     fn cells_held(&self) -> u64 {
@@ -731,23 +727,17 @@ impl<R: Router> Node<R> for CellSwitch {
     }
 
     #[inline(never)]
-    fn cell_arrives(
-        &mut self,
-        ctx: &mut Context<'_, R>,
-        port: usize,
-        cell: CellId,
-        arrive_ps: TimePs,
-    ) {
+    fn cell_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId, at_ps: TimePs) {
         let index = ctx.router_index().expect("a switch is routed");
         let output = ctx.router.route(index, port, &mut ctx.cells[cell], &*self);
         let next_vc = ctx.next_channel(output, &ctx.cells[cell]);
         let c = &mut ctx.cells[cell];
         c.out_port = output as u16;
         c.next_vc = next_vc;
-        match self.accept(arrive_ps, port as u16, cell, ctx.cells) {
+        match self.accept(at_ps, port as u16, cell, ctx.cells) {
             // The signal leaves as the cell arrives (or at this edge, for a wire shorter than the
             // rest of a cell time).
-            Admission::Queued(Some(signal)) => ctx.send_signal(port, signal, arrive_ps),
+            Admission::Queued(Some(signal)) => ctx.send_signal(port, signal, at_ps),
             Admission::Queued(None) => {}
             Admission::Dropped => ctx.drop_cell(cell),
         }
@@ -775,8 +765,6 @@ impl<R: Router> Node<R> for CellSwitch {
         }
         (self.buffers.held_cells > 0).then_some(now_ps + self.slot_ps)
     }
-
-    fn timer(&mut self, _ctx: &mut Context<'_, R>, _tag: u32) {}
 }
 
 #[cfg(test)]

@@ -301,10 +301,6 @@ impl Terminal {
 /// A host is a node with one port: it generates, sends when its link and flow control allow,
 /// and sinks what reaches it.
 impl<R: Router> Node<R> for Terminal {
-    fn is_slotted(&self) -> bool {
-        false
-    }
-
     /// What reaches a host only counts, so it is counted when it is sent.
     fn is_sink(&self) -> bool {
         true
@@ -314,13 +310,7 @@ impl<R: Router> Node<R> for Terminal {
         self.queued_cells as u64
     }
 
-    fn cell_arrives(
-        &mut self,
-        ctx: &mut Context<'_, R>,
-        _port: usize,
-        cell: CellId,
-        _arrive_ps: TimePs,
-    ) {
+    fn cell_arrives(&mut self, ctx: &mut Context<'_, R>, _: usize, cell: CellId, _: TimePs) {
         self.receive(ctx.now_ps, cell, ctx.cells);
         ctx.deliver(cell);
     }
@@ -328,10 +318,6 @@ impl<R: Router> Node<R> for Terminal {
     fn signal_arrives(&mut self, ctx: &mut Context<'_, R>, _port: usize, signal: FlowSignal) {
         self.on_signal(signal);
         self.step_and_wait(ctx);
-    }
-
-    fn tick(&mut self, _ctx: &mut Context<'_, R>) -> Option<TimePs> {
-        None
     }
 
     fn timer(&mut self, ctx: &mut Context<'_, R>, _tag: u32) {

@@ -82,6 +82,14 @@ impl Default for RoutingConfig {
 }
 
 impl RoutingConfig {
+    /// Mode `mode` with every other key at its default (a design's own default mode).
+    pub fn of_mode(mode: &str) -> RoutingConfig {
+        RoutingConfig {
+            mode: mode.into(),
+            ..RoutingConfig::default()
+        }
+    }
+
     /// The weights of Aquila's sampled comparison.
     pub fn sampled_weights(&self) -> crate::blocks::routing::SampledWeights {
         crate::blocks::routing::SampledWeights {
@@ -195,6 +203,11 @@ impl TopologyConfig {
             k,
             ..TopologyConfig::default()
         }
+    }
+
+    /// The k = 4 fat-tree (16 hosts): the packet designs' default topology.
+    pub fn fat_tree_4() -> TopologyConfig {
+        TopologyConfig::fat_tree(4)
     }
 }
 

@@ -21,7 +21,6 @@ use super::CUT_THROUGH_HEADER_BYTES;
 use super::{BOUNCED, CONTROL, PAUSE, TRIMMED};
 use crate::blocks::cell::{Cell, CellId};
 use crate::blocks::fabric::{Context, Node};
-use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::routing::{stamp, LocalView, Router, NO_ROUTE};
 use crate::engine::rng::Rng;
 use crate::engine::time::{serialization_ps, TimePs};
@@ -282,14 +281,6 @@ impl EthernetSwitch {
 }
 
 impl<R: Router> Node<R> for EthernetSwitch {
-    fn is_slotted(&self) -> bool {
-        false
-    }
-
-    fn is_sink(&self) -> bool {
-        false
-    }
-
     /// FIFOs none: a queued packet is on its way to the far end as an event, due when its
     /// last bit arrives. Trimming ports hold the packets they have not yet sent.
     fn cells_held(&self) -> u64 {
@@ -369,12 +360,6 @@ impl<R: Router> Node<R> for EthernetSwitch {
                 }
             }
         }
-    }
-
-    fn signal_arrives(&mut self, _: &mut Context<'_, R>, _: usize, _: FlowSignal) {}
-
-    fn tick(&mut self, _: &mut Context<'_, R>) -> Option<TimePs> {
-        None
     }
 
     /// A trimming or PFC port's link freed: serve it.

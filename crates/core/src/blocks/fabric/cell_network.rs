@@ -58,17 +58,11 @@ impl<R: Router> Node<R> for CellNode {
         }
     }
 
-    fn cell_arrives(
-        &mut self,
-        ctx: &mut Context<'_, R>,
-        port: usize,
-        cell: CellId,
-        arrive_ps: TimePs,
-    ) {
+    fn cell_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId, at_ps: TimePs) {
         match self {
-            CellNode::Terminal(t) => t.cell_arrives(ctx, port, cell, arrive_ps),
-            CellNode::Switch(s) => s.cell_arrives(ctx, port, cell, arrive_ps),
-            CellNode::VcRouter(r) => r.cell_arrives(ctx, port, cell, arrive_ps),
+            CellNode::Terminal(t) => t.cell_arrives(ctx, port, cell, at_ps),
+            CellNode::Switch(s) => s.cell_arrives(ctx, port, cell, at_ps),
+            CellNode::VcRouter(r) => r.cell_arrives(ctx, port, cell, at_ps),
         }
     }
 

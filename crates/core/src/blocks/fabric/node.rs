@@ -15,35 +15,39 @@ use crate::blocks::packet::PacketArena;
 use crate::blocks::routing::Router;
 use crate::engine::time::TimePs;
 
-/// One device of a fabric, routed by `R`.
+/// One device of a fabric, routed by `R`. By default a node takes each cell as it arrives,
+/// keeps what reaches it (it is no sink), has no clock, timer or flow-controlled outputs: a
+/// device states only what it does.
 pub trait Node<R: Router> {
     /// True for a slotted node: cells reaching it wait on its input wires and are latched at
-    /// its next clock edge (inputs in port order), just before [`tick`](Self::tick). False for a
-    /// node that takes each cell as it arrives.
-    fn is_slotted(&self) -> bool;
+    /// its next clock edge (inputs in port order), just before [`tick`](Self::tick). False (the
+    /// default) for a node that takes each cell as it arrives.
+    fn is_slotted(&self) -> bool {
+        false
+    }
     /// True for a node whose cell arrivals change nothing but what it counts (a host's sink):
     /// it is told of a cell as soon as the cell is sent, with the cell's arrival time as its
     /// now, and the cell costs no event. Arrivals after the end of the run stay on the wire.
-    fn is_sink(&self) -> bool;
+    /// False by default.
+    fn is_sink(&self) -> bool {
+        false
+    }
     /// Cells the node holds (waiting to send, buffered), counted where they are: the cell
     /// account's "in flight" term adds these to the fabric's wires.
     fn cells_held(&self) -> u64;
-    /// Cell `cell` reached input `port` at `arrive_ps` (for a slotted node, latched at the clock
+    /// Cell `cell` reached input `port` at `at_ps` (for a slotted node, latched at the clock
     /// edge `ctx.now_ps`).
-    fn cell_arrives(
-        &mut self,
-        ctx: &mut Context<'_, R>,
-        port: usize,
-        cell: CellId,
-        arrive_ps: TimePs,
-    );
-    /// A flow-control signal reached output `port` from downstream.
-    fn signal_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, signal: FlowSignal);
+    fn cell_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId, at_ps: TimePs);
+    /// A flow-control signal reached output `port` from downstream; by default ignored (a
+    /// node whose outputs no flow control gates).
+    fn signal_arrives(&mut self, _ctx: &mut Context<'_, R>, _port: usize, _signal: FlowSignal) {}
     /// The node's clock edge; returns the next one it needs, if any (the fabric adds one for
-    /// cells still on the wires).
-    fn tick(&mut self, ctx: &mut Context<'_, R>) -> Option<TimePs>;
-    /// The node's timer `tag` fired.
-    fn timer(&mut self, ctx: &mut Context<'_, R>, tag: u32);
+    /// cells still on the wires). By default none: an event-driven node has no clock.
+    fn tick(&mut self, _ctx: &mut Context<'_, R>) -> Option<TimePs> {
+        None
+    }
+    /// The node's timer `tag` fired; by default nothing (a node that sets no timer).
+    fn timer(&mut self, _ctx: &mut Context<'_, R>, _tag: u32) {}
     /// `cell` will reach input `port` soon (the event after the one running): the node may
     /// prefetch what it will touch then ([`crate::engine::cache::prefetch`]), so that the
     /// cache miss overlaps with the running event. A hint only: it changes nothing.

@@ -2,28 +2,20 @@
 //! evenly (the flows between every pair of adapters of the Stardust paper's Fig. 9). Its flows
 //! are rates, so it runs on a design's paced sources only.
 
-use super::{no_check, PatternFlow, PatternKeys, TrafficPattern};
+use super::{Flows, PatternFlow, PatternKeys, TrafficPattern};
 use crate::engine::rng::Rng;
-use crate::keys::{invalid, ScenarioError};
+use crate::keys::invalid;
 
 /// The pattern.
 pub const PATTERN: TrafficPattern = TrafficPattern {
     name: "all_to_all",
     description:
         "every host to every other, traffic.load of its line rate split evenly (Stardust Fig. 9)",
-    keys: &[],
-    own_loads: false,
     transport_hosts: false,
-    check: no_check,
-    flows: Some(flows),
-    opening: None,
+    ..TrafficPattern::made_at_build(flows)
 };
 
-fn flows(
-    keys: &PatternKeys<'_>,
-    hosts: usize,
-    _: &mut Rng,
-) -> Result<Vec<PatternFlow>, ScenarioError> {
+fn flows(keys: &PatternKeys<'_>, hosts: usize, _: &mut Rng) -> Flows {
     if hosts < 2 {
         return Err(invalid("topology", "all-to-all needs at least 2 hosts"));
     }

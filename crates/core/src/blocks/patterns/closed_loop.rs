@@ -11,13 +11,9 @@ pub const PATTERN: TrafficPattern = TrafficPattern {
     name: "closed_loop",
     description: "every host keeps traffic.flows_per_host flows (sizes from traffic.flow_sizes) in flight to uniform other hosts",
     keys: &["traffic.flow_sizes", "traffic.flows_per_host"],
-    own_loads: false,
-    transport_hosts: true,
-    check,
-    flows: None,
-    opening: Some(|keys| Opening::ClosedLoop {
+    ..TrafficPattern::opened_during_run(check, |keys| Opening::ClosedLoop {
         flows_per_host: keys.flows_per_host,
-    }),
+    })
 };
 
 fn check(keys: &PatternKeys<'_>) -> Result<(), ScenarioError> {

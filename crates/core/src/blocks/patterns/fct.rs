@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{PatternFlow, PatternKeys, TrafficPattern};
+use super::{Flows, PatternFlow, PatternKeys, TrafficPattern};
 use crate::blocks::ethernet::opening::Opening;
 use crate::engine::rng::Rng;
 use crate::keys::{invalid, is_load, ScenarioError};
@@ -24,11 +24,9 @@ pub const PATTERN: TrafficPattern = TrafficPattern {
         "traffic.flow_sizes",
         "traffic.background_flows",
     ],
-    own_loads: false,
-    transport_hosts: true,
     check,
-    flows: Some(flows),
     opening: Some(|keys| Opening::Fct(keys.fct)),
+    ..TrafficPattern::made_at_build(flows)
 };
 
 fn check(keys: &PatternKeys<'_>) -> Result<(), ScenarioError> {
@@ -55,11 +53,7 @@ fn check(keys: &PatternKeys<'_>) -> Result<(), ScenarioError> {
 /// The background flows of paced sources (the timed host's flows are the design's to make):
 /// each host's `traffic.load` split evenly among its background flows, two flows of a host to
 /// one destination made one flow of twice the rate (the Stardust validation's reading R24).
-fn flows(
-    keys: &PatternKeys<'_>,
-    hosts: usize,
-    rng: &mut Rng,
-) -> Result<Vec<PatternFlow>, ScenarioError> {
+fn flows(keys: &PatternKeys<'_>, hosts: usize, rng: &mut Rng) -> Flows {
     keys.fct.check_hosts(hosts)?;
     let per_flow = keys.load / keys.fct.background_flows as f64;
     let mut load_of = BTreeMap::new();

@@ -4,27 +4,19 @@
 
 use rand::seq::SliceRandom;
 
-use super::{no_check, PatternFlow, PatternKeys, TrafficPattern};
+use super::{Flows, PatternKeys, TrafficPattern};
 use crate::engine::rng::Rng;
-use crate::keys::{invalid, ScenarioError};
+use crate::keys::invalid;
 
 /// The pattern.
 pub const PATTERN: TrafficPattern = TrafficPattern {
     name: "incast",
     description: "hosts send to traffic.incast_host, all together (traffic.senders of them, drawn; absent: every other host)",
     keys: &["traffic.incast_host", "traffic.senders"],
-    own_loads: false,
-    transport_hosts: true,
-    check: no_check,
-    flows: Some(flows),
-    opening: None,
+    ..TrafficPattern::made_at_build(flows)
 };
 
-fn flows(
-    keys: &PatternKeys<'_>,
-    hosts: usize,
-    rng: &mut Rng,
-) -> Result<Vec<PatternFlow>, ScenarioError> {
+fn flows(keys: &PatternKeys<'_>, hosts: usize, rng: &mut Rng) -> Flows {
     let dst = keys.incast_host as usize;
     if dst >= hosts {
         return Err(invalid(

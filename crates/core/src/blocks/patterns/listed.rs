@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{PatternFlow, PatternKeys, TrafficPattern};
+use super::{Flows, PatternFlow, PatternKeys, TrafficPattern};
 use crate::engine::rng::Rng;
 use crate::keys::{invalid, is_load, ScenarioError};
 
@@ -16,8 +16,7 @@ pub const PATTERN: TrafficPattern = TrafficPattern {
     own_loads: true,
     transport_hosts: false,
     check,
-    flows: Some(flows),
-    opening: None,
+    ..TrafficPattern::made_at_build(flows)
 };
 
 /// One flow of `traffic.flows`.
@@ -70,11 +69,7 @@ fn check(keys: &PatternKeys<'_>) -> Result<(), ScenarioError> {
 
 /// The listed flows, once every host is on the topology and no host offers more than its line
 /// rate in all.
-fn flows(
-    keys: &PatternKeys<'_>,
-    hosts: usize,
-    _: &mut Rng,
-) -> Result<Vec<PatternFlow>, ScenarioError> {
+fn flows(keys: &PatternKeys<'_>, hosts: usize, _: &mut Rng) -> Flows {
     let mut load_of = vec![0.0; hosts];
     for (i, f) in keys.flows.iter().enumerate() {
         for (key, host) in [("src", f.src), ("dst", f.dst)] {

@@ -33,8 +33,11 @@ use crate::engine::rng::Rng;
 use crate::keys::{invalid, ScenarioError};
 pub use listed::ListedFlow;
 
+/// A pattern's flows made at build, or what is wrong with its keys on this topology.
+pub type Flows = Result<Vec<PatternFlow>, ScenarioError>;
+
 /// A pattern's flows made at build among `hosts` hosts, drawing from the pattern stream.
-pub type FlowsFn = fn(&PatternKeys<'_>, usize, &mut Rng) -> Result<Vec<PatternFlow>, ScenarioError>;
+pub type FlowsFn = fn(&PatternKeys<'_>, usize, &mut Rng) -> Flows;
 
 /// How transport hosts open a pattern's flows during the run.
 pub type OpeningFn = for<'a> fn(&PatternKeys<'a>) -> Opening<'a>;
@@ -58,6 +61,43 @@ pub struct TrafficPattern {
     pub flows: Option<FlowsFn>,
     /// How transport hosts open its flows during the run; `None` if they are made at build.
     pub opening: Option<OpeningFn>,
+}
+
+/// What a pattern's descriptor starts from: unnamed, no keys of its own to check, runnable
+/// by transport hosts, and no flows either way (a constructor below adds them).
+const UNNAMED: TrafficPattern = TrafficPattern {
+    name: "",
+    description: "",
+    keys: &[],
+    own_loads: false,
+    transport_hosts: true,
+    check: no_check,
+    flows: None,
+    opening: None,
+};
+
+impl TrafficPattern {
+    /// A pattern whose flows `flows` makes at build, with no keys of its own to check, that
+    /// transport hosts can run; a pattern's descriptor names itself and changes what differs.
+    pub const fn made_at_build(flows: FlowsFn) -> TrafficPattern {
+        TrafficPattern {
+            flows: Some(flows),
+            ..UNNAMED
+        }
+    }
+
+    /// A pattern whose flows transport hosts open during the run as `opening` says (none made
+    /// at build), its keys checked by `check`; a pattern's descriptor names itself over it.
+    pub const fn opened_during_run(
+        check: fn(&PatternKeys<'_>) -> Result<(), ScenarioError>,
+        opening: OpeningFn,
+    ) -> TrafficPattern {
+        TrafficPattern {
+            check,
+            opening: Some(opening),
+            ..UNNAMED
+        }
+    }
 }
 
 /// Every traffic pattern, by name: first the six that transport hosts run (the Ethernet
@@ -271,12 +311,7 @@ impl<'a> PatternKeys<'a> {
 
     /// The flows made at build among `hosts` hosts, drawn from the pattern stream of `seed`;
     /// none where transport hosts (`transport_hosts`) open the pattern's flows during the run.
-    pub fn flows(
-        &self,
-        hosts: usize,
-        seed: u64,
-        transport_hosts: bool,
-    ) -> Result<Vec<PatternFlow>, ScenarioError> {
+    pub fn flows(&self, hosts: usize, seed: u64, transport_hosts: bool) -> Flows {
         if transport_hosts && self.pattern.opening.is_some() {
             return Ok(Vec::new());
         }

@@ -1,7 +1,7 @@
 //! Pairs: the flows `traffic.pairs` lists, `[sending host, receiving host]` each, all starting
 //! together (the PFC victim-flow and BFC scenarios' hand-placed flows).
 
-use super::{PatternFlow, PatternKeys, TrafficPattern};
+use super::{Flows, PatternKeys, TrafficPattern};
 use crate::engine::rng::Rng;
 use crate::keys::{invalid, ScenarioError};
 
@@ -10,11 +10,8 @@ pub const PATTERN: TrafficPattern = TrafficPattern {
     name: "pairs",
     description: "the flows traffic.pairs lists, [src, dst] each, all together",
     keys: &["traffic.pairs"],
-    own_loads: false,
-    transport_hosts: true,
     check,
-    flows: Some(flows),
-    opening: None,
+    ..TrafficPattern::made_at_build(flows)
 };
 
 fn check(keys: &PatternKeys<'_>) -> Result<(), ScenarioError> {
@@ -27,11 +24,7 @@ fn check(keys: &PatternKeys<'_>) -> Result<(), ScenarioError> {
     Ok(())
 }
 
-fn flows(
-    keys: &PatternKeys<'_>,
-    hosts: usize,
-    _: &mut Rng,
-) -> Result<Vec<PatternFlow>, ScenarioError> {
+fn flows(keys: &PatternKeys<'_>, hosts: usize, _: &mut Rng) -> Flows {
     let pair = |&[src, dst]: &[u32; 2]| (src as usize, dst as usize);
     if let Some((s, d)) = keys
         .pairs

@@ -4,27 +4,18 @@
 
 use rand::seq::SliceRandom;
 
-use super::{no_check, PatternFlow, PatternKeys, TrafficPattern};
+use super::{Flows, PatternKeys, TrafficPattern};
 use crate::engine::rng::Rng;
-use crate::keys::{invalid, ScenarioError};
+use crate::keys::invalid;
 
 /// The pattern.
 pub const PATTERN: TrafficPattern = TrafficPattern {
     name: "permutation",
     description: "every host sends to one other host and receives from one (a random derangement)",
-    keys: &[],
-    own_loads: false,
-    transport_hosts: true,
-    check: no_check,
-    flows: Some(flows),
-    opening: None,
+    ..TrafficPattern::made_at_build(flows)
 };
 
-fn flows(
-    keys: &PatternKeys<'_>,
-    hosts: usize,
-    rng: &mut Rng,
-) -> Result<Vec<PatternFlow>, ScenarioError> {
+fn flows(keys: &PatternKeys<'_>, hosts: usize, rng: &mut Rng) -> Flows {
     if hosts < 2 {
         return Err(invalid("topology", "a permutation needs at least 2 hosts"));
     }

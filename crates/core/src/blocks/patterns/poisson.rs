@@ -11,11 +11,7 @@ pub const PATTERN: TrafficPattern = TrafficPattern {
     name: "poisson",
     description: "every host opens flows (sizes from traffic.flow_sizes) to uniform other hosts, Poisson arrivals at traffic.load of its line rate",
     keys: &["traffic.flow_sizes", "traffic.load"],
-    own_loads: false,
-    transport_hosts: true,
-    check,
-    flows: None,
-    opening: Some(|keys| Opening::Poisson { load: keys.load }),
+    ..TrafficPattern::opened_during_run(check, |keys| Opening::Poisson { load: keys.load })
 };
 
 fn check(keys: &PatternKeys<'_>) -> Result<(), ScenarioError> {

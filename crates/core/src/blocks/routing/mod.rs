@@ -95,6 +95,22 @@ pub struct Mode {
     pub plan: Option<Plan>,
 }
 
+impl Mode {
+    /// A mode that chooses each cell's output with `choose` as the cell arrives: it needs no
+    /// groups, its paths are not per flow, and it plans nothing. A mode's descriptor names
+    /// itself over it and changes what differs.
+    pub const fn choosing(choose: Choose) -> Mode {
+        Mode {
+            name: "",
+            description: "",
+            needs_groups: false,
+            per_flow: false,
+            choose,
+            plan: None,
+        }
+    }
+}
+
 /// A planned output: `(tables, switch, switch's salt, cell)` to the port.
 pub type Plan = fn(&RouteTable, usize, u64, &Cell) -> usize;
 

@@ -167,6 +167,24 @@ impl Topology {
         self.cable[switch][port]
     }
 
+    /// The link each way over the cable on switch port (`switch`, `port`), a packet design's
+    /// `[link]` section giving what the topology does not (a host's cable at its host rate).
+    pub fn link_over(
+        &self,
+        switch: usize,
+        port: usize,
+        links: &crate::blocks::link::LinkConfig,
+    ) -> crate::blocks::link::Link {
+        let (rate_bps, host_rate_bps) = (links.rate_bps(), links.host_rate_bps());
+        self.cable_link(
+            switch,
+            port,
+            rate_bps,
+            host_rate_bps,
+            links.propagation_ps(),
+        )
+    }
+
     /// The link each way over the cable on port `port` of `switch`: its own rate and length
     /// where it has them, else `host_rate_bps` for a host's cable or `rate_bps`, and
     /// `propagation_ps`.

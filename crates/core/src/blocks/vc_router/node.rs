@@ -186,25 +186,15 @@ impl<R: Router> Node<R> for VcRouter {
         true
     }
 
-    fn is_sink(&self) -> bool {
-        false
-    }
-
     /// The lengths of the queues, not the counter: a flit lost from a queue shows in the
     /// account.
     fn cells_held(&self) -> u64 {
         self.queued_cells()
     }
 
-    fn cell_arrives(
-        &mut self,
-        ctx: &mut Context<'_, R>,
-        port: usize,
-        cell: CellId,
-        arrive_ps: TimePs,
-    ) {
+    fn cell_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId, at_ps: TimePs) {
         self.route_flit(ctx, port, cell);
-        self.buffer_flit(ctx.cells, port, cell, arrive_ps);
+        self.buffer_flit(ctx.cells, port, cell, at_ps);
     }
 
     fn signal_arrives(&mut self, _ctx: &mut Context<'_, R>, port: usize, signal: FlowSignal) {
@@ -233,8 +223,6 @@ impl<R: Router> Node<R> for VcRouter {
         }
         (self.held_cells > 0).then_some(now_ps + self.slot_ps)
     }
-
-    fn timer(&mut self, _ctx: &mut Context<'_, R>, _tag: u32) {}
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! queue collision stop it), and a k = 4 fat-tree at full load, a permutation and a 15-to-1
 //! incast, that drops nothing, reorders nothing, accounts for every packet and repeats exactly.
 
+use super::lossless_fabrics::{fat_tree, lossless, run_pausing, INCAST, PERMUTATION};
 use super::*;
 
 /// The micro-benchmark of `scenarios/aquarius/micro.toml` with the switch keys `switch`: f1 at
@@ -29,16 +30,7 @@ const AQUARIUS: &str = r#""port_kind": "aquarius", "per_flow": {"queues": 8}"#;
 /// Each flow's goodput in Gbit/s (f1-f4), with every switch breaking per-flow pauses
 /// (`pause_every_class`: a flow's PAUSE stops the whole port) or not; lossless either way.
 fn goodputs(json: &str, pause_every_class: bool) -> Vec<f64> {
-    let mut ethernet = build(json).unwrap();
-    for node in ethernet.fabric.nodes_mut() {
-        if let EthernetNode::Switch(s) = node {
-            s.pfc_mut().expect("PFC ports").pause_every_class = pause_every_class;
-        }
-    }
-    let (ethernet, clock) = super::run_built(ethernet, None);
-    let (summary, tables) = ethernet.finish(&clock).expect("balanced");
-    assert_eq!(summary.packets.packets_dropped, 0, "lossless");
-    tables.flows.goodput_gbps
+    run_pausing(json, pause_every_class).1.flows.goodput_gbps
 }
 
 /// Aquarius: f1-f3 share R1 about evenly (33.3 Gbit/s each, f1 sending at 33 and never above
@@ -77,43 +69,7 @@ fn an_upstream_that_pauses_the_port_for_a_flow_stops_the_victim() {
 /// `transport` hosts and the traffic keys `traffic`.
 fn fabric(seed: u64, transport: &str, queues: u32, traffic: &str) -> String {
     let switch = format!(r#""port_kind": "aquarius", "per_flow": {{"queues": {queues}}}"#);
-    fabric_of(seed, transport, &switch, traffic)
-}
-
-/// The same fat-tree with the switch keys `switch`.
-fn fabric_of(seed: u64, transport: &str, switch: &str, traffic: &str) -> String {
-    format!(
-        r#"{{"design": "ethernet", "run": {{"seed": {seed}, "duration_ns": 4000000, "warmup_ns": 2000000}},
-            "topology": {{"kind": "fat_tree", "k": 4}},
-            "switch": {{{switch}}},
-            "host": {{"transport": "{transport}", "packet_bytes": 9000}},
-            "traffic": {traffic}}}"#
-    )
-}
-
-const PERMUTATION: &str = r#"{"pattern": "permutation"}"#;
-const INCAST: &str = r#"{"pattern": "incast", "incast_host": 0, "senders": 15}"#;
-
-/// The run's summary, checked lossless with its ledger balanced.
-fn lossless(json: &str) -> EthernetSummary {
-    let (ethernet, clock) = run_until(json, None);
-    let (summary, _) = ethernet.finish(&clock).expect("balanced");
-    let pfc = summary.pfc.as_ref().expect("a PFC run");
-    assert_eq!(
-        (summary.packets.packets_dropped, pfc.lossless_drops),
-        (0, 0),
-        "{json}"
-    );
-    if let Some(aquarius) = pfc.aquarius {
-        assert_eq!((aquarius.headroom_drops, aquarius.buffer_drops), (0, 0));
-    }
-    let p = &summary.packets;
-    assert_eq!(
-        p.packets_created,
-        p.packets_delivered + p.packets_dropped + p.packets_in_flight,
-        "{json}"
-    );
-    summary
+    fat_tree(seed, transport, &switch, traffic)
 }
 
 /// A permutation and an incast at full load, under DCQCN and TCP, with 8 queues and with
@@ -171,8 +127,8 @@ fn ideal_queues_that_pause_the_port_for_a_flow_stop_the_victim() {
 #[test]
 fn ideal_per_flow_queues_at_full_load_drop_and_reorder_nothing() {
     for transport in ["tcp", "dcqcn"] {
-        let permutation = lossless(&fabric_of(1, transport, IDEAL, PERMUTATION));
-        let incast = lossless(&fabric_of(1, transport, IDEAL, INCAST));
+        let permutation = lossless(&fat_tree(1, transport, IDEAL, PERMUTATION));
+        let incast = lossless(&fat_tree(1, transport, IDEAL, INCAST));
         let ideal = incast.pfc.as_ref().unwrap().ideal.expect("an ideal run");
         assert!(ideal.flow_pause_frames_sent > 0, "{ideal:?}");
         assert!(ideal.peak_active_flows >= 15, "{ideal:?}");
@@ -209,7 +165,7 @@ fn lossless_schemes_drop_nothing_at_full_load_with_incasts_mixed_in() {
         r#""port_kind": "aquarius", "per_flow": {"queues": 8, "high_threshold_bytes": 80000}"#,
         IDEAL,
     ] {
-        let json = fabric_of(1, "dctcp", switch, &traffic).replace("9000", "1000");
+        let json = fat_tree(1, "dctcp", switch, &traffic).replace("9000", "1000");
         lossless(&json);
         let (ethernet, clock) = run_until(&json, None);
         let (_, tables) = ethernet.finish(&clock).expect("balanced");

@@ -3,42 +3,14 @@
 //! drop nothing, account for every packet (injected = delivered + dropped + in flight), and
 //! keep the fabric busy; runs repeat exactly.
 
-use super::*;
+use super::lossless_fabrics::{fat_tree, lossless, INCAST, PERMUTATION};
 use crate::blocks::ethernet::summary::BfcSummary;
 
-/// A k = 4 fat-tree at 10 Gbit/s, 9000-byte packets, PFC switches with BFC's `queues` queues
-/// per port, `transport` hosts and the traffic keys `traffic`.
+/// The lossless fat-tree with BFC's `queues` queues per port (a pause at 4 packets).
 fn fabric(seed: u64, transport: &str, queues: u32, traffic: &str) -> String {
-    format!(
-        r#"{{"design": "ethernet", "run": {{"seed": {seed}, "duration_ns": 4000000, "warmup_ns": 2000000}},
-            "topology": {{"kind": "fat_tree", "k": 4}},
-            "switch": {{"port_kind": "bfc", "per_flow": {{"queues": {queues}, "pause_packets": 4}}}},
-            "host": {{"transport": "{transport}", "packet_bytes": 9000}},
-            "traffic": {traffic}}}"#
-    )
-}
-
-const PERMUTATION: &str = r#"{"pattern": "permutation"}"#;
-const INCAST: &str = r#"{"pattern": "incast", "incast_host": 0, "senders": 15}"#;
-
-/// The run's summary, checked lossless with its ledger balanced.
-fn lossless(json: &str) -> EthernetSummary {
-    let (ethernet, clock) = run_until(json, None);
-    let (summary, _) = ethernet.finish(&clock).expect("balanced");
-    let pfc = summary.pfc.as_ref().expect("a PFC run");
-    assert_eq!(
-        (summary.packets.packets_dropped, pfc.lossless_drops),
-        (0, 0),
-        "{json}"
-    );
-    assert_eq!(
-        summary.packets.packets_created,
-        summary.packets.packets_delivered
-            + summary.packets.packets_dropped
-            + summary.packets.packets_in_flight,
-        "{json}"
-    );
-    summary
+    let switch =
+        format!(r#""port_kind": "bfc", "per_flow": {{"queues": {queues}, "pause_packets": 4}}"#);
+    fat_tree(seed, transport, &switch, traffic)
 }
 
 /// A permutation at full load drops nothing with 32 queues or with 2 (flows colliding), under

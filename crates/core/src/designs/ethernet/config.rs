@@ -18,7 +18,6 @@ use crate::blocks::routing::{mode, Mode, MODES};
 use crate::blocks::topology::Topology;
 use crate::blocks::transport::host_config::HostConfig;
 use crate::blocks::transport::{self as transport, TransportKind, TRANSPORTS};
-use crate::engine::time::{ps_from_ns, TimePs};
 use crate::scenario::{
     invalid, RoutingConfig, RunConfig, ScenarioError, TopologyConfig, Unused, UnusedKeys,
 };
@@ -33,7 +32,7 @@ pub struct EthernetConfig {
     #[serde(default)]
     pub run: RunConfig,
     /// The switches and how hosts are cabled to them.
-    #[serde(default = "default_topology")]
+    #[serde(default = "TopologyConfig::fat_tree_4")]
     pub topology: TopologyConfig,
     /// Every cable (a topology file may give a cable its own rate and length).
     #[serde(default)]
@@ -52,16 +51,9 @@ pub struct EthernetConfig {
     pub traffic: TrafficConfig,
 }
 
-fn default_topology() -> TopologyConfig {
-    TopologyConfig::fat_tree(4)
-}
-
 /// ECMP, the paper's baselines' routing.
 fn default_routing() -> RoutingConfig {
-    RoutingConfig {
-        mode: "ecmp".into(),
-        ..RoutingConfig::default()
-    }
+    RoutingConfig::of_mode("ecmp")
 }
 
 impl EthernetConfig {
@@ -86,26 +78,11 @@ impl EthernetConfig {
         Ok(topology)
     }
 
-    /// Fabric line rate in bit/s.
-    pub fn rate_bps(&self) -> u64 {
-        (self.link.rate_gbps * 1e9).round() as u64
-    }
-
-    /// A host link's line rate in bit/s.
-    pub fn host_rate_bps(&self) -> u64 {
-        (self.link.host_rate_gbps.unwrap_or(self.link.rate_gbps) * 1e9).round() as u64
-    }
-
-    /// A cable's propagation delay.
-    pub fn propagation_ps(&self) -> TimePs {
-        ps_from_ns(self.link.propagation_ns)
-    }
-
     /// One hop's bandwidth-delay product in data packets (BFC's default pause threshold).
     pub fn hop_bdp_packets(&self) -> u32 {
         ports::hop_bdp_packets(
-            self.rate_bps(),
-            self.propagation_ps(),
+            self.link.rate_bps(),
+            self.link.propagation_ps(),
             self.host.packet_bytes,
         )
     }

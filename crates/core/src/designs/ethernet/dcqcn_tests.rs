@@ -21,18 +21,19 @@ fn finished(json: &str) -> (Ethernet, Clock) {
     super::run_until(json, None)
 }
 
+/// 15 senders × 450 KB into one 10 Gbit/s host over PFC ports with XOFF at 8 packets and
+/// XON at 6, run for up to 10 ms.
+fn pfc_incast() -> String {
+    let pfc = r#", "pfc_xoff_packets": 8, "pfc_xon_packets": 6"#;
+    incast(1, 15, "450000", pfc, 10_000_000)
+}
+
 /// 15 senders × 450 KB into one 10 Gbit/s host, XOFF at 8 packets so the edge switch pauses
 /// its neighbours: nothing dropped, pauses sent and resumed, every byte delivered at about
 /// line rate (6.75 MB take 5.4 ms), the ledger balanced with the PAUSE frames in it.
 #[test]
 fn a_pfc_incast_drops_nothing_and_pauses_upstream() {
-    let json = incast(
-        1,
-        15,
-        "450000",
-        r#", "pfc_xoff_packets": 8, "pfc_xon_packets": 6"#,
-        10_000_000,
-    );
+    let json = pfc_incast();
     let (ethernet, clock) = finished(&json);
     let (summary, _) = ethernet.finish(&clock).expect("balanced");
     let pfc = summary.pfc.expect("a PFC run");
@@ -146,12 +147,6 @@ fn a_dcqcn_run_is_determined_by_its_seed() {
 /// changes) break the packet account: the packets a PFC port holds are counted in its queues.
 #[test]
 fn a_pfc_port_losing_one_packet_in_10_fails_the_account() {
-    let json = incast(
-        1,
-        15,
-        "450000",
-        r#", "pfc_xoff_packets": 8, "pfc_xon_packets": 6"#,
-        10_000_000,
-    );
+    let json = pfc_incast();
     assert_lost_packets_fail_the_account(&json, 10, 2_000_000_000);
 }

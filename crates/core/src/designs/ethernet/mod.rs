@@ -18,6 +18,8 @@ mod fct_tests;
 #[cfg(test)]
 mod line_rate_tests;
 #[cfg(test)]
+mod lossless_fabrics;
+#[cfg(test)]
 mod mptcp_tests;
 #[cfg(test)]
 mod ndp_tests;
@@ -38,7 +40,6 @@ use crate::blocks::ethernet::ports::shared_buffer::{dynamic_threshold, SharedBuf
 use crate::blocks::ethernet::ports::trimming::{TrimSpec, TrimmingPort};
 use crate::blocks::ethernet::switch::{EthernetSwitch, Ports, TrimCounts};
 use crate::blocks::fabric::{Context, Fabric, FabricModel, Node, Wiring};
-use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::link::Link;
 use crate::blocks::port_set::MAX_PORTS;
 use crate::blocks::routing::{FabricRouter, PathLabel, RouteTable, Router};
@@ -67,14 +68,6 @@ pub enum EthernetNode {
 }
 
 impl<R: Router> Node<R> for EthernetNode {
-    fn is_slotted(&self) -> bool {
-        false
-    }
-
-    fn is_sink(&self) -> bool {
-        false
-    }
-
     fn cells_held(&self) -> u64 {
         match self {
             EthernetNode::Switch(s) => Node::<R>::cells_held(s),
@@ -87,12 +80,6 @@ impl<R: Router> Node<R> for EthernetNode {
             EthernetNode::Switch(s) => s.cell_arrives(ctx, port, cell, at_ps),
             EthernetNode::Host(h) => h.cell_arrives(ctx, port, cell, at_ps),
         }
-    }
-
-    fn signal_arrives(&mut self, _: &mut Context<'_, R>, _: usize, _: FlowSignal) {}
-
-    fn tick(&mut self, _: &mut Context<'_, R>) -> Option<TimePs> {
-        None
     }
 
     fn timer(&mut self, ctx: &mut Context<'_, R>, tag: u32) {
@@ -167,9 +154,7 @@ impl Cables<'_> {
     }
 
     fn link(&self, s: usize, p: usize) -> Link {
-        let c = self.config;
-        self.topology
-            .cable_link(s, p, c.rate_bps(), c.host_rate_bps(), c.propagation_ps())
+        self.topology.link_over(s, p, &self.config.link)
     }
 }
 
@@ -235,7 +220,7 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
         }
     }
     nodes.extend(host_nodes.into_iter().map(EthernetNode::Host));
-    let packet_ps = serialization_ps(config.host.packet_bytes as u64, config.rate_bps());
+    let packet_ps = serialization_ps(config.host.packet_bytes as u64, config.link.rate_bps());
     let wiring = Wiring {
         slot_ps: packet_ps,
         ..event_driven_wiring(peers, delays_ps, switches, config.run.end_ps())

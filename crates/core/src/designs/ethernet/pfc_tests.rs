@@ -8,6 +8,7 @@
 //! collides and the victim is blocked as under one class; an upstream that pauses every
 //! queue whatever the frame names fails the victim's check.
 
+use super::lossless_fabrics::run_pausing;
 use super::*;
 
 /// `scenarios/baselines/pfc-victim.toml` over `classes` PFC classes: four senders into
@@ -52,15 +53,7 @@ fn victim_with(seed: u64, switch: &str, traffic: &str) -> String {
 /// The run to its end with every switch breaking 802.1Qbb (`pause_every_class`) or not:
 /// its summary and each flow's goodput in Gbit/s (the victim's last).
 fn run(json: &str, pause_every_class: bool) -> (EthernetSummary, Vec<f64>) {
-    let mut ethernet = build(json).unwrap();
-    for node in ethernet.fabric.nodes_mut() {
-        if let EthernetNode::Switch(s) = node {
-            s.pfc_mut().expect("PFC ports").pause_every_class = pause_every_class;
-        }
-    }
-    let (ethernet, clock) = super::run_built(ethernet, None);
-    let (summary, tables) = ethernet.finish(&clock).expect("balanced");
-    assert_eq!(summary.packets.packets_dropped, 0, "lossless");
+    let (summary, tables) = run_pausing(json, pause_every_class);
     (summary, tables.flows.goodput_gbps)
 }
 

@@ -409,7 +409,7 @@ impl Ethernet {
         };
         let path = opening::IdealPath {
             mss_bytes: self.config.host.packet_bytes as u64,
-            propagation_ps: self.config.propagation_ps(),
+            propagation_ps: self.config.link.propagation_ps(),
         };
         let edge = |host: usize| self.edge_of_host[host] as usize;
         let links = |src, dst| self.edge_hops[edge(src) * self.switches + edge(dst)] as u64 + 2;

@@ -50,9 +50,7 @@ impl Cables<'_> {
 
     /// The link each way over the cable on switch port (s, p): a host's at the host rate.
     fn link(&self, s: usize, p: usize) -> Link {
-        let c = self.config;
-        self.topology
-            .cable_link(s, p, c.rate_bps(), c.host_rate_bps(), c.propagation_ps())
+        self.topology.link_over(s, p, &self.config.link)
     }
 
     /// The longest propagation delay of any cable.
@@ -392,7 +390,7 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
         payload_bytes: config.payload_bytes(),
         control_bytes: config.cell.control_bytes,
     };
-    let cell_ps = serialization_ps(config.cell.size_bytes as u64, config.rate_bps());
+    let cell_ps = serialization_ps(config.cell.size_bytes as u64, config.link.rate_bps());
     let longest_cable_ps = cables.longest_ps();
     let flows = flows(&config, &topology)?;
     check_pause_room(&config, &addressing)?;
@@ -544,8 +542,8 @@ fn transport_hosts(
         let (s, p) = topology.endpoint_port(h).expect("hosts are cabled");
         let cable = topology.cable(s, p);
         let link = Link::new(
-            cable.rate_bps.unwrap_or(config.host_rate_bps()),
-            cable.propagation_ps.unwrap_or(config.propagation_ps()),
+            cable.rate_bps.unwrap_or(config.link.host_rate_bps()),
+            cable.propagation_ps.unwrap_or(config.link.propagation_ps()),
         );
         wires.push((s, p, link.propagation_ps));
         let params = HostParams {

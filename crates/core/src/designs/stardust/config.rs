@@ -26,7 +26,6 @@ use crate::blocks::topology::Topology;
 use crate::blocks::transport::host_config::HostConfig;
 use crate::blocks::transport::Transport;
 use crate::blocks::workload::FctKeys;
-use crate::engine::time::{ps_from_ns, TimePs};
 use crate::scenario::{
     invalid, RoutingConfig, RunConfig, ScenarioError, TopologyConfig, Unused, UnusedKeys,
 };
@@ -41,7 +40,7 @@ pub struct StardustConfig {
     #[serde(default)]
     pub run: RunConfig,
     /// The Clos: edge switches become fabric adapters, every other switch a fabric element.
-    #[serde(default = "default_topology")]
+    #[serde(default = "TopologyConfig::fat_tree_4")]
     pub topology: TopologyConfig,
     /// Every cable (a topology file may give a cable its own rate and length).
     #[serde(default)]
@@ -81,15 +80,9 @@ pub struct StardustConfig {
     pub host: HostSection,
 }
 
-fn default_topology() -> TopologyConfig {
-    TopologyConfig::fat_tree(4)
-}
-
+/// Spraying, the paper's (§5.3).
 fn default_routing() -> RoutingConfig {
-    RoutingConfig {
-        mode: "spray".into(),
-        ..RoutingConfig::default()
-    }
+    RoutingConfig::of_mode("spray")
 }
 
 /// The patterns Stardust's hosts run, in the order its messages list them.
@@ -203,21 +196,6 @@ impl StardustConfig {
     /// The cabling; edge switches (those with hosts) are the adapters.
     pub fn topology(&self) -> Result<Topology, ScenarioError> {
         self.topology.standalone()
-    }
-
-    /// Line rate in bit/s.
-    pub fn rate_bps(&self) -> u64 {
-        (self.link.rate_gbps * 1e9).round() as u64
-    }
-
-    /// Line rate of a host's link in bit/s.
-    pub fn host_rate_bps(&self) -> u64 {
-        (self.link.host_rate_gbps.unwrap_or(self.link.rate_gbps) * 1e9).round() as u64
-    }
-
-    /// Propagation delay of a cable.
-    pub fn propagation_ps(&self) -> TimePs {
-        ps_from_ns(self.link.propagation_ns)
     }
 
     /// Traffic classes the flows use.

@@ -24,6 +24,7 @@ use crate::blocks::priority_port::PriorityPort;
 use crate::blocks::routing::{LocalView, Router, NO_ROUTE};
 use crate::engine::stats::OccupancyHistogram;
 use crate::engine::time::TimePs;
+use crate::keys::at_most;
 use crate::scenario::{invalid, ScenarioError};
 
 /// A fabric element.
@@ -134,14 +135,6 @@ impl Element {
 }
 
 impl<R: Router> Node<R> for Element {
-    fn is_slotted(&self) -> bool {
-        false
-    }
-
-    fn is_sink(&self) -> bool {
-        false
-    }
-
     fn cells_held(&self) -> u64 {
         self.core.cells_held()
     }
@@ -183,10 +176,6 @@ impl<R: Router> Node<R> for Element {
         }
         self.core
             .signal(ctx, port, matches!(signal, FlowSignal::Off { .. }));
-    }
-
-    fn tick(&mut self, _: &mut Context<'_, R>) -> Option<TimePs> {
-        None
     }
 
     fn timer(&mut self, ctx: &mut Context<'_, R>, tag: u32) {
@@ -286,15 +275,13 @@ impl ElementConfig {
         if self.queue_cells == 0 {
             return Err(invalid("element.queue_cells", "expected at least 1 cell"));
         }
-        if self.fci_threshold_cells > self.queue_cells {
-            return Err(invalid(
-                "element.fci_threshold_cells",
-                format!(
-                    "expected at most element.queue_cells ({})",
-                    self.queue_cells
-                ),
-            ));
-        }
+        let (fci_cells, queue_cells) = (self.fci_threshold_cells, self.queue_cells);
+        at_most(
+            "element.fci_threshold_cells",
+            fci_cells,
+            "element.queue_cells",
+            queue_cells,
+        )?;
         let pause = self.pause_cells();
         if pause == 0 || pause > self.queue_cells {
             return Err(invalid(

@@ -106,15 +106,10 @@ fn a_miscounted_frame_of_an_opened_flow_fails_the_run() {
     assert!(
         summary.accounts.packets_in_flight > 0 && summary.delivery.timed.timed_flows_started > 0
     );
-    let sender = stardust
-        .fabric
-        .nodes_mut()
-        .iter_mut()
-        .find_map(|n| match n {
-            StardustNode::Host(h) => Some(h),
-            _ => None,
-        })
-        .unwrap();
+    let sender = stardust.first_node_mut(|n| match n {
+        StardustNode::Host(h) => Some(h),
+        _ => None,
+    });
     sender.counters.packets_created += 1;
     assert!(stardust.finish(&clock).is_err());
 }

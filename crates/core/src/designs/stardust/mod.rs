@@ -97,14 +97,6 @@ pub enum StardustNode {
 }
 
 impl<R: Router> Node<R> for StardustNode {
-    fn is_slotted(&self) -> bool {
-        false
-    }
-
-    fn is_sink(&self) -> bool {
-        false
-    }
-
     fn cells_held(&self) -> u64 {
         match self {
             StardustNode::Adapter(a) => Node::<R>::cells_held(a),
@@ -113,17 +105,11 @@ impl<R: Router> Node<R> for StardustNode {
         }
     }
 
-    fn cell_arrives(
-        &mut self,
-        ctx: &mut Context<'_, R>,
-        port: usize,
-        cell: CellId,
-        arrive_ps: TimePs,
-    ) {
+    fn cell_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId, at_ps: TimePs) {
         match self {
-            StardustNode::Adapter(a) => a.cell_arrives(ctx, port, cell, arrive_ps),
-            StardustNode::Element(e) => e.cell_arrives(ctx, port, cell, arrive_ps),
-            StardustNode::Host(h) => h.cell_arrives(ctx, port, cell, arrive_ps),
+            StardustNode::Adapter(a) => a.cell_arrives(ctx, port, cell, at_ps),
+            StardustNode::Element(e) => e.cell_arrives(ctx, port, cell, at_ps),
+            StardustNode::Host(h) => h.cell_arrives(ctx, port, cell, at_ps),
         }
     }
 
@@ -133,10 +119,6 @@ impl<R: Router> Node<R> for StardustNode {
             StardustNode::Element(e) => e.signal_arrives(ctx, port, signal),
             StardustNode::Host(h) => h.signal_arrives(ctx, port, signal),
         }
-    }
-
-    fn tick(&mut self, _: &mut Context<'_, R>) -> Option<TimePs> {
-        None
     }
 
     fn timer(&mut self, ctx: &mut Context<'_, R>, tag: u32) {
@@ -200,7 +182,7 @@ fn foreground(
     let rate_bps = topology
         .cable(s, p)
         .rate_bps
-        .unwrap_or(config.host_rate_bps());
+        .unwrap_or(config.link.host_rate_bps());
     let mean_gap_ps = mean_gap_ps(&sizes, timed.load, rate_bps);
     Ok(Some(Foreground {
         src: timed.src as u16,
@@ -221,7 +203,7 @@ fn flows(config: &StardustConfig, topology: &Topology) -> Result<Vec<Flow>, Scen
         topology
             .cable(s, p)
             .rate_bps
-            .unwrap_or(config.host_rate_bps())
+            .unwrap_or(config.link.host_rate_bps())
     };
     let transport_hosts = config.host.transport().is_some();
     let flows =
@@ -256,6 +238,16 @@ impl Stardust {
             StardustNode::Element(e) => Some(e),
             _ => None,
         })
+    }
+
+    /// The first node `pick` takes (tests reach into one node of a kind).
+    #[cfg(test)]
+    pub(crate) fn first_node_mut<T>(
+        &mut self,
+        pick: impl FnMut(&mut StardustNode) -> Option<&mut T>,
+    ) -> &mut T {
+        let mut nodes = self.fabric.nodes_mut().iter_mut();
+        nodes.find_map(pick).expect("a node of that kind")
     }
 
     /// The transport hosts, in host order (none with built-in sources).
@@ -346,15 +338,10 @@ mod tests {
 
     /// The run's first element.
     fn first_element(stardust: &mut Stardust) -> &mut Element {
-        stardust
-            .fabric
-            .nodes_mut()
-            .iter_mut()
-            .find_map(|n| match n {
-                StardustNode::Element(e) => Some(e),
-                _ => None,
-            })
-            .unwrap()
+        stardust.first_node_mut(|n| match n {
+            StardustNode::Element(e) => Some(e),
+            _ => None,
+        })
     }
 
     #[test]
@@ -483,15 +470,10 @@ mod tests {
 
     /// The run's first transport host.
     fn first_host(stardust: &mut Stardust) -> &mut Host {
-        stardust
-            .fabric
-            .nodes_mut()
-            .iter_mut()
-            .find_map(|n| match n {
-                StardustNode::Host(h) => Some(h),
-                _ => None,
-            })
-            .unwrap()
+        stardust.first_node_mut(|n| match n {
+            StardustNode::Host(h) => Some(h),
+            _ => None,
+        })
     }
 
     #[test]
@@ -676,15 +658,10 @@ mod tests {
             summary["flows_completed"].as_u64().unwrap() < 15,
             "DCQCN never resends"
         );
-        let adapter = stardust
-            .fabric
-            .nodes_mut()
-            .iter_mut()
-            .find_map(|n| match n {
-                StardustNode::Adapter(a) => Some(a),
-                _ => None,
-            })
-            .unwrap();
+        let adapter = stardust.first_node_mut(|n| match n {
+            StardustNode::Adapter(a) => Some(a),
+            _ => None,
+        });
         adapter.egress_counters_mut().pfc.pause_frames_sent += 1;
         // The frame would be on a host cable: the cells held (none, the run is over) do not
         // have it.

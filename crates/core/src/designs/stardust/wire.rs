@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::blocks::cell::Cell;
 use crate::blocks::cell_element::CellWire;
+use crate::keys::fewer_bytes_than;
 use crate::scenario::{invalid, ScenarioError};
 
 /// What a cell is, in the low bits of its flags.
@@ -144,15 +145,13 @@ impl CellConfig {
                 format!("expected at most {MAX_CELL_BYTES} bytes"),
             ));
         }
-        if self.header_bytes >= self.size_bytes {
-            return Err(invalid(
-                "cell.header_bytes",
-                format!(
-                    "expected fewer bytes than the cell (cell.size_bytes = {})",
-                    self.size_bytes
-                ),
-            ));
-        }
+        let (header_bytes, size_bytes) = (self.header_bytes, self.size_bytes);
+        fewer_bytes_than(
+            "cell.header_bytes",
+            header_bytes,
+            "cell.size_bytes",
+            size_bytes,
+        )?;
         if self.control_bytes == 0 || self.control_bytes > self.size_bytes {
             return Err(invalid(
                 "cell.control_bytes",

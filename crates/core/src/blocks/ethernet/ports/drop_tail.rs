@@ -13,7 +13,7 @@ use crate::blocks::link::Link;
 use crate::blocks::transport::Marks;
 use crate::engine::rng::Rng;
 use crate::engine::time::TimePs;
-use crate::keys::{invalid, ScenarioError};
+use crate::keys::{at_most, invalid, ScenarioError};
 
 /// Drop-tail output queues, one buffer each.
 pub const KIND: PortKind = PortKind {
@@ -36,15 +36,13 @@ pub const KIND: PortKind = PortKind {
 /// queue.
 fn check(c: &PortCheck<'_>) -> Result<(), ScenarioError> {
     let s = c.switch;
-    if s.random_drop_packets > s.queue_packets {
-        return Err(invalid(
-            "switch.random_drop_packets",
-            format!(
-                "expected at most switch.queue_packets ({})",
-                s.queue_packets
-            ),
-        ));
-    }
+    let (drop_packets, queue_packets) = (s.random_drop_packets, s.queue_packets);
+    at_most(
+        "switch.random_drop_packets",
+        drop_packets,
+        "switch.queue_packets",
+        queue_packets,
+    )?;
     if !(s.random_drop_probability > 0.0 && s.random_drop_probability <= 1.0) {
         return Err(invalid(
             "switch.random_drop_probability",
@@ -139,6 +137,16 @@ impl Default for ArrivalDepths {
 }
 
 impl ArrivalDepths {
+    /// A packet of `size_bytes` arrived and found `depth` packets queued.
+    #[inline]
+    pub fn record(&mut self, size_bytes: u64, depth: u32) {
+        self.arrivals += 1;
+        self.bytes += size_bytes;
+        self.depth_sum += depth as u64;
+        self.min_packets = self.min_packets.min(depth);
+        self.max_packets = self.max_packets.max(depth);
+    }
+
     /// Mean depth found on arrival.
     pub fn mean_packets(&self) -> f64 {
         self.depth_sum as f64 / self.arrivals.max(1) as f64
@@ -311,12 +319,7 @@ impl OutputQueue {
         let depth = self.len;
         let size_bytes = cells[cell].payload_bytes as u64;
         if now_ps >= self.measure_from_ps {
-            let m = &mut self.measured;
-            m.arrivals += 1;
-            m.bytes += size_bytes;
-            m.depth_sum += depth as u64;
-            m.min_packets = m.min_packets.min(depth);
-            m.max_packets = m.max_packets.max(depth);
+            self.measured.record(size_bytes, depth);
         }
         let over_bytes = self.bytes + size_bytes > self.capacity_bytes;
         let capacity_packets = self.capacity_packets();
@@ -371,12 +374,9 @@ mod tests {
         assert_eq!(std::mem::offset_of!(OutputQueue, link), 64);
         assert!(std::mem::offset_of!(OutputQueue, capacity_bytes) + 8 <= 128);
     }
-    use crate::blocks::cell::Cell;
 
     fn packet(cells: &mut CellArena, flags: u8) -> CellId {
-        let mut c = Cell::new(0, 1, 1000, true, 0, 0);
-        c.flags = flags;
-        cells.alloc(c)
+        super::super::test_packet(cells, |c| c.flags = flags)
     }
 
     #[test]

@@ -35,15 +35,11 @@ use super::aquarius::port::FlowFrame;
 pub const KIND: PortKind = PortKind {
     name: "per_flow_ideal",
     description: "ideal per-flow queues (the upper bound of BFC and Aquarius): PFC's lossless ports (one class) whose egress ports give every flow a queue of its own, served in round robin, and pause a flow upstream by its id while it holds switch.per_flow.pause_packets there; PFC's XOFF the backstop; needs per-flow routing",
-    trims: false,
-    lossless: true,
-    classes: false,
-    per_flow_routing: true,
     keys: &[
         PFC_THRESHOLD_KEYS,
         &["switch.per_flow.pause_packets", "switch.per_flow.backstop"],
     ],
-    check,
+    ..PortKind::per_flow_lossless(check)
 };
 
 /// PFC's buffer with one class, and a flow's pause before the backstop's XOFF.
@@ -262,14 +258,11 @@ impl IdealPort {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::blocks::cell::Cell;
 
     const SPEC: IdealSpec = IdealSpec { pause_packets: 2 };
 
     fn packet(cells: &mut CellArena, flow: u32) -> CellId {
-        let mut c = Cell::new(0, 1, 1000, true, 0, 0);
-        c.packet = flow;
-        cells.alloc(c)
+        super::super::test_packet(cells, |c| c.packet = flow)
     }
 
     /// Three flows, each its own queue: served one packet each in turn; the second packet of a

@@ -21,7 +21,7 @@ pub mod trimming;
 use serde::{Deserialize, Serialize};
 
 use crate::blocks::transport::Marks;
-use crate::keys::{invalid, ScenarioError};
+use crate::keys::{fewer_bytes_than, invalid, ScenarioError};
 use pfc::ClassService;
 
 /// What one port kind is: its name, what it offers, the keys it reads. Each lives in its
@@ -79,6 +79,24 @@ pub const PFC_THRESHOLD_KEYS: &[&str] = &[
 ];
 
 impl PortKind {
+    /// A per-flow kind over PFC's lossless ports (one class, every packet of a flow on one
+    /// path, PFC's thresholds read), its keys checked by `check`; a kind's descriptor names
+    /// itself and its own keys over it.
+    pub const fn per_flow_lossless(
+        check: fn(&PortCheck<'_>) -> Result<(), ScenarioError>,
+    ) -> PortKind {
+        PortKind {
+            name: "",
+            description: "",
+            trims: false,
+            lossless: true,
+            classes: false,
+            per_flow_routing: true,
+            keys: &[PFC_THRESHOLD_KEYS],
+            check,
+        }
+    }
+
     /// Every `[switch]` key it reads that not every kind does.
     pub fn all_keys(&self) -> impl Iterator<Item = &'static str> {
         self.keys.iter().flat_map(|group| group.iter().copied())
@@ -431,20 +449,29 @@ fn check_lossless(c: &PortCheck<'_>, classes: u32) -> Result<(), ScenarioError> 
         ));
     }
     if c.marks == Marks::Red {
-        if s.red_kmin_bytes >= s.red_kmax_bytes {
-            return Err(invalid(
-                "switch.red_kmin_bytes",
-                format!(
-                    "expected fewer bytes than switch.red_kmax_bytes ({})",
-                    s.red_kmax_bytes
-                ),
-            ));
-        }
+        let (kmin_bytes, kmax_bytes) = (s.red_kmin_bytes, s.red_kmax_bytes);
+        fewer_bytes_than(
+            "switch.red_kmin_bytes",
+            kmin_bytes,
+            "switch.red_kmax_bytes",
+            kmax_bytes,
+        )?;
         if !(s.red_pmax.is_finite() && s.red_pmax > 0.0 && s.red_pmax <= 1.0) {
             return Err(invalid("switch.red_pmax", "expected above 0, at most 1"));
         }
     }
     Ok(())
+}
+
+/// Tests: a 1000-byte data packet from host 0 to host 1, as `set` changes it, in `cells`.
+#[cfg(test)]
+pub(crate) fn test_packet(
+    cells: &mut crate::blocks::cell::CellArena,
+    set: impl FnOnce(&mut crate::blocks::cell::Cell),
+) -> crate::blocks::cell::CellId {
+    let mut c = crate::blocks::cell::Cell::new(0, 1, 1000, true, 0, 0);
+    set(&mut c);
+    cells.alloc(c)
 }
 
 #[cfg(test)]

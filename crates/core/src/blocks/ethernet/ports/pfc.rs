@@ -705,12 +705,7 @@ impl PfcPorts {
         let p = &mut self.ports[output];
         let depth = p.data_cells();
         if now_ps >= self.measure_from_ps {
-            let m = &mut p.measured;
-            m.arrivals += 1;
-            m.bytes += size_bytes;
-            m.depth_sum += depth as u64;
-            m.min_packets = m.min_packets.min(depth);
-            m.max_packets = m.max_packets.max(depth);
+            p.measured.record(size_bytes, depth);
         }
         let thresholds = spec.thresholds();
         let class = if p.per_flow() {
@@ -876,7 +871,6 @@ impl PfcPorts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::blocks::cell::Cell;
     use crate::engine::rng::{stream, ComponentId};
 
     fn ports(n: usize, spec: PfcSpec) -> PfcPorts {
@@ -911,9 +905,7 @@ mod tests {
     }
 
     fn data(cells: &mut CellArena) -> CellId {
-        let mut c = Cell::new(0, 1, 1000, true, 0, 0);
-        c.flags = ECT;
-        cells.alloc(c)
+        super::super::test_packet(cells, |c| c.flags = ECT)
     }
 
     /// Ingress 0 feeds output 1, whose far end paused it: XOFF at 3 held, headroom for 2

@@ -135,12 +135,8 @@ impl TrimmingPort {
         if cells[cell].flags & (CONTROL | TRIMMED) == 0 {
             let depth = self.data_packets(now_ps);
             if now_ps >= self.measure_from_ps {
-                let m = &mut self.measured;
-                m.arrivals += 1;
-                m.bytes += cells[cell].payload_bytes as u64;
-                m.depth_sum += depth as u64;
-                m.min_packets = m.min_packets.min(depth);
-                m.max_packets = m.max_packets.max(depth);
+                let size_bytes = cells[cell].payload_bytes as u64;
+                self.measured.record(size_bytes, depth);
             }
             if depth < self.spec.data_packets {
                 self.port.push_data(cells, cell, 0);
@@ -209,9 +205,7 @@ mod tests {
 
     /// Data packets of 1000 B (1 µs at 8 Gbit/s), headers and ACKs of 64 B (64 ns).
     fn data(cells: &mut CellArena, seq: u32) -> CellId {
-        let mut c = Cell::new(0, 1, 1000, true, 0, 0);
-        c.seq = seq;
-        cells.alloc(c)
+        super::super::test_packet(cells, |c| c.seq = seq)
     }
 
     fn spec(data_packets: u32, header_capacity_bytes: u64) -> TrimSpec {

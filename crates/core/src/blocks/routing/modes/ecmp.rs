@@ -8,10 +8,8 @@ use super::super::{Decision, Mode};
 pub const MODE: Mode = Mode {
     name: "ecmp",
     description: "per-flow hash over the equal-cost next hops",
-    needs_groups: false,
     per_flow: true,
-    choose,
-    plan: None,
+    ..Mode::choosing(choose)
 };
 
 fn choose(d: &mut Decision<'_>) -> usize {

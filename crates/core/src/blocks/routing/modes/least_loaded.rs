@@ -9,10 +9,7 @@ use super::super::{Decision, Mode, NO_ROUTE};
 pub const MODE: Mode = Mode {
     name: "least_loaded",
     description: "minimal adaptive: the equal-cost next hop with the shortest local output queue",
-    needs_groups: false,
-    per_flow: false,
-    choose,
-    plan: None,
+    ..Mode::choosing(choose)
 };
 
 fn choose(d: &mut Decision<'_>) -> usize {

@@ -6,10 +6,7 @@ use super::super::{Decision, Mode};
 pub const MODE: Mode = Mode {
     name: "random",
     description: "a random equal-cost next hop per cell",
-    needs_groups: false,
-    per_flow: false,
-    choose,
-    plan: None,
+    ..Mode::choosing(choose)
 };
 
 fn choose(d: &mut Decision<'_>) -> usize {

@@ -10,10 +10,7 @@ use super::spray::round_robin;
 pub const MODE: Mode = Mode {
     name: "rr_fixed",
     description: "per cell, round robin over the equal-cost next hops in a fixed order",
-    needs_groups: false,
-    per_flow: false,
-    choose,
-    plan: None,
+    ..Mode::choosing(choose)
 };
 
 fn choose(d: &mut Decision<'_>) -> usize {

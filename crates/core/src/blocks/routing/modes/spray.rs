@@ -11,10 +11,7 @@ use super::super::{Decision, Mode, NO_ROUTE};
 pub const MODE: Mode = Mode {
     name: "spray",
     description: "per cell, round robin over a random order of the equal-cost next hops, re-drawn every few passes",
-    needs_groups: false,
-    per_flow: false,
-    choose,
-    plan: None,
+    ..Mode::choosing(choose)
 };
 
 fn choose(d: &mut Decision<'_>) -> usize {

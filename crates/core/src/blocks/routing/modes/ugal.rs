@@ -10,9 +10,7 @@ pub const MODE: Mode = Mode {
     description:
         "UGAL-L: minimal or Valiant, whichever has the smaller local queue x hops (Dragonfly)",
     needs_groups: true,
-    per_flow: false,
-    choose,
-    plan: None,
+    ..Mode::choosing(choose)
 };
 
 fn choose(d: &mut Decision<'_>) -> usize {

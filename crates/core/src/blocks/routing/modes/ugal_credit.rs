@@ -19,9 +19,7 @@ pub const MODE: Mode = Mode {
     name: "ugal_credit",
     description: "UGAL-L at the source router: minimal unless its used credits exceed 2 x Valiant's + 30 (Dragonfly)",
     needs_groups: true,
-    per_flow: false,
-    choose,
-    plan: None,
+    ..Mode::choosing(choose)
 };
 
 /// Flits of bias toward the minimal route (the simulator's `adaptive_threshold`).

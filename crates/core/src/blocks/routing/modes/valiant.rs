@@ -10,9 +10,7 @@ pub const MODE: Mode = Mode {
     name: "valiant",
     description: "through a random intermediate group, then to the destination (Dragonfly)",
     needs_groups: true,
-    per_flow: false,
-    choose,
-    plan: None,
+    ..Mode::choosing(choose)
 };
 
 fn choose(d: &mut Decision<'_>) -> usize {

@@ -464,14 +464,6 @@ impl Adapter {
 }
 
 impl<R: Router> Node<R> for Adapter {
-    fn is_slotted(&self) -> bool {
-        false
-    }
-
-    fn is_sink(&self) -> bool {
-        false
-    }
-
     fn cells_held(&self) -> u64 {
         self.uplinks.cells_held() + self.streams.held()
     }
@@ -497,10 +489,6 @@ impl<R: Router> Node<R> for Adapter {
         self.uplinks.ports[port].pause_data(paused);
         self.uplinks.kick(ctx, port, self.format);
         self.serve(ctx);
-    }
-
-    fn tick(&mut self, _: &mut Context<'_, R>) -> Option<TimePs> {
-        None
     }
 
     fn timer(&mut self, ctx: &mut Context<'_, R>, tag: u32) {

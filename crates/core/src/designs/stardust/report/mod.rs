@@ -695,7 +695,7 @@ impl Stardust {
         let opening = self.config.opening()?;
         let path = opening::IdealPath {
             mss_bytes: self.config.host.config.packet_bytes as u64,
-            propagation_ps: self.config.propagation_ps(),
+            propagation_ps: self.config.link.propagation_ps(),
         };
         let adapter = |host: usize| self.addressing.adapter_of(host as u16) as usize;
         let adapters = self.addressing.adapters();

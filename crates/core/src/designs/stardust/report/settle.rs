@@ -95,7 +95,7 @@ impl Stardust {
             &devices,
             &self.config.failures,
             self.config.cell.control_bytes,
-            self.config.rate_bps(),
+            self.config.link.rate_bps(),
             clock.now_ps,
         );
         let congestion: u64 = parts

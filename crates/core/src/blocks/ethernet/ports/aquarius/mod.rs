@@ -35,10 +35,6 @@ use crate::keys::{invalid, ScenarioError};
 pub const KIND: PortKind = PortKind {
     name: "aquarius",
     description: "Aquarius (Li, Zeng, Hu and Chen): PFC's lossless ports (one class) whose egress ports map flows to switch.per_flow.queues dynamically, pause by contribution between switch.per_flow.low_threshold_bytes and high_threshold_bytes with PAUSE/RESUME frames naming the flow, and isolate paused flows upstream in a reserved queue that resumes in order; PFC's XOFF the backstop; needs per-flow routing",
-    trims: false,
-    lossless: true,
-    classes: false,
-    per_flow_routing: true,
     keys: &[
         PFC_THRESHOLD_KEYS,
         &[
@@ -48,7 +44,7 @@ pub const KIND: PortKind = PortKind {
             "switch.per_flow.backstop",
         ],
     ],
-    check,
+    ..PortKind::per_flow_lossless(check)
 };
 
 /// Aquarius' settings of every egress port.
