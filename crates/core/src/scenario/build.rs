@@ -372,7 +372,7 @@ impl Scenario {
     /// What every terminal's source offers (a GNet host's, under `[gnet]`).
     pub fn traffic_spec(&self) -> TrafficSpec {
         match &self.gnet {
-            Some(gnet) => self.gnet_traffic_spec(gnet.packet_bytes),
+            Some(gnet) => self.gnet_traffic_spec(gnet),
             None => self.plain_traffic_spec(),
         }
     }

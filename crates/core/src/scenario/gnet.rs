@@ -35,6 +35,9 @@ pub struct GnetConfig {
     /// A packet leaving reassembly is ECN-marked if its RTS queue holds more RTSs than this
     /// (at most `rts_queue_rts`).
     pub ecn_threshold_rts: u32,
+    /// The hosts stop generating packets at this time, in nanoseconds, so that the run
+    /// drains (at most `run.duration_ns`); absent: at the run's end.
+    pub stop_ns: Option<f64>,
 }
 
 impl Default for GnetConfig {
@@ -51,6 +54,7 @@ impl Default for GnetConfig {
             fetch_window_packets: 8,
             reassembly_bytes: 64 << 10,
             ecn_threshold_rts: 16,
+            stop_ns: None,
         }
     }
 }

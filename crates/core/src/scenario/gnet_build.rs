@@ -1,11 +1,13 @@
 //! What the `gnet` section checks of the others and builds: the GNet endpoints' spec and
 //! their hosts' traffic (Gibson et al., NSDI '22, §3.3).
 
+use super::gnet::GnetConfig;
 use super::{invalid, Scenario, ScenarioError, TopologyName};
 use crate::blocks::gnet::endpoint::GnetSpec;
 use crate::blocks::gnet::wire::DATA_CELL_BYTES;
 use crate::blocks::gnet::CELL_PAYLOAD_BYTES;
 use crate::blocks::traffic::{PacketSizes, TrafficSpec};
+use crate::engine::time::ps_from_ns;
 
 impl Scenario {
     /// The `gnet` section's checks and what it needs of the others: a Clique of VC routers
@@ -15,6 +17,17 @@ impl Scenario {
             return Ok(());
         };
         gnet.validate()?;
+        if let Some(stop_ns) = gnet.stop_ns {
+            if !(stop_ns.is_finite() && (0.0..=self.run.duration_ns).contains(&stop_ns)) {
+                return Err(invalid(
+                    "gnet.stop_ns",
+                    format!(
+                        "expected a time from 0 to run.duration_ns ({} ns), got {stop_ns}",
+                        self.run.duration_ns
+                    ),
+                ));
+            }
+        }
         if self.topology.kind != TopologyName::Clique || !self.uses_vcs() {
             return Err(invalid(
                 "gnet",
@@ -53,10 +66,13 @@ impl Scenario {
     }
 
     /// What every GNet host's source offers: `gnet.packet_bytes` packets in data cells of
-    /// 152 bytes of payload, `traffic.load` of the hosts' rate in 160-byte cells.
-    pub(super) fn gnet_traffic_spec(&self, packet_bytes: u32) -> TrafficSpec {
+    /// 152 bytes of payload, `traffic.load` of the hosts' rate in 160-byte cells, until
+    /// `gnet.stop_ns`.
+    pub(super) fn gnet_traffic_spec(&self, gnet: &GnetConfig) -> TrafficSpec {
+        let stop_ps = gnet.stop_ns.map_or(self.end_ps(), ps_from_ns);
         TrafficSpec {
-            sizes: PacketSizes::Fixed(packet_bytes),
+            sizes: PacketSizes::Fixed(gnet.packet_bytes),
+            stop_ps,
             cell_payload_bytes: CELL_PAYLOAD_BYTES,
             slot_ps: self.link_frame_ps(DATA_CELL_BYTES),
             bytes_per_pair: None,

@@ -1314,6 +1314,73 @@ mod tests {
         ));
     }
 
+    /// A small Clique of VC routers whose hosts speak IP over GNet.
+    fn gnet_clique() -> super::Network<crate::blocks::routing::FabricRouter> {
+        let json = r#"{"design": "cell_fabric",
+            "run": {"seed": 6, "duration_ns": 12000, "warmup_ns": 1000},
+            "topology": {"kind": "clique", "global_propagation_ns": 250,
+                "clique": {"pods": 6, "tins_per_pod": 4, "local_ports": 6, "global_ports": 3}},
+            "routing": {"mode": "aquila_fully_adaptive"},
+            "switch": {"scheduler": "vc_islip", "pipeline_ns": 40},
+            "vc": {"count": 6, "classes": 2, "assignment": "global_local_increment", "buffer_cells": 160},
+            "link": {"rate_gbps": 50, "propagation_ns": 2, "flow_control": "credit"},
+            "cell": {"size_bytes": 16, "payload_bytes": 8},
+            "traffic": {"load": 0.6},
+            "gnet": {"packet_bytes": 1500}}"#;
+        cell_fabric::build(&Scenario::from_json(json).unwrap()).unwrap()
+    }
+
+    /// The GNet hosts of `network`.
+    fn gnet_hosts(
+        network: &mut super::Network<crate::blocks::routing::FabricRouter>,
+    ) -> impl Iterator<Item = &mut crate::blocks::gnet::host::GnetHost> {
+        network
+            .fabric
+            .nodes_mut()
+            .iter_mut()
+            .filter_map(|n| match n {
+                super::CellNode::Gnet(g) => Some(g),
+                _ => None,
+            })
+    }
+
+    /// Without a fault the GNet accounts settle; a host losing one control flit it received
+    /// (an RTS, CTS or CTD gone without a trace) fails the control account.
+    #[test]
+    fn a_lost_control_flit_fails_the_gnet_account() {
+        let (summary, _) = gnet_clique().run().expect("the accounts settle");
+        let flits = summary.gnet.unwrap().flits;
+        assert!(flits.control_flits_delivered > 100);
+        let mut network = gnet_clique();
+        gnet_hosts(&mut network).next().unwrap().lose_control_flit = Some(3);
+        let error = network.run().err();
+        assert!(
+            matches!(error, Some(RunError::Conservation { .. })),
+            "{error:?}"
+        );
+    }
+
+    /// A packet counted as generated that no place holds fails the packet account.
+    #[test]
+    fn a_packet_held_nowhere_fails_the_gnet_packet_account() {
+        let mut network = gnet_clique();
+        let mut kernel = Kernel::new(network, 12_000_000);
+        kernel.advance(6_000_000);
+        let (n, clock, _) = kernel.into_parts();
+        network = n;
+        gnet_hosts(&mut network)
+            .next()
+            .unwrap()
+            .endpoint
+            .packets
+            .generated += 1;
+        let error = network.finish(clock).err();
+        assert!(
+            matches!(error, Some(RunError::Conservation { .. })),
+            "{error:?}"
+        );
+    }
+
     /// Runs `network` to its end with `fault` injected into every switch.
     fn run_with_fault(
         network: super::Network<crate::blocks::routing::FabricRouter>,

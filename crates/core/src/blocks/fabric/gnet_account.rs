@@ -55,6 +55,9 @@ pub struct GnetPackets {
     pub gnet_packets_held: u64,
     /// Packets released ECN-marked (their RTS queue over the marking threshold).
     pub gnet_packets_ecn_marked: u64,
+    /// Packets released ahead of an earlier RTS of their flow (source, destination): 0 when
+    /// the egress releases in RTS order.
+    pub gnet_packets_out_of_rts_order: u64,
 }
 
 /// The flit account of the GNet hosts over the whole run, control and data apart (a control
@@ -126,6 +129,7 @@ fn settle_packets(hosts: &[&GnetHost], cts_in_flight: u64) -> Result<GnetPackets
         p.gnet_packets_generated += e.packets.generated;
         p.gnet_packets_released += e.packets.released;
         p.gnet_packets_ecn_marked += e.packets.ecn_marked;
+        p.gnet_packets_out_of_rts_order += e.packets.released_out_of_rts_order;
         p.gnet_packets_dropped_ctd += e.ingress.counters.dropped_ctd;
         p.gnet_packets_dropped_ingress_full += e.ingress.counters.dropped_full;
         held_both_sides += e.ingress.held() as u64 + e.reassembly_held() as u64;

@@ -69,6 +69,8 @@ pub struct PacketCounts {
     pub released: u64,
     /// Packets released that were ECN-marked.
     pub ecn_marked: u64,
+    /// Packets released ahead of an earlier RTS of their flow (in-order release is 0).
+    pub released_out_of_rts_order: u64,
     /// RTSs that left during measurement, and their total wait at the source.
     pub rts_sent_measured: u64,
     /// Their total wait from making to leaving the host.
@@ -108,6 +110,8 @@ pub struct Endpoint {
     /// RTSs queued here and CTSs issued from here.
     pub cts: CtsScheduler,
     reassembly: Reassembly,
+    /// Per source host: the RTS time of the latest packet released from it (order check).
+    last_released_rts_ps: Vec<TimePs>,
     /// RTS, CTS and CTD cells waiting to leave, in order.
     control_out: VecDeque<Outgoing>,
     /// Packet latency, RTS to last data cell, of the packets released during measurement.
@@ -128,6 +132,7 @@ impl Endpoint {
             grants: VecDeque::new(),
             cts: CtsScheduler::new(spec.limits),
             reassembly: Reassembly::new(hosts, spec.limits.classes, spec.limits.ports),
+            last_released_rts_ps: vec![0; hosts as usize],
             control_out: VecDeque::new(),
             latency: LatencyHistogram::new(),
             packets: PacketCounts::default(),
@@ -247,11 +252,15 @@ impl Endpoint {
         }
         self.cts.fetched();
         let (cts, packets, latency) = (&mut self.cts, &mut self.packets, &mut self.latency);
+        let last_released = &mut self.last_released_rts_ps;
         let measure_from_ps = self.measure_from_ps;
         self.reassembly
             .release_from(cell.seq, |released: Released| {
                 let rts = released.cts.rts;
                 packets.released += 1;
+                let last = &mut last_released[rts.source as usize];
+                packets.released_out_of_rts_order += (rts.sent_ps < *last) as u64;
+                *last = rts.sent_ps;
                 packets.ecn_marked += cts.marks_ecn(&rts) as u64;
                 cts.released(rts.size_bytes);
                 if rts.sent_ps > measure_from_ps {
