@@ -17,6 +17,7 @@ SCENARIOS = [
     "aquila/clique-pod-shift.toml",
     "aquila/clique-uniform-vc.toml",
     "aquila/clique-pod-shift-vc.toml",
+    "aquila/fig7-ip-latency.toml",
     "bench/aquila-clique.toml",
 ]
 
@@ -48,6 +49,22 @@ def test_bad_clique_input_is_refused_with_the_key_named(setting, key, tmp_path):
 ])
 def test_vcs_that_cannot_carry_the_lossless_clique_are_refused_with_the_key_named(setting, key, tmp_path):
     scenario = str(ROOT / "aquila/clique-pod-shift-vc.toml")
+    result = CliRunner().invoke(main, ["run", scenario, "--set", setting, "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert key in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("setting, key", [
+    ("gnet.packet_bytes=9001", "gnet.packet_bytes"),
+    ("gnet.ctd_threshold_rts=65", "gnet.ctd_threshold_rts"),
+    ("gnet.fetch_window_packets=0", "gnet.fetch_window_packets"),
+    ("gnet.reassembly_bytes=4095", "gnet.reassembly_bytes"),
+    ("gnet.ecn_threshold_rts=65", "gnet.ecn_threshold_rts"),
+    ("vc.classes=1", "vc.classes"),
+])
+def test_bad_ip_over_gnet_input_is_one_line_naming_its_key_and_status_2(setting, key, tmp_path):
+    scenario = str(ROOT / "aquila/fig7-ip-latency.toml")
     result = CliRunner().invoke(main, ["run", scenario, "--set", setting, "--out", str(tmp_path / "out")])
     assert result.exit_code == 2, result.output
     assert key in result.output

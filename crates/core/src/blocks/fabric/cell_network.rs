@@ -1360,6 +1360,23 @@ mod tests {
         );
     }
 
+    /// Stopped at any moment (CTSs waiting to leave, on the wire, data half-sent), the GNet
+    /// accounts settle.
+    #[test]
+    fn the_gnet_accounts_settle_wherever_a_run_stops() {
+        for stop_ns in (2_000..12_000).step_by(731) {
+            let mut kernel = Kernel::new(gnet_clique(), 12_000_000);
+            kernel.advance(stop_ns * 1_000);
+            let (network, clock, _) = kernel.into_parts();
+            let finished = network.finish(clock);
+            assert!(
+                finished.is_ok(),
+                "stopped at {stop_ns} ns: {:?}",
+                finished.err()
+            );
+        }
+    }
+
     /// A packet counted as generated that no place holds fails the packet account.
     #[test]
     fn a_packet_held_nowhere_fails_the_gnet_packet_account() {

@@ -119,10 +119,11 @@ pub fn settle<'a>(
 }
 
 /// The packet account: generated = released + dropped (CTD, full ingress) + held, held being
-/// the ingress buffers' packets and the reassemblies' less those counted by both (a CTS on
-/// its way, one flit each).
+/// the ingress buffers' packets and the reassemblies' less those counted by both: a CTS on
+/// its way (one flit each) or issued and still waiting to leave its egress.
 fn settle_packets(hosts: &[&GnetHost], cts_in_flight: u64) -> Result<GnetPackets, RunError> {
     let mut p = GnetPackets::default();
+    let mut cts_unanswered = cts_in_flight;
     let mut held_both_sides = 0u64;
     for host in hosts {
         let e = &host.endpoint;
@@ -133,8 +134,9 @@ fn settle_packets(hosts: &[&GnetHost], cts_in_flight: u64) -> Result<GnetPackets
         p.gnet_packets_dropped_ctd += e.ingress.counters.dropped_ctd;
         p.gnet_packets_dropped_ingress_full += e.ingress.counters.dropped_full;
         held_both_sides += e.ingress.held() as u64 + e.reassembly_held() as u64;
+        cts_unanswered += e.cts_waiting() as u64;
     }
-    p.gnet_packets_held = held_both_sides.saturating_sub(cts_in_flight);
+    p.gnet_packets_held = held_both_sides.saturating_sub(cts_unanswered);
     let dropped = p.gnet_packets_dropped_ctd + p.gnet_packets_dropped_ingress_full;
     let ledger = Ledger {
         injected: p.gnet_packets_generated,
@@ -175,5 +177,71 @@ pub fn summary(
         gnet_goodput: bytes as f64 / capacity_bytes.max(1.0),
         packets,
         flits,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blocks::flow_control::TxGate;
+    use crate::blocks::gnet::cts::CtsLimits;
+    use crate::blocks::gnet::endpoint::{Endpoint, GnetSpec};
+    use crate::blocks::link::Link;
+    use crate::blocks::traffic::{Arrival, Destinations, Generator, PacketSizes, TrafficSpec};
+    use crate::engine::rng::{stream, ComponentId};
+
+    /// A host that sends nothing by itself, its endpoint of 16-byte flits.
+    fn idle_host() -> GnetHost {
+        let limits = CtsLimits {
+            classes: 1,
+            ports: 1,
+            queue_rts: 4,
+            ctd_threshold_rts: 4,
+            reassembly_bytes: 8_000,
+            fetch_window: 2,
+            ecn_threshold_rts: 1,
+        };
+        let spec = GnetSpec {
+            flit_bytes: 16,
+            packet_bytes: 1_000,
+            ingress_buffer_bytes: 8_000,
+            limits,
+            data_vc: 3,
+        };
+        let traffic = TrafficSpec {
+            load: 0.0,
+            arrival: Arrival::Bernoulli,
+            sizes: PacketSizes::Fixed(1_000),
+            cell_payload_bytes: 152,
+            slot_ps: 1_000,
+            stop_ps: 0,
+            bytes_per_pair: None,
+        };
+        let destinations = Destinations::Fixed(0);
+        let rng = stream(1, ComponentId { kind: 0, index: 0 });
+        let generator = Generator::new(0, traffic, destinations, rng);
+        let endpoint = Endpoint::new(0, 1, spec);
+        GnetHost::new(
+            endpoint,
+            generator,
+            Link::new(50_000_000_000, 0),
+            TxGate::Open,
+        )
+    }
+
+    /// A packet to its own host: its RTS heard, the CTS issued and not yet sent. The packet
+    /// is in the ingress buffer and registered for reassembly, and counts once.
+    #[test]
+    fn a_cts_waiting_to_leave_counts_its_packet_once() {
+        let mut host = idle_host();
+        host.endpoint.admit(0, 1_000, 10);
+        let rts = host.endpoint.next_cell(20, true, false).expect("the RTS");
+        host.endpoint.on_cell(&rts.flit(0, 0, 1, 20), 30);
+        assert_eq!(host.endpoint.cts_waiting(), 1);
+        let (packets, _) = settle(&[&host], std::iter::empty()).expect("the account settles");
+        assert_eq!(
+            (packets.gnet_packets_generated, packets.gnet_packets_held),
+            (1, 1)
+        );
     }
 }

@@ -314,6 +314,13 @@ impl Endpoint {
         Some(out)
     }
 
+    /// CTSs issued here and not yet sent (their packets are held by both the source's
+    /// ingress buffer and this reassembly).
+    pub fn cts_waiting(&self) -> usize {
+        let waiting = self.control_out.iter();
+        waiting.filter(|out| out.kind == CellKind::Cts).count()
+    }
+
     /// True if a control cell waits to leave.
     pub fn has_control(&self) -> bool {
         !self.control_out.is_empty()
