@@ -4,6 +4,7 @@ refused with the key named and exit status 2."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ SCENARIOS = [
     "aquila/clique-pod-shift.toml",
     "aquila/clique-uniform-vc.toml",
     "aquila/clique-pod-shift-vc.toml",
+    "aquila/fig7-ip-latency.toml",
     "bench/aquila-clique.toml",
 ]
 
@@ -52,3 +54,40 @@ def test_vcs_that_cannot_carry_the_lossless_clique_are_refused_with_the_key_name
     assert result.exit_code == 2, result.output
     assert key in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("setting, key", [
+    ("gnet.packet_bytes=9001", "gnet.packet_bytes"),
+    ("gnet.ctd_threshold_rts=65", "gnet.ctd_threshold_rts"),
+    ("gnet.fetch_window_packets=0", "gnet.fetch_window_packets"),
+    ("gnet.reassembly_bytes=4095", "gnet.reassembly_bytes"),
+    ("gnet.ecn_threshold_rts=65", "gnet.ecn_threshold_rts"),
+    ("vc.classes=1", "vc.classes"),
+])
+def test_bad_ip_over_gnet_input_is_one_line_naming_its_key_and_status_2(setting, key, tmp_path):
+    scenario = str(ROOT / "aquila/fig7-ip-latency.toml")
+    result = CliRunner().invoke(main, ["run", scenario, "--set", setting, "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert key in result.output
+    assert "Traceback" not in result.output
+
+
+def test_fig7_short_runs_ip_over_gnet_with_its_accounts(tmp_path):
+    """Fig. 7's scenario cut to a 6-pod Clique of 4 TiNs and 20 µs: packets are released, in RTS
+    order, control and data flits are counted apart, and the packet latency is at least the
+    three one-way trips (RTS, CTS, data) of the fastest path."""
+    scenario = str(ROOT / "aquila/fig7-ip-latency.toml")
+    small = ["topology.clique.pods=6", "topology.clique.tins_per_pod=4", "topology.clique.local_ports=6",
+             "topology.clique.global_ports=3", "run.duration_ns=20000", "run.warmup_ns=5000",
+             "traffic.load=0.5"]
+    args = ["run", scenario, "--json", "--out", str(tmp_path / "out")]
+    result = CliRunner().invoke(main, args + [a for s in small for a in ("--set", s)])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert summary["gnet_packets_released"] > 100
+    assert summary["gnet_packets_out_of_rts_order"] == 0
+    assert summary["cells_dropped"] == 0
+    assert summary["control_flits_injected"] >= 2 * summary["gnet_packets_released"]
+    assert summary["data_flits_injected"] >= 10 * 27 * summary["gnet_packets_released"]
+    # A 16-byte RTS and CTS and a 160-byte data cell through one local hop: well over 3 x 200 ns.
+    assert summary["gnet_packet_latency_ns"]["p1"] > 600

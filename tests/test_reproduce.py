@@ -29,12 +29,13 @@ def test_list_names_every_reproduction_with_its_runs_and_time():
     assert [line.split()[0] for line in lines] == [
         "classic-hol", "rifl-table1", "rifl-fig5", "clint-table2", "clint-fig8", "clint-fig9",
         "clint-fig10", "stardust-fig7", "stardust-fig10a",
-        "stardust-fig10c", "stardust-fig12", "baselines-fig10"]
+        "stardust-fig10c", "stardust-fig12", "baselines-fig10", "aquila-fig7"]
     assert "16 runs, about 31 s on one core" in lines[1]
     runs = {line.split()[0]: line.split(" runs, about ")[0].split()[-1] for line in lines}
     assert [runs[n] for n in ("stardust-fig7", "stardust-fig10a", "stardust-fig10c", "stardust-fig12",
                               "baselines-fig10")] == ["2", "4", "4", "2", "2"]
-    assert "2 runs, about 33 s on one core: Stardust Fig. 10 (§6.3) baselines" in lines[-1]
+    assert "2 runs, about 33 s on one core: Stardust Fig. 10 (§6.3) baselines" in lines[-2]
+    assert lines[-1].startswith("aquila-fig7") and " 5 runs, about " in lines[-1]
     assert [runs[n] for n in ("clint-fig8", "clint-fig9", "clint-fig10")] == ["80", "32", "32"]
 
 

@@ -38,8 +38,13 @@ pub fn build(scenario: &Scenario) -> Result<CellFabric, ScenarioError> {
         .with_sampled_weights(routing.sampled_weights());
     let name = routing.mode;
     let mut spec = scenario.network_spec("cell_fabric", topology);
+    let mut router = router;
     if let Some(vc) = &spec.vc {
         check_vc_rule(&spec.topology, &router, vc, &name)?;
+        if spec.gnet.is_some() {
+            // RTS, CTS and CTD (the first class) go deterministically (Aquila §3.3).
+            router = router.with_ordered_vcs(vc.vcs_per_class());
+        }
     }
     spec.routing = Some(name);
     Ok(Network::new(spec, router))
@@ -61,12 +66,20 @@ fn check_vc_rule(
         "vc.assignment = {:?} with routing.mode = {mode:?}",
         vc.rule.name()
     );
-    match dependency::check(topology, &reach, vc.rule, vc.vcs, vc.check_dependencies) {
+    // Each class keeps to its own VCs (the rule applied within the class), so the graph is
+    // `classes` disjoint copies of one class's: checking one class checks them all.
+    let per_class = vc.vcs_per_class();
+    let checked = dependency::check(topology, &reach, vc.rule, per_class, vc.check_dependencies);
+    match checked {
         Ok(()) => Ok(()),
         Err(DependencyError::TooFewVcs { needed }) => Err(ScenarioError {
             key: "vc.count".into(),
             message: format!(
-                "expected at least {needed} VCs: {setting} puts some route on VC {}, got {}",
+                "expected at least {needed} VCs{}: {setting} puts some route on VC {} of its class, got {}",
+                match vc.classes {
+                    1 => String::new(),
+                    classes => format!(" per class ({classes} classes)"),
+                },
                 needed - 1,
                 vc.vcs
             ),

@@ -356,6 +356,7 @@ impl Scenario {
             bit_errors: self.link.bit_errors().expect("validated"),
             in_band_flow_control: self.link.in_band_flow_control,
             vc: self.vc_spec(),
+            gnet: self.gnet_spec(),
         }
     }
 
@@ -369,8 +370,22 @@ impl Scenario {
         self.run.end_ps()
     }
 
-    /// What every terminal's source offers.
+    /// What every terminal's source offers (a GNet host's, under `[gnet]`).
     pub fn traffic_spec(&self) -> TrafficSpec {
+        match &self.gnet {
+            Some(gnet) => self.gnet_traffic_spec(gnet),
+            None => self.plain_traffic_spec(),
+        }
+    }
+
+    /// The time the hosts' links take to send `bytes` (and the links' per-frame overhead).
+    pub(super) fn link_frame_ps(&self, bytes: u32) -> TimePs {
+        let wire_bytes = bytes as u64 + self.link.overhead_bytes as u64;
+        serialization_ps(wire_bytes, self.link.rate_bps())
+    }
+
+    /// What a plain host's source offers: the traffic section in the fabric's cells.
+    pub(super) fn plain_traffic_spec(&self) -> TrafficSpec {
         TrafficSpec {
             load: self.traffic.load,
             arrival: self.arrival(),

@@ -13,6 +13,8 @@
 
 mod build;
 pub mod clique;
+pub mod gnet;
+mod gnet_build;
 pub mod sections;
 mod strict;
 mod validate;

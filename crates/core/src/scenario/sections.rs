@@ -47,6 +47,9 @@ pub struct Scenario {
     /// defaults).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vc: Option<super::vc::VcConfig>,
+    /// Hosts sending their packets by IP over GNet (Aquila's RTS/CTS; absent: plain hosts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gnet: Option<super::gnet::GnetConfig>,
 }
 
 /// How switches pick among next hops.

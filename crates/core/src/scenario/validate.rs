@@ -25,6 +25,7 @@ impl Scenario {
         self.validate_flow_control()?;
         self.validate_bit_errors()?;
         self.validate_vc()?;
+        self.validate_gnet()?;
         self.validate_traffic(&self.traffic)
     }
 

@@ -31,6 +31,10 @@ pub struct VcConfig {
     /// Refuse a VC rule whose channel dependency graph has a cycle (false lets a run show
     /// the deadlock it leads to).
     pub check_dependencies: bool,
+    /// Traffic classes the VCs are split into (`count / classes` routing VCs each, class 0
+    /// first by strict priority at every output): 2 under `[gnet]`, RTS, CTS and CTD on the
+    /// high-priority class and data cells on the other (Aquila §3.3).
+    pub classes: u16,
 }
 
 impl Default for VcConfig {
@@ -45,6 +49,7 @@ impl Default for VcConfig {
             credit_delay_cycles: 0,
             switching: SwitchingName::Wormhole,
             check_dependencies: true,
+            classes: 1,
         }
     }
 }

@@ -38,6 +38,15 @@ impl Scenario {
         if vc.count == 0 || vc.count > MAX_VCS {
             return Err(invalid("vc.count", format!("expected 1 to {MAX_VCS} VCs")));
         }
+        if vc.classes == 0 || !vc.count.is_multiple_of(vc.classes) {
+            return Err(invalid(
+                "vc.classes",
+                format!(
+                    "expected a class count that divides vc.count ({}) into equal classes, got {}",
+                    vc.count, vc.classes
+                ),
+            ));
+        }
         if vc.buffer_cells == 0 {
             return Err(invalid(
                 "vc.buffer_cells",
@@ -92,10 +101,14 @@ impl Scenario {
                 weights: vc.weights.unwrap_or_else(|| vec![1; vc.count as usize]),
             },
         };
-        let packet_cells = self
-            .packet_sizes()
-            .max_bytes()
-            .div_ceil(self.cell.payload_bytes());
+        // A packet of the routers is a GNet cell under `[gnet]` (a data cell the longest).
+        let packet_cells = match self.gnet_spec() {
+            Some(gnet) => gnet.data_flits(),
+            None => self
+                .packet_sizes()
+                .max_bytes()
+                .div_ceil(self.cell.payload_bytes()),
+        };
         let switching = match vc.switching {
             SwitchingName::Wormhole => Switching::Wormhole,
             SwitchingName::VirtualCutThrough => Switching::VirtualCutThrough { packet_cells },
@@ -115,6 +128,7 @@ impl Scenario {
             rule: VcRule::by_name(&vc.assignment).expect("validated VC rule"),
             switching,
             check_dependencies: vc.check_dependencies,
+            classes: vc.classes,
             nonminimal_routing,
         })
     }

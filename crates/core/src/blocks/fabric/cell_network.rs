@@ -5,15 +5,18 @@
 
 use serde::Serialize;
 
+use super::gnet_account::{self, GnetSummary};
 use super::{Context, Fabric, FabricModel, Layer1Counters, Layer1Spec, Node, Wiring};
 use crate::blocks::bit_errors::{BitErrors, FrameErrors};
 use crate::blocks::cell::CellId;
 use crate::blocks::flow_control::{FlowControlPlan, FlowSignal, LinkFlowControl};
+use crate::blocks::gnet::endpoint::{Endpoint, GnetSpec};
+use crate::blocks::gnet::host::GnetHost;
 use crate::blocks::link::Link;
 use crate::blocks::routing::Router;
 use crate::blocks::stream_kind;
 use crate::blocks::switch::{CellSwitch, SwitchSpec, SwitchStats};
-use crate::blocks::terminal::Terminal;
+use crate::blocks::terminal::{Terminal, TerminalCounters};
 use crate::blocks::topology::{Attachment, Topology};
 use crate::blocks::traffic::{Destinations, Generator, TrafficSpec};
 use crate::blocks::vc_router::assignment::PortClass;
@@ -39,11 +42,13 @@ pub enum CellNode {
     Switch(CellSwitch),
     /// A virtual-channel router.
     VcRouter(VcRouter),
+    /// A host speaking IP over GNet (Aquila's RTS/CTS).
+    Gnet(GnetHost),
 }
 
 impl<R: Router> Node<R> for CellNode {
     fn is_slotted(&self) -> bool {
-        !matches!(self, CellNode::Terminal(_))
+        !matches!(self, CellNode::Terminal(_) | CellNode::Gnet(_))
     }
 
     fn is_sink(&self) -> bool {
@@ -53,6 +58,7 @@ impl<R: Router> Node<R> for CellNode {
     fn cells_held(&self) -> u64 {
         match self {
             CellNode::Terminal(t) => Node::<R>::cells_held(t),
+            CellNode::Gnet(g) => Node::<R>::cells_held(g),
             CellNode::Switch(s) => Node::<R>::cells_held(s),
             CellNode::VcRouter(r) => Node::<R>::cells_held(r),
         }
@@ -61,6 +67,7 @@ impl<R: Router> Node<R> for CellNode {
     fn cell_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId, at_ps: TimePs) {
         match self {
             CellNode::Terminal(t) => t.cell_arrives(ctx, port, cell, at_ps),
+            CellNode::Gnet(g) => g.cell_arrives(ctx, port, cell, at_ps),
             CellNode::Switch(s) => s.cell_arrives(ctx, port, cell, at_ps),
             CellNode::VcRouter(r) => r.cell_arrives(ctx, port, cell, at_ps),
         }
@@ -69,6 +76,7 @@ impl<R: Router> Node<R> for CellNode {
     fn signal_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, signal: FlowSignal) {
         match self {
             CellNode::Terminal(t) => t.signal_arrives(ctx, port, signal),
+            CellNode::Gnet(g) => g.signal_arrives(ctx, port, signal),
             CellNode::Switch(s) => Node::<R>::signal_arrives(s, ctx, port, signal),
             CellNode::VcRouter(r) => Node::<R>::signal_arrives(r, ctx, port, signal),
         }
@@ -77,6 +85,7 @@ impl<R: Router> Node<R> for CellNode {
     fn tick(&mut self, ctx: &mut Context<'_, R>) -> Option<TimePs> {
         match self {
             CellNode::Terminal(t) => Node::<R>::tick(t, ctx),
+            CellNode::Gnet(g) => Node::<R>::tick(g, ctx),
             CellNode::Switch(s) => Node::<R>::tick(s, ctx),
             CellNode::VcRouter(r) => Node::<R>::tick(r, ctx),
         }
@@ -85,6 +94,7 @@ impl<R: Router> Node<R> for CellNode {
     fn timer(&mut self, ctx: &mut Context<'_, R>, tag: u32) {
         match self {
             CellNode::Terminal(t) => t.timer(ctx, tag),
+            CellNode::Gnet(g) => g.timer(ctx, tag),
             CellNode::Switch(s) => Node::<R>::timer(s, ctx, tag),
             CellNode::VcRouter(r) => Node::<R>::timer(r, ctx, tag),
         }
@@ -197,6 +207,9 @@ pub struct NetworkSpec {
     pub in_band_flow_control: bool,
     /// The switches are virtual-channel routers made of this (`None`: cell switches).
     pub vc: Option<VcSpec>,
+    /// The hosts speak IP over GNet, made of this (`None`: plain hosts); `traffic` then
+    /// makes their packets, in data cells at the hosts' rate.
+    pub gnet: Option<GnetSpec>,
 }
 
 /// The headline numbers of a run. The groups are flattened: the summary is one flat table.
@@ -244,6 +257,9 @@ pub struct Summary {
     /// Cells routed non-minimally, where the routing mode counts them.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub nonminimal: Option<NonminimalSummary>,
+    /// What the hosts' IP over GNet measured, where they speak it.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub gnet: Option<GnetSummary>,
 }
 
 /// Cells a routing mode sent on a non-minimal route (Aquila's misroutes through an
@@ -461,6 +477,8 @@ pub struct Network<R: Router> {
     cell_payload_bytes: u32,
     bit_errors: BitErrors,
     offered_load: f64,
+    /// The hosts' link rate.
+    host_rate_bps: u64,
 }
 
 impl<R: Router> Network<R> {
@@ -484,6 +502,7 @@ impl<R: Router> Network<R> {
             bit_errors,
             in_band_flow_control,
             vc,
+            gnet,
         } = spec;
         let per_voq = switch.per_voq_buffers;
         let hosts = topology.endpoints();
@@ -493,6 +512,7 @@ impl<R: Router> Network<R> {
             flow_control: &flow_control,
             switch: &switch,
             vc: vc.as_ref(),
+            gnet,
         };
         let nodes = cabling.nodes(&destinations, traffic, seed, warmup_ps, nic_queue_cells);
         let (peers, delays_ps) = cabling.wiring();
@@ -519,10 +539,10 @@ impl<R: Router> Network<R> {
         };
         let mut fabric = Fabric::new(nodes, router, wiring, warmup_ps);
         for host in 0..hosts {
-            fabric.start(host, |node, ctx| {
-                if let CellNode::Terminal(t) = node {
-                    t.start(ctx);
-                }
+            fabric.start(host, |node, ctx| match node {
+                CellNode::Terminal(t) => t.start(ctx),
+                CellNode::Gnet(g) => g.start(ctx),
+                _ => {}
             });
         }
         Network {
@@ -537,9 +557,11 @@ impl<R: Router> Network<R> {
             warmup_ps,
             end_ps,
             lossless,
-            cell_payload_bytes: traffic.cell_payload_bytes,
+            // GNet hosts: goodput per byte of flit capacity.
+            cell_payload_bytes: gnet.map_or(traffic.cell_payload_bytes, |g| g.flit_bytes),
             bit_errors,
             offered_load: traffic.load,
+            host_rate_bps: link.rate_bps,
         }
     }
 
@@ -572,7 +594,24 @@ impl<R: Router> Network<R> {
         self.fabric.nodes().iter().filter_map(|n| match n {
             CellNode::Switch(s) => Some(&s.stats),
             CellNode::VcRouter(r) => Some(&r.stats),
-            CellNode::Terminal(_) => None,
+            CellNode::Terminal(_) | CellNode::Gnet(_) => None,
+        })
+    }
+
+    /// Every host's counters, plain or GNet, in host order.
+    fn host_counters(&self) -> impl Iterator<Item = &TerminalCounters> {
+        self.fabric.nodes().iter().filter_map(|n| match n {
+            CellNode::Terminal(t) => Some(&t.counters),
+            CellNode::Gnet(g) => Some(&g.counters),
+            _ => None,
+        })
+    }
+
+    /// The GNet hosts.
+    fn gnet_hosts(&self) -> impl Iterator<Item = &GnetHost> {
+        self.fabric.nodes().iter().filter_map(|n| match n {
+            CellNode::Gnet(g) => Some(g),
+            _ => None,
         })
     }
 
@@ -640,8 +679,23 @@ impl<R: Router> Network<R> {
         let reached_ps = self.warmup_ps + clock.measured_ps(self.warmup_ps);
         self.count_empty_slots(reached_ps);
         let ledger = self.settle()?;
+        let gnet_hosts: Vec<&GnetHost> = self.gnet_hosts().collect();
+        let gnet = match gnet_hosts.is_empty() {
+            true => None,
+            false => {
+                let settled = gnet_account::settle(&gnet_hosts, self.fabric.live_cells())?;
+                let measured_ps = reached_ps - self.warmup_ps;
+                Some(gnet_account::summary(
+                    &gnet_hosts,
+                    settled,
+                    measured_ps,
+                    self.host_rate_bps,
+                ))
+            }
+        };
         let measured_slots = (reached_ps - self.warmup_ps) / self.slot_ps;
-        let summary = self.summary(&clock, &ledger, measured_slots);
+        let mut summary = self.summary(&clock, &ledger, measured_slots);
+        summary.gnet = gnet;
         let tables = self.tables(measured_slots);
         let perf = clock.perf(Some(("cell-hops", summary.run.cell_hops)));
         Ok((summary, tables, perf))
@@ -657,7 +711,7 @@ impl<R: Router> Network<R> {
             let stats = match node {
                 CellNode::Switch(sw) => Some(&mut sw.stats),
                 CellNode::VcRouter(r) => Some(&mut r.stats),
-                CellNode::Terminal(_) => None,
+                CellNode::Terminal(_) | CellNode::Gnet(_) => None,
             };
             if let Some(stats) = stats {
                 let samples = &mut stats.occupancy_samples;
@@ -681,8 +735,8 @@ impl<R: Router> Network<R> {
             });
         }
         let ledger = Ledger {
-            injected: self.terminal_sum(|t| t.counters.cells_injected),
-            delivered: self.terminal_sum(|t| t.counters.cells_delivered),
+            injected: self.terminal_sum(|t| t.cells_injected),
+            delivered: self.terminal_sum(|t| t.cells_delivered),
             dropped: self.fabric.metrics().cells_dropped,
             in_flight,
         };
@@ -691,13 +745,13 @@ impl<R: Router> Network<R> {
     }
 
     /// `count` summed over the terminals.
-    fn terminal_sum(&self, count: fn(&Terminal) -> u64) -> u64 {
-        self.terminals().map(count).sum()
+    fn terminal_sum(&self, count: fn(&TerminalCounters) -> u64) -> u64 {
+        self.host_counters().map(count).sum()
     }
 
     /// The summary of a settled run measured over `measured_slots` cell times.
     fn summary(&self, clock: &Clock, ledger: &Ledger, measured_slots: u64) -> Summary {
-        let terminals = self.terminals().count();
+        let terminals = self.host_counters().count();
         let in_flight_ages = self.in_flight_ages(clock.now_ps);
         Summary {
             design: self.design,
@@ -740,12 +794,13 @@ impl<R: Router> Network<R> {
                     cells_nonminimal: cells,
                     nonminimal_fraction: cells as f64 / ledger.injected.max(1) as f64,
                 }),
+            gnet: None,
         }
     }
 
     /// Loads and throughputs over `measured_slots` cell times.
     fn rates(&self, measured_slots: u64) -> Rates {
-        let capacity_cells = (self.terminals().count() as u64 * measured_slots) as f64;
+        let capacity_cells = (self.host_counters().count() as u64 * measured_slots) as f64;
         let payload_capacity = capacity_cells * self.cell_payload_bytes as f64;
         let per_host: Vec<f64> = self
             .terminals()
@@ -753,12 +808,10 @@ impl<R: Router> Network<R> {
             .collect();
         Rates {
             offered_load: self.offered_load,
-            injected_load: self.terminal_sum(|t| t.counters.cells_injected_measured) as f64
-                / capacity_cells,
-            throughput: self.terminal_sum(|t| t.counters.cells_delivered_measured) as f64
-                / capacity_cells,
+            injected_load: self.terminal_sum(|t| t.cells_injected_measured) as f64 / capacity_cells,
+            throughput: self.terminal_sum(|t| t.cells_delivered_measured) as f64 / capacity_cells,
             host_throughput: Fairness::of(&per_host),
-            goodput: self.terminal_sum(|t| t.counters.payload_bytes_delivered_measured) as f64
+            goodput: self.terminal_sum(|t| t.payload_bytes_delivered_measured) as f64
                 / payload_capacity,
         }
     }
@@ -783,9 +836,9 @@ impl<R: Router> Network<R> {
                 .scaled(slot_ps),
             latency_with_in_flight_cells: with_in_flight.percentiles().scaled(slot_ps),
             source_queueing_cells: self.vc_routers().next().map(|_| {
-                let heads = self.terminal_sum(|t| t.counters.heads_sent_measured);
+                let heads = self.terminal_sum(|t| t.heads_sent_measured);
                 SourceQueueing {
-                    mean: self.terminal_sum(|t| t.counters.source_queueing_ps_sum) as f64
+                    mean: self.terminal_sum(|t| t.source_queueing_ps_sum) as f64
                         / slot_ps
                         / (heads as f64).max(1.0),
                     max: self
@@ -827,9 +880,9 @@ impl<R: Router> Network<R> {
     /// What the `terminals` hosts saw.
     fn host_counts(&self, terminals: usize) -> HostCounts {
         let slot_ps = self.slot_ps as f64;
-        let generated = self.terminal_sum(|t| t.counters.packets_generated_measured);
+        let generated = self.terminal_sum(|t| t.packets_generated_measured);
         HostCounts {
-            source_wait_mean_cells: self.terminal_sum(|t| t.counters.source_wait_ps_sum) as f64
+            source_wait_mean_cells: self.terminal_sum(|t| t.source_wait_ps_sum) as f64
                 / slot_ps
                 / (generated as f64).max(1.0),
             source_wait_max_cells: self
@@ -838,9 +891,9 @@ impl<R: Router> Network<R> {
                 .max()
                 .unwrap_or(0) as f64
                 / slot_ps,
-            packets_delivered: self.terminal_sum(|t| t.counters.packets_delivered),
+            packets_delivered: self.terminal_sum(|t| t.packets_delivered),
             cells_out_of_order: (terminals <= IN_ORDER_CHECK_MAX_HOSTS)
-                .then(|| self.terminal_sum(|t| t.counters.cells_out_of_order)),
+                .then(|| self.terminal_sum(|t| t.cells_out_of_order)),
         }
     }
 
@@ -862,6 +915,9 @@ impl<R: Router> Network<R> {
 
     /// A finite workload's completion, if the hosts run one.
     fn workload_summary(&self, in_flight: u64) -> Option<WorkloadSummary> {
+        if self.gnet_hosts().next().is_some() {
+            return None;
+        }
         let bytes_left = self
             .terminals()
             .map(Terminal::workload_bytes_left)
@@ -893,17 +949,17 @@ impl<R: Router> Network<R> {
         }
         let mut ports = PortTable::default();
         let switches: Vec<&SwitchStats> = self.switches().collect();
-        for (i, t) in self.terminals().enumerate() {
+        for (i, t) in self.host_counters().enumerate() {
             let (s, p) = self.topology.endpoint_port(i).expect("hosts are cabled");
             ports.port.push(i as u32);
-            ports.cells_injected.push(t.counters.cells_injected);
-            ports.cells_delivered.push(t.counters.cells_delivered);
+            ports.cells_injected.push(t.cells_injected);
+            ports.cells_delivered.push(t.cells_delivered);
             ports
                 .cells_dropped
                 .push(switches[s].counters[p].cells_dropped);
             ports
                 .throughput
-                .push(t.counters.cells_delivered_measured as f64 / measured_slots as f64);
+                .push(t.cells_delivered_measured as f64 / measured_slots as f64);
         }
         let mut occupancy = OccupancyTable::default();
         for (s, sw) in switches.iter().enumerate() {
@@ -932,6 +988,8 @@ struct Cabling<'a> {
     switch: &'a SwitchSpec,
     /// The VC routers' make, when the switches are VC routers.
     vc: Option<&'a VcSpec>,
+    /// The GNet endpoints' make, when the hosts speak IP over GNet.
+    gnet: Option<GnetSpec>,
 }
 
 impl Cabling<'_> {
@@ -988,6 +1046,26 @@ impl Cabling<'_> {
             channels,
             self.switch.cell_bytes,
         )
+    }
+
+    /// GNet host `t` of `spec`, sending the packets `generator` makes.
+    fn gnet_host(
+        &self,
+        t: usize,
+        spec: GnetSpec,
+        generator: Generator,
+        warmup_ps: TimePs,
+    ) -> GnetHost {
+        let (s, p) = self.host_port(t);
+        let channels = self.channels(self.topology.switch_ports(s));
+        let gate = self
+            .flow_control(s, p)
+            .transmitter(channels, self.channel_buffer_cells());
+        let hosts = self.topology.endpoints() as u32;
+        let endpoint = Endpoint::new(t as u16, hosts, spec);
+        let mut host = GnetHost::new(endpoint, generator, self.link(s, p), gate);
+        host.set_measure_from(warmup_ps);
+        host
     }
 
     /// VC router `s` made as `vc` says, its outputs on their cables under credits toward
@@ -1049,6 +1127,12 @@ impl Cabling<'_> {
                 index: i as u32,
             };
             let generator = Generator::new(i as u16, traffic, dst, stream(seed, id));
+            if let Some(spec) = self.gnet {
+                nodes.push(CellNode::Gnet(
+                    self.gnet_host(i, spec, generator, warmup_ps),
+                ));
+                continue;
+            }
             let mut terminal = self.terminal(i, generator);
             terminal.measure_from_ps = warmup_ps;
             terminal.queue_limit_cells = nic_queue_cells;
@@ -1236,6 +1320,90 @@ mod tests {
             network.finish(clock),
             Err(RunError::ReleasedTwice(1))
         ));
+    }
+
+    /// A small Clique of VC routers whose hosts speak IP over GNet.
+    fn gnet_clique() -> super::Network<crate::blocks::routing::FabricRouter> {
+        let json = r#"{"design": "cell_fabric",
+            "run": {"seed": 6, "duration_ns": 12000, "warmup_ns": 1000},
+            "topology": {"kind": "clique", "global_propagation_ns": 250,
+                "clique": {"pods": 6, "tins_per_pod": 4, "local_ports": 6, "global_ports": 3}},
+            "routing": {"mode": "aquila_fully_adaptive"},
+            "switch": {"scheduler": "vc_islip", "pipeline_ns": 40},
+            "vc": {"count": 6, "classes": 2, "assignment": "global_local_increment", "buffer_cells": 160},
+            "link": {"rate_gbps": 50, "propagation_ns": 2, "flow_control": "credit"},
+            "cell": {"size_bytes": 16, "payload_bytes": 8},
+            "traffic": {"load": 0.6},
+            "gnet": {"packet_bytes": 1500}}"#;
+        cell_fabric::build(&Scenario::from_json(json).unwrap()).unwrap()
+    }
+
+    /// The GNet hosts of `network`.
+    fn gnet_hosts(
+        network: &mut super::Network<crate::blocks::routing::FabricRouter>,
+    ) -> impl Iterator<Item = &mut crate::blocks::gnet::host::GnetHost> {
+        network
+            .fabric
+            .nodes_mut()
+            .iter_mut()
+            .filter_map(|n| match n {
+                super::CellNode::Gnet(g) => Some(g),
+                _ => None,
+            })
+    }
+
+    /// Without a fault the GNet accounts settle; a host losing one control flit it received
+    /// (an RTS, CTS or CTD gone without a trace) fails the control account.
+    #[test]
+    fn a_lost_control_flit_fails_the_gnet_account() {
+        let (summary, _) = gnet_clique().run().expect("the accounts settle");
+        let flits = summary.gnet.unwrap().flits;
+        assert!(flits.control_flits_delivered > 100);
+        let mut network = gnet_clique();
+        gnet_hosts(&mut network).next().unwrap().lose_control_flit = Some(3);
+        let error = network.run().err();
+        assert!(
+            matches!(error, Some(RunError::Conservation { .. })),
+            "{error:?}"
+        );
+    }
+
+    /// Stopped at any moment (CTSs waiting to leave, on the wire, data half-sent), the GNet
+    /// accounts settle.
+    #[test]
+    fn the_gnet_accounts_settle_wherever_a_run_stops() {
+        for stop_ns in (2_000..12_000).step_by(731) {
+            let mut kernel = Kernel::new(gnet_clique(), 12_000_000);
+            kernel.advance(stop_ns * 1_000);
+            let (network, clock, _) = kernel.into_parts();
+            let finished = network.finish(clock);
+            assert!(
+                finished.is_ok(),
+                "stopped at {stop_ns} ns: {:?}",
+                finished.err()
+            );
+        }
+    }
+
+    /// A packet counted as generated that no place holds fails the packet account.
+    #[test]
+    fn a_packet_held_nowhere_fails_the_gnet_packet_account() {
+        let mut network = gnet_clique();
+        let mut kernel = Kernel::new(network, 12_000_000);
+        kernel.advance(6_000_000);
+        let (n, clock, _) = kernel.into_parts();
+        network = n;
+        gnet_hosts(&mut network)
+            .next()
+            .unwrap()
+            .endpoint
+            .packets
+            .generated += 1;
+        let error = network.finish(clock).err();
+        assert!(
+            matches!(error, Some(RunError::Conservation { .. })),
+            "{error:?}"
+        );
     }
 
     /// Runs `network` to its end with `fault` injected into every switch.

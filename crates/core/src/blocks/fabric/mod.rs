@@ -17,6 +17,7 @@
 //! does not depend on which node ran first (see [`crate::engine::queue`]).
 
 pub mod cell_network;
+pub mod gnet_account;
 pub mod layer1;
 pub mod model;
 pub mod node;

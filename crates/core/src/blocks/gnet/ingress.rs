@@ -97,6 +97,14 @@ impl<T> IngressBuffer<T> {
         Ok(rts)
     }
 
+    /// The RTS of the packet stored in `slot`, if one is.
+    pub fn rts_at(&self, slot: u32) -> Option<Rts> {
+        self.slots
+            .get(slot as usize)?
+            .as_ref()
+            .map(|stored| stored.rts)
+    }
+
     /// Takes the packet an answer names out of the buffer.
     fn take(&mut self, rts: &Rts) -> T {
         let stored = self.slots[rts.ingress_slot as usize]

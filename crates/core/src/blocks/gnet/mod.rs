@@ -12,11 +12,15 @@
 //!
 //! These are the protocol's state machines, each holding what a TiN holds and counting what
 //! it admitted, answered and released; the messages between them are [`Rts`], [`Cts`] and
-//! [`Ctd`]. They are not yet wired into a fabric's TiNs.
+//! [`Ctd`]. [`endpoint::Endpoint`] joins them for one host port, [`host::GnetHost`] puts it on
+//! a VC-router fabric, its cells cut into flits at their own sizes ([`wire`]).
 
 pub mod cts;
+pub mod endpoint;
+pub mod host;
 pub mod ingress;
 pub mod reorder;
+pub mod wire;
 
 use crate::engine::time::TimePs;
 

@@ -324,6 +324,9 @@ pub struct FabricRouter {
     path_label: PathLabel,
     /// With [`FabricRouter::with_stamped_paths`] and a per-flow mode: the flows' paths.
     paths: Option<PathCache>,
+    /// Cells on a VC below this one are routed by Aquila's Minimal Deterministic mode whatever
+    /// the mode (see [`FabricRouter::with_ordered_vcs`]); 0: none.
+    ordered_below_vc: u16,
 }
 
 /// Where a design keeps a cell's path label (an MPTCP subflow's number), which per-flow
@@ -380,7 +383,18 @@ impl FabricRouter {
             adaptive: Adaptive::default(),
             path_label: PathLabel::Unlabelled,
             paths: None,
+            ordered_below_vc: 0,
         }
+    }
+
+    /// The router sending the cells on VCs `0..vcs` (a high-priority class) by a hash of
+    /// source and destination over the minimal routes, as Aquila routes its RTS cells: "RTS
+    /// VCs are routed deterministically over the GNet fabric, using a path selected by a hash
+    /// of the flow-invariant fields", so a flow's RTSs arrive in order (Gibson et al., NSDI
+    /// '22, §3.3).
+    pub fn with_ordered_vcs(mut self, vcs: u16) -> Self {
+        self.ordered_below_vc = vcs;
+        self
     }
 
     /// The router comparing Aquila's sampled candidates with `weights`.
@@ -500,7 +514,12 @@ impl Router for FabricRouter {
             salt: self.salts[switch],
             path_label: self.path_label,
         };
-        (self.mode.choose)(&mut decision)
+        let choose = if decision.cell.vc < self.ordered_below_vc {
+            modes::sampled_adaptive::MINIMAL_DETERMINISTIC.choose
+        } else {
+            self.mode.choose
+        };
+        choose(&mut decision)
     }
 
     /// A stamped path or a chosen intermediate group is dropped: the cell goes back on

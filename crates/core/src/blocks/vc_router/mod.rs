@@ -69,6 +69,31 @@ pub struct VcSpec {
     pub check_dependencies: bool,
     /// The routing may send packets non-minimally (the rule's phases depend on it).
     pub nonminimal_routing: bool,
+    /// Traffic classes the VCs are split into, `vcs / classes` routing VCs each: class `c`
+    /// runs on VCs `c · per_class ..`, the rule applied within the class (a class offset),
+    /// and an output serves the lowest class with a flit first (strict priority between
+    /// classes), arbitrating within it by `output_arbitration`. Aquila's RTS, CTS and CTD on
+    /// their own high-priority VCs (Gibson et al., NSDI '22, §3.1, §3.3). 1: no classes.
+    pub classes: u16,
+}
+
+impl VcSpec {
+    /// Routing VCs per class.
+    pub fn vcs_per_class(&self) -> u16 {
+        self.vcs / self.classes.max(1)
+    }
+
+    /// The VC a packet takes on its outgoing channel: the rule's, within the class of the VC
+    /// it arrived on (a packet from a host keeps the class of the VC the host sent it on).
+    pub fn out_vc(&self, hop: assignment::Hop) -> u16 {
+        let per_class = self.vcs_per_class();
+        let class_base = hop.in_vc / per_class * per_class;
+        let within = assignment::Hop {
+            in_vc: hop.in_vc - class_base,
+            ..hop
+        };
+        class_base + self.rule.out_vc(within)
+    }
 }
 
 /// No output VC held.
@@ -101,6 +126,7 @@ struct OutputVcs {
     gates: Vec<TxGate>,
     links: Vec<Link>,
     class: Vec<PortClass>,
+    /// Per (port, VC class): the arbiter between the class's VCs.
     arbiters: Vec<OutputArbiter>,
 }
 
@@ -166,7 +192,7 @@ impl VcRouter {
                 gates: vec![TxGate::Open; ports],
                 links: vec![out_link; ports],
                 class: vec![PortClass::Terminal; ports],
-                arbiters: vec![OutputArbiter::default(); ports],
+                arbiters: vec![OutputArbiter::default(); ports * spec.classes.max(1) as usize],
             },
             switch_allocator: SwitchAllocator::new(spec.allocator, ports, vcs),
             vc_allocator: VcAllocator::new(ports * vcs),
@@ -294,7 +320,7 @@ impl LocalView for HeadView<'_> {
         if out_class == PortClass::Terminal || gate.credits(0).is_none() {
             return router.outputs.queued[output];
         }
-        let vc = router.spec.rule.out_vc(assignment::Hop {
+        let vc = router.spec.out_vc(assignment::Hop {
             in_class: self.arrived.0,
             in_vc: self.arrived.1,
             out_class,

@@ -32,7 +32,7 @@ impl VcRouter {
             let out_class = self.outputs.class[output];
             let next_vc = match out_class {
                 PortClass::Terminal => ANY_VC,
-                _ => self.spec.rule.out_vc(Hop {
+                _ => self.spec.out_vc(Hop {
                     in_class: self.outputs.class[port],
                     in_vc,
                     out_class,
@@ -157,10 +157,26 @@ impl VcRouter {
                 continue;
             }
             let queues = &mut self.outputs.queues[output * self.vcs..(output + 1) * self.vcs];
-            let arbiter = &mut self.outputs.arbiters[output];
-            let vc = arbiter
-                .pick(&self.spec.output_arbitration, queues)
-                .expect("a port with flits queued has a VC to serve");
+            let per_class = self.spec.vcs_per_class() as usize;
+            let classes = self.vcs / per_class;
+            // Strict priority between classes: the lowest class with a flit.
+            let class = match classes {
+                1 => 0,
+                _ => (0..classes)
+                    .find(|&c| {
+                        queues[c * per_class..(c + 1) * per_class]
+                            .iter()
+                            .any(|q| !q.is_empty())
+                    })
+                    .expect("a port with flits queued has a class to serve"),
+            };
+            let first_vc = class * per_class;
+            let arbiter = &mut self.outputs.arbiters[output * classes + class];
+            let class_queues = &queues[first_vc..first_vc + per_class];
+            let vc = first_vc
+                + arbiter
+                    .pick(&self.spec.output_arbitration, class_queues, first_vc)
+                    .expect("a port with flits queued has a VC to serve");
             let cell = ctx
                 .cells
                 .pop_front(&mut queues[vc])
@@ -251,6 +267,7 @@ mod tests {
             switching: Switching::Wormhole,
             check_dependencies: true,
             nonminimal_routing: false,
+            classes: 1,
         };
         let rng = stream(1, ComponentId { kind: 0, index: 0 });
         VcRouter::new(2, 64, Link::new(512_000_000_000, 0), 0, &spec, rng)

@@ -26,14 +26,20 @@ pub struct OutputArbiter {
 }
 
 impl OutputArbiter {
-    /// Picks the VC among `queues` (one per VC) whose head flit goes next, if any holds one.
-    pub fn pick(&mut self, rule: &OutputArbitration, queues: &[CellQueue]) -> Option<usize> {
+    /// Picks the VC among `queues` (one per VC, the first of them VC `first_vc` of the port,
+    /// whose weight it takes) whose head flit goes next, if any holds one.
+    pub fn pick(
+        &mut self,
+        rule: &OutputArbitration,
+        queues: &[CellQueue],
+        first_vc: usize,
+    ) -> Option<usize> {
         let vcs = queues.len();
         match rule {
             OutputArbitration::StrictPriority => queues.iter().position(|q| !q.is_empty()),
             OutputArbitration::WeightedRoundRobin { weights } => {
                 let turn = self.turn as usize;
-                if !queues[turn].is_empty() && self.sent_in_turn < weights[turn] {
+                if !queues[turn].is_empty() && self.sent_in_turn < weights[first_vc + turn] {
                     self.sent_in_turn += 1;
                     return Some(turn);
                 }
@@ -75,7 +81,7 @@ mod tests {
         let mut arbiter = OutputArbiter::default();
         (0..n)
             .map_while(|_| {
-                let vc = arbiter.pick(rule, &qs)?;
+                let vc = arbiter.pick(rule, &qs, 0)?;
                 cells.pop_front(&mut qs[vc]);
                 Some(vc)
             })

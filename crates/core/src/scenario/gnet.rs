@@ -1,0 +1,116 @@
+//! The `gnet` section: hosts that send their IP packets over GNet's RTS/CTS protocol (Gibson
+//! et al., "Aquila: A unified, low-latency fabric for datacenter networks", NSDI '22, §3.3,
+//! Fig. 3) on a Clique of VC routers, and its own checks.
+
+use serde::{Deserialize, Serialize};
+
+use crate::blocks::gnet::cts::CtsLimits;
+use crate::keys::{invalid, ScenarioError};
+
+/// The largest IP packet a host sends (a jumbo frame's payload).
+pub const MAX_PACKET_BYTES: u32 = 9_000;
+
+/// IP over GNet at every host: `cell.size_bytes` is then the VC routers' flit, a data cell
+/// (160 bytes) is several flits and an RTS, CTS or CTD (16 bytes) one; `vc.classes = 2` puts
+/// RTS, CTS and CTD on the high-priority class.
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct GnetConfig {
+    /// Every IP packet's length, bytes (1 to 9 000); `traffic.load` is the share of the
+    /// hosts' line rate their data cells take.
+    pub packet_bytes: u32,
+    /// Each host's ingress buffer, bytes: a packet that does not fit is dropped before its
+    /// RTS (at least one packet).
+    pub ingress_buffer_bytes: u64,
+    /// RTSs an RTS queue holds.
+    pub rts_queue_rts: u32,
+    /// An RTS that finds this many RTSs in its queue is answered CTD, the packet dropped at
+    /// its source (1 to `rts_queue_rts`).
+    pub ctd_threshold_rts: u32,
+    /// Packets granted (CTS sent) whose last data cell has not arrived, at most (at least 1).
+    pub fetch_window_packets: u32,
+    /// Each host port's reassembly buffer, bytes: a CTS goes out only once the packet's
+    /// space is allocated (at least one packet).
+    pub reassembly_bytes: u64,
+    /// A packet leaving reassembly is ECN-marked if its RTS queue holds more RTSs than this
+    /// (at most `rts_queue_rts`).
+    pub ecn_threshold_rts: u32,
+    /// The hosts stop generating packets at this time, in nanoseconds, so that the run
+    /// drains (at most `run.duration_ns`); absent: at the run's end.
+    pub stop_ns: Option<f64>,
+}
+
+impl Default for GnetConfig {
+    /// 4 KB packets (Fig. 7's lookups); a reassembly buffer of 64 KB, about the bandwidth-delay
+    /// product of a 50 Gb/s host port over a fabric round trip of a few microseconds with room
+    /// for reordering (§3.3 sizes it so); a fetch window of 8 packets; RTS queues of 64 with
+    /// CTD at 48 and ECN above 16 (our values: the paper gives none).
+    fn default() -> Self {
+        GnetConfig {
+            packet_bytes: 4_096,
+            ingress_buffer_bytes: 4 << 20,
+            rts_queue_rts: 64,
+            ctd_threshold_rts: 48,
+            fetch_window_packets: 8,
+            reassembly_bytes: 64 << 10,
+            ecn_threshold_rts: 16,
+            stop_ns: None,
+        }
+    }
+}
+
+impl GnetConfig {
+    /// The CTS scheduler's limits: one class and one port per host endpoint.
+    pub(super) fn limits(&self) -> CtsLimits {
+        CtsLimits {
+            classes: 1,
+            ports: 1,
+            queue_rts: self.rts_queue_rts,
+            ctd_threshold_rts: self.ctd_threshold_rts,
+            reassembly_bytes: self.reassembly_bytes,
+            fetch_window: self.fetch_window_packets,
+            ecn_threshold_rts: self.ecn_threshold_rts,
+        }
+    }
+
+    /// Refuses sizes and thresholds the protocol cannot run with, naming the key.
+    pub(super) fn validate(&self) -> Result<(), ScenarioError> {
+        if !(1..=MAX_PACKET_BYTES).contains(&self.packet_bytes) {
+            return Err(invalid(
+                "gnet.packet_bytes",
+                format!(
+                    "expected 1 to {MAX_PACKET_BYTES} bytes, got {}",
+                    self.packet_bytes
+                ),
+            ));
+        }
+        let packet = self.packet_bytes as u64;
+        for (key, bytes) in [
+            ("gnet.ingress_buffer_bytes", self.ingress_buffer_bytes),
+            ("gnet.reassembly_bytes", self.reassembly_bytes),
+        ] {
+            if bytes < packet {
+                return Err(invalid(
+                    key,
+                    format!("expected room for at least one packet of gnet.packet_bytes = {packet} bytes, got {bytes}"),
+                ));
+            }
+        }
+        if self.rts_queue_rts == 0 {
+            return Err(invalid("gnet.rts_queue_rts", "expected at least one RTS"));
+        }
+        if self.ecn_threshold_rts > self.rts_queue_rts {
+            return Err(invalid(
+                "gnet.ecn_threshold_rts",
+                format!(
+                    "expected a marking threshold of at most the RTS queue's {} RTSs, got {}",
+                    self.rts_queue_rts, self.ecn_threshold_rts
+                ),
+            ));
+        }
+        self.limits().check().map_err(|(key, message)| match key {
+            "fetch_window" => invalid("gnet.fetch_window_packets", message),
+            _ => invalid(&format!("gnet.{key}"), message),
+        })
+    }
+}

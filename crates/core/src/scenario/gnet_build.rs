@@ -1,0 +1,82 @@
+//! What the `gnet` section checks of the others and builds: the GNet endpoints' spec and
+//! their hosts' traffic (Gibson et al., NSDI '22, §3.3).
+
+use super::gnet::GnetConfig;
+use super::{invalid, Scenario, ScenarioError, TopologyName};
+use crate::blocks::gnet::endpoint::GnetSpec;
+use crate::blocks::gnet::wire::DATA_CELL_BYTES;
+use crate::blocks::gnet::CELL_PAYLOAD_BYTES;
+use crate::blocks::traffic::{PacketSizes, TrafficSpec};
+use crate::engine::time::ps_from_ns;
+
+impl Scenario {
+    /// The `gnet` section's checks and what it needs of the others: a Clique of VC routers
+    /// with two VC classes, and packet sizes of its own.
+    pub(super) fn validate_gnet(&self) -> Result<(), ScenarioError> {
+        let Some(gnet) = &self.gnet else {
+            return Ok(());
+        };
+        gnet.validate()?;
+        if let Some(stop_ns) = gnet.stop_ns {
+            if !(stop_ns.is_finite() && (0.0..=self.run.duration_ns).contains(&stop_ns)) {
+                return Err(invalid(
+                    "gnet.stop_ns",
+                    format!(
+                        "expected a time from 0 to run.duration_ns ({} ns), got {stop_ns}",
+                        self.run.duration_ns
+                    ),
+                ));
+            }
+        }
+        if self.topology.kind != TopologyName::Clique || !self.uses_vcs() {
+            return Err(invalid(
+                "gnet",
+                "IP over GNet runs on Aquila's Clique of VC routers: expected topology.kind = \"clique\" and switch.scheduler = \"vc_islip\" or \"vc_separable\"",
+            ));
+        }
+        if self.vc_config().classes != 2 {
+            return Err(invalid(
+                "vc.classes",
+                "IP over GNet puts RTS, CTS and CTD on a high-priority class of their own and data cells on the other: expected 2",
+            ));
+        }
+        let t = &self.traffic;
+        let sized = t.packet_bytes.is_some()
+            || t.packet_bytes_min.is_some()
+            || t.packet_bytes_max.is_some();
+        if sized || t.bytes_per_pair.is_some() {
+            return Err(invalid(
+                "traffic",
+                "with [gnet] every packet is gnet.packet_bytes long and hosts send until the run ends: expected no traffic.packet_bytes, packet_bytes_min, packet_bytes_max or bytes_per_pair",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The endpoints' spec, when the hosts speak IP over GNet.
+    pub fn gnet_spec(&self) -> Option<GnetSpec> {
+        let gnet = self.gnet.as_ref()?;
+        Some(GnetSpec {
+            flit_bytes: self.cell.size_bytes,
+            packet_bytes: gnet.packet_bytes,
+            ingress_buffer_bytes: gnet.ingress_buffer_bytes,
+            limits: gnet.limits(),
+            data_vc: self.vc_config().count / 2,
+        })
+    }
+
+    /// What every GNet host's source offers: `gnet.packet_bytes` packets in data cells of
+    /// 152 bytes of payload, `traffic.load` of the hosts' rate in 160-byte cells, until
+    /// `gnet.stop_ns`.
+    pub(super) fn gnet_traffic_spec(&self, gnet: &GnetConfig) -> TrafficSpec {
+        let stop_ps = gnet.stop_ns.map_or(self.end_ps(), ps_from_ns);
+        TrafficSpec {
+            sizes: PacketSizes::Fixed(gnet.packet_bytes),
+            stop_ps,
+            cell_payload_bytes: CELL_PAYLOAD_BYTES,
+            slot_ps: self.link_frame_ps(DATA_CELL_BYTES),
+            bytes_per_pair: None,
+            ..self.plain_traffic_spec()
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! IP over GNet in Aquila's Clique (Gibson et al., "Aquila: A unified, low-latency fabric for
+//! datacenter networks", NSDI '22, §3.3, Fig. 3): hosts send 4 KB packets by RTS/CTS over VC
+//! routers whose flits are 16 bytes, RTS, CTS and CTD on their own high-priority VC class.
+//! Every admitted packet is released or dropped by CTD once the hosts stop, releases follow
+//! each flow's RTS order, no routing mode deadlocks at full load under uniform traffic or the
+//! pod shift, and runs are deterministic.
+
+use cellfabric_core::designs::cell_fabric;
+use cellfabric_core::{Scenario, Summary};
+
+/// Six pods of four TiNs with two hosts each (48 hosts), two local links per TiN pair, two
+/// links per pod pair, hosts at 50 Gb/s and GNet links at 25 Gb/s; iSLIP VC routers with
+/// 16-byte flits, 3 routing VCs per class and 2 classes; `gnet` the section's extra keys.
+fn clique(mode: &str, destinations: &str, load: f64, gnet: &str) -> String {
+    format!(
+        r#"{{"design": "cell_fabric",
+            "run": {{"seed": 5, "duration_ns": 30000, "warmup_ns": 5000}},
+            "topology": {{"kind": "clique", "global_propagation_ns": 250,
+                "clique": {{"pods": 6, "tins_per_pod": 4, "local_ports": 6, "global_ports": 3}}}},
+            "routing": {{"mode": "{mode}"}},
+            "switch": {{"scheduler": "vc_islip", "pipeline_ns": 40}},
+            "vc": {{"count": 6, "classes": 2, "assignment": "global_local_increment", "buffer_cells": 160}},
+            "link": {{"rate_gbps": 50, "propagation_ns": 2, "flow_control": "credit"}},
+            "cell": {{"size_bytes": 16, "payload_bytes": 8}},
+            "traffic": {{"load": {load}, "destinations": "{destinations}"}},
+            "gnet": {{"packet_bytes": 4096 {gnet}}}}}"#
+    )
+}
+
+fn build(json: &str) -> Result<cell_fabric::CellFabric, String> {
+    let scenario = Scenario::from_json(json).map_err(|e| format!("{}: {}", e.key, e.message))?;
+    cell_fabric::build(&scenario).map_err(|e| format!("{}: {}", e.key, e.message))
+}
+
+fn run(json: &str) -> Summary {
+    let (summary, _) = build(json)
+        .expect("buildable Clique")
+        .run()
+        .expect("no deadlock, every cell accounted for");
+    summary
+}
+
+const MODES: [&str; 4] = [
+    "aquila_fully_adaptive",
+    "aquila_minimal_adaptive",
+    "aquila_deterministic",
+    "aquila_minimal_deterministic",
+];
+
+/// The hosts stop at 10 µs and the run goes on to 30 µs: every packet admitted has been
+/// released or dropped by CTD, nothing is held or in flight, and releases kept RTS order.
+#[test]
+fn every_admitted_packet_is_released_or_dropped_by_ctd_in_rts_order() {
+    // A small RTS queue and CTD threshold so that an incast-heavy pattern draws CTDs.
+    let gnet = r#", "stop_ns": 10000, "rts_queue_rts": 4, "ctd_threshold_rts": 2, "ecn_threshold_rts": 1, "fetch_window_packets": 2"#;
+    for destinations in ["uniform", "group_shift"] {
+        let s = run(&clique("aquila_fully_adaptive", destinations, 0.9, gnet));
+        let g = s.gnet.as_ref().expect("a GNet summary");
+        let p = &g.packets;
+        assert!(p.gnet_packets_generated > 100, "{destinations}: {p:?}");
+        assert_eq!(p.gnet_packets_dropped_ingress_full, 0);
+        assert_eq!(
+            p.gnet_packets_released + p.gnet_packets_dropped_ctd,
+            p.gnet_packets_generated,
+            "{destinations}: {p:?}"
+        );
+        assert_eq!(p.gnet_packets_held, 0);
+        assert_eq!(p.gnet_packets_out_of_rts_order, 0, "{destinations}");
+        let f = &g.flits;
+        assert_eq!(f.control_flits_in_flight + f.data_flits_in_flight, 0);
+        assert_eq!(f.control_flits_injected, f.control_flits_delivered);
+        // RTS, CTS or CTD per packet, and a CTS per packet released.
+        assert!(f.control_flits_injected >= 2 * p.gnet_packets_generated);
+        assert_eq!(s.cells.cells_dropped, 0, "CTD drops are not fabric losses");
+    }
+    let shift = run(&clique("aquila_fully_adaptive", "group_shift", 0.9, gnet));
+    let p = &shift.gnet.unwrap().packets;
+    assert!(
+        p.gnet_packets_dropped_ctd > 0,
+        "the pod shift fills RTS queues: {p:?}"
+    );
+}
+
+/// Every mode at offered 1.0 under uniform traffic and the pod shift: no deadlock, no fabric
+/// drop, packets released in RTS order, and the accounts settle (`run` fails otherwise).
+#[test]
+fn no_mode_deadlocks_at_full_load() {
+    for mode in MODES {
+        for destinations in ["uniform", "group_shift"] {
+            let s = run(&clique(mode, destinations, 1.0, ""));
+            let p = &s.gnet.as_ref().unwrap().packets;
+            assert!(p.gnet_packets_released > 50, "{mode} {destinations}: {p:?}");
+            assert_eq!(p.gnet_packets_out_of_rts_order, 0, "{mode} {destinations}");
+            assert_eq!(s.cells.cells_dropped, 0);
+        }
+    }
+}
+
+/// The same scenario and seed give the same summary.
+#[test]
+fn runs_are_deterministic() {
+    let json = clique("aquila_fully_adaptive", "uniform", 0.6, "");
+    let a = serde_json::to_string(&run(&json)).unwrap();
+    let b = serde_json::to_string(&run(&json)).unwrap();
+    assert_eq!(a, b);
+}
+
+/// Control cells go ahead of data: at 70% load an RTS waits at its source for at most a
+/// flit or two, while data cells queue behind the host's granted packets.
+#[test]
+fn control_cells_have_priority_over_data() {
+    let s = run(&clique("aquila_fully_adaptive", "uniform", 0.7, ""));
+    let g = s.gnet.unwrap();
+    assert!(
+        g.gnet_rts_wait_mean_ns < 10.0,
+        "{}",
+        g.gnet_rts_wait_mean_ns
+    );
+    assert!(g.gnet_packet_latency_ns.p50 > 0.0);
+}
+
+/// Each key of the section, and what it needs of the others, refused with the key named.
+#[test]
+fn bad_gnet_settings_are_refused_with_the_key_named() {
+    let base = |extra: &str| clique("aquila_fully_adaptive", "uniform", 0.5, extra);
+    for (extra, key) in [
+        (r#", "packet_bytes": 0"#, "gnet.packet_bytes"),
+        (
+            r#", "rts_queue_rts": 8, "ctd_threshold_rts": 9, "ecn_threshold_rts": 1"#,
+            "gnet.ctd_threshold_rts",
+        ),
+        (
+            r#", "fetch_window_packets": 0"#,
+            "gnet.fetch_window_packets",
+        ),
+        (r#", "reassembly_bytes": 1000"#, "gnet.reassembly_bytes"),
+        (
+            r#", "ingress_buffer_bytes": 1000"#,
+            "gnet.ingress_buffer_bytes",
+        ),
+        (r#", "ecn_threshold_rts": 65"#, "gnet.ecn_threshold_rts"),
+        (r#", "stop_ns": 40000"#, "gnet.stop_ns"),
+    ] {
+        let error = build(&base(extra)).err().unwrap_or_default();
+        assert!(error.starts_with(&format!("{key}: ")), "{extra}: {error}");
+    }
+    let one_class = base("").replace(r#""classes": 2"#, r#""classes": 1"#);
+    let error = build(&one_class).err().unwrap_or_default();
+    assert!(error.starts_with("vc.classes: "), "{error}");
+    let odd = base("").replace(r#""count": 6"#, r#""count": 5"#);
+    let error = build(&odd).err().unwrap_or_default();
+    assert!(error.starts_with("vc.classes: "), "{error}");
+    let too_few = base("").replace(r#""count": 6"#, r#""count": 4"#);
+    let error = build(&too_few).err().unwrap_or_default();
+    assert!(
+        error.starts_with("vc.count: expected at least 3 VCs per class"),
+        "{error}"
+    );
+    let sized = base("").replace(r#""load": 0.5"#, r#""load": 0.5, "packet_bytes": 64"#);
+    let error = build(&sized).err().unwrap_or_default();
+    assert!(error.starts_with("traffic: "), "{error}");
+}
