@@ -5,8 +5,9 @@
 //! each flow's RTS order, no routing mode deadlocks at full load under uniform traffic or the
 //! pod shift, and runs are deterministic.
 
-use cellfabric_core::designs::cell_fabric;
-use cellfabric_core::{Scenario, Summary};
+mod clique;
+
+use clique::{build, run, MODES};
 
 /// Six pods of four TiNs with two hosts each (48 hosts), two local links per TiN pair, two
 /// links per pod pair, hosts at 50 Gb/s and GNet links at 25 Gb/s; iSLIP VC routers with
@@ -26,26 +27,6 @@ fn clique(mode: &str, destinations: &str, load: f64, gnet: &str) -> String {
             "gnet": {{"packet_bytes": 4096 {gnet}}}}}"#
     )
 }
-
-fn build(json: &str) -> Result<cell_fabric::CellFabric, String> {
-    let scenario = Scenario::from_json(json).map_err(|e| format!("{}: {}", e.key, e.message))?;
-    cell_fabric::build(&scenario).map_err(|e| format!("{}: {}", e.key, e.message))
-}
-
-fn run(json: &str) -> Summary {
-    let (summary, _) = build(json)
-        .expect("buildable Clique")
-        .run()
-        .expect("no deadlock, every cell accounted for");
-    summary
-}
-
-const MODES: [&str; 4] = [
-    "aquila_fully_adaptive",
-    "aquila_minimal_adaptive",
-    "aquila_deterministic",
-    "aquila_minimal_deterministic",
-];
 
 /// The hosts stop at 10 µs and the run goes on to 30 µs: every packet admitted has been
 /// released or dropped by CTD, nothing is held or in flight, and releases kept RTS order.

@@ -5,8 +5,9 @@
 //! shift, no cell is dropped, minimal routing is held to the pod pair's global links and Fully
 //! Adaptive carries far more.
 
-use cellfabric_core::designs::cell_fabric;
-use cellfabric_core::{Scenario, Summary};
+mod clique;
+
+use clique::{build, run, MODES};
 
 /// Six pods of four TiNs with two hosts each (48 hosts), two local links per TiN pair, three
 /// global ports per TiN (two links per pod pair), hosts at 50 Gb/s and GNet links at 25 Gb/s;
@@ -25,26 +26,6 @@ fn clique(mode: &str, destinations: &str, load: f64, vcs: u16) -> String {
             "traffic": {{"load": {load}, "destinations": "{destinations}"}}}}"#
     )
 }
-
-fn build(json: &str) -> Result<cell_fabric::CellFabric, String> {
-    let scenario = Scenario::from_json(json).map_err(|e| format!("{}: {}", e.key, e.message))?;
-    cell_fabric::build(&scenario).map_err(|e| format!("{}: {}", e.key, e.message))
-}
-
-fn run(json: &str) -> Summary {
-    let (summary, _) = build(json)
-        .expect("buildable Clique")
-        .run()
-        .expect("no deadlock, every cell accounted for");
-    summary
-}
-
-const MODES: [&str; 4] = [
-    "aquila_fully_adaptive",
-    "aquila_minimal_adaptive",
-    "aquila_deterministic",
-    "aquila_minimal_deterministic",
-];
 
 /// Every mode at offered 1.0 under uniform traffic and the pod shift, on three VCs: the run
 /// ends without a deadlock report, drops nothing, and its cells are all delivered or in flight.
