@@ -29,13 +29,15 @@ def test_list_names_every_reproduction_with_its_runs_and_time():
     assert [line.split()[0] for line in lines] == [
         "classic-hol", "rifl-table1", "rifl-fig5", "clint-table2", "clint-fig8", "clint-fig9",
         "clint-fig10", "stardust-fig7", "stardust-fig10a",
-        "stardust-fig10c", "stardust-fig12", "baselines-fig10", "aquila-fig7"]
+        "stardust-fig10c", "stardust-fig12", "baselines-fig10", "aquila-fig7", "aquarius-micro",
+        "aquarius-fct", "aquarius-queues"]
     assert "16 runs, about 31 s on one core" in lines[1]
     runs = {line.split()[0]: line.split(" runs, about ")[0].split()[-1] for line in lines}
     assert [runs[n] for n in ("stardust-fig7", "stardust-fig10a", "stardust-fig10c", "stardust-fig12",
                               "baselines-fig10")] == ["2", "4", "4", "2", "2"]
-    assert "2 runs, about 33 s on one core: Stardust Fig. 10 (§6.3) baselines" in lines[-2]
-    assert lines[-1].startswith("aquila-fig7") and " 5 runs, about " in lines[-1]
+    assert "2 runs, about 33 s on one core: Stardust Fig. 10 (§6.3) baselines" in lines[-5]
+    assert lines[-4].startswith("aquila-fig7") and " 5 runs, about " in lines[-4]
+    assert [runs[n] for n in ("aquarius-micro", "aquarius-fct", "aquarius-queues")] == ["5", "6", "10"]
     assert [runs[n] for n in ("clint-fig8", "clint-fig9", "clint-fig10")] == ["80", "32", "32"]
 
 
@@ -214,3 +216,22 @@ def test_the_paper_numbers_are_written_once_in_the_scenarios():
     assert [r[:2] for r in classes] == [[True, 1.0], [False, 0.5]]
     fifo = reference_of(scenarios / "classic" / "fifo.toml")["rows"]
     assert [(n, t) for n, _, t in fifo] == [(2, 0.75), (4, 0.6553), (8, 0.6184), (32, 0.5858)]  # Karol et al.
+
+
+def test_aquarius_micro_short_shows_the_victim_spared_only_by_per_flow_schemes(tmp_path: Path):
+    """The slides' micro-benchmark cut to 1.2 ms (goodput after 0.5): under Aquarius the median
+    flow is at the fair share and the victim f4 at its line rate, beside the slides' reading; under
+    PFC and BFC with 2 queues no flow keeps half its rate, so the victim f4 does not either."""
+    points, table, page = reproduced("aquarius-micro", tmp_path / "micro", "run.duration_ns=1200000")
+    assert len(points) == 5 and (points["packets_dropped"] == 0).all()
+    aquarius = {"switch__port_kind": "aquarius", "switch__per_flow__queues": 8}
+    assert abs(row(table, "flow_goodput_gbps.p50", **aquarius)["relative"]) < 0.05
+    assert abs(row(table, "flow_goodput_gbps.max", **aquarius)["relative"]) < 0.03
+    for scheme in ({"switch__port_kind": "pfc", "switch__per_flow__queues": 8},
+                   {"switch__port_kind": "bfc", "switch__per_flow__queues": 2}):
+        victim = row(table, "flow_goodput_gbps.max", **scheme)
+        assert victim["cellfabric"] < 50 and "give no number" in victim["note"]
+    ideal = row(table, "flow_goodput_gbps.max", switch__port_kind="per_flow_ideal",
+                switch__per_flow__queues=8)
+    assert ideal["cellfabric"] > 95 and ideal["note"] == NO_NUMBER
+    assert "Micro-benchmark" in page

@@ -46,6 +46,25 @@ STARDUST_HOSTS = [{"host.transport": None, "host.initial_ssthresh_packets": None
 # The baselines' transports in Fig. 10: DCTCP (the file's) and MPTCP over 8 subflows (htsim's -sub 8).
 BASELINE_TRANSPORTS = [{"host.transport": "dctcp", "host.subflows": None},
                        {"host.transport": "mptcp", "host.subflows": 8}]
+# The Aquarius slides' schemes (Li, Zeng, Hu and Chen, "Scaling Switch-driven Flow Control with
+# Aquarius"): Aquarius with 8 queues per port, BFC with as many and with a queue collision (2), PFC,
+# and ideal per-flow queues (the upper bound). The baselines ignore Aquarius' thresholds, so every
+# point runs with run.strict = false.
+AQUARIUS_MICRO_SCHEMES = [
+    {"switch.port_kind": "aquarius", "switch.per_flow.queues": 8},
+    {"switch.port_kind": "bfc", "switch.per_flow.queues": 8},
+    {"switch.port_kind": "bfc", "switch.per_flow.queues": 2},
+    {"switch.port_kind": "pfc", "switch.per_flow.queues": 8},
+    {"switch.port_kind": "per_flow_ideal", "switch.per_flow.queues": 8},
+]
+# The realistic-traffic slide's schemes: PFC, BFC with 8, 32 and 128 queues, Aquarius with 8, ideal.
+AQUARIUS_FCT_SCHEMES = [
+    {"switch.port_kind": "pfc", "switch.per_flow.queues": 8},
+    *({"switch.port_kind": "bfc", "switch.per_flow.queues": queues} for queues in (8, 32, 128)),
+    {"switch.port_kind": "aquarius", "switch.per_flow.queues": 8},
+    {"switch.port_kind": "per_flow_ideal", "switch.per_flow.queues": 8},
+]
+NOT_STRICT = {"run.strict": False}
 # htsim's length for Fig. 10 (210 ms, goodput over 190-200 ms; nothing after 200 ms changes it).
 PAPER_LENGTH = {"run.duration_ns": 200_000_000, "run.warmup_ns": 190_000_000}
 
@@ -190,6 +209,24 @@ REPRODUCTIONS: dict[str, Reproduction] = {
                       {"topology.clique.pods": 13})},
         # Measured run by run on the shared 2-core machine: 104, 192, 130, 362 and 365 s.
         wall_s=1150),
+    "aquarius-micro": Reproduction(
+        "Aquarius (Li, Zeng, Hu & Chen, slides, \"Micro-benchmark\"): f1-f3 share the bottleneck and "
+        "the victim f4 keeps its 100 Gbit/s under Aquarius; under PFC and BFC with a queue collision "
+        "f4 suffers (BFC with 8 queues and ideal per-flow queues beside)",
+        {"micro": Part("aquarius/micro.toml", {"scheme": AQUARIUS_MICRO_SCHEMES}, NOT_STRICT)},
+        wall_s=4.4),
+    "aquarius-fct": Reproduction(
+        "Aquarius (slides, \"Realistic Traffic\"): FCT on the 128-server fat-tree, Web Server at 70% "
+        "plus 5% 100-to-1 incast, DCQCN, 1 ms: PFC, BFC (8, 32, 128 queues), Aquarius (8) and ideal "
+        "per-flow queues; the slides claim up to 5x lower FCT than the baselines",
+        {"fct": Part("aquarius/fct.toml", {"scheme": AQUARIUS_FCT_SCHEMES}, NOT_STRICT)},
+        wall_s=49),
+    "aquarius-queues": Reproduction(
+        "Aquarius (slides, \"BFC Scalability\"): BFC and Aquarius with 2-32 queues per port on the "
+        "fct fabric and workload",
+        {"queues": Part("aquarius/fct.toml", {"switch.port_kind": ["bfc", "aquarius"],
+                                              "switch.per_flow.queues": [2, 4, 8, 16, 32]}, NOT_STRICT)},
+        wall_s=71),
 }
 
 
