@@ -286,6 +286,18 @@ fn bad_input_names_the_key() {
             r#", "reachability": {"mode": "messages"}, "failures": [{"at_ns": 1000, "switch": 8, "restore_ns": 10}]"#,
             "failures[0].restore_ns",
         ),
+        (
+            r#", "reachability": {"mode": "messages"}, "failures": [{"at_ns": 1000, "switch": 8, "port": 0, "cell_error_rate": 1.5}]"#,
+            "failures[0].cell_error_rate",
+        ),
+        (
+            r#", "reachability": {"mode": "messages"}, "failures": [{"at_ns": 1000, "switch": 8, "cell_error_rate": 0.1}]"#,
+            "failures[0].cell_error_rate",
+        ),
+        (
+            r#", "reachability": {"mode": "messages", "faulty_errors": 0}"#,
+            "reachability.faulty_errors",
+        ),
         // DCQCN and NDP need adapters that pause their hosts; pausing needs transport hosts,
         // XON below XOFF, and VOQs that hold every host of an adapter up to its headroom.
         (r#", "host": {"transport": "dcqcn"}"#, "host.transport"),
@@ -609,6 +621,11 @@ fn a_two_tier_fabric_carries_all_to_all_without_loss() {
 /// only over the cable on switch 0's port 2) with reachability messages every microsecond,
 /// 7 slices of 4 adapters and th = 3, run for `duration_ns` with `failures`.
 fn self_heal(duration_ns: u64, failures: &str) -> Report {
+    self_heal_marking(duration_ns, failures, 3)
+}
+
+/// [`self_heal`] with links marking themselves faulty at `faulty_errors` errors an interval.
+fn self_heal_marking(duration_ns: u64, failures: &str, faulty_errors: u32) -> Report {
     let topo = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../scenarios/stardust/self-heal.topo"
@@ -620,7 +637,7 @@ fn self_heal(duration_ns: u64, failures: &str) -> Report {
             "adapter": {{"reassembly_timeout_ns": 20000}},
             "traffic": {{"packet_bytes": 1500, "load": 0.8, "arrival": "poisson"}},
             "reachability": {{"mode": "messages", "interval_ns": 1000, "slice_adapters": 4,
-                "threshold": 3, "request_refresh_ns": 50000}},
+                "threshold": 3, "request_refresh_ns": 50000, "faulty_errors": {faulty_errors}}},
             "failures": [{failures}]}}"#
     ))
 }
@@ -733,6 +750,62 @@ fn a_repaired_cable_returns_and_a_failed_element_is_bypassed() {
         u(&early, "cells_lost_device_failed"),
         u(&report, "cells_lost_device_failed"),
         "nothing is sent to it once it is noticed"
+    );
+}
+
+/// §5.10: a cable that corrupts 5% of its cells (both ways) from 50 µs to 150 µs. Each end
+/// discards what arrives errored and, at 3 errors in one 1 µs interval, marks the link faulty
+/// on its reachability cells: both ends stop forwarding onto it, the sources learn to avoid the
+/// plane as after a cut, and once the errors stop 100 good reachability cells in a row (100
+/// µs) declare it valid again and every source gets it back. Left unmarked (a threshold never
+/// reached) the same errors keep discarding data cells until the repair: many more lost.
+#[test]
+fn a_link_with_errors_marks_itself_faulty_and_is_revalidated_once_clean() {
+    let errors = r#"{"at_ns": 50000, "switch": 0, "port": 2, "cell_error_rate": 0.05, "restore_ns": 150000}"#;
+    let report = self_heal(300_000, errors);
+    assert!(u(&report, "links_marked_faulty") >= 1);
+    let errored = u(&report, "cells_lost_errored");
+    assert!(errored > 0);
+    assert_eq!(
+        u(&report, "cells_lost_link_cut"),
+        0,
+        "the cable keeps its signal"
+    );
+    assert_eq!(u(&report, "cells_dropped_congestion"), 0);
+    assert_eq!(
+        u(&report, "cells_dropped"),
+        errored + u(&report, "cells_lost_no_route") + u(&report, "reachability_cells_lost")
+    );
+    let events = &report.tables["failures"];
+    // A cut's App. E bound, 42-64.5 µs, plus the time for 3 errors to fall in one interval
+    // (about 1 error per µs here): at most 10 intervals.
+    let avoided = events["adapters_settled_us"][0].as_f64().expect("rerouted");
+    assert!(
+        (42.0..=3.0 * 3.0 * 7.0 + 1.5 + 10.0).contains(&avoided),
+        "sources avoid it after {avoided} us"
+    );
+    let back = events["adapters_settled_us"][1]
+        .as_f64()
+        .expect("revalidated");
+    assert!(
+        (100.0..=100.0 + 4.0 * 3.0 * 7.0 + 2.0).contains(&back),
+        "back after {back} us"
+    );
+
+    let unmarked = self_heal_marking(300_000, errors, 1_000_000);
+    assert_eq!(u(&unmarked, "links_marked_faulty"), 0);
+    let unmarked_errored = u(&unmarked, "cells_lost_errored");
+    // Marked: the errors until each end has seen 3 in an interval, then 5% of the 200
+    // reachability cells crossing while it is faulty (about 10). Unmarked: 5% of every cell
+    // crossing for 100 µs.
+    assert!(
+        unmarked_errored > 3 * errored,
+        "marked: {errored} errored cells; unmarked: {unmarked_errored}"
+    );
+    assert_eq!(
+        report.summary,
+        self_heal(300_000, errors).summary,
+        "deterministic"
     );
 }
 

@@ -60,6 +60,8 @@ pub mod stream_kind {
     pub const STARDUST_ADAPTER: u32 = 30;
     /// The phase of a Stardust device's reachability messages.
     pub const STARDUST_REACH: u32 = 31;
+    /// The cell errors a Stardust device sees on its links with scripted errors.
+    pub const STARDUST_LINK_ERRORS: u32 = 32;
     /// An Ethernet switch's random losses.
     pub const ETHERNET_LOSS: u32 = 40;
     /// A trimming switch port's choice between trimming the arrival and the queue's tail.

@@ -9,6 +9,14 @@
 //! candidates toward it is usable (up/down minimal routing, reading R10: a failure removes links
 //! from the healthy fabric's minimal candidates, it never adds longer paths).
 //!
+//! A link with errors (§5.10: "if the error rate on a link crosses a threshold, the link marks
+//! itself as faulty on reachability cells, and is excluded from cell forwarding. A link is
+//! declared valid only after the number of good reachability cells received crosses a
+//! threshold"): `faulty_errors` errored cells received within one interval take the link down
+//! and mark it faulty; the device's messages on it then say so, and the far end takes the link
+//! down too for as long as they do. The link comes up after `valid_after_cells` good messages in
+//! a row (an errored cell starts the count again), and the marking ends with it.
+//!
 //! The state machine is pure: the design sends and receives the messages, and this block says
 //! what the tables are.
 
@@ -36,6 +44,10 @@ struct Port {
     missed: u32,
     /// Messages in a row while down.
     good: u32,
+    /// Errored cells received in this interval.
+    errors: u32,
+    /// This end took the link down for its errors (and says so in its messages).
+    faulty: bool,
 }
 
 /// A slice value a port's neighbour is advertising, not yet adopted.
@@ -50,6 +62,10 @@ pub struct Reachability {
     slice_adapters: usize,
     slices: usize,
     threshold: u32,
+    /// Errored cells within one interval that mark a link faulty.
+    faulty_errors: u32,
+    /// Good messages in a row that declare a faulty link valid again.
+    valid_after_cells: u32,
     ports: Vec<Port>,
     /// `advertised[port * slices + k]`: slice `k` of the bitmap the neighbour on `port` last
     /// advertised (adopted).
@@ -96,11 +112,15 @@ impl Reachability {
             heard: true,
             missed: 0,
             good: 0,
+            errors: 0,
+            faulty: false,
         };
         let mut table = Reachability {
             slice_adapters,
             slices,
             threshold,
+            faulty_errors: u32::MAX,
+            valid_after_cells: threshold,
             ports: vec![port; ports],
             advertised: vec![0; ports * slices],
             pending: vec![Pending::default(); ports * slices],
@@ -112,6 +132,39 @@ impl Reachability {
         };
         table.recompute();
         table
+    }
+
+    /// Errored cells within one interval that mark a link faulty, and good messages in a row
+    /// that declare it valid again (by default no link is ever marked).
+    pub fn set_fault_thresholds(&mut self, faulty_errors: u32, valid_after_cells: u32) {
+        assert!(faulty_errors >= 1 && valid_after_cells >= 1);
+        self.faulty_errors = faulty_errors;
+        self.valid_after_cells = valid_after_cells;
+    }
+
+    /// True if this end marked the link on `port` faulty: its messages there say so.
+    pub fn faulty(&self, port: usize) -> bool {
+        self.ports[port].faulty
+    }
+
+    /// An errored cell arrived on `port` (and was discarded): the run of good messages starts
+    /// again, and at `faulty_errors` errors in this interval an up link goes down, marked
+    /// faulty. Returns true if the link was just marked (a table changed).
+    pub fn error(&mut self, port: usize) -> bool {
+        let p = &mut self.ports[port];
+        if p.state == LinkState::Cut {
+            return false;
+        }
+        p.good = 0;
+        p.errors += 1;
+        if p.state != LinkState::Up || p.errors < self.faulty_errors {
+            return false;
+        }
+        self.go_down(port, LinkState::Down);
+        self.ports[port].faulty = true;
+        self.ports[port].heard = true; // the link is alive: not a missed interval
+        self.recompute();
+        true
     }
 
     /// Messages a full bitmap takes (M of App. E).
@@ -158,13 +211,31 @@ impl Reachability {
         (k as u32, self.own[k])
     }
 
-    /// A message arrived on `port` advertising `bits` for slice `slice`; returns true if a
-    /// table changed (the link came up, or a slice was adopted).
-    pub fn receive(&mut self, port: usize, slice: u32, bits: u64) -> bool {
-        let threshold = self.threshold;
+    /// A message arrived on `port` advertising `bits` for slice `slice`, and the far end's
+    /// marking of the link (`far_faulty`); returns true if a table changed (the link came up
+    /// or went down, or a slice was adopted).
+    pub fn receive(&mut self, port: usize, slice: u32, bits: u64, far_faulty: bool) -> bool {
         let p = &mut self.ports[port];
+        let threshold = if p.faulty {
+            self.valid_after_cells
+        } else {
+            self.threshold
+        };
         if p.state == LinkState::Cut {
             return false;
+        }
+        if far_faulty {
+            // Excluded from forwarding while the far end marks it; its messages count again
+            // once the marking ends.
+            let was_up = p.state == LinkState::Up;
+            p.heard = true;
+            p.good = 0;
+            if was_up {
+                self.go_down(port, LinkState::Down);
+                self.ports[port].heard = true;
+                self.recompute();
+            }
+            return was_up;
         }
         p.heard = true;
         let mut changed = false;
@@ -172,6 +243,7 @@ impl Reachability {
             p.good += 1;
             if p.good >= threshold {
                 p.state = LinkState::Up;
+                p.faulty = false;
                 changed = true;
             }
         }
@@ -206,6 +278,7 @@ impl Reachability {
             if p.state == LinkState::Cut {
                 continue;
             }
+            p.errors = 0;
             if std::mem::take(&mut p.heard) {
                 p.missed = 0;
                 continue;
@@ -242,6 +315,8 @@ impl Reachability {
                 heard: false,
                 missed: 0,
                 good: 0,
+                errors: 0,
+                faulty: false,
             };
         }
     }
@@ -262,6 +337,8 @@ impl Reachability {
             heard: false,
             missed: 0,
             good: 0,
+            errors: 0,
+            faulty: false,
         };
         let at = port * self.slices;
         self.advertised[at..at + self.slices].fill(0);
@@ -330,20 +407,20 @@ mod tests {
     #[test]
     fn a_changed_slice_is_adopted_after_threshold_agreeing_messages() {
         let mut e = element();
-        assert!(!e.receive(0, 1, 0b01));
-        assert!(!e.receive(0, 1, 0b01));
+        assert!(!e.receive(0, 1, 0b01, false));
+        assert!(!e.receive(0, 1, 0b01, false));
         // A disagreeing message starts the count again.
-        assert!(!e.receive(0, 1, 0b11));
-        assert!(!e.receive(0, 1, 0b01));
-        assert!(!e.receive(0, 1, 0b01));
+        assert!(!e.receive(0, 1, 0b11, false));
+        assert!(!e.receive(0, 1, 0b01, false));
+        assert!(!e.receive(0, 1, 0b01, false));
         assert!(e.usable(0, 3));
-        assert!(e.receive(0, 1, 0b01));
+        assert!(e.receive(0, 1, 0b01, false));
         assert!(
             !e.usable(0, 3) && e.reaches(3),
             "link 1 still reaches adapter 3"
         );
-        assert!(!e.receive(1, 1, 0b01) && !e.receive(1, 1, 0b01));
-        assert!(e.receive(1, 1, 0b01));
+        assert!(!e.receive(1, 1, 0b01, false) && !e.receive(1, 1, 0b01, false));
+        assert!(e.receive(1, 1, 0b01, false));
         assert!(!e.reaches(3));
     }
 
@@ -353,17 +430,17 @@ mod tests {
         let mut down = vec![];
         // A link counts as heard at the start (the first messages are on their way).
         for _ in 0..3 {
-            e.receive(1, 0, 0b11);
+            e.receive(1, 0, 0b11, false);
             assert!(!e.interval(|p| down.push(p)));
         }
-        e.receive(1, 0, 0b11);
+        e.receive(1, 0, 0b11, false);
         assert!(e.interval(|p| down.push(p)));
         assert_eq!(down, vec![0]);
         assert_eq!(e.state(0), LinkState::Down);
         assert!(!e.usable(0, 0) && e.usable(1, 0));
         // Back: up after three messages, its slices adopted after three agreeing each.
-        assert!(!e.receive(0, 0, 0b11) && !e.receive(0, 0, 0b11));
-        assert!(e.receive(0, 0, 0b11));
+        assert!(!e.receive(0, 0, 0b11, false) && !e.receive(0, 0, 0b11, false));
+        assert!(e.receive(0, 0, 0b11, false));
         assert_eq!(e.state(0), LinkState::Up);
         assert!(e.usable(0, 1) && !e.usable(0, 2), "slice 1 not heard yet");
     }
@@ -373,15 +450,15 @@ mod tests {
         let mut e = element();
         assert!(e.cut(1));
         assert_eq!(e.state(1), LinkState::Cut);
-        assert!(!e.receive(1, 0, 0b11), "a cut link hears nothing");
+        assert!(!e.receive(1, 0, 0b11, false), "a cut link hears nothing");
         for _ in 0..10 {
-            e.receive(0, 0, 0b11);
+            e.receive(0, 0, 0b11, false);
             e.interval(|_| panic!("link 0 is heard, link 1 cut"));
         }
         e.restore(1);
         assert_eq!(e.state(1), LinkState::Down);
         for _ in 0..3 {
-            e.receive(1, 0, 0b11);
+            e.receive(1, 0, 0b11, false);
         }
         assert!(e.state(1) == LinkState::Up && e.usable(1, 0));
     }
@@ -399,5 +476,53 @@ mod tests {
         e.forget();
         assert!((0..5).all(|x| !e.reaches(x)));
         assert_eq!(e.state(0), LinkState::Down);
+    }
+
+    #[test]
+    fn errors_within_an_interval_mark_a_link_faulty_until_good_messages_revalidate_it() {
+        let mut e = element();
+        e.set_fault_thresholds(3, 4);
+        assert!(!e.error(0) && !e.error(0));
+        e.interval(|_| {});
+        assert!(!e.error(0) && !e.error(0), "errors count per interval");
+        assert!(e.error(0), "the third error in one interval marks the link");
+        assert!(e.state(0) == LinkState::Down && e.faulty(0) && !e.usable(0, 0));
+        assert!(e.reaches(0), "link 1 still reaches every adapter");
+        e.receive(0, 0, 0b11, false);
+        e.receive(0, 0, 0b11, false);
+        e.error(0);
+        for _ in 0..3 {
+            e.receive(0, 0, 0b11, false);
+        }
+        assert!(
+            e.faulty(0),
+            "an error starts the run of good messages again"
+        );
+        assert!(
+            e.receive(0, 0, 0b11, false),
+            "the fourth good message in a row"
+        );
+        assert!(e.state(0) == LinkState::Up && !e.faulty(0) && e.usable(0, 0));
+    }
+
+    #[test]
+    fn a_far_end_marking_the_link_faulty_keeps_it_down_here_until_the_marking_ends() {
+        let mut e = element();
+        assert!(
+            e.receive(1, 0, 0b11, true),
+            "the marking takes an up link down"
+        );
+        assert!(e.state(1) == LinkState::Down && !e.faulty(1) && !e.usable(1, 0));
+        for _ in 0..5 {
+            assert!(!e.receive(1, 0, 0b11, true));
+            e.receive(0, 0, 0b11, false);
+            e.interval(|_| panic!("both links are heard"));
+        }
+        assert_eq!(e.state(1), LinkState::Down);
+        for _ in 0..2 {
+            assert!(!e.receive(1, 0, 0b11, false));
+        }
+        assert!(e.receive(1, 0, 0b11, false));
+        assert_eq!(e.state(1), LinkState::Up);
     }
 }

@@ -1349,7 +1349,7 @@ mod tests {
             .nodes_mut()
             .iter_mut()
             .filter_map(|n| match n {
-                super::CellNode::Gnet(g) => Some(g),
+                super::CellNode::Gnet(g) => Some(g.as_mut()),
                 _ => None,
             })
     }

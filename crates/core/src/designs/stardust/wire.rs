@@ -29,6 +29,8 @@ const KIND_MASK: u8 = 0b11;
 pub const FCI: u8 = 0b100;
 /// Flag of a request: the VOQ has packets (clear: it has none left).
 pub const REQUEST_ON: u8 = 0b1000;
+/// Flag of a reachability cell: its sender marked the link faulty for its errors (§5.10).
+pub const LINK_FAULTY: u8 = 0b1000;
 /// Flag of a data cell: the first of its burst (in push mode, of its packet).
 pub const FIRST: u8 = 0b1_0000;
 /// The traffic class of a cell (data, request, credit) in the top flag bits.

@@ -33,6 +33,14 @@ pub struct ReachabilityConfig {
     pub slice_adapters: u32,
     /// Agreeing intervals before a link or a table entry changes state (th of App. E: 3).
     pub threshold: u32,
+    /// Errored cells received on a link within one interval that make it mark itself faulty
+    /// (§5.10: "if the error rate on a link crosses a threshold"; the paper gives no value, so
+    /// th's 3 is taken).
+    pub faulty_errors: u32,
+    /// Good reachability cells in a row that declare a faulty link valid again (§5.10; the
+    /// paper gives no value: 100, so that a link still corrupting 1% of its cells stays out
+    /// most of the time, where th's 3 would let it flap back at once).
+    pub valid_after_cells: u32,
     /// A VOQ that has waited this long for a credit asks again: with failures, a request (or
     /// every credit answering it) can be lost, and the paper does not say how a VOQ recovers
     /// (reading R1 names periodic reports). 1 ms is far above any credit wait of a healthy
@@ -47,13 +55,15 @@ impl Default for ReachabilityConfig {
             interval_ns: 10_000.0,
             slice_adapters: 64,
             threshold: 3,
+            faulty_errors: 3,
+            valid_after_cells: 100,
             request_refresh_ns: 1_000_000.0,
         }
     }
 }
 
-/// A scripted failure: a cable cut (both directions lose their signal at once) or a fabric
-/// element failing, at a time, and optionally its repair.
+/// A scripted failure: a cable cut (both directions lose their signal at once), a cable that
+/// corrupts cells, or a fabric element failing, at a time, and optionally its repair.
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FailureConfig {
@@ -64,6 +74,9 @@ pub struct FailureConfig {
     /// The port of `switch` whose cable is cut; absent: the switch itself fails (it must be a
     /// fabric element).
     pub port: Option<u32>,
+    /// The cable on `port` keeps its signal but corrupts each cell crossing it, either way,
+    /// with this probability (the receiver's CRC discards it); absent: the cable is cut.
+    pub cell_error_rate: Option<f64>,
     /// When it is repaired; absent: never.
     pub restore_ns: Option<f64>,
 }
@@ -88,6 +101,15 @@ impl ReachabilityConfig {
         if r.threshold == 0 {
             return Err(invalid("reachability.threshold", "expected at least 1"));
         }
+        if r.faulty_errors == 0 {
+            return Err(invalid("reachability.faulty_errors", "expected at least 1"));
+        }
+        if r.valid_after_cells == 0 {
+            return Err(invalid(
+                "reachability.valid_after_cells",
+                "expected at least 1",
+            ));
+        }
         if !(r.request_refresh_ns.is_finite() && r.request_refresh_ns >= 1.0) {
             return Err(invalid(
                 "reachability.request_refresh_ns",
@@ -106,6 +128,20 @@ impl ReachabilityConfig {
                     &format!("failures[{i}].at_ns"),
                     "expected 0 or more nanoseconds",
                 ));
+            }
+            if let Some(rate) = f.cell_error_rate {
+                if !(rate > 0.0 && rate <= 1.0) {
+                    return Err(invalid(
+                        &format!("failures[{i}].cell_error_rate"),
+                        format!("expected a probability above 0 and at most 1, got {rate}"),
+                    ));
+                }
+                if f.port.is_none() {
+                    return Err(invalid(
+                        &format!("failures[{i}].cell_error_rate"),
+                        format!("errors are a cable's: expected failures[{i}].port with it"),
+                    ));
+                }
             }
             if let Some(restore_ns) = f.restore_ns {
                 if !(restore_ns.is_finite() && restore_ns > f.at_ns) {
@@ -127,6 +163,8 @@ impl ReachabilityConfig {
                     "reachability.interval_ns",
                     "reachability.slice_adapters",
                     "reachability.threshold",
+                    "reachability.faulty_errors",
+                    "reachability.valid_after_cells",
                 ],
                 "reachability.mode",
                 "reachability.mode = \"static\" (no reachability messages)",

@@ -5,9 +5,12 @@
 //! links, and routes only over links its table allows. Failures are scripted: a cut cable loses its
 //! signal at both ends at once (App. E: local detection takes nanoseconds) and the cells queued for
 //! it or on its wire are lost; a failed element stops sending and drops what reaches it, so its
-//! neighbours notice only when its messages stop. Cells that reach a device with no usable link to
-//! their destination are dropped (R20). Every such loss is counted by cause: the "lossless" claim
-//! is about congestion.
+//! neighbours notice only when its messages stop. A cable with errors keeps its signal but
+//! corrupts cells with a scripted probability: the receiver discards each errored cell, counts it,
+//! and marks the link faulty when the errors cross the threshold (§5.10, see
+//! [`crate::blocks::reachability`]). Cells that reach a device with no usable link to their
+//! destination are dropped (R20). Every such loss is counted by cause: the "lossless" claim is
+//! about congestion.
 
 use std::sync::Arc;
 
@@ -15,6 +18,7 @@ use rand::Rng as _;
 
 use serde::Serialize;
 
+use super::wire::LINK_FAULTY;
 use super::{Addressing, Kind};
 use crate::blocks::cell::{Cell, CellId};
 use crate::blocks::fabric::Context;
@@ -23,7 +27,7 @@ use crate::blocks::reachability::{LinkState, Reachability};
 use crate::blocks::routing::{RouteTable, Router};
 use crate::blocks::stream_kind;
 use crate::blocks::topology::{Attachment, Topology};
-use crate::engine::rng::{stream, ComponentId};
+use crate::engine::rng::{stream, ComponentId, Rng};
 use crate::engine::time::{ps_from_ns, TimePs};
 use crate::scenario::{invalid, ScenarioError};
 
@@ -41,7 +45,7 @@ pub fn is_reach_tag(tag: u32) -> bool {
 }
 
 /// Something scripted to happen to a device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Action {
     /// The cable on this port loses its signal.
     Cut(usize),
@@ -51,6 +55,10 @@ pub enum Action {
     Fail,
     /// The failed device runs again, knowing nothing.
     Recover,
+    /// The cable on this port corrupts cells with this probability.
+    Errors(usize, f64),
+    /// The cable on this port corrupts no more cells.
+    Clean(usize),
 }
 
 /// Why a cell was lost to a failure.
@@ -62,6 +70,8 @@ pub enum Loss {
     LinkCut,
     /// Held by, or sent to, a failed device.
     DeviceFailed,
+    /// Corrupted on a cable with errors, discarded by the receiver.
+    Errored,
 }
 
 /// What a device's reachability counted.
@@ -77,6 +87,10 @@ pub struct ReachCounters {
     pub lost_link_cut: u64,
     /// Cells lost at a failed device.
     pub lost_device_failed: u64,
+    /// Cells corrupted on a cable with errors.
+    pub lost_errored: u64,
+    /// Times a link of this device was marked faulty for its errors.
+    pub links_marked_faulty: u64,
     /// Reachability cells lost (sent over a cut cable or to a failed device), not counted
     /// by cause above.
     pub lost_reachability: u64,
@@ -89,7 +103,11 @@ pub struct ReachCounters {
 impl ReachCounters {
     /// Cells lost to failures, every cause.
     pub fn cells_lost(&self) -> u64 {
-        self.lost_no_route + self.lost_link_cut + self.lost_device_failed + self.lost_reachability
+        self.lost_no_route
+            + self.lost_link_cut
+            + self.lost_device_failed
+            + self.lost_errored
+            + self.lost_reachability
     }
 }
 
@@ -104,6 +122,10 @@ pub struct DeviceReach {
     pub failed: bool,
     /// Fabric links it sends messages on in a healthy fabric.
     pub links: u32,
+    /// Per port: the probability that a cell arriving over it is corrupted (0: none).
+    error_rates: Vec<f64>,
+    /// Draws which cells the cables with errors corrupt.
+    errors_rng: Rng,
     /// What it counted.
     pub counters: ReachCounters,
 }
@@ -172,6 +194,7 @@ pub fn lose<R: Router>(
     loss: Loss,
 ) {
     *match loss {
+        Loss::Errored => &mut counters.lost_errored,
         _ if Kind::of(ctx.cells[cell].flags) == Kind::Reach => &mut counters.lost_reachability,
         Loss::NoRoute => &mut counters.lost_no_route,
         Loss::LinkCut => &mut counters.lost_link_cut,
@@ -203,13 +226,23 @@ pub fn arrival<D: ReachDevice, R: Router>(
         lose(ctx, &mut reach.counters, cell, loss);
         return true;
     }
+    let rate = reach.error_rates[port];
+    if rate > 0.0 && reach.errors_rng.gen::<f64>() < rate {
+        lose(ctx, &mut reach.counters, cell, Loss::Errored);
+        if reach.table.error(port) {
+            reach.counters.links_marked_faulty += 1;
+            reach.changed(ctx.now_ps);
+        }
+        return true;
+    }
     let c = ctx.cells[cell];
     if Kind::of(c.flags) != Kind::Reach {
         return false;
     }
     ctx.consume(cell);
     reach.counters.cells_received += 1;
-    if reach.table.receive(port, c.seq, c.route_tag) {
+    let far_faulty = c.flags & LINK_FAULTY != 0;
+    if reach.table.receive(port, c.seq, c.route_tag, far_faulty) {
         reach.changed(ctx.now_ps);
     }
     true
@@ -250,6 +283,9 @@ fn interval<D: ReachDevice, R: Router>(device: &mut D, ctx: &mut Context<'_, R>)
         reach.counters.cells_sent += 1;
         let mut cell = Cell::new(0, 0, 0, true, ctx.now_ps, ctx.now_ps);
         cell.flags = Kind::Reach as u8;
+        if reach.table.faulty(port) {
+            cell.flags |= LINK_FAULTY;
+        }
         cell.seq = slice;
         cell.route_tag = bits;
         let id = ctx.cells.alloc(cell);
@@ -282,6 +318,8 @@ fn act<D: ReachDevice, R: Router>(device: &mut D, ctx: &mut Context<'_, R>, inde
             device.reset();
         }
         Action::Recover => reach.failed = false,
+        Action::Errors(port, rate) => reach.error_rates[port] = rate,
+        Action::Clean(port) => reach.error_rates[port] = 0.0,
     }
 }
 
@@ -387,6 +425,7 @@ fn device_plan(
         me,
         &candidates,
     );
+    table.set_fault_thresholds(r.faulty_errors, r.valid_after_cells);
     for p in 0..topology.switch_ports(s) {
         match (devices.device_port(s, p), topology.peer(s, p)) {
             (Some(q), Some(Attachment::SwitchPort { switch, .. })) => {
@@ -415,6 +454,14 @@ fn device_plan(
             script: Vec::new(),
             failed: false,
             links,
+            error_rates: vec![0.0; ports],
+            errors_rng: stream(
+                seed,
+                ComponentId {
+                    kind: stream_kind::STARDUST_LINK_ERRORS,
+                    index: s as u32,
+                },
+            ),
             counters: ReachCounters::default(),
         },
         phase_ps: stream(seed, id).gen_range(0..interval_ps.max(1)),
@@ -471,9 +518,13 @@ fn script_failures(
         .map_err(|message| invalid(&format!("failures[{i}].port"), message))?;
         for (switch, port) in [(s, p), far] {
             let q = devices.device_port(switch, port).expect("a fabric link");
-            script(switch, at_ps, Action::Cut(q));
+            let (fail, repair) = match f.cell_error_rate {
+                Some(rate) => (Action::Errors(q, rate), Action::Clean(q)),
+                None => (Action::Cut(q), Action::Restore(q)),
+            };
+            script(switch, at_ps, fail);
             if let Some(restore_ps) = restore_ps {
-                script(switch, restore_ps, Action::Restore(q));
+                script(switch, restore_ps, repair);
             }
         }
     }
@@ -495,6 +546,11 @@ pub struct ReachSummary {
     pub cells_lost_link_cut: u64,
     /// Cells lost to failures: held by, or sent to, a failed element.
     pub cells_lost_device_failed: u64,
+    /// Cells lost to failures: corrupted on a cable with errors (reachability cells
+    /// included, unlike the causes above).
+    pub cells_lost_errored: u64,
+    /// Times a device marked one of its links faulty for its errors (§5.10).
+    pub links_marked_faulty: u64,
     /// Reachability cells (reachability kept by messages).
     pub reachability_cells: u64,
     /// Reachability cells lost over cut cables and to failed elements (devices keep sending
@@ -563,6 +619,8 @@ pub fn report(
         all.lost_no_route += c.lost_no_route;
         all.lost_link_cut += c.lost_link_cut;
         all.lost_device_failed += c.lost_device_failed;
+        all.lost_errored += c.lost_errored;
+        all.links_marked_faulty += c.links_marked_faulty;
         all.lost_reachability += c.lost_reachability;
         all.packets_lost += c.packets_lost;
         links += d.reach.links as u64;
@@ -571,12 +629,19 @@ pub fn report(
     changes.sort_unstable();
     let mut events: Vec<(TimePs, String)> = Vec::new();
     for f in failures {
-        let (what, back) = match f.port {
-            Some(port) => (
+        let (what, back) = match (f.port, f.cell_error_rate) {
+            (Some(port), Some(rate)) => (
+                format!(
+                    "errors on switch {} port {port} (cell error rate {rate})",
+                    f.switch
+                ),
+                format!("no errors on switch {} port {port}", f.switch),
+            ),
+            (Some(port), None) => (
                 format!("cut switch {} port {port}", f.switch),
                 format!("restore switch {} port {port}", f.switch),
             ),
-            None => (
+            (None, _) => (
                 format!("fail switch {}", f.switch),
                 format!("recover switch {}", f.switch),
             ),
@@ -608,6 +673,8 @@ pub fn report(
         cells_lost_no_route: all.lost_no_route,
         cells_lost_link_cut: all.lost_link_cut,
         cells_lost_device_failed: all.lost_device_failed,
+        cells_lost_errored: all.lost_errored,
+        links_marked_faulty: all.links_marked_faulty,
         reachability_cells: all.cells_sent,
         reachability_cells_lost: all.lost_reachability,
         reachability_overhead: all.cells_sent as f64 * control_bytes as f64
