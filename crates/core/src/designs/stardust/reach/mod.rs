@@ -627,31 +627,7 @@ pub fn report(
         changes.extend(c.changes_ps.iter().map(|&at| (at, d.switch, d.adapter)));
     }
     changes.sort_unstable();
-    let mut events: Vec<(TimePs, String)> = Vec::new();
-    for f in failures {
-        let (what, back) = match (f.port, f.cell_error_rate) {
-            (Some(port), Some(rate)) => (
-                format!(
-                    "errors on switch {} port {port} (cell error rate {rate})",
-                    f.switch
-                ),
-                format!("no errors on switch {} port {port}", f.switch),
-            ),
-            (Some(port), None) => (
-                format!("cut switch {} port {port}", f.switch),
-                format!("restore switch {} port {port}", f.switch),
-            ),
-            (None, _) => (
-                format!("fail switch {}", f.switch),
-                format!("recover switch {}", f.switch),
-            ),
-        };
-        events.push((ps_from_ns(f.at_ns), what));
-        if let Some(restore_ns) = f.restore_ns {
-            events.push((ps_from_ns(restore_ns), back));
-        }
-    }
-    events.sort();
+    let events = scripted_events(failures);
     let mut table = EventTable::default();
     for (i, (at_ps, what)) in events.iter().enumerate() {
         let until_ps = events.get(i + 1).map_or(TimePs::MAX, |e| e.0);
@@ -691,4 +667,34 @@ pub fn report(
             .collect(),
     };
     (summary, all, log, table)
+}
+
+/// Every scripted failure and repair, in time order, named for the report.
+fn scripted_events(failures: &[FailureConfig]) -> Vec<(TimePs, String)> {
+    let mut events: Vec<(TimePs, String)> = Vec::new();
+    for f in failures {
+        let (what, back) = match (f.port, f.cell_error_rate) {
+            (Some(port), Some(rate)) => (
+                format!(
+                    "errors on switch {} port {port} (cell error rate {rate})",
+                    f.switch
+                ),
+                format!("no errors on switch {} port {port}", f.switch),
+            ),
+            (Some(port), None) => (
+                format!("cut switch {} port {port}", f.switch),
+                format!("restore switch {} port {port}", f.switch),
+            ),
+            (None, _) => (
+                format!("fail switch {}", f.switch),
+                format!("recover switch {}", f.switch),
+            ),
+        };
+        events.push((ps_from_ns(f.at_ns), what));
+        if let Some(restore_ns) = f.restore_ns {
+            events.push((ps_from_ns(restore_ns), back));
+        }
+    }
+    events.sort();
+    events
 }
