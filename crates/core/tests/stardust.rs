@@ -294,6 +294,7 @@ fn bad_input_names_the_key() {
             r#", "reachability": {"mode": "messages"}, "failures": [{"at_ns": 1000, "switch": 8, "cell_error_rate": 0.1}]"#,
             "failures[0].cell_error_rate",
         ),
+        (r#", "element": {"latency_ns": -1}"#, "element.latency_ns"),
         (
             r#", "reachability": {"mode": "messages", "faulty_errors": 0}"#,
             "reachability.faulty_errors",
@@ -614,6 +615,41 @@ fn a_two_tier_fabric_carries_all_to_all_without_loss() {
     assert!(
         (2_300.0..6_000.0).contains(&p99_ns),
         "fabric latency p99 {p99_ns} ns"
+    );
+}
+
+/// An element's own latency (§6.2: 0.5-4 µs a device) adds to every cell's fabric latency once
+/// per element it crosses: one in this single-stage Clos (adapter, element, adapter), so with
+/// 2 µs elements the fastest cells (p1) are 2 µs slower than without (within the histogram's
+/// buckets); nothing is lost either way.
+#[test]
+fn an_elements_latency_adds_once_per_element_crossed() {
+    let latency = |element: &str| {
+        let report = run(&format!(
+            r#"{{"design": "stardust", "run": {{"seed": 2, "duration_ns": 200000, "warmup_ns": 50000}},
+                "topology": {{"kind": "clos", "tiers": 2, "radix": 8, "hosts_per_edge": 1,
+                             "uplinks_per_edge": 4, "edges": 8}},
+                "link": {{"rate_gbps": 25, "propagation_ns": 500, "host_rate_gbps": 50}},
+                "traffic": {{"pattern": "all_to_all", "packet_bytes": 1500, "load": 0.5}}{element}}}"#
+        ));
+        assert_eq!(u(&report, "cells_dropped"), 0);
+        let spread = &report.summary["fabric_latency_ns"];
+        (
+            spread["p1"].as_f64().unwrap(),
+            spread["mean"].as_f64().unwrap(),
+        )
+    };
+    let (p1_ns, mean_ns) = latency("");
+    let (slow_p1_ns, slow_mean_ns) = latency(r#", "element": {"latency_ns": 2000}"#);
+    assert!(
+        (slow_p1_ns - p1_ns - 2000.0).abs() < 200.0,
+        "p1 {p1_ns} -> {slow_p1_ns} ns"
+    );
+    // The mean grows by more: requests and credits cross an element too, so the credit loop's
+    // round trip is 4 µs longer, and cells that waited for a credit wait up to that much more.
+    assert!(
+        (2000.0..=6200.0).contains(&(slow_mean_ns - mean_ns)),
+        "mean {mean_ns} -> {slow_mean_ns} ns"
     );
 }
 

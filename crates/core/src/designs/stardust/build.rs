@@ -178,11 +178,13 @@ fn devices(
                 _ => (node as u32, p as u16), // an unused port: routing never picks it
             };
             d.peers[node].push(peer);
-            d.delays_ps[node].push(cables.link(s, p).propagation_ps);
-            ports.push(PriorityPort::new(
-                cables.link(s, p),
-                cables.config.classes(),
-            ));
+            let mut link = cables.link(s, p);
+            if !cables.is_adapter(s) {
+                // The element's pipeline, at its outputs.
+                link.propagation_ps += ps_from_ns(cables.config.element.latency_ns);
+            }
+            d.delays_ps[node].push(link.propagation_ps);
+            ports.push(PriorityPort::new(link, cables.config.classes()));
         }
         nodes[node] = Some(if cables.is_adapter(s) {
             if common.transport.is_some() {

@@ -244,6 +244,11 @@ pub struct ElementConfig {
     /// share. Push mode never pauses: there it is the depth from which a queue refuses new
     /// packets (early packet discard; absent, half the queue).
     pub pause_cells: Option<u32>,
+    /// The device's latency from a cell's arrival to its leaving, beyond queueing and
+    /// serialization (§6.2 puts a device's at 0.5-4 µs; 0 by default, as the paper's
+    /// simulations leave it out). Modelled as a pipeline at the outputs: everything an element
+    /// sends, cells and flow-control signals, reaches the far end this much later.
+    pub latency_ns: f64,
 }
 
 impl Default for ElementConfig {
@@ -252,6 +257,7 @@ impl Default for ElementConfig {
             queue_cells: 128,
             fci_threshold_cells: 32,
             pause_cells: None,
+            latency_ns: 0.0,
         }
     }
 }
@@ -272,6 +278,12 @@ impl ElementConfig {
 impl ElementConfig {
     /// Checks the element keys.
     pub fn validate(&self) -> Result<(), ScenarioError> {
+        if !(self.latency_ns.is_finite() && self.latency_ns >= 0.0) {
+            return Err(invalid(
+                "element.latency_ns",
+                "expected 0 or more nanoseconds",
+            ));
+        }
         if self.queue_cells == 0 {
             return Err(invalid("element.queue_cells", "expected at least 1 cell"));
         }
