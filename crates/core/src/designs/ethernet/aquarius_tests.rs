@@ -30,7 +30,11 @@ const AQUARIUS: &str = r#""port_kind": "aquarius", "per_flow": {"queues": 8}"#;
 /// Each flow's goodput in Gbit/s (f1-f4), with every switch breaking per-flow pauses
 /// (`pause_every_class`: a flow's PAUSE stops the whole port) or not; lossless either way.
 fn goodputs(json: &str, pause_every_class: bool) -> Vec<f64> {
-    run_pausing(json, pause_every_class).1.flows.goodput_gbps
+    run_pausing(json, pause_every_class)
+        .1
+        .flows
+        .goodput
+        .goodput_gbps
 }
 
 /// Aquarius: f1-f3 share R1 about evenly (33.3 Gbit/s each, f1 sending at 33 and never above

@@ -54,7 +54,7 @@ fn victim_with(seed: u64, switch: &str, traffic: &str) -> String {
 /// its summary and each flow's goodput in Gbit/s (the victim's last).
 fn run(json: &str, pause_every_class: bool) -> (EthernetSummary, Vec<f64>) {
     let (summary, tables) = run_pausing(json, pause_every_class);
-    (summary, tables.flows.goodput_gbps)
+    (summary, tables.flows.goodput.goodput_gbps)
 }
 
 /// The victim (10 Gbit/s links): the incast's four flows share host 5's link, a quarter each

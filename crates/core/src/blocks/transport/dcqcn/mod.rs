@@ -31,7 +31,7 @@
 
 pub mod notification;
 
-use super::host_config::HostConfig;
+use super::host_config::{HostConfig, RECOVERY_KEYS};
 use super::{no_check, Marks, SenderCounters, TransportKind, TIMER_OFF};
 use crate::engine::time::{ps_from_ns, TimePs};
 use crate::keys::{invalid, ScenarioError};
@@ -47,15 +47,7 @@ pub const TRANSPORT: TransportKind = TransportKind {
     subflows: false,
     no_opening: None,
     own_keys: OWN_KEYS,
-    ignored_keys: &[
-        "host.dctcp_g",
-        "host.initial_cwnd_packets",
-        "host.initial_ssthresh_packets",
-        "host.min_rto_ns",
-        "host.max_rto_ns",
-        "host.delayed_ack",
-        "host.delayed_ack_ns",
-    ],
+    ignored_keys: &[&["host.dctcp_g"], RECOVERY_KEYS],
     ignored_because: "host.transport = \"dcqcn\" (rate-based: no window, no retransmission, one ACK per message; RED marks)",
     check_keys,
     check_routing: no_check,
