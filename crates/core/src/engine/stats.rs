@@ -26,15 +26,20 @@ pub struct Fairness {
 impl Fairness {
     /// The spread of `values`; `None` (nothing measured) over no values.
     pub fn of(values: &[f64]) -> Option<Fairness> {
-        if values.is_empty() {
-            return None;
-        }
+        let (min, max) = smallest_and_largest(values)?;
         Some(Fairness {
-            min: values.iter().copied().fold(f64::INFINITY, f64::min),
-            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            min,
+            max,
             jain_index: jain_index(values),
         })
     }
+}
+
+/// The smallest and the largest of `values`; `None` for none.
+fn smallest_and_largest(values: &[f64]) -> Option<(f64, f64)> {
+    let smallest = values.iter().copied().reduce(f64::min)?;
+    let largest = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    Some((smallest, largest))
 }
 
 /// Jain's fairness index of `values`, (Σx)² / (n·Σx²), at most 1 (the rounding of the sums
@@ -97,13 +102,11 @@ pub struct Completion {
 impl Completion {
     /// The completion times `fcts`; `None` (nothing measured) when no flow completed.
     pub fn of(fcts: &[f64]) -> Option<Completion> {
-        if fcts.is_empty() {
-            return None;
-        }
+        let (first, last) = smallest_and_largest(fcts)?;
         Some(Completion {
-            first: fcts.iter().copied().fold(f64::INFINITY, f64::min),
+            first,
             mean: fcts.iter().sum::<f64>() / fcts.len() as f64,
-            last: fcts.iter().copied().fold(0.0, f64::max),
+            last,
         })
     }
 }

@@ -189,6 +189,22 @@ pub struct SenderParams {
     pub window: WindowRule,
 }
 
+#[cfg(test)]
+impl SenderParams {
+    /// NewReno's window over segments of `mss_bytes`, starting at `initial_cwnd_packets` with
+    /// no slow-start threshold, timeouts from 1 ms to 1 s: the senders' tests' flow.
+    pub fn newreno(mss_bytes: u64, initial_cwnd_packets: u32) -> SenderParams {
+        SenderParams {
+            mss_bytes,
+            initial_cwnd_packets,
+            initial_ssthresh_packets: None,
+            min_rto_ps: 1_000_000,
+            max_rto_ps: 1_000_000_000,
+            window: WindowRule::NewReno,
+        }
+    }
+}
+
 /// What limits a window sender's segments in flight.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum WindowRule {

@@ -29,7 +29,7 @@ use std::collections::VecDeque;
 
 use super::rto::RtoEstimator;
 use super::{SenderCounters, SenderParams, TIMER_OFF};
-use crate::blocks::routing::{Mode, MODES};
+use crate::blocks::routing::{self, Mode};
 use crate::blocks::transport::host_config::{HostConfig, MAX_PATH_LABELS};
 use crate::blocks::transport::{Marks, TransportKind};
 use crate::engine::rng::mix;
@@ -570,16 +570,12 @@ fn check_routing(h: &HostConfig, mode: &Mode) -> Result<(), ScenarioError> {
         ));
     }
     if h.ndp_paths == 0 && mode.per_flow {
-        let per_packet: Vec<&str> = MODES
-            .iter()
-            .filter(|m| !m.per_flow && !m.needs_groups)
-            .map(|m| m.name)
-            .collect();
+        let per_packet = routing::names_where(|m| !m.per_flow && !m.needs_groups);
         return Err(invalid(
             "routing.mode",
             format!(
                 "NDP sprays every packet: expected {} (or {LABEL_HASHING_MODE} with host.ndp_paths), got {:?}",
-                per_packet.join(", "),
+                per_packet,
                 mode.name
             ),
         ));
@@ -590,17 +586,9 @@ fn check_routing(h: &HostConfig, mode: &Mode) -> Result<(), ScenarioError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::blocks::transport::WindowRule;
 
     fn params(initial_cwnd_packets: u32) -> SenderParams {
-        SenderParams {
-            mss_bytes: 9000,
-            initial_cwnd_packets,
-            initial_ssthresh_packets: None,
-            min_rto_ps: 1_000_000,
-            max_rto_ps: 1_000_000_000,
-            window: WindowRule::NewReno,
-        }
+        SenderParams::newreno(9000, initial_cwnd_packets)
     }
 
     fn send_all(s: &mut NdpSender, now_ps: TimePs) -> Vec<u32> {

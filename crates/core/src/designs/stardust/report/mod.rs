@@ -456,13 +456,6 @@ impl Stardust {
             timed_flows = TimedFlows::Opened(table);
             goodput = hosts_goodput;
         }
-        let merged = |pick: &dyn Fn(&Egress) -> &LatencyHistogram| {
-            let mut all = LatencyHistogram::new();
-            for a in &parts.adapters {
-                all.add(pick(a.egress()));
-            }
-            all.percentiles()
-        };
         let delivery = SummaryDelivery {
             goodput,
             flow_goodput_gbps: Spread::of(flows.goodput_gbps.clone()),
@@ -471,8 +464,12 @@ impl Stardust {
             flows_completed: fcts.len() as u64,
             fct_us: Completion::of(&fcts),
             flows_at_least_94_4_percent: at_least,
-            packet_latency_us: merged(&|e| &e.packet_latency).scaled(1e6),
-            fabric_latency_ns: merged(&|e| &e.fabric_latency).scaled(PS_PER_NS as f64),
+            packet_latency_us: merged(parts, |e| &e.packet_latency)
+                .percentiles()
+                .scaled(1e6),
+            fabric_latency_ns: merged(parts, |e| &e.fabric_latency)
+                .percentiles()
+                .scaled(PS_PER_NS as f64),
             packet_latency_with_in_flight_us: self
                 .packet_latency_with_in_flight(parts, clock.now_ps)
                 .percentiles()
@@ -496,33 +493,36 @@ impl Stardust {
     /// The measured packets' latencies, delivered or still held at their ages at `now_ps`
     /// (every live packet is in the packet account: in a VOQ, in cells or at a host port).
     fn packet_latency_with_in_flight(&self, parts: &Parts<'_>, now_ps: TimePs) -> LatencyHistogram {
-        let from_ps = self.config.run.warmup_ps();
-        let mut all = LatencyHistogram::new();
-        for a in &parts.adapters {
-            all.add(&a.egress().packet_latency);
-        }
-        for p in self.fabric.live_packets() {
-            if p.created_ps >= from_ps {
-                all.record(now_ps - p.created_ps);
-            }
-        }
+        let mut all = merged(parts, |e| &e.packet_latency);
+        let live = self.fabric.live_packets().map(|p| p.created_ps);
+        self.record_ages(&mut all, live, now_ps);
         all
     }
 
     /// The measured data cells' fabric latencies, delivered or still in the fabric at their
     /// ages at `now_ps` (built-in sources: every live cell is then the design's own).
     fn fabric_latency_with_in_flight(&self, parts: &Parts<'_>, now_ps: TimePs) -> LatencyHistogram {
-        let from_ps = self.config.run.warmup_ps();
-        let mut all = LatencyHistogram::new();
-        for a in &parts.adapters {
-            all.add(&a.egress().fabric_latency);
-        }
-        for c in self.fabric.live_cells() {
-            if !CellFormat::is_control(c) && c.inject_ps >= from_ps {
-                all.record(now_ps - c.inject_ps);
-            }
-        }
+        let mut all = merged(parts, |e| &e.fabric_latency);
+        let live = self
+            .fabric
+            .live_cells()
+            .filter(|c| !CellFormat::is_control(c));
+        self.record_ages(&mut all, live.map(|c| c.inject_ps), now_ps);
         all
+    }
+
+    /// Records in `all` the ages at `now_ps` of the items still on their way that were made
+    /// during measurement (`made_ps`: when each was made).
+    fn record_ages(
+        &self,
+        all: &mut LatencyHistogram,
+        made_ps: impl Iterator<Item = TimePs>,
+        now_ps: TimePs,
+    ) {
+        let from_ps = self.config.run.warmup_ps();
+        for made_ps in made_ps.filter(|&ps| ps >= from_ps) {
+            all.record(now_ps - made_ps);
+        }
     }
 
     /// Goodput of the built-in sources' receiving hosts and flows over the window of
@@ -610,6 +610,15 @@ fn built_in_timed(
     let with_unfinished =
         (with_unfinished.count() > 0).then(|| with_unfinished.percentiles().scaled(1e6));
     (counts, timed, with_unfinished)
+}
+
+/// Every adapter's egress histogram that `pick` names, merged.
+fn merged(parts: &Parts<'_>, pick: fn(&Egress) -> &LatencyHistogram) -> LatencyHistogram {
+    let mut all = LatencyHistogram::new();
+    for a in &parts.adapters {
+        all.add(pick(a.egress()));
+    }
+    all
 }
 
 /// The depths of the last-stage element queues data cells found on arrival, and their mean.
