@@ -26,15 +26,20 @@ pub struct Fairness {
 impl Fairness {
     /// The spread of `values`; `None` (nothing measured) over no values.
     pub fn of(values: &[f64]) -> Option<Fairness> {
-        if values.is_empty() {
-            return None;
-        }
+        let (min, max) = smallest_and_largest(values)?;
         Some(Fairness {
-            min: values.iter().copied().fold(f64::INFINITY, f64::min),
-            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            min,
+            max,
             jain_index: jain_index(values),
         })
     }
+}
+
+/// The smallest and the largest of `values`; `None` for none.
+fn smallest_and_largest(values: &[f64]) -> Option<(f64, f64)> {
+    let smallest = values.iter().copied().reduce(f64::min)?;
+    let largest = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    Some((smallest, largest))
 }
 
 /// Jain's fairness index of `values`, (Σx)² / (n·Σx²), at most 1 (the rounding of the sums
@@ -97,13 +102,11 @@ pub struct Completion {
 impl Completion {
     /// The completion times `fcts`; `None` (nothing measured) when no flow completed.
     pub fn of(fcts: &[f64]) -> Option<Completion> {
-        if fcts.is_empty() {
-            return None;
-        }
+        let (first, last) = smallest_and_largest(fcts)?;
         Some(Completion {
-            first: fcts.iter().copied().fold(f64::INFINITY, f64::min),
+            first,
             mean: fcts.iter().sum::<f64>() / fcts.len() as f64,
-            last: fcts.iter().copied().fold(0.0, f64::max),
+            last,
         })
     }
 }
@@ -347,6 +350,34 @@ impl OccupancyHistogram {
     }
 }
 
+/// A record of counts (a sender's, a port's, a device's) that sums count by count: each record
+/// lists its counts once, in [`Tally::counts_mut`], and every sum of two records is this one.
+pub trait Tally: Clone {
+    /// Every count of the record that sums, each once.
+    fn counts_mut(&mut self) -> impl IntoIterator<Item = &mut u64>;
+
+    /// Adds `other`'s counts to these.
+    fn add(&mut self, other: &Self) {
+        let mut other = other.clone();
+        for (mine, theirs) in self.counts_mut().into_iter().zip(other.counts_mut()) {
+            *mine += *theirs;
+        }
+    }
+
+    /// These counts and `other`'s, summed.
+    fn plus(mut self, other: &Self) -> Self {
+        self.add(other);
+        self
+    }
+}
+
+/// True when a `T` holds `counts` counts and nothing else: asserted at compile time beside a
+/// [`Tally`] whose record is only counts, so a count added to it and not to its list fails
+/// to build.
+pub const fn only_counts<T>(counts: usize) -> bool {
+    std::mem::size_of::<T>() == counts * std::mem::size_of::<u64>()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -454,5 +485,31 @@ mod tests {
         assert_eq!(jain_index(&[1.0, 0.0]), Some(0.5));
         let spread = Fairness::of(&[0.5, 0.25]).unwrap();
         assert_eq!((spread.min, spread.max), (0.25, 0.5));
+    }
+
+    /// Two counts, summed count by count; a record with more than its listed counts (or other
+    /// fields) is not "only counts", so its compile-time assertion would fail.
+    #[derive(Clone, Debug, Default, PartialEq)]
+    struct TwoCounts {
+        sent: u64,
+        lost: u64,
+    }
+
+    impl Tally for TwoCounts {
+        fn counts_mut(&mut self) -> impl IntoIterator<Item = &mut u64> {
+            [&mut self.sent, &mut self.lost]
+        }
+    }
+
+    #[test]
+    fn a_tally_sums_count_by_count_and_lists_every_count() {
+        let sum = TwoCounts { sent: 3, lost: 1 }.plus(&TwoCounts { sent: 4, lost: 2 });
+        assert_eq!(sum, TwoCounts { sent: 7, lost: 3 });
+        assert!(only_counts::<TwoCounts>(2));
+        assert!(!only_counts::<TwoCounts>(1), "a count left out of the list");
+        assert!(
+            !only_counts::<(TwoCounts, u32)>(2),
+            "a field that is not a count"
+        );
     }
 }

@@ -10,7 +10,9 @@ use serde::Serialize;
 use std::sync::Arc;
 
 use super::host::{Destination, FlowSource, Host};
+use crate::blocks::link::LinkConfig;
 use crate::blocks::stream_kind;
+use crate::blocks::transport::host_config::HostConfig;
 use crate::blocks::transport::Transport;
 use crate::blocks::workload::{
     exponential_ps, mean_gap_ps, pattern_rng, FctBySize, FctKeys, FctStats, FlowSizes, TimedCounts,
@@ -190,6 +192,14 @@ pub struct IdealPath {
 }
 
 impl IdealPath {
+    /// The path of `host`'s segments over `link`'s cables.
+    pub fn of(host: &HostConfig, link: &LinkConfig) -> IdealPath {
+        IdealPath {
+            mss_bytes: host.packet_bytes as u64,
+            propagation_ps: link.propagation_ps(),
+        }
+    }
+
     /// The least time a flow of `size_bytes` from a host at `rate_bps` can take over `links`
     /// links: its bytes at line rate, every link's propagation, and its largest segment stored
     /// and forwarded at every device between the hosts. One formula for every fabric, so a

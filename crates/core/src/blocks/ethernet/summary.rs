@@ -13,8 +13,34 @@ use super::ports::pfc::{PfcCounters, PfcPorts};
 use super::switch::TrimCounts;
 use crate::blocks::transport::ndp::NdpCounters;
 use crate::blocks::transport::FlowSender;
-use crate::engine::stats::Spread;
+use crate::engine::stats::{Spread, Tally};
 use crate::engine::time::TimePs;
+
+/// Every flow of a run of transport hosts (an MPTCP connection, its subflows summed): its ends,
+/// its goodput over the measurement window and its completion, as both the Ethernet design's
+/// report and Stardust's (of its transport hosts and its built-in sources) show them.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FlowGoodput {
+    /// Sending host.
+    pub src: Vec<u32>,
+    /// Receiving host.
+    pub dst: Vec<u32>,
+    /// Goodput over the measurement window.
+    pub goodput_gbps: Vec<f64>,
+    /// Finite flows: completion time, from the start of the run (when every finite flow
+    /// starts) to its last byte reaching its host, in µs; absent while unfinished.
+    pub fct_us: Vec<Option<f64>>,
+}
+
+impl FlowGoodput {
+    /// Adds the flow from host `src` to host `dst`: its goodput and its completion time.
+    pub fn push(&mut self, src: usize, dst: usize, goodput_gbps: f64, fct_us: Option<f64>) {
+        self.src.push(src as u32);
+        self.dst.push(dst as u32);
+        self.goodput_gbps.push(goodput_gbps);
+        self.fct_us.push(fct_us);
+    }
+}
 
 /// What PFC did: pauses sent and how long links stood paused (a pause storm shows as a
 /// longest pause as long as the run, and a paused fraction near 1).
@@ -356,7 +382,7 @@ impl NdpSummary {
         let senders = hosts
             .iter()
             .map(|h| h.ndp_counters())
-            .fold(NdpCounters::default(), |sum, c| sum + c);
+            .fold(NdpCounters::default(), |sum, c| sum.plus(&c));
         NdpSummary {
             packets_trimmed: trims.trimmed,
             headers_dropped: trims.headers_dropped,

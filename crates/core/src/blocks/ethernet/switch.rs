@@ -23,6 +23,7 @@ use crate::blocks::cell::{Cell, CellId};
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::routing::{stamp, LocalView, Router, NO_ROUTE};
 use crate::engine::rng::Rng;
+use crate::engine::stats::{only_counts, Tally};
 use crate::engine::time::{serialization_ps, TimePs};
 use rand::Rng as _;
 
@@ -54,18 +55,18 @@ pub struct TrimCounts {
     pub returns_dropped: u64,
 }
 
-impl std::ops::Add for TrimCounts {
-    type Output = TrimCounts;
-
-    fn add(self, o: TrimCounts) -> TrimCounts {
-        TrimCounts {
-            trimmed: self.trimmed + o.trimmed,
-            headers_dropped: self.headers_dropped + o.headers_dropped,
-            headers_returned: self.headers_returned + o.headers_returned,
-            returns_dropped: self.returns_dropped + o.returns_dropped,
-        }
+impl Tally for TrimCounts {
+    fn counts_mut(&mut self) -> impl IntoIterator<Item = &mut u64> {
+        [
+            &mut self.trimmed,
+            &mut self.headers_dropped,
+            &mut self.headers_returned,
+            &mut self.returns_dropped,
+        ]
     }
 }
+
+const _: () = assert!(only_counts::<TrimCounts>(4));
 
 /// A switch's output ports: drop-tail FIFOs that schedule each packet at enqueue (the fast
 /// path), or NDP's event-driven trimming ports with the switch's coin for their choices.

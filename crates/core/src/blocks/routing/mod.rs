@@ -136,6 +136,12 @@ pub fn mode(name: &str) -> Option<&'static Mode> {
     MODES.iter().find(|m| m.name == name)
 }
 
+/// The names of the modes that `keep` picks, for a message.
+pub fn names_where(keep: impl Fn(&Mode) -> bool) -> String {
+    let names: Vec<&str> = MODES.iter().filter(|m| keep(m)).map(|m| m.name).collect();
+    names.join(", ")
+}
+
 /// The view of a switch that never refuses an output, in which a stamped path is walked.
 struct NeverRefuses;
 

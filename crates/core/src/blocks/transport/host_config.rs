@@ -108,12 +108,23 @@ pub const MAX_PACKET_BYTES: u32 = u16::MAX as u32;
 /// paths).
 pub const MAX_PATH_LABELS: u32 = 1024;
 
+/// The keys NewReno's loss recovery reads (its initial window and threshold, its
+/// retransmission timer, its delayed ACKs): what a transport without it ignores.
+pub const RECOVERY_KEYS: &[&str] = &[
+    "host.initial_cwnd_packets",
+    "host.initial_ssthresh_packets",
+    "host.min_rto_ns",
+    "host.max_rto_ns",
+    "host.delayed_ack",
+    "host.delayed_ack_ns",
+];
+
 impl HostConfig {
     /// The keys the window transports read that this one does not, and why (none for the
     /// window transports): the same on every fabric its hosts run on.
-    pub fn unused_by_transport(&self) -> (&'static [&'static str], &'static str) {
+    pub fn unused_by_transport(&self) -> (Vec<&'static str>, &'static str) {
         let kind = self.transport.kind();
-        (kind.ignored_keys, kind.ignored_because)
+        (kind.ignored_keys.concat(), kind.ignored_because)
     }
 
     /// NDP's pull pacer interval on a host link of `rate_bps`: one data packet's time (NDP

@@ -25,6 +25,7 @@ pub mod tcp;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::blocks::routing::Mode;
+use crate::engine::stats::{only_counts, Tally};
 use crate::engine::time::TimePs;
 use crate::keys::{Named, ScenarioError};
 use dcqcn::DcqcnSender;
@@ -68,8 +69,9 @@ pub struct TransportKind {
     pub no_opening: Option<&'static str>,
     /// The keys only it reads.
     pub own_keys: &'static [&'static str],
-    /// Keys the window transports read that it does not, and why.
-    pub ignored_keys: &'static [&'static str],
+    /// Keys the window transports read that it does not, in groups (a group several
+    /// transports ignore, such as [`host_config::RECOVERY_KEYS`], is one list they share).
+    pub ignored_keys: &'static [&'static [&'static str]],
     /// Why it ignores `ignored_keys`.
     pub ignored_because: &'static str,
     /// Checks the values of its own keys (every transport's, whichever runs).
@@ -187,6 +189,22 @@ pub struct SenderParams {
     pub window: WindowRule,
 }
 
+#[cfg(test)]
+impl SenderParams {
+    /// NewReno's window over segments of `mss_bytes`, starting at `initial_cwnd_packets` with
+    /// no slow-start threshold, timeouts from 1 ms to 1 s: the senders' tests' flow.
+    pub fn newreno(mss_bytes: u64, initial_cwnd_packets: u32) -> SenderParams {
+        SenderParams {
+            mss_bytes,
+            initial_cwnd_packets,
+            initial_ssthresh_packets: None,
+            min_rto_ps: 1_000_000,
+            max_rto_ps: 1_000_000_000,
+            window: WindowRule::NewReno,
+        }
+    }
+}
+
 /// What limits a window sender's segments in flight.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum WindowRule {
@@ -221,18 +239,21 @@ pub struct SenderCounters {
     pub rtt_sum_ps: u64,
 }
 
-impl SenderCounters {
-    /// Adds `other`'s counts to these.
-    pub fn add(&mut self, other: &SenderCounters) {
-        self.segments_sent += other.segments_sent;
-        self.retransmissions += other.retransmissions;
-        self.fast_retransmits += other.fast_retransmits;
-        self.timeouts += other.timeouts;
-        self.ecn_cuts += other.ecn_cuts;
-        self.rtt_samples += other.rtt_samples;
-        self.rtt_sum_ps += other.rtt_sum_ps;
+impl Tally for SenderCounters {
+    fn counts_mut(&mut self) -> impl IntoIterator<Item = &mut u64> {
+        [
+            &mut self.segments_sent,
+            &mut self.retransmissions,
+            &mut self.fast_retransmits,
+            &mut self.timeouts,
+            &mut self.ecn_cuts,
+            &mut self.rtt_samples,
+            &mut self.rtt_sum_ps,
+        ]
     }
 }
+
+const _: () = assert!(only_counts::<SenderCounters>(7));
 
 /// One flow's send side, whichever transport: a window sender (TCP, DCTCP), NDP's or DCQCN's.
 #[derive(Clone, Debug)]

@@ -30,18 +30,27 @@ const AQUARIUS: &str = r#""port_kind": "aquarius", "per_flow": {"queues": 8}"#;
 /// Each flow's goodput in Gbit/s (f1-f4), with every switch breaking per-flow pauses
 /// (`pause_every_class`: a flow's PAUSE stops the whole port) or not; lossless either way.
 fn goodputs(json: &str, pause_every_class: bool) -> Vec<f64> {
-    run_pausing(json, pause_every_class).1.flows.goodput_gbps
+    run_pausing(json, pause_every_class)
+        .1
+        .flows
+        .goodput
+        .goodput_gbps
 }
 
-/// Aquarius: f1-f3 share R1 about evenly (33.3 Gbit/s each, f1 sending at 33 and never above
-/// its share) and the victim f4 keeps its 100.
-#[test]
-fn aquarius_shares_the_bottleneck_fairly_and_spares_the_victim() {
-    let gbps = goodputs(&micro(AQUARIUS), false);
+/// Over `ports`, f1-f3 share R1 about evenly (33.3 Gbit/s each) and the victim f4 keeps its 100.
+fn assert_fair_and_the_victim_spared(ports: &str) {
+    let gbps = goodputs(&micro(ports), false);
     for (flow, rate) in gbps[..3].iter().enumerate() {
         assert!((31.5..35.0).contains(rate), "f{}: {gbps:?}", flow + 1);
     }
     assert!(gbps[3] > 95.0, "{gbps:?}");
+}
+
+/// Aquarius: f1-f3 share R1 about evenly (f1 sending at 33 and never above its share) and the
+/// victim f4 keeps its 100.
+#[test]
+fn aquarius_shares_the_bottleneck_fairly_and_spares_the_victim() {
+    assert_fair_and_the_victim_spared(AQUARIUS);
 }
 
 /// PFC pauses the whole uplink and BFC with two queues makes f4 share a paused flow's queue:
@@ -107,11 +116,7 @@ const IDEAL: &str = r#""port_kind": "per_flow_ideal""#;
 /// its 100, as under Aquarius.
 #[test]
 fn ideal_per_flow_queues_share_the_bottleneck_and_spare_the_victim() {
-    let gbps = goodputs(&micro(IDEAL), false);
-    for (flow, rate) in gbps[..3].iter().enumerate() {
-        assert!((31.5..35.0).contains(rate), "f{}: {gbps:?}", flow + 1);
-    }
-    assert!(gbps[3] > 95.0, "{gbps:?}");
+    assert_fair_and_the_victim_spared(IDEAL);
 }
 
 /// Broken on purpose: an upstream that stops the whole port when a PAUSE names one flow holds

@@ -14,7 +14,7 @@ use super::traffic::{TrafficConfig, PATTERNS};
 use crate::blocks::ethernet::ports::{self, EthernetSwitchConfig, PortKind};
 use crate::blocks::link::LinkConfig;
 use crate::blocks::patterns::TransportHosts;
-use crate::blocks::routing::{mode, Mode, MODES};
+use crate::blocks::routing::{self, mode, Mode};
 use crate::blocks::topology::Topology;
 use crate::blocks::transport::host_config::HostConfig;
 use crate::blocks::transport::{self as transport, TransportKind, TRANSPORTS};
@@ -49,6 +49,28 @@ pub struct EthernetConfig {
     /// Who sends to whom.
     #[serde(default)]
     pub traffic: TrafficConfig,
+}
+
+/// A transport that `needs` what the ports `offer` (in words, `what`) runs only over port kinds
+/// that offer it: the error names the transport and the kinds that would do.
+fn needs_of_ports(
+    t: &TransportKind,
+    p: &PortKind,
+    needs: bool,
+    offer: fn(&PortKind) -> bool,
+    what: &str,
+) -> Result<(), ScenarioError> {
+    if needs && !offer(p) {
+        return Err(invalid(
+            "host.transport",
+            format!(
+                "{:?} needs {what}: set switch.port_kind to {}",
+                t.name,
+                ports::names_where(offer)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// ECMP, the paper's baselines' routing.
@@ -214,14 +236,10 @@ impl EthernetConfig {
     /// topology has none).
     fn validate_routing(&self) -> Result<&'static Mode, ScenarioError> {
         let Some(mode) = mode(&self.routing.mode).filter(|m| !m.needs_groups) else {
-            let names: Vec<&str> = MODES
-                .iter()
-                .filter(|m| !m.needs_groups)
-                .map(|m| m.name)
-                .collect();
+            let names = routing::names_where(|m| !m.needs_groups);
             return Err(invalid(
                 "routing.mode",
-                format!("expected {}, got {:?}", names.join(", "), self.routing.mode),
+                format!("expected {names}, got {:?}", self.routing.mode),
             ));
         };
         if self.routing.spray_rounds == 0 {
@@ -240,16 +258,7 @@ impl EthernetConfig {
         p: &PortKind,
         mode: &Mode,
     ) -> Result<(), ScenarioError> {
-        if t.needs_trimming && !p.trims {
-            return Err(invalid(
-                "host.transport",
-                format!(
-                    "{:?} needs ports that trim: set switch.port_kind to {}",
-                    t.name,
-                    ports::names_where(|k| k.trims)
-                ),
-            ));
-        }
+        needs_of_ports(t, p, t.needs_trimming, |k| k.trims, "ports that trim")?;
         if p.trims && !t.needs_trimming {
             return Err(invalid(
                 "switch.port_kind",
@@ -261,27 +270,15 @@ impl EthernetConfig {
                 ),
             ));
         }
-        if t.needs_lossless && !p.lossless {
-            return Err(invalid(
-                "host.transport",
-                format!(
-                    "{:?} needs a lossless fabric (it never retransmits): set switch.port_kind to {}",
-                    t.name,
-                    ports::names_where(|k| k.lossless)
-                ),
-            ));
-        }
+        let lossless = "a lossless fabric (it never retransmits)";
+        needs_of_ports(t, p, t.needs_lossless, |k| k.lossless, lossless)?;
         if p.per_flow_routing && !mode.per_flow {
-            let per_flow: Vec<&str> = MODES
-                .iter()
-                .filter(|m| m.per_flow && !m.needs_groups)
-                .map(|m| m.name)
-                .collect();
+            let per_flow = routing::names_where(|m| m.per_flow && !m.needs_groups);
             return Err(invalid(
                 "routing.mode",
                 format!(
                     "expected a per-flow mode ({}) with switch.port_kind = {:?} (a flow's pause names one upstream queue), got {:?}",
-                    per_flow.join(", "),
+                    per_flow,
                     p.name,
                     mode.name
                 ),

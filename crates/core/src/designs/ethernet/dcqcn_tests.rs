@@ -119,7 +119,7 @@ fn two_flows_converge_to_fair_shares() {
     let json = incast(3, 2, "null", "", 40_000_000);
     let (ethernet, clock) = finished(&json);
     let (summary, tables) = ethernet.finish(&clock).expect("balanced");
-    let rates = &tables.flows.goodput_gbps;
+    let rates = &tables.flows.goodput.goodput_gbps;
     assert!(
         summary.flow_fairness.expect("flows measured") > 0.99,
         "{rates:?}"

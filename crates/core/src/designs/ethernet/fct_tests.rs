@@ -43,6 +43,17 @@ fn fct(seed: u64, duration_ns: u64, transport: &str) -> String {
     )
 }
 
+/// 50 ms of Poisson arrivals at 1% load on a star of `transport` hosts: an idle fabric.
+fn idle_star(transport: &str) -> String {
+    scenario(
+        5,
+        50_000_000,
+        transport,
+        r#"{"kind": "star"}"#,
+        r#""pattern": "poisson", "load": 0.01"#,
+    )
+}
+
 fn finished(json: &str) -> (Ethernet, EthernetSummary, EthernetTables) {
     let (ethernet, clock) = super::run_until(json, None);
     let (summary, tables) = ethernet.finish(&clock).expect("the ledger balances");
@@ -149,13 +160,7 @@ fn mptcp_is_refused_for_flows_opened_during_a_run() {
 /// largest segment's store-and-forward at the switch, two propagations.
 #[test]
 fn flows_within_the_initial_window_on_an_idle_fabric_take_their_ideal_time() {
-    let json = scenario(
-        5,
-        50_000_000,
-        "tcp",
-        r#"{"kind": "star"}"#,
-        r#""pattern": "poisson", "load": 0.01"#,
-    );
+    let json = idle_star("tcp");
     let (_, _, tables) = finished(&json);
     let t = &tables.timed_flows;
     let (mut exact, mut within, mut multi) = (0, 0, 0);
@@ -176,13 +181,7 @@ fn flows_within_the_initial_window_on_an_idle_fabric_take_their_ideal_time() {
 /// ACK of its last byte; the run repeats exactly for its seed.
 #[test]
 fn dcqcn_flows_on_an_idle_fabric_take_their_ideal_time_on_one_ack_each() {
-    let json = scenario(
-        5,
-        50_000_000,
-        "dcqcn",
-        r#"{"kind": "star"}"#,
-        r#""pattern": "poisson", "load": 0.01"#,
-    );
+    let json = idle_star("dcqcn");
     let (_, summary, tables) = finished(&json);
     let t = &tables.timed_flows;
     let done: Vec<f64> = t.slowdown.iter().flatten().copied().collect();

@@ -20,7 +20,7 @@ fn goodput_gbps(json: &str) -> f64 {
     let (ethernet, clock) = super::run_until(json, None);
     let (summary, tables) = ethernet.finish(&clock).expect("balanced");
     assert_eq!(summary.packets.packets_dropped, 0);
-    tables.flows.goodput_gbps[0]
+    tables.flows.goodput.goodput_gbps[0]
 }
 
 /// By hand: the star's longest path is 2 links; per link a 1000-byte segment takes 80 ns, a

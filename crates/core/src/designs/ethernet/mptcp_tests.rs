@@ -65,7 +65,7 @@ fn a_finite_connection_delivers_its_bytes_once_and_the_ledger_balances() {
     let (summary, tables) = ethernet.finish(&clock).expect("the ledger balances");
     assert_eq!(summary.setup.flows, 16);
     assert_eq!(summary.flows_completed, 16);
-    for (f, fct) in ethernet.flows.iter().zip(&tables.flows.fct_us) {
+    for (f, fct) in ethernet.flows.iter().zip(&tables.flows.goodput.fct_us) {
         let receiver = &ethernet.hosts().nth(f.dst as usize).unwrap().inflows[f.at_dst as usize];
         assert_eq!(receiver.bytes, 1_000_001, "each byte once");
         assert!(fct.is_some());
@@ -117,5 +117,5 @@ fn one_subflow_runs_as_tcp() {
             m.senders.timeouts
         )
     );
-    assert_eq!(tt.flows.goodput_gbps, mt.flows.goodput_gbps);
+    assert_eq!(tt.flows.goodput.goodput_gbps, mt.flows.goodput.goodput_gbps);
 }

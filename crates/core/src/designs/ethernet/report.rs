@@ -12,13 +12,13 @@ use crate::blocks::ethernet::ports::aquarius::AquariusSpec;
 use crate::blocks::ethernet::ports::bfc::BfcSpec;
 use crate::blocks::ethernet::ports::ideal::IdealSpec;
 use crate::blocks::ethernet::summary::{
-    AquariusSummary, BfcSummary, DcqcnSummary, IdealSummary, NdpSummary, PfcClassSummary,
-    PfcSummary,
+    AquariusSummary, BfcSummary, DcqcnSummary, FlowGoodput, IdealSummary, NdpSummary,
+    PfcClassSummary, PfcSummary,
 };
 use crate::blocks::ethernet::switch::{EthernetSwitch, TrimCounts};
 use crate::blocks::transport::{SenderCounters, Transport};
 use crate::engine::kernel::Clock;
-use crate::engine::stats::{Completion, Spread};
+use crate::engine::stats::{Completion, Spread, Tally};
 use crate::engine::time::TimePs;
 use crate::run::{Ledger, RunError};
 use crate::scenario::Named;
@@ -179,14 +179,9 @@ pub struct EthernetTables {
 /// window, completion, and its sender's counts.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct FlowTable {
-    /// Sending host.
-    pub src: Vec<u32>,
-    /// Receiving host.
-    pub dst: Vec<u32>,
-    /// Goodput over the window.
-    pub goodput_gbps: Vec<f64>,
-    /// Completion time of a finite flow that completed, in µs.
-    pub fct_us: Vec<Option<f64>>,
+    /// Ends, goodput and completion.
+    #[serde(flatten)]
+    pub goodput: FlowGoodput,
     /// Retransmitted segments.
     pub retransmissions: Vec<u64>,
     /// Retransmission timeouts.
@@ -216,8 +211,8 @@ impl Ethernet {
                 flows: self.flows.len() as u32,
             },
             goodput,
-            flow_goodput_gbps: Spread::of(table.goodput_gbps.clone()),
-            flow_fairness: crate::engine::stats::jain_index(&table.goodput_gbps),
+            flow_goodput_gbps: Spread::of(table.goodput.goodput_gbps.clone()),
+            flow_fairness: crate::engine::stats::jain_index(&table.goodput.goodput_gbps),
             flows_completed: fcts.len() as u64,
             fct_us: Completion::of(&fcts),
             packets: PacketAccount {
@@ -310,10 +305,8 @@ impl Ethernet {
             };
             fractions.push(gbps * 1e9 / self.host_rate_bps[f.dst as usize] as f64);
             fcts.extend(fct_us);
-            table.src.push(f.src as u32);
-            table.dst.push(f.dst as u32);
-            table.goodput_gbps.push(gbps);
-            table.fct_us.push(fct_us);
+            let (src, dst) = (f.src as usize, f.dst as usize);
+            table.goodput.push(src, dst, gbps, fct_us);
             table.retransmissions.push(sent(|c| c.retransmissions));
             table.timeouts.push(sent(|c| c.timeouts));
         }
@@ -325,7 +318,7 @@ impl Ethernet {
     fn ndp_summary(&self, hosts: &[&Host], switches: &[&EthernetSwitch]) -> Option<NdpSummary> {
         (self.config.host.transport == Transport::Ndp).then(|| {
             let trims = switches.iter().map(|s| s.trims());
-            let trims = trims.fold(TrimCounts::default(), |sum, t| sum + t);
+            let trims = trims.fold(TrimCounts::default(), |sum, t| sum.plus(&t));
             let returns = self.config.switch.return_to_sender();
             NdpSummary::of(hosts, trims, returns, self.config.host.ndp_paths > 0)
         })
@@ -407,10 +400,6 @@ impl Ethernet {
         let Some(opening) = self.config.traffic.opening() else {
             return (None, TimedTable::default(), None);
         };
-        let path = opening::IdealPath {
-            mss_bytes: self.config.host.packet_bytes as u64,
-            propagation_ps: self.config.link.propagation_ps(),
-        };
         let edge = |host: usize| self.edge_of_host[host] as usize;
         let links = |src, dst| self.edge_hops[edge(src) * self.switches + edge(dst)] as u64 + 2;
         let (summary, table, goodput) = opening::report(
@@ -419,7 +408,7 @@ impl Ethernet {
             &self.host_rate_bps,
             clock.now_ps,
             window_s,
-            path,
+            opening::IdealPath::of(&self.config.host, &self.config.link),
             links,
         );
         (Some(summary), table, Some(goodput))

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::blocks::transport::dcqcn::HOST_KEYS as DCQCN_HOST_KEYS;
-use crate::blocks::transport::host_config::HostConfig;
+use crate::blocks::transport::host_config::{HostConfig, RECOVERY_KEYS};
 use crate::blocks::transport::Transport;
 use crate::scenario::{invalid, Named, ScenarioError, UnusedKeys};
 
@@ -58,20 +58,17 @@ pub fn transport_error(json: &str) -> Option<ScenarioError> {
     Some(invalid("host.transport", error.to_string()))
 }
 
-/// Every key of `[host]` but `transport`: unused without a transport.
-const HOST_KEYS: &[&str] = &[
-    "host.packet_bytes",
-    "host.ack_bytes",
-    "host.initial_cwnd_packets",
-    "host.initial_ssthresh_packets",
-    "host.min_rto_ns",
-    "host.max_rto_ns",
-    "host.delayed_ack",
-    "host.delayed_ack_ns",
-    "host.dctcp_g",
-    "host.subflows",
-    "host.ndp_pull_rate",
-    "host.ndp_paths",
+/// Every key of `[host]` but `transport`, in groups: unused without a transport.
+const HOST_KEYS: &[&[&str]] = &[
+    &["host.packet_bytes", "host.ack_bytes"],
+    RECOVERY_KEYS,
+    &[
+        "host.dctcp_g",
+        "host.subflows",
+        "host.ndp_pull_rate",
+        "host.ndp_paths",
+    ],
+    DCQCN_HOST_KEYS,
 ];
 
 impl HostSection {
@@ -79,7 +76,7 @@ impl HostSection {
     /// those of other transports with one.
     pub fn unused(&self, unused: &mut UnusedKeys) {
         let Some(transport) = self.transport() else {
-            for keys in [HOST_KEYS, DCQCN_HOST_KEYS] {
+            for keys in HOST_KEYS {
                 unused.add(
                     keys,
                     "host.transport",
@@ -95,7 +92,7 @@ impl HostSection {
         );
         let named = format!("host.transport = {:?}", transport.as_str());
         let (keys, because) = self.config.unused_by_transport();
-        unused.add(keys, "host.transport", because);
+        unused.add(&keys, "host.transport", because);
         if !matches!(
             transport,
             Transport::Dctcp | Transport::Ndp | Transport::Dcqcn

@@ -7,6 +7,7 @@ use serde::Serialize;
 use super::Host;
 use crate::blocks::transport::ndp::NdpCounters;
 use crate::blocks::transport::{FlowSender, SenderCounters};
+use crate::engine::stats::Tally;
 use crate::engine::time::TimePs;
 
 /// What a host counts.
@@ -139,7 +140,7 @@ impl Host {
                 FlowSender::Ndp(s) => Some(s.ndp),
                 FlowSender::Window(_) | FlowSender::Dcqcn(_) => None,
             })
-            .fold(retired, |sum, c| sum + c)
+            .fold(retired, |sum, c| sum.plus(&c))
     }
 
     /// In-order bytes its receive sides delivered in the measurement window, over all flows.

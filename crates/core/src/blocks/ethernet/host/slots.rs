@@ -18,6 +18,7 @@ use crate::blocks::transport::ndp::NdpCounters;
 use crate::blocks::transport::{FlowSender, SenderCounters};
 use crate::blocks::workload::{exponential_ps, FlowSizes};
 use crate::engine::rng::Rng;
+use crate::engine::stats::Tally;
 use crate::engine::time::TimePs;
 use rand::Rng as _;
 use std::collections::VecDeque;
@@ -273,7 +274,7 @@ impl Host {
         opened.completed += 1;
         opened.retired.add(flow.sender.counters());
         if let FlowSender::Ndp(s) = &flow.sender {
-            opened.retired_ndp = opened.retired_ndp + s.ndp;
+            opened.retired_ndp.add(&s.ndp);
         }
         flow.sender.restart(&self.params.sender, 0);
         let generation = ((flow.key >> SLOT_BITS) + 1) % GENERATIONS;

@@ -24,6 +24,7 @@ use crate::blocks::cell::Cell;
 use crate::blocks::ethernet::pause::MAX_PAUSE_TARGETS;
 use crate::blocks::ethernet::pause::{ClassPauses, PauseTarget};
 use crate::engine::rng::mix;
+use crate::engine::stats::{only_counts, Tally};
 use crate::engine::time::TimePs;
 use crate::keys::{invalid, ScenarioError};
 use std::collections::hash_map::DefaultHasher;
@@ -247,21 +248,23 @@ impl BfcCounters {
             self.queue_resume_frames_sent += 1;
         }
     }
+}
 
-    /// These counts and `other`'s, summed.
-    pub fn plus(self, other: &BfcCounters) -> BfcCounters {
-        BfcCounters {
-            queue_pause_frames_sent: self.queue_pause_frames_sent + other.queue_pause_frames_sent,
-            queue_resume_frames_sent: self.queue_resume_frames_sent
-                + other.queue_resume_frames_sent,
-            flows_assigned: self.flows_assigned + other.flows_assigned,
-            flow_collisions: self.flow_collisions + other.flow_collisions,
-            table_collisions: self.table_collisions + other.table_collisions,
-            filter_positives: self.filter_positives + other.filter_positives,
-            filter_false_positives: self.filter_false_positives + other.filter_false_positives,
-        }
+impl Tally for BfcCounters {
+    fn counts_mut(&mut self) -> impl IntoIterator<Item = &mut u64> {
+        [
+            &mut self.queue_pause_frames_sent,
+            &mut self.queue_resume_frames_sent,
+            &mut self.flows_assigned,
+            &mut self.flow_collisions,
+            &mut self.table_collisions,
+            &mut self.filter_positives,
+            &mut self.filter_false_positives,
+        ]
     }
 }
+
+const _: () = assert!(only_counts::<BfcCounters>(7));
 
 /// One egress port's BFC state: its queues' pauses by the far end, its flow table, and what
 /// it counted.

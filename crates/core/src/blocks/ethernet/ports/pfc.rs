@@ -52,6 +52,7 @@ use crate::blocks::link::Link;
 use crate::blocks::priority_port::{ClassMask, Departure, PriorityPort};
 use crate::blocks::transport::Marks;
 use crate::engine::rng::Rng;
+use crate::engine::stats::Tally;
 use crate::engine::time::TimePs;
 use crate::keys::{invalid, ScenarioError};
 use rand::Rng as _;

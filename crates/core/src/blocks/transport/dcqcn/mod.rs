@@ -31,7 +31,7 @@
 
 pub mod notification;
 
-use super::host_config::HostConfig;
+use super::host_config::{HostConfig, RECOVERY_KEYS};
 use super::{no_check, Marks, SenderCounters, TransportKind, TIMER_OFF};
 use crate::engine::time::{ps_from_ns, TimePs};
 use crate::keys::{invalid, ScenarioError};
@@ -47,15 +47,7 @@ pub const TRANSPORT: TransportKind = TransportKind {
     subflows: false,
     no_opening: None,
     own_keys: OWN_KEYS,
-    ignored_keys: &[
-        "host.dctcp_g",
-        "host.initial_cwnd_packets",
-        "host.initial_ssthresh_packets",
-        "host.min_rto_ns",
-        "host.max_rto_ns",
-        "host.delayed_ack",
-        "host.delayed_ack_ns",
-    ],
+    ignored_keys: &[&["host.dctcp_g"], RECOVERY_KEYS],
     ignored_because: "host.transport = \"dcqcn\" (rate-based: no window, no retransmission, one ACK per message; RED marks)",
     check_keys,
     check_routing: no_check,
@@ -353,6 +345,12 @@ mod tests {
         }
     }
 
+    /// A send goes at `t_ps` and leaves the rates (Rc, Rt) at `rates`, after `step`.
+    fn assert_a_send_leaves(s: &mut DcqcnSender, t_ps: TimePs, rates: (f64, f64), step: &str) {
+        assert!(s.next_segment(t_ps).is_some());
+        assert_eq!((s.rate_bps, s.target_bps), rates, "(Rc, Rt) after {step}");
+    }
+
     #[test]
     fn the_host_keys_are_exactly_the_own_keys_of_host() {
         let host: Vec<_> = OWN_KEYS.iter().filter(|k| k.starts_with("host.")).collect();
@@ -424,15 +422,9 @@ mod tests {
             (4.992_968_75e9, 5.02e9),
             (5.011_484_375e9, 5.03e9),
         ];
-        for (k, &(rate, target)) in stages.iter().enumerate() {
+        for (k, &rates) in stages.iter().enumerate() {
             let t = cut_ps + (k as TimePs + 1) * T;
-            assert!(s.next_segment(t).is_some());
-            assert_eq!(
-                (s.rate_bps, s.target_bps),
-                (rate, target),
-                "(Rc, Rt) after timer expiry {}",
-                k + 1
-            );
+            assert_a_send_leaves(&mut s, t, rates, &format!("timer expiry {}", k + 1));
         }
         // α decayed at each of the 8 expiries (α's own 55 µs timer, also restarted by the cut).
         let g = 1.0 / 256.0;
@@ -487,14 +479,8 @@ mod tests {
             (4.965_937_5e9, 5.01e9), // additive: byte stages 6, 7 > F, timer stages 0
             (4.992_968_75e9, 5.02e9),
         ];
-        for (k, &(rate, target)) in by_bytes.iter().enumerate() {
-            assert!(s.next_segment(t).is_some());
-            assert_eq!(
-                (s.rate_bps, s.target_bps),
-                (rate, target),
-                "(Rc, Rt) after byte stage {}",
-                k + 1
-            );
+        for (k, &rates) in by_bytes.iter().enumerate() {
+            assert_a_send_leaves(&mut s, t, rates, &format!("byte stage {}", k + 1));
             t = s.next_send_ps().unwrap();
         }
         assert!(t < cut_ps + MS);

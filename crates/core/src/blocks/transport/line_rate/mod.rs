@@ -19,29 +19,24 @@
 //! window, which never limits this sender, so a loss costs no rate.
 
 use super::host_config::HostConfig;
-use super::{no_check, Marks, TransportKind};
+use super::TransportKind;
 use crate::engine::time::{serialization_ps, TimePs};
 use crate::keys::{invalid, ScenarioError};
 
-/// The line-rate sender as a transport: no ECN, NewReno's loss recovery, any port kind.
+/// The line-rate sender as a transport: no ECN, NewReno's loss recovery, any port kind (what
+/// it does not state is NewReno's).
 pub const TRANSPORT: TransportKind = TransportKind {
     name: "line_rate",
     description: "line-rate senders capped at one bandwidth-delay product of inflight (host.inflight_cap_bytes, or the fabric's longest path), TCP's ACKs and loss recovery: BFC's end hosts (Goyal et al. 2022)",
-    marks: Marks::None,
-    needs_trimming: false,
-    needs_lossless: false,
-    delayed_acks: true,
-    subflows: false,
-    no_opening: None,
     own_keys: &["host.inflight_cap_bytes"],
-    ignored_keys: &[
+    ignored_keys: &[&[
         "host.initial_cwnd_packets",
         "host.initial_ssthresh_packets",
         "host.dctcp_g",
-    ],
+    ]],
     ignored_because: "host.transport = \"line_rate\" (no congestion window: one bandwidth-delay product of inflight from the start)",
     check_keys,
-    check_routing: no_check,
+    ..super::tcp::newreno::TRANSPORT
 };
 
 /// The cap, when given, holds at least one segment.

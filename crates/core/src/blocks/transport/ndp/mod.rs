@@ -29,10 +29,11 @@ use std::collections::VecDeque;
 
 use super::rto::RtoEstimator;
 use super::{SenderCounters, SenderParams, TIMER_OFF};
-use crate::blocks::routing::{Mode, MODES};
+use crate::blocks::routing::{self, Mode};
 use crate::blocks::transport::host_config::{HostConfig, MAX_PATH_LABELS};
 use crate::blocks::transport::{Marks, TransportKind};
 use crate::engine::rng::mix;
+use crate::engine::stats::{only_counts, Tally};
 use crate::engine::time::TimePs;
 use crate::keys::{invalid, ScenarioError};
 
@@ -62,20 +63,20 @@ pub struct NdpCounters {
     pub path_skips: u64,
 }
 
-impl std::ops::Add for NdpCounters {
-    type Output = NdpCounters;
-
-    fn add(self, o: NdpCounters) -> NdpCounters {
-        NdpCounters {
-            nacks: self.nacks + o.nacks,
-            pulls: self.pulls + o.pulls,
-            pulls_unused: self.pulls_unused + o.pulls_unused,
-            returns: self.returns + o.returns,
-            returns_resent_at_once: self.returns_resent_at_once + o.returns_resent_at_once,
-            path_skips: self.path_skips + o.path_skips,
-        }
+impl Tally for NdpCounters {
+    fn counts_mut(&mut self) -> impl IntoIterator<Item = &mut u64> {
+        [
+            &mut self.nacks,
+            &mut self.pulls,
+            &mut self.pulls_unused,
+            &mut self.returns,
+            &mut self.returns_resent_at_once,
+            &mut self.path_skips,
+        ]
     }
 }
+
+const _: () = assert!(only_counts::<NdpCounters>(6));
 
 /// What a packet's path brought back, for its score (htsim's `count_feedback`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -525,12 +526,12 @@ pub const TRANSPORT: TransportKind = TransportKind {
     subflows: false,
     no_opening: None,
     own_keys: &["host.ndp_pull_rate", "host.ndp_paths"],
-    ignored_keys: &[
+    ignored_keys: &[&[
         "host.dctcp_g",
         "host.initial_ssthresh_packets",
         "host.delayed_ack",
         "host.delayed_ack_ns",
-    ],
+    ]],
     ignored_because: "host.transport = \"ndp\" (no ECN, no slow start, an ACK or NACK per packet)",
     check_keys,
     check_routing,
@@ -569,16 +570,12 @@ fn check_routing(h: &HostConfig, mode: &Mode) -> Result<(), ScenarioError> {
         ));
     }
     if h.ndp_paths == 0 && mode.per_flow {
-        let per_packet: Vec<&str> = MODES
-            .iter()
-            .filter(|m| !m.per_flow && !m.needs_groups)
-            .map(|m| m.name)
-            .collect();
+        let per_packet = routing::names_where(|m| !m.per_flow && !m.needs_groups);
         return Err(invalid(
             "routing.mode",
             format!(
                 "NDP sprays every packet: expected {} (or {LABEL_HASHING_MODE} with host.ndp_paths), got {:?}",
-                per_packet.join(", "),
+                per_packet,
                 mode.name
             ),
         ));
@@ -589,17 +586,9 @@ fn check_routing(h: &HostConfig, mode: &Mode) -> Result<(), ScenarioError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::blocks::transport::WindowRule;
 
     fn params(initial_cwnd_packets: u32) -> SenderParams {
-        SenderParams {
-            mss_bytes: 9000,
-            initial_cwnd_packets,
-            initial_ssthresh_packets: None,
-            min_rto_ps: 1_000_000,
-            max_rto_ps: 1_000_000_000,
-            window: WindowRule::NewReno,
-        }
+        SenderParams::newreno(9000, initial_cwnd_packets)
     }
 
     fn send_all(s: &mut NdpSender, now_ps: TimePs) -> Vec<u32> {

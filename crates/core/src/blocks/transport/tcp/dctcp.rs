@@ -4,7 +4,7 @@
 //! data to cwnd·(1 − α/2). Losses are handled by NewReno underneath.
 
 use crate::blocks::transport::host_config::HostConfig;
-use crate::blocks::transport::{no_check, Marks, TransportKind};
+use crate::blocks::transport::{Marks, TransportKind};
 use crate::keys::{invalid, ScenarioError};
 
 /// The ECN state of one DCTCP sender.
@@ -67,21 +67,14 @@ impl Dctcp {
     }
 }
 
-/// DCTCP as a transport: ECN-capable, marked at the switches' threshold K.
+/// DCTCP as a transport: ECN-capable, marked at the switches' threshold K; otherwise NewReno.
 pub const TRANSPORT: TransportKind = TransportKind {
     name: "dctcp",
     description: "DCTCP: ECN marks at a threshold K, alpha with g = 1/16, window cut by alpha/2 (Alizadeh et al. 2010)",
     marks: Marks::Threshold,
-    needs_trimming: false,
-    needs_lossless: false,
-    delayed_acks: true,
-    subflows: false,
-    no_opening: None,
     own_keys: &["host.dctcp_g", "switch.ecn_threshold_packets"],
-    ignored_keys: &[],
-    ignored_because: "",
     check_keys,
-    check_routing: no_check,
+    ..super::newreno::TRANSPORT
 };
 
 /// DCTCP's gain g: above 0, at most 1.

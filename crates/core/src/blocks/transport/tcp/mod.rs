@@ -242,14 +242,7 @@ mod tests {
     use super::*;
 
     fn params() -> SenderParams {
-        SenderParams {
-            mss_bytes: 1000,
-            initial_cwnd_packets: 4,
-            initial_ssthresh_packets: None,
-            min_rto_ps: 1_000_000,
-            max_rto_ps: 1_000_000_000,
-            window: WindowRule::NewReno,
-        }
+        SenderParams::newreno(1000, 4)
     }
 
     fn send_all(s: &mut Sender, now_ps: TimePs) -> Vec<u32> {

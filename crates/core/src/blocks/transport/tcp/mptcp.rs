@@ -131,7 +131,6 @@ mod tests {
     use super::super::newreno::NewReno;
     use super::super::{Sender, SenderParams};
     use super::*;
-    use crate::blocks::transport::WindowRule;
 
     const MSS: u64 = 1000;
 
@@ -174,12 +173,8 @@ mod tests {
         }
         // The same through a subflow's sender: its window of 4 grows by 10 bytes, not TCP's 250.
         let params = SenderParams {
-            mss_bytes: MSS,
-            initial_cwnd_packets: 4,
             initial_ssthresh_packets: Some(4),
-            min_rto_ps: 1_000_000,
-            max_rto_ps: 1_000_000_000,
-            window: WindowRule::NewReno,
+            ..SenderParams::newreno(MSS, 4)
         };
         let mut subflow = Sender::new(&params, u32::MAX);
         while subflow.next_segment(0).is_some() {}

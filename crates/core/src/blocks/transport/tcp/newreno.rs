@@ -128,6 +128,8 @@ impl NewReno {
 }
 
 /// TCP NewReno as a transport: not ECN-capable, ACKs that may be delayed, no keys of its own.
+/// DCTCP and the line-rate sender state only what differs from it (MPTCP, whose coupling
+/// NewReno's window uses, states all).
 pub const TRANSPORT: TransportKind = TransportKind {
     name: "tcp",
     description: "TCP NewReno: slow start, AIMD, fast retransmit and recovery with partial ACKs, RTO (RFC 5681, 6582, 6298)",

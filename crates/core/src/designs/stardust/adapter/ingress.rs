@@ -463,6 +463,14 @@ mod tests {
         ingress_asking(credits, voq_packets, false, false)
     }
 
+    /// A pull ingress of 10-packet VOQs holding one 600-byte packet for destination 1.
+    fn holding_one_packet() -> (PacketArena, Ingress) {
+        let mut packets = PacketArena::new();
+        let mut i = ingress(true, 10);
+        i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0);
+        (packets, i)
+    }
+
     fn ingress_asking(
         credits: bool,
         voq_packets: u32,
@@ -686,9 +694,7 @@ mod tests {
     #[cfg(debug_assertions)]
     #[should_panic(expected = "packets against")]
     fn a_voq_whose_bytes_disagree_with_its_packets_fires() {
-        let mut packets = PacketArena::new();
-        let mut i = ingress(true, 10);
-        i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0);
+        let (_packets, mut i) = holding_one_packet();
         i.miscount(2, 600);
         i.debug_check(2);
     }
@@ -705,9 +711,7 @@ mod tests {
     #[cfg(debug_assertions)]
     #[should_panic(expected = "over its capacity")]
     fn a_voq_over_its_capacity_fires() {
-        let mut packets = PacketArena::new();
-        let mut i = ingress(true, 10);
-        i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0);
+        let (_packets, mut i) = holding_one_packet();
         i.spec.voq_packets = 0;
         i.debug_check(2);
     }

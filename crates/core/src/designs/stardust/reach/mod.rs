@@ -28,6 +28,7 @@ use crate::blocks::routing::{RouteTable, Router};
 use crate::blocks::stream_kind;
 use crate::blocks::topology::{Attachment, Topology};
 use crate::engine::rng::{stream, ComponentId, Rng};
+use crate::engine::stats::Tally;
 use crate::engine::time::{ps_from_ns, TimePs};
 use crate::scenario::{invalid, ScenarioError};
 
@@ -98,6 +99,23 @@ pub struct ReachCounters {
     pub packets_lost: u64,
     /// When the device's tables changed (a link up or down, a neighbour's slice adopted).
     pub changes_ps: Vec<TimePs>,
+}
+
+impl Tally for ReachCounters {
+    /// Every count but the log of table changes.
+    fn counts_mut(&mut self) -> impl IntoIterator<Item = &mut u64> {
+        [
+            &mut self.cells_sent,
+            &mut self.cells_received,
+            &mut self.lost_no_route,
+            &mut self.lost_link_cut,
+            &mut self.lost_device_failed,
+            &mut self.lost_errored,
+            &mut self.links_marked_faulty,
+            &mut self.lost_reachability,
+            &mut self.packets_lost,
+        ]
+    }
 }
 
 impl ReachCounters {
@@ -614,15 +632,7 @@ pub fn report(
     let mut links = 0u64;
     for d in devices {
         let c = &d.reach.counters;
-        all.cells_sent += c.cells_sent;
-        all.cells_received += c.cells_received;
-        all.lost_no_route += c.lost_no_route;
-        all.lost_link_cut += c.lost_link_cut;
-        all.lost_device_failed += c.lost_device_failed;
-        all.lost_errored += c.lost_errored;
-        all.links_marked_faulty += c.links_marked_faulty;
-        all.lost_reachability += c.lost_reachability;
-        all.packets_lost += c.packets_lost;
+        all.add(c);
         links += d.reach.links as u64;
         changes.extend(c.changes_ps.iter().map(|&at| (at, d.switch, d.adapter)));
     }

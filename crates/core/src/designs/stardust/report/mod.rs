@@ -15,7 +15,7 @@ use super::wire::CellFormat;
 use super::Stardust;
 use crate::blocks::ethernet::host::{FlowSeries, Host, SenderTotals};
 use crate::blocks::ethernet::opening::{self, OpenedDetail, OpenedSummary};
-use crate::blocks::ethernet::summary::{DcqcnSummary, NdpSummary, PfcSummary};
+use crate::blocks::ethernet::summary::{DcqcnSummary, FlowGoodput, NdpSummary, PfcSummary};
 use crate::blocks::ethernet::switch::TrimCounts;
 use crate::blocks::transport::Transport;
 use crate::blocks::workload::TimedCounts;
@@ -257,7 +257,7 @@ pub struct StardustTables {
     /// Goodput of every receiving host.
     pub hosts: HostTable,
     /// Goodput of every flow.
-    pub flows: FlowTable,
+    pub flows: FlowGoodput,
     /// Depth of the last-stage element queues (toward adapters) each data cell found on
     /// arrival, during measurement.
     pub last_stage_queue: QueueTable,
@@ -312,20 +312,6 @@ pub struct QueueTable {
     pub arrivals: Vec<u64>,
 }
 
-/// Goodput per flow (sending host, receiving host).
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct FlowTable {
-    /// Sending host.
-    pub src: Vec<u32>,
-    /// Receiving host.
-    pub dst: Vec<u32>,
-    /// Goodput over the measurement window.
-    pub goodput_gbps: Vec<f64>,
-    /// Finite flows: completion time, from the start of the run (when every finite flow
-    /// starts) to its last byte reaching its host; absent while unfinished.
-    pub fct_us: Vec<Option<f64>>,
-}
-
 /// Goodput per receiving host.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct HostTable {
@@ -339,7 +325,7 @@ pub struct HostTable {
 struct Received {
     delivery: SummaryDelivery,
     hosts: HostTable,
-    flows: FlowTable,
+    flows: FlowGoodput,
     timed_flows: TimedFlows,
     transport: Option<TransportSummary>,
 }
@@ -470,13 +456,6 @@ impl Stardust {
             timed_flows = TimedFlows::Opened(table);
             goodput = hosts_goodput;
         }
-        let merged = |pick: &dyn Fn(&Egress) -> &LatencyHistogram| {
-            let mut all = LatencyHistogram::new();
-            for a in &parts.adapters {
-                all.add(pick(a.egress()));
-            }
-            all.percentiles()
-        };
         let delivery = SummaryDelivery {
             goodput,
             flow_goodput_gbps: Spread::of(flows.goodput_gbps.clone()),
@@ -485,8 +464,12 @@ impl Stardust {
             flows_completed: fcts.len() as u64,
             fct_us: Completion::of(&fcts),
             flows_at_least_94_4_percent: at_least,
-            packet_latency_us: merged(&|e| &e.packet_latency).scaled(1e6),
-            fabric_latency_ns: merged(&|e| &e.fabric_latency).scaled(PS_PER_NS as f64),
+            packet_latency_us: merged(parts, |e| &e.packet_latency)
+                .percentiles()
+                .scaled(1e6),
+            fabric_latency_ns: merged(parts, |e| &e.fabric_latency)
+                .percentiles()
+                .scaled(PS_PER_NS as f64),
             packet_latency_with_in_flight_us: self
                 .packet_latency_with_in_flight(parts, clock.now_ps)
                 .percentiles()
@@ -510,33 +493,36 @@ impl Stardust {
     /// The measured packets' latencies, delivered or still held at their ages at `now_ps`
     /// (every live packet is in the packet account: in a VOQ, in cells or at a host port).
     fn packet_latency_with_in_flight(&self, parts: &Parts<'_>, now_ps: TimePs) -> LatencyHistogram {
-        let from_ps = self.config.run.warmup_ps();
-        let mut all = LatencyHistogram::new();
-        for a in &parts.adapters {
-            all.add(&a.egress().packet_latency);
-        }
-        for p in self.fabric.live_packets() {
-            if p.created_ps >= from_ps {
-                all.record(now_ps - p.created_ps);
-            }
-        }
+        let mut all = merged(parts, |e| &e.packet_latency);
+        let live = self.fabric.live_packets().map(|p| p.created_ps);
+        self.record_ages(&mut all, live, now_ps);
         all
     }
 
     /// The measured data cells' fabric latencies, delivered or still in the fabric at their
     /// ages at `now_ps` (built-in sources: every live cell is then the design's own).
     fn fabric_latency_with_in_flight(&self, parts: &Parts<'_>, now_ps: TimePs) -> LatencyHistogram {
-        let from_ps = self.config.run.warmup_ps();
-        let mut all = LatencyHistogram::new();
-        for a in &parts.adapters {
-            all.add(&a.egress().fabric_latency);
-        }
-        for c in self.fabric.live_cells() {
-            if !CellFormat::is_control(c) && c.inject_ps >= from_ps {
-                all.record(now_ps - c.inject_ps);
-            }
-        }
+        let mut all = merged(parts, |e| &e.fabric_latency);
+        let live = self
+            .fabric
+            .live_cells()
+            .filter(|c| !CellFormat::is_control(c));
+        self.record_ages(&mut all, live.map(|c| c.inject_ps), now_ps);
         all
+    }
+
+    /// Records in `all` the ages at `now_ps` of the items still on their way that were made
+    /// during measurement (`made_ps`: when each was made).
+    fn record_ages(
+        &self,
+        all: &mut LatencyHistogram,
+        made_ps: impl Iterator<Item = TimePs>,
+        now_ps: TimePs,
+    ) {
+        let from_ps = self.config.run.warmup_ps();
+        for made_ps in made_ps.filter(|&ps| ps >= from_ps) {
+            all.record(now_ps - made_ps);
+        }
     }
 
     /// Goodput of the built-in sources' receiving hosts and flows over the window of
@@ -544,7 +530,7 @@ impl Stardust {
     fn built_in_report(&self, adapters: &[&Adapter], window_s: f64) -> TransportReport {
         let gbps = |bytes: u64| bytes as f64 * 8.0 / window_s / 1e9;
         let mut host_table = HostTable::default();
-        let mut flows = FlowTable::default();
+        let mut flows = FlowGoodput::default();
         let mut fractions = Vec::new();
         let mut flow_fractions = Vec::new();
         for a in adapters {
@@ -568,14 +554,16 @@ impl Stardust {
             .find(|f| f.src == src)
             .copied()
             .unwrap_or_default();
-            flows.src.push(src as u32);
-            flows.dst.push(dst as u32);
-            flows.goodput_gbps.push(gbps(from.bytes_measured));
-            flow_fractions
-                .push(gbps(from.bytes_measured) / (self.host_rate_bps[dst as usize] as f64 / 1e9));
             let done = size_bytes.is_some_and(|size| from.bytes == size);
             let fct_us = done.then(|| from.last_ps as f64 / 1e6);
-            flows.fct_us.push(fct_us);
+            flows.push(
+                src as usize,
+                dst as usize,
+                gbps(from.bytes_measured),
+                fct_us,
+            );
+            flow_fractions
+                .push(gbps(from.bytes_measured) / (self.host_rate_bps[dst as usize] as f64 / 1e9));
             fcts.extend(fct_us);
         }
         let goodput = fractions.iter().sum::<f64>() / fractions.len().max(1) as f64;
@@ -622,6 +610,15 @@ fn built_in_timed(
     let with_unfinished =
         (with_unfinished.count() > 0).then(|| with_unfinished.percentiles().scaled(1e6));
     (counts, timed, with_unfinished)
+}
+
+/// Every adapter's egress histogram that `pick` names, merged.
+fn merged(parts: &Parts<'_>, pick: fn(&Egress) -> &LatencyHistogram) -> LatencyHistogram {
+    let mut all = LatencyHistogram::new();
+    for a in &parts.adapters {
+        all.add(pick(a.egress()));
+    }
+    all
 }
 
 /// The depths of the last-stage element queues data cells found on arrival, and their mean.
@@ -672,7 +669,7 @@ fn summary_queues(parts: &Parts<'_>, last_stage_mean: f64) -> SummaryQueues {
 /// times of finite flows, and the transport's counters.
 type TransportReport = (
     HostTable,
-    FlowTable,
+    FlowGoodput,
     f64,
     f64,
     Vec<f64>,
@@ -693,10 +690,6 @@ impl Stardust {
         window_s: f64,
     ) -> Option<(OpenedSummary, opening::TimedTable, f64)> {
         let opening = self.config.opening()?;
-        let path = opening::IdealPath {
-            mss_bytes: self.config.host.config.packet_bytes as u64,
-            propagation_ps: self.config.link.propagation_ps(),
-        };
         let adapter = |host: usize| self.addressing.adapter_of(host as u16) as usize;
         let adapters = self.addressing.adapters();
         let links = |src, dst| self.adapter_hops[adapter(src) * adapters + adapter(dst)] as u64 + 2;
@@ -706,7 +699,7 @@ impl Stardust {
             &self.host_rate_bps,
             clock.now_ps,
             window_s,
-            path,
+            opening::IdealPath::of(&self.config.host.config, &self.config.link),
             links,
         ))
     }
@@ -721,7 +714,7 @@ impl Stardust {
         now_ps: TimePs,
     ) -> TransportReport {
         let gbps = |bytes: u64| bytes as f64 * 8.0 / window_s / 1e9;
-        let mut flows = FlowTable::default();
+        let mut flows = FlowGoodput::default();
         let mut fractions = Vec::with_capacity(self.host_flows.len());
         let mut fcts = Vec::new();
         let mut received = vec![0u64; hosts.len()];
@@ -731,10 +724,7 @@ impl Stardust {
             let (flow_gbps, fct_us) = receiver.received(f.at_dst, window_s);
             fractions.push(flow_gbps * 1e9 / self.host_rate_bps[f.dst as usize] as f64);
             fcts.extend(fct_us);
-            flows.src.push(f.src as u32);
-            flows.dst.push(f.dst as u32);
-            flows.goodput_gbps.push(flow_gbps);
-            flows.fct_us.push(fct_us);
+            flows.push(f.src as usize, f.dst as usize, flow_gbps, fct_us);
         }
         if self.config.opening().is_some() {
             // No flow made at build: what each host received of the flows opened to it.

@@ -8,6 +8,7 @@
 use super::AquariusSpec;
 use crate::blocks::ethernet::pause::{PauseClock, PauseTarget};
 use crate::blocks::priority_port::ClassMask;
+use crate::engine::stats::{only_counts, Tally};
 use crate::engine::time::TimePs;
 use std::collections::hash_map::{DefaultHasher, Entry};
 use std::collections::HashMap;
@@ -55,19 +56,20 @@ pub struct AquariusCounters {
     pub flows_mapped: u64,
 }
 
-impl AquariusCounters {
-    /// These counts and `other`'s, summed.
-    pub fn plus(self, o: &AquariusCounters) -> AquariusCounters {
-        AquariusCounters {
-            flow_pause_frames_sent: self.flow_pause_frames_sent + o.flow_pause_frames_sent,
-            flow_resume_frames_sent: self.flow_resume_frames_sent + o.flow_resume_frames_sent,
-            pauses_above_high: self.pauses_above_high + o.pauses_above_high,
-            flows_isolated: self.flows_isolated + o.flows_isolated,
-            isolated_packets: self.isolated_packets + o.isolated_packets,
-            flows_mapped: self.flows_mapped + o.flows_mapped,
-        }
+impl Tally for AquariusCounters {
+    fn counts_mut(&mut self) -> impl IntoIterator<Item = &mut u64> {
+        [
+            &mut self.flow_pause_frames_sent,
+            &mut self.flow_resume_frames_sent,
+            &mut self.pauses_above_high,
+            &mut self.flows_isolated,
+            &mut self.isolated_packets,
+            &mut self.flows_mapped,
+        ]
     }
 }
+
+const _: () = assert!(only_counts::<AquariusCounters>(6));
 
 /// A frame for upstream: the port to send it on, the flow, and PAUSE (true) or RESUME.
 pub type FlowFrame = (u16, PauseTarget, bool);
