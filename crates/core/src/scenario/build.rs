@@ -394,6 +394,7 @@ impl Scenario {
             slot_ps: self.cell_time_ps(),
             stop_ps: self.end_ps(),
             bytes_per_pair: self.traffic.bytes_per_pair,
+            broadcast_fraction: self.traffic.broadcast_fraction,
         }
     }
 

@@ -657,6 +657,11 @@ pub struct TrafficConfig {
     pub destinations: DestinationName,
     /// Uniform: whether a terminal may send to itself (`rifl`: false).
     pub include_self: bool,
+    /// `rifl`: share of packets (whole bursts, under bursty arrivals) a host sends to every
+    /// other host as one broadcast (Dst Port 255), the rest to `destinations`; the load counts
+    /// a broadcast cell once at its source, its N − 1 copies at the outputs. Unit: fraction of
+    /// packets.
+    pub broadcast_fraction: f64,
     /// Hotspot: the hot terminal.
     pub hotspot_port: u32,
     /// Hotspot: share of packets sent to the hot terminal. Unit: fraction of packets.
@@ -682,6 +687,7 @@ impl Default for TrafficConfig {
             bytes_per_pair: None,
             destinations: DestinationName::Uniform,
             include_self: true,
+            broadcast_fraction: 0.0,
             hotspot_port: 0,
             hotspot_fraction: 0.0,
             packet_bytes: None,

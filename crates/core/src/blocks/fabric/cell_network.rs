@@ -317,11 +317,18 @@ pub struct SourceQueueing {
     pub max: f64,
 }
 
-/// The cell account, each term counted where the cells are, and the cells left unmeasured.
+/// The cell account, each term counted where the cells are, and the cells left unmeasured:
+/// cells injected (plus cells copied, where switches copy broadcasts) = delivered + dropped +
+/// in flight.
 #[derive(Clone, Debug, Serialize)]
 pub struct CellCounts {
     /// Cells generated over the whole run.
     pub cells_injected: u64,
+    /// Cells the switches made by copying broadcasts over the whole run, beyond the cell that
+    /// arrived (a broadcast cell injected once and copied once per other output is delivered
+    /// once to every other host); absent where the traffic broadcasts nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cells_copied: Option<u64>,
     /// Cells delivered over the whole run.
     pub cells_delivered: u64,
     /// Cells dropped over the whole run.
@@ -477,6 +484,8 @@ pub struct Network<R: Router> {
     cell_payload_bytes: u32,
     bit_errors: BitErrors,
     offered_load: f64,
+    /// The hosts broadcast (the account then counts the switches' copies).
+    broadcasts: bool,
     /// The hosts' link rate.
     host_rate_bps: u64,
 }
@@ -561,6 +570,7 @@ impl<R: Router> Network<R> {
             cell_payload_bytes: gnet.map_or(traffic.cell_payload_bytes, |g| g.flit_bytes),
             bit_errors,
             offered_load: traffic.load,
+            broadcasts: traffic.broadcast_fraction > 0.0,
             host_rate_bps: link.rate_bps,
         }
     }
@@ -721,8 +731,8 @@ impl<R: Router> Network<R> {
         }
     }
 
-    /// The cell account, each term counted where the cells are: injected and delivered by the
-    /// terminals, dropped where the drops happened, in flight as the lengths of the queues
+    /// The cell account, each term counted where the cells are: injected (and copied, by the
+    /// switches that copy broadcasts) and delivered by the terminals, dropped where the drops happened, in flight as the lengths of the queues
     /// (which must equal the cells allocated, each released once).
     fn settle(&self) -> Result<Ledger, RunError> {
         self.fabric.check_released_once()?;
@@ -735,13 +745,20 @@ impl<R: Router> Network<R> {
             });
         }
         let ledger = Ledger {
-            injected: self.terminal_sum(|t| t.cells_injected),
+            injected: self.terminal_sum(|t| t.cells_injected) + self.cells_copied(),
             delivered: self.terminal_sum(|t| t.cells_delivered),
             dropped: self.fabric.metrics().cells_dropped,
             in_flight,
         };
         ledger.check(self.lossless)?;
         Ok(ledger)
+    }
+
+    /// Cells the switches made by copying broadcasts.
+    fn cells_copied(&self) -> u64 {
+        self.cell_switches()
+            .map(|s| s.stats.switch_counters.cells_copied)
+            .sum()
     }
 
     /// `count` summed over the terminals.
@@ -866,8 +883,10 @@ impl<R: Router> Network<R> {
 
     /// The settled account, with the cells measured and the ages of those still in flight.
     fn cell_counts(&self, ledger: &Ledger, in_flight_ages: &LatencyHistogram) -> CellCounts {
+        let copied = self.cells_copied();
         CellCounts {
-            cells_injected: ledger.injected,
+            cells_injected: ledger.injected - copied,
+            cells_copied: self.broadcasts.then_some(copied),
             cells_delivered: ledger.delivered,
             cells_dropped: ledger.dropped,
             cells_in_flight: ledger.in_flight,
