@@ -355,6 +355,7 @@ impl Scenario {
             lossless: self.is_lossless(),
             bit_errors: self.link.bit_errors().expect("validated"),
             in_band_flow_control: self.link.in_band_flow_control,
+            layer1_frame_bytes: self.link.frame_bytes,
             vc: self.vc_spec(),
             gnet: self.gnet_spec(),
         }

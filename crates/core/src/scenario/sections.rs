@@ -474,6 +474,10 @@ pub struct LinkConfig {
     /// CRC and sent again if corrupted (Shen and Chow 2023, §IV-D, Fig. 4); `false` sends it
     /// out of band (the cable's propagation, no bandwidth), as cables without errors do.
     pub in_band_flow_control: bool,
+    /// On cables with bit errors (RIFL Layer 1): the frame size, a power of two from 8 to 256
+    /// bytes, each frame with a two-byte header (Shen and Chow 2023, §II-A), carrying cells as
+    /// a byte stream; absent: a frame is a cell. Unit: bytes.
+    pub frame_bytes: Option<u32>,
     /// ON/OFF: occupancy (cells) at which the switch sends OFF.
     pub off_threshold_cells: Option<u32>,
     /// ON/OFF: occupancy (cells) at which the switch sends ON again.
@@ -492,6 +496,7 @@ impl Default for LinkConfig {
             error_burst_frames: 0.0,
             error_burst_gap_frames: 0.0,
             in_band_flow_control: true,
+            frame_bytes: None,
             off_threshold_cells: None,
             on_threshold_cells: None,
         }

@@ -323,6 +323,16 @@ impl Scenario {
                 "bit errors are corrected by RIFL Layer 1 retransmission: expected design = \"rifl\" (or no bit errors)",
             ));
         }
+        if let Some(bytes) = link.frame_bytes {
+            if !(bytes.is_power_of_two() && (8..=256).contains(&bytes)) {
+                return Err(invalid(
+                    "link.frame_bytes",
+                    format!(
+                        "RIFL Layer 1 frames are a power of two from 8 to 256 bytes, got {bytes}"
+                    ),
+                ));
+            }
+        }
         let cell_ps = self.cell_time_ps();
         let propagation_ps = link.propagation_ps();
         if propagation_ps < cell_ps || !propagation_ps.is_multiple_of(cell_ps) {

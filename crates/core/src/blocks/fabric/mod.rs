@@ -32,7 +32,7 @@ use crate::engine::queue::{CalendarQueue, EventQueue, Origin, Phase};
 use crate::engine::stats::LatencyHistogram;
 use crate::engine::time::{next_boundary_ps, TimePs};
 use layer1::Layer1;
-pub use layer1::{Layer1Counters, Layer1Spec};
+pub use layer1::{Framing, Layer1Counters, Layer1Spec, LAYER1_HEADER_BYTES};
 pub use model::FabricModel;
 pub use node::{Context, Node};
 
