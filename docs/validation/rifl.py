@@ -207,6 +207,43 @@ def rack_capacity_per_error() -> None:
               f"| {layer1['flow_control_frames']} | {layer1['errors_detected']} | {lost} {pauses}")
 
 
+def rack_frame_size() -> None:
+    """Table I's switch saturated (load 1.0) on Layer 1 cables whose frames are the cell (the
+    default) or link.frame_bytes long, error-free (BER 1e-30) and at BER 1e-7."""
+    print("| frame | wire bytes per cell (262-byte cell + 2-byte header per frame) | goodput, error-free "
+          "| goodput, BER 1e-7 | ratio | errors detected | flow-control frames (error-free) |")
+    print("|---|---|---|---|---|---|---|")
+    for frame in [None, 256, 64, 32]:
+        runs = {}
+        for ber in (1e-30, 1e-7):
+            overrides = {"traffic.load": 1.0, "link.ber": ber}
+            if frame:
+                overrides["link.frame_bytes"] = frame
+            runs[ber] = cellfabric.run("scenarios/rifl/table1.toml", overrides=overrides).summary
+        clean, noisy = runs[1e-30], runs[1e-7]
+        wire = 264 if frame is None else 262 * frame / (frame - 2)
+        label = "the cell (264 B)" if frame is None else f"{frame} B"
+        print(f"| {label} | {wire:.1f} | {clean['goodput']:.4f} | {noisy['goodput']:.4f} "
+              f"| {noisy['goodput'] / clean['goodput']:.4f} | {noisy['layer1']['errors_detected']} "
+              f"| {clean['layer1']['flow_control_frames']} |")
+
+
+def broadcasts() -> None:
+    """Table I's switch at load 0.1 with a share of packets broadcast (Dst Port 255): every
+    broadcast cell becomes 31 deliveries, so each output carries load x (1 + f x 30)."""
+    print("| broadcast fraction | offered per host | delivered per host (measured) "
+          "| delivered per host (load x (1 + 30 f)) | cells copied | p50 | p99 "
+          "| cells out of order | cells dropped |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for fraction in [0.0, 0.05, 0.1, 0.2]:
+        s = cellfabric.run("scenarios/rifl/table1.toml",
+                           overrides={"traffic.load": 0.1, "traffic.broadcast_fraction": fraction}).summary
+        lat = s["latency_cells"]
+        print(f"| {fraction} | {s['injected_load']:.4f} | {s['throughput']:.4f} "
+              f"| {s['injected_load'] * (1 + 30 * fraction):.4f} | {s.get('cells_copied', 0)} "
+              f"| {lat['p50']:.0f} | {lat['p99']:.0f} | {s['cells_out_of_order']} | {s['cells_dropped']} |")
+
+
 def main() -> None:
     """Every section, or only those named on the command line (e.g. ``rack_layer1``)."""
     if len(sys.argv) > 1:
@@ -231,6 +268,10 @@ def main() -> None:
     rack_layer1()
     print("\n## Layer 1 inside the rack at full load: goodput and capacity lost per error\n")
     rack_capacity_per_error()
+    print("\n## Layer 1 inside the rack: the frame size (table1.toml, load 1.0)\n")
+    rack_frame_size()
+    print("\n## Broadcasts (Dst Port 255) on Table I's switch at load 0.1\n")
+    broadcasts()
 
 
 if __name__ == "__main__":

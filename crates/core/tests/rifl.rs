@@ -220,6 +220,34 @@ fn rifl_rules_name_the_key() {
         key(&[("traffic", "include_self", "true")]),
         "traffic.include_self"
     );
+    let broadcast = ("traffic", "broadcast_fraction", "0.1");
+    let build_key = |extra: &[(&str, &str, &str)]| {
+        let scenario = Scenario::from_json(&table1(extra)).unwrap();
+        rifl::build(&scenario).err().expect("refused").key
+    };
+    for rack in [
+        [
+            ("topology", "kind", "\"two_switch\""),
+            ("topology", "links", "2"),
+        ],
+        [
+            ("topology", "kind", "\"leaf_spine\""),
+            ("topology", "spines", "2"),
+        ],
+    ] {
+        assert_eq!(
+            build_key(&[rack[0], rack[1], broadcast]),
+            "traffic.broadcast_fraction",
+            "flooding a rack with loops would duplicate copies"
+        );
+    }
+    for extra in [
+        &[broadcast, ("traffic", "bytes_per_pair", "1000")][..],
+        &[("traffic", "broadcast_fraction", "1.5")],
+    ] {
+        let error = Scenario::from_json(&table1(extra)).unwrap_err();
+        assert_eq!(error.key, "traffic.broadcast_fraction");
+    }
     let bad_links = Scenario::from_json(&table1(&[
         ("topology", "kind", "\"two_switch\""),
         ("topology", "links", "32"),
@@ -406,4 +434,43 @@ fn a_cable_with_its_own_bit_error_rate_alone_runs_layer_one() {
     assert_eq!(layer1.counters.cables, 1);
     assert!(layer1.counters.errors_detected > 0 && layer1.counters.frames_replayed > 0);
     assert_eq!(noisy.cells.cells_dropped, 0);
+}
+
+/// RIFL Layer 1 frames of their own size inside the rack (§II-A: 8 to 256 bytes, a two-byte
+/// header each). 256-byte frames carry a 262-byte cell in 262/254 frames: within 1% of the
+/// frame-is-a-cell default. 16-byte frames spend 2 of every 16 bytes on headers, so a cable
+/// carries at most 264 · 14/16 / 262 cells per cell time and the saturated switch is held to
+/// that; 64-byte frames lose 3% to headers, which the switch's own ceiling hides.
+#[test]
+fn layer_one_frame_size_sets_the_racks_goodput() {
+    let saturated = |frame_bytes: Option<&str>| {
+        let mut extra = vec![
+            ("traffic", "load", "1.0"),
+            ("link", "ber", "1e-30"),
+            ("switch", "ports", "8"),
+        ];
+        if let Some(bytes) = frame_bytes {
+            extra.push(("link", "frame_bytes", bytes));
+        }
+        let s = run(&table1(&extra));
+        assert_eq!(
+            s.layer1.as_ref().unwrap().frame_bytes,
+            frame_bytes.map(|b| b.parse().unwrap())
+        );
+        s.rates.goodput
+    };
+    let cell = saturated(None);
+    let [f256, f64_, f16] = [Some("256"), Some("64"), Some("16")].map(saturated);
+    assert!((f256 / cell - 1.0).abs() < 0.01, "{f256} vs {cell}");
+    let cable_capacity = 264.0 * 14.0 / 16.0 / 262.0 * 256.0 / 264.0;
+    assert!(
+        f16 <= cable_capacity + 1e-3 && f16 > cable_capacity - 0.03,
+        "{f16} against {cable_capacity}"
+    );
+    assert!(f16 < f64_.min(f256), "{f16} {f64_} {f256}");
+    let bad = Scenario::from_json(&table1(&[
+        ("link", "ber", "1e-7"),
+        ("link", "frame_bytes", "100"),
+    ]));
+    assert_eq!(bad.unwrap_err().key, "link.frame_bytes");
 }

@@ -47,6 +47,10 @@ pub struct Cell {
 /// [`Cell::packet`] of a cell that ends no packet.
 pub const NO_PACKET: u32 = u32::MAX;
 
+/// [`Cell::dst`] of a broadcast cell, addressed to every host but its source (RIFL's Dst Port
+/// 255); its copies keep it.
+pub const BROADCAST_DST: u16 = u16::MAX;
+
 impl Cell {
     /// A fresh cell from `src` to `dst` carrying `payload_bytes`, generated at `inject_ps` as part
     /// of a packet whose first cell was generated at `packet_inject_ps`; routing and switching

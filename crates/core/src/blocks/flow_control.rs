@@ -139,12 +139,23 @@ impl TxGate {
         TxGate::OnOff(vec![true; channels])
     }
 
-    /// True if `channel` may send a cell now.
+    /// True if `channel` may send a cell now; [`EVERY_CHANNEL`] (a broadcast, copied into
+    /// every channel downstream) only when every channel may.
     pub fn may_send(&self, channel: u16) -> bool {
         match self {
             TxGate::Open => true,
+            _ if channel == EVERY_CHANNEL => self.every_channel_open(),
             TxGate::Credit(credits) => credits[channel as usize] > 0,
             TxGate::OnOff(on) => on[channel as usize],
+        }
+    }
+
+    /// True if every channel may send a cell now.
+    fn every_channel_open(&self) -> bool {
+        match self {
+            TxGate::Open => true,
+            TxGate::Credit(credits) => credits.iter().all(|&c| c > 0),
+            TxGate::OnOff(on) => on.iter().all(|&on| on),
         }
     }
 
@@ -165,11 +176,16 @@ impl TxGate {
         }
     }
 
-    /// Accounts for one cell sent on `channel` (which must be allowed to send).
+    /// Accounts for one cell sent on `channel` (which must be allowed to send); a cell on
+    /// [`EVERY_CHANNEL`] takes a credit of every channel.
     pub fn on_send(&mut self, channel: u16) {
         if let TxGate::Credit(credits) = self {
-            let c = &mut credits[channel as usize];
-            *c = c.checked_sub(1).expect("sent a cell without a credit");
+            let take = |c: &mut u32| *c = c.checked_sub(1).expect("sent a cell without a credit");
+            match credits.get_mut(channel as usize) {
+                Some(c) => take(c),
+                None if channel == EVERY_CHANNEL => credits.iter_mut().for_each(take),
+                None => panic!("no flow-control channel {channel}"),
+            }
         }
     }
 
@@ -185,6 +201,10 @@ impl TxGate {
         }
     }
 }
+
+/// The channel of a cell that the next switch copies into every VOQ of its input (a RIFL
+/// broadcast): it may cross only while every channel is open.
+pub const EVERY_CHANNEL: u16 = u16::MAX;
 
 /// Receive side: which signal, if any, a buffer change produces.
 #[derive(Clone, Debug)]

@@ -87,6 +87,9 @@ pub struct SwitchCounters {
     pub output_slots_held: u64,
     /// Cells blocked inside the Batcher-Banyan network (zero under a matching scheduler).
     pub internal_blocking: u64,
+    /// Cells made by copying a broadcast, beyond the cell that arrived (which is one of its
+    /// copies): the account adds them to the cells injected.
+    pub cells_copied: u64,
 }
 
 enum Queues {
@@ -713,6 +716,66 @@ impl LocalView for CellSwitch {
     }
 }
 
+impl CellSwitch {
+    /// Queues `cell`, arriving on `input` at `at_ps` and routed to `output`, with the channel it
+    /// takes on the next link; signals upstream if its flow control says so, or drops it.
+    fn admit<R: Router>(
+        &mut self,
+        ctx: &mut Context<'_, R>,
+        input: usize,
+        output: usize,
+        cell: CellId,
+        at_ps: TimePs,
+    ) {
+        let next_vc = ctx.next_channel(output, &ctx.cells[cell]);
+        let c = &mut ctx.cells[cell];
+        c.out_port = output as u16;
+        c.next_vc = next_vc;
+        match self.accept(at_ps, input as u16, cell, ctx.cells) {
+            // The signal leaves as the cell arrives (or at this edge, for a wire shorter than the
+            // rest of a cell time).
+            Admission::Queued(Some(signal)) => ctx.send_signal(input, signal, at_ps),
+            Admission::Queued(None) => {}
+            Admission::Dropped => ctx.drop_cell(cell),
+        }
+    }
+
+    /// A broadcast arriving on `input` (RIFL §IV-A, Eq. 1: Dst Port 255; a packet never leaves
+    /// by the port it came in on): one copy joins the queue (the VOQ) of every other output,
+    /// in port order, each carrying its route out of that output. The cell itself is the last
+    /// copy; the others are new cells, counted in `cells_copied`.
+    fn copy_to_every_output<R: Router>(
+        &mut self,
+        ctx: &mut Context<'_, R>,
+        switch: usize,
+        input: usize,
+        cell: CellId,
+        at_ps: TimePs,
+    ) {
+        let last = if input + 1 == self.ports {
+            input - 1
+        } else {
+            self.ports - 1
+        };
+        for output in (0..self.ports).filter(|&o| o != input) {
+            let copy = if output == last {
+                cell
+            } else {
+                let value = ctx.cells[cell];
+                self.stats.switch_counters.cells_copied += 1;
+                ctx.cells.alloc(value)
+            };
+            ctx.router
+                .route_copy(switch, input, output, &mut ctx.cells[copy]);
+            if self.buffers.per_voq {
+                // The copy's channel into this switch is now its own VOQ.
+                ctx.cells[copy].vc = output as u16;
+            }
+            self.admit(ctx, input, output, copy, at_ps);
+        }
+    }
+}
+
 /// A cell switch is a slotted node: at each clock edge it routes and admits the cells latched
 /// at its inputs (signalling upstream as its flow control says), schedules, and sends.
 impl<R: Router> Node<R> for CellSwitch {
@@ -729,18 +792,12 @@ impl<R: Router> Node<R> for CellSwitch {
     #[inline(never)]
     fn cell_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId, at_ps: TimePs) {
         let index = ctx.router_index().expect("a switch is routed");
-        let output = ctx.router.route(index, port, &mut ctx.cells[cell], &*self);
-        let next_vc = ctx.next_channel(output, &ctx.cells[cell]);
-        let c = &mut ctx.cells[cell];
-        c.out_port = output as u16;
-        c.next_vc = next_vc;
-        match self.accept(at_ps, port as u16, cell, ctx.cells) {
-            // The signal leaves as the cell arrives (or at this edge, for a wire shorter than the
-            // rest of a cell time).
-            Admission::Queued(Some(signal)) => ctx.send_signal(port, signal, at_ps),
-            Admission::Queued(None) => {}
-            Admission::Dropped => ctx.drop_cell(cell),
+        if ctx.router.is_broadcast(index, port, &ctx.cells[cell]) {
+            self.copy_to_every_output(ctx, index, port, cell, at_ps);
+            return;
         }
+        let output = ctx.router.route(index, port, &mut ctx.cells[cell], &*self);
+        self.admit(ctx, port, output, cell, at_ps);
     }
 
     fn signal_arrives(&mut self, _ctx: &mut Context<'_, R>, port: usize, signal: FlowSignal) {

@@ -4,10 +4,16 @@
 //! The NIC keeps one transmit queue per flow-control channel of its link and serves the queues
 //! whose channel is open round robin: with one channel it is a FIFO; where the switch
 //! flow-controls each VOQ, a paused VOQ holds back only the traffic for it (RIFL §IV-D).
+//!
+//! Broadcasts (RIFL's Dst Port 255, copied by the switch into every VOQ of the input) wait in a
+//! queue of their own and go only while every channel is on. A broadcast also keeps the order
+//! of what the host generated: the cells generated before it leave first and those after it
+//! wait for it, so every host receives a source's cells, copies and all, in the order the source
+//! made them (whole packets, as the endpoint's de-segmentation needs).
 
 use super::cell::{Cell, CellArena, CellId, CellQueue};
 use super::fabric::{Context, Node};
-use super::flow_control::{FlowSignal, TxGate};
+use super::flow_control::{FlowSignal, TxGate, EVERY_CHANNEL};
 use super::link::Link;
 use super::port_set::{after, PortSet, MAX_PORTS};
 use super::routing::Router;
@@ -74,6 +80,13 @@ pub struct Terminal {
     pub queue_limit_cells: Option<u32>,
     /// Per source terminal, generation time of the latest cell received (in-order check).
     last_inject_from: Vec<TimePs>,
+    /// Broadcast cells waiting, in order.
+    broadcasts: CellQueue,
+    /// Generation time of the first waiting broadcast, or [`NEVER_PS`].
+    broadcast_head_ps: TimePs,
+    /// Where the source broadcasts: the generation time of each channel's first waiting cell
+    /// ([`NEVER_PS`] if none); empty where it never broadcasts.
+    head_inject_ps: Vec<TimePs>,
 }
 
 impl Terminal {
@@ -90,6 +103,10 @@ impl Terminal {
             (1..=MAX_PORTS).contains(&channels),
             "1 to {MAX_PORTS} channels"
         );
+        let head_inject_ps = match generator.broadcasts() {
+            true => vec![NEVER_PS; channels],
+            false => Vec::new(),
+        };
         Terminal {
             generator,
             tx_queues: (0..channels).map(|_| CellQueue::default()).collect(),
@@ -104,6 +121,9 @@ impl Terminal {
             measure_from_ps: 0,
             queue_limit_cells: None,
             last_inject_from: Vec::new(),
+            broadcasts: CellQueue::default(),
+            broadcast_head_ps: NEVER_PS,
+            head_inject_ps,
         }
     }
 
@@ -142,18 +162,45 @@ impl Terminal {
                 self.counters.source_wait_ps_sum += held_ps;
                 self.counters.source_wait_ps_max = self.counters.source_wait_ps_max.max(held_ps);
             }
-            let channel = cell.vc as usize;
-            let id = cells.alloc(cell);
-            cells.push_back(&mut self.tx_queues[channel], id);
-            self.nonempty.insert(channel);
-            self.queued_cells += 1;
+            self.enqueue(cell, cells);
         }
         sent.or_else(|| self.send(now_ps, cells))
     }
 
-    /// The next channel round robin with cells waiting that flow control lets send.
+    /// Stores a generated cell in the transmit queue of its channel (broadcasts in their own).
+    fn enqueue(&mut self, cell: Cell, cells: &mut CellArena) {
+        let inject_ps = cell.inject_ps;
+        let channel = cell.vc as usize;
+        let id = cells.alloc(cell);
+        self.queued_cells += 1;
+        if cell.vc == EVERY_CHANNEL {
+            if self.broadcasts.is_empty() {
+                self.broadcast_head_ps = inject_ps;
+            }
+            cells.push_back(&mut self.broadcasts, id);
+            return;
+        }
+        if let Some(head_ps) = self.head_inject_ps.get_mut(channel) {
+            if self.tx_queues[channel].is_empty() {
+                *head_ps = inject_ps;
+            }
+        }
+        cells.push_back(&mut self.tx_queues[channel], id);
+        self.nonempty.insert(channel);
+    }
+
+    /// The index [`next_sendable`](Self::next_sendable) gives the broadcast queue.
+    fn broadcast_slot(&self) -> usize {
+        self.tx_queues.len()
+    }
+
+    /// The next channel round robin with cells waiting that flow control lets send, or the
+    /// [`broadcast_slot`](Self::broadcast_slot).
     #[inline]
     fn next_sendable(&self) -> Option<usize> {
+        if !self.broadcasts.is_empty() {
+            return self.next_sendable_with_broadcasts();
+        }
         if self.tx_queues.len() == 1 {
             // One channel: a FIFO.
             return (self.queued_cells > 0 && self.gate.may_send(0)).then_some(0);
@@ -174,11 +221,36 @@ impl Terminal {
         }
     }
 
-    fn send(&mut self, now_ps: TimePs, cells: &mut CellArena) -> Option<(CellId, TimePs)> {
-        if !self.link.is_idle(now_ps) {
-            return None;
+    /// With a broadcast waiting: round robin over the channels whose first cell was generated
+    /// before it; once none is left, the broadcast, if every channel is on.
+    #[inline(never)]
+    fn next_sendable_with_broadcasts(&self) -> Option<usize> {
+        let earlier = |channel: &usize| self.head_inject_ps[*channel] < self.broadcast_head_ps;
+        let mut channels = self.nonempty.iter_from(self.next_channel).filter(earlier);
+        match channels.find(|&c| self.gate.may_send(c as u16)) {
+            Some(channel) => Some(channel),
+            None if self.nonempty.iter().any(|c| earlier(&c)) => None,
+            None => self
+                .gate
+                .may_send(EVERY_CHANNEL)
+                .then_some(self.broadcast_slot()),
         }
-        let channel = self.next_sendable()?;
+    }
+
+    /// Takes the cell that leaves from the queue `next_sendable` chose.
+    fn dequeue(&mut self, channel: usize, cells: &mut CellArena) -> CellId {
+        self.queued_cells -= 1;
+        if channel == self.broadcast_slot() {
+            let head = cells
+                .pop_front(&mut self.broadcasts)
+                .expect("a broadcast waits");
+            self.broadcast_head_ps = self
+                .broadcasts
+                .front()
+                .map_or(NEVER_PS, |next| cells[next].inject_ps);
+            self.gate.on_send(EVERY_CHANNEL);
+            return head;
+        }
         self.next_channel = after(channel, self.tx_queues.len());
         let queue = &mut self.tx_queues[channel];
         let head = cells
@@ -187,8 +259,19 @@ impl Terminal {
         if queue.is_empty() {
             self.nonempty.remove(channel);
         }
-        self.queued_cells -= 1;
+        if let Some(head_ps) = self.head_inject_ps.get_mut(channel) {
+            *head_ps = queue.front().map_or(NEVER_PS, |next| cells[next].inject_ps);
+        }
         self.gate.on_send(channel as u16);
+        head
+    }
+
+    fn send(&mut self, now_ps: TimePs, cells: &mut CellArena) -> Option<(CellId, TimePs)> {
+        if !self.link.is_idle(now_ps) {
+            return None;
+        }
+        let channel = self.next_sendable()?;
+        let head = self.dequeue(channel, cells);
         let c = &cells[head];
         if c.inject_ps == c.packet_inject_ps && c.inject_ps > self.measure_from_ps {
             let waited_ps = now_ps - c.inject_ps;
@@ -345,6 +428,7 @@ mod tests {
             slot_ps: 10,
             stop_ps: 1_000_000,
             bytes_per_pair: None,
+            broadcast_fraction: 0.0,
         };
         let destinations = Destinations::Uniform {
             ports: 2,

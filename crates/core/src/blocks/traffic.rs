@@ -12,7 +12,7 @@
 use rand::Rng as _;
 use rand_distr::{Distribution, Geometric};
 
-use super::cell::Cell;
+use super::cell::{Cell, BROADCAST_DST};
 use super::pair_budget::PairBudget;
 use crate::engine::rng::Rng;
 use crate::engine::time::TimePs;
@@ -179,6 +179,9 @@ pub struct TrafficSpec {
     /// A finite workload: payload bytes each source sends to each destination it may address
     /// (uniform destinations), then stops; `None`: sources send until `stop_ps`.
     pub bytes_per_pair: Option<u64>,
+    /// Share of packets (whole bursts, under bursty arrivals) sent to every other host as one
+    /// broadcast ([`BROADCAST_DST`]) instead of to one destination.
+    pub broadcast_fraction: f64,
 }
 
 /// One terminal's traffic source.
@@ -267,6 +270,11 @@ impl Generator {
         self.budget.as_ref().map(PairBudget::total_left)
     }
 
+    /// True if the source may broadcast.
+    pub fn broadcasts(&self) -> bool {
+        self.spec.broadcast_fraction > 0.0
+    }
+
     /// The source emits nothing at or after this time.
     pub fn stop_ps(&self) -> TimePs {
         self.spec.stop_ps
@@ -334,6 +342,7 @@ impl Generator {
         self.next_ps = from_ps.saturating_add(gap.saturating_mul(self.spec.slot_ps));
         let budget_destination = self.budget.as_ref().map(|b| b.draw(&mut self.rng));
         self.dst = match budget_destination {
+            None if self.draws_broadcast() => BROADCAST_DST,
             None => self.draw_destination(),
             Some(Some(dst)) => dst,
             Some(None) => {
@@ -388,6 +397,13 @@ impl Generator {
         self.burst_units_left = left - units;
     }
 
+    /// True if the next ON period is a broadcast (no draw without broadcasts, so a source
+    /// that never broadcasts draws as it always has).
+    fn draws_broadcast(&mut self) -> bool {
+        let fraction = self.spec.broadcast_fraction;
+        fraction > 0.0 && self.rng.gen_bool(fraction)
+    }
+
     fn draw_destination(&mut self) -> u16 {
         match self.destinations {
             Destinations::Fixed(dst) => dst,
@@ -436,6 +452,7 @@ mod tests {
             slot_ps: 10,
             stop_ps: 10 * 400_000,
             bytes_per_pair: None,
+            broadcast_fraction: 0.0,
         }
     }
 

@@ -355,6 +355,7 @@ impl Scenario {
             lossless: self.is_lossless(),
             bit_errors: self.link.bit_errors().expect("validated"),
             in_band_flow_control: self.link.in_band_flow_control,
+            layer1_frame_bytes: self.link.frame_bytes,
             vc: self.vc_spec(),
             gnet: self.gnet_spec(),
         }
@@ -394,6 +395,7 @@ impl Scenario {
             slot_ps: self.cell_time_ps(),
             stop_ps: self.end_ps(),
             bytes_per_pair: self.traffic.bytes_per_pair,
+            broadcast_fraction: self.traffic.broadcast_fraction,
         }
     }
 

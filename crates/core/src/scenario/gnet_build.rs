@@ -76,6 +76,7 @@ impl Scenario {
             cell_payload_bytes: CELL_PAYLOAD_BYTES,
             slot_ps: self.link_frame_ps(DATA_CELL_BYTES),
             bytes_per_pair: None,
+            broadcast_fraction: 0.0,
             ..self.plain_traffic_spec()
         }
     }

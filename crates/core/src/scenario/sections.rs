@@ -474,6 +474,10 @@ pub struct LinkConfig {
     /// CRC and sent again if corrupted (Shen and Chow 2023, §IV-D, Fig. 4); `false` sends it
     /// out of band (the cable's propagation, no bandwidth), as cables without errors do.
     pub in_band_flow_control: bool,
+    /// On cables with bit errors (RIFL Layer 1): the frame size, a power of two from 8 to 256
+    /// bytes, each frame with a two-byte header (Shen and Chow 2023, §II-A), carrying cells as
+    /// a byte stream; absent: a frame is a cell. Unit: bytes.
+    pub frame_bytes: Option<u32>,
     /// ON/OFF: occupancy (cells) at which the switch sends OFF.
     pub off_threshold_cells: Option<u32>,
     /// ON/OFF: occupancy (cells) at which the switch sends ON again.
@@ -492,6 +496,7 @@ impl Default for LinkConfig {
             error_burst_frames: 0.0,
             error_burst_gap_frames: 0.0,
             in_band_flow_control: true,
+            frame_bytes: None,
             off_threshold_cells: None,
             on_threshold_cells: None,
         }
@@ -657,6 +662,11 @@ pub struct TrafficConfig {
     pub destinations: DestinationName,
     /// Uniform: whether a terminal may send to itself (`rifl`: false).
     pub include_self: bool,
+    /// `rifl`: share of packets (whole bursts, under bursty arrivals) a host sends to every
+    /// other host as one broadcast (Dst Port 255), the rest to `destinations`; the load counts
+    /// a broadcast cell once at its source, its N − 1 copies at the outputs. Unit: fraction of
+    /// packets.
+    pub broadcast_fraction: f64,
     /// Hotspot: the hot terminal.
     pub hotspot_port: u32,
     /// Hotspot: share of packets sent to the hot terminal. Unit: fraction of packets.
@@ -682,6 +692,7 @@ impl Default for TrafficConfig {
             bytes_per_pair: None,
             destinations: DestinationName::Uniform,
             include_self: true,
+            broadcast_fraction: 0.0,
             hotspot_port: 0,
             hotspot_fraction: 0.0,
             packet_bytes: None,

@@ -255,7 +255,7 @@ impl Scenario {
             && self.topology.kind != TopologyName::File
         {
             unused.add(
-                &["link.in_band_flow_control"],
+                &["link.in_band_flow_control", "link.frame_bytes"],
                 "link.ber",
                 "link.ber = 0 (no cable runs RIFL Layer 1)",
             );

@@ -323,6 +323,16 @@ impl Scenario {
                 "bit errors are corrected by RIFL Layer 1 retransmission: expected design = \"rifl\" (or no bit errors)",
             ));
         }
+        if let Some(bytes) = link.frame_bytes {
+            if !(bytes.is_power_of_two() && (8..=256).contains(&bytes)) {
+                return Err(invalid(
+                    "link.frame_bytes",
+                    format!(
+                        "RIFL Layer 1 frames are a power of two from 8 to 256 bytes, got {bytes}"
+                    ),
+                ));
+            }
+        }
         let cell_ps = self.cell_time_ps();
         let propagation_ps = link.propagation_ps();
         if propagation_ps < cell_ps || !propagation_ps.is_multiple_of(cell_ps) {
@@ -475,6 +485,7 @@ impl Scenario {
                 "expected a fraction from 0 to 1",
             ));
         }
+        self.validate_broadcast(t)?;
         if !t.include_self && self.terminals() < 2 {
             return Err(invalid(
                 "traffic.include_self",
@@ -507,6 +518,33 @@ impl Scenario {
                 "required with packet_bytes_max",
             )),
         }
+    }
+}
+
+impl Scenario {
+    /// Broadcasts: a fraction, only where switches forward Dst Port 255 (RIFL), and not with a
+    /// budget per pair.
+    fn validate_broadcast(&self, t: &TrafficConfig) -> Result<(), ScenarioError> {
+        let key = "traffic.broadcast_fraction";
+        if !(0.0..=1.0).contains(&t.broadcast_fraction) {
+            return Err(invalid(key, "expected a fraction of packets from 0 to 1"));
+        }
+        if t.broadcast_fraction == 0.0 {
+            return Ok(());
+        }
+        if self.design.as_deref() != Some("rifl") {
+            return Err(invalid(
+                key,
+                "only RIFL switches forward broadcasts (Dst Port 255): expected design = \"rifl\", or leave the key out",
+            ));
+        }
+        if t.bytes_per_pair.is_some() {
+            return Err(invalid(
+                key,
+                "a finite workload sends bytes to one host at a time: expected no traffic.bytes_per_pair with broadcasts",
+            ));
+        }
+        Ok(())
     }
 }
 

@@ -6,7 +6,10 @@
 use serde::Serialize;
 
 use super::gnet_account::{self, GnetSummary};
-use super::{Context, Fabric, FabricModel, Layer1Counters, Layer1Spec, Node, Wiring};
+use super::{
+    Context, Fabric, FabricModel, Framing, Layer1Counters, Layer1Spec, Node, Wiring,
+    LAYER1_HEADER_BYTES,
+};
 use crate::blocks::bit_errors::{BitErrors, FrameErrors};
 use crate::blocks::cell::CellId;
 use crate::blocks::flow_control::{FlowControlPlan, FlowSignal, LinkFlowControl};
@@ -25,7 +28,7 @@ use crate::blocks::vc_router::{deadlock, VcRouter, VcSpec};
 use crate::engine::kernel::{Clock, Kernel};
 use crate::engine::rng::{stream, ComponentId};
 use crate::engine::stats::{Fairness, LatencyHistogram, Percentiles};
-use crate::engine::time::{TimePs, PS_PER_NS};
+use crate::engine::time::{serialization_ps, TimePs, PS_PER_NS};
 use crate::run::{Design, Ledger, Perf, Report, RunError};
 
 /// The most hosts for which a network checks in-order delivery: every host keeps a word per
@@ -106,21 +109,43 @@ impl<R: Router> Node<R> for CellNode {
 /// One end of a Layer 1 cable as it is built: (node, port, the sending node's pipeline delay).
 type CableEnd = (u32, u16, TimePs);
 
+/// How the cables with bit errors run RIFL Layer 1.
+#[derive(Clone, Copy)]
+struct Layer1Plan {
+    bit_errors: BitErrors,
+    in_band_flow_control: bool,
+    /// Frame size; `None`: a frame is a cell.
+    frame_bytes: Option<u32>,
+}
+
+impl Layer1Plan {
+    /// The frames of `frame_bytes` on `link`, each carrying its size less its header of
+    /// `cell_bytes` cells.
+    fn framing(&self, link: &Link, cell_bytes: u64) -> Option<Framing> {
+        self.frame_bytes.map(|bytes| Framing {
+            frame_ps: serialization_ps(bytes as u64, link.rate_bps),
+            payload_bytes: bytes - LAYER1_HEADER_BYTES,
+            cell_bytes: cell_bytes as u32 - LAYER1_HEADER_BYTES,
+        })
+    }
+}
+
 /// The cables of `topology` with bit errors as RIFL Layer 1 cables: each corrupted by its own
 /// `ber` where the topology gives one, else by the links' `bit_errors`; a cable left error-free
 /// runs no Layer 1. A host's cable has the host as end 0, a cable between switches its lower
 /// (switch, port) end.
 fn layer1_cables(
     topology: &Topology,
-    bit_errors: BitErrors,
-    in_band_flow_control: bool,
+    plan: Layer1Plan,
     seed: u64,
     slot_ps: TimePs,
     link: &Link,
     switch: &SwitchSpec,
 ) -> Vec<Layer1Spec> {
     let hosts = topology.endpoints();
-    let frame_bytes = switch.cell_bytes + link.overhead_bytes as u64;
+    let cell_bytes = switch.cell_bytes + link.overhead_bytes as u64;
+    let framing = plan.framing(link, cell_bytes);
+    let frame_bytes = plan.frame_bytes.map_or(cell_bytes, u64::from);
     // Each cable: its two ends as (node, port, sender's pipeline), and the switch port it is
     // cabled to (where the topology keeps its length).
     let switch_end = |s: usize, p: usize| ((hosts + s) as u32, p as u16, switch.pipeline_ps);
@@ -147,7 +172,7 @@ fn layer1_cables(
             let cable = topology.cable(s, p);
             let bit_errors = cable
                 .ber
-                .map_or(bit_errors, |ber| BitErrors::Independent { ber });
+                .map_or(plan.bit_errors, |ber| BitErrors::Independent { ber });
             if bit_errors.is_error_free() {
                 return None;
             }
@@ -159,12 +184,18 @@ fn layer1_cables(
                 };
                 FrameErrors::new(bit_errors, frame_bytes, stream(seed, id))
             });
+            // Whole frame times of propagation: whole cell times by validation, else rounded.
+            let frames = match framing {
+                None => propagation_ps / slot_ps,
+                Some(f) => ((propagation_ps + f.frame_ps / 2) / f.frame_ps).max(1),
+            };
             Some(Layer1Spec {
                 ends: [(a.0, a.1), (b.0, b.1)],
-                latency_slots: (propagation_ps / slot_ps).saturating_sub(1) as u32,
+                latency_slots: frames.saturating_sub(1) as u32,
                 errors,
                 after_ps: [a.2, b.2],
-                in_band_flow_control,
+                in_band_flow_control: plan.in_band_flow_control,
+                framing,
             })
         })
         .collect()
@@ -207,6 +238,9 @@ pub struct NetworkSpec {
     /// On Layer 1 cables: ON/OFF travels in flow-control frames that take a frame time from
     /// data (RIFL §IV-D), else out of band (the cable's propagation, no bandwidth).
     pub in_band_flow_control: bool,
+    /// On Layer 1 cables: the frame size, a power of two from 8 to 256 bytes (RIFL §II-A);
+    /// `None`: a frame is a cell.
+    pub layer1_frame_bytes: Option<u32>,
     /// The switches are virtual-channel routers made of this (`None`: cell switches).
     pub vc: Option<VcSpec>,
     /// The hosts speak IP over GNet, made of this (`None`: plain hosts); `traffic` then
@@ -319,11 +353,18 @@ pub struct SourceQueueing {
     pub max: f64,
 }
 
-/// The cell account, each term counted where the cells are, and the cells left unmeasured.
+/// The cell account, each term counted where the cells are, and the cells left unmeasured:
+/// cells injected (plus cells copied, where switches copy broadcasts) = delivered + dropped +
+/// in flight.
 #[derive(Clone, Debug, Serialize)]
 pub struct CellCounts {
     /// Cells generated over the whole run.
     pub cells_injected: u64,
+    /// Cells the switches made by copying broadcasts over the whole run, beyond the cell that
+    /// arrived (a broadcast cell injected once and copied once per other output is delivered
+    /// once to every other host); absent where the traffic broadcasts nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cells_copied: Option<u64>,
     /// Cells delivered over the whole run.
     pub cells_delivered: u64,
     /// Cells dropped over the whole run.
@@ -409,6 +450,9 @@ pub struct Layer1Summary {
     pub ber: f64,
     /// How the errors fall: `independent` or `gilbert_elliott` (bursts).
     pub error_model: &'static str,
+    /// The frame size, where it is not the cell's (`link.frame_bytes`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frame_bytes: Option<u32>,
     /// The counts.
     #[serde(flatten)]
     pub counters: Layer1Counters,
@@ -479,6 +523,10 @@ pub struct Network<R: Router> {
     cell_payload_bytes: u32,
     bit_errors: BitErrors,
     offered_load: f64,
+    /// The hosts broadcast (the account then counts the switches' copies).
+    broadcasts: bool,
+    /// Layer 1 frame size, where it is not the cell's.
+    layer1_frame_bytes: Option<u32>,
     /// The hosts' link rate.
     host_rate_bps: u64,
 }
@@ -503,6 +551,7 @@ impl<R: Router> Network<R> {
             lossless,
             bit_errors,
             in_band_flow_control,
+            layer1_frame_bytes,
             vc,
             gnet,
         } = spec;
@@ -520,6 +569,11 @@ impl<R: Router> Network<R> {
         let (peers, delays_ps) = cabling.wiring();
         let longest_cable_ps = delays_ps.iter().flatten().copied().max().unwrap_or(0);
         let slot_ps = link.frame_ps(switch.cell_bytes);
+        let plan = Layer1Plan {
+            bit_errors,
+            in_band_flow_control,
+            frame_bytes: layer1_frame_bytes,
+        };
         let wiring = Wiring {
             peers,
             delays_ps,
@@ -529,15 +583,7 @@ impl<R: Router> Network<R> {
             router_index: (0..nodes.len()).map(|n| n.checked_sub(hosts)).collect(),
             slot_ps,
             per_voq,
-            layer1: layer1_cables(
-                &topology,
-                bit_errors,
-                in_band_flow_control,
-                seed,
-                slot_ps,
-                &link,
-                &switch,
-            ),
+            layer1: layer1_cables(&topology, plan, seed, slot_ps, &link, &switch),
         };
         let mut fabric = Fabric::new(nodes, router, wiring, warmup_ps);
         for host in 0..hosts {
@@ -563,6 +609,8 @@ impl<R: Router> Network<R> {
             cell_payload_bytes: gnet.map_or(traffic.cell_payload_bytes, |g| g.flit_bytes),
             bit_errors,
             offered_load: traffic.load,
+            broadcasts: traffic.broadcast_fraction > 0.0,
+            layer1_frame_bytes,
             host_rate_bps: link.rate_bps,
         }
     }
@@ -723,8 +771,8 @@ impl<R: Router> Network<R> {
         }
     }
 
-    /// The cell account, each term counted where the cells are: injected and delivered by the
-    /// terminals, dropped where the drops happened, in flight as the lengths of the queues
+    /// The cell account, each term counted where the cells are: injected (and copied, by the
+    /// switches that copy broadcasts) and delivered by the terminals, dropped where the drops happened, in flight as the lengths of the queues
     /// (which must equal the cells allocated, each released once).
     fn settle(&self) -> Result<Ledger, RunError> {
         self.fabric.check_released_once()?;
@@ -737,13 +785,20 @@ impl<R: Router> Network<R> {
             });
         }
         let ledger = Ledger {
-            injected: self.terminal_sum(|t| t.cells_injected),
+            injected: self.terminal_sum(|t| t.cells_injected) + self.cells_copied(),
             delivered: self.terminal_sum(|t| t.cells_delivered),
             dropped: self.fabric.metrics().cells_dropped,
             in_flight,
         };
         ledger.check(self.lossless)?;
         Ok(ledger)
+    }
+
+    /// Cells the switches made by copying broadcasts.
+    fn cells_copied(&self) -> u64 {
+        self.cell_switches()
+            .map(|s| s.stats.switch_counters.cells_copied)
+            .sum()
     }
 
     /// `count` summed over the terminals.
@@ -785,6 +840,7 @@ impl<R: Router> Network<R> {
             layer1: self.fabric.layer1_counters().map(|counters| Layer1Summary {
                 ber: self.bit_errors.long_run_ber(),
                 error_model: self.bit_errors.name(),
+                frame_bytes: self.layer1_frame_bytes,
                 counters,
             }),
             workload: self.workload_summary(ledger.in_flight),
@@ -868,8 +924,10 @@ impl<R: Router> Network<R> {
 
     /// The settled account, with the cells measured and the ages of those still in flight.
     fn cell_counts(&self, ledger: &Ledger, in_flight_ages: &LatencyHistogram) -> CellCounts {
+        let copied = self.cells_copied();
         CellCounts {
-            cells_injected: ledger.injected,
+            cells_injected: ledger.injected - copied,
+            cells_copied: self.broadcasts.then_some(copied),
             cells_delivered: ledger.delivered,
             cells_dropped: ledger.dropped,
             cells_in_flight: ledger.in_flight,
@@ -1518,6 +1576,44 @@ mod tests {
     fn a_fabric_switch_duplicating_one_cell_in_100_fails_the_balance() {
         assert!(matches!(
             run_with_fault(fabric(), DUPLICATE_ONE_IN_100),
+            Err(RunError::Conservation { .. })
+        ));
+    }
+
+    /// A RIFL switch whose hosts broadcast, stopped halfway with copies everywhere.
+    fn broadcasting_halfway() -> (
+        super::Network<crate::designs::rifl::router::RiflRouter>,
+        crate::engine::kernel::Clock,
+    ) {
+        let json = r#"{"design": "rifl",
+            "run": {"seed": 2, "duration_ns": 42240, "warmup_ns": 0},
+            "switch": {"ports": 8, "scheduler": "islip", "buffer_cells": 24, "pipeline_ns": 42.24},
+            "link": {"propagation_ns": 147.84, "flow_control": "onoff", "off_threshold_cells": 8, "on_threshold_cells": 4},
+            "cell": {"size_bytes": 264, "payload_bytes": 256},
+            "traffic": {"load": 0.5, "include_self": false, "broadcast_fraction": 0.3}}"#;
+        let network = crate::designs::rifl::build(&Scenario::from_json(json).unwrap()).unwrap();
+        let mut kernel = Kernel::new(network, 42_240_000);
+        kernel.advance(21_120_000);
+        let (network, clock, deadlock) = kernel.into_parts();
+        assert!(deadlock.is_none());
+        (network, clock)
+    }
+
+    /// The account counts a switch's copies of a broadcast as cells it made: it settles
+    /// halfway through a broadcasting run, and fails once one copy goes uncounted.
+    #[test]
+    fn a_broadcast_copy_left_out_of_the_count_fails_the_balance() {
+        let (network, clock) = broadcasting_halfway();
+        let (summary, _, _) = network.finish(clock).expect("the account settles");
+        assert!(summary.cells.cells_copied.unwrap() > 0 && summary.cells.cells_in_flight > 0);
+        let (mut network, clock) = broadcasting_halfway();
+        for node in network.fabric.nodes_mut() {
+            if let super::CellNode::Switch(s) = node {
+                s.stats.switch_counters.cells_copied -= 1;
+            }
+        }
+        assert!(matches!(
+            network.finish(clock),
             Err(RunError::Conservation { .. })
         ));
     }

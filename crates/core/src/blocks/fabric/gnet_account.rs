@@ -216,6 +216,7 @@ mod tests {
             slot_ps: 1_000,
             stop_ps: 0,
             bytes_per_pair: None,
+            broadcast_fraction: 0.0,
         };
         let destinations = Destinations::Fixed(0);
         let rng = stream(1, ComponentId { kind: 0, index: 0 });

@@ -23,6 +23,15 @@
 //! checked by the CRC like any other: one that is corrupted, or a frame time taken by a
 //! retransmission, leaves the signals waiting for the next free frame time, so none is
 //! missed. It acts at the far end one propagation delay after its frame time.
+//!
+//! Frame size (§II-A: "frame sizes ranging from 8 bytes to 256 bytes, ... a power of two",
+//! each frame with a two-byte header): by default a cable's frame is one cell. With a
+//! [`Framing`] the cable sends frames of its own size, as many as fit before each clock edge,
+//! and carries cells as a byte stream in them: each frame holds its size less the two-byte
+//! header of a cell's bytes, a cell may end in the middle of a frame and the next begin there,
+//! and a frame sent with no cell waiting behind is sent part empty (its valid-byte count says
+//! so). A cell reaches the far end with the frame that carries its last byte. Bit errors,
+//! replays and flow-control frames all work in these frames.
 
 use std::collections::VecDeque;
 
@@ -34,6 +43,21 @@ use crate::engine::time::TimePs;
 
 /// Marks a port without a Layer 1 cable.
 const NO_CABLE: u32 = u32::MAX;
+
+/// Bytes of a Layer 1 frame's own header (sync word, meta and verification codes, §II-A).
+pub const LAYER1_HEADER_BYTES: u32 = 2;
+
+/// Layer 1 frames of their own size, carrying cells as a byte stream (see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Framing {
+    /// Wire time of one frame.
+    pub frame_ps: TimePs,
+    /// Bytes of cells one frame carries: the frame less its header.
+    pub payload_bytes: u32,
+    /// Bytes one cell takes in the stream: the cell on the wire less the frame header its
+    /// 8 bytes of header already count.
+    pub cell_bytes: u32,
+}
 
 /// One Layer 1 cable as a fabric is built with it.
 pub struct Layer1Spec {
@@ -48,6 +72,8 @@ pub struct Layer1Spec {
     pub after_ps: [TimePs; 2],
     /// ON/OFF travels in flow-control frames (RIFL §IV-D), else out of band.
     pub in_band_flow_control: bool,
+    /// Frames of their own size (`latency_slots` then counts them); `None`: a frame is a cell.
+    pub framing: Option<Framing>,
 }
 
 /// What the Layer 1 cables of a fabric counted.
@@ -87,6 +113,118 @@ struct Cable {
     flow_control_frames: [u64; 2],
     /// Frame times, summed over signals, that signals waited at each end.
     flow_control_wait_slots: [u64; 2],
+    /// Frames of the cable's own size, or `None` (a frame is a cell).
+    framing: Option<Framing>,
+    /// Wire time of one frame.
+    frame_ps: TimePs,
+    /// With framing: bytes of each end's first waiting cell already sent.
+    head_sent_bytes: [u32; 2],
+    /// With framing: per cell in flight, the count of new-data frames its end had sent when
+    /// its last byte went (it arrives once the far end has that many).
+    completes_at: [VecDeque<u64>; 2],
+}
+
+impl Cable {
+    /// Runs one frame time: sends what each end may, carries flow-control frames, and hands
+    /// over the cells the far ends accept.
+    fn step_frame(
+        &mut self,
+        cells: &mut CellArena,
+        arrivals: &mut Vec<(u32, u16, CellId, TimePs)>,
+        signals: &mut Vec<(u32, u16, FlowSignal, TimePs)>,
+    ) {
+        let slot = self.link.slot();
+        let at_ps = slot * self.frame_ps;
+        let input = [0, 1].map(|end| SlotInput {
+            has_data: !self.waiting[end].is_empty() && self.signals[end].is_empty(),
+            corrupt: self.errors[end].corrupts(slot),
+            xoff: false,
+        });
+        let output = self.link.step(input);
+        for (end, out) in output.iter().enumerate() {
+            let waiting = self.signals[end].len() as u64;
+            if waiting == 0 {
+                continue;
+            }
+            self.flow_control_wait_slots[end] += waiting;
+            if out.sent_free_control {
+                self.flow_control_frames[end] += 1;
+                let (node, port) = self.ends[1 - end];
+                let arrive_ps = at_ps + self.propagation_ps;
+                for signal in next_frame(&mut self.signals[end]).into_iter().flatten() {
+                    signals.push((node, port, signal, arrive_ps));
+                }
+            }
+        }
+        for (end, out) in output.iter().enumerate() {
+            if out.sent_new {
+                self.send_new(end, cells);
+            }
+        }
+        for (end, out) in output.iter().enumerate() {
+            if out.delivered.is_some() {
+                self.accept(end, at_ps, cells, arrivals);
+            }
+        }
+    }
+
+    /// End `end` sent a new data frame: the cell it carried whole, or, with framing, the
+    /// waiting cells' next bytes, as many as the frame holds.
+    fn send_new(&mut self, end: usize, cells: &mut CellArena) {
+        let Some(framing) = self.framing else {
+            let cell = cells
+                .pop_front(&mut self.waiting[end])
+                .expect("new data was waiting");
+            cells.push_back(&mut self.in_flight[end], cell);
+            return;
+        };
+        let frame = self.link.counters(end).frames_new;
+        let mut room = framing.payload_bytes;
+        while !self.waiting[end].is_empty() {
+            let left = framing.cell_bytes - self.head_sent_bytes[end];
+            if left > room {
+                self.head_sent_bytes[end] += room;
+                return;
+            }
+            room -= left;
+            self.head_sent_bytes[end] = 0;
+            let cell = cells.pop_front(&mut self.waiting[end]).expect("waiting");
+            cells.push_back(&mut self.in_flight[end], cell);
+            self.completes_at[end].push_back(frame);
+        }
+    }
+
+    /// End `end` accepted a data frame in frame time `at_ps`: the cells it completes go on to
+    /// the receiving node after the sender's pipeline delay.
+    fn accept(
+        &mut self,
+        end: usize,
+        at_ps: TimePs,
+        cells: &mut CellArena,
+        arrivals: &mut Vec<(u32, u16, CellId, TimePs)>,
+    ) {
+        let from = 1 - end;
+        let (node, port) = self.ends[end];
+        let arrive_ps = at_ps + self.after_ps[from];
+        let mut arrive = |queue: &mut CellQueue| {
+            let cell = cells
+                .pop_front(queue)
+                .expect("an accepted frame was in flight");
+            arrivals.push((node, port, cell, arrive_ps));
+        };
+        if self.framing.is_none() {
+            arrive(&mut self.in_flight[from]);
+            return;
+        }
+        let delivered = self.link.counters(end).frames_delivered;
+        while self.completes_at[from]
+            .front()
+            .is_some_and(|&frame| frame <= delivered)
+        {
+            self.completes_at[from].pop_front();
+            arrive(&mut self.in_flight[from]);
+        }
+    }
 }
 
 /// A signal the next flow-control frame carries: the first waiting, and the first waiting
@@ -113,6 +251,8 @@ pub(super) struct Layer1 {
     cables: Vec<Cable>,
     /// Per fabric port: `cable · 2 + end`, or [`NO_CABLE`].
     port_end: Vec<u32>,
+    /// The fabric's cell time: each step runs the frames that start before the next edge.
+    slot_ps: TimePs,
 }
 
 impl Layer1 {
@@ -131,6 +271,7 @@ impl Layer1 {
                 for (end, &(node, port)) in spec.ends.iter().enumerate() {
                     port_end[port_index(node as usize, port as usize)] = (2 * c + end) as u32;
                 }
+                let frame_ps = spec.framing.map_or(slot_ps, |f| f.frame_ps);
                 Cable {
                     link: Layer1Link::new(spec.latency_slots),
                     ends: spec.ends,
@@ -138,15 +279,23 @@ impl Layer1 {
                     in_flight: Default::default(),
                     errors: spec.errors,
                     after_ps: spec.after_ps,
-                    propagation_ps: (spec.latency_slots as TimePs + 1) * slot_ps,
+                    propagation_ps: (spec.latency_slots as TimePs + 1) * frame_ps,
                     in_band_flow_control: spec.in_band_flow_control,
                     signals: Default::default(),
                     flow_control_frames: [0; 2],
                     flow_control_wait_slots: [0; 2],
+                    framing: spec.framing,
+                    frame_ps,
+                    head_sent_bytes: [0; 2],
+                    completes_at: Default::default(),
                 }
             })
             .collect();
-        Layer1 { cables, port_end }
+        Layer1 {
+            cables,
+            port_end,
+            slot_ps,
+        }
     }
 
     /// True if the fabric has Layer 1 cables (and must step them).
@@ -166,11 +315,12 @@ impl Layer1 {
     }
 
     /// True unless fabric port `index` is a Layer 1 end that is pausing for a recovery or
-    /// still holds a cell.
+    /// still holds a cell it has not begun to send.
     pub(super) fn is_ready(&self, index: usize) -> bool {
         self.end_of(index).is_none_or(|(c, end)| {
             let cable = &self.cables[c];
-            !cable.link.is_paused(end) && cable.waiting[end].is_empty()
+            let started = (cable.head_sent_bytes[end] > 0) as u32;
+            !cable.link.is_paused(end) && cable.waiting[end].len() <= started
         })
     }
 
@@ -197,9 +347,10 @@ impl Layer1 {
         cable.in_band_flow_control
     }
 
-    /// Runs one frame time of every cable; pushes each accepted cell to `arrivals` as
-    /// (node, port, cell, arrival time), and each flow-control signal a frame carried to
-    /// `signals` as (node, port, signal, arrival time), cables in order.
+    /// Runs every cable's frame times that start before the next clock edge (one, where a
+    /// frame is a cell); pushes each accepted cell to `arrivals` as (node, port, cell, arrival
+    /// time), and each flow-control signal a frame carried to `signals` as (node, port, signal,
+    /// arrival time), cables in order.
     pub(super) fn step(
         &mut self,
         now_ps: TimePs,
@@ -207,46 +358,10 @@ impl Layer1 {
         arrivals: &mut Vec<(u32, u16, CellId, TimePs)>,
         signals: &mut Vec<(u32, u16, FlowSignal, TimePs)>,
     ) {
+        let until_ps = now_ps + self.slot_ps;
         for cable in &mut self.cables {
-            let slot = cable.link.slot();
-            let input = [0, 1].map(|end| SlotInput {
-                has_data: !cable.waiting[end].is_empty() && cable.signals[end].is_empty(),
-                corrupt: cable.errors[end].corrupts(slot),
-                xoff: false,
-            });
-            let output = cable.link.step(input);
-            for (end, out) in output.iter().enumerate() {
-                let waiting = cable.signals[end].len() as u64;
-                if waiting == 0 {
-                    continue;
-                }
-                cable.flow_control_wait_slots[end] += waiting;
-                if out.sent_free_control {
-                    cable.flow_control_frames[end] += 1;
-                    let (node, port) = cable.ends[1 - end];
-                    let arrive_ps = now_ps + cable.propagation_ps;
-                    for signal in next_frame(&mut cable.signals[end]).into_iter().flatten() {
-                        signals.push((node, port, signal, arrive_ps));
-                    }
-                }
-            }
-            for (end, out) in output.iter().enumerate() {
-                if out.sent_new {
-                    let cell = cells
-                        .pop_front(&mut cable.waiting[end])
-                        .expect("new data was waiting");
-                    cells.push_back(&mut cable.in_flight[end], cell);
-                }
-            }
-            for (end, out) in output.iter().enumerate() {
-                if out.delivered.is_some() {
-                    let from = 1 - end;
-                    let cell = cells
-                        .pop_front(&mut cable.in_flight[from])
-                        .expect("an accepted frame was in flight");
-                    let (node, port) = cable.ends[end];
-                    arrivals.push((node, port, cell, now_ps + cable.after_ps[from]));
-                }
+            while cable.link.slot() * cable.frame_ps < until_ps {
+                cable.step_frame(cells, arrivals, signals);
             }
         }
     }
@@ -302,6 +417,7 @@ mod tests {
             errors: [errors(ber), errors(0.0)],
             after_ps: [0, 0],
             in_band_flow_control: true,
+            framing: None,
         };
         Layer1::new(vec![spec], 2, SLOT_PS, |node, _| node)
     }
@@ -346,6 +462,40 @@ mod tests {
         let counters = layer1.counters();
         assert_eq!(counters.flow_control_frames, 2);
         assert_eq!(counters.flow_control_wait_slots, 3 + 1);
+    }
+
+    /// Where each of two cells handed together reaches the far end, on a cable of `framing`
+    /// (one frame per step), one frame time of latency and no errors.
+    fn arrivals_of_two_cells(framing: Option<Framing>) -> Vec<TimePs> {
+        let mut layer1 = cable(0.0);
+        layer1.cables[0].framing = framing;
+        let mut cells = CellArena::new();
+        for _ in 0..2 {
+            let cell = cells.alloc(Cell::new(0, 1, 64, true, 0, 0));
+            assert!(layer1.hand_over(0, cell, &mut cells));
+        }
+        let mut arrivals = Vec::new();
+        for slot in 0..40 {
+            layer1.step(slot * SLOT_PS, &mut cells, &mut arrivals, &mut Vec::new());
+        }
+        arrivals.iter().map(|&(_, _, _, at)| at).collect()
+    }
+
+    /// §II-A: frames of 64 bytes carry 62 bytes each of the cells' byte stream. A 262-byte
+    /// cell ends in the fifth frame, where the next one begins; that one ends in the ninth
+    /// (524 bytes). Each cell arrives with the frame carrying its last byte: 4 and 8 frame
+    /// times after the first cell of a cable whose frame is a cell.
+    #[test]
+    fn small_frames_carry_cells_as_a_byte_stream() {
+        let whole = arrivals_of_two_cells(None);
+        assert_eq!(whole[1] - whole[0], SLOT_PS, "one frame a cell");
+        let framing = Framing {
+            frame_ps: SLOT_PS,
+            payload_bytes: 62,
+            cell_bytes: 262,
+        };
+        let framed = arrivals_of_two_cells(Some(framing));
+        assert_eq!(framed, vec![whole[0] + 4 * SLOT_PS, whole[0] + 8 * SLOT_PS]);
     }
 
     /// A flow-control frame is checked by the CRC like any other: on a cable that corrupts

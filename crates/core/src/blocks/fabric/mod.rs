@@ -23,7 +23,7 @@ pub mod model;
 pub mod node;
 
 use crate::blocks::cell::{Cell, CellArena, CellId, CellQueue};
-use crate::blocks::flow_control::FlowSignal;
+use crate::blocks::flow_control::{FlowSignal, EVERY_CHANNEL};
 use crate::blocks::packet::PacketArena;
 use crate::blocks::routing::Router;
 use crate::blocks::traffic::NEVER_PS;
@@ -32,7 +32,7 @@ use crate::engine::queue::{CalendarQueue, EventQueue, Origin, Phase};
 use crate::engine::stats::LatencyHistogram;
 use crate::engine::time::{next_boundary_ps, TimePs};
 use layer1::Layer1;
-pub use layer1::{Layer1Counters, Layer1Spec};
+pub use layer1::{Framing, Layer1Counters, Layer1Spec, LAYER1_HEADER_BYTES};
 pub use model::FabricModel;
 pub use node::{Context, Node};
 
@@ -306,6 +306,7 @@ impl Plumbing {
         }
         let (peer, peer_port) = self.peer[self.port(node, port)];
         match self.router_index(peer as usize) {
+            Some(switch) if router.is_broadcast(switch, peer_port as usize, cell) => EVERY_CHANNEL,
             Some(switch) => {
                 let output = router.planned_output(switch, peer_port as usize, cell);
                 output.expect("per-VOQ flow control needs a router that plans its outputs") as u16

@@ -70,6 +70,18 @@ pub trait Router {
     fn nonminimal_cells(&self) -> Option<u64> {
         None
     }
+
+    /// True if `cell`, arriving on `input` of `switch`, is a broadcast that the switch copies
+    /// to every output but the input (RIFL's Dst Port 255); no other router broadcasts.
+    fn is_broadcast(&self, _switch: usize, _input: usize, _cell: &Cell) -> bool {
+        false
+    }
+
+    /// Writes into one copy of a broadcast `cell` (see [`is_broadcast`](Self::is_broadcast))
+    /// what it carries out of `output` of `switch`, having arrived on `input`.
+    fn route_copy(&mut self, _switch: usize, _input: usize, _output: usize, _cell: &mut Cell) {
+        panic!("this router broadcasts nothing, so it copies no cell");
+    }
 }
 
 /// A routing mechanism: picks the output at a switch that is not the cell's last.

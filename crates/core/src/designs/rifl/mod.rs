@@ -14,6 +14,9 @@
 //!   OFF threshold pauses exactly that VOQ upstream, and resumes it at the ON threshold.
 //! - Racks: one switch, two switches joined by parallel links, a leaf-spine, or a topology
 //!   file, all routed by the same headers (at most five hops).
+//! - Broadcasts (§IV-A, Eq. 1, Dst Port 255): `traffic.broadcast_fraction` of the packets go to
+//!   every other host; the switch copies them into the VOQ of every output but the input, and
+//!   the sender waits until every VOQ channel is on ([`broadcast`]).
 //!
 //! - Layer 1 (§II-A): every cable with bit errors (`link.ber` above zero, or a cable's own
 //!   `ber=` in a topology file) runs the retransmitting link as its cable protocol (`blocks::fabric::layer1`): corrupted frames are replayed hop by
@@ -21,11 +24,15 @@
 //!   The link alone, with its own frame format and receive buffers, is studied in [`link`].
 
 pub mod addressing;
+pub mod broadcast;
 pub mod header;
 pub mod link;
 pub mod router;
 
-use crate::blocks::fabric::cell_network::Network;
+#[cfg(test)]
+mod broadcast_runs;
+
+use crate::blocks::fabric::cell_network::{Network, NetworkSpec};
 use crate::scenario::{
     FlowControlKind, Named, Scenario, ScenarioError, SchedulerName, TopologyName,
 };
@@ -144,11 +151,23 @@ fn validate_flow_control(scenario: &Scenario) -> Result<(), ScenarioError> {
 
 /// Builds the RIFL network a validated scenario describes.
 pub fn build(scenario: &Scenario) -> Result<Rifl, ScenarioError> {
+    let (spec, router) = network_spec(scenario)?;
+    Ok(Network::new(spec, router))
+}
+
+/// What a RIFL network is built from: the fabric's spec and the router with the hosts'
+/// headers (their broadcast headers too, where the traffic broadcasts).
+fn network_spec(scenario: &Scenario) -> Result<(NetworkSpec, RiflRouter), ScenarioError> {
     validate(scenario)?;
     let topology = scenario.topology()?;
-    let router = RiflRouter::new(&topology).map_err(|e| invalid("topology", e.to_string()))?;
+    let mut router = RiflRouter::new(&topology).map_err(|e| invalid("topology", e.to_string()))?;
+    if scenario.traffic.broadcast_fraction > 0.0 {
+        let headers = broadcast::broadcast_headers(&topology)
+            .map_err(|e| invalid("traffic.broadcast_fraction", e.to_string()))?;
+        router = router.with_broadcasts(&headers);
+    }
     let mut spec = scenario.network_spec("rifl", topology);
     spec.switch.per_voq_buffers = true;
     spec.switch.batcher_banyan = scenario.switch.scheduler != SchedulerName::Safc;
-    Ok(Network::new(spec, router))
+    Ok((spec, router))
 }

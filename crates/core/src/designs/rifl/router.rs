@@ -1,10 +1,11 @@
 //! RIFL source routing in the network simulator (Shen and Chow 2023, §IV-A): a terminal writes the
 //! Layer 2 header its address table gives for the destination; every switch forwards by Eq. 1 on
-//! Dst Port 1 relative to the input port, then shifts the fields.
+//! Dst Port 1 relative to the input port, then shifts the fields. A broadcast (Dst Port 255) is
+//! copied by the switch to every output but the input ([`super::broadcast`]).
 
 use super::addressing::{AddressError, AddressTable};
-use super::header::{Forward, Header};
-use crate::blocks::cell::Cell;
+use super::header::{Forward, Header, BROADCAST};
+use crate::blocks::cell::{Cell, BROADCAST_DST};
 use crate::blocks::routing::{LocalView, Router};
 use crate::blocks::topology::Topology;
 
@@ -13,6 +14,8 @@ pub struct RiflRouter {
     terminals: usize,
     /// Encoded header per (source, destination), `src * terminals + dst`.
     headers: Vec<[u8; 6]>,
+    /// Encoded broadcast header per source; empty where the traffic broadcasts nothing.
+    broadcast_headers: Vec<[u8; 6]>,
     /// Ports per switch.
     ports: Vec<usize>,
 }
@@ -35,8 +38,15 @@ impl RiflRouter {
         Ok(RiflRouter {
             terminals,
             headers,
+            broadcast_headers: Vec::new(),
             ports,
         })
+    }
+
+    /// Lets the hosts broadcast, each starting with its header of `headers` (by host).
+    pub fn with_broadcasts(mut self, headers: &[Header]) -> Self {
+        self.broadcast_headers = headers.iter().map(Header::encode).collect();
+        self
     }
 
     /// The Layer 2 header `cell` carries.
@@ -63,11 +73,25 @@ impl RiflRouter {
 
 impl Router for RiflRouter {
     fn inject(&mut self, src: usize, cell: &mut Cell) {
+        if cell.dst == BROADCAST_DST {
+            Self::set_header(cell, self.broadcast_headers[src]);
+            return;
+        }
         assert_ne!(
             src, cell.dst as usize,
             "RIFL does not loop a packet back to its source"
         );
         Self::set_header(cell, self.headers[src * self.terminals + cell.dst as usize]);
+    }
+
+    /// A broadcast's copies keep [`BROADCAST_DST`]; at a switch, Dst Port 1 of 255 floods.
+    fn is_broadcast(&self, _switch: usize, _input: usize, cell: &Cell) -> bool {
+        cell.dst == BROADCAST_DST && Self::header(cell).dst_ports[0] == BROADCAST
+    }
+
+    fn route_copy(&mut self, _switch: usize, input: usize, output: usize, cell: &mut Cell) {
+        let header = Self::header(cell).leave(input, output);
+        Self::set_header(cell, header.expect("a broadcast header leaves").encode());
     }
 
     fn route(
