@@ -62,6 +62,7 @@ def test_vcs_that_cannot_carry_the_lossless_clique_are_refused_with_the_key_name
     ("gnet.fetch_window_packets=0", "gnet.fetch_window_packets"),
     ("gnet.reassembly_bytes=4095", "gnet.reassembly_bytes"),
     ("gnet.ecn_threshold_rts=65", "gnet.ecn_threshold_rts"),
+    ("gnet.endpoint_ports=4", "gnet.endpoint_ports"),
     ("vc.classes=1", "vc.classes"),
 ])
 def test_bad_ip_over_gnet_input_is_one_line_naming_its_key_and_status_2(setting, key, tmp_path):

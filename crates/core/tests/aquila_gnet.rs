@@ -100,6 +100,24 @@ fn control_cells_have_priority_over_data() {
     assert!(g.gnet_packet_latency_ns.p50 > 0.0);
 }
 
+/// A host's data cells spread over two endpoint ports (two input FIFOs at its TiN, §3.1)
+/// wait less at their source and carry more at full load than over one, where a data cell
+/// waiting at the head of the host's one FIFO holds back the cells behind it; the accounts
+/// close either way (`run` fails otherwise) and RTS order holds.
+#[test]
+fn endpoint_ports_relieve_head_of_line_blocking_at_the_tin() {
+    let at = |ports: u16| {
+        let extra = format!(r#", "endpoint_ports": {ports}"#);
+        let s = run(&clique("aquila_fully_adaptive", "uniform", 1.0, &extra));
+        let g = s.gnet.expect("a GNet summary");
+        assert_eq!(g.packets.gnet_packets_out_of_rts_order, 0, "{ports} ports");
+        (s.rates.throughput, g.gnet_data_wait_mean_ns)
+    };
+    let (one, two) = (at(1), at(2));
+    assert!(two.0 > one.0, "carried: {two:?} against {one:?}");
+    assert!(two.1 < one.1, "data wait: {two:?} against {one:?}");
+}
+
 /// Each key of the section, and what it needs of the others, refused with the key named.
 #[test]
 fn bad_gnet_settings_are_refused_with_the_key_named() {
@@ -121,6 +139,8 @@ fn bad_gnet_settings_are_refused_with_the_key_named() {
         ),
         (r#", "ecn_threshold_rts": 65"#, "gnet.ecn_threshold_rts"),
         (r#", "stop_ns": 40000"#, "gnet.stop_ns"),
+        (r#", "endpoint_ports": 0"#, "gnet.endpoint_ports"),
+        (r#", "endpoint_ports": 4"#, "gnet.endpoint_ports"),
     ] {
         let error = build(&base(extra)).err().unwrap_or_default();
         assert!(error.starts_with(&format!("{key}: ")), "{extra}: {error}");

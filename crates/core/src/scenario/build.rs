@@ -282,12 +282,19 @@ impl Scenario {
     /// The Clos the topology section describes.
     fn clos(&self) -> Clos {
         let t = &self.topology;
+        let [tiers, radix, hosts_per_edge, uplinks_per_edge, bundle] = sizes([
+            t.tiers,
+            t.radix,
+            t.hosts_per_edge,
+            t.uplinks_per_edge,
+            t.bundle,
+        ]);
         Clos {
-            tiers: t.tiers as usize,
-            radix: t.radix as usize,
-            hosts_per_edge: t.hosts_per_edge as usize,
-            uplinks_per_edge: t.uplinks_per_edge as usize,
-            bundle: t.bundle as usize,
+            tiers,
+            radix,
+            hosts_per_edge,
+            uplinks_per_edge,
+            bundle,
             edges: t.edges.map(|e| e as usize),
         }
     }
@@ -452,6 +459,11 @@ impl Scenario {
             self.switch.scheduler.as_str()
         )
     }
+}
+
+/// A topology section's counts, as written (`u32`), as the sizes a topology is built from.
+pub(super) fn sizes<const N: usize>(counts: [u32; N]) -> [usize; N] {
+    counts.map(|count| count as usize)
 }
 
 /// The hosts of each group of switches, as ranges of host indices in group order (the shapes

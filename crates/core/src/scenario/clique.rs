@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::build::sizes;
 use crate::blocks::topology::{Cable, Clique, PortClass, SpareLocalPorts, Topology};
 use crate::engine::time::ps_from_ns;
 use crate::keys::{invalid, Named, ScenarioError};
@@ -124,12 +125,20 @@ impl Default for CliqueConfig {
 impl CliqueConfig {
     /// The Clique's shape.
     pub fn spec(&self) -> Clique {
+        let c = self;
+        let [pods, tins_per_pod, hosts_per_tin, local_ports, global_ports] = sizes([
+            c.pods,
+            c.tins_per_pod,
+            c.hosts_per_tin,
+            c.local_ports,
+            c.global_ports,
+        ]);
         Clique {
-            pods: self.pods as usize,
-            tins_per_pod: self.tins_per_pod as usize,
-            hosts_per_tin: self.hosts_per_tin as usize,
-            local_ports: self.local_ports as usize,
-            global_ports: self.global_ports as usize,
+            pods,
+            tins_per_pod,
+            hosts_per_tin,
+            local_ports,
+            global_ports,
             spare_local: match self.spare_local_ports {
                 SpareLocalName::Unused => SpareLocalPorts::Unused,
                 SpareLocalName::Partner => SpareLocalPorts::Partner,

@@ -38,6 +38,10 @@ pub struct GnetConfig {
     /// The hosts stop generating packets at this time, in nanoseconds, so that the run
     /// drains (at most `run.duration_ns`); absent: at the run's end.
     pub stop_ns: Option<f64>,
+    /// The TiN's endpoint ports a host's data cells enter its switch by (Aquila §3.1), each
+    /// its own input FIFO (one of the data class's VCs on the host's port), the cells spread
+    /// over them in turn: 1 to the data class's VCs (`vc.count / 2`).
+    pub endpoint_ports: u16,
 }
 
 impl Default for GnetConfig {
@@ -55,6 +59,7 @@ impl Default for GnetConfig {
             reassembly_bytes: 64 << 10,
             ecn_threshold_rts: 16,
             stop_ns: None,
+            endpoint_ports: 1,
         }
     }
 }

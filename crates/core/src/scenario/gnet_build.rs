@@ -34,10 +34,21 @@ impl Scenario {
                 "IP over GNet runs on Aquila's Clique of VC routers: expected topology.kind = \"clique\" and switch.scheduler = \"vc_islip\" or \"vc_separable\"",
             ));
         }
-        if self.vc_config().classes != 2 {
+        let vc = self.vc_config();
+        if vc.classes != 2 {
             return Err(invalid(
                 "vc.classes",
                 "IP over GNet puts RTS, CTS and CTD on a high-priority class of their own and data cells on the other: expected 2",
+            ));
+        }
+        let data_vcs = vc.count / 2;
+        if !(1..=data_vcs).contains(&gnet.endpoint_ports) {
+            return Err(invalid(
+                "gnet.endpoint_ports",
+                format!(
+                    "each endpoint port is one of the data class's {data_vcs} VCs (vc.count / 2) on the host's port: expected 1 to {data_vcs}, got {}",
+                    gnet.endpoint_ports
+                ),
             ));
         }
         let t = &self.traffic;
@@ -62,6 +73,7 @@ impl Scenario {
             ingress_buffer_bytes: gnet.ingress_buffer_bytes,
             limits: gnet.limits(),
             data_vc: self.vc_config().count / 2,
+            endpoint_ports: gnet.endpoint_ports,
         })
     }
 

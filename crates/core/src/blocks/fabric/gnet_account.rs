@@ -207,6 +207,7 @@ mod tests {
             ingress_buffer_bytes: 8_000,
             limits,
             data_vc: 3,
+            endpoint_ports: 1,
         };
         let traffic = TrafficSpec {
             load: 0.0,

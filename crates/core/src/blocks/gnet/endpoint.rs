@@ -33,6 +33,9 @@ pub struct GnetSpec {
     pub limits: CtsLimits,
     /// The first VC of the data class (RTS, CTS and CTD take VC 0, the high-priority class).
     pub data_vc: u16,
+    /// The TiN's endpoint ports the host's data cells enter its switch by, each its own input
+    /// FIFO: the data class's first VCs on the host's port, cells spread over them in turn.
+    pub endpoint_ports: u16,
 }
 
 impl GnetSpec {

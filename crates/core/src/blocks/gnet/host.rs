@@ -1,9 +1,15 @@
 //! A host whose IP packets cross the fabric by IP over GNet (Gibson et al., NSDI '22, §3.3):
 //! a node of a VC-router fabric in place of a plain host. Its source generates packets into
 //! the [`Endpoint`]'s ingress buffer; it sends the endpoint's GNet cells flit by flit on its
-//! link, RTS, CTS and CTD on VC 0 (the high-priority class) ahead of data cells on the data
-//! class's first VC, each under its VC's credits; what reaches it is acted on by the endpoint
-//! as each cell's tail flit arrives, and counted by kind.
+//! link, RTS, CTS and CTD on VC 0 (the high-priority class) ahead of data cells, each under
+//! its VC's credits; what reaches it is acted on by the endpoint as each cell's tail flit
+//! arrives, and counted by kind.
+//!
+//! The TiN's IP engine reaches its cell switch by several of the switch's 18 intra-chip
+//! endpoint ports, each input with its own FIFO per VC (§3.1). Our reading: a host's data
+//! cells enter by `endpoint_ports` of them, modelled as that many input FIFOs on the host's
+//! port (the data class's first VCs), each data cell on the next in turn that has a credit,
+//! so a cell waiting at the head of one FIFO holds back only the cells behind it there.
 
 use super::endpoint::{Endpoint, FlitCounts};
 use super::wire::{CellKind, Outgoing};
@@ -16,11 +22,12 @@ use crate::blocks::terminal::TerminalCounters;
 use crate::blocks::traffic::{Generator, NEVER_PS};
 use crate::engine::time::TimePs;
 
-/// A data cell part-sent: the cell and the index of its next flit.
+/// A data cell part-sent: the cell, the index of its next flit and its VC.
 #[derive(Clone, Copy, Debug)]
 struct PartSent {
     cell: Outgoing,
     next_flit: u32,
+    vc: u16,
 }
 
 /// A host speaking IP over GNet to its TiN.
@@ -33,6 +40,8 @@ pub struct GnetHost {
     link: Link,
     gate: TxGate,
     data: Option<PartSent>,
+    /// The endpoint port (from 0) whose turn it is to take the next data cell.
+    next_endpoint_port: u16,
     wake_at_ps: TimePs,
     /// Flits sent and received, as a plain host counts cells.
     pub counters: TerminalCounters,
@@ -55,6 +64,7 @@ impl GnetHost {
             link,
             gate,
             data: None,
+            next_endpoint_port: 0,
             wake_at_ps: NEVER_PS,
             counters: TerminalCounters::default(),
             flits: FlitCounts::default(),
@@ -80,27 +90,41 @@ impl GnetHost {
         }
     }
 
-    /// The VC of a cell of `kind`.
-    fn vc_of(&self, kind: CellKind) -> u16 {
-        match kind {
-            CellKind::Data => self.endpoint.spec().data_vc,
-            _ => 0,
-        }
+    /// The VC a new data cell takes: the first endpoint port, from the one whose turn it is,
+    /// whose VC has a credit.
+    fn free_data_vc(&self) -> Option<u16> {
+        let spec = self.endpoint.spec();
+        let ports = spec.endpoint_ports;
+        (0..ports)
+            .map(|i| spec.data_vc + (self.next_endpoint_port + i) % ports)
+            .find(|&vc| self.gate.may_send(vc))
     }
 
-    /// The GNet cell whose flit goes next and that flit's index: a control cell first, then
-    /// the part-sent data cell, then a new one, each only if its VC has a credit.
-    fn next_flit(&mut self, now_ps: TimePs) -> Option<(Outgoing, u32)> {
+    /// The GNet cell whose flit goes next, that flit's index and its VC: a control cell
+    /// first, then the part-sent data cell, then a new one, each only if its VC has a credit.
+    fn next_flit(&mut self, now_ps: TimePs) -> Option<(Outgoing, u32, u16)> {
         let control_open = self.gate.may_send(0);
-        let data_open = self.gate.may_send(self.endpoint.spec().data_vc);
         if let Some(part) = self.data {
             if control_open && self.endpoint.has_control() {
-                return self.endpoint.next_cell(now_ps, true, false).map(|c| (c, 0));
+                return self
+                    .endpoint
+                    .next_cell(now_ps, true, false)
+                    .map(|c| (c, 0, 0));
             }
-            return data_open.then_some((part.cell, part.next_flit));
+            let open = self.gate.may_send(part.vc);
+            return open.then_some((part.cell, part.next_flit, part.vc));
         }
-        let cell = self.endpoint.next_cell(now_ps, control_open, data_open)?;
-        Some((cell, 0))
+        let data_vc = self.free_data_vc();
+        let cell = self
+            .endpoint
+            .next_cell(now_ps, control_open, data_vc.is_some())?;
+        if cell.kind.is_control() {
+            return Some((cell, 0, 0));
+        }
+        let vc = data_vc.expect("a data cell is given only with a data VC open");
+        let spec = self.endpoint.spec();
+        self.next_endpoint_port = (vc - spec.data_vc + 1) % spec.endpoint_ports;
+        Some((cell, 0, vc))
     }
 
     /// Sends one flit if the link is free and a VC with something to send has a credit.
@@ -109,7 +133,7 @@ impl GnetHost {
         if !self.link.is_idle(now_ps) {
             return;
         }
-        let Some((cell, index)) = self.next_flit(now_ps) else {
+        let Some((cell, index, vc)) = self.next_flit(now_ps) else {
             return;
         };
         let spec = self.endpoint.spec();
@@ -123,11 +147,11 @@ impl GnetHost {
             (false, true) => Some(PartSent {
                 cell,
                 next_flit: index + 1,
+                vc,
             }),
             (false, false) => None,
             (true, _) => self.data,
         };
-        let vc = self.vc_of(cell.kind);
         let mut flit = cell.flit(self.endpoint.host(), index, flits, now_ps);
         let (cells, mut routes) = ctx.routes();
         routes.write(0, &mut flit);
@@ -148,8 +172,10 @@ impl GnetHost {
     /// free (a credit's arrival wakes it otherwise).
     fn next_step_ps(&self) -> TimePs {
         let control = self.endpoint.has_control() && self.gate.may_send(0);
-        let data_vc = self.endpoint.spec().data_vc;
-        let data = (self.data.is_some() || self.endpoint.has_data()) && self.gate.may_send(data_vc);
+        let data = match self.data {
+            Some(part) => self.gate.may_send(part.vc),
+            None => self.endpoint.has_data() && self.free_data_vc().is_some(),
+        };
         let send_ps = match control || data {
             true => self.link.busy_until_ps(),
             false => NEVER_PS,

@@ -61,13 +61,52 @@ pub fn describe_cycle(cycle: &[Channel]) -> String {
 struct Graph<'a> {
     topology: &'a Topology,
     vcs: usize,
+    /// Per router: where its ports start in one numbering of every router's ports.
+    port_base: Vec<usize>,
     /// Per router: bit `(in_port · vcs + in_vc) · width + out_port · vcs + out_vc`.
     turns: Vec<Vec<u64>>,
     /// Most VCs a route needs.
     needed: u16,
 }
 
-impl Graph<'_> {
+impl<'a> Graph<'a> {
+    fn new(topology: &'a Topology, vcs: usize) -> Self {
+        let mut port_base = Vec::with_capacity(topology.switches());
+        let mut ports = 0;
+        for router in 0..topology.switches() {
+            port_base.push(ports);
+            ports += topology.switch_ports(router);
+        }
+        let turns = (0..topology.switches())
+            .map(|s| {
+                let width = topology.switch_ports(s) * vcs;
+                vec![0u64; (width * width).div_ceil(64)]
+            })
+            .collect();
+        Graph {
+            topology,
+            vcs,
+            port_base,
+            turns,
+            needed: 1,
+        }
+    }
+
+    /// Channels in the graph.
+    fn channels(&self) -> usize {
+        let routers = self.topology.switches();
+        let ports = match routers {
+            0 => 0,
+            n => self.port_base[n - 1] + self.topology.switch_ports(n - 1),
+        };
+        ports * self.vcs
+    }
+
+    /// The number of channel (`router`, `port`, `vc`) in `0..channels()`.
+    fn channel_index(&self, router: usize, port: usize, vc: u16) -> usize {
+        (self.port_base[router] + port) * self.vcs + vc as usize
+    }
+
     fn width(&self, router: usize) -> usize {
         self.topology.switch_ports(router) * self.vcs
     }
@@ -99,6 +138,27 @@ impl Graph<'_> {
     }
 }
 
+/// A set of channels, one bit each (numbered by [`Graph::channel_index`]).
+struct ChannelSet(Vec<u64>);
+
+impl ChannelSet {
+    fn new(channels: usize) -> Self {
+        ChannelSet(vec![0; channels.div_ceil(64)])
+    }
+
+    fn clear(&mut self) {
+        self.0.fill(0);
+    }
+
+    /// Adds `channel`; true if it was not in the set.
+    fn insert(&mut self, channel: usize) -> bool {
+        let (word, bit) = (channel / 64, 1u64 << (channel % 64));
+        let new = self.0[word] & bit == 0;
+        self.0[word] |= bit;
+        new
+    }
+}
+
 /// What the routing may do, as the check walks it.
 pub struct RoutingReach<'a> {
     /// The route tables.
@@ -109,6 +169,15 @@ pub struct RoutingReach<'a> {
 
 /// Checks that `rule` over `vcs` VCs fits every route of `reach` on `topology` and, when
 /// `check_cycles`, that the channel dependency graph is acyclic.
+///
+/// Where a packet goes next depends only on the channel it arrived on and on where it heads,
+/// so the routes are walked once per destination router, every intermediate group at once,
+/// each channel followed once. The leg toward an intermediate group does not depend on the
+/// destination, only on which routers are sources (those outside the destination's group):
+/// it is walked once per (intermediate group, destination group) and its arrivals in the
+/// intermediate group start each destination's walk. A leg that passes a router with hosts
+/// of the destination's group (where a packet for that router stops) is walked again per
+/// destination. The graph is the one a walk per (destination, intermediate group) builds.
 pub fn check(
     topology: &Topology,
     reach: &RoutingReach<'_>,
@@ -116,32 +185,10 @@ pub fn check(
     vcs: u16,
     check_cycles: bool,
 ) -> Result<(), DependencyError> {
-    let mut graph = Graph {
-        topology,
-        vcs: vcs as usize,
-        turns: (0..topology.switches())
-            .map(|s| {
-                let width = topology.switch_ports(s) * vcs as usize;
-                vec![0u64; (width * width).div_ceil(64)]
-            })
-            .collect(),
-        needed: 1,
-    };
-    let table = reach.table;
-    let vias: Vec<Option<usize>> = std::iter::once(None)
-        .chain((0..table.groups()).filter(|_| reach.nonminimal).map(Some))
-        .collect();
-    // Packets enter and leave at routers with hosts: only those start or end routes.
-    let mut has_hosts = vec![false; topology.switches()];
-    for host in 0..topology.endpoints() {
-        if let Some((switch, _)) = topology.endpoint_port(host) {
-            has_hosts[switch] = true;
-        }
-    }
-    for destination in (0..topology.switches()).filter(|&d| has_hosts[d]) {
-        for &via in &vias {
-            walk_routes(&mut graph, reach, rule, (destination, via), &has_hosts);
-        }
+    let mut graph = Graph::new(topology, vcs as usize);
+    let mut walker = Walker::new(reach, rule, &graph);
+    for group in 0..reach.table.groups() {
+        walker.walk_into_group(&mut graph, group);
     }
     if graph.needed > vcs {
         return Err(DependencyError::TooFewVcs {
@@ -154,59 +201,156 @@ pub fn check(
     }
 }
 
-/// A packet's state as the walk meets it: at `router`, arrived on (port, class, VC), still
-/// heading for the intermediate group or not.
+/// A packet's state as the walk meets it: at `router`, arrived on (port, class, VC). Whether
+/// it still heads for an intermediate group is the walk's to know.
 #[derive(Clone, Copy)]
 struct Step {
     router: usize,
     arrived: Option<(usize, u16)>,
     in_class: PortClass,
-    toward_intermediate: bool,
 }
 
-/// Adds every dependency of the routes to `destination` (through group `via`, if any) from
-/// every router with hosts.
-fn walk_routes(
-    graph: &mut Graph<'_>,
-    reach: &RoutingReach<'_>,
+/// The walks of the routes, with the channels each has followed.
+struct Walker<'r, 't> {
+    reach: &'r RoutingReach<'t>,
     rule: VcRule,
-    (destination, via): (usize, Option<usize>),
-    has_hosts: &[bool],
-) {
-    let (topology, table) = (graph.topology, reach.table);
-    let mut seen = std::collections::HashSet::new();
-    let detours = |s: usize| {
-        via.is_none_or(|g| table.group(s) != table.group(destination) && g != table.group(s))
-    };
-    let mut stack: Vec<Step> = (0..topology.switches())
-        .filter(|&s| has_hosts[s] && detours(s))
-        .map(|router| Step {
-            router,
-            arrived: None,
-            in_class: PortClass::Terminal,
-            toward_intermediate: via.is_some(),
-        })
-        .collect();
-    while let Some(step) = stack.pop() {
-        if step.router == destination {
-            continue;
+    /// Routers with hosts: only those start or end routes.
+    has_hosts: Vec<bool>,
+    /// Channels followed toward the destination in its walk.
+    followed: ChannelSet,
+    /// Channels followed toward the intermediate group in its walk.
+    followed_detour: ChannelSet,
+}
+
+impl<'r, 't> Walker<'r, 't> {
+    fn new(reach: &'r RoutingReach<'t>, rule: VcRule, graph: &Graph<'_>) -> Self {
+        let topology = graph.topology;
+        let mut has_hosts = vec![false; topology.switches()];
+        for host in 0..topology.endpoints() {
+            if let Some((switch, _)) = topology.endpoint_port(host) {
+                has_hosts[switch] = true;
+            }
         }
-        let heading =
-            step.toward_intermediate && via.is_some_and(|g| table.group(step.router) != g);
-        let set = match via {
-            Some(g) if heading => table.toward_group(step.router, g),
-            _ => table.toward_switch(step.router, destination),
+        Walker {
+            reach,
+            rule,
+            has_hosts,
+            followed: ChannelSet::new(graph.channels()),
+            followed_detour: ChannelSet::new(graph.channels()),
+        }
+    }
+
+    /// A packet just made at each router with hosts (`sources` filters them).
+    fn sources(&self, sources: impl Fn(usize) -> bool) -> Vec<Step> {
+        (0..self.has_hosts.len())
+            .filter(|&s| self.has_hosts[s] && sources(s))
+            .map(|router| Step {
+                router,
+                arrived: None,
+                in_class: PortClass::Terminal,
+            })
+            .collect()
+    }
+
+    /// Adds every dependency of the routes to the routers with hosts of group `group`.
+    fn walk_into_group(&mut self, graph: &mut Graph<'_>, group: usize) {
+        let table = self.reach.table;
+        let destinations = self.sources(|s| table.group(s) == group);
+        if destinations.is_empty() {
+            return;
+        }
+        let vias = if self.reach.nonminimal {
+            table.groups()
+        } else {
+            0
         };
-        for &port in table.ports(set) {
+        let shared: Vec<Option<Vec<Step>>> = (0..vias)
+            .map(|via| self.detour(graph, via, group, None))
+            .collect();
+        for destination in destinations.iter().map(|d| d.router) {
+            let mut starts = self.sources(|_| true);
+            for (via, arrivals) in shared.iter().enumerate() {
+                match arrivals {
+                    Some(arrivals) => starts.extend_from_slice(arrivals),
+                    None => starts.extend(
+                        self.detour(graph, via, group, Some(destination))
+                            .expect("a leg walked for one destination is never refused"),
+                    ),
+                }
+            }
+            self.walk_to(graph, destination, starts);
+        }
+    }
+
+    /// Walks the leg toward intermediate group `via` of the routes to group `group` (from
+    /// every router with hosts outside both), adding its dependencies, and returns the packets
+    /// as they arrive in `via`. With `stop` a packet at that router has arrived (it is the
+    /// destination); without, a leg that passes a router with hosts of `group` is refused
+    /// (`None`), since a packet for that router would stop there.
+    fn detour(
+        &mut self,
+        graph: &mut Graph<'_>,
+        via: usize,
+        group: usize,
+        stop: Option<usize>,
+    ) -> Option<Vec<Step>> {
+        let table = self.reach.table;
+        self.followed_detour.clear();
+        let mut stack = self.sources(|s| table.group(s) != group && table.group(s) != via);
+        let mut arrivals = Vec::new();
+        while let Some(step) = stack.pop() {
+            if Some(step.router) == stop {
+                continue;
+            }
+            if table.group(step.router) == via {
+                arrivals.push(step);
+                continue;
+            }
+            if stop.is_none() && self.has_hosts[step.router] && table.group(step.router) == group {
+                return None;
+            }
+            let set = table.toward_group(step.router, via);
+            self.follow(graph, step, set, true, &mut stack);
+        }
+        Some(arrivals)
+    }
+
+    /// Walks the routes to `destination` from `starts`, each channel followed once.
+    fn walk_to(&mut self, graph: &mut Graph<'_>, destination: usize, starts: Vec<Step>) {
+        let table = self.reach.table;
+        self.followed.clear();
+        let mut stack = starts;
+        while let Some(step) = stack.pop() {
+            if step.router == destination {
+                continue;
+            }
+            let set = table.toward_switch(step.router, destination);
+            self.follow(graph, step, set, false, &mut stack);
+        }
+    }
+
+    /// Takes `step` out of its router by each port of candidate set `set`, adding the
+    /// dependencies, and pushes the packet at the next router onto `stack` for each channel
+    /// not yet followed (toward the intermediate group while `heading`).
+    fn follow(
+        &mut self,
+        graph: &mut Graph<'_>,
+        step: Step,
+        set: usize,
+        heading: bool,
+        stack: &mut Vec<Step>,
+    ) {
+        let topology = graph.topology;
+        for &port in self.reach.table.ports(set) {
             let port = port as usize;
             let out_class = PortClass::of(topology, step.router, port);
             let in_vc = step.arrived.map_or(0, |(_, vc)| vc);
-            let vc = rule.out_vc(Hop {
+            let vc = self.rule.out_vc(Hop {
                 in_class: step.in_class,
                 in_vc,
                 out_class,
                 toward_intermediate: heading,
-                nonminimal_routing: reach.nonminimal,
+                nonminimal_routing: self.reach.nonminimal,
             });
             graph.needed = graph.needed.max(vc + 1);
             if vc as usize >= graph.vcs {
@@ -222,12 +366,15 @@ fn walk_routes(
             else {
                 continue;
             };
-            if seen.insert((step.router, port, vc, heading)) {
+            let followed = match heading {
+                true => &mut self.followed_detour,
+                false => &mut self.followed,
+            };
+            if followed.insert(graph.channel_index(step.router, port, vc)) {
                 stack.push(Step {
                     router: switch,
                     arrived: Some((in_port, vc)),
                     in_class: out_class,
-                    toward_intermediate: heading,
                 });
             }
         }
@@ -237,15 +384,13 @@ fn walk_routes(
 /// A cycle of the graph, if it has one.
 fn find_cycle(graph: &Graph<'_>) -> Option<Vec<Channel>> {
     let topology = graph.topology;
-    let mut channels = Vec::new();
-    let mut port_base = Vec::with_capacity(topology.switches());
+    let mut channels = Vec::with_capacity(graph.channels());
     for router in 0..topology.switches() {
-        port_base.push(channels.len() / graph.vcs);
         for port in 0..topology.switch_ports(router) {
             channels.extend((0..graph.vcs as u16).map(|vc| Channel { router, port, vc }));
         }
     }
-    let index = |c: Channel| (port_base[c.router] + c.port) * graph.vcs + c.vc as usize;
+    let index = |c: Channel| graph.channel_index(c.router, c.port, c.vc);
     let successors = |n: usize| {
         graph
             .successors(channels[n])
@@ -346,6 +491,167 @@ mod tests {
             run(&t, VcRule::Single, 1, true),
             Err(DependencyError::Cycle(_))
         ));
+    }
+
+    /// The graph as a walk per (destination, intermediate group) builds it, each walk from
+    /// every router with hosts on its own: the specification [`check`]'s walks must meet.
+    fn graph_walked_per_destination_and_group<'a>(
+        t: &'a Topology,
+        reach: &RoutingReach<'_>,
+        rule: VcRule,
+        vcs: u16,
+    ) -> Graph<'a> {
+        let mut graph = Graph::new(t, vcs as usize);
+        let walker = Walker::new(reach, rule, &graph);
+        let table = reach.table;
+        let vias: Vec<Option<usize>> = std::iter::once(None)
+            .chain((0..table.groups()).filter(|_| reach.nonminimal).map(Some))
+            .collect();
+        for destination in (0..t.switches()).filter(|&d| walker.has_hosts[d]) {
+            for &via in &vias {
+                let detours = |s: usize| {
+                    via.is_none_or(|g| {
+                        table.group(s) != table.group(destination) && g != table.group(s)
+                    })
+                };
+                let mut seen = std::collections::HashSet::new();
+                // Each packet with whether it still heads for the intermediate group.
+                let mut stack: Vec<(Step, bool)> = walker
+                    .sources(detours)
+                    .into_iter()
+                    .map(|step| (step, via.is_some()))
+                    .collect();
+                while let Some((step, toward_intermediate)) = stack.pop() {
+                    if step.router == destination {
+                        continue;
+                    }
+                    let heading =
+                        toward_intermediate && via.is_some_and(|g| table.group(step.router) != g);
+                    let set = match via {
+                        Some(g) if heading => table.toward_group(step.router, g),
+                        _ => table.toward_switch(step.router, destination),
+                    };
+                    for &port in table.ports(set) {
+                        let port = port as usize;
+                        let out_class = PortClass::of(t, step.router, port);
+                        let vc = rule.out_vc(Hop {
+                            in_class: step.in_class,
+                            in_vc: step.arrived.map_or(0, |(_, vc)| vc),
+                            out_class,
+                            toward_intermediate: heading,
+                            nonminimal_routing: reach.nonminimal,
+                        });
+                        graph.needed = graph.needed.max(vc + 1);
+                        if vc >= vcs {
+                            continue;
+                        }
+                        if let Some(input) = step.arrived {
+                            graph.add(step.router, input, (port, vc));
+                        }
+                        let Some(Attachment::SwitchPort { switch, port: p }) =
+                            t.peer(step.router, port)
+                        else {
+                            continue;
+                        };
+                        if seen.insert((step.router, port, vc, heading)) {
+                            let next = Step {
+                                router: switch,
+                                arrived: Some((p, vc)),
+                                in_class: out_class,
+                            };
+                            stack.push((next, heading));
+                        }
+                    }
+                }
+            }
+        }
+        graph
+    }
+
+    /// Three groups in a line (0 – 1 – 2), a host on each router: a packet from group 0
+    /// heading for group 2 passes group 1's router, where a packet for that router stops.
+    fn groups_in_a_line() -> Topology {
+        let text = "switch a ports=3 group=0\nswitch b ports=3 group=1\nswitch c ports=3 group=2\n\
+                    host ha\nhost hb\nhost hc\ncable ha a:0\ncable hb b:0\ncable hc c:0\n\
+                    cable a:1 b:1\ncable b:2 c:2\n";
+        Topology::from_file_text(text).unwrap()
+    }
+
+    /// The walks per destination (every intermediate group at once, the leg toward an
+    /// intermediate group shared by a destination group) build the same graph, bit for bit,
+    /// and find the same VC count as a walk per (destination, intermediate group), on
+    /// Dragonflies, Cliques and a fat-tree, minimal and not, under every rule.
+    #[test]
+    fn the_walks_build_the_graph_a_walk_per_destination_and_group_builds() {
+        use crate::blocks::topology::{Clique, SpareLocalPorts};
+        // Four TiNs a pod, two links a pair: 6 local ports, 8 with two spare.
+        let clique = |pods, local_ports, spare_local| {
+            let global_ports = 2;
+            let shape = Clique {
+                pods,
+                tins_per_pod: 4,
+                hosts_per_tin: 2,
+                local_ports,
+                global_ports,
+                spare_local,
+            };
+            Topology::clique(shape).unwrap()
+        };
+        let topologies = [
+            dragonfly(),
+            clique(4, 6, SpareLocalPorts::Unused),
+            clique(3, 8, SpareLocalPorts::Partner),
+            Topology::fat_tree(4).unwrap(),
+            groups_in_a_line(),
+        ];
+        let rules = [
+            VcRule::Single,
+            VcRule::DragonflyDateline,
+            VcRule::GlobalLocalIncrement,
+        ];
+        for (i, t) in topologies.iter().enumerate() {
+            let table = RouteTable::new(t).unwrap();
+            for nonminimal in [false, true] {
+                let reach = RoutingReach {
+                    table: &table,
+                    nonminimal,
+                };
+                for rule in rules {
+                    let expected = graph_walked_per_destination_and_group(t, &reach, rule, 3);
+                    let mut graph = Graph::new(t, 3);
+                    let mut walker = Walker::new(&reach, rule, &graph);
+                    for group in 0..table.groups() {
+                        walker.walk_into_group(&mut graph, group);
+                    }
+                    let case = format!("topology {i}, non-minimal {nonminimal}, {rule:?}");
+                    assert_eq!(graph.turns, expected.turns, "{case}");
+                    assert_eq!(graph.needed, expected.needed, "{case}");
+                    assert!(graph.turns.iter().flatten().any(|&w| w != 0), "{case}");
+                }
+            }
+        }
+    }
+
+    /// In the line of groups the leg from group 0 toward group 2 passes group 1's router:
+    /// it is not shared by group 1's destinations but walked for each, and the packet for
+    /// that router stops there (no dependency onward from it toward group 2).
+    #[test]
+    fn a_leg_through_the_destination_group_is_walked_per_destination() {
+        let t = groups_in_a_line();
+        let table = RouteTable::new(&t).unwrap();
+        let reach = RoutingReach {
+            table: &table,
+            nonminimal: true,
+        };
+        let mut graph = Graph::new(&t, 3);
+        let mut walker = Walker::new(&reach, VcRule::Single, &graph);
+        assert!(walker.detour(&mut graph, 2, 1, None).is_none());
+        assert!(walker.detour(&mut graph, 2, 0, None).is_some());
+        let arrivals = walker.detour(&mut graph, 2, 1, Some(1)).unwrap();
+        assert!(
+            arrivals.is_empty(),
+            "the packet stops at router b, its destination"
+        );
     }
 
     /// Up/down routing on a fat-tree cannot close a cycle: one VC passes.
