@@ -78,7 +78,9 @@ impl<T> Arena<T> {
         }
     }
 
-    /// Stores `value` and returns its handle, reusing a freed slot when there is one.
+    /// Stores `value` and returns its handle, reusing a freed slot when there is one. Inlined:
+    /// every generated cell comes here, and out of line the call cost the iSLIP reference run 4%.
+    #[inline]
     pub fn alloc(&mut self, value: T) -> Id<T> {
         self.live += 1;
         if self.free_head != NIL {
@@ -90,6 +92,13 @@ impl<T> Arena<T> {
             slot.freed = false;
             return Id(index, PhantomData);
         }
+        self.grow(value)
+    }
+
+    /// A new slot at the end, for [`alloc`](Self::alloc) when no freed one is left (rare once a
+    /// run has warmed up).
+    #[cold]
+    fn grow(&mut self, value: T) -> Id<T> {
         let index = u32::try_from(self.slots.len()).expect("arena holds at most 2^32 - 1 values");
         assert!(index != NIL, "arena holds at most 2^32 - 1 values");
         self.slots.push(Slot {
