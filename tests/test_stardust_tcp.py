@@ -150,7 +150,7 @@ def test_dcqcn_and_ndp_over_adapters_that_pause_their_hosts_lose_nothing(transpo
     (["host.transport=ndp", *PAUSED, "adapter.voq_packets=20"], "adapter.voq_packets"),
     (["host.transport=tcp", "adapter.pause_xoff_packets=16"], "adapter.pause_xoff_packets"),
     (["host.transport=dcqcn", *PAUSED, "host.min_rto_ns=5000"], "host.min_rto_ns"),
-    (["host.transport=tcp", "host.dcqcn_g=0.5"], "host.dcqcn_g"),
+    (["host.transport=tcp", "host.dcqcn.g=0.5"], "host.dcqcn.g"),
     (["host.packet_bytes=1500"], "host.packet_bytes"),
     (["host.transport=tcp", "traffic.pattern=all_to_all"], "traffic.pattern"),
     (["traffic.pattern=poisson"], "traffic.pattern"),

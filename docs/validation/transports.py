@@ -203,7 +203,7 @@ def ndp() -> None:
     print("| initial window | pull rate (of line rate) | goodput | trimmed | PULLs sent | timeouts |")
     print("|---|---|---|---|---|---|")
     for window, pull_rate in [(8, 1.0), (12, 1.0), (23, 1.0), (23, 0.97)]:
-        overrides = {"host.initial_cwnd_packets": window, "host.ndp_pull_rate": pull_rate}
+        overrides = {"host.initial_cwnd_packets": window, "host.ndp.pull_rate": pull_rate}
         s = cellfabric.run("scenarios/baselines/permutation-ndp.toml", overrides=overrides,
                            progress=False).summary
         print(f"| {window} | {pull_rate:g} | {s['goodput']:.3f} | {s['ndp']['packets_trimmed']} | "
@@ -380,7 +380,7 @@ def dcqcn_permutation() -> None:
     print("|---|---|---|---|---|---|---|---|")
     for label, overrides in [("R_AI 10, R_HAI 100 Mbit/s (scaled, the file's)", {}),
                              ("R_AI 40, R_HAI 400 Mbit/s (the paper's 40G values)",
-                              {"host.dcqcn_rate_ai_mbps": 40, "host.dcqcn_rate_hai_mbps": 400})]:
+                              {"host.dcqcn.rate_ai_mbps": 40, "host.dcqcn.rate_hai_mbps": 400})]:
         for length_ms in [20, 60, 200]:
             more = {"run.duration_ns": length_ms * 1e6, "run.warmup_ns": (length_ms - 10) * 1e6, **overrides}
             s = cellfabric.run(PERMUTATION_DCQCN, overrides=more, progress=False).summary

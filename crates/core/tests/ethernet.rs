@@ -158,20 +158,32 @@ fn bad_input_names_its_key() {
             "switch.return_to_sender",
         ),
         (
-            r#""switch": {"port_kind": "trimming"}, "host": {"transport": "ndp", "ndp_paths": 8}, "routing": {"mode": "spray"}"#,
-            "host.ndp_paths",
+            r#""switch": {"port_kind": "trimming"}, "host": {"transport": "ndp", "ndp": {"paths": 8}}, "routing": {"mode": "spray"}"#,
+            "host.ndp.paths",
         ),
         (
-            r#""switch": {"port_kind": "trimming"}, "host": {"transport": "ndp", "ndp_paths": 1025}, "routing": {"mode": "ecmp"}"#,
-            "host.ndp_paths",
+            r#""switch": {"port_kind": "trimming"}, "host": {"transport": "ndp", "ndp": {"paths": 1025}}, "routing": {"mode": "ecmp"}"#,
+            "host.ndp.paths",
         ),
-        (r#""host": {"ndp_paths": -1}"#, "host.ndp_paths"),
+        (r#""host": {"ndp": {"paths": -1}}"#, "host.ndp.paths"),
+        (r#""host": {"ndp": {"pulls": 1}}"#, "host.ndp.pulls"),
+        (r#""host": {"dcqcn_g": 0.5}"#, "host.dcqcn_g"),
     ];
     for (members, key) in cases {
         let json = format!(r#"{{"design": "ethernet", {members}}}"#);
         let error = cellfabric_core::build(&json).err().expect("rejected");
         assert_eq!(error.key, key, "{members}: {error}");
     }
+}
+
+/// A transport's constants moved into its own table: the old flat key is refused with a
+/// message naming the new one.
+#[test]
+fn a_transport_key_moved_into_its_table_names_its_new_key() {
+    let json = r#"{"design": "ethernet", "host": {"transport": "dcqcn", "dcqcn_g": 0.5}}"#;
+    let error = cellfabric_core::build(json).err().expect("rejected");
+    assert_eq!(error.key, "host.dcqcn_g");
+    assert!(error.message.contains("renamed to host.dcqcn.g"), "{error}");
 }
 
 #[test]
@@ -181,7 +193,7 @@ fn keys_the_transport_or_pattern_ignore_are_refused() {
             r#""switch": {"ecn_threshold_packets": 20}"#,
             "switch.ecn_threshold_packets",
         ),
-        (r#""host": {"dctcp_g": 0.1}"#, "host.dctcp_g"),
+        (r#""host": {"dctcp": {"g": 0.1}}"#, "host.dctcp.g"),
         (r#""host": {"delayed_ack_ns": 1000}"#, "host.delayed_ack_ns"),
         (r#""traffic": {"senders": 3}"#, "traffic.senders"),
         (
@@ -201,7 +213,7 @@ fn keys_the_transport_or_pattern_ignore_are_refused() {
         assert_eq!(error.key, key, "{members}: {error}");
     }
     let used = r#"{"design": "ethernet", "switch": {"ecn_threshold_packets": 20},
-        "host": {"transport": "dctcp", "dctcp_g": 0.1, "delayed_ack": true, "delayed_ack_ns": 1000}}"#;
+        "host": {"transport": "dctcp", "dctcp": {"g": 0.1}, "delayed_ack": true, "delayed_ack_ns": 1000}}"#;
     assert!(cellfabric_core::designs::build_with_overrides(used, &[]).is_ok());
 }
 

@@ -873,8 +873,8 @@ fn keys_the_chosen_mechanisms_ignore_are_refused() {
             "host.initial_ssthresh_packets",
         ),
         (
-            r#""host": {"transport": "dcqcn", "ndp_pull_rate": 0.5}, "adapter": {"pause_hosts": true}"#,
-            "host.ndp_pull_rate",
+            r#""host": {"transport": "dcqcn", "ndp": {"pull_rate": 0.5}}, "adapter": {"pause_hosts": true}"#,
+            "host.ndp.pull_rate",
         ),
     ];
     for (extra, key) in refused {

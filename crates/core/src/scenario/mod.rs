@@ -1,6 +1,6 @@
 //! The scenario: the validated description of one run, read from JSON (the front ends turn TOML
 //! files and `--set` overrides into JSON). Unknown keys, wrong types, impossible values and keys
-//! renamed by the unit convention are rejected with one message naming the key and what was
+//! renamed (by the unit convention, or into a transport's table) are rejected with one message naming the key and what was
 //! expected.
 //!
 //! - this module: the parser every design uses, the `run` section every design shares, and
@@ -130,18 +130,62 @@ impl RunConfig {
     }
 }
 
-/// Keys renamed when every design took one unit convention (durations and delays in ns, rates
-/// in Gbit/s); a scenario using one gets a message naming its new key.
-const RENAMED: &[(&str, &str)] = &[
-    ("run.duration_cells", "run.duration_ns"),
-    ("run.warmup_cells", "run.warmup_ns"),
-    ("run.duration_us", "run.duration_ns"),
-    ("run.warmup_us", "run.warmup_ns"),
-    ("link.propagation_delay_ps", "link.propagation_ns"),
-    ("switch.pipeline_delay_ps", "switch.pipeline_ns"),
-    ("bulk.rate_mbps", "bulk.rate_gbps"),
-    ("bulk.switch_delay_ps", "bulk.switch_delay_ns"),
-    ("quick.rate_mbps", "quick.rate_gbps"),
+/// Why keys were renamed: every design took one unit convention.
+const UNITS: &str = "in every design, durations and delays are in nanoseconds and rates in Gbit/s";
+/// Why keys were renamed: a transport's constants moved into its own table.
+const TRANSPORT_TABLES: &str = "a transport's own constants are in its table under [host]";
+
+/// Keys renamed, their new names and why; a scenario using one gets a message naming its new
+/// key.
+const RENAMED: &[(&str, &str, &str)] = &[
+    ("run.duration_cells", "run.duration_ns", UNITS),
+    ("run.warmup_cells", "run.warmup_ns", UNITS),
+    ("run.duration_us", "run.duration_ns", UNITS),
+    ("run.warmup_us", "run.warmup_ns", UNITS),
+    ("link.propagation_delay_ps", "link.propagation_ns", UNITS),
+    ("switch.pipeline_delay_ps", "switch.pipeline_ns", UNITS),
+    ("bulk.rate_mbps", "bulk.rate_gbps", UNITS),
+    ("bulk.switch_delay_ps", "bulk.switch_delay_ns", UNITS),
+    ("quick.rate_mbps", "quick.rate_gbps", UNITS),
+    ("host.dctcp_g", "host.dctcp.g", TRANSPORT_TABLES),
+    ("host.ndp_pull_rate", "host.ndp.pull_rate", TRANSPORT_TABLES),
+    ("host.ndp_paths", "host.ndp.paths", TRANSPORT_TABLES),
+    ("host.dcqcn_g", "host.dcqcn.g", TRANSPORT_TABLES),
+    (
+        "host.dcqcn_alpha_interval_ns",
+        "host.dcqcn.alpha_interval_ns",
+        TRANSPORT_TABLES,
+    ),
+    (
+        "host.dcqcn_timer_ns",
+        "host.dcqcn.timer_ns",
+        TRANSPORT_TABLES,
+    ),
+    (
+        "host.dcqcn_byte_counter_bytes",
+        "host.dcqcn.byte_counter_bytes",
+        TRANSPORT_TABLES,
+    ),
+    (
+        "host.dcqcn_fast_recovery_stages",
+        "host.dcqcn.fast_recovery_stages",
+        TRANSPORT_TABLES,
+    ),
+    (
+        "host.dcqcn_rate_ai_mbps",
+        "host.dcqcn.rate_ai_mbps",
+        TRANSPORT_TABLES,
+    ),
+    (
+        "host.dcqcn_rate_hai_mbps",
+        "host.dcqcn.rate_hai_mbps",
+        TRANSPORT_TABLES,
+    ),
+    (
+        "host.dcqcn_cnp_interval_ns",
+        "host.dcqcn.cnp_interval_ns",
+        TRANSPORT_TABLES,
+    ),
 ];
 
 /// Reads any design's scenario type from JSON text; a wrong type or an unknown key is reported
@@ -149,13 +193,10 @@ const RENAMED: &[(&str, &str)] = &[
 pub fn parse<T: DeserializeOwned>(text: &str) -> Result<T, ScenarioError> {
     let value: serde_json::Value = serde_json::from_str(text)
         .map_err(|e| invalid("scenario", format!("not valid JSON: {e}")))?;
-    for &(old, new) in RENAMED {
+    for &(old, new, why) in RENAMED {
         let (section, key) = old.split_once('.').expect("dotted key");
         if value.get(section).and_then(|s| s.get(key)).is_some() {
-            return Err(invalid(
-                old,
-                format!("renamed to {new} (in every design, durations and delays are in nanoseconds and rates in Gbit/s)"),
-            ));
+            return Err(invalid(old, format!("renamed to {new} ({why})")));
         }
     }
     serde_path_to_error::deserialize(value).map_err(|error| {

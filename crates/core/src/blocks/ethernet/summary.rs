@@ -348,7 +348,7 @@ pub struct NdpSummary {
     /// With `switch.return_to_sender`: what became of headers returned to their senders.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub return_to_sender: Option<ReturnSummary>,
-    /// With `host.ndp_paths`: the senders' path choice.
+    /// With `host.ndp.paths`: the senders' path choice.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paths: Option<PathChoiceSummary>,
 }

@@ -6,6 +6,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::dcqcn::keys::DcqcnKeys;
+use super::ndp::keys::NdpKeys;
+use super::tcp::dctcp_keys::DctcpKeys;
 use super::{Transport, TRANSPORTS};
 use crate::engine::time::{ps_from_ns, serialization_ps, TimePs};
 use crate::keys::{invalid, ScenarioError};
@@ -39,34 +42,12 @@ pub struct HostConfig {
     pub delayed_ack: bool,
     /// With delayed ACKs: the longest an ACK waits, in nanoseconds.
     pub delayed_ack_ns: f64,
-    /// DCTCP's estimation gain g (1/16 in the paper).
-    pub dctcp_g: f64,
-    /// NDP: the pull pacer's rate as a fraction of the host's line rate in data packets
-    /// (htsim's `pull_rate_modifier`; 1: one PULL per data packet time, as its mains run).
-    pub ndp_pull_rate: f64,
-    /// NDP: path labels per flow (§3.3, htsim's `PULL_BASED` path choice): each sender puts
-    /// every packet on the next label of a permutation of `0..ndp_paths`, which ECMP hashes
-    /// to a path (`routing.mode = "ecmp"`), and skips labels whose NACKs and returned headers
-    /// run above the others'; 0 (the default): no labels, the switches spray.
-    pub ndp_paths: u32,
-    /// DCQCN: α's gain g (1/256 in the paper).
-    pub dcqcn_g: f64,
-    /// DCQCN: α decays after this long without a CNP, in nanoseconds (K = 55 µs).
-    pub dcqcn_alpha_interval_ns: f64,
-    /// DCQCN: the rate-increase timer's period, in nanoseconds (T = 55 µs).
-    pub dcqcn_timer_ns: f64,
-    /// DCQCN: the rate-increase byte counter's period (B = 10 MB).
-    pub dcqcn_byte_counter_bytes: u64,
-    /// DCQCN: fast-recovery stages before additive increase (F = 5).
-    pub dcqcn_fast_recovery_stages: u32,
-    /// DCQCN: additive increase step R_AI in Mbit/s (the paper's 40 at 40 Gbit/s, scaled
-    /// to 10); also the lowest rate a cut reaches.
-    pub dcqcn_rate_ai_mbps: f64,
-    /// DCQCN: hyper increase step R_HAI in Mbit/s (10 × R_AI).
-    pub dcqcn_rate_hai_mbps: f64,
-    /// DCQCN: a receiver sends a flow at most one CNP per this interval, in nanoseconds
-    /// (N = 50 µs).
-    pub dcqcn_cnp_interval_ns: f64,
+    /// DCTCP's constants (`[host.dctcp]`).
+    pub dctcp: DctcpKeys,
+    /// NDP's constants (`[host.ndp]`).
+    pub ndp: NdpKeys,
+    /// DCQCN's constants (`[host.dcqcn]`).
+    pub dcqcn: DcqcnKeys,
     /// The line-rate sender: the most bytes a flow keeps unacknowledged (one bandwidth-delay
     /// product); absent: the fabric derives it from its longest path's base round trip.
     pub inflight_cap_bytes: Option<u64>,
@@ -85,17 +66,9 @@ impl Default for HostConfig {
             max_rto_ns: 1_000_000_000.0,
             delayed_ack: false,
             delayed_ack_ns: 40_000.0,
-            dctcp_g: 1.0 / 16.0,
-            ndp_pull_rate: 1.0,
-            ndp_paths: 0,
-            dcqcn_g: 1.0 / 256.0,
-            dcqcn_alpha_interval_ns: 55_000.0,
-            dcqcn_timer_ns: 55_000.0,
-            dcqcn_byte_counter_bytes: 10_000_000,
-            dcqcn_fast_recovery_stages: 5,
-            dcqcn_rate_ai_mbps: 10.0,
-            dcqcn_rate_hai_mbps: 100.0,
-            dcqcn_cnp_interval_ns: 50_000.0,
+            dctcp: DctcpKeys::default(),
+            ndp: NdpKeys::default(),
+            dcqcn: DcqcnKeys::default(),
             inflight_cap_bytes: None,
         }
     }
@@ -132,7 +105,7 @@ impl HostConfig {
     pub fn ndp_pull_interval_ps(&self, rate_bps: u64) -> Option<TimePs> {
         self.transport.kind().needs_trimming.then(|| {
             let packet_ps = serialization_ps(self.packet_bytes as u64, rate_bps);
-            (packet_ps as f64 / self.ndp_pull_rate).round() as TimePs
+            (packet_ps as f64 / self.ndp.pull_rate).round() as TimePs
         })
     }
 
@@ -197,7 +170,7 @@ mod tests {
     use super::*;
 
     /// NDP §3.2: a host's pull pacer releases one PULL per data packet time on its own link,
-    /// serialization of `host.packet_bytes` at the link's rate, stretched by 1/`ndp_pull_rate`.
+    /// serialization of `host.packet_bytes` at the link's rate, stretched by 1/`host.ndp.pull_rate`.
     #[test]
     fn the_pull_interval_is_one_data_packet_time_on_the_host_link() {
         let ndp = HostConfig {
@@ -218,7 +191,10 @@ mod tests {
         };
         assert_eq!(small.ndp_pull_interval_ps(10_000_000_000), Some(1_200_000));
         let half = HostConfig {
-            ndp_pull_rate: 0.5,
+            ndp: NdpKeys {
+                pull_rate: 0.5,
+                ..NdpKeys::default()
+            },
             ..ndp.clone()
         };
         assert_eq!(half.ndp_pull_interval_ps(10_000_000_000), Some(14_400_000));

@@ -486,8 +486,8 @@ fn host_params(config: &EthernetConfig, link: &Link, longest: LongestPath) -> Ho
     }
     HostParams {
         ndp_pull_interval_ps: h.ndp_pull_interval_ps(link.rate_bps),
-        ndp_paths: (h.ndp_paths > 0).then(|| NdpPathSpec {
-            paths: h.ndp_paths as u16,
+        ndp_paths: (h.ndp.paths > 0).then(|| NdpPathSpec {
+            paths: h.ndp.paths as u16,
             salt: mix(config.run.seed ^ NDP_PATH_SALT),
         }),
         into_cut_through: config.switch.cut_through(),

@@ -136,7 +136,7 @@ fn bad_spine(labels: u32, penalties: bool, seed: u64) -> EthernetSummary {
         r#"{{"design": "ethernet", "run": {{"seed": {seed}, "duration_ns": 40000000, "warmup_ns": 10000000}},
         "topology": {{"kind": "file", "file": {:?}}}, "routing": {{"mode": "{mode}"}},
         "switch": {{"queue_packets": 8, "port_kind": "trimming", "return_to_sender": true}},
-        "host": {{"transport": "ndp", "initial_cwnd_packets": 23, "ndp_paths": {labels}}},
+        "host": {{"transport": "ndp", "initial_cwnd_packets": 23, "ndp": {{"paths": {labels}}}}},
         "traffic": {{"pattern": "pairs", "pairs": [[0, 2], [1, 3]]}}}}"#,
         path.to_str().unwrap()
     );

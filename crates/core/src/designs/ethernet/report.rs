@@ -320,7 +320,7 @@ impl Ethernet {
             let trims = switches.iter().map(|s| s.trims());
             let trims = trims.fold(TrimCounts::default(), |sum, t| sum.plus(&t));
             let returns = self.config.switch.return_to_sender();
-            NdpSummary::of(hosts, trims, returns, self.config.host.ndp_paths > 0)
+            NdpSummary::of(hosts, trims, returns, self.config.host.ndp.paths > 0)
         })
     }
 

@@ -63,10 +63,10 @@ const HOST_KEYS: &[&[&str]] = &[
     &["host.packet_bytes", "host.ack_bytes"],
     RECOVERY_KEYS,
     &[
-        "host.dctcp_g",
+        "host.dctcp.g",
         "host.subflows",
-        "host.ndp_pull_rate",
-        "host.ndp_paths",
+        "host.ndp.pull_rate",
+        "host.ndp.paths",
     ],
     DCQCN_HOST_KEYS,
 ];
@@ -98,7 +98,7 @@ impl HostSection {
             Transport::Dctcp | Transport::Ndp | Transport::Dcqcn
         ) {
             unused.add(
-                &["host.dctcp_g"],
+                &["host.dctcp.g"],
                 "host.transport",
                 format!("{named} (not ECN-capable)"),
             );
@@ -111,10 +111,10 @@ impl HostSection {
             );
         }
         if transport != Transport::Ndp {
-            unused.add(&["host.ndp_pull_rate"], "host.transport", &named);
+            unused.add(&["host.ndp.pull_rate"], "host.transport", &named);
         }
         unused.add(
-            &["host.ndp_paths"],
+            &["host.ndp.paths"],
             "host.transport",
             "Stardust's fabric sprays cells itself: no host labels paths",
         );

@@ -53,7 +53,7 @@ impl HostConfig {
     /// for the line-rate sender (when absent, the fabric fills it in), else NewReno's window.
     fn window_rule(&self) -> WindowRule {
         match (self.transport, self.inflight_cap_bytes) {
-            (Transport::Dctcp, _) => WindowRule::Dctcp { g: self.dctcp_g },
+            (Transport::Dctcp, _) => WindowRule::Dctcp { g: self.dctcp.g },
             (Transport::LineRate, Some(bytes)) => WindowRule::Capped(InflightCap { bytes }),
             _ => WindowRule::NewReno,
         }

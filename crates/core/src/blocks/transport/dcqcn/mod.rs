@@ -29,6 +29,7 @@
 //! the sender learns it completed ([`DcqcnSender::on_ack`]). Flows made at build are unending
 //! or never need to learn it, and their receivers send no ACKs (only CNPs), as before.
 
+pub mod keys;
 pub mod notification;
 
 use super::host_config::{HostConfig, RECOVERY_KEYS};
@@ -47,7 +48,7 @@ pub const TRANSPORT: TransportKind = TransportKind {
     subflows: false,
     no_opening: None,
     own_keys: OWN_KEYS,
-    ignored_keys: &[&["host.dctcp_g"], RECOVERY_KEYS],
+    ignored_keys: &[&["host.dctcp.g"], RECOVERY_KEYS],
     ignored_because: "host.transport = \"dcqcn\" (rate-based: no window, no retransmission, one ACK per message; RED marks)",
     check_keys,
     check_routing: no_check,
@@ -55,14 +56,14 @@ pub const TRANSPORT: TransportKind = TransportKind {
 
 /// Every key only DCQCN reads: its hosts' first, then its congestion points' (RED marking).
 const OWN_KEYS: &[&str] = &[
-    "host.dcqcn_g",
-    "host.dcqcn_alpha_interval_ns",
-    "host.dcqcn_timer_ns",
-    "host.dcqcn_byte_counter_bytes",
-    "host.dcqcn_fast_recovery_stages",
-    "host.dcqcn_rate_ai_mbps",
-    "host.dcqcn_rate_hai_mbps",
-    "host.dcqcn_cnp_interval_ns",
+    "host.dcqcn.g",
+    "host.dcqcn.alpha_interval_ns",
+    "host.dcqcn.timer_ns",
+    "host.dcqcn.byte_counter_bytes",
+    "host.dcqcn.fast_recovery_stages",
+    "host.dcqcn.rate_ai_mbps",
+    "host.dcqcn.rate_hai_mbps",
+    "host.dcqcn.cnp_interval_ns",
     "switch.red_kmin_bytes",
     "switch.red_kmax_bytes",
     "switch.red_pmax",
@@ -73,33 +74,33 @@ pub const HOST_KEYS: &[&str] = OWN_KEYS.split_at(8).0;
 
 /// The reaction and notification points' constants.
 fn check_keys(h: &HostConfig) -> Result<(), ScenarioError> {
-    if !(h.dcqcn_g.is_finite() && h.dcqcn_g > 0.0 && h.dcqcn_g <= 1.0) {
-        return Err(invalid("host.dcqcn_g", "expected above 0, at most 1"));
+    if !(h.dcqcn.g.is_finite() && h.dcqcn.g > 0.0 && h.dcqcn.g <= 1.0) {
+        return Err(invalid("host.dcqcn.g", "expected above 0, at most 1"));
     }
     for (key, ns) in [
-        ("host.dcqcn_alpha_interval_ns", h.dcqcn_alpha_interval_ns),
-        ("host.dcqcn_timer_ns", h.dcqcn_timer_ns),
-        ("host.dcqcn_cnp_interval_ns", h.dcqcn_cnp_interval_ns),
+        ("host.dcqcn.alpha_interval_ns", h.dcqcn.alpha_interval_ns),
+        ("host.dcqcn.timer_ns", h.dcqcn.timer_ns),
+        ("host.dcqcn.cnp_interval_ns", h.dcqcn.cnp_interval_ns),
     ] {
         if !(ns.is_finite() && ps_from_ns(ns) > 0) {
             return Err(invalid(key, "expected a positive number of nanoseconds"));
         }
     }
-    if h.dcqcn_byte_counter_bytes == 0 {
+    if h.dcqcn.byte_counter_bytes == 0 {
         return Err(invalid(
-            "host.dcqcn_byte_counter_bytes",
+            "host.dcqcn.byte_counter_bytes",
             "expected at least 1 byte",
         ));
     }
-    if h.dcqcn_fast_recovery_stages == 0 {
+    if h.dcqcn.fast_recovery_stages == 0 {
         return Err(invalid(
-            "host.dcqcn_fast_recovery_stages",
+            "host.dcqcn.fast_recovery_stages",
             "expected at least 1",
         ));
     }
     for (key, mbps) in [
-        ("host.dcqcn_rate_ai_mbps", h.dcqcn_rate_ai_mbps),
-        ("host.dcqcn_rate_hai_mbps", h.dcqcn_rate_hai_mbps),
+        ("host.dcqcn.rate_ai_mbps", h.dcqcn.rate_ai_mbps),
+        ("host.dcqcn.rate_hai_mbps", h.dcqcn.rate_hai_mbps),
     ] {
         if !(mbps.is_finite() && mbps > 0.0 && mbps <= 1e6) {
             return Err(invalid(key, "expected above 0, at most 1e6 Mbit/s"));
@@ -134,14 +135,14 @@ impl DcqcnParams {
     /// The settings `host` gives.
     pub fn of(host: &HostConfig) -> Self {
         DcqcnParams {
-            g: host.dcqcn_g,
-            alpha_interval_ps: ps_from_ns(host.dcqcn_alpha_interval_ns),
-            timer_ps: ps_from_ns(host.dcqcn_timer_ns),
-            byte_counter_bytes: host.dcqcn_byte_counter_bytes,
-            fast_recovery_stages: host.dcqcn_fast_recovery_stages,
-            rate_ai_bps: host.dcqcn_rate_ai_mbps * 1e6,
-            rate_hai_bps: host.dcqcn_rate_hai_mbps * 1e6,
-            cnp_interval_ps: ps_from_ns(host.dcqcn_cnp_interval_ns),
+            g: host.dcqcn.g,
+            alpha_interval_ps: ps_from_ns(host.dcqcn.alpha_interval_ns),
+            timer_ps: ps_from_ns(host.dcqcn.timer_ns),
+            byte_counter_bytes: host.dcqcn.byte_counter_bytes,
+            fast_recovery_stages: host.dcqcn.fast_recovery_stages,
+            rate_ai_bps: host.dcqcn.rate_ai_mbps * 1e6,
+            rate_hai_bps: host.dcqcn.rate_hai_mbps * 1e6,
+            cnp_interval_ps: ps_from_ns(host.dcqcn.cnp_interval_ns),
         }
     }
 }

@@ -32,7 +32,7 @@ pub const TRANSPORT: TransportKind = TransportKind {
     ignored_keys: &[&[
         "host.initial_cwnd_packets",
         "host.initial_ssthresh_packets",
-        "host.dctcp_g",
+        "host.dctcp.g",
     ]],
     ignored_because: "host.transport = \"line_rate\" (no congestion window: one bandwidth-delay product of inflight from the start)",
     check_keys,

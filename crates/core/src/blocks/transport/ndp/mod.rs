@@ -23,6 +23,7 @@
 //! Sequence numbers count packets; per-packet state lives in fixed rings of
 //! [`NDP_WINDOW_PACKETS`] (no allocation per packet).
 
+pub mod keys;
 pub mod receiver;
 
 use std::collections::VecDeque;
@@ -525,9 +526,9 @@ pub const TRANSPORT: TransportKind = TransportKind {
     delayed_acks: false,
     subflows: false,
     no_opening: None,
-    own_keys: &["host.ndp_pull_rate", "host.ndp_paths"],
+    own_keys: &["host.ndp.pull_rate", "host.ndp.paths"],
     ignored_keys: &[&[
-        "host.dctcp_g",
+        "host.dctcp.g",
         "host.initial_ssthresh_packets",
         "host.delayed_ack",
         "host.delayed_ack_ns",
@@ -543,15 +544,15 @@ const LABEL_HASHING_MODE: &str = "ecmp";
 
 /// The pull rate and the path labels.
 fn check_keys(h: &HostConfig) -> Result<(), ScenarioError> {
-    if h.ndp_paths > MAX_PATH_LABELS {
+    if h.ndp.paths > MAX_PATH_LABELS {
         return Err(invalid(
-            "host.ndp_paths",
+            "host.ndp.paths",
             format!("expected 0 to {MAX_PATH_LABELS} path labels"),
         ));
     }
-    if !(h.ndp_pull_rate.is_finite() && h.ndp_pull_rate >= 0.01 && h.ndp_pull_rate <= 10.0) {
+    if !(h.ndp.pull_rate.is_finite() && h.ndp.pull_rate >= 0.01 && h.ndp.pull_rate <= 10.0) {
         return Err(invalid(
-            "host.ndp_pull_rate",
+            "host.ndp.pull_rate",
             "expected 0.01 to 10 (a fraction of the line rate)",
         ));
     }
@@ -560,21 +561,21 @@ fn check_keys(h: &HostConfig) -> Result<(), ScenarioError> {
 
 /// NDP sprays every packet (§3.1): a per-packet mode, or ECMP hashing the senders' labels.
 fn check_routing(h: &HostConfig, mode: &Mode) -> Result<(), ScenarioError> {
-    if h.ndp_paths > 0 && mode.name != LABEL_HASHING_MODE {
+    if h.ndp.paths > 0 && mode.name != LABEL_HASHING_MODE {
         return Err(invalid(
-            "host.ndp_paths",
+            "host.ndp.paths",
             format!(
                 "expected 0 unless routing.mode = {LABEL_HASHING_MODE:?} (its hash takes a packet's path label), got routing.mode = {:?}",
                 mode.name
             ),
         ));
     }
-    if h.ndp_paths == 0 && mode.per_flow {
+    if h.ndp.paths == 0 && mode.per_flow {
         let per_packet = routing::names_where(|m| !m.per_flow && !m.needs_groups);
         return Err(invalid(
             "routing.mode",
             format!(
-                "NDP sprays every packet: expected {} (or {LABEL_HASHING_MODE} with host.ndp_paths), got {:?}",
+                "NDP sprays every packet: expected {} (or {LABEL_HASHING_MODE} with host.ndp.paths), got {:?}",
                 per_packet,
                 mode.name
             ),

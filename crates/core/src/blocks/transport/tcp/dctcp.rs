@@ -72,15 +72,15 @@ pub const TRANSPORT: TransportKind = TransportKind {
     name: "dctcp",
     description: "DCTCP: ECN marks at a threshold K, alpha with g = 1/16, window cut by alpha/2 (Alizadeh et al. 2010)",
     marks: Marks::Threshold,
-    own_keys: &["host.dctcp_g", "switch.ecn_threshold_packets"],
+    own_keys: &["host.dctcp.g", "switch.ecn_threshold_packets"],
     check_keys,
     ..super::newreno::TRANSPORT
 };
 
 /// DCTCP's gain g: above 0, at most 1.
 fn check_keys(h: &HostConfig) -> Result<(), ScenarioError> {
-    if !(h.dctcp_g.is_finite() && h.dctcp_g > 0.0 && h.dctcp_g <= 1.0) {
-        return Err(invalid("host.dctcp_g", "expected above 0, at most 1"));
+    if !(h.dctcp.g.is_finite() && h.dctcp.g > 0.0 && h.dctcp.g <= 1.0) {
+        return Err(invalid("host.dctcp.g", "expected above 0, at most 1"));
     }
     Ok(())
 }

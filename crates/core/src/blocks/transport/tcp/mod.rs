@@ -6,6 +6,7 @@
 //! sender and the in-order receiver of [`super::receiver`].
 
 pub mod dctcp;
+pub mod dctcp_keys;
 pub mod mptcp;
 pub mod newreno;
 
