@@ -271,8 +271,8 @@ fn bad_input_names_the_key() {
             "failures[0].switch",
         ),
         (
-            r#", "reachability": {"mode": "messages"}, "failures": [{"at_ns": 1000, "switch": 0}]"#,
-            "failures[0].switch",
+            r#", "reachability": {"mode": "messages"}, "failures": [{"at_ns": 1000, "switch": 0, "restore_ns": 2000}]"#,
+            "failures[0].restore_ns",
         ),
         (
             r#", "reachability": {"mode": "messages"}, "failures": [{"at_ns": 1000, "switch": 0, "port": 0}]"#,
@@ -787,6 +787,45 @@ fn a_repaired_cable_returns_and_a_failed_element_is_bypassed() {
         u(&report, "cells_lost_device_failed"),
         "nothing is sent to it once it is noticed"
     );
+}
+
+/// §5.10: an adapter that fails stops sending reachability messages; its elements notice after
+/// th silent intervals and the news reaches every other adapter within the three hops a cut's
+/// does. What it held (uplink queues, VOQs, reassembly, host ports) is lost and counted; the
+/// other adapters empty their VOQs toward it (dropped, counted) and owe it no more credits;
+/// once every table has settled nothing more is lost. Both accounts settle throughout.
+#[test]
+fn a_failed_adapter_is_given_up_by_the_fabric_and_by_every_source() {
+    let fail = r#"{"at_ns": 50000, "switch": 0}"#;
+    let report = self_heal(200_000, fail);
+    let settled = f(&report, "tables_settled_us");
+    let (t, m, th) = (1.0, 7.0, 3.0);
+    assert!(
+        settled <= th * t + 3.0 * th * m * t + 2.0,
+        "tables settled {settled} us after the failure"
+    );
+    assert!(u(&report, "cells_lost_device_failed") > 0);
+    assert!(u(&report, "packets_lost_adapter_failed") > 0);
+    assert!(u(&report, "packets_dropped_unreachable") > 0);
+    assert_eq!(u(&report, "cells_dropped_congestion"), 0);
+    let lost = |r: &Report| {
+        u(r, "cells_lost_device_failed") + u(r, "cells_lost_no_route") + u(r, "cells_lost_link_cut")
+    };
+    let early = self_heal(50_000 + (settled * 1e3) as u64 + 2_000, fail);
+    assert_eq!(lost(&early), lost(&report), "nothing is lost once settled");
+    let flows = &report.tables["flows"];
+    for (at, goodput) in flows["goodput_gbps"].as_array().unwrap().iter().enumerate() {
+        let (src, dst) = (
+            flows["src"][at].as_u64().unwrap(),
+            flows["dst"][at].as_u64().unwrap(),
+        );
+        if src >= 2 && dst >= 2 {
+            assert!(
+                goodput.as_f64().unwrap() > 0.7 * 40.0,
+                "flow {src} -> {dst} untouched by the failure"
+            );
+        }
+    }
 }
 
 /// §5.10: a cable that corrupts 5% of its cells (both ways) from 50 µs to 150 µs. Each end

@@ -216,7 +216,7 @@ impl ReachDevice for Element {
         self.core.kick(ctx, port);
     }
 
-    fn reset(&mut self) {
+    fn reset<R: Router>(&mut self, _ctx: &mut Context<'_, R>) {
         self.core.reset();
     }
 }

@@ -173,8 +173,10 @@ pub trait ReachDevice {
     fn flush<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize, loss: Loss);
     /// The far end of `port` no longer holds its data paused (it is gone or forgot).
     fn release<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize);
-    /// The device failed: forget what it was doing beyond its queues.
-    fn reset(&mut self);
+    /// The device failed: forget what it was doing beyond its queues, losing what it held.
+    fn reset<R: Router>(&mut self, ctx: &mut Context<'_, R>);
+    /// Its tables changed (a link up or down, a neighbour's slice adopted).
+    fn tables_changed<R: Router>(&mut self, _ctx: &mut Context<'_, R>) {}
 }
 
 /// Sets a device's first interval (at `phase_ps`, so devices do not send in step) and the
@@ -250,6 +252,7 @@ pub fn arrival<D: ReachDevice, R: Router>(
         if reach.table.error(port) {
             reach.counters.links_marked_faulty += 1;
             reach.changed(ctx.now_ps);
+            device.tables_changed(ctx);
         }
         return true;
     }
@@ -262,6 +265,7 @@ pub fn arrival<D: ReachDevice, R: Router>(
     let far_faulty = c.flags & LINK_FAULTY != 0;
     if reach.table.receive(port, c.seq, c.route_tag, far_faulty) {
         reach.changed(ctx.now_ps);
+        device.tables_changed(ctx);
     }
     true
 }
@@ -286,12 +290,16 @@ fn interval<D: ReachDevice, R: Router>(device: &mut D, ctx: &mut Context<'_, R>)
         return;
     }
     let mut down = Vec::new();
-    if reach.table.interval(|port| down.push(port)) {
+    let changed = reach.table.interval(|port| down.push(port));
+    if changed {
         reach.changed(ctx.now_ps);
     }
     let (slice, bits) = reach.table.next_message();
     for port in down {
         device.release(ctx, port);
+    }
+    if changed {
+        device.tables_changed(ctx);
     }
     for port in 0..device.fabric_ports() {
         let reach = device.reach().expect("checked above");
@@ -318,11 +326,15 @@ fn act<D: ReachDevice, R: Router>(device: &mut D, ctx: &mut Context<'_, R>, inde
     };
     match reach.script[index] {
         Action::Cut(port) => {
-            if reach.table.cut(port) {
+            let changed = reach.table.cut(port);
+            if changed {
                 reach.changed(ctx.now_ps);
             }
             device.flush(ctx, port, Loss::LinkCut);
             device.release(ctx, port);
+            if changed {
+                device.tables_changed(ctx);
+            }
         }
         Action::Restore(port) => reach.table.restore(port),
         Action::Fail => {
@@ -333,7 +345,7 @@ fn act<D: ReachDevice, R: Router>(device: &mut D, ctx: &mut Context<'_, R>, inde
                 device.flush(ctx, port, Loss::DeviceFailed);
                 device.release(ctx, port);
             }
-            device.reset();
+            device.reset(ctx);
         }
         Action::Recover => reach.failed = false,
         Action::Errors(port, rate) => reach.error_rates[port] = rate,
@@ -510,10 +522,10 @@ fn script_failures(
         }
         let (at_ps, restore_ps) = (ps_from_ns(f.at_ns), f.restore_ns.map(ps_from_ns));
         let Some(port) = f.port else {
-            if devices.adapter_of(s).is_some() {
+            if devices.adapter_of(s).is_some() && restore_ps.is_some() {
                 return Err(invalid(
-                    &format!("failures[{i}].switch"),
-                    format!("switch {s} is a fabric adapter; only fabric elements can fail (cut its links instead)"),
+                    &format!("failures[{i}].restore_ns"),
+                    format!("switch {s} is a fabric adapter, and a failed adapter does not recover in this model (its peers' reassembly would wait on its old streams); drop restore_ns"),
                 ));
             }
             script(s, at_ps, Action::Fail);

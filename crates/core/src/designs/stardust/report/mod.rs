@@ -50,6 +50,25 @@ pub struct StardustSummary {
     /// With transport hosts (`host.transport`): what their transport did; absent otherwise.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub transport: Option<TransportSummary>,
+    /// With scripted failures: what adapters did about them; absent otherwise.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub failures: Option<FailureSummary>,
+}
+
+/// What adapters did about scripted failures (§5.9, §5.10).
+#[derive(Clone, Debug, Serialize)]
+pub struct FailureSummary {
+    /// Packets dropped at sources because their destination adapter became unreachable (it
+    /// failed): emptied from their VOQs, or refused on arrival from a host.
+    pub packets_dropped_unreachable: u64,
+    /// Packets lost at a failed adapter: in its VOQs or at its host ports when it failed, or
+    /// created by its hosts after.
+    pub packets_lost_adapter_failed: u64,
+    /// Credits egress schedulers owed to adapters that became unreachable, never issued.
+    pub credits_cancelled: u64,
+    /// From the first scripted failure to the last change of any device's table before the
+    /// next scripted event (the last element's table update); absent if no table changed.
+    pub tables_settled_us: Option<f64>,
 }
 
 /// The run: its design, mode, seed and sizes.
@@ -378,6 +397,13 @@ impl Stardust {
                         .sum::<u64>(),
             },
             transport: received.transport,
+            failures: (!self.config.failures.is_empty()).then(|| FailureSummary {
+                packets_dropped_unreachable: parts.sum(|c| c.ingress.packets_dropped_unreachable),
+                packets_lost_adapter_failed: parts
+                    .sum(|c| c.ingress.packets_lost_failed + c.egress.packets_lost_failed),
+                credits_cancelled: parts.sum(|c| c.egress.credits_cancelled),
+                tables_settled_us: settled.failures.all_settled_us.first().copied().flatten(),
+            }),
         };
         let tables = StardustTables {
             hosts: received.hosts,
