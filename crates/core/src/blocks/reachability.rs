@@ -20,8 +20,12 @@
 //! The state machine is pure: the design sends and receives the messages, and this block says
 //! what the tables are.
 
-/// The most adapters one message's slice carries (it travels in a cell's 64-bit routing word).
-pub const MAX_SLICE_ADAPTERS: u32 = 64;
+/// The most adapters one message's slice carries: App. E's b = 128 (a 24-byte message, 16
+/// bytes of bitmap), so that 800 adapters take its M = 7 messages.
+pub const MAX_SLICE_ADAPTERS: u32 = 128;
+
+/// One slice of a bitmap of adapters: bit `i` is adapter `k * slice_adapters + i`.
+pub type Slice = u128;
 
 /// A link's state as its device sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,7 +57,7 @@ struct Port {
 /// A slice value a port's neighbour is advertising, not yet adopted.
 #[derive(Clone, Copy, Debug, Default)]
 struct Pending {
-    bits: u64,
+    bits: Slice,
     count: u32,
 }
 
@@ -69,10 +73,10 @@ pub struct Reachability {
     ports: Vec<Port>,
     /// `advertised[port * slices + k]`: slice `k` of the bitmap the neighbour on `port` last
     /// advertised (adopted).
-    advertised: Vec<u64>,
+    advertised: Vec<Slice>,
     pending: Vec<Pending>,
     /// This device's own bitmap, by slice.
-    own: Vec<u64>,
+    own: Vec<Slice>,
     /// The adapter this device is, if it is one (it advertises only itself).
     adapter: Option<u16>,
     /// Per adapter: the minimal candidate ports toward it, as a range of `candidate_ports`.
@@ -174,14 +178,14 @@ impl Reachability {
 
     /// Takes `bitmap` (by slice) as what the neighbour on `port` advertises, as in a fabric
     /// whose tables have converged; returns true if this device's own bitmap changed.
-    pub fn assume(&mut self, port: usize, bitmap: &[u64]) -> bool {
+    pub fn assume(&mut self, port: usize, bitmap: &[Slice]) -> bool {
         let at = port * self.slices;
         self.advertised[at..at + self.slices].copy_from_slice(bitmap);
         self.recompute()
     }
 
     /// This device's bitmap of reachable adapters, by slice.
-    pub fn bitmap(&self) -> &[u64] {
+    pub fn bitmap(&self) -> &[Slice] {
         &self.own
     }
 
@@ -205,7 +209,7 @@ impl Reachability {
     }
 
     /// The next message to send on every link: a slice index and its bits, round robin.
-    pub fn next_message(&mut self) -> (u32, u64) {
+    pub fn next_message(&mut self) -> (u32, Slice) {
         let k = self.next_slice;
         self.next_slice = (k + 1) % self.slices;
         (k as u32, self.own[k])
@@ -214,7 +218,7 @@ impl Reachability {
     /// A message arrived on `port` advertising `bits` for slice `slice`, and the far end's
     /// marking of the link (`far_faulty`); returns true if a table changed (the link came up
     /// or went down, or a slice was adopted).
-    pub fn receive(&mut self, port: usize, slice: u32, bits: u64, far_faulty: bool) -> bool {
+    pub fn receive(&mut self, port: usize, slice: u32, bits: Slice, far_faulty: bool) -> bool {
         let p = &mut self.ports[port];
         let threshold = if p.faulty {
             self.valid_after_cells
@@ -361,8 +365,8 @@ impl Reachability {
     }
 
     /// The bitmap, by slice, of the adapters `reached` says yes to.
-    pub fn bitmap_with(&self, reached: impl Fn(u16) -> bool) -> Vec<u64> {
-        let mut bitmap = vec![0u64; self.slices];
+    pub fn bitmap_with(&self, reached: impl Fn(u16) -> bool) -> Vec<Slice> {
+        let mut bitmap = vec![0 as Slice; self.slices];
         for x in 0..self.candidates.len() as u16 {
             if reached(x) {
                 let (slice, bit) = self.locate(x);
@@ -463,10 +467,30 @@ mod tests {
         assert!(e.state(1) == LinkState::Up && e.usable(1, 0));
     }
 
+    /// App. E's example: 800 adapters (32K hosts at 40 per adapter) at b = 128 take M = 7
+    /// messages, and a slice reaches adapters beyond the 64th bit.
+    #[test]
+    fn app_e_takes_seven_messages_of_128_adapters_for_800() {
+        let candidates = vec![vec![0, 1]; 800];
+        let mut e = Reachability::new(2, 800, 128, 3, None, &candidates);
+        assert_eq!(e.slices(), 7);
+        let full = e.bitmap_with(|_| true);
+        e.assume(0, &full);
+        e.assume(1, &full);
+        assert!(e.reaches(799) && e.usable(0, 200));
+        let mut without_200 = full.clone();
+        without_200[1] &= !(1 << (200 - 128));
+        for _ in 0..3 {
+            e.receive(0, 1, without_200[1], false);
+        }
+        assert!(!e.usable(0, 200) && e.usable(0, 199) && e.usable(1, 200));
+        assert_eq!(full[6].count_ones(), 800 - 6 * 128);
+    }
+
     #[test]
     fn messages_cycle_through_the_slices() {
         let mut e = element();
-        let sent: Vec<(u32, u64)> = (0..4).map(|_| e.next_message()).collect();
+        let sent: Vec<(u32, Slice)> = (0..4).map(|_| e.next_message()).collect();
         assert_eq!(sent, vec![(0, 0b11), (1, 0b11), (2, 0b1), (0, 0b11)]);
     }
 

@@ -199,8 +199,9 @@ impl GrantScheduler {
         for class in 0..self.asking.len() {
             let at = class * self.requesters + from as usize;
             owed += self.owed(at);
-            if let Some(promised) = self.promised[at].as_mut() {
-                *promised = self.granted[at];
+            if let Some(promised) = self.promised[at] {
+                // Counted as given, so a request still on its way repeats a count already met.
+                self.granted[at] = promised;
             }
             let asking = &mut self.asking[class];
             if let Some(i) = asking.iter().position(|&a| a == from) {

@@ -19,6 +19,7 @@
 //! (§6.3): ACKs take the same VOQs and credits as data.
 
 pub mod egress;
+mod healing;
 pub mod ingress;
 pub mod keys;
 mod reassembly;
@@ -43,6 +44,7 @@ use crate::engine::rng::Rng;
 use crate::engine::time::TimePs;
 use egress::{Egress, HostDelivery};
 pub use egress::{EgressSpec, FciReaction};
+use healing::Healing;
 use ingress::{Admission, Ingress, IngressSpec, Refresh};
 use reassembly::Streams;
 use sources::Sources;
@@ -122,8 +124,8 @@ pub struct Adapter {
     pauses_hosts: bool,
     /// Its reachability tables, if the fabric keeps them by messages.
     pub reach: Option<DeviceReach>,
-    /// Per adapter: no uplink reaches it (§5.10: it failed); empty with static tables.
-    unreachable: Vec<bool>,
+    /// Adapters it gave up, and self-healing measured (§5.9, §5.10).
+    pub healing: Healing,
     /// What it counted itself (its parts count the rest).
     counters: AdapterCounters,
 }
@@ -146,11 +148,7 @@ impl Adapter {
             egress: Egress::new(spec.egress),
             sources: Sources::new(spec.flows, spec.foreground, spec.rng),
             cut: Vec::new(),
-            unreachable: if spec.reach.is_some() {
-                vec![false; adapters]
-            } else {
-                Vec::new()
-            },
+            healing: Healing::new(adapters, spec.reach.is_some()),
             reach: spec.reach,
             counters: AdapterCounters::default(),
         }
@@ -170,9 +168,8 @@ impl Adapter {
     /// failed, or the packet's destination adapter is unreachable; true if it was.
     fn refuse<R: Router>(&mut self, ctx: &mut Context<'_, R>, packet: &Packet) -> bool {
         let unreachable = self
-            .unreachable
-            .get(self.addressing.adapter_of(packet.dst) as usize)
-            .is_some_and(|&u| u);
+            .healing
+            .unreachable(self.addressing.adapter_of(packet.dst));
         let failed = self.failed();
         if !(failed || unreachable) {
             return false;
@@ -424,6 +421,7 @@ impl Adapter {
             cell.seq = c.seq;
             cell.packet = c.packet;
             cell.flags = Kind::Data as u8 | class_flags(class) | if i == 0 { FIRST } else { 0 };
+            cell.flags |= self.healing.flag();
             self.launch(ctx, cell, Some(class));
         }
         self.cut = cut;
@@ -435,6 +433,7 @@ impl Adapter {
         let port = self.addressing.port_of(c.dst);
         self.egress
             .data_arrived(ctx.now_ps, c.inject_ps, c.flags & FCI != 0);
+        self.healing.arrived(c.src, c.flags, ctx.now_ps);
         let stream = self.streams.stream(c.src, port, class_of(c.flags));
         let released = self.streams.accept(stream, c.seq, cell, ctx.now_ps);
         self.deliver_released(ctx, stream, released);
@@ -634,14 +633,7 @@ impl ReachDevice for Adapter {
             .as_ref()
             .expect("only reachability changes tables");
         let uplinks = self.uplinks.ports.len();
-        let mut gone = Vec::new();
-        for x in 0..self.unreachable.len() as u16 {
-            let reached = x == self.index || (0..uplinks).any(|p| reach.table.usable(p, x));
-            if !reached && !self.unreachable[x as usize] {
-                gone.push(x);
-            }
-            self.unreachable[x as usize] = !reached;
-        }
+        let gone = self.healing.tables_changed(reach, self.index, uplinks);
         for x in gone {
             let mut packets = Vec::new();
             for host in 0..self.addressing.hosts() as u16 {

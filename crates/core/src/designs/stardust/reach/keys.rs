@@ -28,8 +28,8 @@ pub struct ReachabilityConfig {
     pub mode: ReachMode,
     /// Time between a device's reachability messages on a link (t' of App. E: 10 µs).
     pub interval_ns: f64,
-    /// Adapters a message's bitmap covers (b of App. E is 128; at most 64 here, since the
-    /// bitmap travels in one 64-bit word; a full table takes M = adapters / b messages).
+    /// Adapters a message's bitmap covers (b of App. E, 1 to 128; a full table takes
+    /// M = ceil(adapters / b) messages, App. E's 7 for 800 adapters at 128).
     pub slice_adapters: u32,
     /// Agreeing intervals before a link or a table entry changes state (th of App. E: 3).
     pub threshold: u32,
@@ -53,7 +53,7 @@ impl Default for ReachabilityConfig {
         ReachabilityConfig {
             mode: ReachMode::Static,
             interval_ns: 10_000.0,
-            slice_adapters: 64,
+            slice_adapters: 128,
             threshold: 3,
             faulty_errors: 3,
             valid_after_cells: 100,

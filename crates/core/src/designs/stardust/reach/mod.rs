@@ -18,12 +18,12 @@ use rand::Rng as _;
 
 use serde::Serialize;
 
-use super::wire::LINK_FAULTY;
+use super::wire::{reach_bits, set_reach_bits, LINK_FAULTY};
 use super::{Addressing, Kind};
 use crate::blocks::cell::{Cell, CellId};
 use crate::blocks::fabric::Context;
 use crate::blocks::priority_port::PriorityPort;
-use crate::blocks::reachability::{LinkState, Reachability};
+use crate::blocks::reachability::{LinkState, Reachability, Slice};
 use crate::blocks::routing::{RouteTable, Router};
 use crate::blocks::stream_kind;
 use crate::blocks::topology::{Attachment, Topology};
@@ -263,7 +263,7 @@ pub fn arrival<D: ReachDevice, R: Router>(
     ctx.consume(cell);
     reach.counters.cells_received += 1;
     let far_faulty = c.flags & LINK_FAULTY != 0;
-    if reach.table.receive(port, c.seq, c.route_tag, far_faulty) {
+    if reach.table.receive(port, c.seq, reach_bits(&c), far_faulty) {
         reach.changed(ctx.now_ps);
         device.tables_changed(ctx);
     }
@@ -313,7 +313,7 @@ fn interval<D: ReachDevice, R: Router>(device: &mut D, ctx: &mut Context<'_, R>)
             cell.flags |= LINK_FAULTY;
         }
         cell.seq = slice;
-        cell.route_tag = bits;
+        set_reach_bits(&mut cell, bits);
         let id = ctx.cells.alloc(cell);
         device.queue_control(ctx, port, id);
     }
@@ -563,7 +563,7 @@ fn script_failures(
 
 /// What a device advertises in a healthy fabric: an adapter itself, an element every adapter
 /// (every adapter is reachable, or the routing tables would not have built).
-fn converged_bitmap(adapter: Option<u16>, like: &Reachability) -> Vec<u64> {
+fn converged_bitmap(adapter: Option<u16>, like: &Reachability) -> Vec<Slice> {
     like.bitmap_with(|x| adapter.is_none_or(|a| a == x))
 }
 

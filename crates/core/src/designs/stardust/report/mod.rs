@@ -69,6 +69,26 @@ pub struct FailureSummary {
     /// From the first scripted failure to the last change of any device's table before the
     /// next scripted event (the last element's table update); absent if no table changed.
     pub tables_settled_us: Option<f64>,
+    /// From the first scripted failure until every source adapter whose tables changed had a
+    /// data cell sent after the change (on the new routes) delivered: the latest, over those
+    /// sources, of the first such delivery anywhere; absent if no table changed.
+    pub rerouted_delivery_us: Option<f64>,
+}
+
+/// The latest, over source adapters, of the first arrival anywhere of a data cell they sent
+/// after their tables changed, from `from_ps`.
+fn rerouted_delivery_us(adapters: &[&super::adapter::Adapter], from_ps: TimePs) -> Option<f64> {
+    let sources = adapters.first()?.healing.first_rerouted_arrival_ps.len();
+    (0..sources)
+        .filter_map(|s| {
+            adapters
+                .iter()
+                .map(|a| a.healing.first_rerouted_arrival_ps[s])
+                .min()
+                .filter(|&at| at != crate::blocks::traffic::NEVER_PS)
+        })
+        .max()
+        .map(|at| at.saturating_sub(from_ps) as f64 / 1e6)
 }
 
 /// The run: its design, mode, seed and sizes.
@@ -403,6 +423,14 @@ impl Stardust {
                     .sum(|c| c.ingress.packets_lost_failed + c.egress.packets_lost_failed),
                 credits_cancelled: parts.sum(|c| c.egress.credits_cancelled),
                 tables_settled_us: settled.failures.all_settled_us.first().copied().flatten(),
+                rerouted_delivery_us: rerouted_delivery_us(
+                    &parts.adapters,
+                    settled
+                        .failures
+                        .at_us
+                        .first()
+                        .map_or(0, |&us| (us * 1e6).round() as TimePs),
+                ),
             }),
         };
         let tables = StardustTables {
