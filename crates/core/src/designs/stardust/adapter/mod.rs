@@ -421,7 +421,7 @@ impl Adapter {
             cell.seq = c.seq;
             cell.packet = c.packet;
             cell.flags = Kind::Data as u8 | class_flags(class) | if i == 0 { FIRST } else { 0 };
-            cell.flags |= self.healing.flag();
+            self.healing.mark(&mut cell);
             self.launch(ctx, cell, Some(class));
         }
         self.cut = cut;
@@ -433,7 +433,7 @@ impl Adapter {
         let port = self.addressing.port_of(c.dst);
         self.egress
             .data_arrived(ctx.now_ps, c.inject_ps, c.flags & FCI != 0);
-        self.healing.arrived(c.src, c.flags, ctx.now_ps);
+        self.healing.arrived(&c, ctx.now_ps);
         let stream = self.streams.stream(c.src, port, class_of(c.flags));
         let released = self.streams.accept(stream, c.seq, cell, ctx.now_ps);
         self.deliver_released(ctx, stream, released);
@@ -633,7 +633,9 @@ impl ReachDevice for Adapter {
             .as_ref()
             .expect("only reachability changes tables");
         let uplinks = self.uplinks.ports.len();
-        let gone = self.healing.tables_changed(reach, self.index, uplinks);
+        let gone = self
+            .healing
+            .tables_changed(reach, self.index, uplinks, ctx.now_ps);
         for x in gone {
             let mut packets = Vec::new();
             for host in 0..self.addressing.hosts() as u16 {

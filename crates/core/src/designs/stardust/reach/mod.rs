@@ -619,6 +619,9 @@ pub struct EventTable {
     pub adapters_settled_us: Vec<Option<f64>>,
     /// From the event to the last change of any device's table before the next event.
     pub all_settled_us: Vec<Option<f64>>,
+    /// From the event until every source adapter whose tables changed before the next event
+    /// had a data cell sent after its last such change (on its new routes) delivered.
+    pub rerouted_delivery_us: Vec<Option<f64>>,
 }
 
 /// One device's reachability, for the report.

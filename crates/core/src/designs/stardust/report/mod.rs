@@ -75,20 +75,44 @@ pub struct FailureSummary {
     pub rerouted_delivery_us: Option<f64>,
 }
 
-/// The latest, over source adapters, of the first arrival anywhere of a data cell they sent
-/// after their tables changed, from `from_ps`.
-fn rerouted_delivery_us(adapters: &[&super::adapter::Adapter], from_ps: TimePs) -> Option<f64> {
-    let sources = adapters.first()?.healing.first_rerouted_arrival_ps.len();
+/// From `from_ps`, the latest, over source adapters whose tables changed in
+/// `from_ps..until_ps`, of the first arrival anywhere of a data cell they sent after their last
+/// change in that window.
+fn rerouted_delivery_us(
+    adapters: &[&super::adapter::Adapter],
+    from_ps: TimePs,
+    until_ps: TimePs,
+) -> Option<f64> {
+    let sources = adapters.first()?.healing.rerouted_from.len();
+    let window = |s: usize| {
+        adapters.iter().flat_map(move |a| {
+            a.healing.rerouted_from[s]
+                .iter()
+                .filter(move |e| (from_ps..until_ps).contains(&e.0))
+        })
+    };
     (0..sources)
         .filter_map(|s| {
-            adapters
-                .iter()
-                .map(|a| a.healing.first_rerouted_arrival_ps[s])
-                .min()
-                .filter(|&at| at != crate::blocks::traffic::NEVER_PS)
+            let latest = window(s).map(|e| e.0).max()?;
+            window(s).filter(|e| e.0 == latest).map(|e| e.1).min()
         })
         .max()
-        .map(|at| at.saturating_sub(from_ps) as f64 / 1e6)
+        .map(|at| (at - from_ps) as f64 / 1e6)
+}
+
+/// Fills the failures table's `rerouted_delivery_us`, one per scripted event.
+fn measure_rerouting(adapters: &[&super::adapter::Adapter], events: &mut EventTable) {
+    let at_ps: Vec<TimePs> = events
+        .at_us
+        .iter()
+        .map(|&us| (us * 1e6).round() as TimePs)
+        .collect();
+    events.rerouted_delivery_us = (0..at_ps.len())
+        .map(|i| {
+            let until_ps = at_ps.get(i + 1).copied().unwrap_or(TimePs::MAX);
+            rerouted_delivery_us(adapters, at_ps[i], until_ps)
+        })
+        .collect();
 }
 
 /// The run: its design, mode, seed and sizes.
@@ -383,7 +407,8 @@ impl Stardust {
             elements: self.elements().collect(),
             hosts: self.hosts().collect(),
         };
-        let settled = self.settle(&parts, clock)?;
+        let mut settled = self.settle(&parts, clock)?;
+        measure_rerouting(&parts.adapters, &mut settled.failures);
         let received = self.received(&parts, clock);
         let (last_stage_queue, last_stage_mean) = last_stage_queue(&parts.elements);
         let summary = StardustSummary {
@@ -423,14 +448,12 @@ impl Stardust {
                     .sum(|c| c.ingress.packets_lost_failed + c.egress.packets_lost_failed),
                 credits_cancelled: parts.sum(|c| c.egress.credits_cancelled),
                 tables_settled_us: settled.failures.all_settled_us.first().copied().flatten(),
-                rerouted_delivery_us: rerouted_delivery_us(
-                    &parts.adapters,
-                    settled
-                        .failures
-                        .at_us
-                        .first()
-                        .map_or(0, |&us| (us * 1e6).round() as TimePs),
-                ),
+                rerouted_delivery_us: settled
+                    .failures
+                    .rerouted_delivery_us
+                    .first()
+                    .copied()
+                    .flatten(),
             }),
         };
         let tables = StardustTables {
