@@ -620,7 +620,9 @@ pub struct EventTable {
     /// From the event to the last change of any device's table before the next event.
     pub all_settled_us: Vec<Option<f64>>,
     /// From the event until every source adapter whose tables changed before the next event
-    /// had a data cell sent after its last such change (on its new routes) delivered.
+    /// had a data cell sent after its last such change (on its new routes) delivered (left
+    /// out of a run without failures, whose table is empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rerouted_delivery_us: Vec<Option<f64>>,
 }
 
