@@ -975,3 +975,61 @@ fn transport_hosts_report_each_flows_goodput_per_interval() {
     let unsampled = run(&json.replace(r#", "sample_ns": 100000"#, ""));
     assert!(unsampled.tables.get("flow_series").is_none());
 }
+
+/// A fabric where a cut leaves a destination reachable only over a longer path: adapter 1's
+/// one uplink goes to element 2, which also reaches adapter 0; adapter 0 has a second uplink to
+/// element 3; both elements go up to element 4. Cutting element 2's cable to adapter 0 leaves
+/// adapter 1 only 1 → 2 → 4 → 3 → 0 (up, then down twice: an up/down path).
+fn longer_path_fabric(routes: &str) -> Report {
+    let topo = std::env::temp_dir().join(format!("stardust-longer-{routes}.topo"));
+    std::fs::write(
+        &topo,
+        "switch a0 ports=3\nswitch a1 ports=2\nswitch e0 ports=3\nswitch e1 ports=2\n\
+         switch s ports=2\nhost h0\nhost h1\ncable h0 a0:0\ncable h1 a1:0\n\
+         cable a0:1 e0:0\ncable a0:2 e1:0\ncable a1:1 e0:1\ncable e0:2 s:0\ncable e1:1 s:1\n",
+    )
+    .unwrap();
+    run(&format!(
+        r#"{{"design": "stardust", "run": {{"seed": 1, "duration_ns": 200000, "warmup_ns": 60000}},
+            "topology": {{"kind": "file", "file": "{}"}},
+            "link": {{"rate_gbps": 50, "propagation_ns": 50}},
+            "adapter": {{"reassembly_timeout_ns": 20000}},
+            "traffic": {{"pattern": "flows", "packet_bytes": 1500, "arrival": "poisson",
+                "flows": [{{"src": 1, "dst": 0, "load": 0.5}}, {{"src": 0, "dst": 1, "load": 0.5}}]}},
+            "reachability": {{"mode": "messages", "interval_ns": 1000, "slice_adapters": 4,
+                "threshold": 3, "request_refresh_ns": 20000, "routes": "{routes}"}},
+            "failures": [{{"at_ns": 20000, "switch": 2, "port": 0}}]}}"#,
+        topo.display()
+    ))
+}
+
+/// §5.9-5.10 with `reachability.routes = "non_minimal"`: the element that lost its cable to
+/// adapter 0 sends adapter 1's cells up and the spine brings them down through the other
+/// element, so the flow keeps its rate; congestion loses nothing (the longer path is up, then
+/// down: no cycle of channels). Minimal only, adapter 1 can no longer reach adapter 0 at all:
+/// it gives up its VOQ toward it and the flow stops (and so does the other way: adapter 0's
+/// one minimal uplink toward adapter 1 was the cut cable).
+#[test]
+fn a_destination_left_only_a_longer_path_is_reached_over_it_when_allowed() {
+    let longer = longer_path_fabric("non_minimal");
+    assert_eq!(u(&longer, "cells_dropped_congestion"), 0);
+    let offered = 0.5 * 50.0;
+    for host in [0, 1] {
+        let gbps = goodput_of(&longer, host);
+        assert!(
+            gbps > 0.9 * offered,
+            "{gbps} Gbit/s to host {host} over the longer path"
+        );
+    }
+    assert_eq!(u(&longer, "packets_dropped_unreachable"), 0);
+    let minimal = longer_path_fabric("minimal_only");
+    assert!(
+        goodput_of(&minimal, 0) < 0.01,
+        "no path without the longer one"
+    );
+    assert!(u(&minimal, "packets_dropped_unreachable") > 0);
+    assert!(
+        goodput_of(&minimal, 1) < 0.01,
+        "adapter 0 reaches adapter 1 minimally only through the cut cable too"
+    );
+}

@@ -7,7 +7,11 @@
 //! after `threshold` messages. Routing uses a link toward an adapter only if the link is up and the
 //! device at its far end advertised the adapter; a device reaches an adapter if any of its minimal
 //! candidates toward it is usable (up/down minimal routing, reading R10: a failure removes links
-//! from the healthy fabric's minimal candidates, it never adds longer paths).
+//! from the healthy fabric's minimal candidates). With longer candidates set
+//! ([`set_longer`](Reachability::set_longer)) an element whose minimal candidates toward an
+//! adapter below it are all unusable reaches it over its up links instead (a longer up/down
+//! path: up, then down through another element); it then advertises the adapter only down,
+//! never up, so no element above it routes a descending cell back to it.
 //!
 //! A link with errors (§5.10: "if the error rate on a link crosses a threshold, the link marks
 //! itself as faulty on reachability cells, and is excluded from cell forwarding. A link is
@@ -75,8 +79,14 @@ pub struct Reachability {
     /// advertised (adopted).
     advertised: Vec<Slice>,
     pending: Vec<Pending>,
-    /// This device's own bitmap, by slice.
+    /// This device's own bitmap, by slice: what it advertises on its down links.
     own: Vec<Slice>,
+    /// What it reaches over its minimal candidates alone: what it advertises on its up links.
+    own_up: Vec<Slice>,
+    /// Per adapter: the longer candidate ports (up links), as a range of `candidate_ports`.
+    longer: Vec<(u32, u32)>,
+    /// Per port: it leads up (toward the spine); empty without longer candidates.
+    up: Vec<bool>,
     /// The adapter this device is, if it is one (it advertises only itself).
     adapter: Option<u16>,
     /// Per adapter: the minimal candidate ports toward it, as a range of `candidate_ports`.
@@ -129,6 +139,9 @@ impl Reachability {
             advertised: vec![0; ports * slices],
             pending: vec![Pending::default(); ports * slices],
             own: vec![0; slices],
+            own_up: vec![0; slices],
+            longer: Vec::new(),
+            up: Vec::new(),
             adapter,
             candidates,
             candidate_ports,
@@ -144,6 +157,35 @@ impl Reachability {
         assert!(faulty_errors >= 1 && valid_after_cells >= 1);
         self.faulty_errors = faulty_errors;
         self.valid_after_cells = valid_after_cells;
+    }
+
+    /// Gives the device longer candidates: `longer[x]` lists the up links it may take toward
+    /// adapter `x` when no minimal candidate is usable, `up[p]` says port `p` leads up.
+    pub fn set_longer(&mut self, longer: &[Vec<u16>], up: Vec<bool>) {
+        self.longer = longer
+            .iter()
+            .map(|c| {
+                let start = self.candidate_ports.len() as u32;
+                self.candidate_ports.extend_from_slice(c);
+                (start, self.candidate_ports.len() as u32)
+            })
+            .collect();
+        self.up = up;
+        self.recompute();
+    }
+
+    /// True if `port` leads up (only with longer candidates).
+    #[inline]
+    pub fn is_up(&self, port: usize) -> bool {
+        self.up.get(port).is_some_and(|&u| u)
+    }
+
+    /// The longer candidate ports toward `adapter` (empty without them).
+    pub fn longer_candidates(&self, adapter: u16) -> &[u16] {
+        match self.longer.get(adapter as usize) {
+            Some(&(start, end)) => &self.candidate_ports[start as usize..end as usize],
+            None => &[],
+        }
     }
 
     /// True if this end marked the link on `port` faulty: its messages there say so.
@@ -208,11 +250,13 @@ impl Reachability {
         self.own[slice] >> bit & 1 == 1
     }
 
-    /// The next message to send on every link: a slice index and its bits, round robin.
-    pub fn next_message(&mut self) -> (u32, Slice) {
+    /// The next message to send on every link, round robin over the slices: its index, its
+    /// bits for the down links and its bits for the up links (the same without longer
+    /// candidates).
+    pub fn next_message(&mut self) -> (u32, Slice, Slice) {
         let k = self.next_slice;
         self.next_slice = (k + 1) % self.slices;
-        (k as u32, self.own[k])
+        (k as u32, self.own[k], self.own_up[k])
     }
 
     /// A message arrived on `port` advertising `bits` for slice `slice`, and the far end's
@@ -349,18 +393,30 @@ impl Reachability {
         self.pending[at..at + self.slices].fill(Pending::default());
     }
 
-    /// Recomputes this device's own bitmap; true if it changed.
+    /// Recomputes this device's own bitmaps; true if one changed.
     fn recompute(&mut self) -> bool {
-        let own = self.bitmap_with(|x| match self.adapter {
-            Some(me) => me == x,
-            None => {
-                let (start, end) = self.candidates[x as usize];
+        let over = |ranges: &[(u32, u32)], x: u16| {
+            ranges.get(x as usize).is_some_and(|&(start, end)| {
                 let ports = &self.candidate_ports[start as usize..end as usize];
                 ports.iter().any(|&p| self.usable(p as usize, x))
-            }
+            })
+        };
+        let own_up = self.bitmap_with(|x| match self.adapter {
+            Some(me) => me == x,
+            None => over(&self.candidates, x),
         });
-        let changed = own != self.own;
+        let own = if self.longer.is_empty() {
+            own_up.clone()
+        } else {
+            self.bitmap_with(|x| self.adapter.is_none() && over(&self.longer, x))
+                .iter()
+                .zip(&own_up)
+                .map(|(longer, minimal)| longer | minimal)
+                .collect()
+        };
+        let changed = own != self.own || own_up != self.own_up;
         self.own = own;
+        self.own_up = own_up;
         changed
     }
 
@@ -490,7 +546,10 @@ mod tests {
     #[test]
     fn messages_cycle_through_the_slices() {
         let mut e = element();
-        let sent: Vec<(u32, Slice)> = (0..4).map(|_| e.next_message()).collect();
+        let sent: Vec<(u32, Slice)> = (0..4)
+            .map(|_| e.next_message())
+            .map(|m| (m.0, m.1))
+            .collect();
         assert_eq!(sent, vec![(0, 0b11), (1, 0b11), (2, 0b1), (0, 0b11)]);
     }
 
@@ -500,6 +559,34 @@ mod tests {
         e.forget();
         assert!((0..5).all(|x| !e.reaches(x)));
         assert_eq!(e.state(0), LinkState::Down);
+    }
+
+    /// A first-tier element with a down link (port 0) to adapters 0 and 1 and an up link
+    /// (port 1): losing adapter 0's minimal candidate, it still reaches adapter 0 over its up
+    /// link while the element above advertises it, and says so down but not up.
+    #[test]
+    fn a_longer_candidate_is_taken_only_when_no_minimal_one_is_left() {
+        let candidates = vec![vec![0], vec![0], vec![1]];
+        let mut e = Reachability::new(2, 3, 4, 1, None, &candidates);
+        e.assume(0, &[0b011]);
+        e.assume(1, &[0b111]);
+        assert_eq!(e.bitmap(), &[0b111]);
+        e.set_longer(&[vec![1], vec![1], vec![]], vec![false, true]);
+        assert!(e.is_up(1) && !e.is_up(0));
+        assert_eq!(e.longer_candidates(0), &[1]);
+        assert!(e.receive(0, 0, 0b010, false), "adapter 0 lost below");
+        assert!(e.reaches(0), "over the up link");
+        let (_, down, up) = e.next_message();
+        assert_eq!((down, up), (0b111, 0b110), "advertised down only");
+        assert!(
+            e.receive(1, 0, 0b110, false),
+            "the element above lost it too"
+        );
+        assert!(!e.reaches(0));
+        let mut minimal = Reachability::new(2, 3, 4, 1, None, &candidates);
+        minimal.assume(0, &[0b010]);
+        minimal.assume(1, &[0b111]);
+        assert!(!minimal.reaches(0), "minimal only: no longer path");
     }
 
     #[test]

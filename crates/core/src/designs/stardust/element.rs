@@ -149,9 +149,14 @@ impl<R: Router> Node<R> for Element {
             reach: self.reach.as_ref(),
             dst,
         };
-        let output = ctx
+        let mut output = ctx
             .router
             .route(self.switch, port, &mut ctx.cells[cell], &view);
+        if output == NO_ROUTE {
+            if let Some(up) = self.reach.as_mut().and_then(|r| r.longer_route(port, dst)) {
+                output = up;
+            }
+        }
         if output == NO_ROUTE {
             let reach = self
                 .reach

@@ -33,7 +33,7 @@ use crate::engine::time::{ps_from_ns, TimePs};
 use crate::scenario::{invalid, ScenarioError};
 
 mod keys;
-pub use keys::{FailureConfig, ReachMode, ReachabilityConfig};
+pub use keys::{FailureConfig, ReachMode, ReachabilityConfig, RouteChoice};
 
 /// Timer tag of a device's reachability interval.
 pub const INTERVAL: u32 = 0xF0 << 24;
@@ -144,6 +144,10 @@ pub struct DeviceReach {
     error_rates: Vec<f64>,
     /// Draws which cells the cables with errors corrupt.
     errors_rng: Rng,
+    /// Where the round robin over longer candidates goes on.
+    longer_next: usize,
+    /// Longer routes are allowed (`reachability.routes = "non_minimal"`).
+    pub non_minimal: bool,
     /// What it counted.
     pub counters: ReachCounters,
 }
@@ -153,6 +157,23 @@ impl DeviceReach {
     #[inline]
     pub fn usable(&self, port: usize, dst: u16) -> bool {
         self.table.usable(port, self.addressing.adapter_of(dst))
+    }
+
+    /// With longer candidates (`routes = "non_minimal"`): for a cell toward host `dst` that
+    /// arrived on `input` and has no usable minimal candidate, the next usable up link, round
+    /// robin; none for a cell that came down (going up again would break up/down routing).
+    pub fn longer_route(&mut self, input: usize, dst: u16) -> Option<usize> {
+        if self.table.is_up(input) {
+            return None;
+        }
+        let adapter = self.addressing.adapter_of(dst);
+        let ports = self.table.longer_candidates(adapter);
+        let n = ports.len();
+        let found = (0..n)
+            .map(|i| ports[(self.longer_next + i) % n] as usize)
+            .find(|&p| self.table.usable(p, adapter))?;
+        self.longer_next = self.longer_next.wrapping_add(1);
+        Some(found)
     }
 
     fn changed(&mut self, now_ps: TimePs) {
@@ -294,7 +315,7 @@ fn interval<D: ReachDevice, R: Router>(device: &mut D, ctx: &mut Context<'_, R>)
     if changed {
         reach.changed(ctx.now_ps);
     }
-    let (slice, bits) = reach.table.next_message();
+    let (slice, down_bits, up_bits) = reach.table.next_message();
     for port in down {
         device.release(ctx, port);
     }
@@ -313,6 +334,11 @@ fn interval<D: ReachDevice, R: Router>(device: &mut D, ctx: &mut Context<'_, R>)
             cell.flags |= LINK_FAULTY;
         }
         cell.seq = slice;
+        let bits = if reach.table.is_up(port) {
+            up_bits
+        } else {
+            down_bits
+        };
         set_reach_bits(&mut cell, bits);
         let id = ctx.cells.alloc(cell);
         device.queue_control(ctx, port, id);
@@ -411,21 +437,79 @@ pub fn plan(
     if r.mode == ReachMode::Static {
         return Ok((0..switches).map(|_| None).collect());
     }
+    let levels = (r.routes == RouteChoice::NonMinimal).then(|| levels(devices));
     let mut planned: Vec<Planned> = (0..switches)
-        .map(|s| device_plan(r, seed, devices, addressing, s))
+        .map(|s| device_plan(r, seed, devices, addressing, s, levels.as_deref()))
         .collect();
     script_failures(failures, devices, &mut planned)?;
     Ok(planned.into_iter().map(Some).collect())
 }
 
+/// Every switch's level: 0 for an adapter, else one more than its lowest neighbour's (a
+/// first-tier element 1, the spine 2).
+fn levels(devices: &Devices<'_>) -> Vec<u32> {
+    let topology = devices.topology;
+    let mut level = vec![u32::MAX; topology.switches()];
+    let mut frontier: Vec<usize> = devices.edges.to_vec();
+    for &e in &frontier {
+        level[e] = 0;
+    }
+    while !frontier.is_empty() {
+        let mut next = Vec::new();
+        for s in frontier {
+            for p in 0..topology.switch_ports(s) {
+                if let Some(Attachment::SwitchPort { switch, .. }) = topology.peer(s, p) {
+                    if level[switch] == u32::MAX {
+                        level[switch] = level[s] + 1;
+                        next.push(switch);
+                    }
+                }
+            }
+        }
+        frontier = next;
+    }
+    level
+}
+
+/// An element's longer candidates (`routes = "non_minimal"`): toward each adapter whose
+/// minimal candidates all lead down, its up links; and which of its ports lead up.
+fn longer_candidates(
+    devices: &Devices<'_>,
+    levels: &[u32],
+    s: usize,
+    minimal: &[Vec<u16>],
+) -> (Vec<Vec<u16>>, Vec<bool>) {
+    let topology = devices.topology;
+    let up: Vec<bool> = (0..topology.switch_ports(s))
+        .map(|p| match topology.peer(s, p) {
+            Some(Attachment::SwitchPort { switch, .. }) => levels[switch] > levels[s],
+            _ => false,
+        })
+        .collect();
+    let up_ports: Vec<u16> = (0..up.len() as u16).filter(|&p| up[p as usize]).collect();
+    let longer = minimal
+        .iter()
+        .map(|ports| {
+            let all_down = !ports.is_empty() && ports.iter().all(|&p| !up[p as usize]);
+            if all_down {
+                up_ports.clone()
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
+    (longer, up)
+}
+
 /// Switch `s`'s reachability, converged: every fabric link assumed to carry its peer's
-/// healthy advertisement.
+/// healthy advertisement; with `levels`, an element's longer candidates too.
 fn device_plan(
     r: &ReachabilityConfig,
     seed: u64,
     devices: &Devices<'_>,
     addressing: &Arc<Addressing>,
     s: usize,
+    levels: Option<&[u32]>,
 ) -> Planned {
     let topology = devices.topology;
     let adapters = devices.edges.len();
@@ -456,6 +540,10 @@ fn device_plan(
         &candidates,
     );
     table.set_fault_thresholds(r.faulty_errors, r.valid_after_cells);
+    if let (Some(levels), None) = (levels, me) {
+        let (longer, up) = longer_candidates(devices, levels, s, &candidates);
+        table.set_longer(&longer, up);
+    }
     for p in 0..topology.switch_ports(s) {
         match (devices.device_port(s, p), topology.peer(s, p)) {
             (Some(q), Some(Attachment::SwitchPort { switch, .. })) => {
@@ -492,6 +580,8 @@ fn device_plan(
                     index: s as u32,
                 },
             ),
+            longer_next: 0,
+            non_minimal: r.routes == RouteChoice::NonMinimal,
             counters: ReachCounters::default(),
         },
         phase_ps: stream(seed, id).gen_range(0..interval_ps.max(1)),
