@@ -423,6 +423,8 @@ def self_heal() -> None:
             "hop1": max(hop1, key=lambda x: math.inf if math.isnan(x) else x),
             "hop2": max(hop2, key=lambda x: math.inf if math.isnan(x) else x),
             "reroute": s["reroute_us"],
+            "settled": s["tables_settled_us"],
+            "delivered": s["rerouted_delivery_us"],
             "overhead": s["reachability_overhead"],
             "congestion": s["cells_dropped_congestion"],
             "failure": s["cells_lost_no_route"] + s["cells_lost_link_cut"] + s["cells_lost_device_failed"],
@@ -463,6 +465,10 @@ def self_heal() -> None:
     print(f"| every source stops using it (`reroute_us`) | t·th = **{paper.with_threshold_us:.0f} µs**; "
           f"{paper.with_propagation_us:.0f} µs with Σ(t' + pd_i)·M·th | **{us_(one['reroute'], 1)}** "
           f"| {spread('reroute', us)} |")
+    print(f"| the last element's table update (`tables_settled_us`) | — | {us_(one['settled'], 1)} "
+          f"| {spread('settled', us)} |")
+    print(f"| every source that rerouted has a cell on its new routes delivered "
+          f"(`rerouted_delivery_us`) | — | {us_(one['delivered'], 1)} | {spread('delivered', us)} |")
     overheads, overhead = spread("overhead", "{:.4%}".format), f"{one['overhead']:.4%}"
     print(f"| reachability overhead | B·8·f/(c·s) = {paper.overhead:.4%} | {overhead} "
           f"| {'same' if overheads == overhead else overheads} |")
@@ -497,6 +503,26 @@ def self_heal() -> None:
           f"{num(one['failure'])} lost (control cells and those queued at the cut among them).")
 
 
+def adapter_fail() -> None:
+    """§5.10: an adapter fails in the self-healing fabric; what it held and what the others gave
+    up toward it, and when the fabric had settled."""
+    print("| seed | tables settled (`tables_settled_us`) | every source's new routes in use "
+          "(`rerouted_delivery_us`) | cells lost at the failed adapter / no route | packets lost "
+          "at the failed adapter | packets dropped toward it at sources | credits cancelled "
+          "| cells lost to congestion | goodput |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for seed in SELF_HEAL_SEEDS:
+        s = run("adapter-fail", seed=seed).summary
+
+        def us_(value: float | None) -> str:
+            return "—" if value is None else f"{value:.1f} µs"
+        print(f"| {seed} | {us_(s['tables_settled_us'])} | {us_(s['rerouted_delivery_us'])} "
+              f"| {num(s['cells_lost_device_failed'])} / {num(s['cells_lost_no_route'])} "
+              f"| {num(s['packets_lost_adapter_failed'])} | {num(s['packets_dropped_unreachable'])} "
+              f"| {num(s['credits_cancelled'])} | {num(s['cells_dropped_congestion'])} "
+              f"| {s['goodput']:.3f} |")
+
+
 def main() -> None:
     """Every section, or only those named on the command line (e.g. ``fig9_overload``)."""
     if len(sys.argv) > 1:
@@ -522,6 +548,8 @@ def main() -> None:
     md1()
     print("\n## §5.9 and App. E: self-healing after a cut cable (self-heal.toml)\n")
     self_heal()
+    print("\n## §5.10: a failed adapter (adapter-fail.toml)\n")
+    adapter_fail()
 
 
 if __name__ == "__main__":

@@ -255,7 +255,7 @@ fn bad_input_names_the_key() {
             "failures",
         ),
         (
-            r#", "reachability": {"mode": "messages", "slice_adapters": 65}"#,
+            r#", "reachability": {"mode": "messages", "slice_adapters": 129}"#,
             "reachability.slice_adapters",
         ),
         (
@@ -271,8 +271,8 @@ fn bad_input_names_the_key() {
             "failures[0].switch",
         ),
         (
-            r#", "reachability": {"mode": "messages"}, "failures": [{"at_ns": 1000, "switch": 0}]"#,
-            "failures[0].switch",
+            r#", "reachability": {"mode": "messages"}, "failures": [{"at_ns": 1000, "switch": 0, "restore_ns": 2000}]"#,
+            "failures[0].restore_ns",
         ),
         (
             r#", "reachability": {"mode": "messages"}, "failures": [{"at_ns": 1000, "switch": 0, "port": 0}]"#,
@@ -698,6 +698,18 @@ fn a_cut_cable_is_routed_around_within_app_e_bound_and_losses_stop() {
         reroute >= 3.0 * (th - 1.0) * m * t && reroute <= 3.0 * th * m * t + 1.5,
         "rerouted after {reroute} us"
     );
+    let settled = f(&report, "tables_settled_us");
+    let delivered = f(&report, "rerouted_delivery_us");
+    assert!(
+        settled >= reroute,
+        "elements settle no earlier than adapters"
+    );
+    // The last source to learn sends on its new routes at once (it is busy), and its cell
+    // crosses the fabric in about two microseconds.
+    assert!(
+        delivered > reroute && delivered < reroute + 5.0,
+        "first cell on the new routes delivered {delivered} us after the cut"
+    );
     assert_eq!(u(&report, "cells_dropped_congestion"), 0);
     let lost = u(&report, "cells_lost_no_route") + u(&report, "cells_lost_link_cut");
     assert!(
@@ -787,6 +799,47 @@ fn a_repaired_cable_returns_and_a_failed_element_is_bypassed() {
         u(&report, "cells_lost_device_failed"),
         "nothing is sent to it once it is noticed"
     );
+}
+
+/// §5.10: an adapter that fails stops sending reachability messages; its elements notice after
+/// th silent intervals and the news reaches every other adapter within the three hops a cut's
+/// does. What it held (uplink queues, VOQs, reassembly, host ports) is lost and counted; the
+/// other adapters empty their VOQs toward it (dropped, counted) and owe it no more credits;
+/// once every table has settled nothing more is lost. Both accounts settle throughout.
+#[test]
+fn a_failed_adapter_is_given_up_by_the_fabric_and_by_every_source() {
+    let fail = r#"{"at_ns": 50000, "switch": 0}"#;
+    let report = self_heal(200_000, fail);
+    let settled = f(&report, "tables_settled_us");
+    let delivered = f(&report, "rerouted_delivery_us");
+    assert!(delivered > f(&report, "reroute_us") && delivered < settled + 5.0);
+    let (t, m, th) = (1.0, 7.0, 3.0);
+    assert!(
+        settled <= th * t + 3.0 * th * m * t + 2.0,
+        "tables settled {settled} us after the failure"
+    );
+    assert!(u(&report, "cells_lost_device_failed") > 0);
+    assert!(u(&report, "packets_lost_adapter_failed") > 0);
+    assert!(u(&report, "packets_dropped_unreachable") > 0);
+    assert_eq!(u(&report, "cells_dropped_congestion"), 0);
+    let lost = |r: &Report| {
+        u(r, "cells_lost_device_failed") + u(r, "cells_lost_no_route") + u(r, "cells_lost_link_cut")
+    };
+    let early = self_heal(50_000 + (settled * 1e3) as u64 + 2_000, fail);
+    assert_eq!(lost(&early), lost(&report), "nothing is lost once settled");
+    let flows = &report.tables["flows"];
+    for (at, goodput) in flows["goodput_gbps"].as_array().unwrap().iter().enumerate() {
+        let (src, dst) = (
+            flows["src"][at].as_u64().unwrap(),
+            flows["dst"][at].as_u64().unwrap(),
+        );
+        if src >= 2 && dst >= 2 {
+            assert!(
+                goodput.as_f64().unwrap() > 0.7 * 40.0,
+                "flow {src} -> {dst} untouched by the failure"
+            );
+        }
+    }
 }
 
 /// §5.10: a cable that corrupts 5% of its cells (both ways) from 50 µs to 150 µs. Each end
@@ -921,4 +974,62 @@ fn transport_hosts_report_each_flows_goodput_per_interval() {
     }
     let unsampled = run(&json.replace(r#", "sample_ns": 100000"#, ""));
     assert!(unsampled.tables.get("flow_series").is_none());
+}
+
+/// A fabric where a cut leaves a destination reachable only over a longer path: adapter 1's
+/// one uplink goes to element 2, which also reaches adapter 0; adapter 0 has a second uplink to
+/// element 3; both elements go up to element 4. Cutting element 2's cable to adapter 0 leaves
+/// adapter 1 only 1 → 2 → 4 → 3 → 0 (up, then down twice: an up/down path).
+fn longer_path_fabric(routes: &str) -> Report {
+    let topo = std::env::temp_dir().join(format!("stardust-longer-{routes}.topo"));
+    std::fs::write(
+        &topo,
+        "switch a0 ports=3\nswitch a1 ports=2\nswitch e0 ports=3\nswitch e1 ports=2\n\
+         switch s ports=2\nhost h0\nhost h1\ncable h0 a0:0\ncable h1 a1:0\n\
+         cable a0:1 e0:0\ncable a0:2 e1:0\ncable a1:1 e0:1\ncable e0:2 s:0\ncable e1:1 s:1\n",
+    )
+    .unwrap();
+    run(&format!(
+        r#"{{"design": "stardust", "run": {{"seed": 1, "duration_ns": 200000, "warmup_ns": 60000}},
+            "topology": {{"kind": "file", "file": "{}"}},
+            "link": {{"rate_gbps": 50, "propagation_ns": 50}},
+            "adapter": {{"reassembly_timeout_ns": 20000}},
+            "traffic": {{"pattern": "flows", "packet_bytes": 1500, "arrival": "poisson",
+                "flows": [{{"src": 1, "dst": 0, "load": 0.5}}, {{"src": 0, "dst": 1, "load": 0.5}}]}},
+            "reachability": {{"mode": "messages", "interval_ns": 1000, "slice_adapters": 4,
+                "threshold": 3, "request_refresh_ns": 20000, "routes": "{routes}"}},
+            "failures": [{{"at_ns": 20000, "switch": 2, "port": 0}}]}}"#,
+        topo.display()
+    ))
+}
+
+/// §5.9-5.10 with `reachability.routes = "non_minimal"`: the element that lost its cable to
+/// adapter 0 sends adapter 1's cells up and the spine brings them down through the other
+/// element, so the flow keeps its rate; congestion loses nothing (the longer path is up, then
+/// down: no cycle of channels). Minimal only, adapter 1 can no longer reach adapter 0 at all:
+/// it gives up its VOQ toward it and the flow stops (and so does the other way: adapter 0's
+/// one minimal uplink toward adapter 1 was the cut cable).
+#[test]
+fn a_destination_left_only_a_longer_path_is_reached_over_it_when_allowed() {
+    let longer = longer_path_fabric("non_minimal");
+    assert_eq!(u(&longer, "cells_dropped_congestion"), 0);
+    let offered = 0.5 * 50.0;
+    for host in [0, 1] {
+        let gbps = goodput_of(&longer, host);
+        assert!(
+            gbps > 0.9 * offered,
+            "{gbps} Gbit/s to host {host} over the longer path"
+        );
+    }
+    assert_eq!(u(&longer, "packets_dropped_unreachable"), 0);
+    let minimal = longer_path_fabric("minimal_only");
+    assert!(
+        goodput_of(&minimal, 0) < 0.01,
+        "no path without the longer one"
+    );
+    assert!(u(&minimal, "packets_dropped_unreachable") > 0);
+    assert!(
+        goodput_of(&minimal, 1) < 0.01,
+        "adapter 0 reaches adapter 1 minimally only through the cut cable too"
+    );
 }

@@ -7,7 +7,11 @@
 //! after `threshold` messages. Routing uses a link toward an adapter only if the link is up and the
 //! device at its far end advertised the adapter; a device reaches an adapter if any of its minimal
 //! candidates toward it is usable (up/down minimal routing, reading R10: a failure removes links
-//! from the healthy fabric's minimal candidates, it never adds longer paths).
+//! from the healthy fabric's minimal candidates). With longer candidates set
+//! ([`set_longer`](Reachability::set_longer)) an element whose minimal candidates toward an
+//! adapter below it are all unusable reaches it over its up links instead (a longer up/down
+//! path: up, then down through another element); it then advertises the adapter only down,
+//! never up, so no element above it routes a descending cell back to it.
 //!
 //! A link with errors (§5.10: "if the error rate on a link crosses a threshold, the link marks
 //! itself as faulty on reachability cells, and is excluded from cell forwarding. A link is
@@ -20,8 +24,12 @@
 //! The state machine is pure: the design sends and receives the messages, and this block says
 //! what the tables are.
 
-/// The most adapters one message's slice carries (it travels in a cell's 64-bit routing word).
-pub const MAX_SLICE_ADAPTERS: u32 = 64;
+/// The most adapters one message's slice carries: App. E's b = 128 (a 24-byte message, 16
+/// bytes of bitmap), so that 800 adapters take its M = 7 messages.
+pub const MAX_SLICE_ADAPTERS: u32 = 128;
+
+/// One slice of a bitmap of adapters: bit `i` is adapter `k * slice_adapters + i`.
+pub type Slice = u128;
 
 /// A link's state as its device sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,7 +61,7 @@ struct Port {
 /// A slice value a port's neighbour is advertising, not yet adopted.
 #[derive(Clone, Copy, Debug, Default)]
 struct Pending {
-    bits: u64,
+    bits: Slice,
     count: u32,
 }
 
@@ -69,10 +77,16 @@ pub struct Reachability {
     ports: Vec<Port>,
     /// `advertised[port * slices + k]`: slice `k` of the bitmap the neighbour on `port` last
     /// advertised (adopted).
-    advertised: Vec<u64>,
+    advertised: Vec<Slice>,
     pending: Vec<Pending>,
-    /// This device's own bitmap, by slice.
-    own: Vec<u64>,
+    /// This device's own bitmap, by slice: what it advertises on its down links.
+    own: Vec<Slice>,
+    /// What it reaches over its minimal candidates alone: what it advertises on its up links.
+    own_up: Vec<Slice>,
+    /// Per adapter: the longer candidate ports (up links), as a range of `candidate_ports`.
+    longer: Vec<(u32, u32)>,
+    /// Per port: it leads up (toward the spine); empty without longer candidates.
+    up: Vec<bool>,
     /// The adapter this device is, if it is one (it advertises only itself).
     adapter: Option<u16>,
     /// Per adapter: the minimal candidate ports toward it, as a range of `candidate_ports`.
@@ -125,6 +139,9 @@ impl Reachability {
             advertised: vec![0; ports * slices],
             pending: vec![Pending::default(); ports * slices],
             own: vec![0; slices],
+            own_up: vec![0; slices],
+            longer: Vec::new(),
+            up: Vec::new(),
             adapter,
             candidates,
             candidate_ports,
@@ -140,6 +157,35 @@ impl Reachability {
         assert!(faulty_errors >= 1 && valid_after_cells >= 1);
         self.faulty_errors = faulty_errors;
         self.valid_after_cells = valid_after_cells;
+    }
+
+    /// Gives the device longer candidates: `longer[x]` lists the up links it may take toward
+    /// adapter `x` when no minimal candidate is usable, `up[p]` says port `p` leads up.
+    pub fn set_longer(&mut self, longer: &[Vec<u16>], up: Vec<bool>) {
+        self.longer = longer
+            .iter()
+            .map(|c| {
+                let start = self.candidate_ports.len() as u32;
+                self.candidate_ports.extend_from_slice(c);
+                (start, self.candidate_ports.len() as u32)
+            })
+            .collect();
+        self.up = up;
+        self.recompute();
+    }
+
+    /// True if `port` leads up (only with longer candidates).
+    #[inline]
+    pub fn is_up(&self, port: usize) -> bool {
+        self.up.get(port).is_some_and(|&u| u)
+    }
+
+    /// The longer candidate ports toward `adapter` (empty without them).
+    pub fn longer_candidates(&self, adapter: u16) -> &[u16] {
+        match self.longer.get(adapter as usize) {
+            Some(&(start, end)) => &self.candidate_ports[start as usize..end as usize],
+            None => &[],
+        }
     }
 
     /// True if this end marked the link on `port` faulty: its messages there say so.
@@ -174,14 +220,14 @@ impl Reachability {
 
     /// Takes `bitmap` (by slice) as what the neighbour on `port` advertises, as in a fabric
     /// whose tables have converged; returns true if this device's own bitmap changed.
-    pub fn assume(&mut self, port: usize, bitmap: &[u64]) -> bool {
+    pub fn assume(&mut self, port: usize, bitmap: &[Slice]) -> bool {
         let at = port * self.slices;
         self.advertised[at..at + self.slices].copy_from_slice(bitmap);
         self.recompute()
     }
 
     /// This device's bitmap of reachable adapters, by slice.
-    pub fn bitmap(&self) -> &[u64] {
+    pub fn bitmap(&self) -> &[Slice] {
         &self.own
     }
 
@@ -204,17 +250,19 @@ impl Reachability {
         self.own[slice] >> bit & 1 == 1
     }
 
-    /// The next message to send on every link: a slice index and its bits, round robin.
-    pub fn next_message(&mut self) -> (u32, u64) {
+    /// The next message to send on every link, round robin over the slices: its index, its
+    /// bits for the down links and its bits for the up links (the same without longer
+    /// candidates).
+    pub fn next_message(&mut self) -> (u32, Slice, Slice) {
         let k = self.next_slice;
         self.next_slice = (k + 1) % self.slices;
-        (k as u32, self.own[k])
+        (k as u32, self.own[k], self.own_up[k])
     }
 
     /// A message arrived on `port` advertising `bits` for slice `slice`, and the far end's
     /// marking of the link (`far_faulty`); returns true if a table changed (the link came up
     /// or went down, or a slice was adopted).
-    pub fn receive(&mut self, port: usize, slice: u32, bits: u64, far_faulty: bool) -> bool {
+    pub fn receive(&mut self, port: usize, slice: u32, bits: Slice, far_faulty: bool) -> bool {
         let p = &mut self.ports[port];
         let threshold = if p.faulty {
             self.valid_after_cells
@@ -345,24 +393,36 @@ impl Reachability {
         self.pending[at..at + self.slices].fill(Pending::default());
     }
 
-    /// Recomputes this device's own bitmap; true if it changed.
+    /// Recomputes this device's own bitmaps; true if one changed.
     fn recompute(&mut self) -> bool {
-        let own = self.bitmap_with(|x| match self.adapter {
-            Some(me) => me == x,
-            None => {
-                let (start, end) = self.candidates[x as usize];
+        let over = |ranges: &[(u32, u32)], x: u16| {
+            ranges.get(x as usize).is_some_and(|&(start, end)| {
                 let ports = &self.candidate_ports[start as usize..end as usize];
                 ports.iter().any(|&p| self.usable(p as usize, x))
-            }
+            })
+        };
+        let own_up = self.bitmap_with(|x| match self.adapter {
+            Some(me) => me == x,
+            None => over(&self.candidates, x),
         });
-        let changed = own != self.own;
+        let own = if self.longer.is_empty() {
+            own_up.clone()
+        } else {
+            self.bitmap_with(|x| self.adapter.is_none() && over(&self.longer, x))
+                .iter()
+                .zip(&own_up)
+                .map(|(longer, minimal)| longer | minimal)
+                .collect()
+        };
+        let changed = own != self.own || own_up != self.own_up;
         self.own = own;
+        self.own_up = own_up;
         changed
     }
 
     /// The bitmap, by slice, of the adapters `reached` says yes to.
-    pub fn bitmap_with(&self, reached: impl Fn(u16) -> bool) -> Vec<u64> {
-        let mut bitmap = vec![0u64; self.slices];
+    pub fn bitmap_with(&self, reached: impl Fn(u16) -> bool) -> Vec<Slice> {
+        let mut bitmap = vec![0 as Slice; self.slices];
         for x in 0..self.candidates.len() as u16 {
             if reached(x) {
                 let (slice, bit) = self.locate(x);
@@ -463,10 +523,33 @@ mod tests {
         assert!(e.state(1) == LinkState::Up && e.usable(1, 0));
     }
 
+    /// App. E's example: 800 adapters (32K hosts at 40 per adapter) at b = 128 take M = 7
+    /// messages, and a slice reaches adapters beyond the 64th bit.
+    #[test]
+    fn app_e_takes_seven_messages_of_128_adapters_for_800() {
+        let candidates = vec![vec![0, 1]; 800];
+        let mut e = Reachability::new(2, 800, 128, 3, None, &candidates);
+        assert_eq!(e.slices(), 7);
+        let full = e.bitmap_with(|_| true);
+        e.assume(0, &full);
+        e.assume(1, &full);
+        assert!(e.reaches(799) && e.usable(0, 200));
+        let mut without_200 = full.clone();
+        without_200[1] &= !(1 << (200 - 128));
+        for _ in 0..3 {
+            e.receive(0, 1, without_200[1], false);
+        }
+        assert!(!e.usable(0, 200) && e.usable(0, 199) && e.usable(1, 200));
+        assert_eq!(full[6].count_ones(), 800 - 6 * 128);
+    }
+
     #[test]
     fn messages_cycle_through_the_slices() {
         let mut e = element();
-        let sent: Vec<(u32, u64)> = (0..4).map(|_| e.next_message()).collect();
+        let sent: Vec<(u32, Slice)> = (0..4)
+            .map(|_| e.next_message())
+            .map(|m| (m.0, m.1))
+            .collect();
         assert_eq!(sent, vec![(0, 0b11), (1, 0b11), (2, 0b1), (0, 0b11)]);
     }
 
@@ -476,6 +559,34 @@ mod tests {
         e.forget();
         assert!((0..5).all(|x| !e.reaches(x)));
         assert_eq!(e.state(0), LinkState::Down);
+    }
+
+    /// A first-tier element with a down link (port 0) to adapters 0 and 1 and an up link
+    /// (port 1): losing adapter 0's minimal candidate, it still reaches adapter 0 over its up
+    /// link while the element above advertises it, and says so down but not up.
+    #[test]
+    fn a_longer_candidate_is_taken_only_when_no_minimal_one_is_left() {
+        let candidates = vec![vec![0], vec![0], vec![1]];
+        let mut e = Reachability::new(2, 3, 4, 1, None, &candidates);
+        e.assume(0, &[0b011]);
+        e.assume(1, &[0b111]);
+        assert_eq!(e.bitmap(), &[0b111]);
+        e.set_longer(&[vec![1], vec![1], vec![]], vec![false, true]);
+        assert!(e.is_up(1) && !e.is_up(0));
+        assert_eq!(e.longer_candidates(0), &[1]);
+        assert!(e.receive(0, 0, 0b010, false), "adapter 0 lost below");
+        assert!(e.reaches(0), "over the up link");
+        let (_, down, up) = e.next_message();
+        assert_eq!((down, up), (0b111, 0b110), "advertised down only");
+        assert!(
+            e.receive(1, 0, 0b110, false),
+            "the element above lost it too"
+        );
+        assert!(!e.reaches(0));
+        let mut minimal = Reachability::new(2, 3, 4, 1, None, &candidates);
+        minimal.assume(0, &[0b010]);
+        minimal.assume(1, &[0b111]);
+        assert!(!minimal.reaches(0), "minimal only: no longer path");
     }
 
     #[test]

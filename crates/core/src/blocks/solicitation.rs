@@ -190,6 +190,28 @@ impl GrantScheduler {
         true
     }
 
+    /// Requester `from` is gone (Stardust §5.10: its adapter failed): it leaves every class's
+    /// round robin and is owed nothing more; later requests of its numbering are ignored.
+    /// Returns the grants it was still owed (asking by count) and the classes it asked in.
+    pub fn forget(&mut self, from: u16) -> (u32, usize) {
+        let mut owed = 0;
+        let mut classes = 0;
+        for class in 0..self.asking.len() {
+            let at = class * self.requesters + from as usize;
+            owed += self.owed(at);
+            if let Some(promised) = self.promised[at] {
+                // Counted as given, so a request still on its way repeats a count already met.
+                self.granted[at] = promised;
+            }
+            let asking = &mut self.asking[class];
+            if let Some(i) = asking.iter().position(|&a| a == from) {
+                asking.remove(i);
+                classes += 1;
+            }
+        }
+        (owed, classes)
+    }
+
     /// Grants still owed to the requester at `at` (0 for one that asks on/off).
     fn owed(&self, at: usize) -> u32 {
         self.promised[at].map_or(0, |p| p.wrapping_sub(self.granted[at]))
@@ -288,6 +310,18 @@ impl GrantScheduler {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_forgotten_requester_is_owed_nothing_and_granted_no_more() {
+        let mut s = GrantScheduler::new(2, 3, 1_000);
+        assert!(s.hear_count(1, 0, 5));
+        assert!(s.hear(2, 1, 1, true));
+        assert_eq!(s.grant(0, || 1.0, None), Some((0, 1)));
+        assert_eq!(s.forget(1), (4, 1), "four grants still owed, in one class");
+        assert!(!s.hear_count(1, 0, 5), "its old count is stale");
+        assert_eq!(s.grant(1_000, || 1.0, None), Some((1, 2)));
+        assert_eq!(s.grant(2_000, || 1.0, None), Some((1, 2)), "only 2 is left");
+    }
 
     #[test]
     fn grants_go_round_robin_at_the_paced_rate() {

@@ -149,9 +149,14 @@ impl<R: Router> Node<R> for Element {
             reach: self.reach.as_ref(),
             dst,
         };
-        let output = ctx
+        let mut output = ctx
             .router
             .route(self.switch, port, &mut ctx.cells[cell], &view);
+        if output == NO_ROUTE {
+            if let Some(up) = self.reach.as_mut().and_then(|r| r.longer_route(port, dst)) {
+                output = up;
+            }
+        }
         if output == NO_ROUTE {
             let reach = self
                 .reach
@@ -216,7 +221,7 @@ impl ReachDevice for Element {
         self.core.kick(ctx, port);
     }
 
-    fn reset(&mut self) {
+    fn reset<R: Router>(&mut self, _ctx: &mut Context<'_, R>) {
         self.core.reset();
     }
 }

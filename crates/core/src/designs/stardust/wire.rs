@@ -24,7 +24,8 @@ pub enum Kind {
 }
 
 const KIND_MASK: u8 = 0b11;
-// Flag bits: kind (0-1), FCI (2), request on (3), first of burst (4), traffic class (5-6).
+// Flag bits: kind (0-1), FCI (2), request on (3), first of burst (4), traffic class (5-6),
+// rerouted (7).
 /// Flag: the cell left a fabric element queue above its FCI threshold (§4.2).
 pub const FCI: u8 = 0b100;
 /// Flag of a request: the VOQ has packets (clear: it has none left).
@@ -38,9 +39,26 @@ const CLASS_SHIFT: u8 = 5;
 /// The most traffic classes (§3.3; Fig. 12 has two).
 pub const MAX_CLASSES: usize = 4;
 
+/// A reachability cell's bitmap slice (App. E: b = 128 bits): its low word travels in
+/// `route_tag`, its high word in `packet_inject_ps`, neither of which a reachability cell
+/// (never routed, never part of a packet) uses otherwise.
+pub fn reach_bits(cell: &Cell) -> u128 {
+    (cell.packet_inject_ps as u128) << 64 | cell.route_tag as u128
+}
+
+/// Writes `bits` as `cell`'s reachability slice (see [`reach_bits`]).
+pub fn set_reach_bits(cell: &mut Cell, bits: u128) {
+    cell.route_tag = bits as u64;
+    cell.packet_inject_ps = (bits >> 64) as u64;
+}
+
+/// Flag of a data cell: its source adapter's reachability tables had changed when it was sent
+/// (after a failure: it went on the new routes), for measuring self-healing (§5.9).
+pub const REROUTED: u8 = 0b1000_0000;
+
 /// The traffic class a cell's flags carry.
 pub fn class_of(flags: u8) -> usize {
-    (flags >> CLASS_SHIFT) as usize
+    ((flags >> CLASS_SHIFT) as usize) & (MAX_CLASSES - 1)
 }
 
 /// Flags carrying traffic class `class`.

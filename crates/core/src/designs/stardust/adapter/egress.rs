@@ -94,6 +94,10 @@ pub struct EgressCounters {
     /// leave on the host link), data frames dropped past a host's headroom (among the
     /// ingress's dropped packets), and the most frames a host port held beyond XOFF.
     pub pfc: PfcCounters,
+    /// Credits owed to adapters that became unreachable (§5.10), never issued.
+    pub credits_cancelled: u64,
+    /// Packets waiting at its host ports when this adapter failed, lost.
+    pub packets_lost_failed: u64,
 }
 
 /// Bytes delivered to one host, in all and per sending host.
@@ -262,6 +266,27 @@ impl Egress {
         }
         if inject_ps >= self.measure_from_ps {
             self.fabric_latency.record(now_ps - inject_ps);
+        }
+    }
+
+    /// Adapter `adapter` became unreachable (§5.10: it failed): no port owes it credits any
+    /// more.
+    pub fn forget_adapter(&mut self, adapter: u16) {
+        for port in &mut self.ports {
+            self.counters.credits_cancelled += port.scheduler.forget(adapter).0 as u64;
+        }
+    }
+
+    /// The adapter failed: its ports issue no more credits, and the packets waiting at them
+    /// are lost (the one on a host link finishes).
+    pub fn fail<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
+        for port in 0..self.ports.len() {
+            self.ports[port].scheduler.stop();
+            while let Some(id) = ctx.packets.pop_front(&mut self.ports[port].queue) {
+                self.ports[port].queued_bytes -= ctx.packets[id].size_bytes as u64;
+                self.counters.packets_lost_failed += 1;
+                release_packet(ctx, id);
+            }
         }
     }
 

@@ -18,7 +18,7 @@
 use std::collections::VecDeque;
 
 use super::super::{class_flags, Kind, REQUEST_ON};
-use crate::blocks::packet::{Packet, PacketArena, PacketQueue};
+use crate::blocks::packet::{Packet, PacketArena, PacketId, PacketQueue};
 use crate::blocks::sar::{pack_credit, CreditBalance, CutCell};
 use crate::blocks::solicitation::{Asker, Grants};
 use crate::engine::time::TimePs;
@@ -48,6 +48,11 @@ pub struct IngressCounters {
     pub credit_bytes_forfeited: u64,
     /// Most credits waiting to be served.
     pub credit_backlog_peak: u32,
+    /// Packets dropped because their destination adapter became unreachable (§5.10: a
+    /// failed adapter), in its VOQs or on arrival.
+    pub packets_dropped_unreachable: u64,
+    /// Packets lost when this adapter failed (§5.10), in its VOQs or created after.
+    pub packets_lost_failed: u64,
 }
 
 /// One VOQ: the packets for one destination host and class, and its credit state.
@@ -414,6 +419,21 @@ impl Ingress {
             self.ring.push_back(key);
         }
         None
+    }
+
+    /// Empties the VOQs toward host `host` (every class) into `out` (the caller releases the
+    /// packets) and forgets that they asked for credits.
+    pub fn empty_voqs(&mut self, packets: &mut PacketArena, host: u16, out: &mut Vec<PacketId>) {
+        let classes = self.spec.classes as u32;
+        for key in host as u32 * classes..(host as u32 + 1) * classes {
+            let voq = &mut self.voqs[key as usize];
+            while let Some(id) = packets.pop_front(&mut voq.packets) {
+                out.push(id);
+            }
+            voq.bytes = 0;
+            voq.asker.active = false;
+            self.debug_check(key);
+        }
     }
 
     /// Packets in its VOQs.

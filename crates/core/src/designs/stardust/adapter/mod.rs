@@ -19,6 +19,7 @@
 //! (§6.3): ACKs take the same VOQs and credits as data.
 
 pub mod egress;
+mod healing;
 pub mod ingress;
 pub mod keys;
 mod reassembly;
@@ -28,7 +29,9 @@ mod uplinks;
 use std::sync::Arc;
 
 use super::reach::{self, DeviceReach, Loss, ReachDevice};
-use super::{class_flags, class_of, release_frame, Addressing, CellFormat, Kind, FCI, FIRST};
+use super::{
+    class_flags, class_of, release_frame, release_packet, Addressing, CellFormat, Kind, FCI, FIRST,
+};
 use crate::blocks::cell::{Cell, CellId, NO_PACKET};
 use crate::blocks::ethernet::CONTROL;
 use crate::blocks::fabric::{Context, Node};
@@ -41,6 +44,7 @@ use crate::engine::rng::Rng;
 use crate::engine::time::TimePs;
 use egress::{Egress, HostDelivery};
 pub use egress::{EgressSpec, FciReaction};
+use healing::Healing;
 use ingress::{Admission, Ingress, IngressSpec, Refresh};
 use reassembly::Streams;
 use sources::Sources;
@@ -120,6 +124,8 @@ pub struct Adapter {
     pauses_hosts: bool,
     /// Its reachability tables, if the fabric keeps them by messages.
     pub reach: Option<DeviceReach>,
+    /// Adapters it gave up, and self-healing measured (§5.9, §5.10).
+    pub healing: Healing,
     /// What it counted itself (its parts count the rest).
     counters: AdapterCounters,
 }
@@ -142,6 +148,7 @@ impl Adapter {
             egress: Egress::new(spec.egress),
             sources: Sources::new(spec.flows, spec.foreground, spec.rng),
             cut: Vec::new(),
+            healing: Healing::new(adapters, spec.reach.is_some()),
             reach: spec.reach,
             counters: AdapterCounters::default(),
         }
@@ -150,6 +157,32 @@ impl Adapter {
     /// Its switch in the topology.
     pub fn switch(&self) -> usize {
         self.switch
+    }
+
+    /// True once it has failed (a scripted failure, §5.10).
+    fn failed(&self) -> bool {
+        self.reach.as_ref().is_some_and(|r| r.failed)
+    }
+
+    /// Takes `packet`, created by a host, out of the run before it reaches a VOQ: this adapter
+    /// failed, or the packet's destination adapter is unreachable; true if it was.
+    fn refuse<R: Router>(&mut self, ctx: &mut Context<'_, R>, packet: &Packet) -> bool {
+        let unreachable = self
+            .healing
+            .unreachable(self.addressing.adapter_of(packet.dst));
+        let failed = self.failed();
+        if !(failed || unreachable) {
+            return false;
+        }
+        let counters = &mut self.ingress.counters;
+        counters.packets_created += 1;
+        if failed {
+            counters.packets_lost_failed += 1;
+        } else {
+            counters.packets_dropped_unreachable += 1;
+        }
+        release_frame(ctx, packet.frame);
+        true
     }
 
     /// The counters of its parts, gathered.
@@ -202,9 +235,12 @@ impl Adapter {
     /// a PAUSE frame, or dropped if the host overran its headroom.
     fn receive_frame<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize, frame: CellId) {
         self.counters.frames_received += 1;
-        let c = &ctx.cells[frame];
+        let c = ctx.cells[frame];
         let mut packet = Packet::new(c.src, c.dst, c.payload_bytes as u32, c.inject_ps);
         packet.frame = frame.index();
+        if self.refuse(ctx, &packet) {
+            return;
+        }
         let charged = c.flags & CONTROL == 0 && self.pauses_hosts;
         if charged && !self.egress.pause_of(port).is_some_and(|p| p.has_room()) {
             let ingress = &mut self.ingress.counters;
@@ -258,6 +294,9 @@ impl Adapter {
         packet: Packet,
         class: usize,
     ) -> bool {
+        if self.refuse(ctx, &packet) {
+            return false;
+        }
         match self.ingress.admit(ctx.packets, packet, class) {
             Admission::Dropped(packet) => {
                 release_frame(ctx, packet.frame);
@@ -286,6 +325,9 @@ impl Adapter {
 
     /// VOQ `key`'s refresh timer: a VOQ that still waits for a credit asks again.
     fn refresh_request<R: Router>(&mut self, ctx: &mut Context<'_, R>, key: u32) {
+        if self.failed() {
+            return;
+        }
         match self.ingress.refresh(key, ctx.now_ps) {
             Refresh::Idle => {}
             Refresh::AskAgain => self.send_request(ctx, key, true),
@@ -337,6 +379,9 @@ impl Adapter {
     /// Packs and sends while the uplinks have room: credited VOQs in credit order, then VOQs
     /// sending on their balance (pull), or non-empty VOQs round robin (push).
     fn serve<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
+        if self.failed() {
+            return;
+        }
         while self.uplinks.have_room() {
             let Some((key, credit_bytes)) = self.ingress.next_to_serve() else {
                 return;
@@ -376,6 +421,7 @@ impl Adapter {
             cell.seq = c.seq;
             cell.packet = c.packet;
             cell.flags = Kind::Data as u8 | class_flags(class) | if i == 0 { FIRST } else { 0 };
+            self.healing.mark(&mut cell);
             self.launch(ctx, cell, Some(class));
         }
         self.cut = cut;
@@ -387,6 +433,7 @@ impl Adapter {
         let port = self.addressing.port_of(c.dst);
         self.egress
             .data_arrived(ctx.now_ps, c.inject_ps, c.flags & FCI != 0);
+        self.healing.arrived(&c, ctx.now_ps);
         let stream = self.streams.stream(c.src, port, class_of(c.flags));
         let released = self.streams.accept(stream, c.seq, cell, ctx.now_ps);
         self.deliver_released(ctx, stream, released);
@@ -428,6 +475,9 @@ impl Adapter {
 
     /// Port `port`'s credit timer: issue one credit round robin, unless the port is full.
     fn issue_credit<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize) {
+        if self.failed() {
+            return;
+        }
         let Some(credit) = self.egress.issue_credit(ctx, port) else {
             return;
         };
@@ -552,6 +602,52 @@ impl ReachDevice for Adapter {
         self.serve(ctx);
     }
 
-    /// Adapters do not fail (a scenario may fail elements only).
-    fn reset(&mut self) {}
+    /// The adapter failed (§5.10): the packets in its VOQs and at its host ports, and the
+    /// cells it held for reordering, are lost; it sends nothing more (its uplinks were
+    /// flushed, and every path that would send checks [`Adapter::failed`]).
+    fn reset<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
+        let mut packets = Vec::new();
+        for host in 0..self.addressing.hosts() as u16 {
+            self.ingress.empty_voqs(ctx.packets, host, &mut packets);
+        }
+        self.ingress.counters.packets_lost_failed += packets.len() as u64;
+        for id in packets {
+            release_packet(ctx, id);
+        }
+        let reach = self
+            .reach
+            .as_mut()
+            .expect("only reachability fails a device");
+        for cell in self.streams.drain() {
+            reach::lose(ctx, &mut reach.counters, cell, Loss::DeviceFailed);
+        }
+        self.egress.fail(ctx);
+    }
+
+    /// Adapters no uplink reaches any more (§5.10: they failed) are given up: the VOQs toward
+    /// them are emptied (their packets dropped and counted) and no port owes them credits;
+    /// an adapter reachable again is served again.
+    fn tables_changed<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
+        let reach = self
+            .reach
+            .as_ref()
+            .expect("only reachability changes tables");
+        let uplinks = self.uplinks.ports.len();
+        let gone = self
+            .healing
+            .tables_changed(reach, self.index, uplinks, ctx.now_ps);
+        for x in gone {
+            let mut packets = Vec::new();
+            for host in 0..self.addressing.hosts() as u16 {
+                if self.addressing.adapter_of(host) == x {
+                    self.ingress.empty_voqs(ctx.packets, host, &mut packets);
+                }
+            }
+            self.ingress.counters.packets_dropped_unreachable += packets.len() as u64;
+            for id in packets {
+                release_packet(ctx, id);
+            }
+            self.egress.forget_adapter(x);
+        }
+    }
 }

@@ -95,6 +95,16 @@ impl Streams {
         self.streams[stream].is_complete(start_seq)
     }
 
+    /// Every cell held for reordering, handed out (the adapter failed and loses them); the
+    /// streams go on from their next cells.
+    pub fn drain(&mut self) -> Vec<CellId> {
+        let mut cells = Vec::new();
+        for stream in &mut self.streams {
+            stream.give_up_overdue(TimePs::MAX, 0, &mut |id| cells.push(id));
+        }
+        cells
+    }
+
     /// Cells held for reordering, in all streams.
     pub fn held(&self) -> u64 {
         self.streams.iter().map(|s| s.held() as u64).sum()

@@ -84,14 +84,7 @@ impl Uplinks {
     ) -> Option<usize> {
         ctx.router.inject(cell.src as usize, cell);
         if local {
-            let n = self.ports.len();
-            for _ in 0..n {
-                self.local_next = (self.local_next + 1) % n;
-                if reach.is_none_or(|r| r.usable(self.local_next, cell.dst)) {
-                    return Some(self.local_next);
-                }
-            }
-            return None;
+            return self.next_usable(reach, cell.dst);
         }
         let view = Backlog {
             uplinks: &self.ports,
@@ -100,7 +93,26 @@ impl Uplinks {
             dst: cell.dst,
         };
         let port = ctx.router.route(switch, 0, cell, &view);
-        (port != NO_ROUTE).then(|| self.uplink_of_port[port] as usize)
+        if port != NO_ROUTE {
+            return Some(self.uplink_of_port[port] as usize);
+        }
+        // No minimal uplink left: with longer routes allowed, any uplink whose element still
+        // reaches the destination.
+        reach
+            .filter(|r| r.non_minimal)
+            .and_then(|_| self.next_usable(reach, cell.dst))
+    }
+
+    /// The next uplink, round robin, that reachability allows toward host `dst`.
+    fn next_usable(&mut self, reach: Option<&DeviceReach>, dst: u16) -> Option<usize> {
+        let n = self.ports.len();
+        for _ in 0..n {
+            self.local_next = (self.local_next + 1) % n;
+            if reach.is_none_or(|r| r.usable(self.local_next, dst)) {
+                return Some(self.local_next);
+            }
+        }
+        None
     }
 
     /// Queues cell `id` on uplink `uplink`: data of class `class`, or control.

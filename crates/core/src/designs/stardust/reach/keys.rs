@@ -20,6 +20,22 @@ pub enum ReachMode {
     Messages,
 }
 
+/// Which routes a device's table may list after a failure.
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum RouteChoice {
+    /// The healthy fabric's minimal candidates only: a destination with none left is
+    /// unreachable from that device (reading R10; App. E counts the minimal 2n hops).
+    #[default]
+    MinimalOnly,
+    /// An element whose minimal candidates toward an adapter below it are all unusable goes up
+    /// instead, and the cell comes down through another element (a longer up/down path: up
+    /// links only while ascending, so no cycle of channels and no deadlock).
+    NonMinimal,
+}
+
 /// Reachability tables.
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -28,8 +44,8 @@ pub struct ReachabilityConfig {
     pub mode: ReachMode,
     /// Time between a device's reachability messages on a link (t' of App. E: 10 µs).
     pub interval_ns: f64,
-    /// Adapters a message's bitmap covers (b of App. E is 128; at most 64 here, since the
-    /// bitmap travels in one 64-bit word; a full table takes M = adapters / b messages).
+    /// Adapters a message's bitmap covers (b of App. E, 1 to 128; a full table takes
+    /// M = ceil(adapters / b) messages, App. E's 7 for 800 adapters at 128).
     pub slice_adapters: u32,
     /// Agreeing intervals before a link or a table entry changes state (th of App. E: 3).
     pub threshold: u32,
@@ -46,6 +62,9 @@ pub struct ReachabilityConfig {
     /// (reading R1 names periodic reports). 1 ms is far above any credit wait of a healthy
     /// fabric. Messages mode only (static tables mean no failures, so nothing is lost).
     pub request_refresh_ns: f64,
+    /// Which routes tables may list after a failure: `minimal_only` (the default: the paper
+    /// describes none longer, and App. E's arithmetic counts minimal hops) or `non_minimal`.
+    pub routes: RouteChoice,
 }
 
 impl Default for ReachabilityConfig {
@@ -53,11 +72,12 @@ impl Default for ReachabilityConfig {
         ReachabilityConfig {
             mode: ReachMode::Static,
             interval_ns: 10_000.0,
-            slice_adapters: 64,
+            slice_adapters: 128,
             threshold: 3,
             faulty_errors: 3,
             valid_after_cells: 100,
             request_refresh_ns: 1_000_000.0,
+            routes: RouteChoice::MinimalOnly,
         }
     }
 }
@@ -165,6 +185,7 @@ impl ReachabilityConfig {
                     "reachability.threshold",
                     "reachability.faulty_errors",
                     "reachability.valid_after_cells",
+                    "reachability.routes",
                 ],
                 "reachability.mode",
                 "reachability.mode = \"static\" (no reachability messages)",

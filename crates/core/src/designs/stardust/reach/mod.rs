@@ -18,12 +18,12 @@ use rand::Rng as _;
 
 use serde::Serialize;
 
-use super::wire::LINK_FAULTY;
+use super::wire::{reach_bits, set_reach_bits, LINK_FAULTY};
 use super::{Addressing, Kind};
 use crate::blocks::cell::{Cell, CellId};
 use crate::blocks::fabric::Context;
 use crate::blocks::priority_port::PriorityPort;
-use crate::blocks::reachability::{LinkState, Reachability};
+use crate::blocks::reachability::{LinkState, Reachability, Slice};
 use crate::blocks::routing::{RouteTable, Router};
 use crate::blocks::stream_kind;
 use crate::blocks::topology::{Attachment, Topology};
@@ -33,7 +33,7 @@ use crate::engine::time::{ps_from_ns, TimePs};
 use crate::scenario::{invalid, ScenarioError};
 
 mod keys;
-pub use keys::{FailureConfig, ReachMode, ReachabilityConfig};
+pub use keys::{FailureConfig, ReachMode, ReachabilityConfig, RouteChoice};
 
 /// Timer tag of a device's reachability interval.
 pub const INTERVAL: u32 = 0xF0 << 24;
@@ -144,6 +144,10 @@ pub struct DeviceReach {
     error_rates: Vec<f64>,
     /// Draws which cells the cables with errors corrupt.
     errors_rng: Rng,
+    /// Where the round robin over longer candidates goes on.
+    longer_next: usize,
+    /// Longer routes are allowed (`reachability.routes = "non_minimal"`).
+    pub non_minimal: bool,
     /// What it counted.
     pub counters: ReachCounters,
 }
@@ -153,6 +157,23 @@ impl DeviceReach {
     #[inline]
     pub fn usable(&self, port: usize, dst: u16) -> bool {
         self.table.usable(port, self.addressing.adapter_of(dst))
+    }
+
+    /// With longer candidates (`routes = "non_minimal"`): for a cell toward host `dst` that
+    /// arrived on `input` and has no usable minimal candidate, the next usable up link, round
+    /// robin; none for a cell that came down (going up again would break up/down routing).
+    pub fn longer_route(&mut self, input: usize, dst: u16) -> Option<usize> {
+        if self.table.is_up(input) {
+            return None;
+        }
+        let adapter = self.addressing.adapter_of(dst);
+        let ports = self.table.longer_candidates(adapter);
+        let n = ports.len();
+        let found = (0..n)
+            .map(|i| ports[(self.longer_next + i) % n] as usize)
+            .find(|&p| self.table.usable(p, adapter))?;
+        self.longer_next = self.longer_next.wrapping_add(1);
+        Some(found)
     }
 
     fn changed(&mut self, now_ps: TimePs) {
@@ -173,8 +194,10 @@ pub trait ReachDevice {
     fn flush<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize, loss: Loss);
     /// The far end of `port` no longer holds its data paused (it is gone or forgot).
     fn release<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize);
-    /// The device failed: forget what it was doing beyond its queues.
-    fn reset(&mut self);
+    /// The device failed: forget what it was doing beyond its queues, losing what it held.
+    fn reset<R: Router>(&mut self, ctx: &mut Context<'_, R>);
+    /// Its tables changed (a link up or down, a neighbour's slice adopted).
+    fn tables_changed<R: Router>(&mut self, _ctx: &mut Context<'_, R>) {}
 }
 
 /// Sets a device's first interval (at `phase_ps`, so devices do not send in step) and the
@@ -250,6 +273,7 @@ pub fn arrival<D: ReachDevice, R: Router>(
         if reach.table.error(port) {
             reach.counters.links_marked_faulty += 1;
             reach.changed(ctx.now_ps);
+            device.tables_changed(ctx);
         }
         return true;
     }
@@ -260,8 +284,9 @@ pub fn arrival<D: ReachDevice, R: Router>(
     ctx.consume(cell);
     reach.counters.cells_received += 1;
     let far_faulty = c.flags & LINK_FAULTY != 0;
-    if reach.table.receive(port, c.seq, c.route_tag, far_faulty) {
+    if reach.table.receive(port, c.seq, reach_bits(&c), far_faulty) {
         reach.changed(ctx.now_ps);
+        device.tables_changed(ctx);
     }
     true
 }
@@ -286,12 +311,16 @@ fn interval<D: ReachDevice, R: Router>(device: &mut D, ctx: &mut Context<'_, R>)
         return;
     }
     let mut down = Vec::new();
-    if reach.table.interval(|port| down.push(port)) {
+    let changed = reach.table.interval(|port| down.push(port));
+    if changed {
         reach.changed(ctx.now_ps);
     }
-    let (slice, bits) = reach.table.next_message();
+    let (slice, down_bits, up_bits) = reach.table.next_message();
     for port in down {
         device.release(ctx, port);
+    }
+    if changed {
+        device.tables_changed(ctx);
     }
     for port in 0..device.fabric_ports() {
         let reach = device.reach().expect("checked above");
@@ -305,7 +334,12 @@ fn interval<D: ReachDevice, R: Router>(device: &mut D, ctx: &mut Context<'_, R>)
             cell.flags |= LINK_FAULTY;
         }
         cell.seq = slice;
-        cell.route_tag = bits;
+        let bits = if reach.table.is_up(port) {
+            up_bits
+        } else {
+            down_bits
+        };
+        set_reach_bits(&mut cell, bits);
         let id = ctx.cells.alloc(cell);
         device.queue_control(ctx, port, id);
     }
@@ -318,11 +352,15 @@ fn act<D: ReachDevice, R: Router>(device: &mut D, ctx: &mut Context<'_, R>, inde
     };
     match reach.script[index] {
         Action::Cut(port) => {
-            if reach.table.cut(port) {
+            let changed = reach.table.cut(port);
+            if changed {
                 reach.changed(ctx.now_ps);
             }
             device.flush(ctx, port, Loss::LinkCut);
             device.release(ctx, port);
+            if changed {
+                device.tables_changed(ctx);
+            }
         }
         Action::Restore(port) => reach.table.restore(port),
         Action::Fail => {
@@ -333,7 +371,7 @@ fn act<D: ReachDevice, R: Router>(device: &mut D, ctx: &mut Context<'_, R>, inde
                 device.flush(ctx, port, Loss::DeviceFailed);
                 device.release(ctx, port);
             }
-            device.reset();
+            device.reset(ctx);
         }
         Action::Recover => reach.failed = false,
         Action::Errors(port, rate) => reach.error_rates[port] = rate,
@@ -399,21 +437,79 @@ pub fn plan(
     if r.mode == ReachMode::Static {
         return Ok((0..switches).map(|_| None).collect());
     }
+    let levels = (r.routes == RouteChoice::NonMinimal).then(|| levels(devices));
     let mut planned: Vec<Planned> = (0..switches)
-        .map(|s| device_plan(r, seed, devices, addressing, s))
+        .map(|s| device_plan(r, seed, devices, addressing, s, levels.as_deref()))
         .collect();
     script_failures(failures, devices, &mut planned)?;
     Ok(planned.into_iter().map(Some).collect())
 }
 
+/// Every switch's level: 0 for an adapter, else one more than its lowest neighbour's (a
+/// first-tier element 1, the spine 2).
+fn levels(devices: &Devices<'_>) -> Vec<u32> {
+    let topology = devices.topology;
+    let mut level = vec![u32::MAX; topology.switches()];
+    let mut frontier: Vec<usize> = devices.edges.to_vec();
+    for &e in &frontier {
+        level[e] = 0;
+    }
+    while !frontier.is_empty() {
+        let mut next = Vec::new();
+        for s in frontier {
+            for p in 0..topology.switch_ports(s) {
+                if let Some(Attachment::SwitchPort { switch, .. }) = topology.peer(s, p) {
+                    if level[switch] == u32::MAX {
+                        level[switch] = level[s] + 1;
+                        next.push(switch);
+                    }
+                }
+            }
+        }
+        frontier = next;
+    }
+    level
+}
+
+/// An element's longer candidates (`routes = "non_minimal"`): toward each adapter whose
+/// minimal candidates all lead down, its up links; and which of its ports lead up.
+fn longer_candidates(
+    devices: &Devices<'_>,
+    levels: &[u32],
+    s: usize,
+    minimal: &[Vec<u16>],
+) -> (Vec<Vec<u16>>, Vec<bool>) {
+    let topology = devices.topology;
+    let up: Vec<bool> = (0..topology.switch_ports(s))
+        .map(|p| match topology.peer(s, p) {
+            Some(Attachment::SwitchPort { switch, .. }) => levels[switch] > levels[s],
+            _ => false,
+        })
+        .collect();
+    let up_ports: Vec<u16> = (0..up.len() as u16).filter(|&p| up[p as usize]).collect();
+    let longer = minimal
+        .iter()
+        .map(|ports| {
+            let all_down = !ports.is_empty() && ports.iter().all(|&p| !up[p as usize]);
+            if all_down {
+                up_ports.clone()
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
+    (longer, up)
+}
+
 /// Switch `s`'s reachability, converged: every fabric link assumed to carry its peer's
-/// healthy advertisement.
+/// healthy advertisement; with `levels`, an element's longer candidates too.
 fn device_plan(
     r: &ReachabilityConfig,
     seed: u64,
     devices: &Devices<'_>,
     addressing: &Arc<Addressing>,
     s: usize,
+    levels: Option<&[u32]>,
 ) -> Planned {
     let topology = devices.topology;
     let adapters = devices.edges.len();
@@ -444,6 +540,10 @@ fn device_plan(
         &candidates,
     );
     table.set_fault_thresholds(r.faulty_errors, r.valid_after_cells);
+    if let (Some(levels), None) = (levels, me) {
+        let (longer, up) = longer_candidates(devices, levels, s, &candidates);
+        table.set_longer(&longer, up);
+    }
     for p in 0..topology.switch_ports(s) {
         match (devices.device_port(s, p), topology.peer(s, p)) {
             (Some(q), Some(Attachment::SwitchPort { switch, .. })) => {
@@ -480,6 +580,8 @@ fn device_plan(
                     index: s as u32,
                 },
             ),
+            longer_next: 0,
+            non_minimal: r.routes == RouteChoice::NonMinimal,
             counters: ReachCounters::default(),
         },
         phase_ps: stream(seed, id).gen_range(0..interval_ps.max(1)),
@@ -510,10 +612,10 @@ fn script_failures(
         }
         let (at_ps, restore_ps) = (ps_from_ns(f.at_ns), f.restore_ns.map(ps_from_ns));
         let Some(port) = f.port else {
-            if devices.adapter_of(s).is_some() {
+            if devices.adapter_of(s).is_some() && restore_ps.is_some() {
                 return Err(invalid(
-                    &format!("failures[{i}].switch"),
-                    format!("switch {s} is a fabric adapter; only fabric elements can fail (cut its links instead)"),
+                    &format!("failures[{i}].restore_ns"),
+                    format!("switch {s} is a fabric adapter, and a failed adapter does not recover in this model (its peers' reassembly would wait on its old streams); drop restore_ns"),
                 ));
             }
             script(s, at_ps, Action::Fail);
@@ -551,7 +653,7 @@ fn script_failures(
 
 /// What a device advertises in a healthy fabric: an adapter itself, an element every adapter
 /// (every adapter is reachable, or the routing tables would not have built).
-fn converged_bitmap(adapter: Option<u16>, like: &Reachability) -> Vec<u64> {
+fn converged_bitmap(adapter: Option<u16>, like: &Reachability) -> Vec<Slice> {
     like.bitmap_with(|x| adapter.is_none_or(|a| a == x))
 }
 
@@ -607,6 +709,11 @@ pub struct EventTable {
     pub adapters_settled_us: Vec<Option<f64>>,
     /// From the event to the last change of any device's table before the next event.
     pub all_settled_us: Vec<Option<f64>>,
+    /// From the event until every source adapter whose tables changed before the next event
+    /// had a data cell sent after its last such change (on its new routes) delivered (left
+    /// out of a run without failures, whose table is empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rerouted_delivery_us: Vec<Option<f64>>,
 }
 
 /// One device's reachability, for the report.

@@ -50,6 +50,69 @@ pub struct StardustSummary {
     /// With transport hosts (`host.transport`): what their transport did; absent otherwise.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub transport: Option<TransportSummary>,
+    /// With scripted failures: what adapters did about them; absent otherwise.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub failures: Option<FailureSummary>,
+}
+
+/// What adapters did about scripted failures (§5.9, §5.10).
+#[derive(Clone, Debug, Serialize)]
+pub struct FailureSummary {
+    /// Packets dropped at sources because their destination adapter became unreachable (it
+    /// failed): emptied from their VOQs, or refused on arrival from a host.
+    pub packets_dropped_unreachable: u64,
+    /// Packets lost at a failed adapter: in its VOQs or at its host ports when it failed, or
+    /// created by its hosts after.
+    pub packets_lost_adapter_failed: u64,
+    /// Credits egress schedulers owed to adapters that became unreachable, never issued.
+    pub credits_cancelled: u64,
+    /// From the first scripted failure to the last change of any device's table before the
+    /// next scripted event (the last element's table update); absent if no table changed.
+    pub tables_settled_us: Option<f64>,
+    /// From the first scripted failure until every source adapter whose tables changed had a
+    /// data cell sent after the change (on the new routes) delivered: the latest, over those
+    /// sources, of the first such delivery anywhere; absent if no table changed.
+    pub rerouted_delivery_us: Option<f64>,
+}
+
+/// From `from_ps`, the latest, over source adapters whose tables changed in
+/// `from_ps..until_ps`, of the first arrival anywhere of a data cell they sent after their last
+/// change in that window.
+fn rerouted_delivery_us(
+    adapters: &[&super::adapter::Adapter],
+    from_ps: TimePs,
+    until_ps: TimePs,
+) -> Option<f64> {
+    let sources = adapters.first()?.healing.rerouted_from.len();
+    let window = |s: usize| {
+        adapters.iter().flat_map(move |a| {
+            a.healing.rerouted_from[s]
+                .iter()
+                .filter(move |e| (from_ps..until_ps).contains(&e.0))
+        })
+    };
+    (0..sources)
+        .filter_map(|s| {
+            let latest = window(s).map(|e| e.0).max()?;
+            window(s).filter(|e| e.0 == latest).map(|e| e.1).min()
+        })
+        .max()
+        .map(|at| (at - from_ps) as f64 / 1e6)
+}
+
+/// Fills the failures table's `rerouted_delivery_us`, one per scripted event.
+fn measure_rerouting(adapters: &[&super::adapter::Adapter], events: &mut EventTable) {
+    let at_ps: Vec<TimePs> = events
+        .at_us
+        .iter()
+        .map(|&us| (us * 1e6).round() as TimePs)
+        .collect();
+    events.rerouted_delivery_us = (0..at_ps.len())
+        .map(|i| {
+            let until_ps = at_ps.get(i + 1).copied().unwrap_or(TimePs::MAX);
+            rerouted_delivery_us(adapters, at_ps[i], until_ps)
+        })
+        .collect();
 }
 
 /// The run: its design, mode, seed and sizes.
@@ -344,7 +407,8 @@ impl Stardust {
             elements: self.elements().collect(),
             hosts: self.hosts().collect(),
         };
-        let settled = self.settle(&parts, clock)?;
+        let mut settled = self.settle(&parts, clock)?;
+        measure_rerouting(&parts.adapters, &mut settled.failures);
         let received = self.received(&parts, clock);
         let (last_stage_queue, last_stage_mean) = last_stage_queue(&parts.elements);
         let summary = StardustSummary {
@@ -378,6 +442,19 @@ impl Stardust {
                         .sum::<u64>(),
             },
             transport: received.transport,
+            failures: (!self.config.failures.is_empty()).then(|| FailureSummary {
+                packets_dropped_unreachable: parts.sum(|c| c.ingress.packets_dropped_unreachable),
+                packets_lost_adapter_failed: parts
+                    .sum(|c| c.ingress.packets_lost_failed + c.egress.packets_lost_failed),
+                credits_cancelled: parts.sum(|c| c.egress.credits_cancelled),
+                tables_settled_us: settled.failures.all_settled_us.first().copied().flatten(),
+                rerouted_delivery_us: settled
+                    .failures
+                    .rerouted_delivery_us
+                    .first()
+                    .copied()
+                    .flatten(),
+            }),
         };
         let tables = StardustTables {
             hosts: received.hosts,

@@ -173,6 +173,9 @@ impl Stardust {
             injected: parts.sum(|c| c.ingress.packets_created),
             delivered: parts.sum(|c| c.egress.packets_delivered),
             dropped: parts.sum(|c| c.ingress.packets_dropped)
+                + parts
+                    .sum(|c| c.ingress.packets_dropped_unreachable + c.ingress.packets_lost_failed)
+                + parts.sum(|c| c.egress.packets_lost_failed)
                 + dropped_fabric
                 + parts.sum(|c| c.egress.packets_dropped_egress),
             in_flight: parts.adapters.iter().map(|a| a.packets_held()).sum::<u64>()
