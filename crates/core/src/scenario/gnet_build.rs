@@ -29,24 +29,31 @@ impl Scenario {
             }
         }
         if self.topology.kind != TopologyName::Clique || !self.uses_vcs() {
+            // Checked before the layout: without VC routers there are no classes.
             return Err(invalid(
                 "gnet",
                 "IP over GNet runs on Aquila's Clique of VC routers: expected topology.kind = \"clique\" and switch.scheduler = \"vc_islip\" or \"vc_separable\"",
             ));
         }
         let vc = self.vc_config();
-        if vc.classes != 2 {
+        let layout = gnet.layout()?;
+        if vc.classes != layout.classes() as u16 {
             return Err(invalid(
                 "vc.classes",
-                "IP over GNet puts RTS, CTS and CTD on a high-priority class of their own and data cells on the other: expected 2",
+                format!(
+                    "gnet.vc_classes lays out {} VC classes: expected vc.classes = {}, got {}",
+                    layout.classes(),
+                    layout.classes(),
+                    vc.classes
+                ),
             ));
         }
-        let data_vcs = vc.count / 2;
-        if !(1..=data_vcs).contains(&gnet.endpoint_ports) {
+        let class_vcs = vc.count / vc.classes;
+        if !(1..=class_vcs).contains(&gnet.endpoint_ports) {
             return Err(invalid(
                 "gnet.endpoint_ports",
                 format!(
-                    "each endpoint port is one of the data class's {data_vcs} VCs (vc.count / 2) on the host's port: expected 1 to {data_vcs}, got {}",
+                    "each endpoint port is one of the IP data class's {class_vcs} VCs (vc.count / vc.classes) on the host's port: expected 1 to {class_vcs}, got {}",
                     gnet.endpoint_ports
                 ),
             ));
@@ -67,13 +74,16 @@ impl Scenario {
     /// The endpoints' spec, when the hosts speak IP over GNet.
     pub fn gnet_spec(&self) -> Option<GnetSpec> {
         let gnet = self.gnet.as_ref()?;
+        let vc = self.vc_config();
         Some(GnetSpec {
             flit_bytes: self.cell.size_bytes,
             packet_bytes: gnet.packet_bytes,
             ingress_buffer_bytes: gnet.ingress_buffer_bytes,
             limits: gnet.limits(),
-            data_vc: self.vc_config().count / 2,
+            layout: gnet.layout().expect("a validated layout"),
+            vcs_per_class: vc.count / vc.classes.max(1),
             endpoint_ports: gnet.endpoint_ports,
+            rma: self.rma_spec(self.cell.size_bytes),
         })
     }
 
