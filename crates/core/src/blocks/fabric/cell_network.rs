@@ -1500,6 +1500,65 @@ mod tests {
         }
     }
 
+    /// The GNet Clique with every host also reading 4 KB from others at 30% load.
+    fn rma_clique() -> super::Network<crate::blocks::routing::FabricRouter> {
+        let json = r#"{"design": "cell_fabric",
+            "run": {"seed": 6, "duration_ns": 12000, "warmup_ns": 1000},
+            "topology": {"kind": "clique", "global_propagation_ns": 250,
+                "clique": {"pods": 6, "tins_per_pod": 4, "local_ports": 6, "global_ports": 3}},
+            "routing": {"mode": "aquila_fully_adaptive"},
+            "switch": {"scheduler": "vc_islip", "pipeline_ns": 40},
+            "vc": {"count": 6, "classes": 2, "assignment": "global_local_increment", "buffer_cells": 160},
+            "link": {"rate_gbps": 50, "propagation_ns": 2, "flow_control": "credit"},
+            "cell": {"size_bytes": 16, "payload_bytes": 8},
+            "traffic": {"load": 0.3},
+            "gnet": {"packet_bytes": 1500},
+            "rma": {"load": 0.3, "read_bytes": 4096}}"#;
+        cell_fabric::build(&Scenario::from_json(json).unwrap()).unwrap()
+    }
+
+    /// Stopped at any moment (Reqs waiting or half-sent, reads waiting for their PCIe read,
+    /// Resps on the wire), the read accounts settle.
+    #[test]
+    fn the_rma_accounts_settle_wherever_a_run_stops() {
+        for stop_ns in (2_000..12_000).step_by(1_237) {
+            let mut kernel = Kernel::new(rma_clique(), 12_000_000);
+            kernel.advance(stop_ns * 1_000);
+            let (network, clock, _) = kernel.into_parts();
+            let finished = network.finish(clock);
+            assert!(
+                finished.is_ok(),
+                "stopped at {stop_ns} ns: {:?}",
+                finished.err()
+            );
+        }
+    }
+
+    /// A server that forgets a Req it received (its Resps never made) fails the read
+    /// account; a client losing a Resp flit fails the Resp flit account.
+    #[test]
+    fn a_forgotten_req_or_a_lost_resp_fails_the_rma_account() {
+        let (summary, _) = rma_clique().run().expect("the accounts settle");
+        let rma = summary.gnet.unwrap().rma.unwrap();
+        assert!(rma.rma_reads_completed > 10, "{rma:?}");
+        let mut network = rma_clique();
+        let host = gnet_hosts(&mut network).nth(5).unwrap();
+        host.endpoint.rma.as_mut().unwrap().server.forget_next_req = true;
+        let error = network.run().err();
+        assert!(
+            matches!(error, Some(RunError::Conservation { .. })),
+            "{error:?}"
+        );
+        let mut network = rma_clique();
+        gnet_hosts(&mut network).nth(7).unwrap().lose_flit =
+            Some((crate::blocks::gnet::endpoint::FlitLedger::Resp, 40));
+        let error = network.run().err();
+        assert!(
+            matches!(error, Some(RunError::Conservation { .. })),
+            "{error:?}"
+        );
+    }
+
     /// A packet counted as generated that no place holds fails the packet account.
     #[test]
     fn a_packet_held_nowhere_fails_the_gnet_packet_account() {

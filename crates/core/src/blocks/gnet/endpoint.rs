@@ -15,7 +15,8 @@
 //!
 //! Cells wait to leave by traffic class ([`super::classes`]): within a class, the cells made
 //! whole (RTS, CTS, CTD, Req) leave first in the order they were made, then the data cells of
-//! granted packets, then Resp cells.
+//! granted packets and Resp cells, in turn where a class carries both (our reading: the paper
+//! says only that low-priority 1RMA shares the bulk IP's VCs, §5.1).
 
 use std::collections::VecDeque;
 
@@ -188,6 +189,8 @@ pub struct Endpoint {
     made_out: Vec<VecDeque<Outgoing>>,
     /// The 1RMA engine, where the hosts make reads.
     pub rma: Option<Rma>,
+    /// A Resp goes next where IP data and Resps share a class and both wait.
+    resp_turn: bool,
     /// Packet latency, RTS to last data cell, of the packets released during measurement.
     pub latency: LatencyHistogram,
     /// Packet counts and waits.
@@ -212,6 +215,7 @@ impl Endpoint {
                 client: RmaClient::new(r),
                 server: RmaServer::new(r),
             }),
+            resp_turn: false,
             latency: LatencyHistogram::new(),
             packets: PacketCounts::default(),
             measure_from_ps: 0,
@@ -388,18 +392,24 @@ impl Endpoint {
     }
 
     /// The next GNet cell of VC class `class` to send at `now_ps`, if any: a cell made whole
-    /// first, then the next data cell of the oldest grant, then a ready Resp.
+    /// first, then a data cell of the oldest grant or a ready Resp, in turn where the class
+    /// carries both.
     pub fn next_cell(&mut self, now_ps: TimePs, class: u8) -> Option<Outgoing> {
         if let Some(out) = self.made_out[class as usize].pop_front() {
             self.count_wait(&out, now_ps);
             return Some(out);
         }
-        if self.spec.layout.class_of(Traffic::IpData) == class && !self.grants.is_empty() {
+        let data = self.spec.layout.class_of(Traffic::IpData) == class && !self.grants.is_empty();
+        let resp = self.resp_ready(now_ps, class);
+        if data && !(resp && self.resp_turn) {
+            self.resp_turn = resp;
             return Some(self.next_data_cell(now_ps));
         }
-        let resp_class = self.spec.class_of(CellKind::Resp);
-        let rma = self.rma.as_mut().filter(|_| resp_class == class)?;
-        let resp = rma.server.next_resp(now_ps)?;
+        if !resp {
+            return None;
+        }
+        self.resp_turn = false;
+        let resp = self.rma_mut().server.next_resp(now_ps)?;
         Some(Outgoing {
             kind: CellKind::Resp,
             dst: resp.client,
@@ -408,6 +418,13 @@ impl Endpoint {
             made_ps: now_ps,
             payload_bytes: resp.payload_bytes as u16,
         })
+    }
+
+    /// True if a Resp of VC class `class` is ready to leave at `now_ps`.
+    fn resp_ready(&self, now_ps: TimePs, class: u8) -> bool {
+        let resp_class = self.spec.class_of(CellKind::Resp);
+        let rma = self.rma.as_ref().filter(|_| resp_class == class);
+        rma.is_some_and(|r| r.server.has_resp(now_ps))
     }
 
     /// Counts an RTS's or Req's wait at its source as it leaves.
@@ -463,9 +480,7 @@ impl Endpoint {
         if self.spec.layout.class_of(Traffic::IpData) == class && !self.grants.is_empty() {
             return true;
         }
-        let resp_class = self.spec.class_of(CellKind::Resp);
-        let rma = self.rma.as_ref().filter(|_| resp_class == class);
-        rma.is_some_and(|r| r.server.has_resp(now_ps))
+        self.resp_ready(now_ps, class)
     }
 
     /// When a Resp not yet ready becomes ready, if one waits for its PCIe read.
