@@ -219,14 +219,16 @@ REPRODUCTIONS: dict[str, Reproduction] = {
         "pods, read latency against load beside the paper's 4 µs median and under 10 µs at high load",
         {"fig8": Part("aquila/fig8-rma-latency.toml", {"rma.load": [0.1, 0.3, 0.5, 0.7, 0.9]},
                       AQUILA_13_PODS)},
-        wall_s=600),
+        # Measured run by run with --jobs 1 on the shared 2-core machine: 13, 24, 34, 34 and 39 s.
+        wall_s=150),
     "aquila-fig9": Reproduction(
         "Aquila §5.1, Fig. 9: 4 KB 1RMA reads at 2% load with and without bulk IP (64 KB bursts at "
         "20%) on a 13-pod Clique, high priority on VCs of their own against low priority on the bulk "
         "IP's VCs, beside the paper's under 5 µs and slightly over 10 µs",
         {"fig9": Part("aquila/fig9-rma-isolation.toml",
                       {"rma.priority": ["high", "low"], "traffic.load": [0.0, 0.2]}, AQUILA_13_PODS)},
-        wall_s=480),
+        # Measured run by run with --jobs 1 on the shared 2-core machine: 2, 34, 4 and 33 s.
+        wall_s=80),
     "aquarius-micro": Reproduction(
         "Aquarius (Li, Zeng, Hu & Chen, slides, \"Micro-benchmark\"): f1-f3 share the bottleneck and "
         "the victim f4 keeps its 100 Gbit/s under Aquarius; under PFC and BFC with a queue collision "
