@@ -12,8 +12,9 @@ use crate::keys::{invalid, ScenarioError};
 pub const MAX_PACKET_BYTES: u32 = 9_000;
 
 /// IP over GNet at every host: `cell.size_bytes` is then the VC routers' flit, a data cell
-/// (160 bytes) is several flits and an RTS, CTS or CTD (16 bytes) one; `vc.classes = 2` puts
-/// RTS, CTS and CTD on the high-priority class.
+/// (160 bytes) is several flits and an RTS, CTS or CTD (16 bytes) one; `vc_classes` places
+/// each kind of cell in a VC class (`vc.classes` of them), RTS and CTS on the first by
+/// default.
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct GnetConfig {

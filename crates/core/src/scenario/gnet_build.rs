@@ -1,9 +1,12 @@
-//! What the `gnet` section checks of the others and builds: the GNet endpoints' spec and
-//! their hosts' traffic (Gibson et al., NSDI '22, §3.3).
+//! What the `gnet` and `rma` sections check of the others and build: the GNet endpoints'
+//! spec, their hosts' traffic and their 1RMA engines (Gibson et al., NSDI '22, §3.3-3.4).
 
 use super::gnet::GnetConfig;
+use super::rma::RmaPriorityName;
 use super::{invalid, Scenario, ScenarioError, TopologyName};
 use crate::blocks::gnet::endpoint::GnetSpec;
+use crate::blocks::gnet::rma::{RmaSpec, RESP_OVERHEAD_BYTES};
+use crate::blocks::gnet::wire::flits_of;
 use crate::blocks::gnet::wire::DATA_CELL_BYTES;
 use crate::blocks::gnet::CELL_PAYLOAD_BYTES;
 use crate::blocks::traffic::{PacketSizes, TrafficSpec};
@@ -11,7 +14,7 @@ use crate::engine::time::ps_from_ns;
 
 impl Scenario {
     /// The `gnet` section's checks and what it needs of the others: a Clique of VC routers
-    /// with two VC classes, and packet sizes of its own.
+    /// with as many VC classes as its layout, and packet sizes of its own.
     pub(super) fn validate_gnet(&self) -> Result<(), ScenarioError> {
         let Some(gnet) = &self.gnet else {
             return Ok(());
@@ -101,5 +104,38 @@ impl Scenario {
             broadcast_fraction: 0.0,
             ..self.plain_traffic_spec()
         }
+    }
+}
+
+impl Scenario {
+    /// The `rma` section's checks and what it needs of the others: GNet hosts.
+    pub(super) fn validate_rma(&self) -> Result<(), ScenarioError> {
+        let Some(rma) = &self.rma else {
+            return Ok(());
+        };
+        rma.validate()?;
+        if self.gnet.is_none() {
+            return Err(invalid(
+                "rma",
+                "1RMA reads are GNet cells: expected a [gnet] section too",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The 1RMA engines' spec, when the hosts make reads (`flit_bytes` the routers' flit).
+    pub(super) fn rma_spec(&self, flit_bytes: u32) -> Option<RmaSpec> {
+        let rma = self.rma.as_ref()?;
+        let resp_bytes = rma.completion_bytes + RESP_OVERHEAD_BYTES;
+        let resp_wire_bytes = flits_of(resp_bytes, flit_bytes) * flit_bytes;
+        Some(RmaSpec {
+            load: rma.load,
+            read_bytes: rma.read_bytes,
+            completion_bytes: rma.completion_bytes,
+            resp_slot_ps: self.link_frame_ps(resp_wire_bytes),
+            remote_read_ps: ps_from_ns(rma.remote_read_ns),
+            host_latency_ps: ps_from_ns(rma.host_latency_ns),
+            high_priority: rma.priority == RmaPriorityName::High,
+        })
     }
 }

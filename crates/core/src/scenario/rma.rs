@@ -4,10 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{invalid, Scenario, ScenarioError};
-use crate::blocks::gnet::rma::{RmaSpec, MAX_COMPLETION_BYTES, RESP_OVERHEAD_BYTES};
-use crate::blocks::gnet::wire::flits_of;
-use crate::engine::time::ps_from_ns;
+use super::{invalid, ScenarioError};
+use crate::blocks::gnet::rma::{MAX_COMPLETION_BYTES, RESP_OVERHEAD_BYTES};
 use crate::keys::Named;
 
 /// The largest read a host makes.
@@ -115,38 +113,5 @@ impl RmaConfig {
             }
         }
         Ok(())
-    }
-}
-
-impl Scenario {
-    /// The `rma` section's checks and what it needs of the others: GNet hosts.
-    pub(super) fn validate_rma(&self) -> Result<(), ScenarioError> {
-        let Some(rma) = &self.rma else {
-            return Ok(());
-        };
-        rma.validate()?;
-        if self.gnet.is_none() {
-            return Err(invalid(
-                "rma",
-                "1RMA reads are GNet cells: expected a [gnet] section too",
-            ));
-        }
-        Ok(())
-    }
-
-    /// The 1RMA engines' spec, when the hosts make reads (`flit_bytes` the routers' flit).
-    pub(super) fn rma_spec(&self, flit_bytes: u32) -> Option<RmaSpec> {
-        let rma = self.rma.as_ref()?;
-        let resp_bytes = rma.completion_bytes + RESP_OVERHEAD_BYTES;
-        let resp_wire_bytes = flits_of(resp_bytes, flit_bytes) * flit_bytes;
-        Some(RmaSpec {
-            load: rma.load,
-            read_bytes: rma.read_bytes,
-            completion_bytes: rma.completion_bytes,
-            resp_slot_ps: self.link_frame_ps(resp_wire_bytes),
-            remote_read_ps: ps_from_ns(rma.remote_read_ns),
-            host_latency_ps: ps_from_ns(rma.host_latency_ns),
-            high_priority: rma.priority == RmaPriorityName::High,
-        })
     }
 }
