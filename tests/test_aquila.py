@@ -19,6 +19,8 @@ SCENARIOS = [
     "aquila/clique-uniform-vc.toml",
     "aquila/clique-pod-shift-vc.toml",
     "aquila/fig7-ip-latency.toml",
+    "aquila/fig8-rma-latency.toml",
+    "aquila/fig9-rma-isolation.toml",
     "bench/aquila-clique.toml",
 ]
 
@@ -92,3 +94,58 @@ def test_fig7_short_runs_ip_over_gnet_with_its_accounts(tmp_path):
     assert summary["data_flits_injected"] >= 10 * 27 * summary["gnet_packets_released"]
     # A 16-byte RTS and CTS and a 160-byte data cell through one local hop: well over 3 x 200 ns.
     assert summary["gnet_packet_latency_ns"]["p1"] > 600
+
+
+SMALL_CLIQUE = ["topology.clique.pods=6", "topology.clique.tins_per_pod=4", "topology.clique.local_ports=6",
+                "topology.clique.global_ports=3"]
+
+
+@pytest.mark.parametrize("setting, key", [
+    ("rma.load=0", "rma.load"),
+    ("rma.load=1.2", "rma.load"),
+    ("rma.completion_bytes=148", "rma.completion_bytes"),
+    ("rma.completion_bytes=2", "rma.completion_bytes"),
+    ("rma.read_bytes=0", "rma.read_bytes"),
+    ("rma.priority=urgent", "rma.priority"),
+    ("vc.classes=3", "vc.classes"),
+    ("vc.count=10", "vc.count"),
+    ("vc.count=12", "vc.classes"),
+])
+def test_bad_rma_input_is_one_line_naming_its_key_and_status_2(setting, key, tmp_path):
+    """A read load or completion out of range, and a class layout the VCs cannot fit (5 classes of
+    the 3 routing VCs each that Fully Adaptive routing needs: 10 VCs are too few, 12 do not divide)."""
+    scenario = str(ROOT / "aquila/fig8-rma-latency.toml")
+    args = ["run", scenario, "--set", setting, "--out", str(tmp_path / "out")]
+    result = CliRunner().invoke(main, args + [a for s in SMALL_CLIQUE for a in ("--set", s)])
+    assert result.exit_code == 2, result.output
+    assert key in result.output
+    assert result.output.strip().count("\n") == 0, result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_class_layout_naming_an_unknown_kind_is_refused(tmp_path):
+    scenario = str(ROOT / "aquila/fig8-rma-latency.toml")
+    layout = 'gnet.vc_classes=[["rts"], ["cts"], ["req"], ["resp_high"], ["ip_data", "resp_lo"]]'
+    result = CliRunner().invoke(main, ["run", scenario, "--set", layout, "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert "gnet.vc_classes" in result.output and "resp_lo" in result.output
+
+
+def test_fig8_short_runs_reads_with_their_accounts(tmp_path):
+    """Fig. 8's scenario on a 6-pod Clique of 4 TiNs: reads complete, every Req is 3 flits and every
+    Resp 5, and no read is faster than its host term, remote PCIe read and 64 Resps on 50 Gb/s."""
+    scenario = str(ROOT / "aquila/fig8-rma-latency.toml")
+    args = ["run", scenario, "--json", "--out", str(tmp_path / "out")]
+    result = CliRunner().invoke(main, args + [a for s in SMALL_CLIQUE for a in ("--set", s)])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert summary["rma_reads_completed"] > 100
+    # Reqs of 3 flits; a read's 64 Resps of 5 flits each (some still on their way at the end).
+    reqs = summary["rma_req_flits_injected"]
+    assert 3 * summary["rma_reads_completed"] <= reqs <= 3 * summary["rma_reads_issued"]
+    assert summary["rma_resp_flits_delivered"] >= 5 * 64 * summary["rma_reads_completed"]
+    assert summary["cells_dropped"] == 0
+    latency = summary["rma_read_latency_ns"]
+    assert latency["p1"] > 625 + 625 + 64 * 12.8
+    assert latency["p50"] <= latency["p99"] <= latency["max"]
+    assert (tmp_path / "out" / "rma_latency_histogram.parquet").exists()

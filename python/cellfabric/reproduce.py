@@ -65,6 +65,10 @@ AQUARIUS_FCT_SCHEMES = [
     {"switch.port_kind": "per_flow_ideal", "switch.per_flow.queues": 8},
 ]
 NOT_STRICT = {"run.strict": False}
+# Aquila's 1RMA figures on 13 pods of 12 TiNs (the full Clique's load on its global links under
+# uniform traffic, as Fig. 7's reproduction), 40 µs with 10 µs of warm-up.
+AQUILA_13_PODS = {"topology.clique.pods": 13, "run.duration_ns": 40_000, "run.warmup_ns": 10_000}
+
 # htsim's length for Fig. 10 (210 ms, goodput over 190-200 ms; nothing after 200 ms changes it).
 PAPER_LENGTH = {"run.duration_ns": 200_000_000, "run.warmup_ns": 190_000_000}
 
@@ -209,6 +213,22 @@ REPRODUCTIONS: dict[str, Reproduction] = {
                       {"topology.clique.pods": 13})},
         # Measured run by run on the shared 2-core machine: 104, 192, 130, 362 and 365 s.
         wall_s=1150),
+    "aquila-fig8": Reproduction(
+        "Aquila (Gibson et al., NSDI '22) §3.4, §5.1, Fig. 8: 4 KB 1RMA reads (a 48-byte Req, one "
+        "Resp per 64-byte PCIe completion) between uniformly random hosts of a 13-pod Clique of 12-TiN "
+        "pods, read latency against load beside the paper's 4 µs median and under 10 µs at high load",
+        {"fig8": Part("aquila/fig8-rma-latency.toml", {"rma.load": [0.1, 0.3, 0.5, 0.7, 0.9]},
+                      AQUILA_13_PODS)},
+        # Measured run by run with --jobs 1 on the shared 2-core machine: 13, 24, 34, 34 and 39 s.
+        wall_s=150),
+    "aquila-fig9": Reproduction(
+        "Aquila §5.1, Fig. 9: 4 KB 1RMA reads at 2% load with and without bulk IP (64 KB bursts at "
+        "20%) on a 13-pod Clique, high priority on VCs of their own against low priority on the bulk "
+        "IP's VCs, beside the paper's under 5 µs and slightly over 10 µs",
+        {"fig9": Part("aquila/fig9-rma-isolation.toml",
+                      {"rma.priority": ["high", "low"], "traffic.load": [0.0, 0.2]}, AQUILA_13_PODS)},
+        # Measured run by run with --jobs 1 on the shared 2-core machine: 2, 34, 4 and 33 s.
+        wall_s=80),
     "aquarius-micro": Reproduction(
         "Aquarius (Li, Zeng, Hu & Chen, slides, \"Micro-benchmark\"): f1-f3 share the bottleneck and "
         "the victim f4 keeps its 100 Gbit/s under Aquarius; under PFC and BFC with a queue collision "

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::blocks::gnet::classes::ClassLayout;
 use crate::blocks::gnet::cts::CtsLimits;
 use crate::keys::{invalid, ScenarioError};
 
@@ -11,8 +12,9 @@ use crate::keys::{invalid, ScenarioError};
 pub const MAX_PACKET_BYTES: u32 = 9_000;
 
 /// IP over GNet at every host: `cell.size_bytes` is then the VC routers' flit, a data cell
-/// (160 bytes) is several flits and an RTS, CTS or CTD (16 bytes) one; `vc.classes = 2` puts
-/// RTS, CTS and CTD on the high-priority class.
+/// (160 bytes) is several flits and an RTS, CTS or CTD (16 bytes) one; `vc_classes` places
+/// each kind of cell in a VC class (`vc.classes` of them), RTS and CTS on the first by
+/// default.
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct GnetConfig {
@@ -40,8 +42,14 @@ pub struct GnetConfig {
     pub stop_ns: Option<f64>,
     /// The TiN's endpoint ports a host's data cells enter its switch by (Aquila §3.1), each
     /// its own input FIFO (one of the data class's VCs on the host's port), the cells spread
-    /// over them in turn: 1 to the data class's VCs (`vc.count / 2`).
+    /// over them in turn: 1 to the data class's VCs (`vc.count / vc.classes`).
     pub endpoint_ports: u16,
+    /// The VC classes in priority order (served by strict priority, the first first), each
+    /// the kinds of cell it carries: `rts`, `cts` (CTS and CTD), `req` (1RMA Req),
+    /// `resp_high` and `resp_low` (1RMA Resp of high- and low-priority reads), `ip_data`;
+    /// every kind in one class, `rts` in the first (its cells are routed deterministically).
+    /// `vc.classes` is their number. Absent: RTS and CTS first, the rest after.
+    pub vc_classes: Vec<Vec<String>>,
 }
 
 impl Default for GnetConfig {
@@ -60,6 +68,15 @@ impl Default for GnetConfig {
             ecn_threshold_rts: 16,
             stop_ns: None,
             endpoint_ports: 1,
+            vc_classes: vec![
+                vec!["rts".into(), "cts".into()],
+                vec![
+                    "ip_data".into(),
+                    "req".into(),
+                    "resp_high".into(),
+                    "resp_low".into(),
+                ],
+            ],
         }
     }
 }
@@ -76,6 +93,11 @@ impl GnetConfig {
             fetch_window: self.fetch_window_packets,
             ecn_threshold_rts: self.ecn_threshold_rts,
         }
+    }
+
+    /// The class layout `vc_classes` writes, or what is wrong with it.
+    pub(super) fn layout(&self) -> Result<ClassLayout, ScenarioError> {
+        ClassLayout::from_names(&self.vc_classes).map_err(|m| invalid("gnet.vc_classes", m))
     }
 
     /// Refuses sizes and thresholds the protocol cannot run with, naming the key.

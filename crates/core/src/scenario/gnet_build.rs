@@ -1,9 +1,12 @@
-//! What the `gnet` section checks of the others and builds: the GNet endpoints' spec and
-//! their hosts' traffic (Gibson et al., NSDI '22, §3.3).
+//! What the `gnet` and `rma` sections check of the others and build: the GNet endpoints'
+//! spec, their hosts' traffic and their 1RMA engines (Gibson et al., NSDI '22, §3.3-3.4).
 
 use super::gnet::GnetConfig;
+use super::rma::RmaPriorityName;
 use super::{invalid, Scenario, ScenarioError, TopologyName};
 use crate::blocks::gnet::endpoint::GnetSpec;
+use crate::blocks::gnet::rma::{RmaSpec, RESP_OVERHEAD_BYTES};
+use crate::blocks::gnet::wire::flits_of;
 use crate::blocks::gnet::wire::DATA_CELL_BYTES;
 use crate::blocks::gnet::CELL_PAYLOAD_BYTES;
 use crate::blocks::traffic::{PacketSizes, TrafficSpec};
@@ -11,7 +14,7 @@ use crate::engine::time::ps_from_ns;
 
 impl Scenario {
     /// The `gnet` section's checks and what it needs of the others: a Clique of VC routers
-    /// with two VC classes, and packet sizes of its own.
+    /// with as many VC classes as its layout, and packet sizes of its own.
     pub(super) fn validate_gnet(&self) -> Result<(), ScenarioError> {
         let Some(gnet) = &self.gnet else {
             return Ok(());
@@ -29,24 +32,31 @@ impl Scenario {
             }
         }
         if self.topology.kind != TopologyName::Clique || !self.uses_vcs() {
+            // Checked before the layout: without VC routers there are no classes.
             return Err(invalid(
                 "gnet",
                 "IP over GNet runs on Aquila's Clique of VC routers: expected topology.kind = \"clique\" and switch.scheduler = \"vc_islip\" or \"vc_separable\"",
             ));
         }
         let vc = self.vc_config();
-        if vc.classes != 2 {
+        let layout = gnet.layout()?;
+        if vc.classes != layout.classes() as u16 {
             return Err(invalid(
                 "vc.classes",
-                "IP over GNet puts RTS, CTS and CTD on a high-priority class of their own and data cells on the other: expected 2",
+                format!(
+                    "gnet.vc_classes lays out {} VC classes: expected vc.classes = {}, got {}",
+                    layout.classes(),
+                    layout.classes(),
+                    vc.classes
+                ),
             ));
         }
-        let data_vcs = vc.count / 2;
-        if !(1..=data_vcs).contains(&gnet.endpoint_ports) {
+        let class_vcs = vc.count / vc.classes;
+        if !(1..=class_vcs).contains(&gnet.endpoint_ports) {
             return Err(invalid(
                 "gnet.endpoint_ports",
                 format!(
-                    "each endpoint port is one of the data class's {data_vcs} VCs (vc.count / 2) on the host's port: expected 1 to {data_vcs}, got {}",
+                    "each endpoint port is one of the IP data class's {class_vcs} VCs (vc.count / vc.classes) on the host's port: expected 1 to {class_vcs}, got {}",
                     gnet.endpoint_ports
                 ),
             ));
@@ -67,13 +77,16 @@ impl Scenario {
     /// The endpoints' spec, when the hosts speak IP over GNet.
     pub fn gnet_spec(&self) -> Option<GnetSpec> {
         let gnet = self.gnet.as_ref()?;
+        let vc = self.vc_config();
         Some(GnetSpec {
             flit_bytes: self.cell.size_bytes,
             packet_bytes: gnet.packet_bytes,
             ingress_buffer_bytes: gnet.ingress_buffer_bytes,
             limits: gnet.limits(),
-            data_vc: self.vc_config().count / 2,
+            layout: gnet.layout().expect("a validated layout"),
+            vcs_per_class: vc.count / vc.classes.max(1),
             endpoint_ports: gnet.endpoint_ports,
+            rma: self.rma_spec(self.cell.size_bytes),
         })
     }
 
@@ -91,5 +104,38 @@ impl Scenario {
             broadcast_fraction: 0.0,
             ..self.plain_traffic_spec()
         }
+    }
+}
+
+impl Scenario {
+    /// The `rma` section's checks and what it needs of the others: GNet hosts.
+    pub(super) fn validate_rma(&self) -> Result<(), ScenarioError> {
+        let Some(rma) = &self.rma else {
+            return Ok(());
+        };
+        rma.validate()?;
+        if self.gnet.is_none() {
+            return Err(invalid(
+                "rma",
+                "1RMA reads are GNet cells: expected a [gnet] section too",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The 1RMA engines' spec, when the hosts make reads (`flit_bytes` the routers' flit).
+    pub(super) fn rma_spec(&self, flit_bytes: u32) -> Option<RmaSpec> {
+        let rma = self.rma.as_ref()?;
+        let resp_bytes = rma.completion_bytes + RESP_OVERHEAD_BYTES;
+        let resp_wire_bytes = flits_of(resp_bytes, flit_bytes) * flit_bytes;
+        Some(RmaSpec {
+            load: rma.load,
+            read_bytes: rma.read_bytes,
+            completion_bytes: rma.completion_bytes,
+            resp_slot_ps: self.link_frame_ps(resp_wire_bytes),
+            remote_read_ps: ps_from_ns(rma.remote_read_ns),
+            host_latency_ps: ps_from_ns(rma.host_latency_ns),
+            high_priority: rma.priority == RmaPriorityName::High,
+        })
     }
 }

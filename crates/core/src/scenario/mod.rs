@@ -15,6 +15,7 @@ mod build;
 pub mod clique;
 pub mod gnet;
 mod gnet_build;
+pub mod rma;
 pub mod sections;
 mod strict;
 mod validate;

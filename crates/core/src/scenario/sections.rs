@@ -50,6 +50,10 @@ pub struct Scenario {
     /// Hosts sending their packets by IP over GNet (Aquila's RTS/CTS; absent: plain hosts).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gnet: Option<super::gnet::GnetConfig>,
+    /// GNet hosts making 1RMA reads of each other (Aquila §3.4; needs `[gnet]`; absent: no
+    /// reads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rma: Option<super::rma::RmaConfig>,
 }
 
 /// How switches pick among next hops.

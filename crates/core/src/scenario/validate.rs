@@ -26,6 +26,7 @@ impl Scenario {
         self.validate_bit_errors()?;
         self.validate_vc()?;
         self.validate_gnet()?;
+        self.validate_rma()?;
         self.validate_traffic(&self.traffic)
     }
 
@@ -441,7 +442,9 @@ impl Scenario {
     }
 
     fn validate_traffic(&self, t: &TrafficConfig) -> Result<(), ScenarioError> {
-        if !super::is_load(t.load) {
+        // Hosts making 1RMA reads have traffic without IP packets.
+        let reads_only = self.rma.is_some() && t.load == 0.0;
+        if !super::is_load(t.load) && !reads_only {
             return Err(invalid(
                 "traffic.load",
                 format!(

@@ -15,6 +15,7 @@ use crate::blocks::cell::CellId;
 use crate::blocks::flow_control::{FlowControlPlan, FlowSignal, LinkFlowControl};
 use crate::blocks::gnet::endpoint::{Endpoint, GnetSpec};
 use crate::blocks::gnet::host::GnetHost;
+use crate::blocks::gnet::rma::RmaSpec;
 use crate::blocks::link::Link;
 use crate::blocks::routing::Router;
 use crate::blocks::stream_kind;
@@ -504,6 +505,10 @@ pub struct Tables {
     pub ports: PortTable,
     /// Switch occupancy distributions.
     pub queue_occupancy: OccupancyTable,
+    /// 1RMA read latency histogram (command to last Resp plus the host term), where the
+    /// hosts make reads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rma_latency_histogram: Option<LatencyTable>,
 }
 
 /// A cell network simulation: hosts are nodes `0..hosts`, switch `s` is node `hosts + s`.
@@ -746,7 +751,8 @@ impl<R: Router> Network<R> {
         let measured_slots = (reached_ps - self.warmup_ps) / self.slot_ps;
         let mut summary = self.summary(&clock, &ledger, measured_slots);
         summary.gnet = gnet;
-        let tables = self.tables(measured_slots);
+        let mut tables = self.tables(measured_slots);
+        tables.rma_latency_histogram = self.rma_latency_table();
         let perf = clock.perf(Some(("cell-hops", summary.run.cell_hops)));
         Ok((summary, tables, perf))
     }
@@ -999,6 +1005,26 @@ impl<R: Router> Network<R> {
         })
     }
 
+    /// The 1RMA reads' latency histogram, where the hosts make reads.
+    fn rma_latency_table(&self) -> Option<LatencyTable> {
+        let mut latency = crate::engine::stats::LatencyHistogram::new();
+        let mut clients = self.gnet_hosts().filter_map(|h| h.endpoint.rma.as_ref());
+        let first = clients.next()?;
+        latency.add(&first.client.latency);
+        for rma in clients {
+            latency.add(&rma.client.latency);
+        }
+        let mut table = LatencyTable::default();
+        for (value_ps, count) in latency.buckets() {
+            table.latency_ps.push(value_ps);
+            table
+                .latency_cells
+                .push(value_ps as f64 / self.slot_ps as f64);
+            table.count.push(count);
+        }
+        Some(table)
+    }
+
     fn tables(&self, measured_slots: u64) -> Tables {
         let slot_ps = self.slot_ps as f64;
         let mut latency = LatencyTable::default();
@@ -1035,7 +1061,24 @@ impl<R: Router> Network<R> {
             latency_histogram: latency,
             ports,
             queue_occupancy: occupancy,
+            rma_latency_histogram: None,
         }
+    }
+}
+
+/// What a host's source of 1RMA read commands offers: reads of `rma.read_bytes` as packets
+/// of Resp-sized cells at the Resp cells' pace, `rma.load` the share of the client's link
+/// their Resps take, until `stop_ps` (each read is commanded as its first cell is due).
+fn rma_traffic(rma: &RmaSpec, stop_ps: TimePs) -> TrafficSpec {
+    TrafficSpec {
+        load: rma.load,
+        arrival: crate::blocks::traffic::Arrival::Bernoulli,
+        sizes: crate::blocks::traffic::PacketSizes::Fixed(rma.read_bytes),
+        cell_payload_bytes: rma.completion_bytes,
+        slot_ps: rma.resp_slot_ps,
+        stop_ps,
+        bytes_per_pair: None,
+        broadcast_fraction: 0.0,
     }
 }
 
@@ -1108,12 +1151,14 @@ impl Cabling<'_> {
         )
     }
 
-    /// GNet host `t` of `spec`, sending the packets `generator` makes.
+    /// GNet host `t` of `spec`, sending the packets `generator` makes and, where the hosts
+    /// make 1RMA reads, reads to `destinations` (a stream of their own from `seed`).
     fn gnet_host(
         &self,
         t: usize,
         spec: GnetSpec,
         generator: Generator,
+        (destinations, seed): (Destinations, u64),
         warmup_ps: TimePs,
     ) -> GnetHost {
         let (s, p) = self.host_port(t);
@@ -1123,7 +1168,15 @@ impl Cabling<'_> {
             .transmitter(channels, self.channel_buffer_cells());
         let hosts = self.topology.endpoints() as u32;
         let endpoint = Endpoint::new(t as u16, hosts, spec);
-        let mut host = GnetHost::new(endpoint, generator, self.link(s, p), gate);
+        let reads = spec.rma.map(|rma| {
+            let id = ComponentId {
+                kind: stream_kind::RMA_SOURCE,
+                index: t as u32,
+            };
+            let traffic = rma_traffic(&rma, generator.stop_ps());
+            Generator::new(t as u16, traffic, destinations, stream(seed, id))
+        });
+        let mut host = GnetHost::new(endpoint, (generator, reads), self.link(s, p), gate);
         host.set_measure_from(warmup_ps);
         host
     }
@@ -1188,8 +1241,9 @@ impl Cabling<'_> {
             };
             let generator = Generator::new(i as u16, traffic, dst, stream(seed, id));
             if let Some(spec) = self.gnet {
+                let reads = (dst, seed);
                 nodes.push(CellNode::Gnet(Box::new(
-                    self.gnet_host(i, spec, generator, warmup_ps),
+                    self.gnet_host(i, spec, generator, reads, warmup_ps),
                 )));
                 continue;
             }
@@ -1420,7 +1474,8 @@ mod tests {
         let flits = summary.gnet.unwrap().flits;
         assert!(flits.control_flits_delivered > 100);
         let mut network = gnet_clique();
-        gnet_hosts(&mut network).next().unwrap().lose_control_flit = Some(3);
+        gnet_hosts(&mut network).next().unwrap().lose_flit =
+            Some((crate::blocks::gnet::endpoint::FlitLedger::Control, 3));
         let error = network.run().err();
         assert!(
             matches!(error, Some(RunError::Conservation { .. })),
@@ -1443,6 +1498,65 @@ mod tests {
                 finished.err()
             );
         }
+    }
+
+    /// The GNet Clique with every host also reading 4 KB from others at 30% load.
+    fn rma_clique() -> super::Network<crate::blocks::routing::FabricRouter> {
+        let json = r#"{"design": "cell_fabric",
+            "run": {"seed": 6, "duration_ns": 12000, "warmup_ns": 1000},
+            "topology": {"kind": "clique", "global_propagation_ns": 250,
+                "clique": {"pods": 6, "tins_per_pod": 4, "local_ports": 6, "global_ports": 3}},
+            "routing": {"mode": "aquila_fully_adaptive"},
+            "switch": {"scheduler": "vc_islip", "pipeline_ns": 40},
+            "vc": {"count": 6, "classes": 2, "assignment": "global_local_increment", "buffer_cells": 160},
+            "link": {"rate_gbps": 50, "propagation_ns": 2, "flow_control": "credit"},
+            "cell": {"size_bytes": 16, "payload_bytes": 8},
+            "traffic": {"load": 0.3},
+            "gnet": {"packet_bytes": 1500},
+            "rma": {"load": 0.3, "read_bytes": 4096}}"#;
+        cell_fabric::build(&Scenario::from_json(json).unwrap()).unwrap()
+    }
+
+    /// Stopped at any moment (Reqs waiting or half-sent, reads waiting for their PCIe read,
+    /// Resps on the wire), the read accounts settle.
+    #[test]
+    fn the_rma_accounts_settle_wherever_a_run_stops() {
+        for stop_ns in (2_000..12_000).step_by(1_237) {
+            let mut kernel = Kernel::new(rma_clique(), 12_000_000);
+            kernel.advance(stop_ns * 1_000);
+            let (network, clock, _) = kernel.into_parts();
+            let finished = network.finish(clock);
+            assert!(
+                finished.is_ok(),
+                "stopped at {stop_ns} ns: {:?}",
+                finished.err()
+            );
+        }
+    }
+
+    /// A server that forgets a Req it received (its Resps never made) fails the read
+    /// account; a client losing a Resp flit fails the Resp flit account.
+    #[test]
+    fn a_forgotten_req_or_a_lost_resp_fails_the_rma_account() {
+        let (summary, _) = rma_clique().run().expect("the accounts settle");
+        let rma = summary.gnet.unwrap().rma.unwrap();
+        assert!(rma.rma_reads_completed > 10, "{rma:?}");
+        let mut network = rma_clique();
+        let host = gnet_hosts(&mut network).nth(5).unwrap();
+        host.endpoint.rma.as_mut().unwrap().server.forget_next_req = true;
+        let error = network.run().err();
+        assert!(
+            matches!(error, Some(RunError::Conservation { .. })),
+            "{error:?}"
+        );
+        let mut network = rma_clique();
+        gnet_hosts(&mut network).nth(7).unwrap().lose_flit =
+            Some((crate::blocks::gnet::endpoint::FlitLedger::Resp, 40));
+        let error = network.run().err();
+        assert!(
+            matches!(error, Some(RunError::Conservation { .. })),
+            "{error:?}"
+        );
     }
 
     /// A packet counted as generated that no place holds fails the packet account.

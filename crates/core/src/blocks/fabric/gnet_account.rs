@@ -4,11 +4,15 @@
 //! in flight as the live flits of each kind); packets settle generated = released + dropped by
 //! cause + held, where a packet whose CTS is still on its way is held by both its ingress
 //! buffer and its egress's reassembly and is counted once. CTD drops are the protocol's own
-//! drops at the source, allowed in a lossless fabric and reported apart from losses.
+//! drops at the source, allowed in a lossless fabric and reported apart from losses. Where the
+//! hosts make 1RMA reads (§3.4), Req and Resp flits settle the same way, each apart, and the
+//! reads settle in [`rma_account`](super::rma_account).
 
 use serde::Serialize;
 
+use super::rma_account::{self, RmaSummary};
 use crate::blocks::cell::Cell;
+use crate::blocks::gnet::endpoint::FlitLedger;
 use crate::blocks::gnet::host::GnetHost;
 use crate::blocks::gnet::wire::CellKind;
 use crate::engine::stats::{LatencyHistogram, Percentiles};
@@ -37,6 +41,9 @@ pub struct GnetSummary {
     /// The flit account, control apart from data.
     #[serde(flatten)]
     pub flits: GnetFlits,
+    /// The 1RMA reads, where the hosts make them.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub rma: Option<RmaSummary>,
 }
 
 /// The packet account of the GNet hosts over the whole run.
@@ -78,44 +85,61 @@ pub struct GnetFlits {
     pub data_flits_in_flight: u64,
 }
 
+/// What settling the GNet accounts gives: packets, IP's flits, and the 1RMA reads' flits.
+pub type Settled = (GnetPackets, GnetFlits, Option<rma_account::RmaFlits>);
+
 /// Settles the GNet account of `hosts`, with `live` the flits alive in the fabric: each
-/// kind's flits, then the packets. Fails naming what broke.
+/// kind's flits, then the packets and the reads. Fails naming what broke.
 pub fn settle<'a>(
     hosts: &[&GnetHost],
     live: impl Iterator<Item = &'a Cell>,
-) -> Result<(GnetPackets, GnetFlits), RunError> {
-    let mut flits = GnetFlits::default();
+) -> Result<Settled, RunError> {
+    let mut in_flight = [0u64; 4];
     let mut cts_in_flight = 0u64;
+    let mut tails_in_flight = (0u64, 0u64);
     for cell in live {
         let kind = CellKind::of(cell);
-        match kind.is_control() {
-            true => flits.control_flits_in_flight += 1,
-            false => flits.data_flits_in_flight += 1,
-        }
+        in_flight[FlitLedger::of(kind) as usize] += 1;
         cts_in_flight += (kind == CellKind::Cts) as u64;
+        let tail = cell.last_of_packet as u64;
+        tails_in_flight.0 += (kind == CellKind::Req) as u64 * tail;
+        tails_in_flight.1 += (kind == CellKind::Resp) as u64 * tail;
     }
+    let (mut injected, mut delivered) = ([0u64; 4], [0u64; 4]);
     for host in hosts {
-        flits.control_flits_injected += host.flits.control_injected;
-        flits.control_flits_delivered += host.flits.control_delivered;
-        flits.data_flits_injected += host.flits.data_injected;
-        flits.data_flits_delivered += host.flits.data_delivered;
+        for ledger in 0..4 {
+            injected[ledger] += host.flits.injected[ledger];
+            delivered[ledger] += host.flits.delivered[ledger];
+        }
     }
-    let control = Ledger {
-        injected: flits.control_flits_injected,
-        delivered: flits.control_flits_delivered,
-        dropped: 0,
-        in_flight: flits.control_flits_in_flight,
+    for ledger in 0..4 {
+        Ledger {
+            injected: injected[ledger],
+            delivered: delivered[ledger],
+            dropped: 0,
+            in_flight: in_flight[ledger],
+        }
+        .check(true)?;
+    }
+    let (control, data) = (FlitLedger::Control as usize, FlitLedger::Data as usize);
+    let flits = GnetFlits {
+        control_flits_injected: injected[control],
+        control_flits_delivered: delivered[control],
+        control_flits_in_flight: in_flight[control],
+        data_flits_injected: injected[data],
+        data_flits_delivered: delivered[data],
+        data_flits_in_flight: in_flight[data],
     };
-    let data = Ledger {
-        injected: flits.data_flits_injected,
-        delivered: flits.data_flits_delivered,
-        dropped: 0,
-        in_flight: flits.data_flits_in_flight,
-    };
-    control.check(true)?;
-    data.check(true)?;
     let packets = settle_packets(hosts, cts_in_flight)?;
-    Ok((packets, flits))
+    let rma = match hosts.first().is_some_and(|h| h.endpoint.rma.is_some()) {
+        true => Some(rma_account::settle(
+            hosts,
+            (injected, delivered, in_flight),
+            tails_in_flight,
+        )?),
+        false => None,
+    };
+    Ok((packets, flits, rma))
 }
 
 /// The packet account: generated = released + dropped (CTD, full ingress) + held, held being
@@ -152,7 +176,7 @@ fn settle_packets(hosts: &[&GnetHost], cts_in_flight: u64) -> Result<GnetPackets
 /// hosts at `host_rate_bps`.
 pub fn summary(
     hosts: &[&GnetHost],
-    (packets, flits): (GnetPackets, GnetFlits),
+    (packets, flits, rma_flits): Settled,
     measured_ps: u64,
     host_rate_bps: u64,
 ) -> GnetSummary {
@@ -177,6 +201,7 @@ pub fn summary(
         gnet_goodput: bytes as f64 / capacity_bytes.max(1.0),
         packets,
         flits,
+        rma: rma_flits.map(|f| rma_account::summary(hosts, f)),
     }
 }
 
@@ -184,6 +209,7 @@ pub fn summary(
 mod tests {
     use super::*;
     use crate::blocks::flow_control::TxGate;
+    use crate::blocks::gnet::classes::ClassLayout;
     use crate::blocks::gnet::cts::CtsLimits;
     use crate::blocks::gnet::endpoint::{Endpoint, GnetSpec};
     use crate::blocks::link::Link;
@@ -206,8 +232,10 @@ mod tests {
             packet_bytes: 1_000,
             ingress_buffer_bytes: 8_000,
             limits,
-            data_vc: 3,
+            layout: ClassLayout::control_data(),
+            vcs_per_class: 3,
             endpoint_ports: 1,
+            rma: None,
         };
         let traffic = TrafficSpec {
             load: 0.0,
@@ -225,7 +253,7 @@ mod tests {
         let endpoint = Endpoint::new(0, 1, spec);
         GnetHost::new(
             endpoint,
-            generator,
+            (generator, None),
             Link::new(50_000_000_000, 0),
             TxGate::Open,
         )
@@ -237,10 +265,10 @@ mod tests {
     fn a_cts_waiting_to_leave_counts_its_packet_once() {
         let mut host = idle_host();
         host.endpoint.admit(0, 1_000, 10);
-        let rts = host.endpoint.next_cell(20, true, false).expect("the RTS");
+        let rts = host.endpoint.next_cell(20, 0).expect("the RTS");
         host.endpoint.on_cell(&rts.flit(0, 0, 1, 20), 30);
         assert_eq!(host.endpoint.cts_waiting(), 1);
-        let (packets, _) = settle(&[&host], std::iter::empty()).expect("the account settles");
+        let (packets, _, _) = settle(&[&host], std::iter::empty()).expect("the account settles");
         assert_eq!(
             (packets.gnet_packets_generated, packets.gnet_packets_held),
             (1, 1)

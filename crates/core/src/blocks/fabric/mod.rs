@@ -21,6 +21,7 @@ pub mod gnet_account;
 pub mod layer1;
 pub mod model;
 pub mod node;
+pub mod rma_account;
 
 use crate::blocks::cell::{Cell, CellArena, CellId, CellQueue};
 use crate::blocks::flow_control::{FlowSignal, EVERY_CHANNEL};

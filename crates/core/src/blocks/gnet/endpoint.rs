@@ -5,15 +5,26 @@
 //! data cells and releases packets in RTS order. The endpoint sits where the host's cable meets
 //! its TiN: the TiN's IP engine for that host port, reached over the host's link.
 //!
+//! The same endpoint is the host's 1RMA engine (§3.4): its client sends a Req per read and
+//! counts the Resps back, its server answers a Req with Resp cells once the host's PCIe read
+//! is done ([`super::rma`]).
+//!
 //! Our reading of where the state lives: Aquila's CTS scheduler serves 32 RTS queues (8
 //! classes × 4 ports) of one TiN; here each host port has its own scheduler, reassembly space
 //! and fetch window (one class, one port), so the two hosts of a TiN do not compete for them.
+//!
+//! Cells wait to leave by traffic class ([`super::classes`]): within a class, the cells made
+//! whole (RTS, CTS, CTD, Req) leave first in the order they were made, then the data cells of
+//! granted packets and Resp cells, in turn where a class carries both (our reading: the paper
+//! says only that low-priority 1RMA shares the bulk IP's VCs, §5.1).
 
 use std::collections::VecDeque;
 
+use super::classes::{ClassLayout, Traffic};
 use super::cts::{CtsLimits, CtsScheduler};
 use super::ingress::IngressBuffer;
 use super::reorder::{Reassembly, Released};
+use super::rma::{RmaClient, RmaServer, RmaSpec, REQ_CELL_BYTES};
 use super::wire::{flits_of, CellKind, Outgoing, CONTROL_CELL_BYTES, DATA_CELL_BYTES};
 use super::{cells_of, Ctd, Cts, DropCause, Rts, CELL_PAYLOAD_BYTES};
 use crate::blocks::cell::Cell;
@@ -31,11 +42,15 @@ pub struct GnetSpec {
     pub ingress_buffer_bytes: u64,
     /// The CTS scheduler: RTS queue, CTD threshold, reassembly space, fetch window, ECN.
     pub limits: CtsLimits,
-    /// The first VC of the data class (RTS, CTS and CTD take VC 0, the high-priority class).
-    pub data_vc: u16,
-    /// The TiN's endpoint ports the host's data cells enter its switch by, each its own input
-    /// FIFO: the data class's first VCs on the host's port, cells spread over them in turn.
+    /// Which VC class each kind of cell rides.
+    pub layout: ClassLayout,
+    /// Routing VCs per class: class `c` runs on VCs `c · vcs_per_class ..`.
+    pub vcs_per_class: u16,
+    /// The TiN's endpoint ports the host's IP data cells enter its switch by, each its own
+    /// input FIFO: their class's first VCs on the host's port, cells spread over them in turn.
     pub endpoint_ports: u16,
+    /// The hosts' 1RMA reads, if they make any.
+    pub rma: Option<RmaSpec>,
 }
 
 impl GnetSpec {
@@ -48,19 +63,66 @@ impl GnetSpec {
     pub fn control_flits(&self) -> u32 {
         flits_of(CONTROL_CELL_BYTES, self.flit_bytes)
     }
+
+    /// Flits of a cell of `kind`.
+    pub fn flits(&self, kind: CellKind) -> u32 {
+        match kind {
+            CellKind::Data => self.data_flits(),
+            CellKind::Req => flits_of(REQ_CELL_BYTES, self.flit_bytes),
+            CellKind::Resp => {
+                let rma = self.rma.expect("Resp cells only where reads are made");
+                flits_of(rma.resp_cell_bytes(), self.flit_bytes)
+            }
+            _ => self.control_flits(),
+        }
+    }
+
+    /// The VC class a cell of `kind` rides.
+    pub fn class_of(&self, kind: CellKind) -> u8 {
+        let traffic = match kind {
+            CellKind::Rts => Traffic::Rts,
+            CellKind::Cts | CellKind::Ctd => Traffic::Cts,
+            CellKind::Req => Traffic::Req,
+            CellKind::Resp => self.rma.map_or(Traffic::RespHigh, |r| r.resp_traffic()),
+            CellKind::Data => Traffic::IpData,
+        };
+        self.layout.class_of(traffic)
+    }
 }
 
-/// Flits sent and received by kind, for the account kept apart for control and data.
+/// The accounts kept apart by kind of cell: IP's control cells, its data cells, 1RMA's Req
+/// and Resp cells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlitLedger {
+    /// RTS, CTS and CTD.
+    Control = 0,
+    /// IP data.
+    Data = 1,
+    /// 1RMA Req.
+    Req = 2,
+    /// 1RMA Resp.
+    Resp = 3,
+}
+
+impl FlitLedger {
+    /// The ledger a cell of `kind` is counted in.
+    pub fn of(kind: CellKind) -> FlitLedger {
+        match kind {
+            CellKind::Data => FlitLedger::Data,
+            CellKind::Req => FlitLedger::Req,
+            CellKind::Resp => FlitLedger::Resp,
+            _ => FlitLedger::Control,
+        }
+    }
+}
+
+/// Flits sent and received by kind, for the accounts kept apart by [`FlitLedger`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FlitCounts {
-    /// Control (RTS, CTS, CTD) flits sent.
-    pub control_injected: u64,
-    /// Control flits received.
-    pub control_delivered: u64,
-    /// Data flits sent.
-    pub data_injected: u64,
-    /// Data flits received.
-    pub data_delivered: u64,
+    /// Flits sent, per ledger.
+    pub injected: [u64; 4],
+    /// Flits received, per ledger.
+    pub delivered: [u64; 4],
 }
 
 /// What an endpoint counted of packets and their waits.
@@ -102,8 +164,16 @@ pub struct Held {
     pub dst: u16,
 }
 
+/// The host's 1RMA engine: the reads it makes and the reads it serves.
+pub struct Rma {
+    /// Its reads of other hosts.
+    pub client: RmaClient,
+    /// Other hosts' reads of it.
+    pub server: RmaServer,
+}
+
 /// The protocol state of one endpoint: ingress (buffer, grants to send) and egress (CTS
-/// scheduler, reassembly), and the control cells waiting to leave.
+/// scheduler, reassembly), its 1RMA engine, and the cells made whole waiting to leave.
 pub struct Endpoint {
     host: u16,
     spec: GnetSpec,
@@ -115,8 +185,12 @@ pub struct Endpoint {
     reassembly: Reassembly,
     /// Per source host: the RTS time of the latest packet released from it (order check).
     last_released_rts_ps: Vec<TimePs>,
-    /// RTS, CTS and CTD cells waiting to leave, in order.
-    control_out: VecDeque<Outgoing>,
+    /// Per VC class: RTS, CTS, CTD and Req cells waiting to leave, in order.
+    made_out: Vec<VecDeque<Outgoing>>,
+    /// The 1RMA engine, where the hosts make reads.
+    pub rma: Option<Rma>,
+    /// A Resp goes next where IP data and Resps share a class and both wait.
+    resp_turn: bool,
     /// Packet latency, RTS to last data cell, of the packets released during measurement.
     pub latency: LatencyHistogram,
     /// Packet counts and waits.
@@ -136,7 +210,12 @@ impl Endpoint {
             cts: CtsScheduler::new(spec.limits),
             reassembly: Reassembly::new(hosts, spec.limits.classes, spec.limits.ports),
             last_released_rts_ps: vec![0; hosts as usize],
-            control_out: VecDeque::new(),
+            made_out: vec![VecDeque::new(); spec.layout.classes() as usize],
+            rma: spec.rma.map(|r| Rma {
+                client: RmaClient::new(r),
+                server: RmaServer::new(r),
+            }),
+            resp_turn: false,
             latency: LatencyHistogram::new(),
             packets: PacketCounts::default(),
             measure_from_ps: 0,
@@ -155,11 +234,35 @@ impl Endpoint {
         let Ok(rts) = self.ingress.admit(Held { dst }, (size_bytes, 0, 0), now_ps) else {
             return;
         };
-        self.control_out.push_back(Outgoing {
+        self.push_made(Outgoing {
             kind: CellKind::Rts,
             dst,
             slot: rts.ingress_slot,
             word: rts.size_bytes,
+            made_ps: now_ps,
+            payload_bytes: 0,
+        });
+    }
+
+    /// A cell made whole waits to leave in its class.
+    fn push_made(&mut self, out: Outgoing) {
+        let class = self.spec.class_of(out.kind) as usize;
+        self.made_out[class].push_back(out);
+    }
+
+    /// A 1RMA read of host `server` is commanded at `now_ps`: its Req waits to leave.
+    pub fn command_read(&mut self, server: u16, now_ps: TimePs) {
+        let rma = self
+            .rma
+            .as_mut()
+            .expect("reads only where the hosts make them");
+        let slot = rma.client.issue(now_ps);
+        let read_bytes = self.spec.rma.expect("an RMA spec").read_bytes;
+        self.push_made(Outgoing {
+            kind: CellKind::Req,
+            dst: server,
+            slot,
+            word: read_bytes,
             made_ps: now_ps,
             payload_bytes: 0,
         });
@@ -172,8 +275,23 @@ impl Endpoint {
             CellKind::Cts => self.on_cts(cell, now_ps),
             CellKind::Ctd => self.on_ctd(cell),
             CellKind::Data => self.on_data(cell, now_ps),
+            CellKind::Req => self
+                .rma_mut()
+                .server
+                .on_req(cell.src, cell.seq, cell.packet, now_ps),
+            CellKind::Resp => {
+                let measure_from_ps = self.measure_from_ps;
+                let client = &mut self.rma_mut().client;
+                client.on_resp(cell.seq, now_ps, measure_from_ps);
+            }
         }
         self.issue_cts(now_ps);
+    }
+
+    fn rma_mut(&mut self) -> &mut Rma {
+        self.rma
+            .as_mut()
+            .expect("1RMA cells only where the hosts make reads")
     }
 
     /// Egress: an RTS joins its queue, or is answered CTD.
@@ -187,7 +305,7 @@ impl Endpoint {
             sent_ps: cell.packet_inject_ps,
         };
         if let Some(ctd) = self.cts.hear(rts) {
-            self.control_out.push_back(Outgoing {
+            self.push_made(Outgoing {
                 kind: CellKind::Ctd,
                 dst: cell.src,
                 slot: ctd.rts.ingress_slot,
@@ -203,7 +321,8 @@ impl Endpoint {
         let reassembly = &mut self.reassembly;
         while let Some(cts) = self.cts.next_cts(|_| reassembly.allocate()) {
             reassembly.register(cts);
-            self.control_out.push_back(Outgoing {
+            let class = self.spec.class_of(CellKind::Cts) as usize;
+            self.made_out[class].push_back(Outgoing {
                 kind: CellKind::Cts,
                 dst: cts.rts.source as u16,
                 slot: cts.rts.ingress_slot,
@@ -272,28 +391,64 @@ impl Endpoint {
             });
     }
 
-    /// The next GNet cell to send, if any, at `now_ps`: a control cell first (strict
-    /// priority) if `control_open`, else the next data cell of the oldest grant if
-    /// `data_open`.
-    pub fn next_cell(
-        &mut self,
-        now_ps: TimePs,
-        control_open: bool,
-        data_open: bool,
-    ) -> Option<Outgoing> {
-        if control_open {
-            if let Some(out) = self.control_out.pop_front() {
-                if out.kind == CellKind::Rts && out.made_ps > self.measure_from_ps {
-                    self.packets.rts_sent_measured += 1;
-                    self.packets.rts_wait_ps_sum += now_ps - out.made_ps;
-                }
-                return Some(out);
-            }
+    /// The next GNet cell of VC class `class` to send at `now_ps`, if any: a cell made whole
+    /// first, then a data cell of the oldest grant or a ready Resp, in turn where the class
+    /// carries both.
+    pub fn next_cell(&mut self, now_ps: TimePs, class: u8) -> Option<Outgoing> {
+        if let Some(out) = self.made_out[class as usize].pop_front() {
+            self.count_wait(&out, now_ps);
+            return Some(out);
         }
-        if !data_open {
+        let data = self.spec.layout.class_of(Traffic::IpData) == class && !self.grants.is_empty();
+        let resp = self.resp_ready(now_ps, class);
+        if data && !(resp && self.resp_turn) {
+            self.resp_turn = resp;
+            return Some(self.next_data_cell(now_ps));
+        }
+        if !resp {
             return None;
         }
-        let grant = self.grants.front_mut()?;
+        self.resp_turn = false;
+        let resp = self.rma_mut().server.next_resp(now_ps)?;
+        Some(Outgoing {
+            kind: CellKind::Resp,
+            dst: resp.client,
+            slot: resp.read_slot,
+            word: 0,
+            made_ps: now_ps,
+            payload_bytes: resp.payload_bytes as u16,
+        })
+    }
+
+    /// True if a Resp of VC class `class` is ready to leave at `now_ps`.
+    fn resp_ready(&self, now_ps: TimePs, class: u8) -> bool {
+        let resp_class = self.spec.class_of(CellKind::Resp);
+        let rma = self.rma.as_ref().filter(|_| resp_class == class);
+        rma.is_some_and(|r| r.server.has_resp(now_ps))
+    }
+
+    /// Counts an RTS's or Req's wait at its source as it leaves.
+    fn count_wait(&mut self, out: &Outgoing, now_ps: TimePs) {
+        if out.made_ps <= self.measure_from_ps {
+            return;
+        }
+        match out.kind {
+            CellKind::Rts => {
+                self.packets.rts_sent_measured += 1;
+                self.packets.rts_wait_ps_sum += now_ps - out.made_ps;
+            }
+            CellKind::Req => {
+                let counts = &mut self.rma_mut().client.counts;
+                counts.reqs_sent_measured += 1;
+                counts.req_wait_ps_sum += now_ps - out.made_ps;
+            }
+            _ => {}
+        }
+    }
+
+    /// The next data cell of the oldest grant.
+    fn next_data_cell(&mut self, now_ps: TimePs) -> Outgoing {
+        let grant = self.grants.front_mut().expect("a grant");
         if !grant.started && grant.cts_arrived_ps > self.measure_from_ps {
             // The packet's first data cell.
             self.packets.data_started_measured += 1;
@@ -314,24 +469,36 @@ impl Endpoint {
         if grant.cells_left == 0 {
             self.grants.pop_front();
         }
-        Some(out)
+        out
+    }
+
+    /// True if a cell of VC class `class` waits to leave at `now_ps`.
+    pub fn has_cell(&self, now_ps: TimePs, class: u8) -> bool {
+        if !self.made_out[class as usize].is_empty() {
+            return true;
+        }
+        if self.spec.layout.class_of(Traffic::IpData) == class && !self.grants.is_empty() {
+            return true;
+        }
+        self.resp_ready(now_ps, class)
+    }
+
+    /// When a Resp not yet ready becomes ready, if one waits for its PCIe read.
+    pub fn next_resp_ready_ps(&self) -> Option<TimePs> {
+        self.rma.as_ref()?.server.next_ready_ps()
     }
 
     /// CTSs issued here and not yet sent (their packets are held by both the source's
     /// ingress buffer and this reassembly).
     pub fn cts_waiting(&self) -> usize {
-        let waiting = self.control_out.iter();
+        let waiting = self.made_out.iter().flatten();
         waiting.filter(|out| out.kind == CellKind::Cts).count()
     }
 
-    /// True if a control cell waits to leave.
-    pub fn has_control(&self) -> bool {
-        !self.control_out.is_empty()
-    }
-
-    /// True if a data cell waits to leave.
-    pub fn has_data(&self) -> bool {
-        !self.grants.is_empty()
+    /// Req cells made and not yet sent.
+    pub fn reqs_waiting(&self) -> usize {
+        let waiting = self.made_out.iter().flatten();
+        waiting.filter(|out| out.kind == CellKind::Req).count()
     }
 
     /// The host this endpoint serves.

@@ -1,17 +1,22 @@
-//! A host whose IP packets cross the fabric by IP over GNet (Gibson et al., NSDI '22, §3.3):
-//! a node of a VC-router fabric in place of a plain host. Its source generates packets into
-//! the [`Endpoint`]'s ingress buffer; it sends the endpoint's GNet cells flit by flit on its
-//! link, RTS, CTS and CTD on VC 0 (the high-priority class) ahead of data cells, each under
-//! its VC's credits; what reaches it is acted on by the endpoint as each cell's tail flit
-//! arrives, and counted by kind.
+//! A host whose IP packets cross the fabric by IP over GNet (Gibson et al., NSDI '22, §3.3)
+//! and whose 1RMA reads are GNet cells of their own (§3.4): a node of a VC-router fabric in
+//! place of a plain host. Its source generates packets into the [`Endpoint`]'s ingress
+//! buffer, and a second source commands reads; it sends the endpoint's GNet cells flit by
+//! flit on its link, each on its VC class ([`super::classes`]), the first class first (strict
+//! priority, as the TiN's outputs serve them), each under its VC's credits; a cell of several
+//! flits holds its VC until its tail is sent, and a higher class's flits may pass it on the
+//! link. What reaches it is acted on by the endpoint as each cell's tail flit arrives, and
+//! counted by kind.
 //!
 //! The TiN's IP engine reaches its cell switch by several of the switch's 18 intra-chip
-//! endpoint ports, each input with its own FIFO per VC (§3.1). Our reading: a host's data
-//! cells enter by `endpoint_ports` of them, modelled as that many input FIFOs on the host's
-//! port (the data class's first VCs), each data cell on the next in turn that has a credit,
-//! so a cell waiting at the head of one FIFO holds back only the cells behind it there.
+//! endpoint ports, each input with its own FIFO per VC (§3.1). Our reading: the cells of the
+//! IP data's class enter by `endpoint_ports` of them, modelled as that many input FIFOs on the
+//! host's port (the class's first VCs), each cell on the next in turn that has a credit, so a
+//! cell waiting at the head of one FIFO holds back only the cells behind it there; every
+//! other class enters by its first VC.
 
-use super::endpoint::{Endpoint, FlitCounts};
+use super::classes::Traffic;
+use super::endpoint::{Endpoint, FlitCounts, FlitLedger};
 use super::wire::{CellKind, Outgoing};
 use crate::blocks::cell::CellId;
 use crate::blocks::fabric::{Context, Node};
@@ -30,16 +35,20 @@ struct PartSent {
     vc: u16,
 }
 
-/// A host speaking IP over GNet to its TiN.
+/// A host speaking IP over GNet and 1RMA to its TiN.
 pub struct GnetHost {
     /// The protocol's state.
     pub endpoint: Endpoint,
     generator: Generator,
+    /// The source of 1RMA read commands, where the hosts make reads: each of its packets is
+    /// one read, commanded as its first cell is due.
+    reads: Option<Generator>,
     /// Payload bytes generated of the packet under way.
     packet_bytes_so_far: u32,
     link: Link,
     gate: TxGate,
-    data: Option<PartSent>,
+    /// Per VC class: the cell part-sent on it.
+    part_sent: Vec<Option<PartSent>>,
     /// The endpoint port (from 0) whose turn it is to take the next data cell.
     next_endpoint_port: u16,
     wake_at_ps: TimePs,
@@ -47,30 +56,44 @@ pub struct GnetHost {
     pub counters: TerminalCounters,
     /// Flits sent and received by kind.
     pub flits: FlitCounts,
-    /// Test-only fault: the control flit received with this count (from 0) is lost.
+    /// Test-only fault: the flit of this ledger received with this count (from 0) is lost.
     #[cfg(test)]
-    pub lose_control_flit: Option<u64>,
+    pub lose_flit: Option<(FlitLedger, u64)>,
 }
 
 impl GnetHost {
     /// Host `endpoint.host()` generating packets from `generator` (its cells are a packet's
-    /// data cells, their payloads summed into the packet's length) over `link`, gated by
-    /// `gate` (per-VC credits toward its TiN).
-    pub fn new(endpoint: Endpoint, generator: Generator, link: Link, gate: TxGate) -> Self {
+    /// data cells, their payloads summed into the packet's length) and read commands from
+    /// `reads` (one read per packet) over `link`, gated by `gate` (per-VC credits toward its
+    /// TiN).
+    pub fn new(
+        endpoint: Endpoint,
+        (generator, reads): (Generator, Option<Generator>),
+        link: Link,
+        gate: TxGate,
+    ) -> Self {
+        let classes = endpoint.spec().layout.classes() as usize;
         GnetHost {
             endpoint,
             generator,
+            reads,
             packet_bytes_so_far: 0,
             link,
             gate,
-            data: None,
+            part_sent: vec![None; classes],
             next_endpoint_port: 0,
             wake_at_ps: NEVER_PS,
             counters: TerminalCounters::default(),
             flits: FlitCounts::default(),
             #[cfg(test)]
-            lose_control_flit: None,
+            lose_flit: None,
         }
+    }
+
+    /// Cells of `kind` part-sent: some flits on the link, the tail not yet (0 or 1 per class).
+    pub fn part_sent(&self, kind: CellKind) -> u64 {
+        let parts = self.part_sent.iter().flatten();
+        parts.filter(|part| part.cell.kind == kind).count() as u64
     }
 
     /// Statistics count what happens after `measure_from_ps`.
@@ -78,7 +101,8 @@ impl GnetHost {
         self.endpoint.measure_from_ps = measure_from_ps;
     }
 
-    /// Turns the cells the source generated up to `now_ps` into packets for the ingress.
+    /// Turns the cells the source generated up to `now_ps` into packets for the ingress, and
+    /// the reads due into commands.
     fn generate(&mut self, now_ps: TimePs) {
         while self.generator.next_cell_ps() <= now_ps {
             let cell = self.generator.emit();
@@ -88,43 +112,57 @@ impl GnetHost {
                 self.endpoint.admit(cell.dst, size, cell.inject_ps);
             }
         }
+        let Some(reads) = self.reads.as_mut() else {
+            return;
+        };
+        while reads.next_cell_ps() <= now_ps {
+            let mut cell = reads.emit();
+            self.endpoint.command_read(cell.dst, cell.inject_ps);
+            // The read's other cells only pace the arrivals: passed over at once.
+            while !cell.last_of_packet && reads.next_cell_ps() != NEVER_PS {
+                cell = reads.emit();
+            }
+        }
     }
 
-    /// The VC a new data cell takes: the first endpoint port, from the one whose turn it is,
-    /// whose VC has a credit.
-    fn free_data_vc(&self) -> Option<u16> {
+    /// The VC a new cell of class `class` takes: the class's first VC, or for the IP data's
+    /// class the first endpoint port, from the one whose turn it is, whose VC has a credit.
+    fn free_vc(&self, class: u8) -> Option<u16> {
         let spec = self.endpoint.spec();
-        let ports = spec.endpoint_ports;
+        let first = class as u16 * spec.vcs_per_class;
+        let ports = match spec.layout.class_of(Traffic::IpData) == class {
+            true => spec.endpoint_ports,
+            false => 1,
+        };
         (0..ports)
-            .map(|i| spec.data_vc + (self.next_endpoint_port + i) % ports)
+            .map(|i| first + (self.next_endpoint_port + i) % ports)
             .find(|&vc| self.gate.may_send(vc))
     }
 
-    /// The GNet cell whose flit goes next, that flit's index and its VC: a control cell
-    /// first, then the part-sent data cell, then a new one, each only if its VC has a credit.
+    /// The GNet cell whose flit goes next, that flit's index and its VC: the first class
+    /// that has one, its part-sent cell or else a new one, each only if its VC has a credit.
     fn next_flit(&mut self, now_ps: TimePs) -> Option<(Outgoing, u32, u16)> {
-        let control_open = self.gate.may_send(0);
-        if let Some(part) = self.data {
-            if control_open && self.endpoint.has_control() {
-                return self
-                    .endpoint
-                    .next_cell(now_ps, true, false)
-                    .map(|c| (c, 0, 0));
+        for class in 0..self.endpoint.spec().layout.classes() {
+            if let Some(part) = self.part_sent[class as usize] {
+                if self.gate.may_send(part.vc) {
+                    return Some((part.cell, part.next_flit, part.vc));
+                }
+                continue;
             }
-            let open = self.gate.may_send(part.vc);
-            return open.then_some((part.cell, part.next_flit, part.vc));
+            let Some(vc) = self.free_vc(class) else {
+                continue;
+            };
+            let Some(cell) = self.endpoint.next_cell(now_ps, class) else {
+                continue;
+            };
+            let spec = self.endpoint.spec();
+            if spec.layout.class_of(Traffic::IpData) == class {
+                let first = class as u16 * spec.vcs_per_class;
+                self.next_endpoint_port = (vc - first + 1) % spec.endpoint_ports;
+            }
+            return Some((cell, 0, vc));
         }
-        let data_vc = self.free_data_vc();
-        let cell = self
-            .endpoint
-            .next_cell(now_ps, control_open, data_vc.is_some())?;
-        if cell.kind.is_control() {
-            return Some((cell, 0, 0));
-        }
-        let vc = data_vc.expect("a data cell is given only with a data VC open");
-        let spec = self.endpoint.spec();
-        self.next_endpoint_port = (vc - spec.data_vc + 1) % spec.endpoint_ports;
-        Some((cell, 0, vc))
+        None
     }
 
     /// Sends one flit if the link is free and a VC with something to send has a credit.
@@ -137,21 +175,14 @@ impl GnetHost {
             return;
         };
         let spec = self.endpoint.spec();
-        let control = cell.kind.is_control();
-        let flits = if control {
-            spec.control_flits()
-        } else {
-            spec.data_flits()
-        };
-        self.data = match (control, index + 1 < flits) {
-            (false, true) => Some(PartSent {
-                cell,
-                next_flit: index + 1,
-                vc,
-            }),
-            (false, false) => None,
-            (true, _) => self.data,
-        };
+        let flits = spec.flits(cell.kind);
+        let class = spec.class_of(cell.kind) as usize;
+        self.part_sent[class] = (index + 1 < flits).then_some(PartSent {
+            cell,
+            next_flit: index + 1,
+            vc,
+        });
+        let flit_bytes = spec.flit_bytes as u64;
         let mut flit = cell.flit(self.endpoint.host(), index, flits, now_ps);
         let (cells, mut routes) = ctx.routes();
         routes.write(0, &mut flit);
@@ -160,34 +191,45 @@ impl GnetHost {
         self.gate.on_send(vc);
         self.counters.cells_injected += 1;
         self.counters.cells_injected_measured += (now_ps > self.endpoint.measure_from_ps) as u64;
-        match control {
-            true => self.flits.control_injected += 1,
-            false => self.flits.data_injected += 1,
-        }
-        let arrive_ps = self.link.transmit(now_ps, spec.flit_bytes as u64);
+        self.flits.injected[FlitLedger::of(cell.kind) as usize] += 1;
+        let arrive_ps = self.link.transmit(now_ps, flit_bytes);
         ctx.send_cell(0, id, arrive_ps);
     }
 
-    /// When the host next has something to do on its own: generate, or send once the link is
-    /// free (a credit's arrival wakes it otherwise).
-    fn next_step_ps(&self) -> TimePs {
-        let control = self.endpoint.has_control() && self.gate.may_send(0);
-        let data = match self.data {
-            Some(part) => self.gate.may_send(part.vc),
-            None => self.endpoint.has_data() && self.free_data_vc().is_some(),
-        };
-        let send_ps = match control || data {
+    /// When the host next has something to do on its own: generate, send once the link is
+    /// free, or send a Resp once its PCIe read is done (a credit's arrival wakes it
+    /// otherwise).
+    fn next_step_ps(&self, now_ps: TimePs) -> TimePs {
+        let sendable = (0..self.endpoint.spec().layout.classes()).any(|class| {
+            match self.part_sent[class as usize] {
+                Some(part) => self.gate.may_send(part.vc),
+                None => self.endpoint.has_cell(now_ps, class) && self.free_vc(class).is_some(),
+            }
+        });
+        let send_ps = match sendable {
             true => self.link.busy_until_ps(),
             false => NEVER_PS,
         };
-        send_ps.min(self.generator.next_cell_ps())
+        let resp_ps = self
+            .endpoint
+            .next_resp_ready_ps()
+            .filter(|&ready_ps| ready_ps > now_ps)
+            .unwrap_or(NEVER_PS);
+        let reads_ps = self
+            .reads
+            .as_ref()
+            .map_or(NEVER_PS, Generator::next_cell_ps);
+        send_ps
+            .min(self.generator.next_cell_ps())
+            .min(resp_ps)
+            .min(reads_ps)
     }
 
     /// Generates and sends what is due, then sets the timer for the next thing to do.
     fn step<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
         self.generate(ctx.now_ps);
         self.send(ctx);
-        let next_ps = self.next_step_ps().max(ctx.now_ps);
+        let next_ps = self.next_step_ps(ctx.now_ps).max(ctx.now_ps);
         if next_ps < self.wake_at_ps {
             self.wake_at_ps = next_ps;
             ctx.set_timer(next_ps, 0);
@@ -203,16 +245,15 @@ impl GnetHost {
     /// test-only fault loses it instead.
     fn receive<R: Router>(&mut self, ctx: &mut Context<'_, R>, cell: CellId) -> bool {
         let c = ctx.cells[cell];
-        let kind = CellKind::of(&c);
+        let ledger = FlitLedger::of(CellKind::of(&c)) as usize;
         #[cfg(test)]
-        if kind.is_control() && self.lose_control_flit == Some(self.flits.control_delivered) {
-            self.lose_control_flit = None;
-            return false;
+        if let Some((lost, count)) = self.lose_flit {
+            if lost as usize == ledger && count == self.flits.delivered[ledger] {
+                self.lose_flit = None;
+                return false;
+            }
         }
-        match kind.is_control() {
-            true => self.flits.control_delivered += 1,
-            false => self.flits.data_delivered += 1,
-        }
+        self.flits.delivered[ledger] += 1;
         let now_ps = ctx.now_ps;
         self.counters.cells_delivered += 1;
         self.counters.last_delivery_ps = now_ps;

@@ -10,16 +10,22 @@
 //! has left ([`reorder::Reassembly`]), ECN-marked if its RTS queue is deeper than a threshold
 //! as it leaves.
 //!
+//! 1RMA reads (§3.4) are GNet cells of their own beside these: a Req from the client's TiN,
+//! Resps back from the server's ([`rma`]); every kind of cell rides the VC class a layout
+//! places it in ([`classes`]).
+//!
 //! These are the protocol's state machines, each holding what a TiN holds and counting what
 //! it admitted, answered and released; the messages between them are [`Rts`], [`Cts`] and
 //! [`Ctd`]. [`endpoint::Endpoint`] joins them for one host port, [`host::GnetHost`] puts it on
 //! a VC-router fabric, its cells cut into flits at their own sizes ([`wire`]).
 
+pub mod classes;
 pub mod cts;
 pub mod endpoint;
 pub mod host;
 pub mod ingress;
 pub mod reorder;
+pub mod rma;
 pub mod wire;
 
 use crate::engine::time::TimePs;

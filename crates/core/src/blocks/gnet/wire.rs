@@ -1,7 +1,8 @@
 //! GNet cells on the wire of a VC-router fabric (Gibson et al., NSDI '22, §3.1, §3.3): a GNet
 //! cell is a packet of the VC router, cut into flits of the fabric's flit size, so a 160-byte
-//! data cell is ten 16-byte flits and a 16-byte RTS, CTS or CTD one. The cell's kind rides in
-//! [`Cell::flags`]; what an RTS, CTS or CTD carries rides in the cell's spare fields.
+//! data cell is ten 16-byte flits, a 16-byte RTS, CTS or CTD one, a 48-byte 1RMA Req three
+//! (§3.4). The cell's kind rides in [`Cell::flags`]; what a cell carries besides its payload
+//! (slots, lengths) rides in the cell's spare fields.
 
 use crate::blocks::cell::Cell;
 use crate::engine::time::TimePs;
@@ -23,22 +24,28 @@ pub enum CellKind {
     Cts = 2,
     /// Clear to drop.
     Ctd = 3,
+    /// A 1RMA read request (§3.4).
+    Req = 4,
+    /// A 1RMA read response, one PCIe completion (§3.4).
+    Resp = 5,
 }
 
 impl CellKind {
     /// The kind a flit's flags carry.
     pub fn of(cell: &Cell) -> CellKind {
-        match cell.flags & 3 {
+        match cell.flags & 7 {
             1 => CellKind::Rts,
             2 => CellKind::Cts,
             3 => CellKind::Ctd,
+            4 => CellKind::Req,
+            5 => CellKind::Resp,
             _ => CellKind::Data,
         }
     }
 
-    /// True for RTS, CTS and CTD, the cells of the high-priority VC class.
+    /// True for RTS, CTS and CTD, IP over GNet's control cells.
     pub fn is_control(self) -> bool {
-        self != CellKind::Data
+        matches!(self, CellKind::Rts | CellKind::Cts | CellKind::Ctd)
     }
 }
 
@@ -49,9 +56,11 @@ pub struct Outgoing {
     pub kind: CellKind,
     /// The host it goes to.
     pub dst: u16,
-    /// The ingress-buffer slot (RTS, CTS, CTD) or reassembly slot (data) it names.
+    /// The ingress-buffer slot (RTS, CTS, CTD), reassembly slot (data) or the client's read
+    /// slot (Req, Resp) it names.
     pub slot: u32,
-    /// The packet's length (RTS) or the reassembly slot granted (CTS); 0 otherwise.
+    /// The packet's length (RTS), the reassembly slot granted (CTS) or the read's length
+    /// (Req); 0 otherwise.
     pub word: u32,
     /// When the message was made (an RTS's time is the packet's RTS time).
     pub made_ps: TimePs,
@@ -120,5 +129,10 @@ mod tests {
         assert_eq!((tail.inject_ps, tail.packet_inject_ps), (160, 100));
         assert!(tail.last_of_packet && tail.payload_bytes == 152);
         assert!(CellKind::Rts.is_control() && !CellKind::Data.is_control());
+        assert!(!CellKind::Req.is_control() && !CellKind::Resp.is_control());
+        for kind in [CellKind::Req, CellKind::Resp] {
+            let out = Outgoing { kind, ..out };
+            assert_eq!(CellKind::of(&out.flit(1, 0, 3, 150)), kind);
+        }
     }
 }
