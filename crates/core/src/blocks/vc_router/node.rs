@@ -4,8 +4,9 @@
 //! FIFO, and sends one flit per free output link.
 
 use super::assignment::{Hop, PortClass};
+use super::occupancy::Bits;
 use super::{HeadView, Ready, Switching, VcRouter, ANY_VC, FREE, NO_VC};
-use crate::blocks::cell::{CellArena, CellId};
+use crate::blocks::cell::{Cell, CellArena, CellId};
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::routing::Router;
@@ -54,47 +55,68 @@ impl VcRouter {
         let c = &mut cells[cell];
         c.in_port = port as u16;
         c.switch_arrive_ps = arrive_ps;
-        let fifo = &mut self.inputs.fifos[port * self.vcs + c.vc as usize];
+        let (vc, input_vc) = (c.vc as usize, port * self.vcs + c.vc as usize);
+        let fifo = &mut self.inputs.fifos[input_vc];
         debug_assert!(
             fifo.len() < self.spec.buffer_cells,
             "a flit arrived at a full VC buffer: the credit loop failed"
         );
+        if fifo.is_empty() {
+            // A head at the front holds no output VC yet (the packet before it released its
+            // own); a body flit's packet holds one (its head crossed already).
+            match self.inputs.out_vc[input_vc] {
+                NO_VC => self.inputs.occupancy.set_head(port, vc),
+                _ => self.inputs.occupancy.set_holder(port, vc),
+            }
+        }
         cells.push_back(fifo, cell);
         self.held_cells += 1;
         self.stats.counters[port].cells_in += 1;
     }
 
-    /// Gives output VCs to the heads at the front of input VCs that hold none.
+    /// Gives output VCs to the heads at the front of input VCs that hold none (only those:
+    /// the occupancy's heads, in input-VC order).
     fn allocate_vcs(&mut self, cells: &CellArena) {
         let vcs = self.vcs;
-        for input_vc in 0..self.ports * vcs {
-            if self.inputs.out_vc[input_vc] != NO_VC {
-                continue;
+        for port in self.inputs.occupancy.ports_with_heads().iter() {
+            for vc in Bits(self.inputs.occupancy.heads(port)) {
+                let input_vc = port * vcs + vc;
+                let head = self.inputs.fifos[input_vc]
+                    .front()
+                    .expect("a VC waiting for VC allocation has a head");
+                self.request_vc(input_vc, &cells[head]);
             }
-            let Some(head) = self.inputs.fifos[input_vc].front() else {
-                continue;
-            };
-            let (output, wanted) = (cells[head].out_port as usize, cells[head].next_vc);
-            let free = |vc: usize| self.outputs.owner[output * vcs + vc] == FREE;
-            let vc = match wanted {
-                ANY_VC => (0..vcs).find(|&vc| free(vc)),
-                vc => Some(vc as usize).filter(|&vc| free(vc)),
-            };
-            let Some(vc) = vc else { continue };
-            if let Switching::VirtualCutThrough { packet_cells } = self.spec.switching {
-                let room = self.outputs.gates[output].credits(vc as u16);
-                if room.is_some_and(|room| room < packet_cells) {
-                    continue;
-                }
-            }
-            self.vc_allocator.request(input_vc, output * vcs + vc);
         }
         let (inputs, owner) = (&mut self.inputs, &mut self.outputs.owner);
         self.vc_allocator.grant(|input_vc, output_vc| {
             owner[output_vc] = input_vc as u32;
             inputs.out_vc[input_vc] = (output_vc % vcs) as u16;
             inputs.out_port[input_vc] = (output_vc / vcs) as u16;
+            inputs
+                .occupancy
+                .head_to_holder(input_vc / vcs, input_vc % vcs);
         });
+    }
+
+    /// Input VC `input_vc`, its `head` holding no output VC, asks for the output VC its rule
+    /// names (any free one toward a host) if it is free and, under cut-through, has room
+    /// downstream for the whole packet.
+    fn request_vc(&mut self, input_vc: usize, head: &Cell) {
+        let vcs = self.vcs;
+        let (output, wanted) = (head.out_port as usize, head.next_vc);
+        let free = |vc: usize| self.outputs.owner[output * vcs + vc] == FREE;
+        let vc = match wanted {
+            ANY_VC => (0..vcs).find(|&vc| free(vc)),
+            vc => Some(vc as usize).filter(|&vc| free(vc)),
+        };
+        let Some(vc) = vc else { return };
+        if let Switching::VirtualCutThrough { packet_cells } = self.spec.switching {
+            let room = self.outputs.gates[output].credits(vc as u16);
+            if room.is_some_and(|room| room < packet_cells) {
+                return;
+            }
+        }
+        self.vc_allocator.request(input_vc, output * vcs + vc);
     }
 
     /// The crossbar cycles of this link cycle under the speed-up.
@@ -120,10 +142,19 @@ impl VcRouter {
         let tail = cells[cell].last_of_packet;
         cells.push_back(&mut self.outputs.queues[output_vc], cell);
         self.outputs.queued[output] += 1;
+        self.outputs.ports_queued.insert(output);
         self.scratch.credits.push((input as u16, vc as u16));
+        let drained = self.inputs.fifos[input_vc].is_empty();
+        let occupancy = &mut self.inputs.occupancy;
         if tail {
             self.outputs.owner[output_vc] = FREE;
             self.inputs.out_vc[input_vc] = NO_VC;
+            occupancy.clear_holder(input, vc);
+            if !drained {
+                occupancy.set_head(input, vc); // the next packet's head
+            }
+        } else if drained {
+            occupancy.clear_holder(input, vc);
         }
     }
 
@@ -152,8 +183,8 @@ impl VcRouter {
     /// output arbitration.
     fn send_flits<R: Router>(&mut self, ctx: &mut Context<'_, R>, measuring: bool) {
         let now_ps = ctx.now_ps;
-        for output in 0..self.ports {
-            if self.outputs.queued[output] == 0 || !self.outputs.links[output].is_idle(now_ps) {
+        for output in self.outputs.ports_queued.iter() {
+            if !self.outputs.links[output].is_idle(now_ps) {
                 continue;
             }
             let queues = &mut self.outputs.queues[output * self.vcs..(output + 1) * self.vcs];
@@ -182,6 +213,9 @@ impl VcRouter {
                 .pop_front(&mut queues[vc])
                 .expect("the arbiter picked a non-empty VC");
             self.outputs.queued[output] -= 1;
+            if self.outputs.queued[output] == 0 {
+                self.outputs.ports_queued.remove(output);
+            }
             self.held_cells -= 1;
             let link = &mut self.outputs.links[output];
             let arrive_ps = link.transmit(now_ps, self.cell_bytes) + self.pipeline_ps;
