@@ -118,6 +118,9 @@ struct InputVcs {
     arriving: Vec<(u16, u16)>,
     /// Which VCs have a flit at the front, by what it waits for.
     occupancy: Occupancy,
+    /// The (output, VC) the head at the front of each input VC asks for while it holds no
+    /// output VC, noted as it reaches the front so that VC allocation reads no cell.
+    front_wants: Vec<(u16, u16)>,
 }
 
 /// The output side: per output VC (index `port · vcs + vc`), its holder and queue; per port,
@@ -192,6 +195,7 @@ impl VcRouter {
                 out_port: vec![0; ports * vcs],
                 arriving: vec![(0, 0); ports * vcs],
                 occupancy: Occupancy::new(ports),
+                front_wants: vec![(0, 0); ports * vcs],
             },
             outputs: OutputVcs {
                 owner: vec![FREE; ports * vcs],

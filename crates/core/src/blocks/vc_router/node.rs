@@ -6,7 +6,7 @@
 use super::assignment::{Hop, PortClass};
 use super::occupancy::Bits;
 use super::{HeadView, Ready, Switching, VcRouter, ANY_VC, FREE, NO_VC};
-use crate::blocks::cell::{Cell, CellArena, CellId};
+use crate::blocks::cell::{CellArena, CellId};
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::routing::Router;
@@ -65,7 +65,10 @@ impl VcRouter {
             // A head at the front holds no output VC yet (the packet before it released its
             // own); a body flit's packet holds one (its head crossed already).
             match self.inputs.out_vc[input_vc] {
-                NO_VC => self.inputs.occupancy.set_head(port, vc),
+                NO_VC => {
+                    self.inputs.front_wants[input_vc] = (c.out_port, c.next_vc);
+                    self.inputs.occupancy.set_head(port, vc);
+                }
                 _ => self.inputs.occupancy.set_holder(port, vc),
             }
         }
@@ -76,15 +79,13 @@ impl VcRouter {
 
     /// Gives output VCs to the heads at the front of input VCs that hold none (only those:
     /// the occupancy's heads, in input-VC order).
-    fn allocate_vcs(&mut self, cells: &CellArena) {
+    fn allocate_vcs(&mut self) {
         let vcs = self.vcs;
         for port in self.inputs.occupancy.ports_with_heads().iter() {
             for vc in Bits(self.inputs.occupancy.heads(port)) {
                 let input_vc = port * vcs + vc;
-                let head = self.inputs.fifos[input_vc]
-                    .front()
-                    .expect("a VC waiting for VC allocation has a head");
-                self.request_vc(input_vc, &cells[head]);
+                let (output, wanted) = self.inputs.front_wants[input_vc];
+                self.request_vc(input_vc, output as usize, wanted);
             }
         }
         let (inputs, owner) = (&mut self.inputs, &mut self.outputs.owner);
@@ -98,12 +99,11 @@ impl VcRouter {
         });
     }
 
-    /// Input VC `input_vc`, its `head` holding no output VC, asks for the output VC its rule
-    /// names (any free one toward a host) if it is free and, under cut-through, has room
-    /// downstream for the whole packet.
-    fn request_vc(&mut self, input_vc: usize, head: &Cell) {
+    /// Input VC `input_vc`, whose front head holds no output VC, asks for VC `wanted` of
+    /// `output` (any free one toward a host, [`ANY_VC`]) if it is free and, under
+    /// cut-through, has room downstream for the whole packet.
+    fn request_vc(&mut self, input_vc: usize, output: usize, wanted: u16) {
         let vcs = self.vcs;
-        let (output, wanted) = (head.out_port as usize, head.next_vc);
         let free = |vc: usize| self.outputs.owner[output * vcs + vc] == FREE;
         let vc = match wanted {
             ANY_VC => (0..vcs).find(|&vc| free(vc)),
@@ -150,8 +150,10 @@ impl VcRouter {
             self.outputs.owner[output_vc] = FREE;
             self.inputs.out_vc[input_vc] = NO_VC;
             occupancy.clear_holder(input, vc);
-            if !drained {
-                occupancy.set_head(input, vc); // the next packet's head
+            if let Some(head) = self.inputs.fifos[input_vc].front() {
+                // The next packet's head.
+                self.inputs.front_wants[input_vc] = (cells[head].out_port, cells[head].next_vc);
+                occupancy.set_head(input, vc);
             }
         } else if drained {
             occupancy.clear_holder(input, vc);
@@ -254,7 +256,7 @@ impl<R: Router> Node<R> for VcRouter {
     fn tick(&mut self, ctx: &mut Context<'_, R>) -> Option<TimePs> {
         let now_ps = ctx.now_ps;
         let measuring = now_ps >= self.stats.measure_from_ps;
-        self.allocate_vcs(ctx.cells);
+        self.allocate_vcs();
         self.switch_flits(ctx.cells);
         // A credit waits the credit delay, then crosses the channel as a flit does (a cell
         // time and the propagation).
