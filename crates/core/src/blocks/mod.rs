@@ -44,6 +44,8 @@ pub mod stream_kind {
     pub const ROUTER: u32 = 4;
     /// The frame errors of one direction of a fabric's Layer 1 cable.
     pub const LAYER1_ERRORS: u32 = 5;
+    /// The hosts' draws of which cells carry the trace bit (Aquila's cell tracing).
+    pub const CELL_TRACE: u32 = 6;
     /// The frame errors of one direction of the Layer 1 link study.
     pub const LINK_STUDY_ERRORS: u32 = 10;
     /// The data source of one end of the Layer 1 link study.

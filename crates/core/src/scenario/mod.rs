@@ -17,6 +17,7 @@ pub mod gnet;
 mod gnet_build;
 pub mod sections;
 mod strict;
+pub mod trace;
 mod validate;
 pub mod vc;
 mod vc_build;

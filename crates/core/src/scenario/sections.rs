@@ -50,6 +50,9 @@ pub struct Scenario {
     /// Hosts sending their packets by IP over GNet (Aquila's RTS/CTS; absent: plain hosts).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gnet: Option<super::gnet::GnetConfig>,
+    /// Cell tracing: the hops of a sampled fraction of the cells (absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<super::trace::TraceConfig>,
 }
 
 /// How switches pick among next hops.

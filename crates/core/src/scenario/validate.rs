@@ -26,6 +26,7 @@ impl Scenario {
         self.validate_bit_errors()?;
         self.validate_vc()?;
         self.validate_gnet()?;
+        self.validate_trace()?;
         self.validate_traffic(&self.traffic)
     }
 

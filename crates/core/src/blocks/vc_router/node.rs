@@ -7,6 +7,7 @@ use super::assignment::{Hop, PortClass};
 use super::occupancy::Bits;
 use super::{HeadView, Ready, Switching, VcRouter, ANY_VC, FREE, NO_VC};
 use crate::blocks::cell::{CellArena, CellId};
+use crate::blocks::fabric::trace::TraceHop;
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::routing::Router;
@@ -214,6 +215,9 @@ impl VcRouter {
                 .cells
                 .pop_front(&mut queues[vc])
                 .expect("the arbiter picked a non-empty VC");
+            if ctx.cells[cell].trace != 0 {
+                self.trace_hop(ctx, cell, output);
+            }
             self.outputs.queued[output] -= 1;
             if self.outputs.queued[output] == 0 {
                 self.outputs.ports_queued.remove(output);
@@ -229,6 +233,24 @@ impl VcRouter {
             }
             ctx.send_cell(output, cell, arrive_ps);
         }
+    }
+}
+
+impl VcRouter {
+    /// Records the hop of traced `cell` as it leaves by `output` now (Gibson et al., NSDI '22,
+    /// §3.5: every TiN on a traced cell's path samples it).
+    fn trace_hop<R: Router>(&self, ctx: &mut Context<'_, R>, cell: CellId, output: usize) {
+        let c = &ctx.cells[cell];
+        let hop = TraceHop {
+            switch: ctx.router_index().expect("a router is a switch"),
+            in_port: c.in_port,
+            out_port: output as u16,
+            vc: c.vc,
+            queue_cells: self.outputs.queued[output],
+            arrive_ps: c.switch_arrive_ps,
+            depart_ps: ctx.now_ps,
+        };
+        ctx.trace_hop(cell, hop);
     }
 }
 
