@@ -42,6 +42,9 @@ pub struct Cell {
     /// What the design keeps in the cell beside routing (its kind, congestion marks); only the
     /// design that wrote it reads it.
     pub flags: u8,
+    /// The cell's number among the traced cells, from 1, or 0 if its trace bit is clear
+    /// (Aquila's Trace Enable bit, Gibson et al., NSDI '22, §3.1, §3.5).
+    pub trace: u32,
 }
 
 /// [`Cell::packet`] of a cell that ends no packet.
@@ -79,6 +82,7 @@ impl Cell {
             seq: 0,
             packet: NO_PACKET,
             flags: 0,
+            trace: 0,
         }
     }
 }

@@ -46,6 +46,8 @@ pub mod stream_kind {
     pub const LAYER1_ERRORS: u32 = 5;
     /// A GNet host's source of 1RMA read commands.
     pub const RMA_SOURCE: u32 = 6;
+    /// The hosts' draws of which cells carry the trace bit (Aquila's cell tracing).
+    pub const CELL_TRACE: u32 = 7;
     /// The frame errors of one direction of the Layer 1 link study.
     pub const LINK_STUDY_ERRORS: u32 = 10;
     /// The data source of one end of the Layer 1 link study.

@@ -365,6 +365,7 @@ impl Scenario {
             layer1_frame_bytes: self.link.frame_bytes,
             vc: self.vc_spec(),
             gnet: self.gnet_spec(),
+            trace_fraction: self.trace_fraction(),
         }
     }
 

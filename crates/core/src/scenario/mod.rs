@@ -18,6 +18,7 @@ mod gnet_build;
 pub mod rma;
 pub mod sections;
 mod strict;
+pub mod trace;
 mod validate;
 pub mod vc;
 mod vc_build;

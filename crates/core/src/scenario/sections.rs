@@ -54,6 +54,9 @@ pub struct Scenario {
     /// reads).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rma: Option<super::rma::RmaConfig>,
+    /// Cell tracing: the hops of a sampled fraction of the cells (absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<super::trace::TraceConfig>,
 }
 
 /// How switches pick among next hops.

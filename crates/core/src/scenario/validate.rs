@@ -27,6 +27,7 @@ impl Scenario {
         self.validate_vc()?;
         self.validate_gnet()?;
         self.validate_rma()?;
+        self.validate_trace()?;
         self.validate_traffic(&self.traffic)
     }
 

@@ -6,6 +6,7 @@
 use serde::Serialize;
 
 use super::gnet_account::{self, GnetSummary};
+use super::trace::TraceTable;
 use super::{
     Context, Fabric, FabricModel, Framing, Layer1Counters, Layer1Spec, Node, Wiring,
     LAYER1_HEADER_BYTES,
@@ -104,6 +105,30 @@ impl<R: Router> Node<R> for CellNode {
             CellNode::Switch(s) => Node::<R>::timer(s, ctx, tag),
             CellNode::VcRouter(r) => Node::<R>::timer(r, ctx, tag),
         }
+    }
+}
+
+/// Sets the hosts of `fabric` going, after the cell tracing where `trace_fraction` is set (its
+/// draws from a stream of their own).
+fn start<R: Router>(
+    fabric: &mut Fabric<CellNode, R>,
+    hosts: usize,
+    trace_fraction: f64,
+    seed: u64,
+) {
+    if trace_fraction > 0.0 {
+        let id = ComponentId {
+            kind: stream_kind::CELL_TRACE,
+            index: 0,
+        };
+        fabric.trace_cells(trace_fraction, stream(seed, id));
+    }
+    for host in 0..hosts {
+        fabric.start(host, |node, ctx| match node {
+            CellNode::Terminal(t) => t.start(ctx),
+            CellNode::Gnet(g) => g.start(ctx),
+            _ => {}
+        });
     }
 }
 
@@ -247,6 +272,8 @@ pub struct NetworkSpec {
     /// The hosts speak IP over GNet, made of this (`None`: plain hosts); `traffic` then
     /// makes their packets, in data cells at the hosts' rate.
     pub gnet: Option<GnetSpec>,
+    /// Fraction of the cells the hosts send that carry the trace bit (0: no tracing).
+    pub trace_fraction: f64,
 }
 
 /// The headline numbers of a run. The groups are flattened: the summary is one flat table.
@@ -297,6 +324,18 @@ pub struct Summary {
     /// What the hosts' IP over GNet measured, where they speak it.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub gnet: Option<GnetSummary>,
+    /// The cells traced and their hops, where `trace.fraction` is set.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceSummary>,
+}
+
+/// What cell tracing recorded (the hops are the `cell_trace` table).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct TraceSummary {
+    /// Cells the hosts sent with the trace bit set.
+    pub cells_traced: u64,
+    /// Hops the switches recorded of them.
+    pub trace_hops: u64,
 }
 
 /// Cells a routing mode sent on a non-minimal route (Aquila's misroutes through an
@@ -509,6 +548,9 @@ pub struct Tables {
     /// hosts make reads.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rma_latency_histogram: Option<LatencyTable>,
+    /// The traced cells' hops, where `trace.fraction` is set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cell_trace: Option<TraceTable>,
 }
 
 /// A cell network simulation: hosts are nodes `0..hosts`, switch `s` is node `hosts + s`.
@@ -559,6 +601,7 @@ impl<R: Router> Network<R> {
             layer1_frame_bytes,
             vc,
             gnet,
+            trace_fraction,
         } = spec;
         let per_voq = switch.per_voq_buffers;
         let hosts = topology.endpoints();
@@ -591,13 +634,7 @@ impl<R: Router> Network<R> {
             layer1: layer1_cables(&topology, plan, seed, slot_ps, &link, &switch),
         };
         let mut fabric = Fabric::new(nodes, router, wiring, warmup_ps);
-        for host in 0..hosts {
-            fabric.start(host, |node, ctx| match node {
-                CellNode::Terminal(t) => t.start(ctx),
-                CellNode::Gnet(g) => g.start(ctx),
-                _ => {}
-            });
-        }
+        start(&mut fabric, hosts, trace_fraction, seed);
         Network {
             fabric,
             design,
@@ -859,7 +896,17 @@ impl<R: Router> Network<R> {
                     nonminimal_fraction: cells as f64 / ledger.injected.max(1) as f64,
                 }),
             gnet: None,
+            trace: self.trace_summary(),
         }
+    }
+
+    /// What cell tracing recorded, if it was on.
+    fn trace_summary(&self) -> Option<TraceSummary> {
+        let trace = &self.fabric.metrics().trace;
+        trace.is_on().then(|| TraceSummary {
+            cells_traced: trace.cells_traced(),
+            trace_hops: trace.hops(),
+        })
     }
 
     /// Loads and throughputs over `measured_slots` cell times.
@@ -1062,6 +1109,7 @@ impl<R: Router> Network<R> {
             ports,
             queue_occupancy: occupancy,
             rma_latency_histogram: None,
+            cell_trace: self.fabric.metrics().trace.table(),
         }
     }
 }

@@ -22,6 +22,7 @@ pub mod layer1;
 pub mod model;
 pub mod node;
 pub mod rma_account;
+pub mod trace;
 
 use crate::blocks::cell::{Cell, CellArena, CellId, CellQueue};
 use crate::blocks::flow_control::{FlowSignal, EVERY_CHANNEL};
@@ -36,6 +37,7 @@ use layer1::Layer1;
 pub use layer1::{Framing, Layer1Counters, Layer1Spec, LAYER1_HEADER_BYTES};
 pub use model::FabricModel;
 pub use node::{Context, Node};
+use trace::CellTrace;
 
 /// The messages of a fabric; small and `Copy`.
 #[derive(Clone, Copy, Debug)]
@@ -91,6 +93,8 @@ pub struct Metrics {
     pub moves: u64,
     /// Cells delivered.
     pub cells_delivered: u64,
+    /// The traced cells' hops (Aquila's cell tracing; off unless a fraction is set).
+    pub trace: CellTrace,
 }
 
 impl Metrics {
@@ -104,6 +108,7 @@ impl Metrics {
             flow_control_signals: 0,
             moves: 0,
             cells_delivered: 0,
+            trace: CellTrace::off(),
         }
     }
 
@@ -211,6 +216,10 @@ impl Plumbing {
         cells: &mut CellArena,
     ) {
         self.metrics.moves += 1;
+        if self.metrics.trace.is_on() && self.router_index[node] == u32::MAX {
+            // A host sends the cell: it sets the trace bit on the sampled fraction.
+            cells[cell].trace = self.metrics.trace.sample();
+        }
         let index = self.port(node, port);
         if self.layer1.hand_over(index, cell, cells) {
             return;
@@ -454,6 +463,12 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
             "the calendar is set before the run starts"
         );
         self.plumbing.queue = CalendarQueue::for_horizon(bucket_ps, horizon_ps);
+    }
+
+    /// Traces `fraction` of the cells the hosts send, drawn from `rng` (Aquila's cell
+    /// tracing); call before the run starts.
+    pub fn trace_cells(&mut self, fraction: f64, rng: crate::engine::rng::Rng) {
+        self.plumbing.metrics.trace = CellTrace::sampling(fraction, rng);
     }
 
     /// What the Layer 1 cables counted.

@@ -83,6 +83,12 @@ impl<R: Router> Context<'_, R> {
             .send_cell(self.node, port, cell, arrive_ps, self.cells);
     }
 
+    /// Records a hop of `cell`, whose trace bit is set, through this switch.
+    pub fn trace_hop(&mut self, cell: CellId, hop: super::trace::TraceHop) {
+        let cell = &self.cells[cell];
+        self.plumbing.metrics.trace.record(cell, hop);
+    }
+
     /// Sends a flow-control signal back over the link on `port`, leaving at `leave_ps` (not
     /// before now); it takes the link's propagation delay.
     pub fn send_signal(&mut self, port: usize, signal: FlowSignal, leave_ps: TimePs) {

@@ -8,6 +8,7 @@
 //! (McKeown 1999) over one request per (input port, output port) that any VC of the input
 //! makes, as Aquila's crossbar (Gibson et al., NSDI '22, §3.1); both iterate.
 
+use super::occupancy::{round_robin, Bits};
 use crate::blocks::matching::{Matcher, UNMATCHED};
 use crate::blocks::port_set::{after, PortSet};
 use crate::engine::rng::Rng;
@@ -32,6 +33,12 @@ pub enum SwitchAllocatorKind {
 pub trait Eligibility {
     /// The output input VC `input_vc` may send a flit to now, if any.
     fn ready_output(&self, input_vc: usize) -> Option<usize>;
+    /// The input ports with a VC that may be ready: [`ready_output`](Self::ready_output) is
+    /// `None` for every VC of every other port.
+    fn candidate_inputs(&self) -> PortSet;
+    /// The VCs of `input` that may be ready, as a bitmap: `ready_output` is `None` for the
+    /// others.
+    fn candidate_vcs(&self, input: usize) -> u64;
 }
 
 /// Switch-allocation state: the arbiters' pointers and the scratch a round reuses.
@@ -44,7 +51,8 @@ pub struct SwitchAllocator {
     /// Per output: the input its arbiter serves first.
     output_ptr: Vec<usize>,
     matcher: Option<Matcher>,
-    /// Per output: inputs requesting it.
+    /// Per output: inputs requesting it (empty between rounds: a round clears the outputs it
+    /// filled, so it costs what is requested, not the port count).
     requests: Vec<PortSet>,
     /// Per input: the VC it put forward (input-first), or `usize::MAX`.
     chosen_vc: Vec<usize>,
@@ -94,7 +102,9 @@ impl SwitchAllocator {
     }
 
     /// One iteration of the separable input-first allocator over the inputs and outputs not
-    /// matched yet; false if it matched nothing.
+    /// matched yet; false if it matched nothing. Only the inputs with a candidate VC are
+    /// visited, each input's VCs in its arbiter's round-robin order, as a pointer stepping
+    /// over every VC would find them.
     fn separable_iteration(
         &mut self,
         router: &impl Eligibility,
@@ -105,56 +115,65 @@ impl SwitchAllocator {
             inputs_used.insert(input);
             outputs_used.insert(output);
         }
-        self.requests.fill(PortSet::EMPTY);
-        for input in (0..self.ports).filter(|&i| !inputs_used.contains(i)) {
-            self.chosen_vc[input] = usize::MAX;
-            for k in 0..self.vcs {
-                let vc = (self.input_ptr[input] + k) % self.vcs;
+        let mut requested = PortSet::EMPTY;
+        for input in router.candidate_inputs().without(inputs_used).iter() {
+            for vc in round_robin(router.candidate_vcs(input), self.input_ptr[input]) {
                 match router.ready_output(input * self.vcs + vc) {
                     Some(output) if !outputs_used.contains(output) => {
                         self.chosen_vc[input] = vc;
                         self.requests[output].insert(input);
+                        requested.insert(output);
                         break;
                     }
                     _ => {}
                 }
             }
         }
-        let before = transfers.len();
-        for output in 0..self.ports {
-            if let Some(input) = self.requests[output].first_at_or_after(self.output_ptr[output]) {
-                let vc = self.chosen_vc[input];
-                self.output_ptr[output] = after(input, self.ports);
-                self.input_ptr[input] = after(vc, self.vcs);
-                transfers.push((input, vc, output));
-            }
+        for output in requested.iter() {
+            let requests = std::mem::replace(&mut self.requests[output], PortSet::EMPTY);
+            let input = requests
+                .first_at_or_after(self.output_ptr[output])
+                .expect("a requested output has a requesting input");
+            let vc = self.chosen_vc[input];
+            self.output_ptr[output] = after(input, self.ports);
+            self.input_ptr[input] = after(vc, self.vcs);
+            transfers.push((input, vc, output));
         }
-        transfers.len() > before
+        !requested.is_empty()
     }
 
     /// iSLIP over the ports; each matched input sends from its VCs for the output in
-    /// round-robin order.
+    /// round-robin order. Only the inputs with a candidate VC make requests.
     fn islip(
         &mut self,
         router: &impl Eligibility,
         rng: &mut Rng,
         transfers: &mut Vec<(usize, usize, usize)>,
     ) {
-        self.requests.fill(PortSet::EMPTY);
-        for input_vc in 0..self.ports * self.vcs {
-            if let Some(output) = router.ready_output(input_vc) {
-                self.requests[output].insert(input_vc / self.vcs);
+        let candidates = router.candidate_inputs();
+        let mut requested = PortSet::EMPTY;
+        for input in candidates.iter() {
+            for vc in Bits(router.candidate_vcs(input)) {
+                if let Some(output) = router.ready_output(input * self.vcs + vc) {
+                    self.requests[output].insert(input);
+                    requested.insert(output);
+                }
             }
+        }
+        if requested.is_empty() {
+            return; // no request: iSLIP grants nothing and moves no pointer
         }
         let matcher = self.matcher.as_mut().expect("iSLIP has a matcher");
         matcher.schedule(&self.requests, &mut self.output_of_input, rng);
-        for input in 0..self.ports {
+        for output in requested.iter() {
+            self.requests[output] = PortSet::EMPTY;
+        }
+        for input in candidates.iter() {
             let output = self.output_of_input[input];
             if output == UNMATCHED {
                 continue;
             }
-            let vc = (0..self.vcs)
-                .map(|k| (self.input_ptr[input] + k) % self.vcs)
+            let vc = round_robin(router.candidate_vcs(input), self.input_ptr[input])
                 .find(|&vc| router.ready_output(input * self.vcs + vc) == Some(output as usize))
                 .expect("a matched input has a VC for its output");
             self.input_ptr[input] = after(vc, self.vcs);
@@ -219,9 +238,24 @@ mod tests {
     /// Input VCs ready for the outputs a test lists (`usize::MAX`: not ready).
     struct Ready(Vec<usize>);
 
+    /// VCs per input in the tests.
+    const VCS: usize = 2;
+
     impl Eligibility for Ready {
         fn ready_output(&self, input_vc: usize) -> Option<usize> {
             self.0.get(input_vc).copied().filter(|&o| o != usize::MAX)
+        }
+
+        fn candidate_inputs(&self) -> PortSet {
+            (0..self.0.len() / VCS)
+                .filter(|&input| self.candidate_vcs(input) != 0)
+                .collect()
+        }
+
+        fn candidate_vcs(&self, input: usize) -> u64 {
+            (0..VCS)
+                .filter(|&vc| self.ready_output(input * VCS + vc).is_some())
+                .fold(0, |mask, vc| mask | 1 << vc)
         }
     }
 

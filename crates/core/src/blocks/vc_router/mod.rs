@@ -18,17 +18,20 @@ pub mod assignment;
 pub mod deadlock;
 pub mod dependency;
 mod node;
+pub mod occupancy;
 pub mod output;
 
 use crate::blocks::cell::CellQueue;
 use crate::blocks::flow_control::TxGate;
 use crate::blocks::link::Link;
+use crate::blocks::port_set::PortSet;
 use crate::blocks::routing::LocalView;
 use crate::blocks::switch::{PortCounters, SwitchStats};
 use crate::engine::rng::Rng;
 use crate::engine::time::TimePs;
 use allocation::{Eligibility, SwitchAllocator, SwitchAllocatorKind, VcAllocator};
 use assignment::{PortClass, VcRule};
+use occupancy::Occupancy;
 use output::{OutputArbiter, OutputArbitration};
 
 /// How a packet holds buffers as it advances.
@@ -113,6 +116,11 @@ struct InputVcs {
     out_port: Vec<u16>,
     /// The (output, VC) of the last head that arrived, which its body flits follow.
     arriving: Vec<(u16, u16)>,
+    /// Which VCs have a flit at the front, by what it waits for.
+    occupancy: Occupancy,
+    /// The (output, VC) the head at the front of each input VC asks for while it holds no
+    /// output VC, noted as it reaches the front so that VC allocation reads no cell.
+    front_wants: Vec<(u16, u16)>,
 }
 
 /// The output side: per output VC (index `port · vcs + vc`), its holder and queue; per port,
@@ -123,6 +131,8 @@ struct OutputVcs {
     queues: Vec<CellQueue>,
     /// Flits queued per port.
     queued: Vec<u32>,
+    /// The ports with a flit queued.
+    ports_queued: PortSet,
     gates: Vec<TxGate>,
     links: Vec<Link>,
     class: Vec<PortClass>,
@@ -184,11 +194,14 @@ impl VcRouter {
                 out_vc: vec![NO_VC; ports * vcs],
                 out_port: vec![0; ports * vcs],
                 arriving: vec![(0, 0); ports * vcs],
+                occupancy: Occupancy::new(ports),
+                front_wants: vec![(0, 0); ports * vcs],
             },
             outputs: OutputVcs {
                 owner: vec![FREE; ports * vcs],
                 queues: queues(),
                 queued: vec![0; ports],
+                ports_queued: PortSet::EMPTY,
                 gates: vec![TxGate::Open; ports],
                 links: vec![out_link; ports],
                 class: vec![PortClass::Terminal; ports],
@@ -283,6 +296,14 @@ impl Eligibility for Ready<'_> {
         let vc = self.inputs.out_vc[input_vc];
         let output = self.inputs.out_port[input_vc] as usize;
         (vc != NO_VC && self.outputs.gates[output].may_send(vc)).then_some(output)
+    }
+
+    fn candidate_inputs(&self) -> PortSet {
+        self.inputs.occupancy.ports_with_holders()
+    }
+
+    fn candidate_vcs(&self, input: usize) -> u64 {
+        self.inputs.occupancy.holders(input)
     }
 }
 

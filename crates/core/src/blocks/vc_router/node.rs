@@ -4,8 +4,10 @@
 //! FIFO, and sends one flit per free output link.
 
 use super::assignment::{Hop, PortClass};
+use super::occupancy::Bits;
 use super::{HeadView, Ready, Switching, VcRouter, ANY_VC, FREE, NO_VC};
 use crate::blocks::cell::{CellArena, CellId};
+use crate::blocks::fabric::trace::TraceHop;
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::routing::Router;
@@ -54,47 +56,68 @@ impl VcRouter {
         let c = &mut cells[cell];
         c.in_port = port as u16;
         c.switch_arrive_ps = arrive_ps;
-        let fifo = &mut self.inputs.fifos[port * self.vcs + c.vc as usize];
+        let (vc, input_vc) = (c.vc as usize, port * self.vcs + c.vc as usize);
+        let fifo = &mut self.inputs.fifos[input_vc];
         debug_assert!(
             fifo.len() < self.spec.buffer_cells,
             "a flit arrived at a full VC buffer: the credit loop failed"
         );
+        if fifo.is_empty() {
+            // A head at the front holds no output VC yet (the packet before it released its
+            // own); a body flit's packet holds one (its head crossed already).
+            match self.inputs.out_vc[input_vc] {
+                NO_VC => {
+                    self.inputs.front_wants[input_vc] = (c.out_port, c.next_vc);
+                    self.inputs.occupancy.set_head(port, vc);
+                }
+                _ => self.inputs.occupancy.set_holder(port, vc),
+            }
+        }
         cells.push_back(fifo, cell);
         self.held_cells += 1;
         self.stats.counters[port].cells_in += 1;
     }
 
-    /// Gives output VCs to the heads at the front of input VCs that hold none.
-    fn allocate_vcs(&mut self, cells: &CellArena) {
+    /// Gives output VCs to the heads at the front of input VCs that hold none (only those:
+    /// the occupancy's heads, in input-VC order).
+    fn allocate_vcs(&mut self) {
         let vcs = self.vcs;
-        for input_vc in 0..self.ports * vcs {
-            if self.inputs.out_vc[input_vc] != NO_VC {
-                continue;
+        for port in self.inputs.occupancy.ports_with_heads().iter() {
+            for vc in Bits(self.inputs.occupancy.heads(port)) {
+                let input_vc = port * vcs + vc;
+                let (output, wanted) = self.inputs.front_wants[input_vc];
+                self.request_vc(input_vc, output as usize, wanted);
             }
-            let Some(head) = self.inputs.fifos[input_vc].front() else {
-                continue;
-            };
-            let (output, wanted) = (cells[head].out_port as usize, cells[head].next_vc);
-            let free = |vc: usize| self.outputs.owner[output * vcs + vc] == FREE;
-            let vc = match wanted {
-                ANY_VC => (0..vcs).find(|&vc| free(vc)),
-                vc => Some(vc as usize).filter(|&vc| free(vc)),
-            };
-            let Some(vc) = vc else { continue };
-            if let Switching::VirtualCutThrough { packet_cells } = self.spec.switching {
-                let room = self.outputs.gates[output].credits(vc as u16);
-                if room.is_some_and(|room| room < packet_cells) {
-                    continue;
-                }
-            }
-            self.vc_allocator.request(input_vc, output * vcs + vc);
         }
         let (inputs, owner) = (&mut self.inputs, &mut self.outputs.owner);
         self.vc_allocator.grant(|input_vc, output_vc| {
             owner[output_vc] = input_vc as u32;
             inputs.out_vc[input_vc] = (output_vc % vcs) as u16;
             inputs.out_port[input_vc] = (output_vc / vcs) as u16;
+            inputs
+                .occupancy
+                .head_to_holder(input_vc / vcs, input_vc % vcs);
         });
+    }
+
+    /// Input VC `input_vc`, whose front head holds no output VC, asks for VC `wanted` of
+    /// `output` (any free one toward a host, [`ANY_VC`]) if it is free and, under
+    /// cut-through, has room downstream for the whole packet.
+    fn request_vc(&mut self, input_vc: usize, output: usize, wanted: u16) {
+        let vcs = self.vcs;
+        let free = |vc: usize| self.outputs.owner[output * vcs + vc] == FREE;
+        let vc = match wanted {
+            ANY_VC => (0..vcs).find(|&vc| free(vc)),
+            vc => Some(vc as usize).filter(|&vc| free(vc)),
+        };
+        let Some(vc) = vc else { return };
+        if let Switching::VirtualCutThrough { packet_cells } = self.spec.switching {
+            let room = self.outputs.gates[output].credits(vc as u16);
+            if room.is_some_and(|room| room < packet_cells) {
+                return;
+            }
+        }
+        self.vc_allocator.request(input_vc, output * vcs + vc);
     }
 
     /// The crossbar cycles of this link cycle under the speed-up.
@@ -120,10 +143,21 @@ impl VcRouter {
         let tail = cells[cell].last_of_packet;
         cells.push_back(&mut self.outputs.queues[output_vc], cell);
         self.outputs.queued[output] += 1;
+        self.outputs.ports_queued.insert(output);
         self.scratch.credits.push((input as u16, vc as u16));
+        let drained = self.inputs.fifos[input_vc].is_empty();
+        let occupancy = &mut self.inputs.occupancy;
         if tail {
             self.outputs.owner[output_vc] = FREE;
             self.inputs.out_vc[input_vc] = NO_VC;
+            occupancy.clear_holder(input, vc);
+            if let Some(head) = self.inputs.fifos[input_vc].front() {
+                // The next packet's head.
+                self.inputs.front_wants[input_vc] = (cells[head].out_port, cells[head].next_vc);
+                occupancy.set_head(input, vc);
+            }
+        } else if drained {
+            occupancy.clear_holder(input, vc);
         }
     }
 
@@ -152,8 +186,8 @@ impl VcRouter {
     /// output arbitration.
     fn send_flits<R: Router>(&mut self, ctx: &mut Context<'_, R>, measuring: bool) {
         let now_ps = ctx.now_ps;
-        for output in 0..self.ports {
-            if self.outputs.queued[output] == 0 || !self.outputs.links[output].is_idle(now_ps) {
+        for output in self.outputs.ports_queued.iter() {
+            if !self.outputs.links[output].is_idle(now_ps) {
                 continue;
             }
             let queues = &mut self.outputs.queues[output * self.vcs..(output + 1) * self.vcs];
@@ -181,7 +215,13 @@ impl VcRouter {
                 .cells
                 .pop_front(&mut queues[vc])
                 .expect("the arbiter picked a non-empty VC");
+            if ctx.cells[cell].trace != 0 {
+                self.trace_hop(ctx, cell, output);
+            }
             self.outputs.queued[output] -= 1;
+            if self.outputs.queued[output] == 0 {
+                self.outputs.ports_queued.remove(output);
+            }
             self.held_cells -= 1;
             let link = &mut self.outputs.links[output];
             let arrive_ps = link.transmit(now_ps, self.cell_bytes) + self.pipeline_ps;
@@ -193,6 +233,24 @@ impl VcRouter {
             }
             ctx.send_cell(output, cell, arrive_ps);
         }
+    }
+}
+
+impl VcRouter {
+    /// Records the hop of traced `cell` as it leaves by `output` now (Gibson et al., NSDI '22,
+    /// §3.5: every TiN on a traced cell's path samples it).
+    fn trace_hop<R: Router>(&self, ctx: &mut Context<'_, R>, cell: CellId, output: usize) {
+        let c = &ctx.cells[cell];
+        let hop = TraceHop {
+            switch: ctx.router_index().expect("a router is a switch"),
+            in_port: c.in_port,
+            out_port: output as u16,
+            vc: c.vc,
+            queue_cells: self.outputs.queued[output],
+            arrive_ps: c.switch_arrive_ps,
+            depart_ps: ctx.now_ps,
+        };
+        ctx.trace_hop(cell, hop);
     }
 }
 
@@ -220,7 +278,7 @@ impl<R: Router> Node<R> for VcRouter {
     fn tick(&mut self, ctx: &mut Context<'_, R>) -> Option<TimePs> {
         let now_ps = ctx.now_ps;
         let measuring = now_ps >= self.stats.measure_from_ps;
-        self.allocate_vcs(ctx.cells);
+        self.allocate_vcs();
         self.switch_flits(ctx.cells);
         // A credit waits the credit delay, then crosses the channel as a flit does (a cell
         // time and the propagation).
