@@ -40,12 +40,13 @@ pub struct Cell {
     /// whose last byte the cell carries, the first of them if several; [`NO_PACKET`] if none.
     pub packet: u32,
     /// What the design keeps in the cell beside routing (its kind, congestion marks); only the
-    /// design that wrote it reads it.
+    /// design that wrote it reads it, except the fabric's [`TRACED`] bit.
     pub flags: u8,
-    /// The cell's number among the traced cells, from 1, or 0 if its trace bit is clear
-    /// (Aquila's Trace Enable bit, Gibson et al., NSDI '22, §3.1, §3.5).
-    pub trace: u32,
 }
+
+/// The bit of [`Cell::flags`] the fabric sets on a traced cell (Aquila's Trace Enable bit,
+/// Gibson et al., NSDI '22, §3.1, §3.5); the designs' own bits are the lower six.
+pub const TRACED: u8 = 1 << 6;
 
 /// [`Cell::packet`] of a cell that ends no packet.
 pub const NO_PACKET: u32 = u32::MAX;
@@ -82,7 +83,6 @@ impl Cell {
             seq: 0,
             packet: NO_PACKET,
             flags: 0,
-            trace: 0,
         }
     }
 }

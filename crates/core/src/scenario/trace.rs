@@ -3,8 +3,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{invalid, Scenario, ScenarioError};
-
 /// Which cells carry the trace bit.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -13,29 +11,4 @@ pub struct TraceConfig {
     /// tracing), drawn from the run's seeded random stream; every VC router a traced cell
     /// leaves records the hop in the `cell_trace` table.
     pub fraction: f64,
-}
-
-impl Scenario {
-    /// The fraction of cells traced (0 without a `trace` section).
-    pub fn trace_fraction(&self) -> f64 {
-        self.trace.as_ref().map_or(0.0, |t| t.fraction)
-    }
-
-    /// A fraction from 0 to 1, and VC routers to record the hops.
-    pub(super) fn validate_trace(&self) -> Result<(), ScenarioError> {
-        let fraction = self.trace_fraction();
-        if !(0.0..=1.0).contains(&fraction) {
-            return Err(invalid(
-                "trace.fraction",
-                format!("expected a fraction of the cells from 0 to 1, got {fraction}"),
-            ));
-        }
-        if fraction > 0.0 && !self.uses_vcs() {
-            return Err(invalid(
-                "trace.fraction",
-                "cells are traced through VC routers: expected switch.scheduler = \"vc_separable\" or \"vc_islip\"",
-            ));
-        }
-        Ok(())
-    }
 }

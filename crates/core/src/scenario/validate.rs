@@ -561,6 +561,33 @@ fn has_groups(kind: TopologyName) -> bool {
     )
 }
 
+/// The `trace` section's checks (kept here, beside the other sections', so `trace.rs` needs
+/// nothing of the scenario).
+impl Scenario {
+    /// The fraction of cells traced (0 without a `trace` section).
+    pub fn trace_fraction(&self) -> f64 {
+        self.trace.as_ref().map_or(0.0, |t| t.fraction)
+    }
+
+    /// A fraction from 0 to 1, and VC routers to record the hops.
+    pub(super) fn validate_trace(&self) -> Result<(), ScenarioError> {
+        let fraction = self.trace_fraction();
+        if !(0.0..=1.0).contains(&fraction) {
+            return Err(invalid(
+                "trace.fraction",
+                format!("expected a fraction of the cells from 0 to 1, got {fraction}"),
+            ));
+        }
+        if fraction > 0.0 && !self.uses_vcs() {
+            return Err(invalid(
+                "trace.fraction",
+                "cells are traced through VC routers: expected switch.scheduler = \"vc_separable\" or \"vc_islip\"",
+            ));
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,7 +24,7 @@ pub mod node;
 pub mod rma_account;
 pub mod trace;
 
-use crate::blocks::cell::{Cell, CellArena, CellId, CellQueue};
+use crate::blocks::cell::{Cell, CellArena, CellId, CellQueue, TRACED};
 use crate::blocks::flow_control::{FlowSignal, EVERY_CHANNEL};
 use crate::blocks::packet::PacketArena;
 use crate::blocks::routing::Router;
@@ -218,7 +218,11 @@ impl Plumbing {
         self.metrics.moves += 1;
         if self.metrics.trace.is_on() && self.router_index[node] == u32::MAX {
             // A host sends the cell: it sets the trace bit on the sampled fraction.
-            cells[cell].trace = self.metrics.trace.sample();
+            if self.metrics.trace.sample(cell) {
+                cells[cell].flags |= TRACED;
+            } else {
+                cells[cell].flags &= !TRACED;
+            }
         }
         let index = self.port(node, port);
         if self.layer1.hand_over(index, cell, cells) {

@@ -85,8 +85,10 @@ impl<R: Router> Context<'_, R> {
 
     /// Records a hop of `cell`, whose trace bit is set, through this switch.
     pub fn trace_hop(&mut self, cell: CellId, hop: super::trace::TraceHop) {
-        let cell = &self.cells[cell];
-        self.plumbing.metrics.trace.record(cell, hop);
+        self.plumbing
+            .metrics
+            .trace
+            .record(cell, &self.cells[cell], hop);
     }
 
     /// Sends a flow-control signal back over the link on `port`, leaving at `leave_ps` (not

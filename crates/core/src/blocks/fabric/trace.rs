@@ -9,7 +9,9 @@
 use rand::Rng as _;
 use serde::Serialize;
 
-use crate::blocks::cell::Cell;
+use std::collections::HashMap;
+
+use crate::blocks::cell::{Cell, CellId};
 use crate::engine::rng::Rng;
 use crate::engine::time::TimePs;
 
@@ -68,6 +70,9 @@ pub struct CellTrace {
     traced: u32,
     /// Per traced cell: hops recorded so far.
     hops_of: Vec<u32>,
+    /// The trace number (from 1) of the cell last sent under each arena slot with its trace
+    /// bit set (a slot reused by an untraced cell has the bit clear and is not looked up).
+    number_of: HashMap<u32, u32>,
     table: TraceTable,
 }
 
@@ -79,6 +84,7 @@ impl CellTrace {
             rng: None,
             traced: 0,
             hops_of: Vec::new(),
+            number_of: HashMap::new(),
             table: TraceTable::default(),
         }
     }
@@ -98,24 +104,26 @@ impl CellTrace {
         self.fraction > 0.0
     }
 
-    /// Decides whether a cell a host sends now is traced: its trace number, or 0.
-    pub fn sample(&mut self) -> u32 {
+    /// Decides whether `cell`, which a host sends now, is traced (numbering it if so).
+    pub fn sample(&mut self, cell: CellId) -> bool {
         let Some(rng) = self.rng.as_mut() else {
-            return 0;
+            return false;
         };
         if !rng.gen_bool(self.fraction) {
-            return 0;
+            return false;
         }
         self.traced += 1;
         self.hops_of.push(0);
-        self.traced
+        self.number_of.insert(cell.index(), self.traced);
+        true
     }
 
-    /// Records a hop of traced `cell`.
-    pub fn record(&mut self, cell: &Cell, hop: TraceHop) {
-        let index = cell.trace as usize - 1;
+    /// Records a hop of traced cell `id`, which is `cell`.
+    pub fn record(&mut self, id: CellId, cell: &Cell, hop: TraceHop) {
+        let number = self.number_of[&id.index()];
+        let index = number as usize - 1;
         let t = &mut self.table;
-        t.trace.push(cell.trace);
+        t.trace.push(number);
         t.src.push(cell.src);
         t.dst.push(cell.dst);
         t.hop.push(self.hops_of[index]);
@@ -158,14 +166,14 @@ mod tests {
     #[test]
     fn a_fraction_of_the_cells_is_traced_and_numbered() {
         let mut trace = CellTrace::sampling(0.25, rng());
-        let numbers: Vec<u32> = (0..10_000)
-            .map(|_| trace.sample())
-            .filter(|&n| n > 0)
+        let traced: Vec<u32> = (0..10_000)
+            .filter(|&i| trace.sample(CellId::from_index(i)))
             .collect();
-        assert!((2_300..2_700).contains(&numbers.len()), "{}", numbers.len());
-        assert_eq!(numbers, (1..=numbers.len() as u32).collect::<Vec<_>>());
+        assert!((2_300..2_700).contains(&traced.len()), "{}", traced.len());
+        let numbers: Vec<u32> = traced.iter().map(|i| trace.number_of[i]).collect();
+        assert_eq!(numbers, (1..=traced.len() as u32).collect::<Vec<_>>());
         let mut off = CellTrace::off();
-        assert!((0..1_000).all(|_| off.sample() == 0));
+        assert!((0..1_000).all(|i| !off.sample(CellId::from_index(i))));
         assert!(off.table().is_none());
     }
 
@@ -173,13 +181,12 @@ mod tests {
     #[test]
     fn hops_are_numbered_per_cell() {
         let mut trace = CellTrace::sampling(1.0, rng());
-        let mut cells = [
+        let cells = [
             Cell::new(0, 1, 8, true, 0, 0),
             Cell::new(1, 0, 8, true, 0, 0),
         ];
-        for cell in &mut cells {
-            cell.trace = trace.sample();
-        }
+        let ids = [CellId::from_index(7), CellId::from_index(3)];
+        assert!(ids.iter().all(|&id| trace.sample(id)));
         let hop = |switch, depart_ps| TraceHop {
             switch,
             in_port: 0,
@@ -189,9 +196,9 @@ mod tests {
             arrive_ps: 0,
             depart_ps,
         };
-        trace.record(&cells[0], hop(3, 1_000));
-        trace.record(&cells[1], hop(4, 1_000));
-        trace.record(&cells[0], hop(5, 2_000));
+        trace.record(ids[0], &cells[0], hop(3, 1_000));
+        trace.record(ids[1], &cells[1], hop(4, 1_000));
+        trace.record(ids[0], &cells[0], hop(5, 2_000));
         let table = trace.table().expect("tracing is on");
         assert_eq!(table.trace, [1, 2, 1]);
         assert_eq!(table.hop, [0, 0, 1]);

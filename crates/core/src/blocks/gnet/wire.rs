@@ -82,7 +82,7 @@ impl Outgoing {
         let last = index + 1 == flits;
         let payload = if last { self.payload_bytes } else { 0 };
         let mut cell = Cell::new(src, self.dst, payload, last, inject_ps, head_ps);
-        cell.flags = self.kind as u8;
+        cell.flags = self.kind as u8; // a new cell: the trace bit is set as it is sent
         cell.seq = self.slot;
         cell.packet = self.word;
         cell

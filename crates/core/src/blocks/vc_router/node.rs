@@ -6,7 +6,7 @@
 use super::assignment::{Hop, PortClass};
 use super::occupancy::Bits;
 use super::{HeadView, Ready, Switching, VcRouter, ANY_VC, FREE, NO_VC};
-use crate::blocks::cell::{CellArena, CellId};
+use crate::blocks::cell::{CellArena, CellId, TRACED};
 use crate::blocks::fabric::trace::TraceHop;
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;
@@ -215,7 +215,7 @@ impl VcRouter {
                 .cells
                 .pop_front(&mut queues[vc])
                 .expect("the arbiter picked a non-empty VC");
-            if ctx.cells[cell].trace != 0 {
+            if ctx.cells[cell].flags & TRACED != 0 {
                 self.trace_hop(ctx, cell, output);
             }
             self.outputs.queued[output] -= 1;
