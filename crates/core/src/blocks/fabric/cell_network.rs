@@ -1408,6 +1408,18 @@ mod tests {
     use crate::run::RunError;
     use crate::scenario::Scenario;
 
+    /// `network` run to half of `end_ps` and stopped there, with no deadlock.
+    fn stopped_halfway<R: crate::blocks::routing::Router>(
+        network: super::Network<R>,
+        end_ps: u64,
+    ) -> (super::Network<R>, crate::engine::kernel::Clock) {
+        let mut kernel = Kernel::new(network, end_ps);
+        kernel.advance(end_ps / 2);
+        let (network, clock, deadlock) = kernel.into_parts();
+        assert!(deadlock.is_none());
+        (network, clock)
+    }
+
     /// A small fabric stopped halfway through, with cells in every place they can be.
     fn halfway() -> (
         super::Network<crate::blocks::routing::FabricRouter>,
@@ -1420,11 +1432,7 @@ mod tests {
             "switch": {"scheduler": "output_queued", "buffer_cells": 4},
             "traffic": {"load": 1.0}}"#;
         let network = cell_fabric::build(&Scenario::from_json(json).unwrap()).unwrap();
-        let mut kernel = Kernel::new(network, 5_120_000);
-        kernel.advance(2_560_000);
-        let (network, clock, deadlock) = kernel.into_parts();
-        assert!(deadlock.is_none());
-        (network, clock)
+        stopped_halfway(network, 5_120_000)
     }
 
     #[test]
@@ -1754,11 +1762,7 @@ mod tests {
             "cell": {"size_bytes": 264, "payload_bytes": 256},
             "traffic": {"load": 0.5, "include_self": false, "broadcast_fraction": 0.3}}"#;
         let network = crate::designs::rifl::build(&Scenario::from_json(json).unwrap()).unwrap();
-        let mut kernel = Kernel::new(network, 42_240_000);
-        kernel.advance(21_120_000);
-        let (network, clock, deadlock) = kernel.into_parts();
-        assert!(deadlock.is_none());
-        (network, clock)
+        stopped_halfway(network, 42_240_000)
     }
 
     /// The account counts a switch's copies of a broadcast as cells it made: it settles
