@@ -54,6 +54,12 @@ pub enum Burst {
         /// Mean packets per burst (at least 1).
         mean_packets: f64,
     },
+    /// Exactly `packets` whole packets: a message of fixed size (Aquila's Fig. 10 varies only
+    /// the message size at a fixed mean rate, Gibson et al., NSDI '22, §5.1).
+    FixedPackets {
+        /// Packets per burst (at least 1).
+        packets: u32,
+    },
 }
 
 impl Burst {
@@ -71,16 +77,37 @@ impl Burst {
                 packet_cells / (1.0 - phi)
             }
             Burst::WholePackets { mean_packets } => mean_packets.max(1.0) * packet_cells,
+            Burst::FixedPackets { packets } => packets.max(1) as f64 * packet_cells,
         }
     }
 
-    /// The geometric draw of a burst's length beyond its first unit (cell or packet).
-    fn extra_units(self) -> Geometric {
+    /// How a burst's units beyond its first are counted: a geometric draw, or a fixed number.
+    fn extra_units(self) -> ExtraUnits {
         let mean = match self {
             Burst::CutCells { mean_cells } | Burst::WholeCells { mean_cells } => mean_cells,
             Burst::WholePackets { mean_packets } => mean_packets,
+            Burst::FixedPackets { packets } => return ExtraUnits::Fixed(packets.max(1) as u64 - 1),
         };
-        Geometric::new(1.0 / mean.max(1.0)).expect("mean burst of at least one unit")
+        let draw = Geometric::new(1.0 / mean.max(1.0)).expect("mean burst of at least one unit");
+        ExtraUnits::Drawn(draw)
+    }
+}
+
+/// A burst's units beyond its first.
+#[derive(Clone, Copy, Debug)]
+enum ExtraUnits {
+    /// Drawn from a geometric distribution.
+    Drawn(Geometric),
+    /// Always this many.
+    Fixed(u64),
+}
+
+impl ExtraUnits {
+    fn sample(self, rng: &mut Rng) -> u64 {
+        match self {
+            ExtraUnits::Drawn(draw) => draw.sample(rng),
+            ExtraUnits::Fixed(units) => units,
+        }
     }
 }
 
@@ -112,6 +139,8 @@ pub enum Destinations {
         /// Share of packets sent to the hot terminal.
         fraction: f64,
     },
+    /// Nowhere: the source sends nothing (a host no listed pair starts from).
+    Silent,
 }
 
 /// Packet size distribution, in bytes of payload.
@@ -191,8 +220,9 @@ pub struct Generator {
     destinations: Destinations,
     rng: Rng,
     idle_slots: Option<Geometric>,
-    /// Bursty arrivals: how bursts are filled, and the draw of a burst's units beyond its first.
-    burst: Option<(Burst, Geometric)>,
+    /// Bursty arrivals: how bursts are filled, and how a burst's units beyond its first are
+    /// counted.
+    burst: Option<(Burst, ExtraUnits)>,
     /// A finite workload's bytes left per destination.
     budget: Option<PairBudget>,
     next_ps: TimePs,
@@ -219,7 +249,8 @@ impl Generator {
                 Some((burst, burst.extra_units())),
             ),
         };
-        let idle_slots = (spec.load > 0.0).then(|| {
+        let sends = spec.load > 0.0 && destinations != Destinations::Silent;
+        let idle_slots = sends.then(|| {
             let mean_idle = mean_on_cells * (1.0 - spec.load) / spec.load;
             Geometric::new(1.0 / (1.0 + mean_idle)).expect("load in (0, 1] gives a valid geometric")
         });
@@ -391,7 +422,7 @@ impl Generator {
                 let cells = (size_bytes as u64).div_ceil(payload);
                 (size_bytes as u64, cells.min(left))
             }
-            Burst::WholePackets { .. } => (size_bytes as u64, 1),
+            Burst::WholePackets { .. } | Burst::FixedPackets { .. } => (size_bytes as u64, 1),
         };
         self.packet_bytes_left = bytes as u32;
         self.burst_units_left = left - units;
@@ -434,6 +465,7 @@ impl Generator {
                     self.rng.gen_range(0..ports)
                 }
             }
+            Destinations::Silent => unreachable!("a silent source starts no burst"),
         }
     }
 }
@@ -485,6 +517,7 @@ mod tests {
             Arrival::Bursty(Burst::CutCells { mean_cells: 16.0 }),
             Arrival::Bursty(Burst::WholeCells { mean_cells: 16.0 }),
             Arrival::Bursty(Burst::WholePackets { mean_packets: 3.0 }),
+            Arrival::Bursty(Burst::FixedPackets { packets: 3 }),
         ] {
             for sizes in [
                 PacketSizes::Fixed(64),
@@ -561,6 +594,44 @@ mod tests {
 
     /// Splits cells into bursts (consecutive slots, one destination) and packets; returns
     /// (burst lengths in cells, packet sizes in bytes).
+    /// A fixed burst is a message of exactly its packets: every burst (bursts to one host back
+    /// to back count as one) is a whole number of messages, and nearly all are one.
+    #[test]
+    fn fixed_bursts_have_exactly_their_packets() {
+        let mut spec = spec(
+            0.3,
+            Arrival::Bursty(Burst::FixedPackets { packets: 5 }),
+            PacketSizes::Fixed(200),
+        );
+        spec.stop_ps = 10 * 200_000;
+        let destinations = Destinations::Uniform {
+            ports: 256,
+            include_self: true,
+        };
+        let (bursts, packets) = bursts_and_packets(&run(spec, destinations));
+        let message_cells = 5 * 200u64.div_ceil(64);
+        assert!(
+            bursts.iter().all(|cells| cells % message_cells == 0),
+            "{bursts:?}"
+        );
+        let single = bursts
+            .iter()
+            .filter(|&&cells| cells == message_cells)
+            .count();
+        assert!(single as f64 > 0.95 * bursts.len() as f64 && bursts.len() > 100);
+        assert!(packets.iter().all(|&bytes| bytes == 200));
+    }
+
+    /// A silent source (a host no pair starts from) sends nothing at any load.
+    #[test]
+    fn a_silent_source_sends_nothing() {
+        assert!(run(
+            spec(1.0, Arrival::Bernoulli, PacketSizes::Fixed(64)),
+            Destinations::Silent
+        )
+        .is_empty());
+    }
+
     fn bursts_and_packets(cells: &[Cell]) -> (Vec<u64>, Vec<u32>) {
         let (mut bursts, mut packets) = (vec![0u64], vec![0u32]);
         for (i, cell) in cells.iter().enumerate() {

@@ -63,6 +63,9 @@ impl Scenario {
                     (BurstPacketsName::Whole, Some(mean_packets)) => {
                         Burst::WholePackets { mean_packets }
                     }
+                    (BurstPacketsName::Fixed, packets) => Burst::FixedPackets {
+                        packets: packets.expect("validated: a fixed burst has a count") as u32,
+                    },
                     (BurstPacketsName::Whole, None) => Burst::WholeCells {
                         mean_cells: cells.expect("validated: bursty arrivals have a length"),
                     },
@@ -439,6 +442,13 @@ impl Scenario {
                         count: next.end - next.start,
                     }
                 }
+                DestinationName::Pairs => t
+                    .pairs
+                    .iter()
+                    .find(|[source, _]| *source as usize == i)
+                    .map_or(Destinations::Silent, |[_, dst]| {
+                        Destinations::Fixed(*dst as u16)
+                    }),
             })
             .collect()
     }

@@ -584,10 +584,17 @@ pub enum BurstPacketsName {
     /// its drawn count of packets (`burst_mean_packets`).
     #[default]
     Whole,
+    /// Packets stay whole and every burst has exactly `burst_mean_packets` of them: messages of
+    /// one size (Aquila's Fig. 10, Gibson et al., NSDI '22, §5.1).
+    Fixed,
 }
 
 impl Named for BurstPacketsName {
-    const ALL: &'static [BurstPacketsName] = &[BurstPacketsName::Cut, BurstPacketsName::Whole];
+    const ALL: &'static [BurstPacketsName] = &[
+        BurstPacketsName::Cut,
+        BurstPacketsName::Whole,
+        BurstPacketsName::Fixed,
+    ];
 
     fn entry(self) -> (&'static str, &'static str) {
         match self {
@@ -595,6 +602,10 @@ impl Named for BurstPacketsName {
             BurstPacketsName::Whole => (
                 "whole",
                 "packets stay whole: a burst ends with the packet that reaches its length",
+            ),
+            BurstPacketsName::Fixed => (
+                "fixed",
+                "packets stay whole and every burst has exactly burst_mean_packets of them",
             ),
         }
     }
@@ -616,6 +627,9 @@ pub enum DestinationName {
     /// Every host sends uniformly to the hosts of the next group (the Dragonfly's adversarial
     /// pattern, Kim et al. 2008).
     GroupShift,
+    /// The sources listed in `traffic.pairs` each send to their one destination; the other
+    /// hosts send nothing.
+    Pairs,
 }
 
 impl Named for DestinationName {
@@ -624,6 +638,7 @@ impl Named for DestinationName {
         DestinationName::Permutation,
         DestinationName::Hotspot,
         DestinationName::GroupShift,
+        DestinationName::Pairs,
     ];
 
     fn entry(self) -> (&'static str, &'static str) {
@@ -639,6 +654,10 @@ impl Named for DestinationName {
             DestinationName::GroupShift => (
                 "group_shift",
                 "every host to random hosts of the next group (pod or Dragonfly group)",
+            ),
+            DestinationName::Pairs => (
+                "pairs",
+                "each source of traffic.pairs to its destination; the other hosts send nothing",
             ),
         }
     }
@@ -667,6 +686,8 @@ pub struct TrafficConfig {
     pub bytes_per_pair: Option<u64>,
     /// Destination pattern.
     pub destinations: DestinationName,
+    /// Pairs: `[source, destination]` host indices, a source at most once.
+    pub pairs: Vec<[u32; 2]>,
     /// Uniform: whether a terminal may send to itself (`rifl`: false).
     pub include_self: bool,
     /// `rifl`: share of packets (whole bursts, under bursty arrivals) a host sends to every
@@ -698,6 +719,7 @@ impl Default for TrafficConfig {
             burst_packets: BurstPacketsName::Whole,
             bytes_per_pair: None,
             destinations: DestinationName::Uniform,
+            pairs: Vec::new(),
             include_self: true,
             broadcast_fraction: 0.0,
             hotspot_port: 0,

@@ -200,6 +200,9 @@ impl Scenario {
             );
         }
         let destinations = format!("traffic.destinations = {:?}", t.destinations.as_str());
+        if t.destinations != DestinationName::Pairs {
+            unused.add(&["traffic.pairs"], "traffic.destinations", &destinations);
+        }
         if t.destinations != DestinationName::Hotspot {
             unused.add(
                 &["traffic.hotspot_port", "traffic.hotspot_fraction"],

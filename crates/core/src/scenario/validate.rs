@@ -439,6 +439,54 @@ impl Scenario {
                 "a burst counted in packets keeps them whole: set traffic.burst_packets = \"whole\"",
             ));
         }
+        let whole_count = t
+            .burst_mean_packets
+            .is_some_and(|n| n.fract() == 0.0 && n <= 1e9);
+        if t.burst_packets == BurstPacketsName::Fixed && !whole_count {
+            return Err(invalid(
+                "traffic.burst_packets",
+                "a fixed burst has exactly traffic.burst_mean_packets packets: expected that key, a whole number",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Pairs: at least one, hosts that exist, a source to another host, each source once.
+    fn validate_pairs(&self, t: &TrafficConfig) -> Result<(), ScenarioError> {
+        let key = "traffic.pairs";
+        if t.destinations != DestinationName::Pairs {
+            return Ok(());
+        }
+        if t.pairs.is_empty() {
+            return Err(invalid(
+                key,
+                "traffic.destinations = \"pairs\" needs at least one [source, destination] pair",
+            ));
+        }
+        let hosts = self.terminals();
+        let mut sources = std::collections::BTreeSet::new();
+        for &[source, destination] in &t.pairs {
+            if source >= hosts || destination >= hosts {
+                return Err(invalid(
+                    key,
+                    format!("expected host indices below {hosts}, got [{source}, {destination}]"),
+                ));
+            }
+            if source == destination {
+                return Err(invalid(
+                    key,
+                    format!("expected a source and another host as its destination, got [{source}, {destination}]"),
+                ));
+            }
+            if !sources.insert(source) {
+                return Err(invalid(
+                    key,
+                    format!(
+                        "host {source} is the source of two pairs: a source has one destination"
+                    ),
+                ));
+            }
+        }
         Ok(())
     }
 
@@ -456,6 +504,7 @@ impl Scenario {
             ));
         }
         self.validate_bursts(t)?;
+        self.validate_pairs(t)?;
         if let Some(bytes) = t.bytes_per_pair {
             if bytes == 0 {
                 return Err(invalid(
@@ -592,7 +641,7 @@ impl Scenario {
 mod tests {
     use super::*;
     use crate::blocks::switch::SchedulerKind;
-    use crate::blocks::traffic::{Arrival, Burst};
+    use crate::blocks::traffic::{Arrival, Burst, Destinations};
 
     fn error(json: &str) -> ScenarioError {
         Scenario::from_json(json).expect_err("scenario should be rejected")
@@ -707,5 +756,61 @@ mod tests {
             arrival(r#""burst_packets": "whole""#),
             Err("traffic.arrival".into())
         );
+    }
+
+    #[test]
+    fn a_fixed_burst_needs_a_whole_count_of_packets() {
+        let arrival = |traffic: &str| {
+            Scenario::from_json(&format!(
+                r#"{{"cell": {{"size_bytes": 256}}, "traffic": {{"arrival": "bursty", {traffic}}}}}"#
+            ))
+            .map(|s| s.arrival())
+            .map_err(|e| e.key)
+        };
+        assert_eq!(
+            arrival(r#""burst_packets": "fixed", "burst_mean_packets": 4"#),
+            Ok(Arrival::Bursty(Burst::FixedPackets { packets: 4 }))
+        );
+        for bad in [
+            r#""burst_packets": "fixed", "burst_mean_packets": 4.5"#,
+            r#""burst_packets": "fixed", "burst_mean_cells": 4"#,
+        ] {
+            assert_eq!(arrival(bad), Err("traffic.burst_packets".into()), "{bad}");
+        }
+    }
+
+    #[test]
+    fn pairs_name_existing_hosts_each_source_once() {
+        let error = |pairs: &str| {
+            let json = format!(
+                r#"{{"switch": {{"ports": 8}}, "traffic": {{"destinations": "pairs", "pairs": {pairs}}}}}"#
+            );
+            Scenario::from_json(&json).err().map(|e| (e.key, e.message))
+        };
+        assert_eq!(error("[[0, 5], [5, 0]]"), None);
+        for (pairs, says) in [
+            ("[]", "at least one"),
+            ("[[0, 8]]", "below 8"),
+            ("[[3, 3]]", "another host"),
+            ("[[1, 2], [1, 3]]", "host 1 is the source of two pairs"),
+        ] {
+            let (key, message) = error(pairs).expect(pairs);
+            assert_eq!(key, "traffic.pairs");
+            assert!(message.contains(says), "{pairs}: {message}");
+        }
+    }
+
+    #[test]
+    fn only_the_sources_of_pairs_send() {
+        let json =
+            r#"{"switch": {"ports": 8}, "traffic": {"destinations": "pairs", "pairs": [[2, 6]]}}"#;
+        let s = Scenario::from_json(json).unwrap();
+        let topology = s.topology().unwrap();
+        let destinations = s.destinations(&topology);
+        assert_eq!(destinations[2], Destinations::Fixed(6));
+        assert!(destinations
+            .iter()
+            .enumerate()
+            .all(|(i, d)| i == 2 || *d == Destinations::Silent));
     }
 }
