@@ -30,7 +30,7 @@ def test_list_names_every_reproduction_with_its_runs_and_time():
         "classic-hol", "rifl-table1", "rifl-fig5", "clint-table2", "clint-fig8", "clint-fig9",
         "clint-fig10", "stardust-fig7", "stardust-fig10a",
         "stardust-fig10c", "stardust-fig12", "baselines-fig10", "aquila-fig7", "aquila-fig8",
-        "aquila-fig9", "aquarius-micro", "aquarius-fct", "aquarius-queues"]
+        "aquila-fig9", "aquila-fig10", "aquarius-micro", "aquarius-fct", "aquarius-queues"]
     assert "16 runs, about 31 s on one core" in lines[1]
     runs = {line.split()[0]: line.split(" runs, about ")[0].split()[-1] for line in lines}
     assert [runs[n] for n in ("stardust-fig7", "stardust-fig10a", "stardust-fig10c", "stardust-fig12",

@@ -229,6 +229,20 @@ REPRODUCTIONS: dict[str, Reproduction] = {
                       {"rma.priority": ["high", "low"], "traffic.load": [0.0, 0.2]}, AQUILA_13_PODS)},
         # Measured run by run with --jobs 1 on the shared 2-core machine: 2, 34, 4 and 33 s.
         wall_s=80),
+    "aquila-fig10": Reproduction(
+        "Aquila §5.1, §6, Fig. 10: one machine (a TiN's host at 100 Gb/s) sends messages of 4 KB to "
+        "1 MB at 0.6 Gb/s on average to a machine in another pod, on the full Clique (50 Gb/s of "
+        "minimal routes per pod pair) and at half scale (100 Gb/s); the packets' p99 beside the "
+        "paper's tail rising past 40 µs at full scale and flat at half scale, with the default "
+        "bias toward minimal routes and with one of 16 cells (no misroute)",
+        {f"{bias}-{packets * 4}k": Part("aquila/fig10-burst-size.toml",
+                                        {"topology.clique.pods": [48, 24]},
+                                        {"traffic.burst_mean_packets": packets,
+                                         "routing.nonminimal_bias_cells": bias,
+                                         # twelve messages on average
+                                         "run.duration_ns": 12 * packets * 4096 * 8 * 10 // 6})
+         for bias in (2, 16) for packets in (1, 16, 64, 256)},
+        wall_s=60),
     "aquarius-micro": Reproduction(
         "Aquarius (Li, Zeng, Hu & Chen, slides, \"Micro-benchmark\"): f1-f3 share the bottleneck and "
         "the victim f4 keeps its 100 Gbit/s under Aquarius; under PFC and BFC with a queue collision "

@@ -6,6 +6,7 @@
 //! into bins and the Dragonfly throughput bounds of Kim et al. (ISCA 2008).
 
 use crate::blocks::fabric::cell_network::Network;
+use crate::blocks::gnet::wire::{flits_of, DATA_CELL_BYTES};
 use crate::blocks::routing::{mode, FabricRouter, RouteTable};
 use crate::blocks::topology::{Topology, TopologyError};
 use crate::blocks::vc_router::dependency::{self, DependencyError, RoutingReach};
@@ -34,10 +35,16 @@ pub fn build(scenario: &Scenario) -> Result<CellFabric, ScenarioError> {
     })?;
     let routing = scenario.routing.clone().unwrap_or_default();
     let mode = mode(&routing.mode).expect("validated routing mode");
-    let router = FabricRouter::new(table, mode, scenario.run.seed, routing.spray_rounds)
-        .with_sampled_weights(routing.sampled_weights());
-    let name = routing.mode;
     let mut spec = scenario.network_spec("cell_fabric", topology);
+    let mut weights = routing.sampled_weights();
+    if let Some(gnet) = &spec.gnet {
+        // The VC routers count their queues in flits: the bias, in maximum cells, becomes the
+        // flits of as many 160-byte cells.
+        weights.nonminimal_bias_cells *= flits_of(DATA_CELL_BYTES, gnet.flit_bytes) as f64;
+    }
+    let router = FabricRouter::new(table, mode, scenario.run.seed, routing.spray_rounds)
+        .with_sampled_weights(weights);
+    let name = routing.mode;
     let mut router = router;
     if let Some(vc) = &spec.vc {
         check_vc_rule(&spec.topology, &router, vc, &name)?;

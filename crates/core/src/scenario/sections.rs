@@ -74,7 +74,8 @@ pub struct RoutingConfig {
     /// misroute's path being about twice as long, is our reading).
     pub nonminimal_weight: f64,
     /// `aquila_fully_adaptive`: cells added to a non-minimal candidate's cost, the bias toward
-    /// minimal routes (2 maximum cells is our reading).
+    /// minimal routes (2 maximum cells is our reading); where the TiNs move 16-byte flits (IP
+    /// over GNet) their queues count flits, and the bias is the flits of as many 160-byte cells.
     pub nonminimal_bias_cells: f64,
 }
 

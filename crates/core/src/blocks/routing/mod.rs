@@ -66,8 +66,9 @@ pub trait Router {
         false
     }
 
-    /// Cells sent on a non-minimal route so far, for routers whose mode counts them.
-    fn nonminimal_cells(&self) -> Option<u64> {
+    /// Cells sent on a non-minimal route so far and cells routed at their source switch (what
+    /// the first is a share of), for routers whose mode counts them.
+    fn nonminimal_cells(&self) -> Option<(u64, u64)> {
         None
     }
 
@@ -550,9 +551,9 @@ impl Router for FabricRouter {
         self.mode.needs_groups && cell.route_tag < UNDECIDED
     }
 
-    fn nonminimal_cells(&self) -> Option<u64> {
+    fn nonminimal_cells(&self) -> Option<(u64, u64)> {
         modes::sampled_adaptive::counts_nonminimal(self.mode)
-            .then_some(self.adaptive.nonminimal_cells)
+            .then_some((self.adaptive.nonminimal_cells, self.adaptive.cells_routed))
     }
 
     fn planned_output(&self, switch: usize, _input: usize, cell: &Cell) -> Option<usize> {

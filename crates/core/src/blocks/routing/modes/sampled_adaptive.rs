@@ -64,6 +64,9 @@ pub struct Adaptive {
     pub weights: Weights,
     /// Cells sent on a non-minimal route.
     pub nonminimal_cells: u64,
+    /// Cells routed at their source switch by a mode that counts its non-minimal cells: the
+    /// routing units (a cell, or a VC router's packet of flits) the count is a share of.
+    pub cells_routed: u64,
 }
 
 /// Fully Adaptive: the cheapest of two sampled minimal and three sampled non-minimal routes.
@@ -220,7 +223,14 @@ fn cheapest(d: &mut Decision<'_>, c: &Candidates) -> usize {
     }
 }
 
+/// Counts `d`'s cell as routed if this is its source switch (its first decision).
+fn count_routed(d: &mut Decision<'_>) {
+    let (src_switch, _) = d.table.terminal_at(d.cell.src as usize);
+    d.adaptive.cells_routed += (src_switch == d.switch) as u64;
+}
+
 fn fully_adaptive(d: &mut Decision<'_>) -> usize {
+    count_routed(d);
     let c = sample(d, true);
     cheapest(d, &c)
 }
@@ -257,6 +267,7 @@ fn hashed(d: &mut Decision<'_>, nonminimal: bool) -> usize {
 }
 
 fn deterministic(d: &mut Decision<'_>) -> usize {
+    count_routed(d);
     hashed(d, true)
 }
 
@@ -361,7 +372,7 @@ mod tests {
                 let (a, b) = (t.group(first[0]), t.group(*first.last().unwrap()));
                 detours += first.iter().any(|&s| t.group(s) != a && t.group(s) != b) as usize;
             }
-            let misroutes = r.nonminimal_cells();
+            let misroutes = r.nonminimal_cells().map(|(nonminimal, _)| nonminimal);
             if name == "aquila_deterministic" {
                 assert!(detours > 0, "some pairs hashed onto a non-minimal slot");
                 assert_eq!(misroutes, Some(5 * detours as u64));
@@ -402,7 +413,14 @@ mod tests {
             let path = walk(&t, &mut r, src, dst, &Queues(vec![]));
             assert_eq!(path.len(), minimal_switches(&t, &table, src, dst));
         }
-        assert_eq!(r.nonminimal_cells(), Some(0));
+        // Every pair on two switches was routed once at its source (one on a single switch is
+        // delivered without a decision).
+        let idle = pairs(&t)
+            .filter(|&(src, dst)| {
+                t.endpoint_port(src).unwrap().0 != t.endpoint_port(dst).unwrap().0
+            })
+            .count() as u64;
+        assert_eq!(r.nonminimal_cells(), Some((0, idle)));
         // Host 0 (TiN 0, pod 0) to host 47 (pod 5): the minimal next hops backed up by 100
         // cells, every other port idle; the non-minimal candidates cost the 2-cell bias.
         let (src, dst) = (0, 47);
@@ -426,7 +444,7 @@ mod tests {
         // TiN 0's two global ports both lead to intermediate pods (pod 0's link to pod 5 is
         // on another TiN), so every cell samples one and takes it.
         assert_eq!(detours, 200);
-        assert_eq!(r.nonminimal_cells(), Some(200));
+        assert_eq!(r.nonminimal_cells(), Some((200, idle + 200)));
     }
 
     /// A VC router's view: its ports' backlogs summed over VCs are idle, the VC the cell
@@ -460,7 +478,7 @@ mod tests {
         assert!(!table
             .ports(table.toward_switch(0, 23))
             .contains(&(output as u16)));
-        assert_eq!(r.nonminimal_cells(), Some(1));
+        assert_eq!(r.nonminimal_cells(), Some((1, 1)));
     }
 
     #[test]
