@@ -727,15 +727,17 @@ mod tests {
         );
     }
 
+    /// The arrival process of a bursty scenario with `traffic`'s keys, or the key refused.
+    fn arrival(traffic: &str) -> Result<Arrival, String> {
+        Scenario::from_json(&format!(
+            r#"{{"cell": {{"size_bytes": 256}}, "traffic": {{"arrival": "bursty", {traffic}}}}}"#
+        ))
+        .map(|s| s.arrival())
+        .map_err(|e| e.key)
+    }
+
     #[test]
     fn burst_readings_come_from_their_keys_and_a_packet_count_needs_whole_packets() {
-        let arrival = |traffic: &str| {
-            Scenario::from_json(&format!(
-                r#"{{"cell": {{"size_bytes": 256}}, "traffic": {{"arrival": "bursty", {traffic}}}}}"#
-            ))
-            .map(|s| s.arrival())
-            .map_err(|e| e.key)
-        };
         assert_eq!(
             arrival(r#""burst_packets": "whole", "burst_mean_bytes": 1024"#),
             Ok(Arrival::Bursty(Burst::WholeCells { mean_cells: 4.0 }))
@@ -760,13 +762,6 @@ mod tests {
 
     #[test]
     fn a_fixed_burst_needs_a_whole_count_of_packets() {
-        let arrival = |traffic: &str| {
-            Scenario::from_json(&format!(
-                r#"{{"cell": {{"size_bytes": 256}}, "traffic": {{"arrival": "bursty", {traffic}}}}}"#
-            ))
-            .map(|s| s.arrival())
-            .map_err(|e| e.key)
-        };
         assert_eq!(
             arrival(r#""burst_packets": "fixed", "burst_mean_packets": 4"#),
             Ok(Arrival::Bursty(Burst::FixedPackets { packets: 4 }))
