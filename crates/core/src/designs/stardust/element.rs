@@ -253,7 +253,7 @@ pub struct ElementConfig {
     /// packets (early packet discard; absent, half the queue).
     pub pause_cells: Option<u32>,
     /// The device's latency from a cell's arrival to its leaving, beyond queueing and
-    /// serialization (§6.2 puts a device's at 0.5-4 µs; 0 by default, as the paper's
+    /// serialization (§5.6 puts it at 0.5-4 µs a hop; 0 by default, as the paper's
     /// simulations leave it out). Modelled as a pipeline at the outputs: everything an element
     /// sends, cells and flow-control signals, reaches the far end this much later.
     pub latency_ns: f64,
