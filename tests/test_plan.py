@@ -14,6 +14,8 @@ from cellfabric.plan import (
     PlanInputError,
     buses_needed,
     clos_counts,
+    cost_and_power,
+    device_area,
     fat_tree_size,
     md1_tail,
     min_credit_bytes,
@@ -144,3 +146,40 @@ def test_fig_3_bus_model_gives_two_of_the_papers_three_numbers():
     assert buses_needed(1025, gap_bytes=20)["saving"] == pytest.approx(0.18, abs=0.005)  # "18%"
     at_513 = [buses_needed(513, gap_bytes=g)["saving"] for g in (0, 20)]
     assert all(0.30 < s < 0.34 for s in at_513), at_513  # the paper's 41% is not reached
+
+
+def test_fig_10d_area_split_gives_the_papers_two_thirds_and_smaller_tables():
+    for io_share in (0.2, 0.3, 0.5):
+        area = device_area(io_share)
+        assert area["element_area_per_tbps"] == pytest.approx(0.666)  # §7: "only 66.6%"
+        shares = (area["tor_io_share"], area["tor_interface_share"], area["tor_rest_share"])
+        assert sum(shares) == pytest.approx(1) and min(shares) >= 0
+    # App. C at 32K hosts, radix 256: 40 bits an address against 8 bits an adapter, 40 hosts each.
+    assert device_area()["table_ratio"] == pytest.approx(200)  # §4.2: "two orders of magnitude"
+    for bad in (0.1, 0.6, -1):
+        with pytest.raises(PlanInputError, match="io_share"):
+            device_area(bad)
+
+
+def test_fig_11_cost_halves_and_fabric_power_falls_78_percent_where_stardust_saves_a_tier():
+    # 10 000 hosts: a fat-tree of 50G bundles (radix 128) needs 2 tiers, Stardust's radix 256 one.
+    at_10k = cost_and_power(10_000, 2)
+    assert (at_10k["fat_tree_tiers"], at_10k["stardust_tiers"]) == (2, 1)
+    assert at_10k["cost"] == pytest.approx(0.5, abs=0.05)  # "can be cut in half"
+    assert 1 - at_10k["fabric_power"] == pytest.approx(0.778, abs=1e-9)  # "78% of fabric power"
+    assert 1 - at_10k["network_power"] > 0.25  # the paper: "up to 25%" (its per-link power is cut)
+    # "Stardust is always the most cost effective solution" (§7), over every bundle and size.
+    for bundle in (1, 2, 4):
+        for hosts in (1_000, 10_000, 100_000, 1_000_000):
+            row = cost_and_power(hosts, bundle)
+            assert row["cost"] < 1 and row["fabric_power"] < 1, row
+    with pytest.raises(PlanInputError, match="bundle"):
+        cost_and_power(1_000, 8)
+
+
+def test_cli_prints_fig_10d_and_fig_11():
+    plan = json.loads(CliRunner().invoke(main, ["plan", "stardust", "--json"]).output)
+    assert plan["fig10d_area"]["element_area_per_tbps"] == pytest.approx(0.666)
+    assert len(plan["fig11_cost_power"]) == 12
+    text = CliRunner().invoke(main, ["plan", "stardust"]).output
+    assert "fig11_cost_power:" in text and "fig10d_area:" in text

@@ -29,7 +29,8 @@ def test_list_names_every_reproduction_with_its_runs_and_time():
     assert [line.split()[0] for line in lines] == [
         "classic-hol", "rifl-table1", "rifl-fig5", "clint-table2", "clint-fig8", "clint-fig9",
         "clint-fig10", "stardust-fig7", "stardust-fig10a",
-        "stardust-fig10c", "stardust-fig12", "baselines-fig10", "aquila-fig7", "aquila-fig8",
+        "stardust-fig10c", "stardust-fig12", "stardust-fig3", "stardust-fig8",
+        "baselines-fig10", "aquila-fig7", "aquila-fig8",
         "aquila-fig9", "aquila-fig10", "aquarius-micro", "aquarius-fct", "aquarius-queues"]
     assert "16 runs, about 31 s on one core" in lines[1]
     runs = {line.split()[0]: line.split(" runs, about ")[0].split()[-1] for line in lines}
@@ -38,6 +39,7 @@ def test_list_names_every_reproduction_with_its_runs_and_time():
     line = {line.split()[0]: line for line in lines}
     assert "2 runs, about 33 s on one core: Stardust Fig. 10 (§6.3) baselines" in line["baselines-fig10"]
     assert [runs[n] for n in ("aquila-fig7", "aquila-fig8", "aquila-fig9")] == ["5", "5", "4"]
+    assert [runs[n] for n in ("stardust-fig3", "stardust-fig8")] == ["28", "16"]
     assert [runs[n] for n in ("aquarius-micro", "aquarius-fct", "aquarius-queues")] == ["5", "6", "10"]
     assert [runs[n] for n in ("clint-fig8", "clint-fig9", "clint-fig10")] == ["80", "32", "32"]
 
@@ -173,6 +175,24 @@ def test_stardust_fig10a_short_puts_both_host_kinds_beside_the_paper(tmp_path: P
     assert small["paper"].isna().all() and small["note"].str.contains("12 hours per permutation").all()
     assert (table.loc[table["metric"] == "cells_dropped", "cellfabric"] == 0).all(), "the fabric is lossless"
     assert "transport=tcp" in page and "transport=none" in page
+
+
+def test_stardust_packing_figures_put_packed_and_unpacked_beside_the_paper(tmp_path: Path):
+    """Fig. 3 and Fig. 8(a) cut to 0.1 ms: every point of both sweeps runs; unpacked 64-byte packets
+    fill a quarter of each 256-byte cell (Fig. 3's x4, exactly), and Fig. 8's packed switch carries
+    the paper's full line rate at 65 bytes while unpacked cells do not (two 64-byte cells a packet)."""
+    short = ("run.duration_ns=100000", "run.warmup_ns=20000")
+    points, table, _ = reproduced("stardust-fig3", tmp_path / "fig3", *short)
+    assert len(points) == 28 and (points["cells_dropped"] == 0).all()
+    fill = row(table, "data_cell_fill", traffic__packet_bytes=64, stardust__packing=False,
+               adapter__host_gap_bytes=20)
+    assert fill["paper"] == 0.25 and fill["cellfabric"] == pytest.approx(0.25)
+    points, table, _ = reproduced("stardust-fig8", tmp_path / "fig8", *short)
+    assert len(points) == 16
+    packed = row(table, "goodput", traffic__packet_bytes=65, stardust__packing=True)
+    assert packed["cellfabric"] == pytest.approx(packed["paper"], abs=0.01)
+    unpacked = points[(points["traffic.packet_bytes"] == 65) & ~points["stardust.packing"]]
+    assert unpacked["goodput"].iloc[0] < 0.7 * packed["cellfabric"]
 
 
 def test_baselines_fig10_short_puts_dctcp_and_mptcp_beside_the_paper(tmp_path: Path):

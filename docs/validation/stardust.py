@@ -523,6 +523,62 @@ def adapter_fail() -> None:
               f"| {s['goodput']:.3f} |")
 
 
+def device_bandwidth(summary: dict) -> float:
+    """The bandwidth a device's data path spends per unit of host line rate: what the hosts
+    received over how full the cells were (1: every cell full, at line rate)."""
+    return summary["goodput"] / summary["data_cell_fill"]
+
+
+def fig3_packing() -> None:
+    """Fig. 3 (§2.3): the device bandwidth a packet size needs, packed against a cell per packet,
+    without and with Ethernet's 20-byte gap; Fig. 3's buses are 6.25 x these at 12.8 Tb/s."""
+    paper = {row[0]: 1 / row[2] for row in reference_of(f"{S}/fig3-packing.toml")["rows"] if not row[1]}
+    print("| packet bytes | packed | cell per packet | packed, 20 B gap | cell per packet, 20 B gap "
+          "| cell per packet / packed (gap) | paper |")
+    print("|---|---|---|---|---|---|---|")
+    for size in (64, 128, 256, 257, 513, 1025, 1500):
+        need = {(packing, gap): device_bandwidth(run("fig3-packing", {
+            "traffic.packet_bytes": size, "stardust.packing": packing,
+            "adapter.host_gap_bytes": gap}).summary) for gap in (0, 20) for packing in (True, False)}
+        ratio, ratio_gap = need[(False, 0)] / need[(True, 0)], need[(False, 20)] / need[(True, 20)]
+        cited = f"×{paper[size]:.2f}" if size in paper else "—"
+        print(f"| {size} | {need[(True, 0)]:.3f} | {need[(False, 0)]:.3f} | {need[(True, 20)]:.3f} "
+              f"| {need[(False, 20)]:.3f} | ×{ratio:.2f} (×{ratio_gap:.2f}) | {cited} |")
+    kept = run("fig3-packing", {"credit.unused": "kept"}).summary
+    print(f"\nWith a kept balance (`credit.unused = \"kept\"`, reading R7), 64-byte packets: cell fill "
+          f"{kept['data_cell_fill']:.3f}, device bandwidth {device_bandwidth(kept):.3f}.")
+
+
+def fig8_packing() -> None:
+    """Fig. 8(a) (§6.1.1): the NetFPGA switch's throughput, packed against non-packed cells, as a
+    share of line rate (goodput over S / (S + 20))."""
+    print("| packet bytes | line rate's payload | packed | non-packed | packed / non-packed |")
+    print("|---|---|---|---|---|")
+    for size in (64, 65, 97, 129, 256, 257, 513, 1024, 1500):
+        line = size / (size + 20)
+        got = {packing: run("fig8-packing", {"traffic.packet_bytes": size, "stardust.packing": packing})
+               for packing in (True, False)}
+        shares = {p: r["goodput"] / line for p, r in got.items()}
+        assert all(r["cells_dropped"] == 0 for r in got.values())
+        print(f"| {size} | {line:.4f} | {shares[True]:.3f} | {shares[False]:.3f} "
+              f"| ×{shares[True] / shares[False]:.2f} |")
+
+
+def packing_costs() -> None:
+    """What the costs default off would do to Fig. 10a (saturated sources, 512-byte cells on 4 KB
+    credits): an element slot of one full cell's time, and Ethernet's gap on the host links."""
+    print("| permutation.toml | mean goodput | data cell fill | pauses | fabric drops |")
+    print("|---|---|---|---|---|")
+    cell_ns = 512 * 8 / 10
+    for label, overrides in (("as shipped", {}),
+                             (f"`element.cell_slot_ns = {cell_ns}` (a full cell's time)",
+                              {"element.cell_slot_ns": cell_ns}),
+                             ("`adapter.host_gap_bytes = 20`", {"adapter.host_gap_bytes": 20})):
+        s = run("permutation", overrides).summary
+        print(f"| {label} | {s['goodput']:.4f} | {s['data_cell_fill']:.4f} | {num(s['pauses'])} "
+              f"| {num(s['cells_dropped'])} |")
+
+
 def main() -> None:
     """Every section, or only those named on the command line (e.g. ``fig9_overload``)."""
     if len(sys.argv) > 1:
@@ -550,6 +606,12 @@ def main() -> None:
     self_heal()
     print("\n## §5.10: a failed adapter (adapter-fail.toml)\n")
     adapter_fail()
+    print("\n## §2.3, Fig. 3: the device bandwidth packing saves (fig3-packing.toml)\n")
+    fig3_packing()
+    print("\n## §6.1.1, Fig. 8(a): packed against non-packed cells on one switch (fig8-packing.toml)\n")
+    fig8_packing()
+    print("\n## What packing's costs would do to Fig. 10a (permutation.toml)\n")
+    packing_costs()
 
 
 if __name__ == "__main__":

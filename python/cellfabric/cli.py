@@ -207,7 +207,8 @@ def plan() -> None:
 def plan_stardust(radix: int, uplinks: int, bundle: int, hosts_per_tor: int, as_json: bool) -> None:
     """Stardust (Zilberman, Bracha and Schzukin, NSDI '19): Table 2's counts for 1-3 tiers,
     Fig. 2's scale, devices and serial links, Fig. 3's buses, App. B's pipeline parallelism,
-    App. E's recovery time and overhead, the M/D/1 tail of §4.2.1 and §4.1's smallest credit."""
+    App. E's recovery time and overhead, the M/D/1 tail of §4.2.1, §4.1's smallest credit,
+    Fig. 10(d)'s device area and Fig. 11's cost and power against a fat-tree."""
     from cellfabric.plan import PlanInputError, stardust
 
     try:

@@ -10,7 +10,10 @@ noted (the readings R8, R30 and R31 of docs/validation/stardust.md).
 - :func:`recovery`: App. E and Table 4, the time until a failed link is routed around, and the
   reachability messages' bandwidth;
 - :func:`md1_tail`: §4.2.1, the queue depth an M/D/1 link exceeds with a given probability;
-- :func:`min_credit_bytes`: §4.1, the smallest credit an adapter's scheduler can issue.
+- :func:`min_credit_bytes`: §4.1, the smallest credit an adapter's scheduler can issue;
+- :func:`device_area`: Fig. 10(d) and App. C, a fabric element's area beside a ToR switch's;
+- :func:`cost_and_power`: Fig. 11 (§7, App. A, App. D), a Stardust network's cost and power
+  relative to a fat-tree's, from Table 2's counts and Table 3's prices.
 """
 
 from __future__ import annotations
@@ -233,6 +236,116 @@ def min_credit_bytes(adapter_bps: float = 10e12, clock_hz: float = 1e9, cycles_p
     return adapter_bps / (clock_hz / cycles_per_credit) / 8
 
 
+# Fig. 10(d), §7 and App. C: what the text gives of the area table (its cells are not in the text).
+FE_AREA_PER_TBPS = 0.666  # a fabric element's area per Tb/s over a ToR switch's (§7)
+INTERFACE_SAVING = 0.70  # the network interface beyond the I/O (MAC), per port (App. C)
+REST_SAVING = 0.40  # the remaining functions (App. C)
+
+
+def device_area(io_share: float = 0.3, hosts: int = 32_000, radix: int = 256,
+                hosts_per_adapter: int = 40) -> dict:
+    """Fig. 10(d) and App. C: a fabric element's area per Tb/s is 66.6% of a ToR switch's; beyond
+    the I/O (about equal in both) its interfaces save 70% per port and the rest 40%. The table's
+    cells are not in the text, so the ToR's split is ours: given the I/O's share of the ToR's area
+    (`io_share`, a reading), io + 0.3 f + 0.6 (1 - io - f) = 0.666 gives the interfaces' share
+    f = (0.4 io - 0.066) / 0.3 (0.18 at io = 0.3), and shares of 0.165 to 0.523 only are possible.
+    App. C's lookup tables: a ToR's exact-match IPv4 table takes N (32 + log2 k) bits, an
+    element's reachability table (N / 40) log2 k (§4.2: "two orders of magnitude smaller")."""
+    if not 0 <= io_share <= 1:
+        raise PlanInputError("io_share", io_share, "expected a share of the ToR's area, 0 to 1")
+    saving_gap = INTERFACE_SAVING - REST_SAVING
+    interface = (REST_SAVING * io_share + 1 - REST_SAVING - FE_AREA_PER_TBPS) / saving_gap
+    rest = 1 - io_share - interface
+    if interface < 0 or rest < 0:
+        raise PlanInputError("io_share", io_share, "expected a share that leaves the interfaces and the rest "
+                             "a part of the area each (0.165 to 0.523)")
+    element = io_share + (1 - INTERFACE_SAVING) * interface + (1 - REST_SAVING) * rest
+    tor_bits = hosts * (32 + math.log2(radix))
+    element_bits = hosts / hosts_per_adapter * math.log2(radix)
+    return {
+        "tor_io_share": io_share,
+        "tor_interface_share": interface,
+        "tor_rest_share": rest,
+        "element_area_per_tbps": element,
+        "tor_table_bits": tor_bits,
+        "element_table_bits": element_bits,
+        "table_ratio": tor_bits / element_bits,
+    }
+
+
+# Table 3 (App. D), list prices in USD of 12 September 2018.
+PRICE_SWITCH = 16_200  # a 64 x 100GbE platform (Edgecore AS7816-64X, Wedge 100BF-65X)
+PRICE_DAC = 84  # 100GbE passive copper, 2 m
+PRICE_TRANSCEIVER = {1: 125, 2: 280, 4: 435}  # 25G SFP28, 50G (estimated), 100G QSFP28, short range
+PRICE_FIBER = {10: 8, 100: 62}  # by length in metres
+FE_COST = 0.67  # a fabric element platform's cost over a ToR's: the area ratio (§7)
+
+
+def _tiers(tors: int, radix: int) -> int:
+    """Fewest fat-tree tiers whose Table 2 reaches `tors` ToRs with switches of `radix` bundles."""
+    tiers = 1
+    while radix**tiers // 2 ** (tiers - 1) < tors:
+        tiers += 1
+    return tiers
+
+
+def _network(hosts: int, bundle: int, stardust: bool, serdes: int, host_lanes: int,
+             hosts_per_tor: int, transceiver_watts: float) -> dict:
+    """One network's counts, cost and power (switch power 1 a platform, an element 0.666)."""
+    tors = math.ceil(hosts / hosts_per_tor)
+    radix = serdes // bundle
+    uplinks = hosts_per_tor * host_lanes // bundle
+    tiers = _tiers(tors, radix)
+    switches = (2 * tiers - 1) * uplinks * tors / radix  # Table 2's switches per ToR, x ToRs
+    bundles_per_tier = uplinks * tors  # every tier boundary carries t per ToR (reading R30)
+    lanes_per_tier = bundles_per_tier * bundle
+    # Stardust's lanes are links of their own, carried four to a 100G transceiver (§7).
+    modules_per_tier = lanes_per_tier / 4 if stardust else bundles_per_tier
+    price_module = PRICE_TRANSCEIVER[4 if stardust else bundle]
+    fibers = [PRICE_FIBER[100 if tier == tiers and tiers > 1 else 10] for tier in range(1, tiers + 1)]
+    links = sum(modules_per_tier * (2 * price_module + fiber) for fiber in fibers)
+    switch_cost = FE_COST if stardust else 1.0
+    power_share = FE_AREA_PER_TBPS if stardust else 1.0
+    return {
+        "tiers": tiers,
+        "cost": (tors + switch_cost * switches) * PRICE_SWITCH + links + hosts * PRICE_DAC,
+        "fabric_power": switches * power_share + 2 * modules_per_tier * tiers * transceiver_watts,
+        "network_power": (tors + switches * power_share) + 2 * modules_per_tier * tiers * transceiver_watts,
+    }
+
+
+def cost_and_power(hosts: int, bundle: int, serdes: int = 256, host_lanes: int = 2, hosts_per_tor: int = 40,
+                   transceiver_watts: float = 0.0) -> dict:
+    """Fig. 11 (§7, App. A, App. D): a Stardust network's cost and power over a fat-tree's of
+    links bundled `bundle` 25G lanes to a port (1, 2 or 4: 25G, 50G, 100G), for `hosts` hosts, 40
+    a ToR on DACs, no over-subscription, switches of `serdes` lanes (Table 3's 64 x 100G platform:
+    256). Our reading where §7 is silent: hosts of `host_lanes` lanes (50G: 40 hosts at 100G do not
+    fit a 6.4 Tb/s ToR unsubscribed); Stardust runs every lane as a link (radix 256) through 100G
+    transceivers broken out four ways; each tier boundary carries what the ToRs send up (R30);
+    100 m fibers on the top tier (10 m below, and everywhere in one tier); an element costs 0.67
+    of a platform and draws 0.666 of its power (Fig. 10(d)'s ratio). Power counts switches (a ToR
+    or adapter 1) plus `transceiver_watts` per transceiver in platform units (§7's per-link term
+    is cut from the text; 0 counts switches only). The curves are plotted, not in the text: the
+    text says cost "can be cut in half", power saved up to 25% of the network's and 78% of the
+    fabric's for networks up to about 10K hosts."""
+    if bundle not in PRICE_TRANSCEIVER:
+        raise PlanInputError("bundle", bundle,
+                             "expected 1, 2 or 4 lanes of 25G (Table 3 prices 25G, 50G, 100G)")
+    if hosts < 1:
+        raise PlanInputError("hosts", hosts, "expected at least 1 host")
+    args = (serdes, host_lanes, hosts_per_tor, transceiver_watts)
+    fat_tree, ours = _network(hosts, bundle, False, *args), _network(hosts, 1, True, *args)
+    return {
+        "hosts": hosts,
+        "bundle": bundle,
+        "fat_tree_tiers": fat_tree["tiers"],
+        "stardust_tiers": ours["tiers"],
+        "cost": ours["cost"] / fat_tree["cost"],
+        "network_power": ours["network_power"] / fat_tree["network_power"],
+        "fabric_power": ours["fabric_power"] / fat_tree["fabric_power"],
+    }
+
+
 def stardust(radix: int = 256, uplinks: int = 32, bundle: int = 1, hosts_per_tor: int = 40) -> dict:
     """Every calculator at once, for `cellfabric plan stardust`; ``PlanInputError`` first for
     inputs that make no fabric."""
@@ -260,4 +373,8 @@ def stardust(radix: int = 256, uplinks: int = 32, bundle: int = 1, hosts_per_tor
         "appendix_e_recovery": recovery().as_dict(),
         "md1_cells_for_1e-6": [md1_tail(u) for u in (0.5, 0.8, 0.9, 0.95, 1 / 1.05)],
         "min_credit_bytes": min_credit_bytes(),
+        "fig10d_area": device_area(),
+        "fig11_cost_power": [
+            cost_and_power(h, b) for b in (1, 2, 4) for h in (1_000, 10_000, 100_000, 1_000_000)
+        ],
     }

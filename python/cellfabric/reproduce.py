@@ -199,6 +199,24 @@ REPRODUCTIONS: dict[str, Reproduction] = {
         "low; pull gives 100G per port, push A 100G and B nothing",
         {"fig12": Part("stardust/push-pull-classes.toml", PUSH_PULL)},
         wall_s=2),
+    "stardust-fig3": Reproduction(
+        "Stardust §2.3, Fig. 3: the device bandwidth packets of one size need, packed into 256-byte "
+        "cells against a cell per packet (a packet switch's bus cycles), with and without Ethernet's "
+        "20-byte gap on the host links, measured as the cells' fill beside the paper's x4, 41% and 18%",
+        {"fig3": Part("stardust/fig3-packing.toml",
+                      {"traffic.packet_bytes": [64, 128, 256, 257, 513, 1025, 1500],
+                       "stardust.packing": [True, False], "adapter.host_gap_bytes": [0, 20]})},
+        # Measured with --jobs 1 on the shared 2-core machine: about 0.5 s a run.
+        wall_s=15),
+    "stardust-fig8": Reproduction(
+        "Stardust §6.1.1, Fig. 8(a): one 4 x 10GE switch whose element takes a 64-byte cell per port "
+        "every 53.33 ns (the NetFPGA's 150 MHz), packed against non-packed cells over packet size, "
+        "beside the paper's full line rate at every size",
+        {"fig8": Part("stardust/fig8-packing.toml",
+                      {"traffic.packet_bytes": [64, 65, 97, 129, 256, 513, 1024, 1500],
+                       "stardust.packing": [True, False]})},
+        # Measured with --jobs 1 on the shared 2-core machine: about 0.5 s a run.
+        wall_s=8),
     "baselines-fig10": Reproduction(
         "Stardust Fig. 10 (§6.3) baselines on the 432-host fat-tree permutation at htsim's length "
         "(200 ms, goodput over the last 10): DCTCP (the paper: 49%) and MPTCP over 8 subflows (90%)",

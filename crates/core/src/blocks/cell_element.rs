@@ -26,6 +26,7 @@ use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::port_set::PortSet;
 use crate::blocks::priority_port::{Departure, PriorityPort};
 use crate::blocks::routing::Router;
+use crate::engine::time::TimePs;
 
 /// What a design's cells say to the devices that carry them.
 pub trait CellWire: Copy {
@@ -132,6 +133,9 @@ pub struct CellElementSpec<W> {
     pub mark_threshold_cells: u32,
     /// What it does about a filling queue.
     pub congestion: Congestion,
+    /// The least time a data cell holds its output link (a pipeline slot per cell; 0: its
+    /// serialization only).
+    pub data_slot_ps: TimePs,
 }
 
 /// A cell element.
@@ -141,6 +145,7 @@ pub struct CellElement<W> {
     queue_cells: u32,
     mark_threshold_cells: u32,
     congestion: Congestion,
+    data_slot_ps: TimePs,
     /// Discarding: streams (source, destination) whose current packet is being discarded.
     discarding: Vec<(u16, u16)>,
     /// Per output: the inputs it paused.
@@ -169,6 +174,7 @@ impl<W: CellWire> CellElement<W> {
             queue_cells: spec.queue_cells,
             mark_threshold_cells: spec.mark_threshold_cells,
             congestion: spec.congestion,
+            data_slot_ps: spec.data_slot_ps,
             discarding: Vec::new(),
             paused_by: vec![PortSet::EMPTY; n],
             pauses_on: vec![0; n],
@@ -301,6 +307,12 @@ impl<W: CellWire> CellElement<W> {
         if let Some(d) = departure {
             self.counters.cells_sent += 1;
             if d.data_depth > 0 {
+                if self.data_slot_ps > 0 {
+                    // The cell's pipeline slot: the output takes no other cell before it ends.
+                    self.ports[port]
+                        .link
+                        .hold_until(ctx.now_ps + self.data_slot_ps);
+                }
                 self.pool_used -= 1;
                 self.maybe_resume(ctx, port);
             }
@@ -422,6 +434,7 @@ mod tests {
             queue_cells: 8,
             mark_threshold_cells: 2,
             congestion,
+            data_slot_ps: 0,
         })
     }
 

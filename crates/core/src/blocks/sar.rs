@@ -1,8 +1,11 @@
-//! Segmentation and reassembly with packing (Stardust §3.2, §3.4, §4.1, Fig. 4): on a credit,
+//! Segmentation and reassembly with packing (Zilberman, Bracha and Schzukin, "Stardust: Divide
+//! and Conquer in the Data Center Network", NSDI '19, §3.2, §3.4, §4.1, Fig. 4): on a credit,
 //! whole packets of one queue are taken as one unit and cut into cells of up to the cell
 //! payload, so a cell may end one packet and start the next, and only a burst's last cell may
-//! be short; the receiver puts each stream's cells back in sequence and releases whole packets
-//! in order.
+//! be short. Without packing ([`Packing::PerPacket`], the conventional cell switch §3.4 and
+//! §6.1.1 compare against) every packet starts a cell of its own, so each packet's last cell
+//! may be short. The receiver puts each stream's cells back in sequence and releases whole
+//! packets in order.
 
 use crate::blocks::cell::{CellId, NO_PACKET};
 use crate::blocks::packet::{PacketArena, PacketId, PacketQueue};
@@ -42,6 +45,26 @@ impl CreditBalance {
     }
 }
 
+/// How packets are cut into cells (§3.4: "packet packing avoids such waste").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Packing {
+    /// A credit's packets are cut as one unit: a cell may end one packet and begin the next.
+    #[default]
+    Packed,
+    /// Every packet begins a new cell: its last cell is short (padded on the wire by the
+    /// caller), whatever follows it.
+    PerPacket,
+}
+
+/// The cells a burst is cut into: the payload of a full cell, and whether packets share cells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CellShape {
+    /// Payload bytes of a full cell.
+    pub payload_max: u32,
+    /// Packed, or a cell per packet.
+    pub packing: Packing,
+}
+
 /// One cell cut from a burst: its payload, its sequence number in the stream, and the first
 /// packet whose last byte it carries ([`NO_PACKET`] if none).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,17 +78,19 @@ pub struct CutCell {
 }
 
 /// Spends a credit of `credit_bytes` on `queue`: takes whole packets while the balance is
-/// positive, cuts them as one burst into cells of at most `payload_max` bytes numbered from
-/// `next_seq` (advanced), and hands each cell to `emit` in order. Returns the bytes taken.
+/// positive, cuts them as one burst into cells of at most `shape.payload_max` bytes numbered
+/// from `next_seq` (advanced), each packet starting a new cell unless `shape` packs them, and
+/// hands each cell to `emit` in order. Returns the bytes taken.
 pub fn pack_credit(
     packets: &mut PacketArena,
     queue: &mut PacketQueue,
     balance: &mut CreditBalance,
     credit_bytes: u32,
-    payload_max: u32,
+    shape: CellShape,
     next_seq: &mut u32,
     mut emit: impl FnMut(CutCell),
 ) -> u64 {
+    let payload_max = shape.payload_max;
     debug_assert!(payload_max > 0);
     balance.bytes += credit_bytes as i64;
     let mut taken = 0u64;
@@ -96,7 +121,8 @@ pub fn pack_credit(
                 }
                 last_end = Some(id);
             }
-            if fill == payload_max {
+            let packet_done = remaining == 0 && shape.packing == Packing::PerPacket;
+            if fill == payload_max || (packet_done && fill > 0) {
                 emit(CutCell {
                     payload_bytes: fill,
                     seq: *next_seq,
@@ -284,6 +310,12 @@ mod tests {
     use crate::engine::arena::{Arena, Id};
     use proptest::prelude::*;
 
+    /// Packed cells of 240 payload bytes (256-byte cells, 16-byte headers).
+    const PACKED_240: CellShape = CellShape {
+        payload_max: 240,
+        packing: Packing::Packed,
+    };
+
     fn queue_of(packets: &mut PacketArena, sizes: &[u32]) -> PacketQueue {
         let mut queue = PacketQueue::default();
         for &size in sizes {
@@ -306,7 +338,7 @@ mod tests {
             &mut queue,
             &mut balance,
             1000,
-            240,
+            PACKED_240,
             &mut seq,
             |c| cells.push(c),
         );
@@ -327,6 +359,36 @@ mod tests {
         assert_eq!(balance.bytes(), -150);
     }
 
+    /// Without packing (§3.4's waste): every packet begins a cell, so a packet one byte over a
+    /// cell takes two, and small packets a cell each.
+    #[test]
+    fn unpacked_packets_each_begin_a_cell() {
+        let mut packets = Arena::new();
+        let mut queue = queue_of(&mut packets, &[300, 100, 50, 241]);
+        let mut balance = CreditBalance::default();
+        let (mut seq, mut cells) = (0, Vec::new());
+        let shape = CellShape {
+            packing: Packing::PerPacket,
+            ..PACKED_240
+        };
+        let taken = pack_credit(
+            &mut packets,
+            &mut queue,
+            &mut balance,
+            1000,
+            shape,
+            &mut seq,
+            |c| cells.push(c),
+        );
+        assert_eq!(taken, 691);
+        let payloads: Vec<u32> = cells.iter().map(|c| c.payload_bytes).collect();
+        assert_eq!(payloads, vec![240, 60, 100, 50, 240, 1]);
+        let ends: Vec<u32> = cells.iter().map(|c| c.packet).collect();
+        assert_eq!(ends, vec![NO_PACKET, 0, 1, 2, NO_PACKET, 3]);
+        assert!((0..4).all(|p| packets[Id::from_index(p)].next_in_cell == NO_PACKET));
+        assert_eq!(packets[Id::from_index(3)].start_seq, 4);
+    }
+
     #[test]
     fn the_overshoot_is_owed_by_the_next_credit() {
         let mut packets = Arena::new();
@@ -340,7 +402,7 @@ mod tests {
                 &mut queue,
                 &mut balance,
                 2000,
-                240,
+                PACKED_240,
                 &mut seq,
                 |_| {},
             );
@@ -365,7 +427,15 @@ mod tests {
         let mut balance = CreditBalance::keeping(4096);
         let mut seq = 0;
         let mut spend = |packets: &mut PacketArena, queue: &mut PacketQueue, credit| {
-            pack_credit(packets, queue, &mut balance, credit, 240, &mut seq, |_| {});
+            pack_credit(
+                packets,
+                queue,
+                &mut balance,
+                credit,
+                PACKED_240,
+                &mut seq,
+                |_| {},
+            );
             (balance.bytes(), balance.forfeited_bytes())
         };
         assert_eq!(
@@ -413,10 +483,13 @@ mod tests {
     }
 
     proptest! {
-        /// Payload bytes are conserved, at most one cell per burst is short, and every packet
+        /// Payload bytes are conserved, at most one cell per burst is short (packed) or per
+        /// packet (not packed, where no cell holds the end of two packets), and every packet
         /// ends in the cell its end_seq names.
         #[test]
-        fn packing_conserves_bytes(sizes in proptest::collection::vec(1u32..3000, 1..40), credit in 64u32..8192, payload in 16u32..600) {
+        fn packing_conserves_bytes(sizes in proptest::collection::vec(1u32..3000, 1..40), credit in 64u32..8192, payload in 16u32..600, packed in any::<bool>()) {
+            let packing = if packed { Packing::Packed } else { Packing::PerPacket };
+            let shape = CellShape { payload_max: payload, packing };
             let mut packets = Arena::new();
             let mut queue = queue_of(&mut packets, &sizes);
             let mut balance = CreditBalance::default();
@@ -425,12 +498,17 @@ mod tests {
             let (mut taken, mut credits) = (0, 0);
             while !queue.is_empty() {
                 credits += 1;
-                taken += pack_credit(&mut packets, &mut queue, &mut balance, credit, payload, &mut seq, |c| cells.push(c));
+                taken += pack_credit(&mut packets, &mut queue, &mut balance, credit, shape, &mut seq, |c| cells.push(c));
             }
             prop_assert_eq!(taken, sizes.iter().map(|&s| s as u64).sum::<u64>());
             prop_assert_eq!(cells.iter().map(|c| c.payload_bytes as u64).sum::<u64>(), taken);
             let short = cells.iter().filter(|c| c.payload_bytes < payload).count();
-            prop_assert!(short <= credits, "{short} short cells from {credits} credits");
+            let bound = if packed { credits } else { sizes.len() };
+            prop_assert!(short <= bound, "{short} short cells from {credits} credits, {} packets", sizes.len());
+            if !packed {
+                let expected: u64 = sizes.iter().map(|&s| s.div_ceil(payload) as u64).sum();
+                prop_assert_eq!(cells.len() as u64, expected, "a packet of S bytes takes ceil(S / payload) cells");
+            }
             let mut ends = 0;
             for c in &cells {
                 let mut p = c.packet;

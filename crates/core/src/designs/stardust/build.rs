@@ -265,11 +265,13 @@ fn adapter(
             keeps_unused: config.credit.unused == UnusedCredit::Kept,
             counts_requests: config.credit.requests == RequestMode::Backlog,
             payload_bytes: common.format.payload_bytes,
+            packing: config.stardust.cell_packing(),
             request_refresh_ps: (config.reachability.mode == ReachMode::Messages)
                 .then(|| ps_from_ns(config.reachability.request_refresh_ns)),
         },
         egress: EgressSpec {
             host_links,
+            host_gap_bytes: adapter.host_gap_bytes,
             adapters: common.addressing.adapters(),
             classes: config.classes(),
             class_weights: config.stardust.class_weights.clone(),
@@ -352,6 +354,7 @@ fn element(
         format,
         queue_cells: element.queue_cells,
         fci_threshold_cells: element.fci_threshold_cells,
+        cell_slot_ps: ps_from_ns(element.cell_slot_ns),
         congestion: if config.stardust.credits {
             Congestion::Pause {
                 off_cells: element.pause_cells(),
@@ -391,6 +394,7 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
         header_bytes: config.cell.header_bytes,
         payload_bytes: config.payload_bytes(),
         control_bytes: config.cell.control_bytes,
+        padded: !config.stardust.packing,
     };
     let cell_ps = serialization_ps(config.cell.size_bytes as u64, config.link.rate_bps());
     let longest_cable_ps = cables.longest_ps();

@@ -258,6 +258,12 @@ impl StardustConfig {
         let Some(transport) = self.host.transport() else {
             return Ok(());
         };
+        if a.host_gap_bytes > 0 {
+            return Err(invalid(
+                "adapter.host_gap_bytes",
+                "expected 0 with host.transport (a transport host's NIC sends no inter-packet gap; the gap is modelled for the built-in hosts only)",
+            ));
+        }
         if matches!(transport, Transport::Ndp | Transport::Dcqcn) && !self.adapter.pause_hosts {
             return Err(invalid(
                 "host.transport",

@@ -56,6 +56,8 @@ pub struct ElementSpec {
     pub queue_cells: u32,
     /// Depth from which departing data cells carry FCI.
     pub fci_threshold_cells: u32,
+    /// The least time a data cell holds its output link (the pipeline's slot per cell).
+    pub cell_slot_ps: TimePs,
     /// What it does about a filling queue.
     pub congestion: Congestion,
     /// Queue depths are sampled from here.
@@ -105,6 +107,7 @@ impl Element {
                 queue_cells: spec.queue_cells,
                 mark_threshold_cells: spec.fci_threshold_cells,
                 congestion: spec.congestion,
+                data_slot_ps: spec.cell_slot_ps,
             }),
             last_stage: spec.last_stage,
             measure_from_ps: spec.measure_from_ps,
@@ -250,10 +253,19 @@ pub struct ElementConfig {
     /// packets (early packet discard; absent, half the queue).
     pub pause_cells: Option<u32>,
     /// The device's latency from a cell's arrival to its leaving, beyond queueing and
-    /// serialization (§6.2 puts a device's at 0.5-4 µs; 0 by default, as the paper's
+    /// serialization (§5.6 puts it at 0.5-4 µs a hop; 0 by default, as the paper's
     /// simulations leave it out). Modelled as a pipeline at the outputs: everything an element
     /// sends, cells and flow-control signals, reaches the far end this much later.
     pub latency_ns: f64,
+    /// The least time a data cell holds its output link, whatever its bytes: the element's
+    /// pipeline slot per cell (App. B: a pipeline handles one unit per clock, so cells per
+    /// second are a limit beside bits per second; §4.2: an element "handles only fixed size
+    /// cells"; §4.2.1's unit is the fabric cell time). The paper gives no number for a fabric
+    /// element: 0 (the default) leaves only serialization, so a short cell (a burst's last)
+    /// takes only its bytes' time; a full cell's time on the link (204.8 ns for 256 bytes at
+    /// 10 Gbit/s) makes every data cell cost a whole cell time, as a fixed-cell device does.
+    /// Control cells, on the separate control crossbar (§4.2), are not held.
+    pub cell_slot_ns: f64,
 }
 
 impl Default for ElementConfig {
@@ -263,6 +275,7 @@ impl Default for ElementConfig {
             fci_threshold_cells: 32,
             pause_cells: None,
             latency_ns: 0.0,
+            cell_slot_ns: 0.0,
         }
     }
 }
@@ -286,6 +299,12 @@ impl ElementConfig {
         if !(self.latency_ns.is_finite() && self.latency_ns >= 0.0) {
             return Err(invalid(
                 "element.latency_ns",
+                "expected 0 or more nanoseconds",
+            ));
+        }
+        if !(self.cell_slot_ns.is_finite() && self.cell_slot_ns >= 0.0) {
+            return Err(invalid(
+                "element.cell_slot_ns",
                 "expected 0 or more nanoseconds",
             ));
         }

@@ -190,6 +190,7 @@ fn foreground(
         sizes: Arc::new(sizes),
         mean_gap_ps,
         packet_bytes: config.traffic.packet_bytes,
+        gap_bytes: config.adapter.host_gap_bytes,
         rate_bps,
     }))
 }
@@ -206,6 +207,8 @@ fn flows(config: &StardustConfig, topology: &Topology) -> Result<Vec<Flow>, Scen
             .unwrap_or(config.link.host_rate_bps())
     };
     let transport_hosts = config.host.transport().is_some();
+    // A packet and its gap (`adapter.host_gap_bytes`) on the host link.
+    let on_host_link = t.packet_bytes as u64 + config.adapter.host_gap_bytes as u64;
     let flows =
         config
             .traffic_keys()?
@@ -217,8 +220,8 @@ fn flows(config: &StardustConfig, topology: &Topology) -> Result<Vec<Flow>, Scen
             dst: f.dst as u16,
             class: f.class as u8,
             packet_bytes: t.packet_bytes,
-            gap_ps: (serialization_ps(t.packet_bytes as u64, host_rate(f.src)) as f64 / f.load)
-                .round() as TimePs,
+            gap_ps: (serialization_ps(on_host_link, host_rate(f.src)) as f64 / f.load).round()
+                as TimePs,
             poisson: t.arrival == Arrival::Poisson,
             size_bytes: t.flow_bytes,
         })

@@ -88,6 +88,9 @@ pub struct CellFormat {
     pub payload_bytes: u32,
     /// A control cell.
     pub control_bytes: u32,
+    /// Data cells are padded to a full cell on the wire (without packing, §3.4: a
+    /// conventional cell switch's cells are all of one size).
+    pub padded: bool,
 }
 
 impl CellFormat {
@@ -96,14 +99,22 @@ impl CellFormat {
         Kind::of(cell.flags) != Kind::Data
     }
 
-    /// Bytes `cell` takes on a link: a data cell's header and actual payload (cells are not padded;
-    /// our reading), or a control cell.
+    /// Bytes `cell` takes on a link: a data cell's header and actual payload (packed cells are
+    /// not padded: only a burst's last is short, §5.3; reading R11), or a full cell when cells
+    /// are padded; or a control cell.
     pub fn wire_bytes(&self, cell: &Cell) -> u64 {
         if Self::is_control(cell) {
             self.control_bytes as u64
+        } else if self.padded {
+            self.data_bytes(self.payload_bytes)
         } else {
-            (self.header_bytes + cell.payload_bytes as u32) as u64
+            self.data_bytes(cell.payload_bytes as u32)
         }
+    }
+
+    /// Bytes a data cell with `payload_bytes` of payload takes on a link.
+    pub fn data_bytes(&self, payload_bytes: u32) -> u64 {
+        (self.header_bytes + payload_bytes) as u64
     }
 }
 

@@ -142,6 +142,8 @@ struct HostPort {
 pub struct EgressSpec {
     /// Its hosts' links: (host, rate, propagation), one per host port.
     pub host_links: Vec<(u16, u64, TimePs)>,
+    /// Bytes of gap each packet costs on a host link beyond its own.
+    pub host_gap_bytes: u32,
     /// Adapters of the fabric (the schedulers' requesters).
     pub adapters: usize,
     /// Traffic classes.
@@ -172,6 +174,7 @@ pub struct EgressSpec {
 /// An adapter's egress.
 pub struct Egress {
     ports: Vec<HostPort>,
+    host_gap_bytes: u32,
     class_weights: Option<Vec<u32>>,
     credit_bytes: u32,
     counts_requests: bool,
@@ -237,6 +240,7 @@ impl Egress {
                 })
                 .collect(),
             ports,
+            host_gap_bytes: spec.host_gap_bytes,
             class_weights: spec.class_weights,
             credit_bytes: spec.credit_bytes,
             counts_requests: spec.counts_requests,
@@ -345,7 +349,7 @@ impl Egress {
             return;
         };
         p.sending = Some(id);
-        let size = ctx.packets[id].size_bytes as u64;
+        let size = ctx.packets[id].size_bytes as u64 + self.host_gap_bytes as u64;
         let done_ps = ctx.now_ps + serialization_ps(size, p.rate_bps);
         ctx.set_timer(done_ps, EGRESS | port as u32);
     }
@@ -552,6 +556,7 @@ mod tests {
     fn egress() -> Egress {
         Egress::new(EgressSpec {
             host_links: vec![(4, 10_000_000_000, 1_000)],
+            host_gap_bytes: 0,
             adapters: 2,
             classes: 1,
             class_weights: None,

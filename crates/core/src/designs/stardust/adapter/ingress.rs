@@ -19,7 +19,7 @@ use std::collections::VecDeque;
 
 use super::super::{class_flags, Kind, REQUEST_ON};
 use crate::blocks::packet::{Packet, PacketArena, PacketId, PacketQueue};
-use crate::blocks::sar::{pack_credit, CreditBalance, CutCell};
+use crate::blocks::sar::{pack_credit, CellShape, CreditBalance, CutCell, Packing};
 use crate::blocks::solicitation::{Asker, Grants};
 use crate::engine::time::TimePs;
 
@@ -145,6 +145,8 @@ pub struct IngressSpec {
     pub counts_requests: bool,
     /// Payload of a full data cell.
     pub payload_bytes: u32,
+    /// Packets of a burst share cells, or each begins its own (`stardust.packing`).
+    pub packing: Packing,
     /// A VOQ that has waited this long for a credit asks again (`None`: never).
     pub request_refresh_ps: Option<TimePs>,
 }
@@ -386,12 +388,16 @@ impl Ingress {
             1
         };
         let payload_max = self.spec.payload_bytes;
+        let shape = CellShape {
+            payload_max,
+            packing: self.spec.packing,
+        };
         let taken = pack_credit(
             packets,
             &mut voq.packets,
             &mut voq.balance,
             budget_bytes,
-            payload_max,
+            shape,
             &mut voq.next_seq,
             |c| cut.push(c),
         );
@@ -507,6 +513,7 @@ mod tests {
             keeps_unused,
             counts_requests,
             payload_bytes: 240,
+            packing: Packing::Packed,
             request_refresh_ps: Some(1_000_000),
         })
     }

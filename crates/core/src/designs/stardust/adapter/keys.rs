@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::blocks::sar::Packing;
 use crate::engine::time::ps_from_ns;
 use crate::scenario::{invalid, ScenarioError, UnusedKeys};
 
@@ -79,6 +80,11 @@ pub struct ModeConfig {
     /// True: VOQs send only on credit (Stardust). False: adapters push what arrives, round
     /// robin over their VOQs, and elements drop what does not fit (the push fabric of Fig. 7).
     pub credits: bool,
+    /// True: a credit's packets are packed into cells as one unit, a cell ending one packet
+    /// and beginning the next (§3.4). False: every packet begins a cell of its own and its
+    /// last cell is padded to a full cell on the wire, as in a conventional cell switch (the
+    /// "non-packed cells" design of §6.1.1, Fig. 8).
+    pub packing: bool,
     /// Weights of the traffic classes at the ports' credit schedulers (weighted round robin,
     /// §4.1), one per class in use; absent: strict priority, class 0 first. Element queues
     /// serve classes by strict priority either way.
@@ -89,6 +95,7 @@ impl Default for ModeConfig {
     fn default() -> Self {
         ModeConfig {
             credits: true,
+            packing: true,
             class_weights: None,
         }
     }
@@ -116,6 +123,13 @@ pub struct AdapterConfig {
     /// Bytes a host port's queue holds; a reassembled packet that does not fit is dropped at
     /// the egress. Absent: twice the stop threshold.
     pub egress_buffer_bytes: Option<u64>,
+    /// Bytes of inter-packet gap and preamble every packet costs on a host link beyond its own
+    /// (App. B: G = 12 + 8 = 20 on Ethernet; §2.3: packing pays them once per packed unit,
+    /// not per packet). The built-in hosts space their packets and the host ports send them
+    /// that much further apart. Default 0: the paper's simulations count utilization net of
+    /// physical-protocol overheads (§6.2), and htsim (§6.3) has no gap. Not with transport
+    /// hosts (their NICs have no gap).
+    pub host_gap_bytes: u32,
     /// A stream gap still open after this long is given up and the packets it broke are
     /// discarded (§4.1; reading R15: 100 µs).
     pub reassembly_timeout_ns: f64,
@@ -153,6 +167,7 @@ impl Default for AdapterConfig {
             uplink_cells: 1,
             egress_stop_bytes: None,
             egress_buffer_bytes: None,
+            host_gap_bytes: 0,
             reassembly_timeout_ns: 100_000.0,
             fci_decrease: 0.0,
             fci_increase: 1.0 / 64.0,
@@ -164,6 +179,10 @@ impl Default for AdapterConfig {
         }
     }
 }
+
+/// The largest host-link gap accepted: far above Ethernet's 20 bytes, and small enough that a
+/// packet with its gap keeps within a host link's 32-bit byte counts.
+const MAX_HOST_GAP_BYTES: u32 = 10_000;
 
 impl CreditConfig {
     /// Checks the credit keys against the cell size.
@@ -185,6 +204,15 @@ impl CreditConfig {
 }
 
 impl ModeConfig {
+    /// How packets are cut into cells: packed, or a cell per packet.
+    pub fn cell_packing(&self) -> Packing {
+        if self.packing {
+            Packing::Packed
+        } else {
+            Packing::PerPacket
+        }
+    }
+
     /// Checks the class weights against the `classes` traffic classes in use.
     pub fn validate(&self, classes: usize) -> Result<(), ScenarioError> {
         if let Some(weights) = &self.class_weights {
@@ -223,6 +251,12 @@ impl AdapterConfig {
         }
         if self.uplink_cells == 0 {
             return Err(invalid("adapter.uplink_cells", "expected at least 1 cell"));
+        }
+        if self.host_gap_bytes > MAX_HOST_GAP_BYTES {
+            return Err(invalid(
+                "adapter.host_gap_bytes",
+                format!("expected 0 to {MAX_HOST_GAP_BYTES} bytes (Ethernet's is 20)"),
+            ));
         }
         let positive_ns = |ns: f64| ns.is_finite() && ps_from_ns(ns) > 0;
         if !positive_ns(self.reassembly_timeout_ns) {

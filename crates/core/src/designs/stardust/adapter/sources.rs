@@ -59,6 +59,8 @@ pub struct Foreground {
     pub mean_gap_ps: TimePs,
     /// Bytes per packet.
     pub packet_bytes: u32,
+    /// Bytes of gap each packet costs on the host link beyond its own.
+    pub gap_bytes: u32,
     /// The host's line rate.
     pub rate_bps: u64,
 }
@@ -193,7 +195,7 @@ impl Sources {
             fg.current = Some((flow, left - size));
         }
         ctx.set_timer(
-            ctx.now_ps + serialization_ps(size, fg.spec.rate_bps),
+            ctx.now_ps + serialization_ps(size + fg.spec.gap_bytes as u64, fg.spec.rate_bps),
             FLOW_SENDS,
         );
         Some(packet)

@@ -218,8 +218,11 @@ pub struct SummaryAccounts {
 pub struct SummaryCells {
     /// Data cells.
     pub data_cells: u64,
-    /// Data cells shorter than a full cell (a burst's last).
+    /// Data cells shorter than a full cell (a burst's last; without packing, a packet's last).
     pub short_cells: u64,
+    /// Payload a data cell carried on average, as a fraction of a full cell's (1: every cell
+    /// full; what packing buys, §3.4, Fig. 3).
+    pub data_cell_fill: f64,
     /// Request cells.
     pub requests: u64,
     /// Requests sent again by VOQs that waited too long for a credit (reachability kept by
@@ -497,17 +500,24 @@ impl Stardust {
         let credits = parts.sum(|c| c.egress.credits_sent);
         let control_bytes = (requests + credits) as f64 * format.control_bytes as f64;
         let payload_bytes = parts.sum(|c| c.ingress.payload_bytes_cut) as f64;
+        let full_payload = self.config.payload_bytes() as f64;
+        // All bytes on the uplinks: control, then headers and payload (and the padding of
+        // unpacked cells).
+        let uplink_bytes = if self.config.stardust.packing {
+            control_bytes + payload_bytes + data_cells as f64 * format.header_bytes as f64
+        } else {
+            control_bytes + data_cells as f64 * format.size_bytes as f64
+        };
         SummaryCells {
             data_cells,
             short_cells: parts.sum(|c| c.ingress.short_cells),
+            data_cell_fill: payload_bytes / (data_cells as f64 * full_payload).max(1.0),
             requests,
             requests_refreshed: parts.sum(|c| c.ingress.requests_refreshed),
             credits_written_off: parts.sum(|c| c.ingress.credits_written_off),
             credits,
             credit_bytes_forfeited: parts.sum(|c| c.ingress.credit_bytes_forfeited),
-            control_overhead: control_bytes
-                / (control_bytes + payload_bytes + data_cells as f64 * format.header_bytes as f64)
-                    .max(1.0),
+            control_overhead: control_bytes / uplink_bytes.max(1.0),
         }
     }
 
