@@ -458,6 +458,9 @@ impl Adapter {
         let port = self.addressing.port_of(c.dst);
         self.egress
             .data_arrived(ctx.now_ps, c.inject_ps, c.flags & FCI != 0);
+        let class = class_of(c.flags);
+        self.egress
+            .count_delivered(port, c.src, class, c.payload_bytes);
         self.healing.arrived(&c, ctx.now_ps);
         let stream = self.streams.stream(c.src, port, class_of(c.flags));
         let released = self.streams.accept(stream, c.seq, cell, ctx.now_ps);
@@ -508,7 +511,9 @@ impl Adapter {
         };
         let to = self.addressing.first_host(credit.adapter);
         let flags = Kind::Credit as u8 | class_flags(credit.class);
-        self.send_control(ctx, credit.from, to, flags, 0);
+        for _ in 0..credit.count {
+            self.send_control(ctx, credit.from, to, flags, 0);
+        }
         self.egress.arm(ctx, port);
     }
 
