@@ -49,7 +49,7 @@ PAPER_FAILURE_LOSS = '"packets whose cells are lost are discarded by the reassem
 FIG9_UTILIZATIONS = [0.5, 0.7, 0.8, 0.9, 0.95]
 SELF_HEAL_SEEDS = [1, 2, 3, 4, 5]
 SELF_HEAL_ADAPTER_HOSTS, SELF_HEAL_PLANES = 2, 4  # self-heal.topo's construction
-FCI_REACTION = {"adapter.fci_decrease": 0.125}  # reading R12's law (stardust.md, Readings), β = 1/8
+NO_FCI = {"adapter.fci_decrease": 0}  # the default reacts (reading R12, calibrated); this does not
 SMALL_CELLS = {"cell.size_bytes": 256, "credit.size_bytes": 2048}
 # TCP NewReno hosts on the host ports, started as the Ethernet baseline's (htsim's ssthresh = 15).
 TCP = {"host.transport": "tcp", "host.initial_ssthresh_packets": 15}
@@ -113,12 +113,12 @@ def permutation() -> None:
     print(f"| paper (TCP NewReno hosts, {paper[0]} B cells, {paper[1] // 1024} KB credits) | {paper[2]:.0%} "
           f"| {paper[3]:.0%} | — | {PAPER_FABRIC_DROPS} | — | — | — | — |")
     variants = [
-        ("512 B / 4 KB (default: no FCI reaction)", {}),
-        ("512 B / 4 KB, FCI reaction β = 1/8", FCI_REACTION),
+        ("512 B / 4 KB (default: FCI reaction)", {}),
+        ("512 B / 4 KB, no FCI reaction", NO_FCI),
         ("512 B / 4 KB, two cells per uplink queued (`--set adapter.uplink_cells=2`)",
          {"adapter.uplink_cells": 2}),
         ("256 B / 2 KB (default)", SMALL_CELLS),
-        ("256 B / 2 KB, FCI reaction β = 1/8", {**SMALL_CELLS, **FCI_REACTION}),
+        ("256 B / 2 KB, no FCI reaction", {**SMALL_CELLS, **NO_FCI}),
     ]
     for label, overrides in variants:
         r = run("permutation", overrides)
@@ -325,11 +325,16 @@ def fig9() -> None:
 
 
 def fig9_payload_gbps() -> float:
-    """The fabric side's payload rate of one adapter of fig9.toml (its uplinks less headers)."""
+    """The fabric side's payload rate of one adapter of fig9.toml: its uplinks less cell headers and
+    control cells ("after deducting [...] cell headers and control cell overheads", §6.2), each
+    credit of data costing its own credit cell and a request."""
     config = load_scenario(f"{S}/fig9.toml")
-    cell = config["cell"]
+    cell, credit = config["cell"], config["credit"]
+    control_bytes = cell.get("control_bytes", 24)
+    data_wire_bytes = credit["size_bytes"] * cell["size_bytes"] / (cell["size_bytes"] - cell["header_bytes"])
+    control_share = 2 * control_bytes / (2 * control_bytes + data_wire_bytes)
     return (config["topology"]["uplinks_per_edge"] * config["link"]["rate_gbps"]
-            * (1 - cell["header_bytes"] / cell["size_bytes"]))
+            * (1 - cell["header_bytes"] / cell["size_bytes"]) * (1 - control_share))
 
 
 def fig9_overload() -> None:
@@ -342,9 +347,9 @@ def fig9_overload() -> None:
           "| fabric latency p50 / p99 / max (µs) | last-stage queue mean (cells) | M/D/1 mean at ρ = u "
           "| element queue peak | lost | pauses | packet latency p99, delivered / with those held (µs) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    variants = (("no FCI reaction (default)", {}),
-                ("two cells per uplink queued", {"adapter.uplink_cells": 2}),
-                ("FCI reaction β = 1/8", FCI_REACTION))
+    variants = (("FCI reaction (default: β = 1/8, a round trip)", {}),
+                ("no FCI reaction", NO_FCI),
+                ("FCI reaction β = 1/4", {"adapter.fci_decrease": 0.25}))
     for label, more in variants:
         overrides = {"link.host_rate_gbps": 1.2 * payload_gbps, "run.duration_ns": 2_000_000,
                      "run.warmup_ns": 1_000_000, **more}

@@ -126,6 +126,26 @@ pub struct GrantScheduler {
     stopped: bool,
     /// Weighted classes: each class's running score.
     scores: Vec<i64>,
+    /// Deficit-aware grants, if on ([`Self::with_deficit`]).
+    deficit: Option<Deficit>,
+    /// Grants the last turn gave its requester.
+    last_grants: u32,
+}
+
+/// What a deficit-aware scheduler knows of each requester's surplus accounting (Stardust §3.3:
+/// a VOQ sends whole packets and owes its next credit what it overshot).
+#[derive(Clone, Debug)]
+struct Deficit {
+    /// Bytes one grant lets a requester send.
+    grant_bytes: i64,
+    /// Per (class, requester): bytes delivered from it beyond the bytes granted it, its debt as
+    /// far as the port can tell (data and grants on their way make it an underestimate).
+    debt_bytes: Vec<i64>,
+    /// Per (class, requester): bytes delivered since its last turn.
+    since_turn_bytes: Vec<i64>,
+    /// Per (class, requester): the bytes a turn of it releases, a moving average (a quarter of
+    /// each new turn's), starting at one grant.
+    turn_bytes: Vec<f64>,
 }
 
 impl GrantScheduler {
@@ -142,7 +162,43 @@ impl GrantScheduler {
             armed: false,
             stopped: false,
             scores: vec![0; classes],
+            deficit: None,
+            last_grants: 0,
         }
+    }
+
+    /// Grants of `grant_bytes` that know each requester's debt: a requester's turn gives it
+    /// the grants that let it send again (one, plus one per whole grant it is known to owe,
+    /// no more than it is owed), so a requester that overshot its last grant with a whole
+    /// packet is not given a grant that only pays its debt and releases nothing; and after a
+    /// turn of several grants the next comes after the time of the bytes the requester's turns
+    /// release (a moving average of the bytes received between its turns), not of the bytes
+    /// granted. Requesters that
+    /// started together then do not release packets all in one round and none in the next.
+    pub fn with_deficit(mut self, grant_bytes: u32) -> Self {
+        let n = self.heard.len();
+        self.deficit = Some(Deficit {
+            grant_bytes: grant_bytes as i64,
+            debt_bytes: vec![0; n],
+            since_turn_bytes: vec![0; n],
+            turn_bytes: vec![grant_bytes as f64; n],
+        });
+        self
+    }
+
+    /// `bytes` of data from requester `from` in class `class` arrived: a deficit-aware
+    /// scheduler counts them against the bytes it granted and toward its turns' release.
+    pub fn delivered(&mut self, from: u16, class: usize, bytes: u32) {
+        if let Some(d) = &mut self.deficit {
+            let at = class * self.requesters + from as usize;
+            d.debt_bytes[at] += bytes as i64;
+            d.since_turn_bytes[at] += bytes as i64;
+        }
+    }
+
+    /// Grants the last turn gave its requester (one unless deficit-aware).
+    pub fn last_grants(&self) -> u32 {
+        self.last_grants
     }
 
     /// Request number `number` from `from` in class `class`: it asks (`on`) or withdraws.
@@ -238,9 +294,11 @@ impl GrantScheduler {
         std::mem::replace(&mut self.stopped, false)
     }
 
-    /// The timer fired: the class and requester of the next grant, which joins the back of its
+    /// The timer fired: the class and requester of the next turn, which joins the back of its
     /// class's round robin (or leaves it, if it asks by count and was given all it asked
-    /// for); the grant after it comes a period / `rate_fraction` later.
+    /// for). The turn gives one grant ([`Self::last_grants`]: more if deficit-aware), and the
+    /// next comes a period / `rate_fraction` later (deficit-aware: the time of the bytes the
+    /// requester's turns release). `None` if nobody asks.
     /// `weights`: the classes' weights (`None`: strict priority).
     pub fn grant(
         &mut self,
@@ -252,12 +310,40 @@ impl GrantScheduler {
         let class = self.next_class(weights)?;
         let requester = self.asking[class].pop_front().expect("a non-empty class");
         let at = class * self.requesters + requester as usize;
-        self.granted[at] = self.granted[at].wrapping_add(1);
+        let (grants, paced) = self.grants_for(at);
+        self.granted[at] = self.granted[at].wrapping_add(grants);
+        self.last_grants = grants;
+        self.debug_check_owed(at);
         if self.promised[at].is_none() || self.owed(at) > 0 {
             self.asking[class].push_back(requester);
         }
-        self.next_ps = now_ps + (self.period_ps as f64 / rate_fraction()).round() as TimePs;
+        let fraction = rate_fraction();
+        self.next_ps = now_ps + (self.period_ps as f64 * paced / fraction).round() as TimePs;
         Some((class, requester))
+    }
+
+    /// The grants the requester at `at` gets on its turn, and the periods the turn costs:
+    /// one grant and one period, or deficit-aware, one grant plus one per whole grant of its
+    /// known debt (no more than it is owed), a turn of several grants costing the time of the
+    /// bytes its turns release; its debt is charged.
+    fn grants_for(&mut self, at: usize) -> (u32, f64) {
+        let Some(d) = &mut self.deficit else {
+            return (1, 1.0);
+        };
+        let debt = d.debt_bytes[at].max(0);
+        let mut grants = 1 + (debt / d.grant_bytes) as u32;
+        if let Some(p) = self.promised[at] {
+            grants = grants.min(p.wrapping_sub(self.granted[at]).max(1));
+        }
+        d.debt_bytes[at] -= grants as i64 * d.grant_bytes;
+        if self.granted[at] != 0 {
+            let released = std::mem::take(&mut d.since_turn_bytes[at]) as f64;
+            d.turn_bytes[at] += (released - d.turn_bytes[at]) / 4.0;
+        }
+        if grants == 1 {
+            return (1, 1.0);
+        }
+        (grants, d.turn_bytes[at] / d.grant_bytes as f64)
     }
 
     /// The class the next grant goes to, among those with requesters: the first (strict
@@ -280,6 +366,15 @@ impl GrantScheduler {
         let chosen = best?;
         self.scores[chosen] -= total;
         Some(chosen)
+    }
+
+    /// Debug builds, asking by count: the requester at `at` was granted no more than it was
+    /// promised (what it is owed is never negative).
+    fn debug_check_owed(&self, at: usize) {
+        debug_assert!(
+            self.promised[at].is_none_or(|p| p.wrapping_sub(self.granted[at]) as i32 >= 0),
+            "a requester granted more than it was promised"
+        );
     }
 
     /// Debug builds: class `class` lists each requester at most once, and only requesters
@@ -357,6 +452,46 @@ mod tests {
         assert_eq!(s.grant(5_000, || 1.0, None), Some((0, 1)));
         assert_eq!(s.grant(6_000, || 1.0, None), Some((0, 0)));
         assert_eq!(s.grant(7_000, || 1.0, None), Some((0, 1)));
+    }
+
+    /// Two requesters asking by count for 9 000-byte packets on 4 096-byte grants (one period
+    /// of 1 000 ps each): a requester that overshot by 4 904 bytes gets two grants on its next
+    /// turn (one pays the debt, one releases its next packet), one owed less gets one; the
+    /// turns are paced by the bytes they release (a moving average from one grant's).
+    #[test]
+    fn a_deficit_aware_turn_grants_what_releases_the_next_packet() {
+        let mut s = GrantScheduler::new(1, 2, 1_000).with_deficit(4_096);
+        assert!(s.hear_count(0, 0, 10));
+        assert!(s.hear_count(1, 0, 1));
+        assert_eq!(s.grant(0, || 1.0, None), Some((0, 0)));
+        assert_eq!(s.last_grants(), 1);
+        assert_eq!(s.arm(0), Some(1_000), "a first turn: one grant's time");
+        s.delivered(0, 0, 9_000);
+        assert_eq!(s.grant(1_000, || 1.0, None), Some((0, 1)));
+        assert_eq!(s.last_grants(), 1, "owed only one");
+        s.delivered(1, 0, 9_000);
+        assert_eq!(s.grant(2_000, || 1.0, None), Some((0, 0)));
+        assert_eq!(
+            s.last_grants(),
+            2,
+            "4 904 bytes owed: a grant to pay, one to send"
+        );
+        assert_eq!(s.owed(0), 7);
+        // 9 000 bytes since its last turn: the average moves a quarter of the way from 4 096.
+        assert_eq!(s.arm(2_000), Some(3_299), "5 322 bytes' time");
+        s.delivered(0, 0, 9_000);
+        assert_eq!(s.grant(3_299, || 1.0, None), Some((0, 0)));
+        assert_eq!(s.last_grants(), 2, "5 712 bytes owed");
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "granted more than it was promised")]
+    fn a_grant_beyond_the_promise_fires() {
+        let mut s = GrantScheduler::new(1, 1, 1_000);
+        assert!(s.hear_count(0, 0, 1));
+        s.promised[0] = Some(0);
+        s.grant(0, || 1.0, None);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use super::adapter::ingress::IngressSpec;
-use super::adapter::keys::{RequestMode, UnusedCredit};
+use super::adapter::keys::{CreditScheduler, RequestMode, UnusedCredit};
 use super::adapter::{Adapter, AdapterSpec, EgressSpec, FciReaction, Flow, Foreground};
 use super::element::{Congestion, Element, ElementSpec};
 use super::reach::{self, Planned, ReachMode};
@@ -279,6 +279,7 @@ fn adapter(
             credit_speedup: config.credit.speedup,
             fabric_credit_period_ps,
             counts_requests: config.credit.requests == RequestMode::Backlog,
+            deficit_turns: config.credit.scheduler == CreditScheduler::Deficit,
             stop_bytes,
             buffer_bytes: adapter.egress_buffer_bytes.unwrap_or(2 * stop_bytes),
             fci: FciReaction {
@@ -286,7 +287,7 @@ fn adapter(
                 increase: adapter.fci_increase,
                 window_ps: adapter
                     .fci_window_ns
-                    .map_or(4 * common.round_trip_ps, ps_from_ns),
+                    .map_or(common.round_trip_ps, ps_from_ns),
             },
             measure_from_ps: config.run.warmup_ps(),
             pause_hosts: config.pause_thresholds(),

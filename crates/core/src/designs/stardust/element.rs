@@ -242,7 +242,7 @@ pub struct ElementConfig {
     /// the pool is full; in push mode each queue (per traffic class) holds this many.
     pub queue_cells: u32,
     /// Queue depth at and above which data cells leaving the queue carry the FCI bit (§4.2;
-    /// reading R12: 32 cells).
+    /// reading R12: 64 cells, half the queue, so a fabric at 95% utilization rarely marks).
     pub fci_threshold_cells: u32,
     /// Queue depth at which an output pauses the inputs that feed it (§5.5: "as a last
     /// resort, the Fabric Element pipe can be paused", an event of "infinitesimal"
@@ -272,7 +272,7 @@ impl Default for ElementConfig {
     fn default() -> Self {
         ElementConfig {
             queue_cells: 128,
-            fci_threshold_cells: 32,
+            fci_threshold_cells: 64,
             pause_cells: None,
             latency_ns: 0.0,
             cell_slot_ns: 0.0,

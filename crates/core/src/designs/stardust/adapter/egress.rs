@@ -159,6 +159,9 @@ pub struct EgressSpec {
     pub fabric_credit_period_ps: Option<TimePs>,
     /// VOQs ask by count (the credits their backlog needs), not on/off.
     pub counts_requests: bool,
+    /// A scheduler's turn gives a VOQ the credits that let it send again (its known debt
+    /// paid), not one credit.
+    pub deficit_turns: bool,
     /// Egress queue bytes that stop a port's credits.
     pub stop_bytes: u64,
     /// Bytes a host port queue holds.
@@ -197,8 +200,8 @@ pub struct Egress {
     pub fabric_latency: LatencyHistogram,
 }
 
-/// A credit to send: from host `from` (the port's) to host `to` (the first of the credited
-/// adapter), for traffic class `class`.
+/// Credits to send: from host `from` (the port's) to host `to` (the first of the credited
+/// adapter), for traffic class `class`, `count` of them.
 pub struct Credit {
     /// The granting host.
     pub from: u16,
@@ -206,6 +209,8 @@ pub struct Credit {
     pub adapter: u16,
     /// The class.
     pub class: usize,
+    /// Credits (one, or with deficit-aware turns, more).
+    pub count: u32,
 }
 
 impl Egress {
@@ -222,12 +227,17 @@ impl Egress {
                 rate_bps,
                 propagation_ps,
                 sending: None,
-                scheduler: GrantScheduler::new(
-                    spec.classes,
-                    spec.adapters,
-                    (spec.credit_bytes as f64 * 8e12 / (rate_bps as f64 * rate_factor)).round()
-                        as TimePs,
-                ),
+                scheduler: {
+                    let period_ps = (spec.credit_bytes as f64 * 8e12
+                        / (rate_bps as f64 * rate_factor))
+                        .round() as TimePs;
+                    let s = GrantScheduler::new(spec.classes, spec.adapters, period_ps);
+                    if spec.deficit_turns {
+                        s.with_deficit(spec.credit_bytes)
+                    } else {
+                        s
+                    }
+                },
                 pause: spec.pause_hosts.map(HostPause::new),
             })
             .collect();
@@ -271,6 +281,13 @@ impl Egress {
         if inject_ps >= self.measure_from_ps {
             self.fabric_latency.record(now_ps - inject_ps);
         }
+    }
+
+    /// A data cell of `payload_bytes` from adapter `from`, class `class`, reached host port
+    /// `port`: its scheduler counts it against the credits it gave.
+    pub fn count_delivered(&mut self, port: usize, from: u16, class: usize, payload_bytes: u16) {
+        let scheduler = &mut self.ports[port].scheduler;
+        scheduler.delivered(from, class, payload_bytes as u32);
     }
 
     /// Adapter `adapter` became unreachable (§5.10: it failed): no port owes it credits any
@@ -492,11 +509,13 @@ impl Egress {
         if let Some(period_ps) = self.fabric_credit_period_ps {
             self.fabric_next_ps = now_ps + period_ps;
         }
-        self.counters.credits_sent += 1;
+        let count = p.scheduler.last_grants();
+        self.counters.credits_sent += count as u64;
         Some(Credit {
             from: p.host,
             adapter,
             class,
+            count,
         })
     }
 
@@ -564,6 +583,7 @@ mod tests {
             credit_speedup: 0.03,
             fabric_credit_period_ps: None,
             counts_requests: false,
+            deficit_turns: true,
             stop_bytes: 10_000,
             buffer_bytes: 20_000,
             fci: rate(0.0).reaction,

@@ -256,6 +256,11 @@ impl Ingress {
         Some(needs)
     }
 
+    /// Pull mode: credits wait to be served, or a VOQ may send on its balance.
+    pub fn credits_waiting(&self) -> bool {
+        self.grants.waiting() > 0 || !self.ready.is_empty()
+    }
+
     /// Pull mode: some VOQ may send on its balance.
     pub fn has_ready(&self) -> bool {
         !self.ready.is_empty()

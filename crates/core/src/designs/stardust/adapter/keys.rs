@@ -40,6 +40,23 @@ pub enum RequestMode {
     OnOff,
 }
 
+/// How a port's credit scheduler picks among the VOQs owed credits (§4.1: it "is aware of all
+/// VOQs toward its ports").
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum CreditScheduler {
+    /// Round robin over the VOQs, a turn giving a VOQ the credits that let it send again: one,
+    /// plus one per whole credit it owes for overshooting its last with a whole packet (§3.3's
+    /// surplus accounting, as far as the port can tell from the data it received), the next
+    /// turn that many credit periods later (reading R38).
+    #[default]
+    Deficit,
+    /// One credit per turn, round robin.
+    RoundRobin,
+}
+
 /// Credits.
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -59,6 +76,9 @@ pub struct CreditConfig {
     /// the fabric's payload share less `speedup`, not the port rate plus it. False: the port
     /// rate plus `speedup` whatever the fabric.
     pub below_fabric: bool,
+    /// How a port's scheduler takes turns: "deficit" (a turn gives a VOQ the credits that let
+    /// it send again, reading R38) or "round_robin" (one credit a turn).
+    pub scheduler: CreditScheduler,
 }
 
 impl Default for CreditConfig {
@@ -69,6 +89,7 @@ impl Default for CreditConfig {
             unused: UnusedCredit::default(),
             requests: RequestMode::default(),
             below_fabric: true,
+            scheduler: CreditScheduler::default(),
         }
     }
 }
@@ -134,15 +155,14 @@ pub struct AdapterConfig {
     /// discarded (§4.1; reading R15: 100 µs).
     pub reassembly_timeout_ns: f64,
     /// An adapter that receives a cell marked FCI cuts the credit rate of all its ports by
-    /// this fraction, at most once per `fci_window_ns` (§4.2; reading R12 suggests 1/8).
-    /// Default 0, no reaction: the paper gives no law, reading R12's must be calibrated
-    /// against Fig. 9's 120% → 0.9 (not built yet), and uncalibrated it cuts credits on the
-    /// bursts of jumbo packets in fabrics that are not over-subscribed.
+    /// this fraction, at most once per `fci_window_ns` (§4.2, §5.5: credits are "throttled"
+    /// when a queue starts building; reading R12: 1/8, calibrated with the other two FCI keys
+    /// so that Fig. 9's fabric offered 120% settles near the paper's 0.9). 0: no reaction.
     pub fci_decrease: f64,
     /// Every `fci_window_ns` without a cut, the credit rate recovers by this fraction of the
-    /// nominal rate (additive increase; the paper gives no law).
+    /// nominal rate (additive increase, reading R12: 1/64; the paper gives no law).
     pub fci_increase: f64,
-    /// The FCI reaction's window; absent: four fabric round trips (reading R12).
+    /// The FCI reaction's window; absent: one fabric round trip (reading R12).
     pub fci_window_ns: Option<f64>,
     /// Host ports pause their hosts with 802.1Qbb PAUSE frames on the host link (plain
     /// Ethernet; not in the paper, whose adapter drops at a full VOQ, §3.1): a host whose
@@ -169,7 +189,7 @@ impl Default for AdapterConfig {
             egress_buffer_bytes: None,
             host_gap_bytes: 0,
             reassembly_timeout_ns: 100_000.0,
-            fci_decrease: 0.0,
+            fci_decrease: 0.125,
             fci_increase: 1.0 / 64.0,
             fci_window_ns: None,
             pause_hosts: false,

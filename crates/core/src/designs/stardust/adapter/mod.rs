@@ -199,6 +199,16 @@ impl Adapter {
         self.uplinks.cells_sent
     }
 
+    /// Uplink-picoseconds its uplinks spent idle while it held credited data.
+    pub fn uplink_idle_ps(&self) -> u64 {
+        self.uplinks.idle.idle_ps
+    }
+
+    /// Its uplinks.
+    pub fn uplink_count(&self) -> usize {
+        self.uplinks.ports.len()
+    }
+
     /// Most cells one of its streams held for reordering.
     pub fn reorder_peak_cells(&self) -> u32 {
         self.streams.reorder_peak_cells
@@ -347,41 +357,54 @@ impl Adapter {
         let mut cell = Cell::new(src, dst, 0, true, ctx.now_ps, ctx.now_ps);
         cell.flags = flags;
         cell.seq = seq;
-        self.launch(ctx, cell, None);
+        self.launch(ctx, cell);
     }
 
-    /// Sends a new cell (data of traffic class `class`, or control) toward its destination:
-    /// queued on the uplink routing picks, or lost if no uplink is usable.
-    fn launch<R: Router>(
-        &mut self,
-        ctx: &mut Context<'_, R>,
-        mut cell: Cell,
-        class: Option<usize>,
-    ) {
+    /// Sends a new control cell toward its destination: queued on the uplink routing picks,
+    /// or lost if no uplink is usable.
+    fn launch(&mut self, ctx: &mut Context<'_, impl Router>, mut cell: Cell) {
         let local = self.addressing.adapter_of(cell.dst) == self.index;
         let reach = self.reach.as_ref();
         let uplink = self
             .uplinks
-            .route(ctx, &mut cell, self.switch, local, reach);
+            .route_control(ctx, &mut cell, self.switch, local, reach);
         let id = ctx.cells.alloc(cell);
         let Some(uplink) = uplink else {
-            let reach = self
-                .reach
-                .as_mut()
-                .expect("only reachability leaves no route");
-            reach::lose(ctx, &mut reach.counters, id, Loss::NoRoute);
-            return;
+            return self.lose_unroutable(ctx, id);
         };
-        self.uplinks.push(ctx, uplink, id, class);
+        self.uplinks.push_control(ctx, uplink, id);
         self.uplinks.kick(ctx, uplink, self.format);
     }
 
-    /// Packs and sends while the uplinks have room: credited VOQs in credit order, then VOQs
-    /// sending on their balance (pull), or non-empty VOQs round robin (push).
+    /// Cell `id` has no usable uplink: lost (only reachability leaves a cell no route).
+    fn lose_unroutable<R: Router>(&mut self, ctx: &mut Context<'_, R>, id: CellId) {
+        let reach = self
+            .reach
+            .as_mut()
+            .expect("only reachability leaves no route");
+        reach::lose(ctx, &mut reach.counters, id, Loss::NoRoute);
+    }
+
+    /// Hands the cut cells waiting to the uplinks with room (Stardust §4.1, §5.3: the adapter
+    /// keeps every uplink busy while it holds credited cells).
+    fn dispatch<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
+        let (addressing, index) = (&self.addressing, self.index);
+        let local = |dst| addressing.adapter_of(dst) == index;
+        self.uplinks
+            .dispatch(ctx, self.switch, self.format, self.reach.as_ref(), local);
+        for id in self.uplinks.take_unroutable() {
+            self.lose_unroutable(ctx, id);
+        }
+    }
+
+    /// Sends the cells waiting, then packs and sends while the uplinks have room: credited
+    /// VOQs in credit order, then VOQs sending on their balance (pull), or non-empty VOQs
+    /// round robin (push).
     fn serve<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
         if self.failed() {
             return;
         }
+        self.dispatch(ctx);
         while self.uplinks.have_room() {
             let Some((key, credit_bytes)) = self.ingress.next_to_serve() else {
                 return;
@@ -422,9 +445,11 @@ impl Adapter {
             cell.packet = c.packet;
             cell.flags = Kind::Data as u8 | class_flags(class) | if i == 0 { FIRST } else { 0 };
             self.healing.mark(&mut cell);
-            self.launch(ctx, cell, Some(class));
+            let id = ctx.cells.alloc(cell);
+            self.uplinks.queue_data(id, class);
         }
         self.cut = cut;
+        self.dispatch(ctx);
     }
 
     /// A data cell from the fabric: back in sequence, and whole packets to the host port.
@@ -433,6 +458,9 @@ impl Adapter {
         let port = self.addressing.port_of(c.dst);
         self.egress
             .data_arrived(ctx.now_ps, c.inject_ps, c.flags & FCI != 0);
+        let class = class_of(c.flags);
+        self.egress
+            .count_delivered(port, c.src, class, c.payload_bytes);
         self.healing.arrived(&c, ctx.now_ps);
         let stream = self.streams.stream(c.src, port, class_of(c.flags));
         let released = self.streams.accept(stream, c.seq, cell, ctx.now_ps);
@@ -483,7 +511,9 @@ impl Adapter {
         };
         let to = self.addressing.first_host(credit.adapter);
         let flags = Kind::Credit as u8 | class_flags(credit.class);
-        self.send_control(ctx, credit.from, to, flags, 0);
+        for _ in 0..credit.count {
+            self.send_control(ctx, credit.from, to, flags, 0);
+        }
         self.egress.arm(ctx, port);
     }
 
@@ -519,6 +549,42 @@ impl<R: Router> Node<R> for Adapter {
     }
 
     fn cell_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId, _: TimePs) {
+        self.uplinks.meter(ctx.now_ps);
+        self.cell_arrives_metered(ctx, port, cell);
+        self.after_event();
+    }
+
+    /// An element paused (OFF) or resumed (ON) data on uplink `port`.
+    fn signal_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, signal: FlowSignal) {
+        self.uplinks.meter(ctx.now_ps);
+        let paused = matches!(signal, FlowSignal::Off { .. });
+        self.uplinks.ports[port].pause_data(paused);
+        self.uplinks.kick(ctx, port, self.format);
+        self.serve(ctx);
+        self.after_event();
+    }
+
+    fn timer(&mut self, ctx: &mut Context<'_, R>, tag: u32) {
+        self.uplinks.meter(ctx.now_ps);
+        self.timer_metered(ctx, tag);
+        self.after_event();
+    }
+}
+
+impl Adapter {
+    /// After each event: whether credited data waits, for the uplinks' idle meter.
+    fn after_event(&mut self) {
+        let credited = self.ingress.credits_waiting();
+        self.uplinks.set_credited(credited);
+    }
+
+    /// A cell arrived on fabric port `port` (an uplink) or from a host (a host port).
+    fn cell_arrives_metered<R: Router>(
+        &mut self,
+        ctx: &mut Context<'_, R>,
+        port: usize,
+        cell: CellId,
+    ) {
         let uplinks = self.uplinks.ports.len();
         if port >= uplinks {
             return self.receive_frame(ctx, port - uplinks, cell);
@@ -533,15 +599,8 @@ impl<R: Router> Node<R> for Adapter {
         }
     }
 
-    /// An element paused (OFF) or resumed (ON) data on uplink `port`.
-    fn signal_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, signal: FlowSignal) {
-        let paused = matches!(signal, FlowSignal::Off { .. });
-        self.uplinks.ports[port].pause_data(paused);
-        self.uplinks.kick(ctx, port, self.format);
-        self.serve(ctx);
-    }
-
-    fn timer(&mut self, ctx: &mut Context<'_, R>, tag: u32) {
+    /// An adapter timer: the kind in the tag's top byte.
+    fn timer_metered<R: Router>(&mut self, ctx: &mut Context<'_, R>, tag: u32) {
         if reach::is_reach_tag(tag) {
             return reach::timer(self, ctx, tag);
         }
@@ -584,15 +643,14 @@ impl ReachDevice for Adapter {
     }
 
     fn queue_control<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId) {
-        self.uplinks.push(ctx, port, cell, None);
+        self.uplinks.push_control(ctx, port, cell);
         self.uplinks.kick(ctx, port, self.format);
     }
 
     fn flush<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize, loss: Loss) {
         let reach = self.reach.as_mut().expect("only reachability flushes");
         let uplink = &mut self.uplinks.ports[port];
-        let lost = reach::flush_port(ctx, &mut reach.counters, uplink, loss);
-        self.uplinks.lost(lost);
+        reach::flush_port(ctx, &mut reach.counters, uplink, loss);
         self.serve(ctx);
     }
 
@@ -618,7 +676,8 @@ impl ReachDevice for Adapter {
             .reach
             .as_mut()
             .expect("only reachability fails a device");
-        for cell in self.streams.drain() {
+        let held = self.streams.drain().into_iter();
+        for cell in held.chain(self.uplinks.drain_waiting()) {
             reach::lose(ctx, &mut reach.counters, cell, Loss::DeviceFailed);
         }
         self.egress.fail(ctx);

@@ -258,6 +258,9 @@ pub struct SummaryQueues {
     pub egress_peak_bytes: u64,
     /// Most credits one adapter had waiting to be served.
     pub credit_backlog_peak: u32,
+    /// Fraction of the adapters' uplink time (over the whole run) spent idle while their
+    /// adapter held credited data (credits waiting, or cut cells waiting for an uplink).
+    pub uplink_idle_with_credits: f64,
 }
 
 /// What the run took.
@@ -432,7 +435,7 @@ impl Stardust {
                 cells_in_flight: settled.cells.in_flight,
             },
             cells: self.summary_cells(&parts),
-            queues: summary_queues(&parts, last_stage_mean),
+            queues: summary_queues(&parts, last_stage_mean, clock.now_ps),
             effort: SummaryEffort {
                 sim_time_ps: clock.now_ps,
                 warmup_ps: self.config.run.warmup_ps(),
@@ -727,8 +730,18 @@ fn last_stage_queue(elements: &[&Element]) -> (QueueTable, f64) {
 }
 
 /// Queues, marks and pauses in the elements and adapters.
-fn summary_queues(parts: &Parts<'_>, last_stage_mean: f64) -> SummaryQueues {
+fn summary_queues(parts: &Parts<'_>, last_stage_mean: f64, now_ps: TimePs) -> SummaryQueues {
     let elements = &parts.elements;
+    let adapters = &parts.adapters;
+    let uplink_ps = adapters
+        .iter()
+        .map(|a| a.uplink_count() as f64)
+        .sum::<f64>()
+        * now_ps as f64;
+    let idle_ps = adapters
+        .iter()
+        .map(|a| a.uplink_idle_ps() as f64)
+        .sum::<f64>();
     let peak = |pick: fn(&AdapterCounters) -> u64| parts.counters.iter().map(pick).max();
     SummaryQueues {
         element_queue_peak_cells: elements
@@ -748,6 +761,11 @@ fn summary_queues(parts: &Parts<'_>, last_stage_mean: f64) -> SummaryQueues {
             .unwrap_or(0),
         egress_peak_bytes: peak(|c| c.egress.egress_peak_bytes).unwrap_or(0),
         credit_backlog_peak: peak(|c| c.ingress.credit_backlog_peak as u64).unwrap_or(0) as u32,
+        uplink_idle_with_credits: if uplink_ps > 0.0 {
+            idle_ps / uplink_ps
+        } else {
+            0.0
+        },
     }
 }
 
