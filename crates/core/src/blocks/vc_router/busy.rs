@@ -28,6 +28,12 @@ impl Busy {
         self.until.push((free_ps, input as u16, output as u16));
     }
 
+    /// True if a transfer under way ends before `at_ps`.
+    #[inline]
+    pub fn ends_before(&self, at_ps: TimePs) -> bool {
+        self.until.iter().any(|&(free_ps, _, _)| free_ps < at_ps)
+    }
+
     /// Frees the ports whose transfer ends by `now_ps`.
     #[inline]
     pub fn release(&mut self, now_ps: TimePs) {
@@ -56,6 +62,7 @@ mod tests {
         let mut busy = Busy::default();
         busy.hold(1, 3, 100);
         busy.hold(2, 4, 50);
+        assert!(busy.ends_before(51) && !busy.ends_before(50));
         busy.release(49);
         assert!(busy.inputs.contains(1) && busy.inputs.contains(2));
         busy.release(50);

@@ -203,6 +203,9 @@ pub struct VcRouter {
     vc_allocator: VcAllocator,
     /// The ports transferring a multi-flit cell across the crossbar.
     busy: Busy,
+    /// Something VC or switch allocation reads changed since the last allocation that did
+    /// nothing (a new front, a credit, a grant or a move).
+    allocation_due: bool,
     /// Crossbar cycles owed (the fraction of a fractional speed-up carried over).
     crossbar_cycles_owed: f64,
     rng: Rng,
@@ -254,6 +257,7 @@ impl VcRouter {
             switch_allocator: SwitchAllocator::new(spec.allocator, ports, vcs),
             vc_allocator: VcAllocator::new(ports * vcs),
             busy: Busy::default(),
+            allocation_due: false,
             crossbar_cycles_owed: 0.0,
             rng,
             scratch: Scratch {

@@ -74,6 +74,7 @@ impl VcRouter {
         let c = &cells[cell];
         let fifo = &mut self.inputs.fifos[input_vc];
         if fifo.is_empty() {
+            self.allocation_due = true;
             self.inputs.front_flits[input_vc] = flits;
             // A head at the front holds no output VC yet (the packet before it released its
             // own); a body flit's packet holds one (its head crossed already).
@@ -92,8 +93,10 @@ impl VcRouter {
 
     /// Gives output VCs to the heads at the front of input VCs that hold none (only those:
     /// the occupancy's heads, in input-VC order).
-    fn allocate_vcs(&mut self) {
+    /// True if it granted any.
+    fn allocate_vcs(&mut self) -> bool {
         let vcs = self.vcs;
+        let mut granted = false;
         for port in self.inputs.occupancy.ports_with_heads().iter() {
             for vc in Bits(self.inputs.occupancy.heads(port)) {
                 let input_vc = port * vcs + vc;
@@ -109,7 +112,9 @@ impl VcRouter {
             inputs
                 .occupancy
                 .head_to_holder(input_vc / vcs, input_vc % vcs);
+            granted = true;
         });
+        granted
     }
 
     /// Input VC `input_vc`, whose front head holds no output VC, asks for VC `wanted` of
@@ -193,8 +198,9 @@ impl VcRouter {
         (flits as f64 * self.slot_ps as f64 / self.spec.speedup) as TimePs
     }
 
-    /// Runs the crossbar for the link cycle starting at `now_ps`.
-    fn switch_flits(&mut self, cells: &mut CellArena, now_ps: TimePs) {
+    /// Runs the crossbar for the link cycle starting at `now_ps`; true if anything crossed.
+    fn switch_flits(&mut self, cells: &mut CellArena, now_ps: TimePs) -> bool {
+        let mut moved = false;
         for cycle in 0..self.crossbar_cycles() {
             let cycle_ps = now_ps + self.crossbar_ps(cycle);
             self.busy.release(cycle_ps);
@@ -214,7 +220,25 @@ impl VcRouter {
             if done {
                 break;
             }
+            moved = true;
         }
+        moved
+    }
+
+    /// Allocates VCs and runs the crossbar if anything they read may have changed since the
+    /// last allocation that did nothing: a new front flit (or cell), a credit, a port's busy
+    /// signal ending in this cycle, or what the last allocation itself granted and moved.
+    /// Otherwise they would find what they found then, nothing, and move no pointer and draw
+    /// no random number, so skipping them changes no result.
+    fn allocate(&mut self, cells: &mut CellArena, now_ps: TimePs) {
+        let busy_ends = self.busy.ends_before(now_ps + self.slot_ps);
+        if !(self.allocation_due || busy_ends) {
+            self.crossbar_cycles(); // the fractional speed-up's carry moves as it would
+            return;
+        }
+        let granted = self.allocate_vcs();
+        let moved = self.switch_flits(cells, now_ps);
+        self.allocation_due = granted || moved;
     }
 
     /// Sends one flit on every free output link that has one queued, the VC chosen by the
@@ -327,13 +351,13 @@ impl<R: Router> Node<R> for VcRouter {
 
     fn signal_arrives(&mut self, _ctx: &mut Context<'_, R>, port: usize, signal: FlowSignal) {
         self.outputs.gates[port].on_signal(signal);
+        self.allocation_due = true;
     }
 
     fn tick(&mut self, ctx: &mut Context<'_, R>) -> Option<TimePs> {
         let now_ps = ctx.now_ps;
         let measuring = now_ps >= self.stats.measure_from_ps;
-        self.allocate_vcs();
-        self.switch_flits(ctx.cells, now_ps);
+        self.allocate(ctx.cells, now_ps);
         // A credit waits the credit delay, then crosses the channel as a flit does (a cell
         // time and the propagation); a whole cell's credits go together as its tail flit
         // leaves the FIFO, its other flits' crossbar cycles later.
