@@ -10,7 +10,7 @@ use crate::blocks::port_set::PortSet;
 use crate::engine::time::TimePs;
 
 /// The ports transferring a cell, and when each is free again.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Busy {
     /// Input ports transferring a cell.
     pub inputs: PortSet,
@@ -18,6 +18,19 @@ pub struct Busy {
     pub outputs: PortSet,
     /// (free at, input port, output port) of each transfer under way.
     until: Vec<(TimePs, u16, u16)>,
+    /// When the first transfer under way ends (`TimePs::MAX` if none).
+    first_free_ps: TimePs,
+}
+
+impl Default for Busy {
+    fn default() -> Self {
+        Busy {
+            inputs: PortSet::EMPTY,
+            outputs: PortSet::EMPTY,
+            until: Vec::new(),
+            first_free_ps: TimePs::MAX,
+        }
+    }
 }
 
 impl Busy {
@@ -26,18 +39,19 @@ impl Busy {
         self.inputs.insert(input);
         self.outputs.insert(output);
         self.until.push((free_ps, input as u16, output as u16));
+        self.first_free_ps = self.first_free_ps.min(free_ps);
     }
 
     /// True if a transfer under way ends before `at_ps`.
     #[inline]
     pub fn ends_before(&self, at_ps: TimePs) -> bool {
-        self.until.iter().any(|&(free_ps, _, _)| free_ps < at_ps)
+        self.first_free_ps < at_ps
     }
 
     /// Frees the ports whose transfer ends by `now_ps`.
     #[inline]
     pub fn release(&mut self, now_ps: TimePs) {
-        if self.until.is_empty() {
+        if self.first_free_ps > now_ps {
             return;
         }
         let (inputs, outputs) = (&mut self.inputs, &mut self.outputs);
@@ -49,6 +63,7 @@ impl Busy {
             }
             !done
         });
+        self.first_free_ps = self.until.iter().map(|u| u.0).min().unwrap_or(TimePs::MAX);
     }
 }
 

@@ -203,9 +203,12 @@ pub struct VcRouter {
     vc_allocator: VcAllocator,
     /// The ports transferring a multi-flit cell across the crossbar.
     busy: Busy,
-    /// Something VC or switch allocation reads changed since the last allocation that did
-    /// nothing (a new front, a credit, a grant or a move).
+    /// Something switch allocation reads changed since the last allocation that did nothing
+    /// (a new front, a credit, a grant or a move).
     allocation_due: bool,
+    /// Something VC allocation reads changed since it last granted nothing (a new head at
+    /// a front, an output VC freed, a credit under cut-through).
+    vc_allocation_due: bool,
     /// Crossbar cycles owed (the fraction of a fractional speed-up carried over).
     crossbar_cycles_owed: f64,
     rng: Rng,
@@ -258,6 +261,7 @@ impl VcRouter {
             vc_allocator: VcAllocator::new(ports * vcs),
             busy: Busy::default(),
             allocation_due: false,
+            vc_allocation_due: false,
             crossbar_cycles_owed: 0.0,
             rng,
             scratch: Scratch {

@@ -75,6 +75,7 @@ impl VcRouter {
         let fifo = &mut self.inputs.fifos[input_vc];
         if fifo.is_empty() {
             self.allocation_due = true;
+            self.vc_allocation_due = true;
             self.inputs.front_flits[input_vc] = flits;
             // A head at the front holds no output VC yet (the packet before it released its
             // own); a body flit's packet holds one (its head crossed already).
@@ -227,7 +228,8 @@ impl VcRouter {
 
     /// Allocates VCs and runs the crossbar if anything they read may have changed since the
     /// last allocation that did nothing: a new front flit (or cell), a credit, a port's busy
-    /// signal ending in this cycle, or what the last allocation itself granted and moved.
+    /// signal ending in this cycle, or what the last allocation itself granted and moved (VC
+    /// allocation alone: a new head, an output VC freed, a credit under cut-through).
     /// Otherwise they would find what they found then, nothing, and move no pointer and draw
     /// no random number, so skipping them changes no result.
     fn allocate(&mut self, cells: &mut CellArena, now_ps: TimePs) {
@@ -236,8 +238,11 @@ impl VcRouter {
             self.crossbar_cycles(); // the fractional speed-up's carry moves as it would
             return;
         }
-        let granted = self.allocate_vcs();
+        let granted = self.vc_allocation_due && self.allocate_vcs();
+        self.vc_allocation_due = granted;
         let moved = self.switch_flits(cells, now_ps);
+        // A move frees output VCs and brings new heads to fronts.
+        self.vc_allocation_due |= moved;
         self.allocation_due = granted || moved;
     }
 
@@ -352,6 +357,9 @@ impl<R: Router> Node<R> for VcRouter {
     fn signal_arrives(&mut self, _ctx: &mut Context<'_, R>, port: usize, signal: FlowSignal) {
         self.outputs.gates[port].on_signal(signal);
         self.allocation_due = true;
+        if let Switching::VirtualCutThrough { .. } = self.spec.switching {
+            self.vc_allocation_due = true; // a head waits for room downstream
+        }
     }
 
     fn tick(&mut self, ctx: &mut Context<'_, R>) -> Option<TimePs> {
