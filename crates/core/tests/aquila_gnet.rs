@@ -120,6 +120,42 @@ fn endpoint_ports_relieve_head_of_line_blocking_at_the_tin() {
 }
 
 /// Each key of the section, and what it needs of the others, refused with the key named.
+/// Whole cells and flit by flit carry the same packets (the hosts stop at 10 µs of 30, so
+/// every packet is released) with the flit ledgers settled in both; switching whole cells
+/// moves the same flits in fewer events and fewer flow-control signals (one credit message
+/// per cell instead of one per flit).
+#[test]
+fn whole_cells_and_flits_carry_the_same_packets() {
+    let gnet = r#", "stop_ns": 10000"#;
+    let whole = run(&clique("aquila_fully_adaptive", "uniform", 0.7, gnet));
+    let flits = clique("aquila_fully_adaptive", "uniform", 0.7, gnet).replace(
+        r#""classes": 2"#,
+        r#""classes": 2, "switching_unit": "flit""#,
+    );
+    let flits = run(&flits);
+    let (w, f) = (whole.gnet.unwrap(), flits.gnet.unwrap());
+    assert_eq!(
+        w.packets.gnet_packets_generated,
+        f.packets.gnet_packets_generated
+    );
+    assert_eq!(
+        w.packets.gnet_packets_released,
+        w.packets.gnet_packets_generated
+    );
+    assert_eq!(
+        f.packets.gnet_packets_released,
+        f.packets.gnet_packets_generated
+    );
+    assert_eq!(w.flits.data_flits_injected, f.flits.data_flits_injected);
+    assert_eq!(w.flits.data_flits_delivered, w.flits.data_flits_injected);
+    assert!(
+        whole.run.events * 2 < flits.run.events,
+        "{} against {}",
+        whole.run.events,
+        flits.run.events
+    );
+}
+
 #[test]
 fn bad_gnet_settings_are_refused_with_the_key_named() {
     let base = |extra: &str| clique("aquila_fully_adaptive", "uniform", 0.5, extra);
@@ -161,4 +197,13 @@ fn bad_gnet_settings_are_refused_with_the_key_named() {
     let sized = base("").replace(r#""load": 0.5"#, r#""load": 0.5, "packet_bytes": 64"#);
     let error = build(&sized).err().unwrap_or_default();
     assert!(error.starts_with("traffic: "), "{error}");
+    let unit = base("").replace(
+        r#""classes": 2"#,
+        r#""classes": 2, "switching_unit": "packet""#,
+    );
+    let error = build(&unit).err().unwrap_or_default();
+    assert!(
+        error.contains("vc.switching_unit") && error.contains("cell"),
+        "{error}"
+    );
 }

@@ -98,10 +98,12 @@ fn high_priority_reads_are_isolated_from_bulk_ip() {
     };
     let (high_alone, high_bulk) = (p50(0.0, "high"), p50(0.8, "high"));
     let low_bulk = p50(0.8, "low");
-    // Seed 5: 3.36, 3.92 and 10.1 µs. The high-priority reads still meet the bulk in the
-    // TiNs' crossbars, whose iSLIP serves every VC alike (§3.1), hence the 17%.
+    // Seed 5: 3.33, 4.39 and 9.83 µs. The high-priority reads still meet the bulk in the
+    // TiNs' crossbars, whose iSLIP serves every VC alike (§3.1), and, cells crossing whole,
+    // a Resp waits for the data cell holding its crossbar port busy or its link (up to ten
+    // flit times a hop), hence the 32% (17% when flits of the classes interleaved).
     assert!(
-        high_bulk < 1.25 * high_alone,
+        high_bulk < 1.4 * high_alone,
         "{high_bulk} against {high_alone}"
     );
     assert!(low_bulk > 2.0 * high_bulk, "{low_bulk} against {high_bulk}");

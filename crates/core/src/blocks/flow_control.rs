@@ -8,10 +8,13 @@
 /// A flow-control message from a receiver to its upstream transmitter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FlowSignal {
-    /// One buffer slot of `channel` was freed.
+    /// `count` buffer slots of `channel` were freed (one per cell, or the flits of a
+    /// multi-flit cell returned together).
     Credit {
-        /// Channel the credit is for.
+        /// Channel the credits are for.
         channel: u16,
+        /// Slots freed.
+        count: u16,
     },
     /// `channel` may send again.
     On {
@@ -176,6 +179,29 @@ impl TxGate {
         }
     }
 
+    /// True if `channel` holds credits for `flits` buffer slots (a multi-flit cell crossing
+    /// whole); the same as [`may_send`](Self::may_send) for one flit or without credits.
+    #[inline]
+    pub fn may_send_flits(&self, channel: u16, flits: u32) -> bool {
+        match self {
+            TxGate::Credit(credits) if channel != EVERY_CHANNEL => {
+                credits[channel as usize] >= flits
+            }
+            _ => self.may_send(channel),
+        }
+    }
+
+    /// Accounts for a cell of `flits` buffer slots sent on `channel` (which must hold the
+    /// credits).
+    pub fn on_send_flits(&mut self, channel: u16, flits: u32) {
+        if let TxGate::Credit(credits) = self {
+            let c = &mut credits[channel as usize];
+            *c = c
+                .checked_sub(flits)
+                .expect("sent a cell without its credits");
+        }
+    }
+
     /// Accounts for one cell sent on `channel` (which must be allowed to send); a cell on
     /// [`EVERY_CHANNEL`] takes a credit of every channel.
     pub fn on_send(&mut self, channel: u16) {
@@ -192,8 +218,8 @@ impl TxGate {
     /// Applies a signal from the receiver.
     pub fn on_signal(&mut self, signal: FlowSignal) {
         match (self, signal) {
-            (TxGate::Credit(credits), FlowSignal::Credit { channel }) => {
-                credits[channel as usize] += 1
+            (TxGate::Credit(credits), FlowSignal::Credit { channel, count }) => {
+                credits[channel as usize] += count as u32
             }
             (TxGate::OnOff(on), FlowSignal::On { channel }) => on[channel as usize] = true,
             (TxGate::OnOff(on), FlowSignal::Off { channel }) => on[channel as usize] = false,
@@ -265,7 +291,7 @@ impl RxFlowControl {
     pub fn after_dequeue(&mut self, channel: u16, occupancy_cells: u32) -> Option<FlowSignal> {
         match self {
             RxFlowControl::None => None,
-            RxFlowControl::Credit => Some(FlowSignal::Credit { channel }),
+            RxFlowControl::Credit => Some(FlowSignal::Credit { channel, count: 1 }),
             RxFlowControl::OnOff {
                 on_at_cells, off, ..
             } => {

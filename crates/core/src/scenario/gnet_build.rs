@@ -87,6 +87,7 @@ impl Scenario {
             vcs_per_class: vc.count / vc.classes.max(1),
             endpoint_ports: gnet.endpoint_ports,
             rma: self.rma_spec(self.cell.size_bytes),
+            whole_cells: self.switches_whole_cells(),
         })
     }
 

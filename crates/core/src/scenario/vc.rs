@@ -28,6 +28,10 @@ pub struct VcConfig {
     pub credit_delay_cycles: u32,
     /// Wormhole or virtual cut-through.
     pub switching: SwitchingName,
+    /// What the crossbar switches as one unit: `flit` (each flit its own allocation, credit
+    /// and wire hop) or `cell` (a GNet cell whole, its ports busy for its flits, as Aquila's
+    /// TiN); absent: `cell` on the Clique, `flit` elsewhere.
+    pub switching_unit: Option<SwitchingUnitName>,
     /// Refuse a VC rule whose channel dependency graph has a cycle (false lets a run show
     /// the deadlock it leads to).
     pub check_dependencies: bool,
@@ -48,6 +52,7 @@ impl Default for VcConfig {
             weights: None,
             credit_delay_cycles: 0,
             switching: SwitchingName::Wormhole,
+            switching_unit: None,
             check_dependencies: true,
             classes: 1,
         }
@@ -103,6 +108,33 @@ impl Named for SwitchingName {
             Self::VirtualCutThrough => (
                 "virtual_cut_through",
                 "a head takes a VC only with room for the whole packet downstream",
+            ),
+        }
+    }
+}
+
+/// Switching units as written in scenarios.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SwitchingUnitName {
+    /// Flit by flit.
+    Flit,
+    /// Whole cells.
+    Cell,
+}
+
+impl Named for SwitchingUnitName {
+    const ALL: &'static [Self] = &[Self::Flit, Self::Cell];
+
+    fn entry(self) -> (&'static str, &'static str) {
+        match self {
+            Self::Flit => (
+                "flit",
+                "each flit its own crossbar decision, credit and wire hop (BookSim's unit)",
+            ),
+            Self::Cell => (
+                "cell",
+                "a multi-flit cell crosses whole: one allocation, its ports busy for its flits, credits returned once (Aquila's TiN, NSDI '22, §3.1)",
             ),
         }
     }

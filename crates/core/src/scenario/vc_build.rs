@@ -1,12 +1,12 @@
 //! What the `vc` section checks and builds: the VC routers' spec.
 
-use super::vc::{OutputArbitrationName, SwitchingName, VcConfig, MAX_VCS};
-use super::{invalid, Scenario, ScenarioError, SchedulerName};
+use super::vc::{OutputArbitrationName, SwitchingName, SwitchingUnitName, VcConfig, MAX_VCS};
+use super::{invalid, Scenario, ScenarioError, SchedulerName, TopologyName};
 use crate::blocks::flow_control::FlowControlKind;
 use crate::blocks::vc_router::allocation::SwitchAllocatorKind;
 use crate::blocks::vc_router::assignment::VcRule;
 use crate::blocks::vc_router::output::OutputArbitration;
-use crate::blocks::vc_router::{Switching, VcSpec};
+use crate::blocks::vc_router::{Switching, SwitchingUnit, VcSpec};
 
 impl Scenario {
     /// True if the switches are VC routers.
@@ -15,6 +15,21 @@ impl Scenario {
             self.switch.scheduler,
             SchedulerName::VcSeparable | SchedulerName::VcIslip
         )
+    }
+
+    /// The routers' switching unit: `vc.switching_unit`, or by default whole cells on the
+    /// Clique (Aquila's TiN) and flits elsewhere.
+    pub fn switching_unit_name(&self) -> SwitchingUnitName {
+        let written = self.vc.as_ref().and_then(|vc| vc.switching_unit);
+        written.unwrap_or(match self.topology.kind {
+            TopologyName::Clique => SwitchingUnitName::Cell,
+            _ => SwitchingUnitName::Flit,
+        })
+    }
+
+    /// True if the routers switch whole cells (a GNet cell's flits as one unit).
+    pub fn switches_whole_cells(&self) -> bool {
+        self.uses_vcs() && self.switching_unit_name() == SwitchingUnitName::Cell
     }
 
     /// The `vc` section as written, or its defaults.
@@ -113,6 +128,12 @@ impl Scenario {
             SwitchingName::Wormhole => Switching::Wormhole,
             SwitchingName::VirtualCutThrough => Switching::VirtualCutThrough { packet_cells },
         };
+        let unit = match self.switching_unit_name() {
+            SwitchingUnitName::Flit => SwitchingUnit::Flit,
+            SwitchingUnitName::Cell => SwitchingUnit::Cell {
+                flits_by_kind: self.gnet_spec().map_or([1; 8], |g| g.flits_by_kind()),
+            },
+        };
         let nonminimal_routing = self
             .routing
             .as_ref()
@@ -127,6 +148,7 @@ impl Scenario {
             credit_delay_slots: vc.credit_delay_cycles,
             rule: VcRule::by_name(&vc.assignment).expect("validated VC rule"),
             switching,
+            unit,
             check_dependencies: vc.check_dependencies,
             classes: vc.classes,
             nonminimal_routing,

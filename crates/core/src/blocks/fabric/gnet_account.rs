@@ -97,9 +97,12 @@ pub fn settle<'a>(
     let mut in_flight = [0u64; 4];
     let mut cts_in_flight = 0u64;
     let mut tails_in_flight = (0u64, 0u64);
+    let spec = hosts.first().map(|h| *h.endpoint.spec());
     for cell in live {
         let kind = CellKind::of(cell);
-        in_flight[FlitLedger::of(kind) as usize] += 1;
+        // A live cell is one flit, or all of a GNet cell's flits where cells cross whole.
+        let flits = spec.filter(|s| s.whole_cells).map_or(1, |s| s.flits(kind));
+        in_flight[FlitLedger::of(kind) as usize] += flits as u64;
         cts_in_flight += (kind == CellKind::Cts) as u64;
         let tail = cell.last_of_packet as u64;
         tails_in_flight.0 += (kind == CellKind::Req) as u64 * tail;
@@ -236,6 +239,7 @@ mod tests {
             vcs_per_class: 3,
             endpoint_ports: 1,
             rma: None,
+            whole_cells: false,
         };
         let traffic = TrafficSpec {
             load: 0.0,

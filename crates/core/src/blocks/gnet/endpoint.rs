@@ -51,6 +51,9 @@ pub struct GnetSpec {
     pub endpoint_ports: u16,
     /// The hosts' 1RMA reads, if they make any.
     pub rma: Option<RmaSpec>,
+    /// Cells cross the fabric whole, one unit of several flits (the VC routers switch
+    /// cells, `vc.switching_unit = "cell"`), rather than flit by flit.
+    pub whole_cells: bool,
 }
 
 impl GnetSpec {
@@ -75,6 +78,34 @@ impl GnetSpec {
             }
             _ => self.control_flits(),
         }
+    }
+
+    /// The kinds of cell the hosts send: IP's always, 1RMA's where reads are made.
+    fn kinds(&self) -> impl Iterator<Item = CellKind> + '_ {
+        let ip = [CellKind::Data, CellKind::Rts, CellKind::Cts, CellKind::Ctd];
+        let rma = [CellKind::Req, CellKind::Resp];
+        ip.into_iter()
+            .chain(rma.into_iter().filter(|_| self.rma.is_some()))
+    }
+
+    /// The flits of the largest cell class `class` carries: the credits a host waits for
+    /// before it takes a new cell of that class where cells cross whole (one flit otherwise).
+    pub fn class_unit_flits(&self, class: u8) -> u32 {
+        if !self.whole_cells {
+            return 1;
+        }
+        let in_class = self.kinds().filter(|&kind| self.class_of(kind) == class);
+        in_class.map(|kind| self.flits(kind)).max().unwrap_or(1)
+    }
+
+    /// Flits per cell indexed by the kind a cell's flags carry ([`CellKind::of`]), as a
+    /// router switching whole cells reads them (1 for a kind never sent).
+    pub fn flits_by_kind(&self) -> [u32; 8] {
+        let mut table = [1; 8];
+        for kind in self.kinds() {
+            table[kind as usize] = self.flits(kind);
+        }
+        table
     }
 
     /// The VC class a cell of `kind` rides.

@@ -6,7 +6,9 @@
 //! priority, as the TiN's outputs serve them), each under its VC's credits; a cell of several
 //! flits holds its VC until its tail is sent, and a higher class's flits may pass it on the
 //! link. What reaches it is acted on by the endpoint as each cell's tail flit arrives, and
-//! counted by kind.
+//! counted by kind. Where the routers switch whole cells (`vc.switching_unit = "cell"`), a
+//! cell leaves as one unit holding the link for its flits, once its VC has credits for them,
+//! and arrives as one (its flits counted in the ledgers and the measured rates).
 //!
 //! The TiN's IP engine reaches its cell switch by several of the switch's 18 intra-chip
 //! endpoint ports, each input with its own FIFO per VC (§3.1). Our reading: the cells of the
@@ -126,9 +128,11 @@ impl GnetHost {
     }
 
     /// The VC a new cell of class `class` takes: the class's first VC, or for the IP data's
-    /// class the first endpoint port, from the one whose turn it is, whose VC has a credit.
+    /// class the first endpoint port, from the one whose turn it is, whose VC has a credit
+    /// (where cells cross whole, credits for the class's largest cell).
     fn free_vc(&self, class: u8) -> Option<u16> {
         let spec = self.endpoint.spec();
+        let unit_flits = spec.class_unit_flits(class);
         let first = class as u16 * spec.vcs_per_class;
         let ports = match spec.layout.class_of(Traffic::IpData) == class {
             true => spec.endpoint_ports,
@@ -136,7 +140,7 @@ impl GnetHost {
         };
         (0..ports)
             .map(|i| first + (self.next_endpoint_port + i) % ports)
-            .find(|&vc| self.gate.may_send(vc))
+            .find(|&vc| self.gate.may_send_flits(vc, unit_flits))
     }
 
     /// The GNet cell whose flit goes next, that flit's index and its VC: the first class
@@ -165,7 +169,8 @@ impl GnetHost {
         None
     }
 
-    /// Sends one flit if the link is free and a VC with something to send has a credit.
+    /// Sends one flit if the link is free and a VC with something to send has a credit, or,
+    /// where cells cross whole, one whole cell under credits for all its flits.
     fn send<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
         let now_ps = ctx.now_ps;
         if !self.link.is_idle(now_ps) {
@@ -176,23 +181,35 @@ impl GnetHost {
         };
         let spec = self.endpoint.spec();
         let flits = spec.flits(cell.kind);
+        let (unit, sent_flits) = match spec.whole_cells {
+            true => (cell.flit(self.endpoint.host(), 0, 1, now_ps), flits),
+            false => (cell.flit(self.endpoint.host(), index, flits, now_ps), 1),
+        };
         let class = spec.class_of(cell.kind) as usize;
-        self.part_sent[class] = (index + 1 < flits).then_some(PartSent {
+        self.part_sent[class] = (index + sent_flits < flits).then_some(PartSent {
             cell,
             next_flit: index + 1,
             vc,
         });
         let flit_bytes = spec.flit_bytes as u64;
-        let mut flit = cell.flit(self.endpoint.host(), index, flits, now_ps);
+        let mut unit = unit;
         let (cells, mut routes) = ctx.routes();
-        routes.write(0, &mut flit);
-        flit.vc = vc;
-        let id = cells.alloc(flit);
-        self.gate.on_send(vc);
+        routes.write(0, &mut unit);
+        unit.vc = vc;
+        let id = cells.alloc(unit);
+        self.gate.on_send_flits(vc, sent_flits);
         self.counters.cells_injected += 1;
-        self.counters.cells_injected_measured += (now_ps > self.endpoint.measure_from_ps) as u64;
-        self.flits.injected[FlitLedger::of(cell.kind) as usize] += 1;
+        let measured = now_ps > self.endpoint.measure_from_ps;
+        self.counters.cells_injected_measured += measured as u64 * sent_flits as u64;
+        self.flits.injected[FlitLedger::of(cell.kind) as usize] += sent_flits as u64;
+        // A whole cell reaches the TiN as its head does (cut-through): the TiN may switch it
+        // at once, and its output sends it no faster than its tail arrives here.
         let arrive_ps = self.link.transmit(now_ps, flit_bytes);
+        if sent_flits > 1 {
+            let frame_ps = self.link.frame_ps(flit_bytes);
+            self.link
+                .hold_until(now_ps + sent_flits as TimePs * frame_ps);
+        }
         ctx.send_cell(0, id, arrive_ps);
     }
 
@@ -253,12 +270,17 @@ impl GnetHost {
                 return false;
             }
         }
-        self.flits.delivered[ledger] += 1;
+        let spec = self.endpoint.spec();
+        let flits = match spec.whole_cells {
+            true => spec.flits(CellKind::of(&c)) as u64,
+            false => 1,
+        };
+        self.flits.delivered[ledger] += flits;
         let now_ps = ctx.now_ps;
         self.counters.cells_delivered += 1;
         self.counters.last_delivery_ps = now_ps;
         if now_ps > self.endpoint.measure_from_ps {
-            self.counters.cells_delivered_measured += 1;
+            self.counters.cells_delivered_measured += flits;
             self.counters.payload_bytes_delivered_measured += c.payload_bytes as u64;
         }
         if c.last_of_packet {

@@ -11,10 +11,16 @@
 //! A unified, low-latency fabric for datacenter networks", NSDI '22, §3.1): per-VC input FIFOs
 //! under credits, an iSLIP crossbar, output QoS between VCs.
 //!
-//! One flit is one cell; one cycle is one cell time on the links.
+//! One flit is one cell of the fabric; one cycle is one cell time on the links. Where a
+//! design's cells are several flits long (Aquila's GNet cells of 16–160 bytes), the router
+//! switches either flit by flit, each flit its own crossbar decision, credit and wire hop, or
+//! whole cells ([`SwitchingUnit::Cell`]): one allocation per cell, its input and output busy
+//! for its flit count ([`busy`], the paper's iSLIP variant), credits counted in flits and
+//! returned once per cell, one wire event per cell.
 
 pub mod allocation;
 pub mod assignment;
+pub mod busy;
 pub mod deadlock;
 pub mod dependency;
 mod node;
@@ -31,6 +37,7 @@ use crate::engine::rng::Rng;
 use crate::engine::time::TimePs;
 use allocation::{Eligibility, SwitchAllocator, SwitchAllocatorKind, VcAllocator};
 use assignment::{PortClass, VcRule};
+use busy::Busy;
 use occupancy::Occupancy;
 use output::{OutputArbiter, OutputArbitration};
 
@@ -47,6 +54,35 @@ pub enum Switching {
         /// Flits of the longest packet.
         packet_cells: u32,
     },
+}
+
+/// What the crossbar switches as one unit (`vc.switching_unit`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwitchingUnit {
+    /// Every flit: a cell of several flits is a packet of the router, each flit its own
+    /// crossbar decision, credit and wire hop.
+    Flit,
+    /// The whole cell, as Aquila's TiN switches it (Gibson et al., NSDI '22, §3.1): one
+    /// allocation, its input and output ports busy for its flit count, its flits' credits
+    /// spent at once and returned at once, one wire event, at its head's arrival toward a
+    /// router (cut-through, as the flits would stream) and its tail's toward a host (which
+    /// acts on a whole cell).
+    Cell {
+        /// Flits per cell by the kind a cell's design writes in the low three bits of its
+        /// flags (GNet's cell kind); every kind 1 where cells are one flit.
+        flits_by_kind: [u32; 8],
+    },
+}
+
+impl SwitchingUnit {
+    /// The flits of `cell` as this unit counts them.
+    #[inline]
+    pub fn flits(&self, cell: &crate::blocks::cell::Cell) -> u32 {
+        match self {
+            SwitchingUnit::Flit => 1,
+            SwitchingUnit::Cell { flits_by_kind } => flits_by_kind[(cell.flags & 7) as usize],
+        }
+    }
 }
 
 /// What every VC router of a fabric is made of.
@@ -68,6 +104,8 @@ pub struct VcSpec {
     pub rule: VcRule,
     /// Wormhole or virtual cut-through.
     pub switching: Switching,
+    /// Flits or whole cells through the crossbar.
+    pub unit: SwitchingUnit,
     /// Check at build time that the channel dependency graph is acyclic.
     pub check_dependencies: bool,
     /// The routing may send packets non-minimally (the rule's phases depend on it).
@@ -121,6 +159,9 @@ struct InputVcs {
     /// The (output, VC) the head at the front of each input VC asks for while it holds no
     /// output VC, noted as it reaches the front so that VC allocation reads no cell.
     front_wants: Vec<(u16, u16)>,
+    /// The flits of the cell at the front of each input VC (1 when switching flits), the
+    /// credits it needs downstream to cross.
+    front_flits: Vec<u32>,
 }
 
 /// The output side: per output VC (index `port · vcs + vc`), its holder and queue; per port,
@@ -144,8 +185,8 @@ struct OutputVcs {
 struct Scratch {
     /// This crossbar cycle's (input port, input VC, output port) transfers.
     transfers: Vec<(usize, usize, usize)>,
-    /// Credits to return this cycle: (input port, VC).
-    credits: Vec<(u16, u16)>,
+    /// Credits to return this cycle: (input port, VC, flits).
+    credits: Vec<(u16, u16, u32)>,
 }
 
 /// An input-queued virtual-channel router.
@@ -160,6 +201,14 @@ pub struct VcRouter {
     outputs: OutputVcs,
     switch_allocator: SwitchAllocator,
     vc_allocator: VcAllocator,
+    /// The ports transferring a multi-flit cell across the crossbar.
+    busy: Busy,
+    /// Something switch allocation reads changed since the last allocation that did nothing
+    /// (a new front, a credit, a grant or a move).
+    allocation_due: bool,
+    /// Something VC allocation reads changed since it last granted nothing (a new head at
+    /// a front, an output VC freed, a credit under cut-through).
+    vc_allocation_due: bool,
     /// Crossbar cycles owed (the fraction of a fractional speed-up carried over).
     crossbar_cycles_owed: f64,
     rng: Rng,
@@ -196,6 +245,7 @@ impl VcRouter {
                 arriving: vec![(0, 0); ports * vcs],
                 occupancy: Occupancy::new(ports),
                 front_wants: vec![(0, 0); ports * vcs],
+                front_flits: vec![1; ports * vcs],
             },
             outputs: OutputVcs {
                 owner: vec![FREE; ports * vcs],
@@ -209,6 +259,9 @@ impl VcRouter {
             },
             switch_allocator: SwitchAllocator::new(spec.allocator, ports, vcs),
             vc_allocator: VcAllocator::new(ports * vcs),
+            busy: Busy::default(),
+            allocation_due: false,
+            vc_allocation_due: false,
             crossbar_cycles_owed: 0.0,
             rng,
             scratch: Scratch {
@@ -261,7 +314,8 @@ impl VcRouter {
                 }
                 held => {
                     let output = self.inputs.out_port[iv] as usize;
-                    let stuck = !self.outputs.gates[output].may_send(held);
+                    let flits = self.inputs.front_flits[iv];
+                    let stuck = !self.outputs.gates[output].may_send_flits(held, flits);
                     stuck.then_some((input, vc, output, held))
                 }
             }
@@ -282,10 +336,12 @@ impl VcRouter {
     }
 }
 
-/// What the switch allocator reads of a router: its input VCs and its outputs' credits.
+/// What the switch allocator reads of a router: its input VCs, its outputs' credits and
+/// the ports busy with a cell.
 struct Ready<'a> {
     inputs: &'a InputVcs,
     outputs: &'a OutputVcs,
+    busy: &'a Busy,
 }
 
 impl Eligibility for Ready<'_> {
@@ -295,11 +351,16 @@ impl Eligibility for Ready<'_> {
         }
         let vc = self.inputs.out_vc[input_vc];
         let output = self.inputs.out_port[input_vc] as usize;
-        (vc != NO_VC && self.outputs.gates[output].may_send(vc)).then_some(output)
+        let flits = self.inputs.front_flits[input_vc];
+        let ready = vc != NO_VC
+            && !self.busy.outputs.contains(output)
+            && self.outputs.gates[output].may_send_flits(vc, flits);
+        ready.then_some(output)
     }
 
     fn candidate_inputs(&self) -> PortSet {
-        self.inputs.occupancy.ports_with_holders()
+        let holders = self.inputs.occupancy.ports_with_holders();
+        holders.without(self.busy.inputs)
     }
 
     fn candidate_vcs(&self, input: usize) -> u64 {

@@ -5,7 +5,7 @@
 
 use super::assignment::{Hop, PortClass};
 use super::occupancy::Bits;
-use super::{HeadView, Ready, Switching, VcRouter, ANY_VC, FREE, NO_VC};
+use super::{HeadView, Ready, Switching, SwitchingUnit, VcRouter, ANY_VC, FREE, NO_VC};
 use crate::blocks::cell::{CellArena, CellId, TRACED};
 use crate::blocks::fabric::trace::TraceHop;
 use crate::blocks::fabric::{Context, Node};
@@ -50,19 +50,33 @@ impl VcRouter {
         c.next_vc = next_vc;
     }
 
-    /// Puts routed flit `cell`, arrived on input `port` at `arrive_ps`, into its VC's FIFO,
-    /// which the upstream credits keep from overflowing (checked in debug builds).
+    /// Flits held in input VC `input_vc`'s FIFO (its cells' flits, when switching cells).
+    fn fifo_flits(&self, cells: &CellArena, input_vc: usize) -> u32 {
+        let fifo = &self.inputs.fifos[input_vc];
+        match self.spec.unit {
+            SwitchingUnit::Flit => fifo.len(),
+            unit => cells.queued(fifo).map(|c| unit.flits(c)).sum(),
+        }
+    }
+
+    /// Puts routed flit (or cell) `cell`, arrived on input `port` at `arrive_ps`, into its
+    /// VC's FIFO, which the upstream credits keep from overflowing (checked in debug builds).
     fn buffer_flit(&mut self, cells: &mut CellArena, port: usize, cell: CellId, arrive_ps: TimePs) {
         let c = &mut cells[cell];
         c.in_port = port as u16;
         c.switch_arrive_ps = arrive_ps;
+        let flits = self.spec.unit.flits(c);
         let (vc, input_vc) = (c.vc as usize, port * self.vcs + c.vc as usize);
-        let fifo = &mut self.inputs.fifos[input_vc];
         debug_assert!(
-            fifo.len() < self.spec.buffer_cells,
+            self.fifo_flits(cells, input_vc) + flits <= self.spec.buffer_cells,
             "a flit arrived at a full VC buffer: the credit loop failed"
         );
+        let c = &cells[cell];
+        let fifo = &mut self.inputs.fifos[input_vc];
         if fifo.is_empty() {
+            self.allocation_due = true;
+            self.vc_allocation_due = true;
+            self.inputs.front_flits[input_vc] = flits;
             // A head at the front holds no output VC yet (the packet before it released its
             // own); a body flit's packet holds one (its head crossed already).
             match self.inputs.out_vc[input_vc] {
@@ -74,14 +88,16 @@ impl VcRouter {
             }
         }
         cells.push_back(fifo, cell);
-        self.held_cells += 1;
-        self.stats.counters[port].cells_in += 1;
+        self.held_cells += flits as u64;
+        self.stats.counters[port].cells_in += flits as u64;
     }
 
     /// Gives output VCs to the heads at the front of input VCs that hold none (only those:
     /// the occupancy's heads, in input-VC order).
-    fn allocate_vcs(&mut self) {
+    /// True if it granted any.
+    fn allocate_vcs(&mut self) -> bool {
         let vcs = self.vcs;
+        let mut granted = false;
         for port in self.inputs.occupancy.ports_with_heads().iter() {
             for vc in Bits(self.inputs.occupancy.heads(port)) {
                 let input_vc = port * vcs + vc;
@@ -97,7 +113,9 @@ impl VcRouter {
             inputs
                 .occupancy
                 .head_to_holder(input_vc / vcs, input_vc % vcs);
+            granted = true;
         });
+        granted
     }
 
     /// Input VC `input_vc`, whose front head holds no output VC, asks for VC `wanted` of
@@ -128,24 +146,39 @@ impl VcRouter {
         cycles as u32
     }
 
-    /// Moves the front flit of input VC (`input`, `vc`) across the crossbar into the queue of
-    /// its output VC, spending a downstream credit and owing one upstream; a tail frees the
-    /// output VC.
-    fn traverse(&mut self, input: usize, vc: usize, output: usize, cells: &mut CellArena) {
+    /// Moves the front flit (or cell) of input VC (`input`, `vc`) across the crossbar into the
+    /// queue of its output VC in the crossbar cycle starting at `cycle_ps`, spending its
+    /// downstream credits and owing as many upstream; a cell of several flits holds both
+    /// ports busy for its flits' cycles; a tail frees the output VC.
+    fn traverse(
+        &mut self,
+        (input, vc, output): (usize, usize, usize),
+        cycle_ps: TimePs,
+        cells: &mut CellArena,
+    ) {
         let input_vc = input * self.vcs + vc;
         let cell = cells
             .pop_front(&mut self.inputs.fifos[input_vc])
             .expect("the allocator chose a non-empty VC");
+        let flits = self.inputs.front_flits[input_vc];
         let out_vc = self.inputs.out_vc[input_vc];
         let output_vc = output * self.vcs + out_vc as usize;
-        self.outputs.gates[output].on_send(out_vc);
+        self.outputs.gates[output].on_send_flits(out_vc, flits);
         cells[cell].vc = out_vc;
         let tail = cells[cell].last_of_packet;
         cells.push_back(&mut self.outputs.queues[output_vc], cell);
-        self.outputs.queued[output] += 1;
+        self.outputs.queued[output] += flits;
         self.outputs.ports_queued.insert(output);
-        self.scratch.credits.push((input as u16, vc as u16));
+        self.scratch.credits.push((input as u16, vc as u16, flits));
+        if flits > 1 {
+            self.busy
+                .hold(input, output, cycle_ps + self.crossbar_ps(flits));
+        }
         let drained = self.inputs.fifos[input_vc].is_empty();
+        if let (false, SwitchingUnit::Cell { .. }) = (drained, self.spec.unit) {
+            let next = self.inputs.fifos[input_vc].front().expect("not drained");
+            self.inputs.front_flits[input_vc] = self.spec.unit.flits(&cells[next]);
+        }
         let occupancy = &mut self.inputs.occupancy;
         if tail {
             self.outputs.owner[output_vc] = FREE;
@@ -161,25 +194,56 @@ impl VcRouter {
         }
     }
 
-    /// Runs the crossbar for this link cycle.
-    fn switch_flits(&mut self, cells: &mut CellArena) {
-        for _ in 0..self.crossbar_cycles() {
+    /// The time `flits` crossbar cycles take.
+    fn crossbar_ps(&self, flits: u32) -> TimePs {
+        (flits as f64 * self.slot_ps as f64 / self.spec.speedup) as TimePs
+    }
+
+    /// Runs the crossbar for the link cycle starting at `now_ps`; true if anything crossed.
+    fn switch_flits(&mut self, cells: &mut CellArena, now_ps: TimePs) -> bool {
+        let mut moved = false;
+        for cycle in 0..self.crossbar_cycles() {
+            let cycle_ps = now_ps + self.crossbar_ps(cycle);
+            self.busy.release(cycle_ps);
             let mut transfers = std::mem::take(&mut self.scratch.transfers);
             let ready = Ready {
                 inputs: &self.inputs,
                 outputs: &self.outputs,
+                busy: &self.busy,
             };
             self.switch_allocator
                 .allocate(&ready, &mut self.rng, &mut transfers);
-            for &(input, vc, output) in &transfers {
-                self.traverse(input, vc, output, cells);
+            for &transfer in &transfers {
+                self.traverse(transfer, cycle_ps, cells);
             }
             let done = transfers.is_empty();
             self.scratch.transfers = transfers;
             if done {
                 break;
             }
+            moved = true;
         }
+        moved
+    }
+
+    /// Allocates VCs and runs the crossbar if anything they read may have changed since the
+    /// last allocation that did nothing: a new front flit (or cell), a credit, a port's busy
+    /// signal ending in this cycle, or what the last allocation itself granted and moved (VC
+    /// allocation alone: a new head, an output VC freed, a credit under cut-through).
+    /// Otherwise they would find what they found then, nothing, and move no pointer and draw
+    /// no random number, so skipping them changes no result.
+    fn allocate(&mut self, cells: &mut CellArena, now_ps: TimePs) {
+        let busy_ends = self.busy.ends_before(now_ps + self.slot_ps);
+        if !(self.allocation_due || busy_ends) {
+            self.crossbar_cycles(); // the fractional speed-up's carry moves as it would
+            return;
+        }
+        let granted = self.vc_allocation_due && self.allocate_vcs();
+        self.vc_allocation_due = granted;
+        let moved = self.switch_flits(cells, now_ps);
+        // A move frees output VCs and brings new heads to fronts.
+        self.vc_allocation_due |= moved;
+        self.allocation_due = granted || moved;
     }
 
     /// Sends one flit on every free output link that has one queued, the VC chosen by the
@@ -218,14 +282,14 @@ impl VcRouter {
             if ctx.cells[cell].flags & TRACED != 0 {
                 self.trace_hop(ctx, cell, output);
             }
-            self.outputs.queued[output] -= 1;
+            let flits = self.spec.unit.flits(&ctx.cells[cell]);
+            self.outputs.queued[output] -= flits;
             if self.outputs.queued[output] == 0 {
                 self.outputs.ports_queued.remove(output);
             }
-            self.held_cells -= 1;
-            let link = &mut self.outputs.links[output];
-            let arrive_ps = link.transmit(now_ps, self.cell_bytes) + self.pipeline_ps;
-            self.stats.counters[output].cells_out += 1;
+            self.held_cells -= flits as u64;
+            let arrive_ps = self.transmit(output, now_ps, flits);
+            self.stats.counters[output].cells_out += flits as u64;
             if measuring {
                 let waited_ps = now_ps - ctx.cells[cell].switch_arrive_ps;
                 self.stats.delay_slots_sum += waited_ps / self.slot_ps;
@@ -237,6 +301,25 @@ impl VcRouter {
 }
 
 impl VcRouter {
+    /// Sends `flits` flits (one, or a whole cell's) on `output`'s link at `now_ps`, holding it
+    /// for all of them, and returns when the unit arrives: a whole cell toward a router as
+    /// its head does (cut-through: the next router may switch it at once, and sends it on no
+    /// faster than its tail comes in), toward a host as its tail does (the host acts on the
+    /// whole cell).
+    fn transmit(&mut self, output: usize, now_ps: TimePs, flits: u32) -> TimePs {
+        let link = &mut self.outputs.links[output];
+        let head_ps = link.transmit(now_ps, self.cell_bytes) + self.pipeline_ps;
+        if flits == 1 {
+            return head_ps;
+        }
+        let frame_ps = link.frame_ps(self.cell_bytes);
+        link.hold_until(now_ps + flits as TimePs * frame_ps);
+        match self.outputs.class[output] {
+            PortClass::Terminal => head_ps + (flits - 1) as TimePs * frame_ps,
+            _ => head_ps,
+        }
+    }
+
     /// Records the hop of traced `cell` as it leaves by `output` now (Gibson et al., NSDI '22,
     /// §3.5: every TiN on a traced cell's path samples it).
     fn trace_hop<R: Router>(&self, ctx: &mut Context<'_, R>, cell: CellId, output: usize) {
@@ -273,20 +356,31 @@ impl<R: Router> Node<R> for VcRouter {
 
     fn signal_arrives(&mut self, _ctx: &mut Context<'_, R>, port: usize, signal: FlowSignal) {
         self.outputs.gates[port].on_signal(signal);
+        self.allocation_due = true;
+        if let Switching::VirtualCutThrough { .. } = self.spec.switching {
+            self.vc_allocation_due = true; // a head waits for room downstream
+        }
     }
 
     fn tick(&mut self, ctx: &mut Context<'_, R>) -> Option<TimePs> {
         let now_ps = ctx.now_ps;
         let measuring = now_ps >= self.stats.measure_from_ps;
-        self.allocate_vcs();
-        self.switch_flits(ctx.cells);
+        self.allocate(ctx.cells, now_ps);
         // A credit waits the credit delay, then crosses the channel as a flit does (a cell
-        // time and the propagation).
+        // time and the propagation); a whole cell's credits go together as its tail flit
+        // leaves the FIFO, its other flits' crossbar cycles later.
         let leave_ps = now_ps + (self.spec.credit_delay_slots as TimePs + 1) * self.slot_ps;
         for i in 0..self.scratch.credits.len() {
-            let (port, vc) = self.scratch.credits[i];
-            let credit = FlowSignal::Credit { channel: vc };
-            ctx.send_signal(port as usize, credit, leave_ps);
+            let (port, vc, flits) = self.scratch.credits[i];
+            let credit = FlowSignal::Credit {
+                channel: vc,
+                count: flits as u16,
+            };
+            let tail_ps = match flits {
+                1 => 0,
+                _ => self.crossbar_ps(flits - 1),
+            };
+            ctx.send_signal(port as usize, credit, leave_ps + tail_ps);
         }
         self.scratch.credits.clear();
         self.send_flits(ctx, measuring);
@@ -304,7 +398,7 @@ mod tests {
     use super::super::allocation::SwitchAllocatorKind;
     use super::super::assignment::VcRule;
     use super::super::output::OutputArbitration;
-    use super::super::{Switching, VcSpec};
+    use super::super::{Switching, SwitchingUnit, VcSpec};
     use super::*;
     use crate::blocks::cell::Cell;
     use crate::blocks::flow_control::TxGate;
@@ -323,6 +417,7 @@ mod tests {
             credit_delay_slots: 0,
             rule: VcRule::Single,
             switching: Switching::Wormhole,
+            unit: SwitchingUnit::Flit,
             check_dependencies: true,
             nonminimal_routing: false,
             classes: 1,
@@ -357,6 +452,63 @@ mod tests {
             toward_intermediate: false,
         };
         assert_eq!(from_host.vc_backlog_cells(1), 0);
+    }
+
+    /// A 3-port TiN-like router switching whole cells by iSLIP: a data cell (kind 0) is 10
+    /// flits, every other kind 1; 20-flit FIFOs and downstream buffers.
+    fn cell_router() -> VcRouter {
+        let mut flits_by_kind = [1; 8];
+        flits_by_kind[0] = 10;
+        let spec = VcSpec {
+            vcs: 2,
+            buffer_cells: 20,
+            allocator: SwitchAllocatorKind::Islip { iterations: 1 },
+            unit: SwitchingUnit::Cell { flits_by_kind },
+            ..router().spec
+        };
+        let rng = stream(1, ComponentId { kind: 0, index: 0 });
+        let link = Link::new(512_000_000_000, 0);
+        let mut r = VcRouter::new(3, 64, link.clone(), 0, &spec, rng);
+        r.set_port(2, PortClass::Local, link, TxGate::credit(2, 20));
+        r
+    }
+
+    /// A 10-flit data cell routed to VC `next_vc` of output 2, on VC 0 of its input.
+    fn data_cell(cells: &mut CellArena, next_vc: u16) -> CellId {
+        let mut cell = Cell::new(0, 1, 152, true, 0, 0);
+        (cell.out_port, cell.next_vc) = (2, next_vc);
+        cells.alloc(cell)
+    }
+
+    /// Aquila's busy signal (Gibson et al., NSDI '22, §3.1): a 10-flit cell crosses in one
+    /// allocation, spends its 10 credits at once, and holds its output port for 10 crossbar
+    /// cycles, so a cell for another VC of the same output waits until they are over (the
+    /// busy signal is the port's, not the VC's); its 10 credits go upstream in one signal.
+    #[test]
+    fn a_ten_flit_cell_holds_its_output_port_for_ten_cycles() {
+        let mut r = cell_router();
+        let mut cells = CellArena::new();
+        let first = data_cell(&mut cells, 0);
+        let second = data_cell(&mut cells, 1);
+        r.buffer_flit(&mut cells, 0, first, 0);
+        r.buffer_flit(&mut cells, 1, second, 0);
+        assert_eq!(r.held_cells(), 20, "flits held");
+        let crossed = |r: &VcRouter| r.outputs.queues[4..6].iter().map(|q| q.len()).sum::<u32>();
+        let mut crossed_at = Vec::new();
+        for cycle in 0..12u64 {
+            let before = crossed(&r);
+            r.allocate_vcs();
+            r.switch_flits(&mut cells, cycle * r.slot_ps);
+            if crossed(&r) > before {
+                crossed_at.push(cycle);
+                assert_eq!(r.scratch.credits, [(crossed_at.len() as u16 - 1, 0, 10)]);
+            }
+            r.scratch.credits.clear();
+        }
+        assert_eq!(crossed_at, [0, 10], "one allocation each, 10 cycles apart");
+        assert_eq!(r.outputs.queued[2], 20);
+        let gate = &r.outputs.gates[2];
+        assert_eq!((gate.credits(0), gate.credits(1)), (Some(10), Some(10)));
     }
 
     /// A flit beyond the credits its upstream was given (a broken credit loop) trips the
