@@ -134,7 +134,7 @@ def test_the_shipped_scenarios_that_reproduce_a_papers_numbers_carry_them():
         "stardust/fig9.toml", "stardust/self-heal.toml", "stardust/md1-link.toml", "stardust/incast.toml",
         "stardust/fig3-packing.toml", "stardust/fig8-packing.toml",
         "baselines/permutation.toml", "aquila/fig7-ip-latency.toml", "aquila/fig8-rma-latency.toml",
-        "aquila/fig9-rma-isolation.toml", "aquarius/micro.toml",
+        "aquila/fig9-rma-isolation.toml", "aquila/fig10-burst-size.toml", "aquarius/micro.toml",
         "aquarius/fct.toml"}
     # Theory is labelled as theory, not as a paper's number.
     for name in ("classic/output-queued.toml", "stardust/md1-link.toml", "stardust/incast.toml"):
