@@ -5,19 +5,9 @@
 
 mod columns;
 
+use columns::{f, run};
+
 use cellfabric_core::Report;
-
-fn run(json: &str) -> Report {
-    let mut sim = cellfabric_core::build(json).expect("valid scenario");
-    sim.advance(u64::MAX);
-    sim.finish().expect("run keeps its invariants")
-}
-
-fn f(report: &Report, key: &str) -> f64 {
-    report.summary[key]
-        .as_f64()
-        .unwrap_or_else(|| panic!("{key}"))
-}
 
 fn u(report: &Report, key: &str) -> u64 {
     report.summary[key]

@@ -3,6 +3,8 @@
 
 mod columns;
 
+use columns::{f, run};
+
 use cellfabric_core::Report;
 
 /// The Fig. 7 fabric of `scenarios/stardust/push-pull.topo`: pull or push, port B's traffic in
@@ -29,12 +31,6 @@ fn fat_tree(seed: u64, extra: &str) -> String {
         r#"{{"design": "stardust", "run": {{"seed": {seed}, "duration_ns": 1000000, "warmup_ns": 300000}},
             "topology": {{"kind": "fat_tree", "k": 4}} {extra}}}"#
     )
-}
-
-fn run(json: &str) -> Report {
-    let mut sim = cellfabric_core::build(json).expect("valid scenario");
-    sim.advance(u64::MAX);
-    sim.finish().expect("run keeps its invariants")
 }
 
 fn goodput_of(report: &Report, host: u64) -> f64 {
@@ -738,12 +734,6 @@ fn self_heal_marking(duration_ns: u64, failures: &str, faulty_errors: u32) -> Re
                 "threshold": 3, "request_refresh_ns": 50000, "faulty_errors": {faulty_errors}}},
             "failures": [{failures}]}}"#
     ))
-}
-
-fn f(report: &Report, key: &str) -> f64 {
-    report.summary[key]
-        .as_f64()
-        .unwrap_or_else(|| panic!("{key}"))
 }
 
 /// §5.9 / App. E: a cut adapter-element cable is reported over 2n - 1 = 3 hops, each taking

@@ -2,7 +2,10 @@
 //! §2.3, §3.4, App. B): packed against unpacked cells, an element's pipeline slot per cell, and
 //! the gap and preamble every packet pays on an Ethernet host link.
 
-use cellfabric_core::Report;
+#[allow(dead_code)] // this file reads no table columns
+mod columns;
+
+use columns::{f, run};
 
 /// Four adapters of one host each on a one-tier fabric of `uplinks` elements (10G links, 256-byte
 /// cells with 16-byte headers), every host sending `packet_bytes` packets at line rate to the
@@ -15,18 +18,6 @@ fn ring(packet_bytes: u32, uplinks: u32, extra: &str) -> String {
             "link": {{"rate_gbps": 10, "propagation_ns": 100}},
             "traffic": {{"pattern": "permutation", "packet_bytes": {packet_bytes}}} {extra}}}"#
     )
-}
-
-fn run(json: &str) -> Report {
-    let mut sim = cellfabric_core::build(json).expect("valid scenario");
-    sim.advance(u64::MAX);
-    sim.finish().expect("run keeps its invariants")
-}
-
-fn f(report: &Report, key: &str) -> f64 {
-    report.summary[key]
-        .as_f64()
-        .unwrap_or_else(|| panic!("{key}"))
 }
 
 /// §3.4: "sending packets that are just one byte bigger than a cell size can lead to 50% waste".
