@@ -630,18 +630,25 @@ fn classes_share_a_port_by_priority_or_by_weight() {
     );
 }
 
+/// Fig. 9's two-tier fabric at a sixteenth of the radix (8 adapters of 4 uplinks of 25G, 500 ns
+/// links), all-to-all with 1500-byte packets from host ports of `host_rate_gbps`, with `extra`
+/// JSON members.
+fn two_tier(host_rate_gbps: f64, extra: &str) -> String {
+    format!(
+        r#"{{"design": "stardust", "run": {{"seed": 2, "duration_ns": 300000, "warmup_ns": 100000}},
+            "topology": {{"kind": "clos", "tiers": 2, "radix": 8, "hosts_per_edge": 1,
+                         "uplinks_per_edge": 4, "edges": 8}},
+            "link": {{"rate_gbps": 25, "propagation_ns": 500, "host_rate_gbps": {host_rate_gbps}}},
+            "credit": {{"speedup": 0.02}},
+            "traffic": {{"pattern": "all_to_all", "packet_bytes": 1500, "load": 1.0}} {extra}}}"#
+    )
+}
+
 /// Fig. 9's two-tier fabric at a sixteenth of the radix, all-to-all at 90% utilization: nothing
 /// lost, and the fabric latency stays within a few microseconds of its floor.
 #[test]
 fn a_two_tier_fabric_carries_all_to_all_without_loss() {
-    let report = run(
-        r#"{"design": "stardust", "run": {"seed": 2, "duration_ns": 300000, "warmup_ns": 100000},
-            "topology": {"kind": "clos", "tiers": 2, "radix": 8, "hosts_per_edge": 1,
-                         "uplinks_per_edge": 4, "edges": 8},
-            "link": {"rate_gbps": 25, "propagation_ns": 500, "host_rate_gbps": 84.375},
-            "credit": {"speedup": 0.02},
-            "traffic": {"pattern": "all_to_all", "packet_bytes": 1500, "load": 1.0}}"#,
-    );
+    let report = run(&two_tier(84.375, ""));
     assert_eq!(u(&report, "cells_dropped"), 0);
     let goodput = report.summary["goodput"].as_f64().unwrap();
     assert!(goodput > 0.97, "goodput {goodput}");
@@ -660,14 +667,7 @@ fn a_two_tier_fabric_carries_all_to_all_without_loss() {
 /// payload (the uplinks less headers and control cells).
 #[test]
 fn an_adapter_never_idles_an_uplink_while_credited_cells_wait() {
-    let report = run(
-        r#"{"design": "stardust", "run": {"seed": 2, "duration_ns": 300000, "warmup_ns": 100000},
-            "topology": {"kind": "clos", "tiers": 2, "radix": 8, "hosts_per_edge": 1,
-                         "uplinks_per_edge": 4, "edges": 8},
-            "link": {"rate_gbps": 25, "propagation_ns": 500, "host_rate_gbps": 112.5},
-            "credit": {"speedup": 0.02}, "adapter": {"fci_decrease": 0},
-            "traffic": {"pattern": "all_to_all", "packet_bytes": 1500, "load": 1.0}}"#,
-    );
+    let report = run(&two_tier(112.5, r#", "adapter": {"fci_decrease": 0}"#));
     assert!(u(&report, "credit_backlog_peak") > 10, "credits wait");
     let idle = report.summary["uplink_idle_with_credits"].as_f64().unwrap();
     assert_eq!(idle, 0.0, "uplink time idle with credits waiting");
