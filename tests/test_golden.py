@@ -2,10 +2,10 @@
 ``tests/golden/``. A refactoring of the kernel or the blocks must keep every number bit-identical;
 a change that is meant to move results re-baselines them on purpose with
 
-    python tests/test_golden.py --update
+    python tests/test_golden.py --update [NAME ...]
 
-and says why in its commit. Summaries hold no wall-clock figure (those are in ``perf``), so they
-compare whole."""
+(every fixture, or only the named ones, e.g. ``stardust-fig9``) and says why in its commit.
+Summaries hold no wall-clock figure (those are in ``perf``), so they compare whole."""
 
 from __future__ import annotations
 
@@ -86,10 +86,16 @@ def test_every_golden_result_has_a_scenario():
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] != ["--update"]:
-        sys.exit(f"usage: python {sys.argv[0]} --update")
-    for stale in GOLDEN.glob("*.json"):
-        stale.unlink()
+    if sys.argv[1:2] != ["--update"]:
+        sys.exit(f"usage: python {sys.argv[0]} --update [NAME ...]")
+    chosen = set(sys.argv[2:])
+    unknown = sorted(chosen - {_name(p) for p in SCENARIOS})
+    if unknown:
+        sys.exit(f"{sys.argv[0]}: no shipped scenario named {unknown[0]} (expected <folder>-<file stem>)")
+    if not chosen:
+        for stale in GOLDEN.glob("*.json"):
+            stale.unlink()
     for path in SCENARIOS:
-        (GOLDEN / f"{_name(path)}.json").write_text(json.dumps(_result(path), indent=1) + "\n")
-        print("wrote", _name(path))
+        if not chosen or _name(path) in chosen:
+            (GOLDEN / f"{_name(path)}.json").write_text(json.dumps(_result(path), indent=1) + "\n")
+            print("wrote", _name(path))

@@ -28,8 +28,8 @@ def test_list_names_every_reproduction_with_its_runs_and_time():
     lines = done.stdout.splitlines()
     assert [line.split()[0] for line in lines] == [
         "classic-hol", "rifl-table1", "rifl-fig5", "clint-table2", "clint-fig8", "clint-fig9",
-        "clint-fig10", "stardust-fig7", "stardust-fig10a",
-        "stardust-fig10c", "stardust-fig12", "stardust-fig3", "stardust-fig8",
+        "clint-fig10", "stardust-fig7", "stardust-fig9", "stardust-fig10a",
+        "stardust-fig10b", "stardust-fig10c", "stardust-fig12", "stardust-fig3", "stardust-fig8",
         "baselines-fig10", "aquila-fig7", "aquila-fig8",
         "aquila-fig9", "aquila-fig10", "aquarius-micro", "aquarius-fct", "aquarius-queues"]
     assert "16 runs, about 31 s on one core" in lines[1]
@@ -40,6 +40,7 @@ def test_list_names_every_reproduction_with_its_runs_and_time():
     assert "2 runs, about 33 s on one core: Stardust Fig. 10 (§6.3) baselines" in line["baselines-fig10"]
     assert [runs[n] for n in ("aquila-fig7", "aquila-fig8", "aquila-fig9")] == ["5", "5", "4"]
     assert [runs[n] for n in ("stardust-fig3", "stardust-fig8")] == ["28", "16"]
+    assert [runs[n] for n in ("stardust-fig9", "stardust-fig10b")] == ["4", "2"]
     assert [runs[n] for n in ("aquarius-micro", "aquarius-fct", "aquarius-queues")] == ["5", "6", "10"]
     assert [runs[n] for n in ("clint-fig8", "clint-fig9", "clint-fig10")] == ["80", "32", "32"]
 
@@ -159,6 +160,37 @@ def test_stardust_fig10c_incast_finishes_at_the_ideal_and_drops_nothing(tmp_path
     assert list(last["paper"]) == [360, 3600, 14400, 36000] and (last["relative"].abs() < 0.05).all()
     assert (table.loc[table["metric"] == "cells_dropped", "cellfabric"] == 0).all()
     assert "Beside the reference" in page and "Theory, not the paper" in page
+
+
+def test_stardust_fig9_short_puts_the_bound_and_fci_beside_the_paper(tmp_path: Path):
+    """Fig. 9 cut to 0.2 ms (a fifth, 0.1 ms of it warm-up): at 95% the fabric latency within the
+    paper's 13 µs bound, no cell lost at any load, and 120% offered settling within 5% of the
+    paper's 0.9 of capacity (0.75 of the host ports) through FCI, not through pauses."""
+    points, table, page = reproduced("stardust-fig9", tmp_path / "fig9", "run.duration_ns=200000",
+                                     "run.warmup_ns=100000")
+    assert list(points["link.host_rate_gbps"]) == [91.7, 146.8, 174.3, 220.2]
+    assert (points["cells_dropped"] == 0).all() and (points["pauses"] == 0).all()
+    bound = row(table, "fabric_latency_ns.max", link__host_rate_gbps=174.3)
+    assert bound["paper"] == 13_000 and bound["cellfabric"] < 13_000
+    overload = row(table, "goodput", link__host_rate_gbps=220.2)
+    assert overload["paper"] == 0.75 and abs(overload["relative"]) < 0.05
+    assert points.loc[points["link.host_rate_gbps"] == 220.2, "fci_cuts"].iloc[0] > 0
+    assert "only at 120% offered" in row(table, "goodput", link__host_rate_gbps=174.3)["note"]
+    assert "Beside the paper" in page
+
+
+def test_stardust_fig10b_short_puts_both_host_kinds_beside_the_paper(tmp_path: Path):
+    """Fig. 10b cut to 2 ms (a twentieth, 0.5 ms of warm-up): both host kinds run the timed flows,
+    lose nothing in the fabric and discard no packet at reassembly, beside the paper's row."""
+    points, table, page = reproduced("stardust-fig10b", tmp_path / "fig10b", "run.duration_ns=2000000",
+                                     "run.warmup_ns=500000")
+    assert points["host.transport"].isna().sum() == 1 and (points["host.transport"] == "tcp").sum() == 1
+    assert (points["timed_flows_completed"] > 0).all()
+    for metric in ("cells_dropped", "packets_dropped_fabric"):
+        assert list(table.loc[table["metric"] == metric, "cellfabric"]) == [0, 0]
+    bound = table[table["metric"] == "timed_fct_us_500kb_up.last"]
+    assert list(bound["paper"]) == [1000.0, 1000.0] and (bound["note"] == "").all()
+    assert "Beside the paper" in page
 
 
 def test_stardust_fig10a_short_puts_both_host_kinds_beside_the_paper(tmp_path: Path):

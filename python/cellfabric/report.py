@@ -454,6 +454,9 @@ def _curves(points: pd.DataFrame, axes: list[str], x: str, metrics: list[str], t
                          if a != x and a in reference and group[a].nunique(dropna=False) <= 1]
                 paper = _matching(reference, group, fixed)
                 paper = paper.assign(**{metric: _numbers(paper[metric])}).dropna(subset=[metric])
+                if x not in paper:
+                    # A paper row that does not name x holds at every x (a bound, or one value).
+                    paper = paper.merge(group[[x]].drop_duplicates(), how="cross")
                 if categorical:
                     paper = paper[paper[x].isin(order)]
                 if len(paper):
