@@ -13,7 +13,7 @@
 //! Two options: low-latency VOQs (§5.6, `adapter.low_latency_bytes`): a small packet that finds
 //! its VOQ empty is sent at once, with no request and no credit, while the adapter's
 //! [`LowLatencyBucket`] holds its bytes (readings R40, R41); and the VOQs' packets as one
-//! [`SharedMemory`] of bytes (`adapter.ingress_buffer_bytes`, reading R43) besides each VOQ's
+//! [`SharedMemory`] of bytes (`adapter.ingress_buffer_bytes`, reading R42) besides each VOQ's
 //! packet count.
 //!
 //! The part is pure bookkeeping: it says what to send (a request, a burst of cells) and the

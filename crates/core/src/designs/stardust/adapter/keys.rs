@@ -187,7 +187,7 @@ pub struct AdapterConfig {
     pub low_latency_gbps: f64,
     /// The adapter's VOQs share one memory of this many bytes (§3.2: "MBs to GBs"): a packet
     /// that does not fit is dropped at the ingress, counted apart from a full VOQ's; each VOQ
-    /// still holds at most `voq_packets` (reading R43). Absent: only `voq_packets` bounds the
+    /// still holds at most `voq_packets` (reading R42). Absent: only `voq_packets` bounds the
     /// VOQs.
     pub ingress_buffer_bytes: Option<u64>,
     /// Data frames a host may still send past XOFF (what is on its way when it pauses: the

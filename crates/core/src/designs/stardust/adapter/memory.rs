@@ -1,6 +1,6 @@
 //! An adapter's ingress buffer as one shared memory (Stardust §3.2: the adapter's buffer is
 //! "MBs to GBs"; App. G's model gives each VOQ a packet count instead): every VOQ's packets
-//! take bytes of one memory, and a packet that does not fit is dropped (reading R43). It
+//! take bytes of one memory, and a packet that does not fit is dropped (reading R42). It
 //! measures its occupancy (the peak over the run and the time-weighted mean over the
 //! measurement window) and keeps a byte account the run settles: bytes taken = bytes given
 //! back + bytes the VOQs hold.
