@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use super::adapter::ingress::IngressSpec;
 use super::adapter::keys::{CreditScheduler, RequestMode, UnusedCredit};
+use super::adapter::low_latency::LowLatencyBucket;
+use super::adapter::memory::SharedMemory;
 use super::adapter::{Adapter, AdapterSpec, EgressSpec, FciReaction, Flow, Foreground};
 use super::element::{Congestion, Element, ElementSpec};
 use super::reach::{self, Planned, ReachMode};
@@ -255,20 +257,7 @@ fn adapter(
         uplink_of_port: cables.uplink_of_port[s].clone(),
         uplink_cells: adapter.uplink_cells,
         format: common.format,
-        ingress: IngressSpec {
-            hosts: common.addressing.hosts(),
-            classes: config.classes(),
-            voq_packets: adapter.voq_packets,
-            credits: config.stardust.credits,
-            weighted: config.stardust.class_weights.is_some(),
-            credit_bytes: config.credit.size_bytes,
-            keeps_unused: config.credit.unused == UnusedCredit::Kept,
-            counts_requests: config.credit.requests == RequestMode::Backlog,
-            payload_bytes: common.format.payload_bytes,
-            packing: config.stardust.cell_packing(),
-            request_refresh_ps: (config.reachability.mode == ReachMode::Messages)
-                .then(|| ps_from_ns(config.reachability.request_refresh_ns)),
-        },
+        ingress: ingress_spec(config, common),
         egress: EgressSpec {
             host_links,
             host_gap_bytes: adapter.host_gap_bytes,
@@ -303,6 +292,41 @@ fn adapter(
         rng: stream(config.run.seed, id),
         reach,
     }
+}
+
+/// An adapter's ingress: its VOQs, credits and options (§3.3, §4.1, §5.6).
+fn ingress_spec(config: &StardustConfig, common: &Common<'_>) -> IngressSpec {
+    IngressSpec {
+        hosts: common.addressing.hosts(),
+        classes: config.classes(),
+        voq_packets: config.adapter.voq_packets,
+        credits: config.stardust.credits,
+        weighted: config.stardust.class_weights.is_some(),
+        credit_bytes: config.credit.size_bytes,
+        keeps_unused: config.credit.unused == UnusedCredit::Kept,
+        counts_requests: config.credit.requests == RequestMode::Backlog,
+        payload_bytes: common.format.payload_bytes,
+        packing: config.stardust.cell_packing(),
+        request_refresh_ps: (config.reachability.mode == ReachMode::Messages)
+            .then(|| ps_from_ns(config.reachability.request_refresh_ns)),
+        low_latency: low_latency_bucket(config),
+        memory: config
+            .adapter
+            .ingress_buffer_bytes
+            .map(|bytes| SharedMemory::new(bytes, config.run.warmup_ps())),
+    }
+}
+
+/// An adapter's low-latency bound (§5.6), if it has low-latency VOQs (pull mode only): one
+/// credit or one low-latency packet deep, whichever is larger (reading R41).
+fn low_latency_bucket(config: &StardustConfig) -> Option<LowLatencyBucket> {
+    let max_packet_bytes = config.adapter.low_latency_bytes?;
+    let depth_bytes = max_packet_bytes.max(config.credit.size_bytes) as u64;
+    let rate_bps = config.adapter.low_latency_rate_bps();
+    config
+        .stardust
+        .credits
+        .then(|| LowLatencyBucket::new(max_packet_bytes, rate_bps, depth_bytes))
 }
 
 /// Adapter `s`'s smallest time between two credits of all its ports together, if it has one

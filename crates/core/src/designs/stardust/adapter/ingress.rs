@@ -10,6 +10,12 @@
 //! (`credit.unused = "kept"`, reading R7), or forfeited. In push mode there are no credits:
 //! non-empty VOQs are served round robin, one packet at a time.
 //!
+//! Two options: low-latency VOQs (§5.6, `adapter.low_latency_bytes`): a small packet that finds
+//! its VOQ empty is sent at once, with no request and no credit, while the adapter's
+//! [`LowLatencyBucket`] holds its bytes (readings R40, R41); and the VOQs' packets as one
+//! [`SharedMemory`] of bytes (`adapter.ingress_buffer_bytes`, reading R42) besides each VOQ's
+//! packet count.
+//!
 //! The part is pure bookkeeping: it says what to send (a request, a burst of cells) and the
 //! adapter sends it. Debug builds check each VOQ after every change (its packets against its
 //! capacity and its byte count) and the credits after every arrival and spend (none spent that
@@ -18,18 +24,28 @@
 use std::collections::VecDeque;
 
 use super::super::{class_flags, Kind, REQUEST_ON};
+use super::low_latency::LowLatencyBucket;
+use super::memory::SharedMemory;
 use crate::blocks::packet::{Packet, PacketArena, PacketId, PacketQueue};
 use crate::blocks::sar::{pack_credit, CellShape, CreditBalance, CutCell, Packing};
 use crate::blocks::solicitation::{Asker, Grants};
 use crate::engine::time::TimePs;
+use crate::run::Ledger;
 
 /// What an ingress counts.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct IngressCounters {
     /// Packets its hosts created.
     pub packets_created: u64,
-    /// Packets dropped at a full VOQ.
+    /// Packets dropped at a full VOQ or a full shared memory.
     pub packets_dropped: u64,
+    /// Of `packets_dropped`, those the shared memory had no room for (its VOQ had).
+    pub packets_dropped_memory: u64,
+    /// Packets sent at once by low-latency VOQs, with no credit (§5.6).
+    pub packets_low_latency: u64,
+    /// Packets small enough for a low-latency send that found their VOQ empty but the
+    /// adapter's low-latency bucket short, and waited for credits.
+    pub packets_low_latency_refused: u64,
     /// Packets taken from VOQs into cells.
     pub packets_packed: u64,
     /// Data cells cut.
@@ -85,6 +101,15 @@ impl Voq {
             .wrapping_sub(self.credits_received)
             .wrapping_sub(self.written_off)
     }
+}
+
+/// What a burst spends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Burst {
+    /// A credit of these bytes (0: none, the VOQ's balance only).
+    Credit(u32),
+    /// Nothing: a low-latency VOQ's one packet, sent at once, leaving its balance as it was.
+    LowLatency,
 }
 
 /// What became of a packet handed to the ingress.
@@ -149,6 +174,11 @@ pub struct IngressSpec {
     pub packing: Packing,
     /// A VOQ that has waited this long for a credit asks again (`None`: never).
     pub request_refresh_ps: Option<TimePs>,
+    /// Low-latency VOQs and their bound (pull mode only); `None`: every packet waits for
+    /// credits.
+    pub low_latency: Option<LowLatencyBucket>,
+    /// The VOQs' packets share this memory; `None`: only each VOQ's packet count bounds them.
+    pub memory: Option<SharedMemory>,
 }
 
 /// An adapter's ingress.
@@ -161,6 +191,8 @@ pub struct Ingress {
     grants: Grants,
     /// Pull mode: VOQs whose balance lets them send packets that arrived, in arrival order.
     ready: VecDeque<u32>,
+    /// Pull mode, low-latency VOQs: VOQs whose one packet goes at once, in arrival order.
+    at_once: VecDeque<u32>,
     /// What it counted.
     pub counters: IngressCounters,
 }
@@ -181,6 +213,7 @@ impl Ingress {
                 .collect(),
             ring: VecDeque::new(),
             ready: VecDeque::new(),
+            at_once: VecDeque::new(),
             grants: Grants::new(spec.classes),
             counters: IngressCounters::default(),
             spec,
@@ -193,14 +226,28 @@ impl Ingress {
         ((key / classes) as u16, (key % classes) as usize)
     }
 
-    /// A host hands `packet` of class `class` to its VOQ.
-    pub fn admit(&mut self, packets: &mut PacketArena, packet: Packet, class: usize) -> Admission {
+    /// A host hands `packet` of class `class` to its VOQ at `now_ps`.
+    pub fn admit(
+        &mut self,
+        packets: &mut PacketArena,
+        packet: Packet,
+        class: usize,
+        now_ps: TimePs,
+    ) -> Admission {
         self.counters.packets_created += 1;
         let key = packet.dst as u32 * self.spec.classes as u32 + class as u32;
         let voq = &mut self.voqs[key as usize];
         if voq.packets.len() >= self.spec.voq_packets {
             self.counters.packets_dropped += 1;
             return Admission::Dropped(packet);
+        }
+        let size_bytes = packet.size_bytes as u64;
+        if let Some(memory) = &mut self.spec.memory {
+            if !memory.take(size_bytes, now_ps) {
+                self.counters.packets_dropped += 1;
+                self.counters.packets_dropped_memory += 1;
+                return Admission::Dropped(packet);
+            }
         }
         voq.bytes += packet.size_bytes as u64;
         let id = packets.alloc(packet);
@@ -256,14 +303,40 @@ impl Ingress {
         Some(needs)
     }
 
-    /// Pull mode: credits wait to be served, or a VOQ may send on its balance.
-    pub fn credits_waiting(&self) -> bool {
-        self.grants.waiting() > 0 || !self.ready.is_empty()
+    /// Pull mode, low-latency VOQs (§5.6): VOQ `key`, which just took a packet, sends it at
+    /// once (true: it waits first in line to be served, as [`Burst::LowLatency`], and owes no
+    /// request): it holds that packet only, has no balance to send it on, and the packet is
+    /// small enough and fits the adapter's low-latency bucket (reading R40: a packet behind
+    /// others would pass them, so it waits with them).
+    pub fn send_at_once(&mut self, packets: &PacketArena, key: u32, now_ps: TimePs) -> bool {
+        let Some(bucket) = &mut self.spec.low_latency else {
+            return false;
+        };
+        let voq = &self.voqs[key as usize];
+        if voq.packets.len() != 1 || voq.balance.bytes() > 0 {
+            return false;
+        }
+        let size_bytes = packets[voq.packets.front().expect("one packet")].size_bytes;
+        if size_bytes > bucket.max_packet_bytes {
+            return false;
+        }
+        let due = bucket.spend(size_bytes, now_ps);
+        if due {
+            self.at_once.push_back(key);
+        } else {
+            self.counters.packets_low_latency_refused += 1;
+        }
+        due
     }
 
-    /// Pull mode: some VOQ may send on its balance.
+    /// Pull mode: credits wait to be served, or a VOQ may send on its balance.
+    pub fn credits_waiting(&self) -> bool {
+        self.grants.waiting() > 0 || self.has_ready()
+    }
+
+    /// Pull mode: some VOQ may send on its balance, or at once.
     pub fn has_ready(&self) -> bool {
-        !self.ready.is_empty()
+        !self.ready.is_empty() || !self.at_once.is_empty()
     }
 
     /// VOQ `key` tells its destination's port scheduler it has packets (`on`) or none left.
@@ -350,47 +423,63 @@ impl Ingress {
         self.counters.credit_backlog_peak = self.counters.credit_backlog_peak.max(backlog);
     }
 
-    /// The VOQ to serve next and the credit bytes it spends: credited VOQs in credit order,
-    /// then VOQs that may send on their balance (no credit), in the order their packets came
-    /// (pull); or non-empty VOQs round robin (push).
-    pub fn next_to_serve(&mut self) -> Option<(u32, u32)> {
+    /// The VOQ to serve next and what it spends: low-latency VOQs sending at once, then
+    /// credited VOQs in credit order, then VOQs that may send on their balance (no credit), in
+    /// the order their packets came (pull); or non-empty VOQs round robin (push).
+    pub fn next_to_serve(&mut self) -> Option<(u32, Burst)> {
         if !self.spec.credits {
-            return self.ring.pop_front().map(|key| (key, 0));
+            return self.ring.pop_front().map(|key| (key, Burst::Credit(0)));
+        }
+        while let Some(key) = self.at_once.pop_front() {
+            if !self.voqs[key as usize].packets.is_empty() {
+                return Some((key, Burst::LowLatency));
+            }
         }
         if let Some(key) = self.grants.pop() {
-            return Some((key, self.spec.credit_bytes));
+            return Some((key, Burst::Credit(self.spec.credit_bytes)));
         }
         while let Some(key) = self.ready.pop_front() {
             let voq = &mut self.voqs[key as usize];
             voq.ready = false;
             if voq.balance.bytes() > 0 && !voq.packets.is_empty() {
-                return Some((key, 0));
+                return Some((key, Burst::Credit(0)));
             }
         }
         None
     }
 
-    /// Spends `credit_bytes` (a credit, or none to spend the balance) on VOQ `key`: packs its
-    /// packets into `cut` (emptied first) and says the burst's destination host and class.
-    /// Push mode takes one packet, whatever `credit_bytes`.
+    /// Spends `burst` on VOQ `key` at `now_ps`: packs its packets into `cut` (emptied first)
+    /// and says the burst's destination host and class. Push mode takes one packet, whatever
+    /// `burst`; a low-latency burst takes the VOQ's one packet on a balance of its own.
     pub fn pack(
         &mut self,
         packets: &mut PacketArena,
         key: u32,
-        credit_bytes: u32,
+        burst: Burst,
         cut: &mut Vec<CutCell>,
+        now_ps: TimePs,
     ) -> (u16, usize) {
         let (dst, class) = self.voq_of(key);
         let voq = &mut self.voqs[key as usize];
         cut.clear();
         let packets_before = voq.packets.len();
         let forfeited_before = voq.balance.forfeited_bytes();
+        let mut at_once = CreditBalance::default();
         // Push: one packet at a time, as it arrived (an element can then discard it whole).
-        let budget_bytes = if self.spec.credits {
-            credit_bytes
-        } else {
-            voq.balance = CreditBalance::default();
-            1
+        let (balance, budget_bytes) = match burst {
+            _ if !self.spec.credits => {
+                voq.balance = CreditBalance::default();
+                (&mut voq.balance, 1)
+            }
+            Burst::Credit(bytes) => (&mut voq.balance, bytes),
+            Burst::LowLatency => {
+                self.counters.packets_low_latency += 1;
+                let front = voq
+                    .packets
+                    .front()
+                    .expect("a low-latency VOQ holds a packet");
+                (&mut at_once, packets[front].size_bytes)
+            }
         };
         let payload_max = self.spec.payload_bytes;
         let shape = CellShape {
@@ -400,13 +489,16 @@ impl Ingress {
         let taken = pack_credit(
             packets,
             &mut voq.packets,
-            &mut voq.balance,
+            balance,
             budget_bytes,
             shape,
             &mut voq.next_seq,
             |c| cut.push(c),
         );
         voq.bytes -= taken;
+        if let Some(memory) = &mut self.spec.memory {
+            memory.give(taken, now_ps);
+        }
         let c = &mut self.counters;
         c.packets_packed += (packets_before - voq.packets.len()) as u64;
         c.credit_bytes_forfeited += voq.balance.forfeited_bytes() - forfeited_before;
@@ -432,14 +524,23 @@ impl Ingress {
         None
     }
 
-    /// Empties the VOQs toward host `host` (every class) into `out` (the caller releases the
-    /// packets) and forgets that they asked for credits.
-    pub fn empty_voqs(&mut self, packets: &mut PacketArena, host: u16, out: &mut Vec<PacketId>) {
+    /// Empties the VOQs toward host `host` (every class) into `out` at `now_ps` (the caller
+    /// releases the packets) and forgets that they asked for credits.
+    pub fn empty_voqs(
+        &mut self,
+        packets: &mut PacketArena,
+        host: u16,
+        out: &mut Vec<PacketId>,
+        now_ps: TimePs,
+    ) {
         let classes = self.spec.classes as u32;
         for key in host as u32 * classes..(host as u32 + 1) * classes {
             let voq = &mut self.voqs[key as usize];
             while let Some(id) = packets.pop_front(&mut voq.packets) {
                 out.push(id);
+            }
+            if let Some(memory) = &mut self.spec.memory {
+                memory.give(voq.bytes, now_ps);
             }
             voq.bytes = 0;
             voq.asker.active = false;
@@ -452,13 +553,33 @@ impl Ingress {
         self.voqs.iter().map(|v| v.packets.len() as u64).sum()
     }
 
+    /// Its shared memory, if it has one.
+    pub fn memory(&self) -> Option<&SharedMemory> {
+        self.spec.memory.as_ref()
+    }
+
+    /// The shared memory's byte account against the bytes its VOQs hold (summed over every
+    /// VOQ: for the end of a run, not per packet); `None` without a shared memory.
+    pub fn memory_ledger(&self) -> Option<Ledger> {
+        let held_bytes = self.voqs.iter().map(|v| v.bytes).sum();
+        Some(self.spec.memory.as_ref()?.ledger(held_bytes))
+    }
+
     /// Debug builds: VOQ `key` holds no more packets than it may, holds bytes exactly when it
-    /// holds packets (at least one per packet). The credits themselves are checked by the grant
-    /// FIFOs ([`Grants::debug_check`]: none spent that was not received).
+    /// holds packets (at least one per packet), and no more than the shared memory counts. The
+    /// credits themselves are checked by the grant FIFOs ([`Grants::debug_check`]: none spent
+    /// that was not received).
     fn debug_check(&self, key: u32) {
         let voq = &self.voqs[key as usize];
         let len = voq.packets.len();
         debug_assert!(len <= self.spec.voq_packets, "VOQ {key} over its capacity");
+        debug_assert!(
+            self.spec
+                .memory
+                .as_ref()
+                .is_none_or(|m| m.bytes() >= voq.bytes),
+            "VOQ {key} holds more than the shared memory counts"
+        );
         debug_assert!(
             (len == 0) == (voq.bytes == 0) && voq.bytes >= len as u64,
             "VOQ {key}: {len} packets against {} bytes",
@@ -498,7 +619,7 @@ mod tests {
     fn holding_one_packet() -> (PacketArena, Ingress) {
         let mut packets = PacketArena::new();
         let mut i = ingress(true, 10);
-        i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0);
+        i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0, 0);
         (packets, i)
     }
 
@@ -520,6 +641,8 @@ mod tests {
             payload_bytes: 240,
             packing: Packing::Packed,
             request_refresh_ps: Some(1_000_000),
+            low_latency: None,
+            memory: None,
         })
     }
 
@@ -528,11 +651,20 @@ mod tests {
         let mut packets = PacketArena::new();
         let mut i = ingress(true, 2);
         let p = Packet::new(0, 3, 500, 0);
-        assert!(matches!(i.admit(&mut packets, p, 1), Admission::Joined(7)));
+        assert!(matches!(
+            i.admit(&mut packets, p, 1, 0),
+            Admission::Joined(7)
+        ));
         assert_eq!(i.request_due(7), Some(true), "on");
-        assert!(matches!(i.admit(&mut packets, p, 1), Admission::Joined(7)));
+        assert!(matches!(
+            i.admit(&mut packets, p, 1, 0),
+            Admission::Joined(7)
+        ));
         assert_eq!(i.request_due(7), None, "already on");
-        assert!(matches!(i.admit(&mut packets, p, 1), Admission::Dropped(_)));
+        assert!(matches!(
+            i.admit(&mut packets, p, 1, 0),
+            Admission::Dropped(_)
+        ));
         assert_eq!(
             (i.counters.packets_created, i.counters.packets_dropped),
             (3, 1)
@@ -554,13 +686,13 @@ mod tests {
         let mut packets = PacketArena::new();
         let mut i = ingress(true, 10);
         for _ in 0..3 {
-            i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0);
+            i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0, 0);
         }
         assert_eq!(i.request_due(2), Some(true));
         i.credit_arrived(1, 0, 5);
         let (key, credit) = i.next_to_serve().expect("a credit");
         let mut cut = Vec::new();
-        assert_eq!(i.pack(&mut packets, key, credit, &mut cut), (1, 0));
+        assert_eq!(i.pack(&mut packets, key, credit, &mut cut, 0), (1, 0));
         // 1 000 bytes of credit take two 600-byte packets (owing 200) as 5 cells of 240.
         assert_eq!(i.counters.packets_packed, 2);
         assert_eq!(cut.iter().map(|c| c.payload_bytes).sum::<u32>(), 1_200);
@@ -572,7 +704,7 @@ mod tests {
         assert_eq!(i.after_burst(key), None, "a packet left");
         i.credit_arrived(1, 0, 6);
         let (key, credit) = i.next_to_serve().unwrap();
-        i.pack(&mut packets, key, credit, &mut cut);
+        i.pack(&mut packets, key, credit, &mut cut, 0);
         // 800 left after the debt: the last packet, and 200 forfeited.
         assert_eq!(i.counters.credit_bytes_forfeited, 200);
         assert_eq!(i.after_burst(key), Some(false), "emptied: withdraw");
@@ -586,19 +718,19 @@ mod tests {
         let mut packets = PacketArena::new();
         let mut i = ingress_asking(true, 10, true, true);
         let ack = Packet::new(0, 1, 64, 0);
-        i.admit(&mut packets, ack, 0);
+        i.admit(&mut packets, ack, 0, 0);
         assert_eq!(i.request_due(2), Some(true), "one credit wanted");
         assert_eq!(i.request(2, true, 0).number, 1, "promised one in all");
         i.credit_arrived(1, 0, 10);
         let mut cut = Vec::new();
         let (key, credit) = i.next_to_serve().unwrap();
-        i.pack(&mut packets, key, credit, &mut cut);
+        i.pack(&mut packets, key, credit, &mut cut, 0);
         assert_eq!(i.after_burst(key), None);
         assert_eq!(i.voqs[2].balance.bytes(), 936, "kept, not forfeited");
         let mut sent_on_balance = 0;
         for _ in 0..16 {
             assert!(matches!(
-                i.admit(&mut packets, ack, 0),
+                i.admit(&mut packets, ack, 0, 0),
                 Admission::Joined(2)
             ));
             if let Some(on) = i.request_due(2) {
@@ -606,8 +738,12 @@ mod tests {
                 break;
             }
             assert!(i.has_ready());
-            assert_eq!(i.next_to_serve(), Some((2, 0)), "no credit spent");
-            i.pack(&mut packets, 2, 0, &mut cut);
+            assert_eq!(
+                i.next_to_serve(),
+                Some((2, Burst::Credit(0))),
+                "no credit spent"
+            );
+            i.pack(&mut packets, 2, Burst::Credit(0), &mut cut, 0);
             assert_eq!(i.after_burst(2), None);
             sent_on_balance += 1;
         }
@@ -624,23 +760,23 @@ mod tests {
     fn a_count_request_asks_for_what_the_backlog_needs() {
         let mut packets = PacketArena::new();
         let mut i = ingress_asking(true, 10, true, true);
-        i.admit(&mut packets, Packet::new(0, 1, 2_500, 0), 0);
+        i.admit(&mut packets, Packet::new(0, 1, 2_500, 0), 0, 0);
         assert_eq!(i.request_due(2), Some(true));
         assert_eq!(
             i.request(2, true, 0).number,
             3,
             "2 500 bytes: three credits"
         );
-        i.admit(&mut packets, Packet::new(0, 1, 400, 0), 0);
+        i.admit(&mut packets, Packet::new(0, 1, 400, 0), 0, 0);
         assert_eq!(i.request_due(2), None, "2 900 bytes: still three");
-        i.admit(&mut packets, Packet::new(0, 1, 400, 0), 0);
+        i.admit(&mut packets, Packet::new(0, 1, 400, 0), 0, 0);
         assert_eq!(i.request_due(2), Some(true), "3 300: a fourth");
         assert_eq!(i.request(2, true, 0).number, 4);
         let mut cut = Vec::new();
         for credit in 0..4 {
             i.credit_arrived(1, 0, 10 + credit);
             let (key, bytes) = i.next_to_serve().unwrap();
-            i.pack(&mut packets, key, bytes, &mut cut);
+            i.pack(&mut packets, key, bytes, &mut cut, 0);
             assert_eq!(
                 i.after_burst(key),
                 None,
@@ -652,17 +788,128 @@ mod tests {
         assert!(!i.voqs[2].asker.active, "waits for no credit");
     }
 
+    /// A pull ingress (on/off, forfeiting) with low-latency VOQs for packets of at most
+    /// 1 500 bytes, bounded at 1 Gbit/s and 2 000 bytes deep.
+    fn low_latency_ingress() -> Ingress {
+        let mut i = ingress(true, 10);
+        i.spec.low_latency = Some(LowLatencyBucket::new(1_500, 1_000_000_000, 2_000));
+        i
+    }
+
+    /// §5.6: a small packet that finds its VOQ empty goes at once, owing no request; one
+    /// behind it, a large one, or one the bound has no room for waits for credits.
+    #[test]
+    fn a_low_latency_voq_sends_at_once_within_its_bound() {
+        let mut packets = PacketArena::new();
+        let mut i = low_latency_ingress();
+        let mut cut = Vec::new();
+        i.admit(&mut packets, Packet::new(0, 1, 1_000, 0), 0, 0);
+        assert!(i.send_at_once(&packets, 2, 0));
+        assert!(i.has_ready());
+        assert_eq!(i.next_to_serve(), Some((2, Burst::LowLatency)));
+        i.pack(&mut packets, 2, Burst::LowLatency, &mut cut, 0);
+        assert_eq!(cut.iter().map(|c| c.payload_bytes).sum::<u32>(), 1_000);
+        assert_eq!(i.after_burst(2), None, "no request: nothing waits");
+        assert_eq!(i.voqs[2].balance.bytes(), 0, "its balance untouched");
+        // 1 000 of 2 000 bytes left in the bound: a second 1 000 goes, a third waits.
+        i.admit(&mut packets, Packet::new(0, 2, 1_000, 0), 0, 0);
+        assert!(i.send_at_once(&packets, 4, 0));
+        i.admit(&mut packets, Packet::new(0, 3, 1_000, 0), 0, 0);
+        assert!(!i.send_at_once(&packets, 6, 0), "the bound is spent");
+        assert_eq!(i.request_due(6), Some(true), "it asks for credits");
+        // Behind a packet, or too large: credits.
+        i.admit(
+            &mut packets,
+            Packet::new(0, 3, 100, 8_000_000),
+            0,
+            8_000_000,
+        );
+        assert!(
+            !i.send_at_once(&packets, 6, 8_000_000),
+            "a packet ahead of it"
+        );
+        i.admit(
+            &mut packets,
+            Packet::new(0, 1, 1_501, 8_000_000),
+            0,
+            8_000_000,
+        );
+        assert!(!i.send_at_once(&packets, 2, 8_000_000), "too large");
+        assert_eq!(
+            (
+                i.counters.packets_low_latency,
+                i.counters.packets_low_latency_refused
+            ),
+            (1, 1),
+            "one packed at once so far; one refused by the bound"
+        );
+    }
+
+    /// The shared memory drops what does not fit, counted apart, and its bytes come back as
+    /// packets leave; its account settles against the VOQs' bytes.
+    #[test]
+    fn a_full_shared_memory_drops_and_settles_its_bytes() {
+        let mut packets = PacketArena::new();
+        let mut i = ingress(true, 10);
+        i.spec.memory = Some(SharedMemory::new(2_000, 0));
+        let p = |dst| Packet::new(0, dst, 900, 0);
+        assert!(matches!(
+            i.admit(&mut packets, p(1), 0, 0),
+            Admission::Joined(2)
+        ));
+        assert!(matches!(
+            i.admit(&mut packets, p(2), 0, 0),
+            Admission::Joined(4)
+        ));
+        assert!(matches!(
+            i.admit(&mut packets, p(3), 0, 10),
+            Admission::Dropped(_)
+        ));
+        assert_eq!(
+            (
+                i.counters.packets_dropped,
+                i.counters.packets_dropped_memory
+            ),
+            (1, 1)
+        );
+        i.credit_arrived(1, 0, 20);
+        let (key, burst) = i.next_to_serve().unwrap();
+        let mut cut = Vec::new();
+        i.pack(&mut packets, key, burst, &mut cut, 30);
+        assert_eq!(i.memory().unwrap().bytes(), 900);
+        assert_eq!(i.memory().unwrap().peak_bytes, 1_800);
+        assert!(matches!(
+            i.admit(&mut packets, p(3), 0, 40),
+            Admission::Joined(6)
+        ));
+        assert!(i.memory_ledger().unwrap().check(false).is_ok());
+        i.miscount(4, 900);
+        assert!(
+            i.memory_ledger().unwrap().check(false).is_err(),
+            "a VOQ that forgot bytes breaks the memory's account"
+        );
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "more than the shared memory counts")]
+    fn a_voq_holding_more_than_the_memory_counts_fires() {
+        let (_packets, mut i) = holding_one_packet();
+        i.spec.memory = Some(SharedMemory::new(2_000, 0));
+        i.debug_check(2);
+    }
+
     #[test]
     fn push_mode_serves_one_packet_per_turn_round_robin() {
         let mut packets = PacketArena::new();
         let mut i = ingress(false, 10);
-        i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0);
-        i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0);
-        i.admit(&mut packets, Packet::new(0, 2, 600, 0), 0);
+        i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0, 0);
+        i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0, 0);
+        i.admit(&mut packets, Packet::new(0, 2, 600, 0), 0, 0);
         let mut cut = Vec::new();
         let mut order = Vec::new();
         while let Some((key, credit)) = i.next_to_serve() {
-            order.push(i.pack(&mut packets, key, credit, &mut cut).0);
+            order.push(i.pack(&mut packets, key, credit, &mut cut, 0).0);
             i.after_burst(key);
         }
         assert_eq!(order, [1, 2, 1]);
@@ -672,7 +919,7 @@ mod tests {
     fn a_refresh_asks_again_only_after_a_quiet_refresh_time() {
         let mut packets = PacketArena::new();
         let mut i = ingress(true, 10);
-        i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0);
+        i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0, 0);
         assert_eq!(i.request_due(2), Some(true));
         i.request(2, true, 0);
         i.credit_arrived(1, 0, 400_000);
@@ -690,7 +937,7 @@ mod tests {
         let mut packets = PacketArena::new();
         let mut i = ingress_asking(true, 10, true, true);
         for _ in 0..3 {
-            i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0);
+            i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0, 0);
         }
         assert_eq!(i.request_due(2), Some(true));
         let first = i.request(2, true, 0).number;

@@ -174,6 +174,22 @@ pub struct AdapterConfig {
     pub pause_xoff_packets: u32,
     /// A paused host's data frames in the VOQs that resume it.
     pub pause_xon_packets: u32,
+    /// Low-latency VOQs (§5.6: "a low latency VOQ starts transmitting immediately"): a packet
+    /// of at most this many bytes that finds its VOQ empty (and no balance to send on) is sent
+    /// at once, with no request and no credit, while the adapter's low-latency bound
+    /// (`low_latency_gbps`) has room for it; else it waits for credits like any packet
+    /// (readings R40, R41). Packets sent so may overflow element queues and egress buffers,
+    /// which then drop them, counted there. Absent: off (pull mode only).
+    pub low_latency_bytes: Option<u32>,
+    /// The aggregate rate of an adapter's low-latency sends (§5.6: "a limited aggregate
+    /// bandwidth of all low latency VOQs"), a token bucket one credit or one low-latency
+    /// packet deep, whichever is larger (reading R41).
+    pub low_latency_gbps: f64,
+    /// The adapter's VOQs share one memory of this many bytes (§3.2: "MBs to GBs"): a packet
+    /// that does not fit is dropped at the ingress, counted apart from a full VOQ's; each VOQ
+    /// still holds at most `voq_packets` (reading R42). Absent: only `voq_packets` bounds the
+    /// VOQs.
+    pub ingress_buffer_bytes: Option<u64>,
     /// Data frames a host may still send past XOFF (what is on its way when it pauses: the
     /// frame the PAUSE waits behind on the host link, the host's frame on the wire and two
     /// propagation delays, under 3 jumbo frames at 10 Gbit/s and 1 µs); one more is dropped.
@@ -196,6 +212,9 @@ impl Default for AdapterConfig {
             pause_xoff_packets: 8,
             pause_xon_packets: 4,
             pause_headroom_packets: 4,
+            low_latency_bytes: None,
+            low_latency_gbps: 1.0,
+            ingress_buffer_bytes: None,
         }
     }
 }
@@ -255,6 +274,8 @@ impl ModeConfig {
                     "element.pause_cells",
                     "credit.unused",
                     "credit.requests",
+                    "adapter.low_latency_bytes",
+                    "adapter.low_latency_gbps",
                 ],
                 "stardust.credits",
                 "stardust.credits = false (push mode has no credit schedulers and never pauses)",
@@ -304,7 +325,30 @@ impl AdapterConfig {
                 "expected a positive number of nanoseconds",
             ));
         }
+        if self.low_latency_bytes == Some(0) {
+            return Err(invalid(
+                "adapter.low_latency_bytes",
+                "expected at least 1 byte (absent: no low-latency VOQs)",
+            ));
+        }
+        if !(self.low_latency_gbps.is_finite() && self.low_latency_rate_bps() > 0) {
+            return Err(invalid(
+                "adapter.low_latency_gbps",
+                "expected a positive rate in Gbit/s",
+            ));
+        }
+        if self.ingress_buffer_bytes == Some(0) {
+            return Err(invalid(
+                "adapter.ingress_buffer_bytes",
+                "expected at least 1 byte (absent: VOQs bounded by adapter.voq_packets only)",
+            ));
+        }
         Ok(())
+    }
+
+    /// `low_latency_gbps` in bit/s.
+    pub fn low_latency_rate_bps(&self) -> u64 {
+        (self.low_latency_gbps * 1e9).round() as u64
     }
 
     /// Adds the keys an adapter that never pauses its hosts, or never reacts to FCI, does not
@@ -319,6 +363,13 @@ impl AdapterConfig {
                 ],
                 "adapter.pause_hosts",
                 "adapter.pause_hosts = false (adapters never pause their hosts)",
+            );
+        }
+        if self.low_latency_bytes.is_none() {
+            unused.add(
+                &["adapter.low_latency_gbps"],
+                "adapter.low_latency_bytes",
+                "adapter.low_latency_bytes absent (no low-latency VOQs)",
             );
         }
         if self.fci_decrease == 0.0 {

@@ -2,7 +2,8 @@
 //! fabric, put together from its parts.
 //!
 //! - [`sources`]: the built-in hosts ([`Flow`], [`Foreground`]) that make packets;
-//! - [`ingress`]: VOQs, requests, credits waiting, packing;
+//! - [`ingress`]: VOQs, requests, credits waiting, packing; its options [`low_latency`]
+//!   (VOQs that send at once, §5.6) and [`memory`] (one shared ingress memory);
 //! - [`uplinks`]: spraying the cells over the uplinks;
 //! - [`reassembly`]: cells from the fabric back in sequence per stream;
 //! - [`egress`]: host ports and their credit schedulers, FCI reaction, host pauses.
@@ -22,6 +23,8 @@ pub mod egress;
 mod healing;
 pub mod ingress;
 pub mod keys;
+pub mod low_latency;
+pub mod memory;
 mod reassembly;
 pub mod sources;
 mod uplinks;
@@ -45,7 +48,7 @@ use crate::engine::time::TimePs;
 use egress::{Egress, HostDelivery};
 pub use egress::{EgressSpec, FciReaction};
 use healing::Healing;
-use ingress::{Admission, Ingress, IngressSpec, Refresh};
+use ingress::{Admission, Burst, Ingress, IngressSpec, Refresh};
 use reassembly::Streams;
 use sources::Sources;
 pub use sources::{Flow, Foreground, TimedFlow};
@@ -234,6 +237,11 @@ impl Adapter {
         self.sources.start(ctx);
     }
 
+    /// Its ingress (the shared memory's occupancy and check).
+    pub fn ingress(&self) -> &Ingress {
+        &self.ingress
+    }
+
     /// Packets held at this adapter: in VOQs and host port queues.
     pub fn packets_held(&self) -> u64 {
         self.ingress.packets_held() + self.egress.packets_held()
@@ -297,7 +305,8 @@ impl Adapter {
     }
 
     /// A host hands `packet` of traffic class `class` to its VOQ, or it is dropped there
-    /// (false); a VOQ that may send it on its balance waits for [`Self::serve_ready`].
+    /// (false); a VOQ that may send it on its balance, or at once (a low-latency VOQ), waits
+    /// for [`Self::serve_ready`].
     fn enqueue<R: Router>(
         &mut self,
         ctx: &mut Context<'_, R>,
@@ -307,7 +316,7 @@ impl Adapter {
         if self.refuse(ctx, &packet) {
             return false;
         }
-        match self.ingress.admit(ctx.packets, packet, class) {
+        match self.ingress.admit(ctx.packets, packet, class, ctx.now_ps) {
             Admission::Dropped(packet) => {
                 release_frame(ctx, packet.frame);
                 return false;
@@ -315,6 +324,9 @@ impl Adapter {
             Admission::Queued => {}
             Admission::Activated => self.serve(ctx),
             Admission::Joined(key) => {
+                if self.ingress.send_at_once(ctx.packets, key, ctx.now_ps) {
+                    return true;
+                }
                 if let Some(on) = self.ingress.request_due(key) {
                     self.send_request(ctx, key, on);
                 }
@@ -406,21 +418,23 @@ impl Adapter {
         }
         self.dispatch(ctx);
         while self.uplinks.have_room() {
-            let Some((key, credit_bytes)) = self.ingress.next_to_serve() else {
+            let Some((key, burst)) = self.ingress.next_to_serve() else {
                 return;
             };
-            self.send_burst(ctx, key, credit_bytes);
+            self.send_burst(ctx, key, burst);
             if let Some(on) = self.ingress.after_burst(key) {
                 self.send_request(ctx, key, on);
             }
         }
     }
 
-    /// Spends `credit_bytes` (a credit, or none: its balance) on VOQ `key`: packs its packets
-    /// and sprays the cells.
-    fn send_burst<R: Router>(&mut self, ctx: &mut Context<'_, R>, key: u32, credit_bytes: u32) {
+    /// Spends `burst` (a credit, its balance, or a low-latency send) on VOQ `key`: packs its
+    /// packets and sprays the cells.
+    fn send_burst<R: Router>(&mut self, ctx: &mut Context<'_, R>, key: u32, burst: Burst) {
         let mut cut = std::mem::take(&mut self.cut);
-        let (dst, class) = self.ingress.pack(ctx.packets, key, credit_bytes, &mut cut);
+        let (dst, class) = self
+            .ingress
+            .pack(ctx.packets, key, burst, &mut cut, ctx.now_ps);
         if self.pauses_hosts {
             // Every packet taken from the VOQ ends in one of the cells just cut.
             for c in &cut {
@@ -666,7 +680,8 @@ impl ReachDevice for Adapter {
     fn reset<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
         let mut packets = Vec::new();
         for host in 0..self.addressing.hosts() as u16 {
-            self.ingress.empty_voqs(ctx.packets, host, &mut packets);
+            self.ingress
+                .empty_voqs(ctx.packets, host, &mut packets, ctx.now_ps);
         }
         self.ingress.counters.packets_lost_failed += packets.len() as u64;
         for id in packets {
@@ -699,7 +714,8 @@ impl ReachDevice for Adapter {
             let mut packets = Vec::new();
             for host in 0..self.addressing.hosts() as u16 {
                 if self.addressing.adapter_of(host) == x {
-                    self.ingress.empty_voqs(ctx.packets, host, &mut packets);
+                    self.ingress
+                        .empty_voqs(ctx.packets, host, &mut packets, ctx.now_ps);
                 }
             }
             self.ingress.counters.packets_dropped_unreachable += packets.len() as u64;

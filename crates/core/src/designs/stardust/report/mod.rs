@@ -53,6 +53,36 @@ pub struct StardustSummary {
     /// With scripted failures: what adapters did about them; absent otherwise.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub failures: Option<FailureSummary>,
+    /// With low-latency VOQs (`adapter.low_latency_bytes`): what they sent; absent otherwise.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub low_latency: Option<LowLatencySummary>,
+    /// With a shared ingress memory (`adapter.ingress_buffer_bytes`): its occupancy and
+    /// drops; absent otherwise.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub ingress_memory: Option<MemorySummary>,
+}
+
+/// What low-latency VOQs sent (§5.6).
+#[derive(Clone, Debug, Serialize)]
+pub struct LowLatencySummary {
+    /// Packets sent at once, with no credit.
+    pub low_latency_packets: u64,
+    /// Packets small enough that found their VOQ empty but their adapter's low-latency bound
+    /// short, and waited for credits.
+    pub low_latency_refused_packets: u64,
+}
+
+/// The adapters' shared ingress memories (§3.2).
+#[derive(Clone, Debug, Serialize)]
+pub struct MemorySummary {
+    /// Packets dropped because their adapter's memory was full (part of
+    /// `packets_dropped_ingress`, whose other part found their VOQ full).
+    pub packets_dropped_ingress_memory: u64,
+    /// Most bytes one adapter's memory held, over the run.
+    pub ingress_memory_peak_bytes: u64,
+    /// Bytes an adapter's memory held on average over the measurement window, time-weighted,
+    /// the mean over adapters.
+    pub ingress_memory_mean_bytes: f64,
 }
 
 /// What adapters did about scripted failures (§5.9, §5.10).
@@ -461,6 +491,16 @@ impl Stardust {
                     .copied()
                     .flatten(),
             }),
+            low_latency: self
+                .config
+                .adapter
+                .low_latency_bytes
+                .map(|_| LowLatencySummary {
+                    low_latency_packets: parts.sum(|c| c.ingress.packets_low_latency),
+                    low_latency_refused_packets: parts
+                        .sum(|c| c.ingress.packets_low_latency_refused),
+                }),
+            ingress_memory: memory_summary(&parts, clock.now_ps),
         };
         let tables = StardustTables {
             hosts: received.hosts,
@@ -727,6 +767,24 @@ fn last_stage_queue(elements: &[&Element]) -> (QueueTable, f64) {
         }
     }
     (table, depths.mean())
+}
+
+/// The adapters' shared ingress memories, if they have them.
+fn memory_summary(parts: &Parts<'_>, now_ps: TimePs) -> Option<MemorySummary> {
+    let memories: Vec<_> = parts
+        .adapters
+        .iter()
+        .filter_map(|a| a.ingress().memory())
+        .collect();
+    if memories.is_empty() {
+        return None;
+    }
+    Some(MemorySummary {
+        packets_dropped_ingress_memory: parts.sum(|c| c.ingress.packets_dropped_memory),
+        ingress_memory_peak_bytes: memories.iter().map(|m| m.peak_bytes).max().unwrap_or(0),
+        ingress_memory_mean_bytes: memories.iter().map(|m| m.mean_bytes(now_ps)).sum::<f64>()
+            / memories.len() as f64,
+    })
 }
 
 /// Queues, marks and pauses in the elements and adapters.

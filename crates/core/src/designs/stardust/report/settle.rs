@@ -71,7 +71,8 @@ impl Parts<'_> {
 impl Stardust {
     /// The cell account: every cell (data, control and transport hosts' frames, which share
     /// the arena) created, delivered, dropped or held where it is; a pull fabric must drop
-    /// none to congestion.
+    /// none to congestion, unless its low-latency VOQs send without credits (§5.6: "else
+    /// packets may be dropped (as in a ToR)").
     pub(super) fn settle(&self, parts: &Parts<'_>, clock: &Clock) -> Result<Settled, RunError> {
         let devices: Vec<DeviceReport> = parts
             .adapters
@@ -134,7 +135,8 @@ impl Stardust {
                 })?,
         };
         cells.check(false)?;
-        if self.config.stardust.credits && congestion > 0 {
+        let lossless = self.config.adapter.low_latency_bytes.is_none();
+        if self.config.stardust.credits && lossless && congestion > 0 {
             return Err(RunError::LossInLosslessRun(congestion));
         }
         let (packets, packets_dropped_fabric) =
@@ -188,6 +190,11 @@ impl Stardust {
             });
         }
         packets.check(false)?;
+        for adapter in &parts.adapters {
+            if let Some(memory) = adapter.ingress().memory_ledger() {
+                memory.check(false)?;
+            }
+        }
         if !parts.hosts.is_empty() {
             // Every packet carries a host frame: the frames' account is the packets' seen
             // from the hosts, plus the frames at NICs and on host cables; adapters' PAUSE
