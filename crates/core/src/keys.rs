@@ -47,6 +47,18 @@ pub(crate) fn at_most(
     Ok(())
 }
 
+/// Checks that `key`'s `value` is from 1 to `max` counted in `unit`: the error says the range
+/// and the value.
+pub(crate) fn one_to(key: &str, value: u32, max: u32, unit: &str) -> Result<(), ScenarioError> {
+    if !(1..=max).contains(&value) {
+        return Err(invalid(
+            key,
+            format!("expected 1 to {max} {unit}, got {value}"),
+        ));
+    }
+    Ok(())
+}
+
 /// Checks that `key`'s `bytes` are fewer than `limit_key`'s `limit_bytes`: the error names both.
 pub(crate) fn fewer_bytes_than<T: PartialOrd + std::fmt::Display>(
     key: &str,

@@ -229,6 +229,34 @@ impl<D: Design + Send + Sync> Simulation for Kernel<D> {
     }
 }
 
+/// Asserts that `result` failed a balance (the counts of some account do not add up).
+#[cfg(test)]
+pub(crate) fn assert_conservation_fails<T>(result: Result<T, RunError>) {
+    let error = result.err();
+    assert!(
+        matches!(error, Some(RunError::Conservation { .. })),
+        "{error:?}"
+    );
+}
+
+/// Asserts that `result` failed the account with fewer items held than allocated: `missing`
+/// fewer, or any number when `None`.
+#[cfg(test)]
+pub(crate) fn assert_unaccounted<T>(result: Result<T, RunError>, missing: Option<u64>) {
+    match result {
+        Err(RunError::Unaccounted { held, allocated }) if allocated > held => {
+            assert!(
+                missing.is_none_or(|m| allocated - held == m),
+                "{held} held, {allocated} allocated"
+            );
+        }
+        other => panic!(
+            "expected the account to fail with items held nowhere, got {:?}",
+            other.map(|_| ())
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

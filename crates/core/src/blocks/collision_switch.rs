@@ -108,6 +108,8 @@ pub struct CollisionSwitch<T> {
     pending: Vec<Contender<T>>,
     /// Per output: packets held back under [`OnBusy::Wait`], first come first.
     waiting: Vec<VecDeque<Contender<T>>>,
+    /// The verdicts' buffer, lent out by [`Self::resolve`] and given back by [`Self::recycle`].
+    verdicts: Vec<Verdict<T>>,
 }
 
 impl<T: Copy> CollisionSwitch<T> {
@@ -120,6 +122,7 @@ impl<T: Copy> CollisionSwitch<T> {
             round_robin: vec![0; ports],
             pending: Vec::with_capacity(ports),
             waiting: (0..ports).map(|_| VecDeque::with_capacity(ports)).collect(),
+            verdicts: Vec::with_capacity(ports),
         }
     }
 
@@ -135,8 +138,10 @@ impl<T: Copy> CollisionSwitch<T> {
         self.holders[output as usize].map_or(0, |h| h.busy_until_ps)
     }
 
-    /// Decides every head offered since the last resolve, at `now_ps`, into `verdicts`.
-    pub fn resolve(&mut self, now_ps: TimePs, verdicts: &mut Vec<Verdict<T>>) {
+    /// Decides every head offered since the last resolve, at `now_ps`; give the verdicts back
+    /// with [`Self::recycle`] once drained, to reuse their memory.
+    pub fn resolve(&mut self, now_ps: TimePs) -> Vec<Verdict<T>> {
+        let mut verdicts = std::mem::take(&mut self.verdicts);
         // Per output: higher priority first, then round robin from the output's pointer.
         let ports = self.holders.len() as u16;
         let round_robin = &self.round_robin;
@@ -150,9 +155,16 @@ impl<T: Copy> CollisionSwitch<T> {
             if first {
                 self.round_robin[contender.output as usize] = (contender.input + 1) % ports;
             }
-            self.decide(now_ps, contender, verdicts);
+            self.decide(now_ps, contender, &mut verdicts);
         }
         self.pending.clear();
+        verdicts
+    }
+
+    /// Takes back the (drained) verdicts of [`Self::resolve`].
+    pub fn recycle(&mut self, verdicts: Vec<Verdict<T>>) {
+        debug_assert!(verdicts.is_empty());
+        self.verdicts = verdicts;
     }
 
     fn decide(&mut self, now_ps: TimePs, c: Contender<T>, verdicts: &mut Vec<Verdict<T>>) {
@@ -249,12 +261,10 @@ mod tests {
         now: TimePs,
         heads: &[Contender<u16>],
     ) -> Vec<Verdict<u16>> {
-        let mut verdicts = Vec::new();
         for &h in heads {
             sw.offer(h);
         }
-        sw.resolve(now, &mut verdicts);
-        verdicts
+        sw.resolve(now)
     }
 
     fn forwarded(verdicts: &[Verdict<u16>]) -> Vec<u16> {

@@ -282,6 +282,28 @@ mod tests {
     use super::*;
     use crate::blocks::cell::Cell;
 
+    /// A cell's payload bytes as its size on the wire.
+    fn payload_size(c: CellId, cells: &CellArena) -> u64 {
+        cells[c].payload_bytes as u64
+    }
+
+    /// A port of `classes` data queues on an idle 8 Gb/s link (a byte per ns) holding a 10-byte
+    /// data cell in each class of `queued`, in that order, each cell with its class as its VC.
+    fn port_holding(classes: usize, queued: &[usize]) -> (CellArena, PriorityPort, Vec<CellId>) {
+        let mut cells = CellArena::new();
+        let mut port = PriorityPort::new(Link::new(8_000_000_000, 0), classes);
+        let ids = queued
+            .iter()
+            .map(|&class| {
+                let cell = cells.alloc(Cell::new(0, 1, 10, true, 0, 0));
+                cells[cell].vc = class as u16;
+                port.push_data(&mut cells, cell, class);
+                cell
+            })
+            .collect();
+        (cells, port, ids)
+    }
+
     #[test]
     fn control_overtakes_data_and_the_link_paces_both() {
         let mut cells = CellArena::new();
@@ -290,9 +312,10 @@ mod tests {
         let control = cells.alloc(Cell::new(0, 1, 4, true, 0, 0));
         port.push_data(&mut cells, data, 0);
         port.push_control(&mut cells, control);
-        let size = |c: CellId, cells: &CellArena| cells[c].payload_bytes as u64;
         let mut wake = None;
-        let first = port.send_next(0, &mut cells, size, &mut wake).unwrap();
+        let first = port
+            .send_next(0, &mut cells, payload_size, &mut wake)
+            .unwrap();
         assert_eq!(
             (first.cell, first.arrive_ps, first.data_depth),
             (control, 4_100, 0)
@@ -300,10 +323,12 @@ mod tests {
         assert_eq!(wake, Some(4_000), "a cell waits: wake when the link frees");
         let mut again = None;
         assert!(port
-            .send_next(2_000, &mut cells, size, &mut again)
+            .send_next(2_000, &mut cells, payload_size, &mut again)
             .is_none());
         assert_eq!(again, None, "the wake-up is already set");
-        let second = port.send_next(4_000, &mut cells, size, &mut again).unwrap();
+        let second = port
+            .send_next(4_000, &mut cells, payload_size, &mut again)
+            .unwrap();
         assert_eq!(
             (second.cell, second.arrive_ps, second.data_depth),
             (data, 14_100, 1)
@@ -319,15 +344,20 @@ mod tests {
         let control = cells.alloc(Cell::new(0, 1, 4, true, 0, 0));
         port.push_data(&mut cells, data, 0);
         port.pause_data(true);
-        let size = |c: CellId, cells: &CellArena| cells[c].payload_bytes as u64;
         let mut wake = None;
-        assert!(port.send_next(0, &mut cells, size, &mut wake).is_none());
+        assert!(port
+            .send_next(0, &mut cells, payload_size, &mut wake)
+            .is_none());
         port.push_control(&mut cells, control);
-        let sent = port.send_next(0, &mut cells, size, &mut wake).unwrap();
+        let sent = port
+            .send_next(0, &mut cells, payload_size, &mut wake)
+            .unwrap();
         assert_eq!(sent.cell, control);
         assert_eq!(wake, None, "nothing it may send waits");
         port.pause_data(false);
-        let sent = port.send_next(4_000, &mut cells, size, &mut wake).unwrap();
+        let sent = port
+            .send_next(4_000, &mut cells, payload_size, &mut wake)
+            .unwrap();
         assert_eq!(sent.cell, data);
     }
 
@@ -344,12 +374,11 @@ mod tests {
             let control = cells.alloc(Cell::new(0, 1, 10, true, 0, 0));
             port.push_control(&mut cells, control);
         }
-        let size = |c: CellId, cells: &CellArena| cells[c].payload_bytes as u64;
         let mut wake = None;
         // 'c' for a control cell, 'd' for data, one per 10 ns of link.
         let order: String = (0..15)
             .map(|i| {
-                let sent = port.send_next(i * 10_000, &mut cells, size, &mut wake);
+                let sent = port.send_next(i * 10_000, &mut cells, payload_size, &mut wake);
                 if sent.unwrap().data_depth == 0 {
                     'c'
                 } else {
@@ -363,26 +392,23 @@ mod tests {
 
     #[test]
     fn a_paused_class_waits_while_another_goes() {
-        let mut cells = CellArena::new();
-        let mut port = PriorityPort::new(Link::new(8_000_000_000, 0), 2);
-        let high = cells.alloc(Cell::new(0, 1, 10, true, 0, 0));
-        let low = cells.alloc(Cell::new(0, 1, 10, true, 0, 0));
-        port.push_data(&mut cells, high, 0);
-        port.push_data(&mut cells, low, 1);
+        let (mut cells, mut port, ids) = port_holding(2, &[0, 1]);
+        let (high, low) = (ids[0], ids[1]);
         port.set_paused(1);
-        let size = |c: CellId, cells: &CellArena| cells[c].payload_bytes as u64;
         let mut wake = None;
         assert_eq!(
-            port.send_next(0, &mut cells, size, &mut wake).unwrap().cell,
+            port.send_next(0, &mut cells, payload_size, &mut wake)
+                .unwrap()
+                .cell,
             low
         );
         assert_eq!(wake, None, "only a paused cell waits");
         assert!(port
-            .send_next(10_000, &mut cells, size, &mut wake)
+            .send_next(10_000, &mut cells, payload_size, &mut wake)
             .is_none());
         port.set_paused(0);
         assert_eq!(
-            port.send_next(10_000, &mut cells, size, &mut wake)
+            port.send_next(10_000, &mut cells, payload_size, &mut wake)
                 .unwrap()
                 .cell,
             high
@@ -391,25 +417,20 @@ mod tests {
 
     #[test]
     fn round_robin_serves_the_classes_in_turn_skipping_a_paused_one() {
-        let mut cells = CellArena::new();
-        let mut port = PriorityPort::new(Link::new(8_000_000_000, 0), 3);
+        let (mut cells, mut port, _) = port_holding(3, &[0, 0, 0, 1, 1, 2, 2]);
         port.serve_classes_round_robin();
-        for class in [0, 0, 0, 1, 1, 2, 2] {
-            let cell = cells.alloc(Cell::new(0, 1, 10, true, 0, 0));
-            cells[cell].vc = class as u16;
-            port.push_data(&mut cells, cell, class);
-        }
         port.set_paused(1 << 2);
-        let size = |c: CellId, cells: &CellArena| cells[c].payload_bytes as u64;
         let mut wake = None;
         let mut order = Vec::new();
         for i in 0..5 {
-            let sent = port.send_next(i * 10_000, &mut cells, size, &mut wake);
+            let sent = port.send_next(i * 10_000, &mut cells, payload_size, &mut wake);
             order.push(cells[sent.unwrap().cell].vc);
         }
         assert_eq!(order, vec![0, 1, 0, 1, 0], "class 2 paused");
         port.set_paused(0);
-        let sent = port.send_next(50_000, &mut cells, size, &mut wake).unwrap();
+        let sent = port
+            .send_next(50_000, &mut cells, payload_size, &mut wake)
+            .unwrap();
         assert_eq!(cells[sent.cell].vc, 2);
     }
 
@@ -417,40 +438,36 @@ mod tests {
     /// enough for BFC's 128 queues): with queues 64 and 127 paused, only queue 100 sends.
     #[test]
     fn a_port_of_128_queues_pauses_its_high_queues_apart() {
-        let mut cells = CellArena::new();
-        let mut port = PriorityPort::new(Link::new(8_000_000_000, 0), MAX_CLASSES);
+        let (mut cells, mut port, _) = port_holding(MAX_CLASSES, &[64, 100, 127]);
         port.serve_classes_round_robin();
-        for class in [64, 100, 127] {
-            let cell = cells.alloc(Cell::new(0, 1, 10, true, 0, 0));
-            cells[cell].vc = class as u16;
-            port.push_data(&mut cells, cell, class);
-        }
         port.set_paused(1 << 64 | 1 << 127);
-        let size = |c: CellId, cells: &CellArena| cells[c].payload_bytes as u64;
         let mut wake = None;
-        let sent = port.send_next(0, &mut cells, size, &mut wake).unwrap();
+        let sent = port
+            .send_next(0, &mut cells, payload_size, &mut wake)
+            .unwrap();
         assert_eq!(cells[sent.cell].vc, 100);
         assert!(port
-            .send_next(10_000, &mut cells, size, &mut wake)
+            .send_next(10_000, &mut cells, payload_size, &mut wake)
             .is_none());
         port.set_paused(1 << 64);
-        let sent = port.send_next(20_000, &mut cells, size, &mut wake).unwrap();
+        let sent = port
+            .send_next(20_000, &mut cells, payload_size, &mut wake)
+            .unwrap();
         assert_eq!(cells[sent.cell].vc, 127);
     }
 
     #[test]
     fn class_zero_goes_first() {
-        let mut cells = CellArena::new();
-        let mut port = PriorityPort::new(Link::new(8_000_000_000, 0), 2);
-        let low = cells.alloc(Cell::new(0, 1, 10, true, 0, 0));
-        let high = cells.alloc(Cell::new(0, 1, 10, true, 0, 0));
-        port.push_data(&mut cells, low, 1);
-        port.push_data(&mut cells, high, 0);
-        let size = |c: CellId, cells: &CellArena| cells[c].payload_bytes as u64;
+        let (mut cells, mut port, ids) = port_holding(2, &[1, 0]);
+        let (low, high) = (ids[0], ids[1]);
         let mut wake = None;
-        let first = port.send_next(0, &mut cells, size, &mut wake).unwrap();
+        let first = port
+            .send_next(0, &mut cells, payload_size, &mut wake)
+            .unwrap();
         assert_eq!((first.cell, first.data_depth), (high, 2));
-        let second = port.send_next(10_000, &mut cells, size, &mut wake).unwrap();
+        let second = port
+            .send_next(10_000, &mut cells, payload_size, &mut wake)
+            .unwrap();
         assert_eq!((second.cell, second.data_depth), (low, 1));
     }
 }

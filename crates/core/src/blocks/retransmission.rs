@@ -496,10 +496,7 @@ mod tests {
         for _ in 0..3 * link.rtt_slots() {
             link.step(busy);
         }
-        assert!(matches!(
-            link.ledger(0).check(true),
-            Err(crate::run::RunError::Conservation { .. })
-        ));
+        crate::run::assert_conservation_fails(link.ledger(0).check(true));
         assert_eq!(
             link.ledger(1).check(true),
             Ok(()),

@@ -276,12 +276,18 @@ impl Reassembly {
 mod tests {
     use super::*;
 
+    /// A reassembly that took one cell, of sequence number `seq`, at time 0.
+    fn holding(seq: u32) -> Reassembly {
+        let mut r = Reassembly::default();
+        r.accept(seq, CellId::from_index(5), 0, 1_000, |_| {});
+        r
+    }
+
     #[test]
     #[cfg(debug_assertions)]
     #[should_panic(expected = "reassembly window against its held count")]
     fn a_held_count_that_disagrees_with_the_window_fires() {
-        let mut r = Reassembly::default();
-        r.accept(2, CellId::from_index(5), 0, 1_000, |_| {});
+        let mut r = holding(2);
         r.held += 1;
         r.debug_check();
     }
@@ -290,8 +296,7 @@ mod tests {
     #[cfg(debug_assertions)]
     #[should_panic(expected = "a held cell older than the oldest")]
     fn a_stale_oldest_arrival_fires() {
-        let mut r = Reassembly::default();
-        r.accept(2, CellId::from_index(5), 0, 1_000, |_| {});
+        let mut r = holding(2);
         r.oldest_ps = 10;
         r.debug_check();
     }
@@ -300,8 +305,7 @@ mod tests {
     #[cfg(debug_assertions)]
     #[should_panic(expected = "a cell in sequence still held")]
     fn a_cell_left_in_sequence_fires() {
-        let mut r = Reassembly::default();
-        r.accept(1, CellId::from_index(5), 0, 1_000, |_| {});
+        let mut r = holding(1);
         r.next_seq = 1;
         r.window.pop_front();
         r.debug_check();
@@ -325,27 +329,54 @@ mod tests {
         queue
     }
 
-    /// Fig. 4's situation: packets are cut as one unit, so a cell carries the tail of one and
-    /// the head of the next, and only the burst's last cell is short.
-    #[test]
-    fn a_burst_is_cut_as_one_unit() {
+    /// One credit of 1000 bytes spent on a queue of packets of `sizes`, cells numbered from
+    /// `first_seq`.
+    struct OneCredit {
+        packets: PacketArena,
+        balance: CreditBalance,
+        cells: Vec<CutCell>,
+        taken: u64,
+        next_seq: u32,
+    }
+
+    fn one_credit_of_1000(sizes: &[u32], shape: CellShape, first_seq: u32) -> OneCredit {
         let mut packets = Arena::new();
-        let mut queue = queue_of(&mut packets, &[300, 100, 50, 700]);
+        let mut queue = queue_of(&mut packets, sizes);
         let mut balance = CreditBalance::default();
-        let (mut seq, mut cells) = (7, Vec::new());
+        let (mut next_seq, mut cells) = (first_seq, Vec::new());
         let taken = pack_credit(
             &mut packets,
             &mut queue,
             &mut balance,
             1000,
-            PACKED_240,
-            &mut seq,
+            shape,
+            &mut next_seq,
             |c| cells.push(c),
         );
+        OneCredit {
+            packets,
+            balance,
+            cells,
+            taken,
+            next_seq,
+        }
+    }
+
+    /// Fig. 4's situation: packets are cut as one unit, so a cell carries the tail of one and
+    /// the head of the next, and only the burst's last cell is short.
+    #[test]
+    fn a_burst_is_cut_as_one_unit() {
+        let OneCredit {
+            packets,
+            balance,
+            cells,
+            taken,
+            next_seq,
+        } = one_credit_of_1000(&[300, 100, 50, 700], PACKED_240, 7);
         assert_eq!(taken, 1150);
         let payloads: Vec<u32> = cells.iter().map(|c| c.payload_bytes).collect();
         assert_eq!(payloads, vec![240, 240, 240, 240, 190]);
-        assert_eq!(seq, 12);
+        assert_eq!(next_seq, 12);
         // Packet 0 ends in cell 8 (bytes 240..480); packets 1 and 2 both end in cell 8 too
         // (bytes 300..400 and 400..450); packet 3 ends in the last cell.
         assert_eq!(cells[0].packet, NO_PACKET);
@@ -363,23 +394,16 @@ mod tests {
     /// cell takes two, and small packets a cell each.
     #[test]
     fn unpacked_packets_each_begin_a_cell() {
-        let mut packets = Arena::new();
-        let mut queue = queue_of(&mut packets, &[300, 100, 50, 241]);
-        let mut balance = CreditBalance::default();
-        let (mut seq, mut cells) = (0, Vec::new());
         let shape = CellShape {
             packing: Packing::PerPacket,
             ..PACKED_240
         };
-        let taken = pack_credit(
-            &mut packets,
-            &mut queue,
-            &mut balance,
-            1000,
-            shape,
-            &mut seq,
-            |c| cells.push(c),
-        );
+        let OneCredit {
+            packets,
+            cells,
+            taken,
+            ..
+        } = one_credit_of_1000(&[300, 100, 50, 241], shape, 0);
         assert_eq!(taken, 691);
         let payloads: Vec<u32> = cells.iter().map(|c| c.payload_bytes).collect();
         assert_eq!(payloads, vec![240, 60, 100, 50, 240, 1]);

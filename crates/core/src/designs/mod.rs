@@ -9,6 +9,7 @@ pub mod rifl;
 pub mod single_switch;
 pub mod stardust;
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -57,51 +58,63 @@ impl Review {
     }
 }
 
+/// The review of a design whose scenario `C` has a run section (`run`) and lists the keys its
+/// mechanisms leave unused (`unused`).
+fn review_of<C: DeserializeOwned + Serialize>(
+    scenario: &Value,
+    run: fn(&C) -> &RunConfig,
+    unused: fn(&C) -> Vec<Unused>,
+) -> Option<Review> {
+    let config = C::deserialize(scenario).ok()?;
+    Some(Review::of(
+        &config,
+        Some(run(&config).clone()),
+        unused(&config),
+    ))
+}
+
 /// A cell network's review.
 fn review_cell_network(scenario: &Value) -> Option<Review> {
-    let scenario = Scenario::deserialize(scenario).ok()?;
     Some(Review {
         warnings: |valid| {
             Scenario::deserialize(valid).map_or_else(|_| Vec::new(), |s| s.warnings())
         },
-        ..Review::of(
-            &scenario,
-            Some(scenario.run.clone()),
-            scenario.unused_keys(),
-        )
+        ..review_of(scenario, |s: &Scenario| &s.run, Scenario::unused_keys)?
     })
+}
+
+/// A design read from the cell networks' one [`Scenario`]: its review and keys are theirs.
+const fn cell_network(
+    name: &'static str,
+    description: &'static str,
+    build: fn(&str) -> Result<Box<dyn Simulation>, ScenarioError>,
+) -> DesignEntry {
+    DesignEntry {
+        name,
+        description,
+        build,
+        review: review_cell_network,
+        keys: || schemars::schema_for!(Scenario),
+    }
 }
 
 /// Every design, by name; the first is the default.
 pub const DESIGNS: &[DesignEntry] = &[
-    DesignEntry {
-        name: "single_switch",
-        description:
-            "N hosts on one cell switch: FIFO, iSLIP, PIM, SAFC or output-queued (switch theory)",
-        build: |json| {
-            Ok(on_kernel(single_switch::build(&Scenario::from_json(
-                json,
-            )?)?))
-        },
-        review: review_cell_network,
-        keys: || schemars::schema_for!(Scenario),
-    },
-    DesignEntry {
-        name: "cell_fabric",
-        description:
-            "cell switches on any named topology (fat-tree, Dragonfly, ...), routed by mode",
-        build: |json| Ok(on_kernel(cell_fabric::build(&Scenario::from_json(json)?)?)),
-        review: review_cell_network,
-        keys: || schemars::schema_for!(Scenario),
-    },
-    DesignEntry {
-        name: "rifl",
-        description:
-            "RIFL Layer 2 racks: source-routed iSLIP switches, per-VOQ ON/OFF (Shen and Chow 2023)",
-        build: |json| Ok(on_kernel(rifl::build(&Scenario::from_json(json)?)?)),
-        review: review_cell_network,
-        keys: || schemars::schema_for!(Scenario),
-    },
+    cell_network(
+        "single_switch",
+        "N hosts on one cell switch: FIFO, iSLIP, PIM, SAFC or output-queued (switch theory)",
+        |json| Ok(on_kernel(single_switch::build(&Scenario::from_json(json)?)?)),
+    ),
+    cell_network(
+        "cell_fabric",
+        "cell switches on any named topology (fat-tree, Dragonfly, ...), routed by mode",
+        |json| Ok(on_kernel(cell_fabric::build(&Scenario::from_json(json)?)?)),
+    ),
+    cell_network(
+        "rifl",
+        "RIFL Layer 2 racks: source-routed iSLIP switches, per-VOQ ON/OFF (Shen and Chow 2023)",
+        |json| Ok(on_kernel(rifl::build(&Scenario::from_json(json)?)?)),
+    ),
     DesignEntry {
         name: "rifl_link",
         description:
@@ -119,12 +132,11 @@ pub const DESIGNS: &[DesignEntry] = &[
             "Stardust: fabric adapters and elements, packed cells solicited by credits (NSDI '19)",
         build: |json| Ok(on_kernel(stardust::build(json)?)),
         review: |scenario| {
-            let config = stardust::StardustConfig::deserialize(scenario).ok()?;
-            Some(Review::of(
-                &config,
-                Some(config.run.clone()),
-                config.unused_keys(),
-            ))
+            review_of(
+                scenario,
+                |c: &stardust::StardustConfig| &c.run,
+                stardust::StardustConfig::unused_keys,
+            )
         },
         keys: || schemars::schema_for!(stardust::StardustConfig),
     },
@@ -134,9 +146,11 @@ pub const DESIGNS: &[DesignEntry] = &[
             "push-and-drop Ethernet: TCP, DCTCP, MPTCP, NDP or DCQCN hosts over drop-tail, ECN, trimming, PFC or BFC switches",
         build: |json| Ok(on_kernel(ethernet::build(json)?)),
         review: |scenario| {
-            let config = ethernet::EthernetConfig::deserialize(scenario).ok()?;
-            let unused = config.unused_keys();
-            Some(Review::of(&config, Some(config.run.clone()), unused))
+            review_of(
+                scenario,
+                |c: &ethernet::EthernetConfig| &c.run,
+                ethernet::EthernetConfig::unused_keys,
+            )
         },
         keys: || schemars::schema_for!(ethernet::EthernetConfig),
     },
@@ -145,12 +159,11 @@ pub const DESIGNS: &[DesignEntry] = &[
         description: "Clint: scheduled bulk and best-effort quick channels (Eberle and Gura 2002)",
         build: |json| Ok(on_kernel(clint::build(json)?)),
         review: |scenario| {
-            let config = clint::ClintConfig::deserialize(scenario).ok()?;
-            Some(Review::of(
-                &config,
-                Some(config.run.clone()),
-                config.unused_keys(),
-            ))
+            review_of(
+                scenario,
+                |c: &clint::ClintConfig| &c.run,
+                clint::ClintConfig::unused_keys,
+            )
         },
         keys: || schemars::schema_for!(clint::ClintConfig),
     },

@@ -334,6 +334,17 @@ impl<M: Model> Kernel<M> {
         (self.model, clock, self.deadlock)
     }
 
+    /// Runs `model` on a kernel that ends at `end_ps`, stops it at `until_ps` and gives it back
+    /// with its clock; a deadlock fails the test.
+    #[cfg(test)]
+    pub(crate) fn run_until(model: M, end_ps: TimePs, until_ps: TimePs) -> (M, Clock) {
+        let mut kernel = Kernel::new(model, end_ps);
+        kernel.advance(until_ps);
+        let (model, clock, deadlock) = kernel.into_parts();
+        assert!(deadlock.is_none(), "{deadlock:?}");
+        (model, clock)
+    }
+
     /// Whether the backlog stayed level through the measured window (see
     /// [`backlog_is_stable`]); `Some(false)` for a run stopped for holding too much.
     pub fn stable(&self) -> Option<bool> {

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::blocks::gnet::classes::ClassLayout;
 use crate::blocks::gnet::cts::CtsLimits;
-use crate::keys::{invalid, ScenarioError};
+use crate::keys::{invalid, one_to, ScenarioError};
 
 /// The largest IP packet a host sends (a jumbo frame's payload).
 pub const MAX_PACKET_BYTES: u32 = 9_000;
@@ -102,15 +102,12 @@ impl GnetConfig {
 
     /// Refuses sizes and thresholds the protocol cannot run with, naming the key.
     pub(super) fn validate(&self) -> Result<(), ScenarioError> {
-        if !(1..=MAX_PACKET_BYTES).contains(&self.packet_bytes) {
-            return Err(invalid(
-                "gnet.packet_bytes",
-                format!(
-                    "expected 1 to {MAX_PACKET_BYTES} bytes, got {}",
-                    self.packet_bytes
-                ),
-            ));
-        }
+        one_to(
+            "gnet.packet_bytes",
+            self.packet_bytes,
+            MAX_PACKET_BYTES,
+            "bytes",
+        )?;
         let packet = self.packet_bytes as u64;
         for (key, bytes) in [
             ("gnet.ingress_buffer_bytes", self.ingress_buffer_bytes),

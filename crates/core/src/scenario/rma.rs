@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{invalid, ScenarioError};
 use crate::blocks::gnet::rma::{MAX_COMPLETION_BYTES, RESP_OVERHEAD_BYTES};
-use crate::keys::Named;
+use crate::keys::{one_to, Named};
 
 /// The largest read a host makes.
 pub const MAX_READ_BYTES: u32 = 1 << 20;
@@ -88,15 +88,7 @@ impl RmaConfig {
                 ),
             ));
         }
-        if !(1..=MAX_READ_BYTES).contains(&self.read_bytes) {
-            return Err(invalid(
-                "rma.read_bytes",
-                format!(
-                    "expected 1 to {MAX_READ_BYTES} bytes, got {}",
-                    self.read_bytes
-                ),
-            ));
-        }
+        one_to("rma.read_bytes", self.read_bytes, MAX_READ_BYTES, "bytes")?;
         let c = self.completion_bytes;
         if !(4..=MAX_COMPLETION_BYTES).contains(&c) || !c.is_multiple_of(4) {
             return Err(invalid(

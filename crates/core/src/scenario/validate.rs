@@ -545,32 +545,37 @@ impl Scenario {
                 "a one-port switch can only send to itself",
             ));
         }
-        if t.packet_bytes == Some(0) {
-            return Err(invalid(
-                "traffic.packet_bytes",
-                "expected at least one byte",
-            ));
-        }
-        match (t.packet_bytes_min, t.packet_bytes_max) {
-            (None, None) => Ok(()),
-            (Some(min), Some(max)) if min >= 1 && min <= max && t.packet_bytes.is_none() => Ok(()),
-            (Some(_), Some(_)) if t.packet_bytes.is_some() => Err(invalid(
-                "traffic.packet_bytes",
-                "give packet_bytes or packet_bytes_min/max, not both",
-            )),
-            (Some(_), Some(_)) => Err(invalid(
-                "traffic.packet_bytes_min",
-                "expected 1 <= packet_bytes_min <= packet_bytes_max",
-            )),
-            (Some(_), None) => Err(invalid(
-                "traffic.packet_bytes_max",
-                "required with packet_bytes_min",
-            )),
-            (None, Some(_)) => Err(invalid(
-                "traffic.packet_bytes_min",
-                "required with packet_bytes_max",
-            )),
-        }
+        validate_packet_sizes(t)
+    }
+}
+
+/// A fixed packet size of at least a byte, or a range of sizes, not both.
+fn validate_packet_sizes(t: &TrafficConfig) -> Result<(), ScenarioError> {
+    if t.packet_bytes == Some(0) {
+        return Err(invalid(
+            "traffic.packet_bytes",
+            "expected at least one byte",
+        ));
+    }
+    match (t.packet_bytes_min, t.packet_bytes_max) {
+        (None, None) => Ok(()),
+        (Some(min), Some(max)) if min >= 1 && min <= max && t.packet_bytes.is_none() => Ok(()),
+        (Some(_), Some(_)) if t.packet_bytes.is_some() => Err(invalid(
+            "traffic.packet_bytes",
+            "give packet_bytes or packet_bytes_min/max, not both",
+        )),
+        (Some(_), Some(_)) => Err(invalid(
+            "traffic.packet_bytes_min",
+            "expected 1 <= packet_bytes_min <= packet_bytes_max",
+        )),
+        (Some(_), None) => Err(invalid(
+            "traffic.packet_bytes_max",
+            "required with packet_bytes_min",
+        )),
+        (None, Some(_)) => Err(invalid(
+            "traffic.packet_bytes_min",
+            "required with packet_bytes_max",
+        )),
     }
 }
 

@@ -164,6 +164,17 @@ impl LocalView for NeverRefuses {
     }
 }
 
+/// Output queues as a test sets them, cells per output (an output past the list is empty).
+#[cfg(test)]
+pub(crate) struct Backlog(pub Vec<u32>);
+
+#[cfg(test)]
+impl LocalView for Backlog {
+    fn backlog_cells(&self, output: usize) -> u32 {
+        self.0.get(output).copied().unwrap_or(0)
+    }
+}
+
 /// `route_tag` of a cell on a minimal route (or past its intermediate group).
 const MINIMAL: u64 = u64::MAX;
 /// `route_tag` of a cell whose source switch has not yet chosen its route.
@@ -573,15 +584,6 @@ impl Router for FabricRouter {
 mod tests {
     use super::*;
     use crate::blocks::topology::{Attachment, Topology};
-
-    /// Queues as a test sets them.
-    struct Backlog(Vec<u32>);
-
-    impl LocalView for Backlog {
-        fn backlog_cells(&self, output: usize) -> u32 {
-            self.0.get(output).copied().unwrap_or(0)
-        }
-    }
 
     fn cell(src: usize, dst: usize) -> Cell {
         Cell::new(src as u16, dst as u16, 64, true, 0, 0)

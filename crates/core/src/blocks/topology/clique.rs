@@ -201,22 +201,12 @@ mod tests {
     use super::*;
     use crate::blocks::topology::PortClass;
 
-    /// (TiN, neighbour) pairs of a switch's cables to other switches.
-    fn switch_peers(t: &Topology, s: usize) -> Vec<usize> {
-        (0..t.switch_ports(s))
-            .filter_map(|p| match t.peer(s, p) {
-                Some(Attachment::SwitchPort { switch, .. }) => Some(switch),
-                _ => None,
-            })
-            .collect()
-    }
-
     /// Links between every pair of pods, and the TiNs each pod pair's links sit on.
     fn pod_pair_links(t: &Topology, pods: usize) -> (Vec<usize>, Vec<Vec<usize>>) {
         let mut links = vec![0; pods * pods];
         let mut tins = vec![Vec::new(); pods * pods];
         for s in 0..t.switches() {
-            for far in switch_peers(t, s) {
+            for far in t.switch_neighbours(s) {
                 let (a, b) = (t.group(s), t.group(far));
                 if a != b {
                     links[a * pods + b] += 1;
@@ -249,7 +239,8 @@ mod tests {
         assert_eq!(spare_global, 2 * 48);
         // Two links to each of the 11 peers, two local ports left.
         for s in 0..576 {
-            let local: Vec<usize> = switch_peers(&t, s)
+            let local: Vec<usize> = t
+                .switch_neighbours(s)
                 .into_iter()
                 .filter(|&n| t.group(n) == t.group(s))
                 .collect();
@@ -292,8 +283,8 @@ mod tests {
             ..Clique::AQUILA
         };
         let t = Topology::clique(spec).unwrap();
-        let to_partner = switch_peers(&t, 0).iter().filter(|&&n| n == 1).count();
-        let to_other = switch_peers(&t, 0).iter().filter(|&&n| n == 2).count();
+        let to_partner = t.switch_neighbours(0).iter().filter(|&&n| n == 1).count();
+        let to_other = t.switch_neighbours(0).iter().filter(|&&n| n == 2).count();
         assert_eq!((to_partner, to_other), (4, 2));
         assert!((2..26).all(|p| t.port_class(0, p) == PortClass::Local));
     }

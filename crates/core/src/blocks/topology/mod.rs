@@ -300,6 +300,22 @@ impl Topology {
         self.peer[switch][port]
     }
 
+    /// The switch cabled to `switch`'s `port`, if a switch is.
+    pub fn peer_switch(&self, switch: usize, port: usize) -> Option<usize> {
+        match self.peer(switch, port) {
+            Some(Attachment::SwitchPort { switch, .. }) => Some(switch),
+            _ => None,
+        }
+    }
+
+    /// The switches cabled to `switch`, one per cable, in port order.
+    #[cfg(test)]
+    pub(crate) fn switch_neighbours(&self, switch: usize) -> Vec<usize> {
+        (0..self.switch_ports(switch))
+            .filter_map(|port| self.peer_switch(switch, port))
+            .collect()
+    }
+
     /// Ports of switch `switch`.
     pub fn switch_ports(&self, switch: usize) -> usize {
         self.ports[switch]

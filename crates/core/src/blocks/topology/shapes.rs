@@ -355,15 +355,6 @@ impl Topology {
 mod tests {
     use super::*;
 
-    fn switch_neighbours(t: &Topology, switch: usize) -> Vec<usize> {
-        (0..t.switch_ports(switch))
-            .filter_map(|port| match t.peer(switch, port) {
-                Some(Attachment::SwitchPort { switch, .. }) => Some(switch),
-                _ => None,
-            })
-            .collect()
-    }
-
     #[test]
     fn fat_tree_k12_has_the_papers_sizes_and_every_port_cabled() {
         let t = Topology::fat_tree(12).unwrap();
@@ -378,7 +369,8 @@ mod tests {
         }
         // Every core reaches exactly one aggregation switch in each of the 12 pods.
         for core in 144..180 {
-            let mut pods: Vec<usize> = switch_neighbours(&t, core)
+            let mut pods: Vec<usize> = t
+                .switch_neighbours(core)
                 .iter()
                 .map(|&a| t.group(a))
                 .collect();
@@ -400,7 +392,7 @@ mod tests {
                 (0..15).all(|p| t.peer(s, p).is_some()),
                 "router {s} has a free port"
             );
-            let neighbours = switch_neighbours(&t, s);
+            let neighbours = t.switch_neighbours(s);
             let local = neighbours
                 .iter()
                 .filter(|&&n| t.group(n) == t.group(s))
@@ -458,7 +450,7 @@ mod tests {
         // switches with all 128 links down, each tier-1 switch joined once to each of them.
         let t = clos(2, 128, 32, 1, Some(256));
         assert_eq!(t.switches(), 256 + 128 + 64);
-        let neighbours = |s: usize| switch_neighbours(&t, s);
+        let neighbours = |s: usize| t.switch_neighbours(s);
         for fe1 in 256..384 {
             assert_eq!(t.switch_ports(fe1), 128);
             let mut up: Vec<usize> = neighbours(fe1).into_iter().filter(|&n| n >= 384).collect();
@@ -478,7 +470,7 @@ mod tests {
         let t = clos(2, 8, 2, 2, None);
         // 4 bundles of 2 per fabric switch: pods of 2 edges, 4 pods.
         assert_eq!(t.endpoints(), 8 * 4);
-        let edge_up: Vec<usize> = switch_neighbours(&t, 0);
+        let edge_up: Vec<usize> = t.switch_neighbours(0);
         assert_eq!(edge_up.len(), 4, "two bundles of two cables");
         assert_eq!(edge_up[0], edge_up[1]);
         assert_eq!(edge_up[2], edge_up[3]);

@@ -98,8 +98,6 @@ pub struct BulkChannel {
     /// Until when each node's uplink sends (`TimePs::MAX`: a request held by back pressure).
     uplink_busy_until_ps: Vec<TimePs>,
     switch: CollisionSwitch<BulkMove>,
-    /// The verdicts of the instant being resolved (kept to reuse their memory).
-    verdicts: Vec<Verdict<BulkMove>>,
     /// B3's output buffers; `None` in the other architectures.
     output_buffers: Option<OutputBuffers>,
     /// Outputs with a `BulkFree` event pending (B2).
@@ -139,7 +137,6 @@ impl BulkChannel {
         BulkChannel {
             uplink_busy_until_ps: vec![0; nodes],
             switch: CollisionSwitch::new(nodes, on_busy, Mixing::Preempt),
-            verdicts: Vec::with_capacity(nodes),
             output_buffers: (arch == Architecture::B3)
                 .then(|| OutputBuffers::new(nodes, output_buffers)),
             free_pending: vec![false; nodes],
@@ -214,19 +211,6 @@ impl BulkChannel {
             payload: head,
         };
         HeadOutcome::Contending(self.switch.offer(contender))
-    }
-
-    /// Decides this instant's contending heads; give the verdicts back with [`Self::recycle`].
-    pub fn resolve(&mut self, now_ps: TimePs) -> Vec<Verdict<BulkMove>> {
-        let mut verdicts = std::mem::take(&mut self.verdicts);
-        self.switch.resolve(now_ps, &mut verdicts);
-        verdicts
-    }
-
-    /// Takes back the (drained) verdicts of [`Self::resolve`], to reuse their memory.
-    pub fn recycle(&mut self, verdicts: Vec<Verdict<BulkMove>>) {
-        debug_assert!(verdicts.is_empty());
-        self.verdicts = verdicts;
     }
 
     /// B2: when `output` frees, if requests wait for it and no `BulkFree` is pending yet.
@@ -332,7 +316,7 @@ impl Clint {
     }
 
     pub(super) fn bulk_resolve(&mut self) {
-        let mut verdicts = self.bulk.resolve(self.now_ps);
+        let mut verdicts = self.bulk.switch.resolve(self.now_ps);
         for verdict in verdicts.drain(..) {
             match verdict {
                 Verdict::Forward { payload, start_ps } => {
@@ -363,7 +347,7 @@ impl Clint {
                 }
             }
         }
-        self.bulk.recycle(verdicts);
+        self.bulk.switch.recycle(verdicts);
     }
 
     /// B2: back pressure stops the request; its initiator holds it until the output is free.

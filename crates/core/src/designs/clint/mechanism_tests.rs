@@ -17,11 +17,7 @@ fn scenario(architecture: &str, load: f64, extra: &str) -> String {
 
 /// Runs a built scenario to its end.
 fn finish(clint: Clint) -> (Clint, Clock) {
-    let mut kernel = Kernel::new(clint, RUN_NS * 1_000);
-    kernel.advance(RUN_NS * 1_000);
-    let (clint, clock, deadlock) = kernel.into_parts();
-    assert!(deadlock.is_none(), "{deadlock:?}");
-    (clint, clock)
+    Kernel::run_until(clint, RUN_NS * 1_000, RUN_NS * 1_000)
 }
 
 /// A run's summary, after checking its packet account and invariants.

@@ -137,8 +137,6 @@ pub struct QuickChannel {
     disabled: PortSet,
     /// Bulk acknowledgments as packets (quick runs with `quick.bulk_packets = "packets"`).
     bulk_acks: Option<BulkAckSchedule>,
-    /// The verdicts of the instant being resolved (kept to reuse their memory).
-    verdicts: Vec<Verdict<QuickMove>>,
 }
 
 impl QuickChannel {
@@ -157,7 +155,6 @@ impl QuickChannel {
             switch: CollisionSwitch::new(nodes, OnBusy::Drop, mixing),
             disabled: PortSet::EMPTY,
             bulk_acks: None,
-            verdicts: Vec::with_capacity(nodes),
         }
     }
 
@@ -230,19 +227,6 @@ impl QuickChannel {
     /// schedules the resolution).
     pub fn offer(&mut self, contender: Contender<QuickMove>) -> bool {
         self.switch.offer(contender)
-    }
-
-    /// Decides this instant's contending heads; give the verdicts back with [`Self::recycle`].
-    pub fn resolve(&mut self, now_ps: TimePs) -> Vec<Verdict<QuickMove>> {
-        let mut verdicts = std::mem::take(&mut self.verdicts);
-        self.switch.resolve(now_ps, &mut verdicts);
-        verdicts
-    }
-
-    /// Takes back the (drained) verdicts of [`Self::resolve`], to reuse their memory.
-    pub fn recycle(&mut self, verdicts: Vec<Verdict<QuickMove>>) {
-        debug_assert!(verdicts.is_empty());
-        self.verdicts = verdicts;
     }
 }
 
@@ -354,7 +338,7 @@ impl Clint {
     }
 
     pub(super) fn quick_resolve(&mut self) {
-        let mut verdicts = self.quick.resolve(self.now_ps);
+        let mut verdicts = self.quick.switch.resolve(self.now_ps);
         let measuring = u64::from(self.measuring());
         for verdict in verdicts.drain(..) {
             match verdict {
@@ -394,6 +378,6 @@ impl Clint {
                 Verdict::Wait { .. } => unreachable!("the quick switch never holds packets back"),
             }
         }
-        self.quick.recycle(verdicts);
+        self.quick.switch.recycle(verdicts);
     }
 }

@@ -223,22 +223,12 @@ impl Clint {
         let n = self.nodes() as f64;
         let window_ps = clock.measured_ps(self.warmup_ps) as f64;
         let per_link = |packets: u64| packets as f64 * self.request_ps as f64 / (n * window_ps);
-        let rate = |count: u64| {
-            if c.transmissions == 0 {
-                0.0
-            } else {
-                count as f64 / c.transmissions as f64
-            }
-        };
         let in_flight: u64 = self
             .nics
             .iter()
             .map(|nic| nic.undelivered(&self.packets))
             .sum();
         let in_flight_ages = self.in_flight_ages(clock.now_ps);
-        let mut accepted_with_in_flight = LatencyHistogram::new();
-        accepted_with_in_flight.add(&self.latency.accepted);
-        accepted_with_in_flight.add(&in_flight_ages);
         ClintSummary {
             design: "clint",
             architecture: self.arch.name(),
@@ -249,18 +239,7 @@ impl Clint {
                 injected_load: per_link(c.generated_measured),
                 throughput: per_link(c.delivered_measured),
             },
-            latency: ClintLatencies {
-                latency_ns: self.latency.first.percentiles().scaled(PS_PER_NS as f64),
-                latency_accepted_ns: self.latency.accepted.percentiles().scaled(PS_PER_NS as f64),
-                latency_end_to_end_ns: self
-                    .latency
-                    .end_to_end
-                    .percentiles()
-                    .scaled(PS_PER_NS as f64),
-                latency_accepted_with_in_flight_ns: accepted_with_in_flight
-                    .percentiles()
-                    .scaled(PS_PER_NS as f64),
-            },
+            latency: self.latencies(&in_flight_ages),
             packets: PacketCounts {
                 packets_measured: self.latency.first.count(),
                 packets_in_flight_measured: in_flight_ages.count(),
@@ -269,18 +248,7 @@ impl Clint {
                 packets_dropped: self.nics.iter().map(|nic| nic.released_undelivered).sum(),
                 packets_in_flight: in_flight,
             },
-            channel: ChannelCounts {
-                transmissions: c.transmissions,
-                retransmissions: c.timeouts + c.naks_received,
-                collision_rate: rate(c.collisions_with_request + c.collisions_with_ack),
-                ack_collision_rate: rate(c.collisions_with_ack),
-                collisions_with_request: c.collisions_with_request,
-                collisions_with_ack: c.collisions_with_ack,
-                overflow_drops: c.overflow_drops,
-                back_pressure_stalls: c.back_pressure_stalls,
-                ack_drops: c.ack_drops,
-                scheduled_collisions: c.scheduled_collisions,
-            },
+            channel: self.channel_counts(),
             targets: TargetCounts {
                 naks_no_buffer: c.naks_no_buffer,
                 naks_out_of_sequence: c.naks_out_of_sequence,
@@ -297,6 +265,50 @@ impl Clint {
                 events: clock.events,
                 sim_time_ps: clock.now_ps,
             },
+        }
+    }
+
+    /// Latencies of the packets measured, and of those accepted with the ones still in
+    /// flight at their ages (`in_flight_ages`), in nanoseconds.
+    fn latencies(&self, in_flight_ages: &LatencyHistogram) -> ClintLatencies {
+        let mut accepted_with_in_flight = LatencyHistogram::new();
+        accepted_with_in_flight.add(&self.latency.accepted);
+        accepted_with_in_flight.add(in_flight_ages);
+        ClintLatencies {
+            latency_ns: self.latency.first.percentiles().scaled(PS_PER_NS as f64),
+            latency_accepted_ns: self.latency.accepted.percentiles().scaled(PS_PER_NS as f64),
+            latency_end_to_end_ns: self
+                .latency
+                .end_to_end
+                .percentiles()
+                .scaled(PS_PER_NS as f64),
+            latency_accepted_with_in_flight_ns: accepted_with_in_flight
+                .percentiles()
+                .scaled(PS_PER_NS as f64),
+        }
+    }
+
+    /// What the channels carried and lost, the rates per transmission.
+    fn channel_counts(&self) -> ChannelCounts {
+        let c = &self.counters;
+        let rate = |count: u64| {
+            if c.transmissions == 0 {
+                0.0
+            } else {
+                count as f64 / c.transmissions as f64
+            }
+        };
+        ChannelCounts {
+            transmissions: c.transmissions,
+            retransmissions: c.timeouts + c.naks_received,
+            collision_rate: rate(c.collisions_with_request + c.collisions_with_ack),
+            ack_collision_rate: rate(c.collisions_with_ack),
+            collisions_with_request: c.collisions_with_request,
+            collisions_with_ack: c.collisions_with_ack,
+            overflow_drops: c.overflow_drops,
+            back_pressure_stalls: c.back_pressure_stalls,
+            ack_drops: c.ack_drops,
+            scheduled_collisions: c.scheduled_collisions,
         }
     }
 

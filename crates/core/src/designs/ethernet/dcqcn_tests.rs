@@ -3,6 +3,7 @@
 //! ledger shows it, two flows on one bottleneck share it evenly, and runs repeat exactly.
 
 use super::*;
+use crate::run::assert_conservation_fails;
 
 /// DCQCN over PFC on a k = 4 fat-tree: `senders` hosts send `flow` (a `flow_bytes` value,
 /// or `null`: unending) to host 0, with the switch settings `switch` added.
@@ -104,10 +105,7 @@ fn without_headroom_the_fabric_drops_and_the_ledger_shows_it() {
         EthernetNode::Host(_) => unreachable!("switches come first"),
     };
     switch.counters.packets_dropped += 1;
-    assert!(matches!(
-        ethernet.finish(&clock),
-        Err(RunError::Conservation { .. })
-    ));
+    assert_conservation_fails(ethernet.finish(&clock));
 }
 
 /// Two unending flows from other pods into one host (its 10 Gbit/s link the bottleneck):

@@ -640,13 +640,7 @@ pub(crate) fn assert_lost_packets_fail_the_account(json: &str, lose_one_in: u64,
         })
         .sum();
     assert!(taken >= 10, "the fault struck");
-    match ethernet.finish(&clock) {
-        Err(crate::run::RunError::Unaccounted { held, allocated }) => assert!(allocated > held),
-        other => panic!(
-            "expected the packet account to fail, got {:?}",
-            other.map(|_| ())
-        ),
-    }
+    crate::run::assert_unaccounted(ethernet.finish(&clock), None);
 }
 
 /// [`run_until`] of a run already built (which a test may have altered, to break a mechanism
@@ -654,17 +648,14 @@ pub(crate) fn assert_lost_packets_fail_the_account(json: &str, lose_one_in: u64,
 #[cfg(test)]
 pub(crate) fn run_built(ethernet: Ethernet, until_ps: Option<TimePs>) -> (Ethernet, Clock) {
     let end_ps = ethernet.end_ps();
-    let mut kernel = crate::engine::kernel::Kernel::new(ethernet, end_ps);
-    kernel.advance(until_ps.unwrap_or(end_ps));
-    let (ethernet, clock, deadlock) = kernel.into_parts();
-    assert!(deadlock.is_none(), "{deadlock:?}");
-    (ethernet, clock)
+    crate::engine::kernel::Kernel::run_until(ethernet, end_ps, until_ps.unwrap_or(end_ps))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::blocks::cell::Cell;
+    use crate::run::{assert_conservation_fails, assert_unaccounted};
 
     /// A DCTCP permutation on a k = 4 fat-tree stopped halfway, packets everywhere.
     fn halfway() -> (Ethernet, Clock) {
@@ -692,10 +683,7 @@ mod tests {
     fn a_miscounted_drop_fails_the_run() {
         let (mut ethernet, clock) = halfway();
         first_switch(&mut ethernet).counters.packets_dropped += 1;
-        assert!(matches!(
-            ethernet.finish(&clock),
-            Err(RunError::Conservation { .. })
-        ));
+        assert_conservation_fails(ethernet.finish(&clock));
     }
 
     /// Two NDP senders of 40 packets each (9000 B, 10 Gbit/s) into host 0 of a star with
@@ -761,10 +749,7 @@ mod tests {
         assert!(summary.packets.packets_in_flight > 0);
         assert!(Node::<FabricRouter>::cells_held(first_switch(&mut ethernet)) > 0);
         first_switch(&mut ethernet).counters.packets_dropped += 1;
-        assert!(matches!(
-            ethernet.finish(&clock),
-            Err(RunError::Conservation { .. })
-        ));
+        assert_conservation_fails(ethernet.finish(&clock));
     }
 
     #[test]
@@ -784,9 +769,6 @@ mod tests {
         ethernet.fabric.start(0, |_, ctx| {
             ctx.cells.alloc(Cell::new(0, 1, 64, true, 0, 0));
         });
-        assert!(matches!(
-            ethernet.finish(&clock),
-            Err(RunError::Unaccounted { held, allocated }) if allocated == held + 1
-        ));
+        assert_unaccounted(ethernet.finish(&clock), Some(1));
     }
 }

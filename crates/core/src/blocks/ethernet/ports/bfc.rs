@@ -26,7 +26,7 @@ use crate::blocks::ethernet::pause::{ClassPauses, PauseTarget};
 use crate::engine::rng::mix;
 use crate::engine::stats::{only_counts, Tally};
 use crate::engine::time::TimePs;
-use crate::keys::{invalid, ScenarioError};
+use crate::keys::{invalid, one_to, ScenarioError};
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -91,14 +91,12 @@ fn check_bloom(s: &EthernetSwitchConfig) -> Result<(), ScenarioError> {
             "expected at least 1 counter (or no key: no Bloom filter)",
         ));
     }
-    let hashes = s.per_flow.bloom_filter_hashes;
-    if !(1..=MAX_HASHES).contains(&hashes) {
-        return Err(invalid(
-            "switch.per_flow.bloom_filter_hashes",
-            format!("expected 1 to {MAX_HASHES} hashes, got {hashes}"),
-        ));
-    }
-    Ok(())
+    one_to(
+        "switch.per_flow.bloom_filter_hashes",
+        s.per_flow.bloom_filter_hashes,
+        MAX_HASHES,
+        "hashes",
+    )
 }
 
 /// The error for a flow's pause threshold (`switch.per_flow.pause_packets`, absent: one hop's

@@ -278,17 +278,8 @@ fn minimal_deterministic(d: &mut Decision<'_>) -> usize {
 #[cfg(test)]
 mod tests {
     use crate::blocks::cell::Cell;
-    use crate::blocks::routing::{mode, FabricRouter, LocalView, RouteTable, Router};
+    use crate::blocks::routing::{mode, Backlog, FabricRouter, LocalView, RouteTable, Router};
     use crate::blocks::topology::{Attachment, Clique, SpareLocalPorts, Topology};
-
-    /// Output queues as a test sets them, the same at every switch.
-    struct Queues(Vec<u32>);
-
-    impl LocalView for Queues {
-        fn backlog_cells(&self, output: usize) -> u32 {
-            self.0.get(output).copied().unwrap_or(0)
-        }
-    }
 
     /// Six pods of four TiNs, two hosts each, two links per TiN pair, one per pod pair.
     fn small_clique() -> Topology {
@@ -314,7 +305,7 @@ mod tests {
         r: &mut FabricRouter,
         src: usize,
         dst: usize,
-        first: &Queues,
+        first: &Backlog,
     ) -> Vec<usize> {
         let mut cell = Cell::new(src as u16, dst as u16, 160, true, 0, 0);
         r.inject(src, &mut cell);
@@ -326,7 +317,7 @@ mod tests {
             let view = if path.len() == 1 {
                 first
             } else {
-                &Queues(vec![])
+                &Backlog(vec![])
             };
             let output = r.route(switch, input, &mut cell, view);
             match t.peer(switch, output).unwrap() {
@@ -358,9 +349,13 @@ mod tests {
             let mut r = router(&t, name);
             let mut detours = 0;
             for (src, dst) in pairs(&t) {
-                let first = walk(&t, &mut r, src, dst, &Queues(vec![]));
+                let first = walk(&t, &mut r, src, dst, &Backlog(vec![]));
                 for _ in 0..4 {
-                    assert_eq!(walk(&t, &mut r, src, dst, &Queues(vec![])), first, "{name}");
+                    assert_eq!(
+                        walk(&t, &mut r, src, dst, &Backlog(vec![])),
+                        first,
+                        "{name}"
+                    );
                 }
                 assert!(
                     first.len() <= 6,
@@ -389,7 +384,7 @@ mod tests {
         let mut r = router(&t, "aquila_minimal_adaptive");
         for (i, (src, dst)) in pairs(&t).enumerate() {
             // Queues that differ from port to port and pair to pair.
-            let queues = Queues(
+            let queues = Backlog(
                 (0..10)
                     .map(|p| ((p * 7 + i * 13) % 11) as u32 * 10)
                     .collect(),
@@ -410,7 +405,7 @@ mod tests {
         let mut r = router(&t, "aquila_fully_adaptive");
         // Idle: every cell minimal, none counted.
         for (src, dst) in pairs(&t) {
-            let path = walk(&t, &mut r, src, dst, &Queues(vec![]));
+            let path = walk(&t, &mut r, src, dst, &Backlog(vec![]));
             assert_eq!(path.len(), minimal_switches(&t, &table, src, dst));
         }
         // Every pair on two switches was routed once at its source (one on a single switch is
@@ -431,7 +426,7 @@ mod tests {
         }
         let mut detours = 0;
         for _ in 0..200 {
-            let path = walk(&t, &mut r, src, dst, &Queues(queues.clone()));
+            let path = walk(&t, &mut r, src, dst, &Backlog(queues.clone()));
             if path.len() > minimal_switches(&t, &table, src, dst) {
                 detours += 1;
                 let pods: Vec<usize> = path.iter().map(|&s| t.group(s)).collect();
@@ -500,7 +495,7 @@ mod tests {
                 table: &table,
                 switch: 0,
                 cell: &mut cell,
-                view: &Queues(vec![]),
+                view: &Backlog(vec![]),
                 rng: &mut rng,
                 spray: &mut spray,
                 adaptive: &mut adaptive,
