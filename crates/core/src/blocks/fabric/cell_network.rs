@@ -801,7 +801,10 @@ impl<R: Router> Network<R> {
         for node in self.fabric.nodes_mut() {
             let stats = match node {
                 CellNode::Switch(sw) => Some(&mut sw.stats),
-                CellNode::VcRouter(r) => Some(&mut r.stats),
+                CellNode::VcRouter(r) => {
+                    r.settle_sleep(reached_ps);
+                    Some(&mut r.stats)
+                }
                 CellNode::Terminal(_) | CellNode::Gnet(_) => None,
             };
             if let Some(stats) = stats {

@@ -273,16 +273,21 @@ impl Plumbing {
         }
         cells.push_back(&mut self.wires[wire], cell);
         self.wire_cells[peer] += 1;
-        // An edge already pending at or before the arrival comes first and the node schedules
-        // its later edges itself (as below, when the next edge is not earlier): no division.
+        // An edge already pending at or before the arrival comes first and books the edge
+        // that latches the cell (see `Fabric::tick`): no division.
         if self.tick_at_ps[peer] <= arrive_ps {
             return;
         }
-        let edge_ps = next_boundary_ps(arrive_ps, self.slot_ps);
-        if edge_ps < self.tick_at_ps[peer] {
-            self.tick_at_ps[peer] = edge_ps;
-            let event = Event::Tick(peer as u32);
-            self.queue.push(edge_ps, Phase::Clock, origin(peer), event);
+        self.book_edge(peer, next_boundary_ps(arrive_ps, self.slot_ps));
+    }
+
+    /// Books slotted `node`'s clock edge at `edge_ps` unless one is booked at or before it
+    /// (the later one, still queued, is then passed over).
+    fn book_edge(&mut self, node: usize, edge_ps: TimePs) {
+        if edge_ps < self.tick_at_ps[node] {
+            self.tick_at_ps[node] = edge_ps;
+            let event = Event::Tick(node as u32);
+            self.queue.push(edge_ps, Phase::Clock, origin(node), event);
         }
     }
 
@@ -687,22 +692,21 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
                 }
             }
         }
-        let wanted = self.with_node(now_ps, node, |n, ctx| n.tick(ctx));
-        let next_ps = match wanted {
-            Some(at_ps) => at_ps,
-            None if self.plumbing.wire_cells[node] > 0 => self
+        let wanted_ps = self
+            .with_node(now_ps, node, |n, ctx| n.tick(ctx))
+            .unwrap_or(NEVER_PS);
+        // A node that sleeps past the next edge still latches the next cell on its wires
+        // when it arrives (a cell left on a wire arrives after now, at the next edge or later).
+        let next_ps = match self.plumbing.wire_cells[node] > 0 {
+            true if wanted_ps > now_ps + self.plumbing.slot_ps => self
                 .plumbing
                 .first_wire_edge(node, ports)
-                .expect("a wire holds a cell"),
-            None => NEVER_PS,
+                .expect("a wire holds a cell")
+                .min(wanted_ps),
+            _ => wanted_ps,
         };
-        self.plumbing.tick_at_ps[node] = next_ps;
-        if next_ps != NEVER_PS {
-            let event = Event::Tick(node as u32);
-            self.plumbing
-                .queue
-                .push(next_ps, Phase::Clock, origin(node), event);
-        }
+        self.plumbing.tick_at_ps[node] = NEVER_PS; // this edge is done
+        self.plumbing.book_edge(node, next_ps);
     }
 
     fn ports(&self, node: usize) -> usize {

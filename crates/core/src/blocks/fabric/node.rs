@@ -41,8 +41,8 @@ pub trait Node<R: Router> {
     /// A flow-control signal reached output `port` from downstream; by default ignored (a
     /// node whose outputs no flow control gates).
     fn signal_arrives(&mut self, _ctx: &mut Context<'_, R>, _port: usize, _signal: FlowSignal) {}
-    /// The node's clock edge; returns the next one it needs, if any (the fabric adds one for
-    /// cells still on the wires). By default none: an event-driven node has no clock.
+    /// The node's clock edge; returns the next one it needs, if any (the fabric books an
+    /// earlier one for a cell still on the wires that arrives before it). By default none: an event-driven node has no clock.
     fn tick(&mut self, _ctx: &mut Context<'_, R>) -> Option<TimePs> {
         None
     }
@@ -124,6 +124,13 @@ impl<R: Router> Context<'_, R> {
     /// `at_ps` (a node ignores the firings it no longer wants).
     pub fn set_timer(&mut self, at_ps: TimePs, tag: u32) {
         self.plumbing.set_timer(self.node, at_ps, tag);
+    }
+
+    /// Books a clock edge of this slotted node at `at_ps` (an edge of its clock), unless one
+    /// is booked at or before it: a node that sleeps between edges with nothing to do wakes
+    /// so on what it cannot foresee, such as a credit's arrival.
+    pub fn wake_at(&mut self, at_ps: TimePs) {
+        self.plumbing.book_edge(self.node, at_ps);
     }
 
     /// The flow-control channel `cell` will use on the link out of `port`: the VOQ it will join

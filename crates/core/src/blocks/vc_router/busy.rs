@@ -48,6 +48,11 @@ impl Busy {
         self.first_free_ps < at_ps
     }
 
+    /// When the first transfer under way ends (`TimePs::MAX` if none).
+    pub fn first_free_ps(&self) -> TimePs {
+        self.first_free_ps
+    }
+
     /// Frees the ports whose transfer ends by `now_ps`.
     #[inline]
     pub fn release(&mut self, now_ps: TimePs) {

@@ -214,6 +214,10 @@ pub struct VcRouter {
     rng: Rng,
     scratch: Scratch,
     held_cells: u64,
+    /// The clock edge of the last tick, if it left flits held, and the flits it left: the
+    /// router sleeps through the edges at which it would do nothing ([`node`]), and the next
+    /// tick samples its occupancy at each of them as it was.
+    slept_from: Option<(TimePs, u64)>,
     /// What the router measured and counted (ports, occupancy, delay).
     pub stats: SwitchStats,
 }
@@ -269,6 +273,7 @@ impl VcRouter {
                 credits: Vec::with_capacity(ports * spec.speedup.ceil() as usize),
             },
             held_cells: 0,
+            slept_from: None,
             stats: SwitchStats {
                 counters: vec![PortCounters::default(); ports],
                 ..SwitchStats::default()

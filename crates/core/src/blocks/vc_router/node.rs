@@ -300,7 +300,66 @@ impl VcRouter {
     }
 }
 
+/// Edges a router holding flits with nothing to do sleeps through at most: it still ticks
+/// now and then, so its fabric has an event pending while it holds flits (a stall is found
+/// by the kernel's progress check, as when it ticked at every edge).
+const MAX_SLEEP_EDGES: u64 = 256;
+
 impl VcRouter {
+    /// The first edge after the tick at `now_ps` at which the router has something to do on
+    /// its own: allocation due (something changed), a busy port freed within the edge's link
+    /// cycle, an output link with a flit queued going idle. At every edge before it the tick
+    /// would allocate nothing, send nothing and draw no random number; a flit latched or a
+    /// credit arriving wakes it earlier.
+    fn next_edge_ps(&self, now_ps: TimePs) -> TimePs {
+        let slot_ps = self.slot_ps;
+        if self.allocation_due {
+            return now_ps + slot_ps;
+        }
+        // An edge's tick allocates if a busy port frees before the edge's cycle ends.
+        let busy_edges = self.busy.first_free_ps().saturating_sub(now_ps) / slot_ps;
+        // It sends on a link idle at the edge.
+        let idle_edges = self.outputs.ports_queued.iter().map(|output| {
+            let busy_until_ps = self.outputs.links[output].busy_until_ps();
+            busy_until_ps.saturating_sub(now_ps).div_ceil(slot_ps)
+        });
+        let edges = idle_edges.fold(busy_edges.min(MAX_SLEEP_EDGES), u64::min);
+        now_ps + edges.max(1) * slot_ps
+    }
+
+    /// Accounts for the edges slept through since the last tick, before `before_ps`: each
+    /// samples the occupancy the last tick left (nothing came or went since) once measuring,
+    /// and turns the fractional speed-up's carry as a tick does.
+    fn catch_up(&mut self, before_ps: TimePs) {
+        let Some((from_ps, held)) = self.slept_from.take() else {
+            return;
+        };
+        let slot_ps = self.slot_ps;
+        let slept = before_ps.saturating_sub(from_ps + 1) / slot_ps;
+        if self.spec.speedup.fract() != 0.0 {
+            for _ in 0..slept {
+                self.crossbar_cycles();
+            }
+        }
+        // The edges from_ps + k · slot_ps, 1 <= k <= slept, at or after measure_from_ps.
+        let first_measured = self
+            .stats
+            .measure_from_ps
+            .saturating_sub(from_ps)
+            .div_ceil(slot_ps)
+            .max(1);
+        let measured = (slept + 1).saturating_sub(first_measured);
+        self.stats
+            .occupancy_samples
+            .record_n(held as usize, measured);
+    }
+
+    /// At the end of a run reached at `reached_ps`: samples the edges slept through up to
+    /// it, as the ticks there would have.
+    pub fn settle_sleep(&mut self, reached_ps: TimePs) {
+        self.catch_up(reached_ps + 1);
+    }
+
     /// Sends `flits` flits (one, or a whole cell's) on `output`'s link at `now_ps`, holding it
     /// for all of them, and returns when the unit arrives: a whole cell toward a router as
     /// its head does (cut-through: the next router may switch it at once, and sends it on no
@@ -354,16 +413,25 @@ impl<R: Router> Node<R> for VcRouter {
         self.buffer_flit(ctx.cells, port, cell, at_ps);
     }
 
-    fn signal_arrives(&mut self, _ctx: &mut Context<'_, R>, port: usize, signal: FlowSignal) {
+    fn signal_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, signal: FlowSignal) {
         self.outputs.gates[port].on_signal(signal);
         self.allocation_due = true;
         if let Switching::VirtualCutThrough { .. } = self.spec.switching {
             self.vc_allocation_due = true; // a head waits for room downstream
         }
+        // Asleep holding flits: allocation reruns at the next edge.
+        if let Some((from_ps, _)) = self.slept_from {
+            let edges = (ctx.now_ps - from_ps).div_ceil(self.slot_ps).max(1);
+            ctx.wake_at(from_ps + edges * self.slot_ps);
+        }
     }
 
+    /// Latches nothing itself (the fabric hands it the flits arrived), then allocates,
+    /// returns credits and sends; while it holds flits it asks for the next edge at which it
+    /// has something to do ([`VcRouter::next_edge_ps`]), sleeping through the others.
     fn tick(&mut self, ctx: &mut Context<'_, R>) -> Option<TimePs> {
         let now_ps = ctx.now_ps;
+        self.catch_up(now_ps);
         let measuring = now_ps >= self.stats.measure_from_ps;
         self.allocate(ctx.cells, now_ps);
         // A credit waits the credit delay, then crosses the channel as a flit does (a cell
@@ -389,7 +457,11 @@ impl<R: Router> Node<R> for VcRouter {
                 .occupancy_samples
                 .record_n(self.held_cells as usize, 1);
         }
-        (self.held_cells > 0).then_some(now_ps + self.slot_ps)
+        if self.held_cells == 0 {
+            return None;
+        }
+        self.slept_from = Some((now_ps, self.held_cells));
+        Some(self.next_edge_ps(now_ps))
     }
 }
 
@@ -509,6 +581,69 @@ mod tests {
         assert_eq!(r.outputs.queued[2], 20);
         let gate = &r.outputs.gates[2];
         assert_eq!((gate.credits(0), gate.credits(1)), (Some(10), Some(10)));
+    }
+
+    /// A router with nothing to do until its busy output port frees sleeps to the edge whose
+    /// link cycle the port frees in, and the allocation there moves the cell that waited
+    /// (the tick at every edge before it would have found nothing to do).
+    #[test]
+    fn a_router_sleeps_until_its_busy_port_frees() {
+        let mut r = cell_router();
+        let mut cells = CellArena::new();
+        let first = data_cell(&mut cells, 0);
+        let second = data_cell(&mut cells, 1);
+        r.buffer_flit(&mut cells, 0, first, 0);
+        r.buffer_flit(&mut cells, 1, second, 0);
+        let slot_ps = r.slot_ps;
+        r.outputs.links[2].hold_until(100 * slot_ps); // no send wakes it meanwhile
+        r.allocate(&mut cells, 0);
+        assert_eq!(
+            r.next_edge_ps(0),
+            slot_ps,
+            "the move is news at the next edge"
+        );
+        r.allocate(&mut cells, slot_ps);
+        assert!(
+            !r.allocation_due,
+            "the second cell waits for the busy output"
+        );
+        assert_eq!(r.next_edge_ps(slot_ps), 10 * slot_ps);
+        assert_eq!(r.outputs.queued[2], 10);
+        r.allocate(&mut cells, 10 * slot_ps);
+        assert_eq!(
+            r.outputs.queued[2], 20,
+            "the waiting cell crosses at the wake-up"
+        );
+    }
+
+    /// A router holding flits with nothing to do sleeps at most `MAX_SLEEP_EDGES` edges, and
+    /// one whose output link goes idle wakes at the first edge it is idle at.
+    #[test]
+    fn a_router_with_a_flit_queued_wakes_when_its_link_goes_idle() {
+        let mut r = cell_router();
+        let slot_ps = r.slot_ps;
+        assert_eq!(r.next_edge_ps(0), MAX_SLEEP_EDGES * slot_ps);
+        r.outputs.ports_queued.insert(2);
+        r.outputs.links[2].hold_until(5 * slot_ps + 1);
+        assert_eq!(r.next_edge_ps(slot_ps), 6 * slot_ps);
+        r.allocation_due = true;
+        assert_eq!(r.next_edge_ps(slot_ps), 2 * slot_ps);
+    }
+
+    /// The edges a router sleeps through sample the occupancy the last tick left, from the
+    /// start of the measurement, up to the next tick or the end of the run.
+    #[test]
+    fn the_edges_slept_through_are_sampled_as_the_last_tick_left_them() {
+        let mut r = router();
+        let slot_ps = r.slot_ps;
+        r.stats.measure_from_ps = 3 * slot_ps;
+        r.slept_from = Some((slot_ps, 7));
+        r.catch_up(6 * slot_ps); // edges 2 to 5 slept, 3 to 5 measured
+        assert_eq!(r.stats.occupancy_samples.counts().get(7), Some(&3));
+        assert_eq!(r.slept_from, None);
+        r.slept_from = Some((6 * slot_ps, 2));
+        r.settle_sleep(9 * slot_ps); // edges 7 to 9
+        assert_eq!(r.stats.occupancy_samples.counts().get(2), Some(&3));
     }
 
     /// A flit beyond the credits its upstream was given (a broken credit loop) trips the
