@@ -132,7 +132,7 @@ def test_the_shipped_scenarios_that_reproduce_a_papers_numbers_carry_them():
         "rifl/table1.toml", "rifl/fig5.toml", "clint/bulk.toml", "clint/quick.toml",
         "stardust/push-pull.toml", "stardust/push-pull-classes.toml", "stardust/permutation.toml",
         "stardust/fig9.toml", "stardust/self-heal.toml", "stardust/md1-link.toml", "stardust/incast.toml",
-        "stardust/fig3-packing.toml", "stardust/fig8-packing.toml",
+        "stardust/fig3-packing.toml", "stardust/fig8-packing.toml", "stardust/fct.toml",
         "baselines/permutation.toml", "aquila/fig7-ip-latency.toml", "aquila/fig8-rma-latency.toml",
         "aquila/fig9-rma-isolation.toml", "aquila/fig10-burst-size.toml", "aquarius/micro.toml",
         "aquarius/fct.toml"}

@@ -309,7 +309,7 @@ def fig9() -> None:
         s = run("fig9", {"link.host_rate_gbps": u * payload_gbps}).summary
         print(fig9_row(s, f"{u:g}", u))
         at_095 = s if u == 0.95 else at_095
-    rate, bound_ns, paper_lost = reference_of(f"{S}/fig9.toml")["rows"][0]
+    rate, bound_ns, paper_lost, _ = reference_of(f"{S}/fig9.toml")["rows"][0]
     if at_095 is not None:
         print(f"\nPaper (§6.2) at u = {rate / payload_gbps:g}: fabric latency at most "
               f"{bound_ns / 1000:g} µs, {paper_lost} cells lost; ours: max "
