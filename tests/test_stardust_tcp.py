@@ -157,6 +157,12 @@ def test_dcqcn_and_ndp_over_adapters_that_pause_their_hosts_lose_nothing(transpo
     (["traffic.senders=2"], "traffic.senders"),
     (["traffic.pattern=flows"], "traffic.flows"),
     (["host.transport=tcp", "host.initial_cwnd_packets=0"], "host.initial_cwnd_packets"),
+    # The adapter's ingress options: low-latency VOQs and the shared ingress memory.
+    (["adapter.low_latency_bytes=0"], "adapter.low_latency_bytes"),
+    (["adapter.low_latency_bytes=100", "adapter.low_latency_gbps=0"], "adapter.low_latency_gbps"),
+    (["adapter.low_latency_gbps=2"], "adapter.low_latency_gbps"),
+    (["stardust.credits=false", "adapter.low_latency_bytes=100"], "adapter.low_latency_bytes"),
+    (["adapter.ingress_buffer_bytes=0"], "adapter.ingress_buffer_bytes"),
 ])
 def test_bad_input_is_one_line_naming_the_key(settings: list[str], key: str):
     sets = [arg for s in settings for arg in ("--set", s)]
