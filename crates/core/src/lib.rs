@@ -24,7 +24,7 @@ pub mod keys;
 pub mod run;
 pub mod scenario;
 
-pub use blocks::fabric::cell_network::{Summary, Tables};
+pub use blocks::cell_network::{Summary, Tables};
 pub use designs::single_switch::SingleSwitch;
 pub use designs::{build, build_with_overrides, effective_scenario};
 pub use run::{Report, RunError, Simulation};

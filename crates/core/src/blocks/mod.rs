@@ -5,6 +5,7 @@ pub mod batcher_banyan;
 pub mod bit_errors;
 pub mod cell;
 pub mod cell_element;
+pub mod cell_network;
 pub mod collision_switch;
 pub mod ethernet;
 pub mod fabric;

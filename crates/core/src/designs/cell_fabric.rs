@@ -5,7 +5,7 @@
 //! design-specific. It shows what the blocks alone do at scale, and is checked against balls
 //! into bins and the Dragonfly throughput bounds of Kim et al. (ISCA 2008).
 
-use crate::blocks::fabric::cell_network::Network;
+use crate::blocks::cell_network::Network;
 use crate::blocks::gnet::wire::{flits_of, DATA_CELL_BYTES};
 use crate::blocks::routing::{mode, FabricRouter, RouteTable};
 use crate::blocks::topology::{Topology, TopologyError};

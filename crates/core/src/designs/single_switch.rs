@@ -6,7 +6,7 @@
 //! links; the switch queues and schedules them once per cell time; sinks record latency from
 //! generation to the arrival of the cell's last bit.
 
-use crate::blocks::fabric::cell_network::Network;
+use crate::blocks::cell_network::Network;
 use crate::blocks::routing::{mode, FabricRouter, RouteTable};
 use crate::blocks::topology::Topology;
 use crate::scenario::{Scenario, ScenarioError, TopologyName};

@@ -3,7 +3,7 @@
 use rand::seq::SliceRandom;
 
 use super::*;
-use crate::blocks::fabric::cell_network::NetworkSpec;
+use crate::blocks::cell_network::NetworkSpec;
 use crate::blocks::flow_control::{FlowControlPlan, RxFlowControl};
 use crate::blocks::link::Link;
 use crate::blocks::port_set::MAX_PORTS;

@@ -16,12 +16,9 @@
 //! Every event carries its sender as its origin, so same-instant events run in an order that
 //! does not depend on which node ran first (see [`crate::engine::queue`]).
 
-pub mod cell_network;
-pub mod gnet_account;
 pub mod layer1;
 pub mod model;
 pub mod node;
-pub mod rma_account;
 pub mod trace;
 
 use crate::blocks::cell::{Cell, CellArena, CellId, CellQueue, TRACED};
@@ -549,6 +546,12 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
     /// The router, to read its tables after the run.
     pub fn router(&self) -> &R {
         &self.router
+    }
+
+    /// Tests that break the accounts on purpose: the cell store and the fabric's counters.
+    #[cfg(test)]
+    pub(crate) fn accounts_mut(&mut self) -> (&mut CellArena, &mut Metrics) {
+        (&mut self.cells, &mut self.plumbing.metrics)
     }
 
     /// Every cell (for what a deadlock report says of the cells stuck in queues).

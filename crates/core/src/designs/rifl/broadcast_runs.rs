@@ -4,7 +4,7 @@
 //! and every copy can be counted at its host.
 
 use super::{network_spec, Network};
-use crate::blocks::fabric::cell_network::{PortTable, Summary};
+use crate::blocks::cell_network::{PortTable, Summary};
 use crate::scenario::Scenario;
 
 /// A RIFL rack of `topology` (JSON of the topology section) at `load`, `broadcast_fraction` of

@@ -32,7 +32,7 @@ pub mod router;
 #[cfg(test)]
 mod broadcast_runs;
 
-use crate::blocks::fabric::cell_network::{Network, NetworkSpec};
+use crate::blocks::cell_network::{Network, NetworkSpec};
 use crate::scenario::{
     FlowControlKind, Named, Scenario, ScenarioError, SchedulerName, TopologyName,
 };

@@ -3,16 +3,18 @@
 //! keeps. Designs configure it (switch organization, flow control, routing); the single switch
 //! of switch theory is the one-switch case.
 
+pub mod gnet_account;
+pub mod rma_account;
+
 use serde::Serialize;
 
-use super::gnet_account::{self, GnetSummary};
-use super::trace::TraceTable;
-use super::{
+use crate::blocks::bit_errors::{BitErrors, FrameErrors};
+use crate::blocks::cell::CellId;
+use crate::blocks::fabric::trace::TraceTable;
+use crate::blocks::fabric::{
     Context, Fabric, FabricModel, Framing, Layer1Counters, Layer1Spec, Node, Wiring,
     LAYER1_HEADER_BYTES,
 };
-use crate::blocks::bit_errors::{BitErrors, FrameErrors};
-use crate::blocks::cell::CellId;
 use crate::blocks::flow_control::{FlowControlPlan, FlowSignal, LinkFlowControl};
 use crate::blocks::gnet::endpoint::{Endpoint, GnetSpec};
 use crate::blocks::gnet::host::GnetHost;
@@ -32,6 +34,7 @@ use crate::engine::rng::{stream, ComponentId};
 use crate::engine::stats::{Fairness, LatencyHistogram, Percentiles};
 use crate::engine::time::{serialization_ps, TimePs, PS_PER_NS};
 use crate::run::{Design, Ledger, Perf, Report, RunError};
+use gnet_account::GnetSummary;
 
 /// The most hosts for which a network checks in-order delivery: every host keeps a word per
 /// source, so the check costs 8 · hosts² bytes (32 MB at 2 048 hosts, 512 MB at 8 192).
@@ -1473,7 +1476,7 @@ mod tests {
     #[test]
     fn a_cell_held_nowhere_fails_the_run() {
         let (mut network, clock) = halfway();
-        network.fabric.cells.alloc(Cell::new(0, 1, 64, true, 0, 0));
+        network.fabric.accounts_mut().0.alloc(Cell::new(0, 1, 64, true, 0, 0));
         assert_unaccounted(network.finish(clock), Some(1));
     }
 
@@ -1779,7 +1782,7 @@ mod tests {
     #[test]
     fn a_miscounted_drop_fails_the_run() {
         let (mut network, clock) = halfway();
-        network.fabric.plumbing.metrics.cells_dropped += 1;
+        network.fabric.accounts_mut().1.cells_dropped += 1;
         assert_conservation_fails(network.finish(clock));
     }
 }
