@@ -15,14 +15,17 @@
 //! module (`mod x;`) is not an import.
 //!
 //! Not read: comments, string literals, items under `#[cfg(test)]` (test modules), and the
-//! `*_tests.rs` files. One kind of edge is left out of the ring check: a file's use of an item
-//! defined in the file of a module that encloses it (`super::Item` from `stardust/element.rs`
-//! to `stardust/mod.rs`, `super::super::Mode` from `routing/modes/ecmp.rs` to
-//! `routing/mod.rs`). A module's `mod.rs` and the files under it are one unit in Rust (a type
+//! `*_tests.rs` and `tests.rs` files. One kind of edge is left out of the ring check: a file's
+//! use of an item defined in the file of a module that encloses it (`super::Item` from
+//! `stardust/element.rs` to `stardust/mod.rs`, `super::super::Mode` from `routing/modes/ecmp.rs`
+//! to `routing/mod.rs`). A module's `mod.rs` and the files under it are one unit in Rust (a type
 //! defined in `mod.rs` with its `impl` blocks in the files beside it, as in Clint, or a
 //! registry of the files beside it, as in routing); the ring check is about the other files:
 //! siblings, and files in different modules. That edge still counts for the floor check.
 
+mod rust_source;
+
+use rust_source::{is, read_sources, strip, tokens, without_tests, Source, Tok};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::Path;
 
@@ -37,205 +40,6 @@ fn floor(path: &str) -> (usize, &'static str) {
         "designs" => (4, "designs"),
         _ => (5, "catalog and lib"),
     }
-}
-
-/// One source file: its path under `src/` (`/`-separated) and its text.
-struct Source {
-    path: String,
-    text: String,
-}
-
-/// A token of Rust code with comments and literals taken out.
-#[derive(Clone, Debug, PartialEq)]
-enum Tok {
-    Ident(String),
-    /// `::`
-    Sep,
-    Punct(char),
-}
-
-/// The code of `text` without comments, and with every string and character literal emptied.
-fn strip(text: &str) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = String::with_capacity(text.len());
-    let mut i = 0;
-    let ident = |c: char| c.is_alphanumeric() || c == '_';
-    while i < chars.len() {
-        let c = chars[i];
-        let next = chars.get(i + 1).copied();
-        if c == '/' && next == Some('/') {
-            while i < chars.len() && chars[i] != '\n' {
-                i += 1;
-            }
-        } else if c == '/' && next == Some('*') {
-            let mut depth = 0;
-            while i < chars.len() {
-                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
-                    depth += 1;
-                    i += 2;
-                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
-                    depth -= 1;
-                    i += 2;
-                    if depth == 0 {
-                        break;
-                    }
-                } else {
-                    i += 1;
-                }
-            }
-            out.push(' ');
-        } else if c == 'r'
-            && (i == 0 || !ident(chars[i - 1]))
-            && matches!(next, Some('"') | Some('#'))
-            && chars[i + 1..]
-                .iter()
-                .find(|&&c| c != '#')
-                .is_some_and(|&c| c == '"')
-        {
-            // A raw string: r"...", r#"..."#.
-            let hashes = chars[i + 1..].iter().take_while(|&&c| c == '#').count();
-            i += 1 + hashes + 1;
-            while i < chars.len() {
-                if chars[i] == '"'
-                    && chars[i + 1..]
-                        .iter()
-                        .take(hashes)
-                        .filter(|&&c| c == '#')
-                        .count()
-                        == hashes
-                {
-                    i += 1 + hashes;
-                    break;
-                }
-                i += 1;
-            }
-            out.push_str("\"\"");
-        } else if c == '"' {
-            i += 1;
-            while i < chars.len() && chars[i] != '"' {
-                if chars[i] == '\\' {
-                    i += 1;
-                }
-                i += 1;
-            }
-            i += 1;
-            out.push_str("\"\"");
-        } else if c == '\'' && next == Some('\\') {
-            // A character literal with an escape: '\n', '\'', '\u{..}'.
-            i += 2;
-            while i < chars.len() && chars[i] != '\'' {
-                i += 1;
-            }
-            i += 1;
-            out.push_str("' '");
-        } else if c == '\'' && chars.get(i + 2) == Some(&'\'') {
-            i += 3;
-            out.push_str("' '");
-        } else {
-            out.push(c);
-            i += 1;
-        }
-    }
-    out
-}
-
-/// The tokens of code already [`strip`]ped.
-fn tokens(code: &str) -> Vec<Tok> {
-    let chars: Vec<char> = code.chars().collect();
-    let mut toks = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        if c.is_alphabetic() || c == '_' {
-            let start = i;
-            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
-                i += 1;
-            }
-            toks.push(Tok::Ident(chars[start..i].iter().collect()));
-        } else if c.is_ascii_digit() {
-            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
-                i += 1;
-            }
-            toks.push(Tok::Punct('0'));
-        } else if c == ':' && chars.get(i + 1) == Some(&':') {
-            toks.push(Tok::Sep);
-            i += 2;
-        } else if c.is_whitespace() {
-            i += 1;
-        } else {
-            toks.push(Tok::Punct(c));
-            i += 1;
-        }
-    }
-    toks
-}
-
-fn is(tok: Option<&Tok>, word: &str) -> bool {
-    matches!(tok, Some(Tok::Ident(s)) if s == word)
-}
-
-/// `toks` without the items under `#[cfg(test)]`.
-fn without_tests(toks: Vec<Tok>) -> Vec<Tok> {
-    let test_attribute = |at: &[Tok]| {
-        at.len() >= 7
-            && at[0] == Tok::Punct('#')
-            && at[1] == Tok::Punct('[')
-            && is(at.get(2), "cfg")
-            && at[3] == Tok::Punct('(')
-            && is(at.get(4), "test")
-            && at[5] == Tok::Punct(')')
-            && at[6] == Tok::Punct(']')
-    };
-    let mut out = Vec::with_capacity(toks.len());
-    let mut i = 0;
-    while i < toks.len() {
-        if !test_attribute(&toks[i..]) {
-            out.push(toks[i].clone());
-            i += 1;
-            continue;
-        }
-        i += 7;
-        // Other attributes of the same item.
-        while toks.get(i) == Some(&Tok::Punct('#')) {
-            let mut depth = 0;
-            while i < toks.len() {
-                match toks[i] {
-                    Tok::Punct('[') => depth += 1,
-                    Tok::Punct(']') => {
-                        depth -= 1;
-                        if depth == 0 {
-                            i += 1;
-                            break;
-                        }
-                    }
-                    _ => {}
-                }
-                i += 1;
-            }
-        }
-        // The item: up to its `;`, or through its braced body.
-        while i < toks.len() && toks[i] != Tok::Punct(';') && toks[i] != Tok::Punct('{') {
-            i += 1;
-        }
-        if toks.get(i) == Some(&Tok::Punct('{')) {
-            let mut depth = 0;
-            while i < toks.len() {
-                match toks[i] {
-                    Tok::Punct('{') => depth += 1,
-                    Tok::Punct('}') => {
-                        depth -= 1;
-                        if depth == 0 {
-                            break;
-                        }
-                    }
-                    _ => {}
-                }
-                i += 1;
-            }
-        }
-        i += 1;
-    }
-    out
 }
 
 /// One name a `use` declaration brings in: its path as written and the name it goes by (`None`
@@ -333,7 +137,10 @@ fn module_of(path: &str) -> Vec<String> {
 }
 
 fn parse(source: &Source) -> Parsed {
-    let toks = without_tests(tokens(&strip(&source.text)));
+    let toks: Vec<Tok> = without_tests(tokens(&strip(&source.text)))
+        .into_iter()
+        .map(|token| token.tok)
+        .collect();
     let mut parsed = Parsed {
         module: module_of(&source.path),
         ..Parsed::default()
@@ -703,31 +510,6 @@ fn shortest_ring(next: &[BTreeMap<usize, &str>], start: usize, group: &[usize]) 
         }
     }
     unreachable!("a strongly connected group has a ring through each of its files")
-}
-
-/// Every `.rs` file under `dir`, but the `*_tests.rs` ones, with paths relative to `root`.
-fn read_sources(root: &Path, dir: &Path, out: &mut Vec<Source>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .expect("the source folder reads")
-        .map(|entry| entry.expect("a folder entry reads").path())
-        .collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            read_sources(root, &path, out);
-            continue;
-        }
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if !name.ends_with(".rs") || name.ends_with("_tests.rs") {
-            continue;
-        }
-        let relative = path.strip_prefix(root).expect("under the root");
-        let relative: Vec<&str> = relative.iter().map(|c| c.to_str().unwrap()).collect();
-        out.push(Source {
-            path: relative.join("/"),
-            text: std::fs::read_to_string(&path).expect("a source file reads"),
-        });
-    }
 }
 
 #[test]

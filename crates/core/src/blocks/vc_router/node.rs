@@ -552,18 +552,25 @@ mod tests {
         cells.alloc(cell)
     }
 
-    /// Aquila's busy signal (Gibson et al., NSDI '22, §3.1): a 10-flit cell crosses in one
-    /// allocation, spends its 10 credits at once, and holds its output port for 10 crossbar
-    /// cycles, so a cell for another VC of the same output waits until they are over (the
-    /// busy signal is the port's, not the VC's); its 10 credits go upstream in one signal.
-    #[test]
-    fn a_ten_flit_cell_holds_its_output_port_for_ten_cycles() {
+    /// A [`cell_router`] holding two 10-flit data cells for output 2: one on input 0 for the
+    /// output's VC 0, one on input 1 for its VC 1.
+    fn two_cells_for_one_output() -> (VcRouter, CellArena) {
         let mut r = cell_router();
         let mut cells = CellArena::new();
         let first = data_cell(&mut cells, 0);
         let second = data_cell(&mut cells, 1);
         r.buffer_flit(&mut cells, 0, first, 0);
         r.buffer_flit(&mut cells, 1, second, 0);
+        (r, cells)
+    }
+
+    /// Aquila's busy signal (Gibson et al., NSDI '22, §3.1): a 10-flit cell crosses in one
+    /// allocation, spends its 10 credits at once, and holds its output port for 10 crossbar
+    /// cycles, so a cell for another VC of the same output waits until they are over (the
+    /// busy signal is the port's, not the VC's); its 10 credits go upstream in one signal.
+    #[test]
+    fn a_ten_flit_cell_holds_its_output_port_for_ten_cycles() {
+        let (mut r, mut cells) = two_cells_for_one_output();
         assert_eq!(r.held_cells(), 20, "flits held");
         let crossed = |r: &VcRouter| r.outputs.queues[4..6].iter().map(|q| q.len()).sum::<u32>();
         let mut crossed_at = Vec::new();
@@ -588,12 +595,7 @@ mod tests {
     /// (the tick at every edge before it would have found nothing to do).
     #[test]
     fn a_router_sleeps_until_its_busy_port_frees() {
-        let mut r = cell_router();
-        let mut cells = CellArena::new();
-        let first = data_cell(&mut cells, 0);
-        let second = data_cell(&mut cells, 1);
-        r.buffer_flit(&mut cells, 0, first, 0);
-        r.buffer_flit(&mut cells, 1, second, 0);
+        let (mut r, mut cells) = two_cells_for_one_output();
         let slot_ps = r.slot_ps;
         r.outputs.links[2].hold_until(100 * slot_ps); // no send wakes it meanwhile
         r.allocate(&mut cells, 0);

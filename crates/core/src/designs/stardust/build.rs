@@ -226,8 +226,44 @@ fn adapter(
     reach: Option<reach::DeviceReach>,
     host_rate_bps: &mut [u64],
 ) -> AdapterSpec {
-    let (config, topology) = (cables.config, cables.topology);
+    let config = cables.config;
     let index = cables.node_of[s] as u16;
+    let id = ComponentId {
+        kind: stream_kind::STARDUST_ADAPTER,
+        index: index as u32,
+    };
+    AdapterSpec {
+        index,
+        switch: s,
+        addressing: common.addressing.clone(),
+        uplinks: ports,
+        uplink_of_port: cables.uplink_of_port[s].clone(),
+        uplink_cells: config.adapter.uplink_cells,
+        format: common.format,
+        ingress: ingress_spec(config, common),
+        egress: egress_spec(cables, common, s, host_rate_bps),
+        reassembly_timeout_ps: ps_from_ns(config.adapter.reassembly_timeout_ns),
+        flows: common
+            .flows
+            .iter()
+            .filter(|f| common.transport.is_none() && common.addressing.adapter_of(f.src) == index)
+            .copied()
+            .collect(),
+        foreground: None,
+        rng: stream(config.run.seed, id),
+        reach,
+    }
+}
+
+/// Adapter switch `s`'s egress: its host links, credit scheduling, buffering and FCI reaction
+/// (§3.3, §4.1, §4.2); records its hosts' line rates.
+fn egress_spec(
+    cables: &Cables<'_>,
+    common: &Common<'_>,
+    s: usize,
+    host_rate_bps: &mut [u64],
+) -> EgressSpec {
+    let (config, topology) = (cables.config, cables.topology);
     let host_links: Vec<(u16, u64, TimePs)> = (0..topology.switch_ports(s))
         .filter_map(|p| match topology.peer(s, p) {
             Some(Attachment::Endpoint(h)) => {
@@ -244,53 +280,29 @@ fn adapter(
         2 * (config.credit.size_bytes as u64 + config.packet_bytes() as u64)
             + (3 * common.round_trip_ps as u128 * port_rate as u128 / 8_000_000_000_000) as u64,
     );
-    let id = ComponentId {
-        kind: stream_kind::STARDUST_ADAPTER,
-        index: index as u32,
-    };
     let adapter = &config.adapter;
-    AdapterSpec {
-        index,
-        switch: s,
-        addressing: common.addressing.clone(),
-        uplinks: ports,
-        uplink_of_port: cables.uplink_of_port[s].clone(),
-        uplink_cells: adapter.uplink_cells,
-        format: common.format,
-        ingress: ingress_spec(config, common),
-        egress: EgressSpec {
-            host_links,
-            host_gap_bytes: adapter.host_gap_bytes,
-            adapters: common.addressing.adapters(),
-            classes: config.classes(),
-            class_weights: config.stardust.class_weights.clone(),
-            credit_bytes: config.credit.size_bytes,
-            credit_speedup: config.credit.speedup,
-            fabric_credit_period_ps,
-            counts_requests: config.credit.requests == RequestMode::Backlog,
-            deficit_turns: config.credit.scheduler == CreditScheduler::Deficit,
-            stop_bytes,
-            buffer_bytes: adapter.egress_buffer_bytes.unwrap_or(2 * stop_bytes),
-            fci: FciReaction {
-                decrease: adapter.fci_decrease,
-                increase: adapter.fci_increase,
-                window_ps: adapter
-                    .fci_window_ns
-                    .map_or(common.round_trip_ps, ps_from_ns),
-            },
-            measure_from_ps: config.run.warmup_ps(),
-            pause_hosts: config.pause_thresholds(),
+    EgressSpec {
+        host_links,
+        host_gap_bytes: adapter.host_gap_bytes,
+        adapters: common.addressing.adapters(),
+        classes: config.classes(),
+        class_weights: config.stardust.class_weights.clone(),
+        credit_bytes: config.credit.size_bytes,
+        credit_speedup: config.credit.speedup,
+        fabric_credit_period_ps,
+        counts_requests: config.credit.requests == RequestMode::Backlog,
+        deficit_turns: config.credit.scheduler == CreditScheduler::Deficit,
+        stop_bytes,
+        buffer_bytes: adapter.egress_buffer_bytes.unwrap_or(2 * stop_bytes),
+        fci: FciReaction {
+            decrease: adapter.fci_decrease,
+            increase: adapter.fci_increase,
+            window_ps: adapter
+                .fci_window_ns
+                .map_or(common.round_trip_ps, ps_from_ns),
         },
-        reassembly_timeout_ps: ps_from_ns(adapter.reassembly_timeout_ns),
-        flows: common
-            .flows
-            .iter()
-            .filter(|f| common.transport.is_none() && common.addressing.adapter_of(f.src) == index)
-            .copied()
-            .collect(),
-        foreground: None,
-        rng: stream(config.run.seed, id),
-        reach,
+        measure_from_ps: config.run.warmup_ps(),
+        pause_hosts: config.pause_thresholds(),
     }
 }
 

@@ -379,7 +379,7 @@ impl Adapter {
         let reach = self.reach.as_ref();
         let uplink = self
             .uplinks
-            .route_control(ctx, &mut cell, self.switch, local, reach);
+            .route(ctx, &mut cell, self.switch, local, reach, false);
         let id = ctx.cells.alloc(cell);
         let Some(uplink) = uplink else {
             return self.lose_unroutable(ctx, id);

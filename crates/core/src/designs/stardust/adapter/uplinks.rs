@@ -60,12 +60,6 @@ struct Waiting {
     class: usize,
 }
 
-/// Where a cell goes: an uplink, or nowhere (no uplink is usable toward its destination).
-enum Route {
-    Uplink(usize),
-    None,
-}
-
 /// An adapter's uplinks.
 pub struct Uplinks {
     /// The ports, in fabric port order.
@@ -144,27 +138,10 @@ impl Uplinks {
         self.idle.credited = credits_waiting || !self.waiting.is_empty();
     }
 
-    /// Routes a new control cell: the uplink the spray picks toward its destination (round
-    /// robin when `local`, its destination is the adapter's own host); `None` if no uplink is
-    /// usable.
-    pub fn route_control<R: Router>(
-        &mut self,
-        ctx: &mut Context<'_, R>,
-        cell: &mut Cell,
-        switch: usize,
-        local: bool,
-        reach: Option<&DeviceReach>,
-    ) -> Option<usize> {
-        ctx.router.inject(cell.src as usize, cell);
-        match self.pick(ctx, cell, switch, local, reach, false) {
-            Route::Uplink(uplink) => Some(uplink),
-            Route::None => None,
-        }
-    }
-
-    /// The uplink for `cell` from switch `switch`: sprayed toward its destination adapter, or
-    /// round robin when `local`; with `room`, among the uplinks with room first.
-    fn pick<R: Router>(
+    /// Routes a new cell from switch `switch`: injected, then the uplink sprayed toward its
+    /// destination adapter, or round robin when `local` (its destination is the adapter's own
+    /// host); with `room`, among the uplinks with room first; `None` if no uplink is usable.
+    pub fn route<R: Router>(
         &mut self,
         ctx: &mut Context<'_, R>,
         cell: &mut Cell,
@@ -172,14 +149,12 @@ impl Uplinks {
         local: bool,
         reach: Option<&DeviceReach>,
         room: bool,
-    ) -> Route {
+    ) -> Option<usize> {
+        ctx.router.inject(cell.src as usize, cell);
         let room_each = room.then_some(self.cells_each);
         if local {
             let found = self.next_usable(reach, cell.dst, room_each);
-            return match found.or_else(|| self.next_usable(reach, cell.dst, None)) {
-                Some(uplink) => Route::Uplink(uplink),
-                None => Route::None,
-            };
+            return found.or_else(|| self.next_usable(reach, cell.dst, None));
         }
         let mut view = Backlog {
             uplinks: &self.ports,
@@ -196,16 +171,13 @@ impl Uplinks {
             port = ctx.router.route(switch, 0, cell, &view);
         }
         if port != NO_ROUTE {
-            return Route::Uplink(self.uplink_of_port[port] as usize);
+            return Some(self.uplink_of_port[port] as usize);
         }
         // No minimal uplink left: with longer routes allowed, any uplink whose element still
         // reaches the destination.
         match reach.filter(|r| r.non_minimal) {
-            Some(_) => match self.next_usable(reach, cell.dst, None) {
-                Some(uplink) => Route::Uplink(uplink),
-                None => Route::None,
-            },
-            None => Route::None,
+            Some(_) => self.next_usable(reach, cell.dst, None),
+            None => None,
         }
     }
 
@@ -253,16 +225,15 @@ impl Uplinks {
             }
             self.waiting.pop_front();
             let mut cell = ctx.cells[id];
-            ctx.router.inject(cell.src as usize, &mut cell);
             let is_local = local(cell.dst);
-            let route = self.pick(ctx, &mut cell, switch, is_local, reach, true);
+            let uplink = self.route(ctx, &mut cell, switch, is_local, reach, true);
             ctx.cells[id] = cell;
-            match route {
-                Route::Uplink(uplink) => {
+            match uplink {
+                Some(uplink) => {
                     self.ports[uplink].push_data(ctx.cells, id, class);
                     self.kick(ctx, uplink, format);
                 }
-                Route::None => self.unroutable.push(id),
+                None => self.unroutable.push(id),
             }
         }
         self.debug_check();

@@ -511,52 +511,8 @@ fn device_plan(
     s: usize,
     levels: Option<&[u32]>,
 ) -> Planned {
-    let topology = devices.topology;
-    let adapters = devices.edges.len();
     let interval_ps = ps_from_ns(r.interval_ns);
-    let me = devices.adapter_of(s);
-    let candidates: Vec<Vec<u16>> = (0..adapters)
-        .map(|x| match me {
-            Some(_) => Vec::new(),
-            None => {
-                let set = devices.table.toward_switch(s, devices.edges[x]);
-                devices.table.ports(set).to_vec()
-            }
-        })
-        .collect();
-    let ports = match me {
-        Some(_) => devices.uplink_of_port[s]
-            .iter()
-            .filter(|&&u| u != u16::MAX)
-            .count(),
-        None => topology.switch_ports(s),
-    };
-    let mut table = Reachability::new(
-        ports,
-        adapters,
-        r.slice_adapters,
-        r.threshold,
-        me,
-        &candidates,
-    );
-    table.set_fault_thresholds(r.faulty_errors, r.valid_after_cells);
-    if let (Some(levels), None) = (levels, me) {
-        let (longer, up) = longer_candidates(devices, levels, s, &candidates);
-        table.set_longer(&longer, up);
-    }
-    for p in 0..topology.switch_ports(s) {
-        match (devices.device_port(s, p), topology.peer(s, p)) {
-            (Some(q), Some(Attachment::SwitchPort { switch, .. })) => {
-                let peer = converged_bitmap(devices.adapter_of(switch), &table);
-                table.assume(q, &peer);
-            }
-            // An element port with nothing on it hears nothing and is never routed to.
-            (None, _) if me.is_none() => {
-                table.cut(p);
-            }
-            _ => {}
-        }
-    }
+    let (table, ports) = converged_table(r, devices, s, levels);
     let id = ComponentId {
         kind: stream_kind::STARDUST_REACH,
         index: s as u32,
@@ -587,6 +543,61 @@ fn device_plan(
         phase_ps: stream(seed, id).gen_range(0..interval_ps.max(1)),
         script_ps: Vec::new(),
     }
+}
+
+/// Switch `s`'s table as the reachability messages leave it once they have converged, and its
+/// number of ports: an adapter's uplinks, or all of an element's ports.
+fn converged_table(
+    r: &ReachabilityConfig,
+    devices: &Devices<'_>,
+    s: usize,
+    levels: Option<&[u32]>,
+) -> (Reachability, usize) {
+    let topology = devices.topology;
+    let me = devices.adapter_of(s);
+    let candidates: Vec<Vec<u16>> = (0..devices.edges.len())
+        .map(|x| match me {
+            Some(_) => Vec::new(),
+            None => {
+                let set = devices.table.toward_switch(s, devices.edges[x]);
+                devices.table.ports(set).to_vec()
+            }
+        })
+        .collect();
+    let ports = match me {
+        Some(_) => devices.uplink_of_port[s]
+            .iter()
+            .filter(|&&u| u != u16::MAX)
+            .count(),
+        None => topology.switch_ports(s),
+    };
+    let mut table = Reachability::new(
+        ports,
+        devices.edges.len(),
+        r.slice_adapters,
+        r.threshold,
+        me,
+        &candidates,
+    );
+    table.set_fault_thresholds(r.faulty_errors, r.valid_after_cells);
+    if let (Some(levels), None) = (levels, me) {
+        let (longer, up) = longer_candidates(devices, levels, s, &candidates);
+        table.set_longer(&longer, up);
+    }
+    for p in 0..topology.switch_ports(s) {
+        match (devices.device_port(s, p), topology.peer(s, p)) {
+            (Some(q), Some(Attachment::SwitchPort { switch, .. })) => {
+                let peer = converged_bitmap(devices.adapter_of(switch), &table);
+                table.assume(q, &peer);
+            }
+            // An element port with nothing on it hears nothing and is never routed to.
+            (None, _) if me.is_none() => {
+                table.cut(p);
+            }
+            _ => {}
+        }
+    }
+    (table, ports)
 }
 
 /// Scripts each failure (and its repair) on the devices it touches: a failed element, or both

@@ -478,19 +478,7 @@ impl Stardust {
                         .sum::<u64>(),
             },
             transport: received.transport,
-            failures: (!self.config.failures.is_empty()).then(|| FailureSummary {
-                packets_dropped_unreachable: parts.sum(|c| c.ingress.packets_dropped_unreachable),
-                packets_lost_adapter_failed: parts
-                    .sum(|c| c.ingress.packets_lost_failed + c.egress.packets_lost_failed),
-                credits_cancelled: parts.sum(|c| c.egress.credits_cancelled),
-                tables_settled_us: settled.failures.all_settled_us.first().copied().flatten(),
-                rerouted_delivery_us: settled
-                    .failures
-                    .rerouted_delivery_us
-                    .first()
-                    .copied()
-                    .flatten(),
-            }),
+            failures: self.summary_failures(&parts, &settled.failures),
             low_latency: self
                 .config
                 .adapter
@@ -512,6 +500,19 @@ impl Stardust {
             flow_series: self.flow_series.clone(),
         };
         Ok((summary, tables))
+    }
+
+    /// With failures scripted, what they cost: packets dropped or lost, credits cancelled, and
+    /// the times the tables settled and rerouted traffic arrived (`events`).
+    fn summary_failures(&self, parts: &Parts<'_>, events: &EventTable) -> Option<FailureSummary> {
+        (!self.config.failures.is_empty()).then(|| FailureSummary {
+            packets_dropped_unreachable: parts.sum(|c| c.ingress.packets_dropped_unreachable),
+            packets_lost_adapter_failed: parts
+                .sum(|c| c.ingress.packets_lost_failed + c.egress.packets_lost_failed),
+            credits_cancelled: parts.sum(|c| c.egress.credits_cancelled),
+            tables_settled_us: events.all_settled_us.first().copied().flatten(),
+            rerouted_delivery_us: events.rerouted_delivery_us.first().copied().flatten(),
+        })
     }
 
     /// The run's mode, seed and sizes.
