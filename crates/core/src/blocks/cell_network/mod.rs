@@ -1476,7 +1476,11 @@ mod tests {
     #[test]
     fn a_cell_held_nowhere_fails_the_run() {
         let (mut network, clock) = halfway();
-        network.fabric.accounts_mut().0.alloc(Cell::new(0, 1, 64, true, 0, 0));
+        network
+            .fabric
+            .accounts_mut()
+            .0
+            .alloc(Cell::new(0, 1, 64, true, 0, 0));
         assert_unaccounted(network.finish(clock), Some(1));
     }
 
