@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use super::adapter::ingress::IngressSpec;
-use super::adapter::keys::{CreditScheduler, RequestMode, UnusedCredit};
+use super::adapter::keys::{CreditScheduler, RequestMode, UnusedCredit, VoqKeying};
 use super::adapter::low_latency::LowLatencyBucket;
 use super::adapter::memory::SharedMemory;
 use super::adapter::{Adapter, AdapterSpec, EgressSpec, FciReaction, Flow, Foreground};
@@ -249,6 +249,13 @@ fn adapter(
         index: index as u32,
     };
     let adapter = &config.adapter;
+    let flow_voqs = adapter.voqs == VoqKeying::PerFlow;
+    // Per VOQ slot, the requester its requests name (reading R43).
+    let requesters = if flow_voqs {
+        host_links.iter().map(|l| l.0).collect()
+    } else {
+        vec![index]
+    };
     AdapterSpec {
         index,
         switch: s,
@@ -257,11 +264,16 @@ fn adapter(
         uplink_of_port: cables.uplink_of_port[s].clone(),
         uplink_cells: adapter.uplink_cells,
         format: common.format,
-        ingress: ingress_spec(config, common),
+        ingress: ingress_spec(config, common, requesters),
+        flow_voqs,
         egress: EgressSpec {
             host_links,
             host_gap_bytes: adapter.host_gap_bytes,
-            adapters: common.addressing.adapters(),
+            requesters: if flow_voqs {
+                common.addressing.hosts()
+            } else {
+                common.addressing.adapters()
+            },
             classes: config.classes(),
             class_weights: config.stardust.class_weights.clone(),
             credit_bytes: config.credit.size_bytes,
@@ -294,10 +306,12 @@ fn adapter(
     }
 }
 
-/// An adapter's ingress: its VOQs, credits and options (§3.3, §4.1, §5.6).
-fn ingress_spec(config: &StardustConfig, common: &Common<'_>) -> IngressSpec {
+/// An adapter's ingress: its VOQs, credits and options (§3.3, §4.1, §5.6), its VOQ slots
+/// naming `requesters`.
+fn ingress_spec(config: &StardustConfig, common: &Common<'_>, requesters: Vec<u16>) -> IngressSpec {
     IngressSpec {
         hosts: common.addressing.hosts(),
+        requesters,
         classes: config.classes(),
         voq_packets: config.adapter.voq_packets,
         credits: config.stardust.credits,
