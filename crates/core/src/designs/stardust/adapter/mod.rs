@@ -96,8 +96,9 @@ pub struct AdapterSpec {
     pub format: CellFormat,
     /// Its ingress.
     pub ingress: IngressSpec,
-    /// A VOQ per flow (`adapter.voqs = "per_flow"`): its requests and data name their source
-    /// host, not the adapter, to the destination port's scheduler (reading R43).
+    /// A VOQ per flow (`adapter.voqs = "per_flow"`): requests name their flow's source host,
+    /// not the adapter, to the destination port's scheduler, and credits come back to that
+    /// host (reading R43).
     pub flow_voqs: bool,
     /// Its egress.
     pub egress: EgressSpec,
