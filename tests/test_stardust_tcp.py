@@ -163,6 +163,7 @@ def test_dcqcn_and_ndp_over_adapters_that_pause_their_hosts_lose_nothing(transpo
     (["adapter.low_latency_gbps=2"], "adapter.low_latency_gbps"),
     (["stardust.credits=false", "adapter.low_latency_bytes=100"], "adapter.low_latency_bytes"),
     (["adapter.ingress_buffer_bytes=0"], "adapter.ingress_buffer_bytes"),
+    (["adapter.voqs=per_host"], "adapter.voqs"),
 ])
 def test_bad_input_is_one_line_naming_the_key(settings: list[str], key: str):
     sets = [arg for s in settings for arg in ("--set", s)]

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use super::adapter::ingress::IngressSpec;
-use super::adapter::keys::{CreditScheduler, RequestMode, UnusedCredit};
+use super::adapter::keys::{CreditScheduler, RequestMode, UnusedCredit, VoqKeying};
 use super::adapter::low_latency::LowLatencyBucket;
 use super::adapter::memory::SharedMemory;
 use super::adapter::{Adapter, AdapterSpec, EgressSpec, FciReaction, Flow, Foreground};
@@ -232,6 +232,14 @@ fn adapter(
         kind: stream_kind::STARDUST_ADAPTER,
         index: index as u32,
     };
+    let flow_voqs = config.adapter.voqs == VoqKeying::PerFlow;
+    let egress = egress_spec(cables, common, s, host_rate_bps, flow_voqs);
+    // Per VOQ slot, the requester its requests name (reading R43).
+    let requesters = if flow_voqs {
+        egress.host_links.iter().map(|l| l.0).collect()
+    } else {
+        vec![index]
+    };
     AdapterSpec {
         index,
         switch: s,
@@ -240,8 +248,9 @@ fn adapter(
         uplink_of_port: cables.uplink_of_port[s].clone(),
         uplink_cells: config.adapter.uplink_cells,
         format: common.format,
-        ingress: ingress_spec(config, common),
-        egress: egress_spec(cables, common, s, host_rate_bps),
+        ingress: ingress_spec(config, common, requesters),
+        flow_voqs,
+        egress,
         reassembly_timeout_ps: ps_from_ns(config.adapter.reassembly_timeout_ns),
         flows: common
             .flows
@@ -256,12 +265,14 @@ fn adapter(
 }
 
 /// Adapter switch `s`'s egress: its host links, credit scheduling, buffering and FCI reaction
-/// (§3.3, §4.1, §4.2); records its hosts' line rates.
+/// (§3.3, §4.1, §4.2), its schedulers asked by hosts (per-flow VOQs) or adapters; records its
+/// hosts' line rates.
 fn egress_spec(
     cables: &Cables<'_>,
     common: &Common<'_>,
     s: usize,
     host_rate_bps: &mut [u64],
+    flow_voqs: bool,
 ) -> EgressSpec {
     let (config, topology) = (cables.config, cables.topology);
     let host_links: Vec<(u16, u64, TimePs)> = (0..topology.switch_ports(s))
@@ -284,7 +295,11 @@ fn egress_spec(
     EgressSpec {
         host_links,
         host_gap_bytes: adapter.host_gap_bytes,
-        adapters: common.addressing.adapters(),
+        requesters: if flow_voqs {
+            common.addressing.hosts()
+        } else {
+            common.addressing.adapters()
+        },
         classes: config.classes(),
         class_weights: config.stardust.class_weights.clone(),
         credit_bytes: config.credit.size_bytes,
@@ -306,9 +321,11 @@ fn egress_spec(
     }
 }
 
-/// An adapter's ingress: its VOQs, credits and options (§3.3, §4.1, §5.6).
-fn ingress_spec(config: &StardustConfig, common: &Common<'_>) -> IngressSpec {
+/// An adapter's ingress: its VOQs, credits and options (§3.3, §4.1, §5.6), its VOQ slots
+/// naming `requesters`.
+fn ingress_spec(config: &StardustConfig, common: &Common<'_>, requesters: Vec<u16>) -> IngressSpec {
     IngressSpec {
+        requesters,
         hosts: common.addressing.hosts(),
         classes: config.classes(),
         voq_packets: config.adapter.voq_packets,

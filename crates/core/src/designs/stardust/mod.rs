@@ -7,7 +7,9 @@
 //! All run on the shared [`Fabric`] as event-driven nodes. Cells address hosts: a data cell or a
 //! request carries its source adapter in `src` and its destination host in `dst`; a credit
 //! carries the granting host in `src` and the first host of the credited adapter in `dst`, so
-//! every cell is routed toward its `dst` host's adapter by the fabric's [`FabricRouter`].
+//! every cell is routed toward its `dst` host's adapter by the fabric's [`FabricRouter`]. With
+//! per-flow VOQs (`adapter.voqs = "per_flow"`) a request names its flow's source host in `src`
+//! and a credit is addressed to that host.
 //!
 //! Built: packing with surplus accounting, reassembly in sequence with its timeout, ON/OFF
 //! requests, credit schedulers with egress stop/resume and class weights, control cells with
@@ -17,7 +19,9 @@
 //! distributions, and transport hosts on the host ports (TCP NewReno, DCTCP, MPTCP; DCQCN and
 //! NDP over adapters that pause their hosts with PFC, `host_pause`, which is not the
 //! paper's), on the `fct` pattern opening their flows during the run as the Ethernet
-//! design's hosts do ([`crate::blocks::ethernet::opening`]). Not yet built (see the README): low-latency VOQs, error-rate marking of links.
+//! design's hosts do ([`crate::blocks::ethernet::opening`]); low-latency VOQs, a shared ingress
+//! memory and per-flow VOQs as options. Not yet built (see the README): error-rate marking of
+//! links.
 
 mod adapter;
 mod addressing;
@@ -26,6 +30,8 @@ mod config;
 mod element;
 #[cfg(test)]
 mod fct_tests;
+#[cfg(test)]
+mod flow_voq_tests;
 mod host_keys;
 mod host_pause;
 mod reach;

@@ -1,7 +1,8 @@
 //! An adapter's egress (Stardust §3.3, §4.1, §4.2): whole packets out of reassembly join their
 //! host port's queue, which drains at the host's line rate. Each host port has a credit
-//! scheduler ([`GrantScheduler`]): round robin over the adapters whose VOQs asked (and, asking
-//! by count, are still owed credits; reading R1), one credit of `credit_bytes` every
+//! scheduler ([`GrantScheduler`]): round robin over the requesters whose VOQs asked (and, asking
+//! by count, are still owed credits; reading R1): the source adapters, or with per-flow VOQs the
+//! source hosts (reading R43), one credit of `credit_bytes` every
 //! `credit_bytes` / (port rate × (1 + speed-up)) (§4.1), and all ports together no faster than
 //! the adapter's fabric payload capacity / (1 + speed-up) ("slightly below the fabric
 //! speed-up", §4.1; reading R5), stopping while the port's queue is above a threshold and
@@ -144,8 +145,8 @@ pub struct EgressSpec {
     pub host_links: Vec<(u16, u64, TimePs)>,
     /// Bytes of gap each packet costs on a host link beyond its own.
     pub host_gap_bytes: u32,
-    /// Adapters of the fabric (the schedulers' requesters).
-    pub adapters: usize,
+    /// The schedulers' requesters: the fabric's adapters, or with per-flow VOQs its hosts.
+    pub requesters: usize,
     /// Traffic classes.
     pub classes: usize,
     /// Weights of the classes at the credit schedulers; `None`: strict priority.
@@ -200,13 +201,13 @@ pub struct Egress {
     pub fabric_latency: LatencyHistogram,
 }
 
-/// Credits to send: from host `from` (the port's) to host `to` (the first of the credited
-/// adapter), for traffic class `class`, `count` of them.
+/// Credits to send: from host `from` (the port's) to requester `requester`, for traffic class
+/// `class`, `count` of them.
 pub struct Credit {
     /// The granting host.
     pub from: u16,
-    /// The credited adapter.
-    pub adapter: u16,
+    /// The credited requester (an adapter, or with per-flow VOQs a host).
+    pub requester: u16,
     /// The class.
     pub class: usize,
     /// Credits (one, or with deficit-aware turns, more).
@@ -231,7 +232,7 @@ impl Egress {
                     let period_ps = (spec.credit_bytes as f64 * 8e12
                         / (rate_bps as f64 * rate_factor))
                         .round() as TimePs;
-                    let s = GrantScheduler::new(spec.classes, spec.adapters, period_ps);
+                    let s = GrantScheduler::new(spec.classes, spec.requesters, period_ps);
                     if spec.deficit_turns {
                         s.with_deficit(spec.credit_bytes)
                     } else {
@@ -283,18 +284,19 @@ impl Egress {
         }
     }
 
-    /// A data cell of `payload_bytes` from adapter `from`, class `class`, reached host port
-    /// `port`: its scheduler counts it against the credits it gave.
-    pub fn count_delivered(&mut self, port: usize, from: u16, class: usize, payload_bytes: u16) {
+    /// `payload_bytes` of data from requester `from`, class `class`, reached host port `port`
+    /// (a data cell from an adapter, or with per-flow VOQs a packet from a host): its scheduler
+    /// counts them against the credits it gave.
+    pub fn count_delivered(&mut self, port: usize, from: u16, class: usize, payload_bytes: u32) {
         let scheduler = &mut self.ports[port].scheduler;
-        scheduler.delivered(from, class, payload_bytes as u32);
+        scheduler.delivered(from, class, payload_bytes);
     }
 
-    /// Adapter `adapter` became unreachable (§5.10: it failed): no port owes it credits any
-    /// more.
-    pub fn forget_adapter(&mut self, adapter: u16) {
+    /// Requester `requester` became unreachable (§5.10: its adapter failed): no port owes it
+    /// credits any more.
+    pub fn forget(&mut self, requester: u16) {
         for port in &mut self.ports {
-            self.counters.credits_cancelled += port.scheduler.forget(adapter).0 as u64;
+            self.counters.credits_cancelled += port.scheduler.forget(requester).0 as u64;
         }
     }
 
@@ -455,7 +457,7 @@ impl Egress {
         self.ports[port].pause.as_mut()
     }
 
-    /// Request number `number` from adapter `from` for class `class` reached host port
+    /// Request number `number` from requester `from` for class `class` reached host port
     /// `port`'s scheduler (`on`: its VOQ asks; else it withdraws; by count, `number` is the
     /// credits the VOQ was promised in all); a stale one is ignored.
     pub fn request<R: Router>(
@@ -505,7 +507,7 @@ impl Egress {
         let rate = &mut self.credit_rate;
         let now_ps = ctx.now_ps;
         let weights = self.class_weights.as_deref();
-        let (class, adapter) = p.scheduler.grant(now_ps, || rate.now(now_ps), weights)?;
+        let (class, requester) = p.scheduler.grant(now_ps, || rate.now(now_ps), weights)?;
         if let Some(period_ps) = self.fabric_credit_period_ps {
             self.fabric_next_ps = now_ps + period_ps;
         }
@@ -513,7 +515,7 @@ impl Egress {
         self.counters.credits_sent += count as u64;
         Some(Credit {
             from: p.host,
-            adapter,
+            requester,
             class,
             count,
         })
@@ -576,7 +578,7 @@ mod tests {
         Egress::new(EgressSpec {
             host_links: vec![(4, 10_000_000_000, 1_000)],
             host_gap_bytes: 0,
-            adapters: 2,
+            requesters: 2,
             classes: 1,
             class_weights: None,
             credit_bytes: 2048,

@@ -1,5 +1,6 @@
 //! An adapter's ingress (Stardust §3.2–3.4, §4.1, §5.3): a VOQ per (destination host, traffic
-//! class); a packet that finds its VOQ full is dropped (§3.1). A VOQ asks the destination
+//! class), or with per-flow VOQs (App. G, reading R43) per (source host port, destination host,
+//! traffic class); a packet that finds its VOQ full is dropped (§3.1). A VOQ asks the destination
 //! port's scheduler with requests (reading R1 of `docs/validation/stardust.md`): by count, the
 //! credits its backlog needs beyond its balance and the credits on their way (`credit.requests =
 //! "backlog"`), or on when it needs credits and off when it needs none (`"on_off"`). Credits
@@ -15,6 +16,10 @@
 //! [`LowLatencyBucket`] holds its bytes (readings R40, R41); and the VOQs' packets as one
 //! [`SharedMemory`] of bytes (`adapter.ingress_buffer_bytes`, reading R42) besides each VOQ's
 //! packet count.
+//!
+//! The VOQs of one destination host and class, one per flow or the only one, share the cell
+//! numbering of the adapter's stream to that host and class (reassembly is per source adapter):
+//! a burst packs whole packets, so bursts of different flows never split a packet.
 //!
 //! The part is pure bookkeeping: it says what to send (a request, a burst of cells) and the
 //! adapter sends it. Debug builds check each VOQ after every change (its packets against its
@@ -71,15 +76,14 @@ pub struct IngressCounters {
     pub packets_lost_failed: u64,
 }
 
-/// One VOQ: the packets for one destination host and class, and its credit state.
+/// One VOQ: the packets for one destination host and class (from one source host, with
+/// per-flow VOQs), and its credit state.
 #[derive(Default)]
 struct Voq {
     packets: PacketQueue,
     /// Bytes of the packets it holds.
     bytes: u64,
     balance: CreditBalance,
-    /// Next cell sequence number of the stream to the destination.
-    next_seq: u32,
     /// Its requests to the destination port's scheduler (push mode: `active` says it is in
     /// the round robin; by count: it waits for credits promised).
     asker: Asker,
@@ -126,9 +130,12 @@ pub enum Admission {
     Joined(u32),
 }
 
-/// A request to send: to the adapter of host `dst`, with these flags and this number.
+/// A request to send: from requester `from` to the adapter of host `dst`, with these flags
+/// and this number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Request {
+    /// The requester the port scheduler knows the VOQ by (its slot's, [`IngressSpec::requesters`]).
+    pub from: u16,
     /// The destination host (its adapter's port scheduler is asked).
     pub dst: u16,
     /// The cell's flags.
@@ -154,6 +161,10 @@ pub enum Refresh {
 pub struct IngressSpec {
     /// Hosts of the fabric.
     pub hosts: usize,
+    /// Per VOQ slot, the requester its VOQs' requests name: one slot, the adapter (per-port
+    /// VOQs), or one per host port, its host (per-flow VOQs: a flow's slot is its source's
+    /// host port).
+    pub requesters: Vec<u16>,
     /// Traffic classes.
     pub classes: usize,
     /// Packets a VOQ holds.
@@ -184,7 +195,10 @@ pub struct IngressSpec {
 /// An adapter's ingress.
 pub struct Ingress {
     spec: IngressSpec,
+    /// Per (slot, destination host, class).
     voqs: Vec<Voq>,
+    /// Per (destination host, class): the next cell sequence number of the stream there.
+    next_seq: Vec<u32>,
     /// Push mode: non-empty VOQs, round robin.
     ring: VecDeque<u32>,
     /// Pull mode: credited VOQs, per class in credit arrival order.
@@ -200,8 +214,9 @@ pub struct Ingress {
 impl Ingress {
     /// An empty ingress as `spec` says.
     pub fn new(spec: IngressSpec) -> Self {
+        let streams = spec.hosts * spec.classes;
         Ingress {
-            voqs: (0..spec.hosts * spec.classes)
+            voqs: (0..spec.requesters.len() * streams)
                 .map(|_| Voq {
                     balance: CreditBalance::keeping(if spec.keeps_unused {
                         spec.credit_bytes
@@ -211,6 +226,7 @@ impl Ingress {
                     ..Voq::default()
                 })
                 .collect(),
+            next_seq: vec![0; streams],
             ring: VecDeque::new(),
             ready: VecDeque::new(),
             at_once: VecDeque::new(),
@@ -220,22 +236,35 @@ impl Ingress {
         }
     }
 
-    /// The destination host and traffic class of VOQ `key`.
-    fn voq_of(&self, key: u32) -> (u16, usize) {
-        let classes = self.spec.classes as u32;
-        ((key / classes) as u16, (key % classes) as usize)
+    /// The key of the VOQ of slot `slot` toward host `dst` in class `class`.
+    fn key(&self, slot: usize, dst: u16, class: usize) -> u32 {
+        debug_assert!(slot < self.spec.requesters.len(), "VOQ slot {slot}");
+        ((slot * self.spec.hosts + dst as usize) * self.spec.classes + class) as u32
     }
 
-    /// A host hands `packet` of class `class` to its VOQ at `now_ps`.
+    /// The slot, destination host and traffic class of VOQ `key`.
+    fn voq_of(&self, key: u32) -> (usize, u16, usize) {
+        let (hosts, classes) = (self.spec.hosts as u32, self.spec.classes as u32);
+        let stream = key % (hosts * classes);
+        (
+            (key / (hosts * classes)) as usize,
+            (stream / classes) as u16,
+            (stream % classes) as usize,
+        )
+    }
+
+    /// A host hands `packet` of class `class` to its VOQ in slot `slot` (0 with per-port
+    /// VOQs; its source's host port with per-flow VOQs) at `now_ps`.
     pub fn admit(
         &mut self,
         packets: &mut PacketArena,
         packet: Packet,
+        slot: usize,
         class: usize,
         now_ps: TimePs,
     ) -> Admission {
         self.counters.packets_created += 1;
-        let key = packet.dst as u32 * self.spec.classes as u32 + class as u32;
+        let key = self.key(slot, packet.dst, class);
         let voq = &mut self.voqs[key as usize];
         if voq.packets.len() >= self.spec.voq_packets {
             self.counters.packets_dropped += 1;
@@ -342,7 +371,8 @@ impl Ingress {
     /// VOQ `key` tells its destination's port scheduler it has packets (`on`) or none left.
     pub fn request(&mut self, key: u32, on: bool, now_ps: TimePs) -> Request {
         self.counters.requests_sent += 1;
-        let (dst, class) = self.voq_of(key);
+        let (slot, dst, class) = self.voq_of(key);
+        let from = self.spec.requesters[slot];
         let flags = Kind::Request as u8 | class_flags(class) | if on { REQUEST_ON } else { 0 };
         let voq = &mut self.voqs[key as usize];
         let asker = &mut voq.asker;
@@ -360,6 +390,7 @@ impl Ingress {
             }
         }
         Request {
+            from,
             dst,
             flags,
             number,
@@ -403,10 +434,10 @@ impl Ingress {
         }
     }
 
-    /// A credit of class `class` arrived for the VOQ toward host `dst` (the credit's source):
-    /// it waits its turn.
-    pub fn credit_arrived(&mut self, dst: u16, class: usize, now_ps: TimePs) {
-        let key = dst as u32 * self.spec.classes as u32 + class as u32;
+    /// A credit of class `class` arrived for the VOQ of slot `slot` toward host `dst` (the
+    /// credit's source): it waits its turn.
+    pub fn credit_arrived(&mut self, slot: usize, dst: u16, class: usize, now_ps: TimePs) {
+        let key = self.key(slot, dst, class);
         let voq = &mut self.voqs[key as usize];
         voq.asker.waited_from_ps = now_ps;
         if self.spec.counts_requests && voq.outstanding() == 0 && voq.written_off != 0 {
@@ -459,7 +490,8 @@ impl Ingress {
         cut: &mut Vec<CutCell>,
         now_ps: TimePs,
     ) -> (u16, usize) {
-        let (dst, class) = self.voq_of(key);
+        let (_, dst, class) = self.voq_of(key);
+        let stream = dst as usize * self.spec.classes + class;
         let voq = &mut self.voqs[key as usize];
         cut.clear();
         let packets_before = voq.packets.len();
@@ -492,7 +524,7 @@ impl Ingress {
             balance,
             budget_bytes,
             shape,
-            &mut voq.next_seq,
+            &mut self.next_seq[stream],
             |c| cut.push(c),
         );
         voq.bytes -= taken;
@@ -524,8 +556,8 @@ impl Ingress {
         None
     }
 
-    /// Empties the VOQs toward host `host` (every class) into `out` at `now_ps` (the caller
-    /// releases the packets) and forgets that they asked for credits.
+    /// Empties the VOQs toward host `host` (every class and slot) into `out` at `now_ps` (the
+    /// caller releases the packets) and forgets that they asked for credits.
     pub fn empty_voqs(
         &mut self,
         packets: &mut PacketArena,
@@ -533,8 +565,10 @@ impl Ingress {
         out: &mut Vec<PacketId>,
         now_ps: TimePs,
     ) {
-        let classes = self.spec.classes as u32;
-        for key in host as u32 * classes..(host as u32 + 1) * classes {
+        let (slots, classes) = (self.spec.requesters.len(), self.spec.classes);
+        let keys = (0..slots).flat_map(|slot| (0..classes).map(move |class| (slot, class)));
+        for (slot, class) in keys {
+            let key = self.key(slot, host, class);
             let voq = &mut self.voqs[key as usize];
             while let Some(id) = packets.pop_front(&mut voq.packets) {
                 out.push(id);
@@ -619,7 +653,7 @@ mod tests {
     fn holding_one_packet() -> (PacketArena, Ingress) {
         let mut packets = PacketArena::new();
         let mut i = ingress(true, 10);
-        i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0, 0);
+        i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0, 0, 0);
         (packets, i)
     }
 
@@ -631,6 +665,7 @@ mod tests {
     ) -> Ingress {
         Ingress::new(IngressSpec {
             hosts: 4,
+            requesters: vec![0],
             classes: 2,
             voq_packets,
             credits,
@@ -652,17 +687,17 @@ mod tests {
         let mut i = ingress(true, 2);
         let p = Packet::new(0, 3, 500, 0);
         assert!(matches!(
-            i.admit(&mut packets, p, 1, 0),
+            i.admit(&mut packets, p, 0, 1, 0),
             Admission::Joined(7)
         ));
         assert_eq!(i.request_due(7), Some(true), "on");
         assert!(matches!(
-            i.admit(&mut packets, p, 1, 0),
+            i.admit(&mut packets, p, 0, 1, 0),
             Admission::Joined(7)
         ));
         assert_eq!(i.request_due(7), None, "already on");
         assert!(matches!(
-            i.admit(&mut packets, p, 1, 0),
+            i.admit(&mut packets, p, 0, 1, 0),
             Admission::Dropped(_)
         ));
         assert_eq!(
@@ -686,10 +721,10 @@ mod tests {
         let mut packets = PacketArena::new();
         let mut i = ingress(true, 10);
         for _ in 0..3 {
-            i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0, 0);
+            i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0, 0, 0);
         }
         assert_eq!(i.request_due(2), Some(true));
-        i.credit_arrived(1, 0, 5);
+        i.credit_arrived(0, 1, 0, 5);
         let (key, credit) = i.next_to_serve().expect("a credit");
         let mut cut = Vec::new();
         assert_eq!(i.pack(&mut packets, key, credit, &mut cut, 0), (1, 0));
@@ -702,7 +737,7 @@ mod tests {
             "the first packet ends in the third cell"
         );
         assert_eq!(i.after_burst(key), None, "a packet left");
-        i.credit_arrived(1, 0, 6);
+        i.credit_arrived(0, 1, 0, 6);
         let (key, credit) = i.next_to_serve().unwrap();
         i.pack(&mut packets, key, credit, &mut cut, 0);
         // 800 left after the debt: the last packet, and 200 forfeited.
@@ -718,10 +753,10 @@ mod tests {
         let mut packets = PacketArena::new();
         let mut i = ingress_asking(true, 10, true, true);
         let ack = Packet::new(0, 1, 64, 0);
-        i.admit(&mut packets, ack, 0, 0);
+        i.admit(&mut packets, ack, 0, 0, 0);
         assert_eq!(i.request_due(2), Some(true), "one credit wanted");
         assert_eq!(i.request(2, true, 0).number, 1, "promised one in all");
-        i.credit_arrived(1, 0, 10);
+        i.credit_arrived(0, 1, 0, 10);
         let mut cut = Vec::new();
         let (key, credit) = i.next_to_serve().unwrap();
         i.pack(&mut packets, key, credit, &mut cut, 0);
@@ -730,7 +765,7 @@ mod tests {
         let mut sent_on_balance = 0;
         for _ in 0..16 {
             assert!(matches!(
-                i.admit(&mut packets, ack, 0, 0),
+                i.admit(&mut packets, ack, 0, 0, 0),
                 Admission::Joined(2)
             ));
             if let Some(on) = i.request_due(2) {
@@ -760,21 +795,21 @@ mod tests {
     fn a_count_request_asks_for_what_the_backlog_needs() {
         let mut packets = PacketArena::new();
         let mut i = ingress_asking(true, 10, true, true);
-        i.admit(&mut packets, Packet::new(0, 1, 2_500, 0), 0, 0);
+        i.admit(&mut packets, Packet::new(0, 1, 2_500, 0), 0, 0, 0);
         assert_eq!(i.request_due(2), Some(true));
         assert_eq!(
             i.request(2, true, 0).number,
             3,
             "2 500 bytes: three credits"
         );
-        i.admit(&mut packets, Packet::new(0, 1, 400, 0), 0, 0);
+        i.admit(&mut packets, Packet::new(0, 1, 400, 0), 0, 0, 0);
         assert_eq!(i.request_due(2), None, "2 900 bytes: still three");
-        i.admit(&mut packets, Packet::new(0, 1, 400, 0), 0, 0);
+        i.admit(&mut packets, Packet::new(0, 1, 400, 0), 0, 0, 0);
         assert_eq!(i.request_due(2), Some(true), "3 300: a fourth");
         assert_eq!(i.request(2, true, 0).number, 4);
         let mut cut = Vec::new();
         for credit in 0..4 {
-            i.credit_arrived(1, 0, 10 + credit);
+            i.credit_arrived(0, 1, 0, 10 + credit);
             let (key, bytes) = i.next_to_serve().unwrap();
             i.pack(&mut packets, key, bytes, &mut cut, 0);
             assert_eq!(
@@ -803,7 +838,7 @@ mod tests {
         let mut packets = PacketArena::new();
         let mut i = low_latency_ingress();
         let mut cut = Vec::new();
-        i.admit(&mut packets, Packet::new(0, 1, 1_000, 0), 0, 0);
+        i.admit(&mut packets, Packet::new(0, 1, 1_000, 0), 0, 0, 0);
         assert!(i.send_at_once(&packets, 2, 0));
         assert!(i.has_ready());
         assert_eq!(i.next_to_serve(), Some((2, Burst::LowLatency)));
@@ -812,15 +847,16 @@ mod tests {
         assert_eq!(i.after_burst(2), None, "no request: nothing waits");
         assert_eq!(i.voqs[2].balance.bytes(), 0, "its balance untouched");
         // 1 000 of 2 000 bytes left in the bound: a second 1 000 goes, a third waits.
-        i.admit(&mut packets, Packet::new(0, 2, 1_000, 0), 0, 0);
+        i.admit(&mut packets, Packet::new(0, 2, 1_000, 0), 0, 0, 0);
         assert!(i.send_at_once(&packets, 4, 0));
-        i.admit(&mut packets, Packet::new(0, 3, 1_000, 0), 0, 0);
+        i.admit(&mut packets, Packet::new(0, 3, 1_000, 0), 0, 0, 0);
         assert!(!i.send_at_once(&packets, 6, 0), "the bound is spent");
         assert_eq!(i.request_due(6), Some(true), "it asks for credits");
         // Behind a packet, or too large: credits.
         i.admit(
             &mut packets,
             Packet::new(0, 3, 100, 8_000_000),
+            0,
             0,
             8_000_000,
         );
@@ -831,6 +867,7 @@ mod tests {
         i.admit(
             &mut packets,
             Packet::new(0, 1, 1_501, 8_000_000),
+            0,
             0,
             8_000_000,
         );
@@ -854,15 +891,15 @@ mod tests {
         i.spec.memory = Some(SharedMemory::new(2_000, 0));
         let p = |dst| Packet::new(0, dst, 900, 0);
         assert!(matches!(
-            i.admit(&mut packets, p(1), 0, 0),
+            i.admit(&mut packets, p(1), 0, 0, 0),
             Admission::Joined(2)
         ));
         assert!(matches!(
-            i.admit(&mut packets, p(2), 0, 0),
+            i.admit(&mut packets, p(2), 0, 0, 0),
             Admission::Joined(4)
         ));
         assert!(matches!(
-            i.admit(&mut packets, p(3), 0, 10),
+            i.admit(&mut packets, p(3), 0, 0, 10),
             Admission::Dropped(_)
         ));
         assert_eq!(
@@ -872,14 +909,14 @@ mod tests {
             ),
             (1, 1)
         );
-        i.credit_arrived(1, 0, 20);
+        i.credit_arrived(0, 1, 0, 20);
         let (key, burst) = i.next_to_serve().unwrap();
         let mut cut = Vec::new();
         i.pack(&mut packets, key, burst, &mut cut, 30);
         assert_eq!(i.memory().unwrap().bytes(), 900);
         assert_eq!(i.memory().unwrap().peak_bytes, 1_800);
         assert!(matches!(
-            i.admit(&mut packets, p(3), 0, 40),
+            i.admit(&mut packets, p(3), 0, 0, 40),
             Admission::Joined(6)
         ));
         assert!(i.memory_ledger().unwrap().check(false).is_ok());
@@ -903,9 +940,9 @@ mod tests {
     fn push_mode_serves_one_packet_per_turn_round_robin() {
         let mut packets = PacketArena::new();
         let mut i = ingress(false, 10);
-        i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0, 0);
-        i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0, 0);
-        i.admit(&mut packets, Packet::new(0, 2, 600, 0), 0, 0);
+        i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0, 0, 0);
+        i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0, 0, 0);
+        i.admit(&mut packets, Packet::new(0, 2, 600, 0), 0, 0, 0);
         let mut cut = Vec::new();
         let mut order = Vec::new();
         while let Some((key, credit)) = i.next_to_serve() {
@@ -919,10 +956,10 @@ mod tests {
     fn a_refresh_asks_again_only_after_a_quiet_refresh_time() {
         let mut packets = PacketArena::new();
         let mut i = ingress(true, 10);
-        i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0, 0);
+        i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0, 0, 0);
         assert_eq!(i.request_due(2), Some(true));
         i.request(2, true, 0);
-        i.credit_arrived(1, 0, 400_000);
+        i.credit_arrived(0, 1, 0, 400_000);
         assert_eq!(i.refresh(2, 1_000_000), Refresh::WaitUntil(1_400_000));
         assert_eq!(i.refresh(2, 1_400_000), Refresh::AskAgain);
         assert_eq!(i.counters.requests_refreshed, 1);
@@ -937,7 +974,7 @@ mod tests {
         let mut packets = PacketArena::new();
         let mut i = ingress_asking(true, 10, true, true);
         for _ in 0..3 {
-            i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0, 0);
+            i.admit(&mut packets, Packet::new(0, 1, 600, 0), 0, 0, 0);
         }
         assert_eq!(i.request_due(2), Some(true));
         let first = i.request(2, true, 0).number;
@@ -961,12 +998,79 @@ mod tests {
             "owed grants again"
         );
         for t in [1_000_100, 1_000_200] {
-            i.credit_arrived(1, 0, t);
+            i.credit_arrived(0, 1, 0, t);
         }
         assert!(!i.voqs[2].asker.active, "all it asked for came");
-        i.credit_arrived(1, 0, 1_000_300); // one of the lost two, late
+        i.credit_arrived(0, 1, 0, 1_000_300); // one of the lost two, late
         assert_eq!(i.voqs[2].written_off, 1);
         i.debug_check_credits(2);
+    }
+
+    /// Per-flow VOQs (reading R43): two slots whose requests name hosts 10 and 11, asking by
+    /// count and keeping unused credit.
+    fn per_flow_ingress() -> Ingress {
+        let mut i = ingress_asking(true, 10, true, true);
+        i.voqs = (0..2 * 4 * 2).map(|_| Voq::default()).collect();
+        i.spec.requesters = vec![10, 11];
+        i
+    }
+
+    /// Two flows to one host from two source hosts: a VOQ each, each asking and credited under
+    /// its own requester, their bursts numbering the one stream to that host in turn.
+    #[test]
+    fn per_flow_voqs_ask_apart_and_share_the_stream_numbering() {
+        let mut packets = PacketArena::new();
+        let mut i = per_flow_ingress();
+        let mut keys = Vec::new();
+        for slot in 0..2 {
+            let Admission::Joined(key) =
+                i.admit(&mut packets, Packet::new(0, 1, 600, 0), slot, 0, 0)
+            else {
+                panic!("a pull ingress joins");
+            };
+            assert_eq!(i.request_due(key), Some(true));
+            assert_eq!(i.request(key, true, 0).from, 10 + slot as u16);
+            keys.push(key);
+        }
+        assert_eq!(
+            keys,
+            [2, 10],
+            "slot 1's VOQs follow slot 0's 4 hosts x 2 classes"
+        );
+        let mut cut = Vec::new();
+        let mut seqs = Vec::new();
+        for slot in [1, 0] {
+            i.credit_arrived(slot, 1, 0, 10);
+            let (key, burst) = i.next_to_serve().unwrap();
+            assert_eq!(key, keys[slot], "the credit reached its flow's VOQ");
+            i.pack(&mut packets, key, burst, &mut cut, 10);
+            seqs.extend(cut.iter().map(|c| c.seq));
+        }
+        assert_eq!(
+            seqs,
+            [0, 1, 2, 3, 4, 5],
+            "one stream's numbering, burst after burst"
+        );
+        assert_eq!(i.packets_held(), 0);
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "VOQ 10: 1 packets against")]
+    fn a_flow_voq_whose_bytes_disagree_with_its_packets_fires() {
+        let mut packets = PacketArena::new();
+        let mut i = per_flow_ingress();
+        i.admit(&mut packets, Packet::new(0, 1, 600, 0), 1, 0, 0);
+        i.miscount(10, 600);
+        i.debug_check(10);
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "VOQ 10 received more credits than it was promised")]
+    fn a_credit_a_flow_voq_never_asked_for_fires() {
+        let mut i = per_flow_ingress();
+        i.credit_arrived(1, 1, 0, 0);
     }
 
     #[test]
@@ -983,7 +1087,7 @@ mod tests {
     #[should_panic(expected = "more credits than it was promised")]
     fn a_credit_never_asked_for_fires() {
         let mut i = ingress_asking(true, 10, true, true);
-        i.credit_arrived(1, 0, 0);
+        i.credit_arrived(0, 1, 0, 0);
     }
 
     #[test]

@@ -57,6 +57,22 @@ pub enum CreditScheduler {
     RoundRobin,
 }
 
+/// What a VOQ holds (§3.2: "Each destination port (and priority) has an assigned VOQ"; App. G:
+/// the htsim scheduler "uses a simple round robin between all flows").
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum VoqKeying {
+    /// One VOQ per destination host and class at each adapter: a port's scheduler takes
+    /// turns over the source adapters (§3.2).
+    #[default]
+    PerPort,
+    /// One VOQ per flow, a flow being one source host's packets to one destination host in
+    /// one class: a port's scheduler takes turns over the flows (App. G; reading R43).
+    PerFlow,
+}
+
 /// Credits.
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -190,6 +206,11 @@ pub struct AdapterConfig {
     /// still holds at most `voq_packets` (reading R42). Absent: only `voq_packets` bounds the
     /// VOQs.
     pub ingress_buffer_bytes: Option<u64>,
+    /// What a VOQ holds: "per_port" (one per destination host and class, §3.2) or "per_flow"
+    /// (one per source host, destination host and class, the flows of App. G's htsim runs;
+    /// reading R43): with per-flow VOQs the destination port's credit scheduler takes turns
+    /// over the flows, not over the source adapters.
+    pub voqs: VoqKeying,
     /// Data frames a host may still send past XOFF (what is on its way when it pauses: the
     /// frame the PAUSE waits behind on the host link, the host's frame on the wire and two
     /// propagation delays, under 3 jumbo frames at 10 Gbit/s and 1 µs); one more is dropped.
@@ -215,6 +236,7 @@ impl Default for AdapterConfig {
             low_latency_bytes: None,
             low_latency_gbps: 1.0,
             ingress_buffer_bytes: None,
+            voqs: VoqKeying::default(),
         }
     }
 }

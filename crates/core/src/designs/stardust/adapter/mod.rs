@@ -96,6 +96,10 @@ pub struct AdapterSpec {
     pub format: CellFormat,
     /// Its ingress.
     pub ingress: IngressSpec,
+    /// A VOQ per flow (`adapter.voqs = "per_flow"`): requests name their flow's source host,
+    /// not the adapter, to the destination port's scheduler, and credits come back to that
+    /// host (reading R43).
+    pub flow_voqs: bool,
     /// Its egress.
     pub egress: EgressSpec,
     /// How long a stream gap stays open before it is given up.
@@ -125,6 +129,8 @@ pub struct Adapter {
     cut: Vec<CutCell>,
     /// Host ports pause their hosts (`adapter.pause_hosts`).
     pauses_hosts: bool,
+    /// A VOQ per flow ([`AdapterSpec::flow_voqs`]).
+    flow_voqs: bool,
     /// Its reachability tables, if the fabric keeps them by messages.
     pub reach: Option<DeviceReach>,
     /// Adapters it gave up, and self-healing measured (§5.9, §5.10).
@@ -148,6 +154,7 @@ impl Adapter {
             ingress: Ingress::new(spec.ingress),
             streams: Streams::new(adapters, ports, classes, spec.reassembly_timeout_ps),
             pauses_hosts: spec.egress.pause_hosts.is_some(),
+            flow_voqs: spec.flow_voqs,
             egress: Egress::new(spec.egress),
             sources: Sources::new(spec.flows, spec.foreground, spec.rng),
             cut: Vec::new(),
@@ -316,7 +323,16 @@ impl Adapter {
         if self.refuse(ctx, &packet) {
             return false;
         }
-        match self.ingress.admit(ctx.packets, packet, class, ctx.now_ps) {
+        // Per-flow VOQs: the slot of the packet's source host; per-port VOQs have one.
+        let slot = if self.flow_voqs {
+            self.addressing.port_of(packet.src)
+        } else {
+            0
+        };
+        match self
+            .ingress
+            .admit(ctx.packets, packet, slot, class, ctx.now_ps)
+        {
             Admission::Dropped(packet) => {
                 release_frame(ctx, packet.frame);
                 return false;
@@ -339,10 +355,17 @@ impl Adapter {
     /// none left.
     fn send_request<R: Router>(&mut self, ctx: &mut Context<'_, R>, key: u32, on: bool) {
         let request = self.ingress.request(key, on, ctx.now_ps);
+        debug_assert!(key <= INDEX, "VOQ {key} beyond the timer tags' index");
         if let Some(at_ps) = request.refresh_at_ps {
             ctx.set_timer(at_ps, REFRESH | key);
         }
-        self.send_control(ctx, self.index, request.dst, request.flags, request.number);
+        self.send_control(
+            ctx,
+            request.from,
+            request.dst,
+            request.flags,
+            request.number,
+        );
     }
 
     /// VOQ `key`'s refresh timer: a VOQ that still waits for a credit asks again.
@@ -473,8 +496,11 @@ impl Adapter {
         self.egress
             .data_arrived(ctx.now_ps, c.inject_ps, c.flags & FCI != 0);
         let class = class_of(c.flags);
-        self.egress
-            .count_delivered(port, c.src, class, c.payload_bytes);
+        if !self.flow_voqs {
+            // Per-flow VOQs: counted per packet, by its source host ([`Self::deliver_released`]).
+            self.egress
+                .count_delivered(port, c.src, class, c.payload_bytes as u32);
+        }
         self.healing.arrived(&c, ctx.now_ps);
         let stream = self.streams.stream(c.src, port, class_of(c.flags));
         let released = self.streams.accept(stream, c.seq, cell, ctx.now_ps);
@@ -488,7 +514,9 @@ impl Adapter {
     }
 
     /// Cells of stream `stream` now in sequence: their whole packets go to the stream's host
-    /// port (discarded there if a gap broke them); then the stream's timer is set if due.
+    /// port (discarded there if a gap broke them); then the stream's timer is set if due. With
+    /// per-flow VOQs the port's scheduler counts each packet's bytes against its source host
+    /// (the flow's requester; a cell does not name its packets' hosts).
     fn deliver_released<R: Router>(
         &mut self,
         ctx: &mut Context<'_, R>,
@@ -502,6 +530,11 @@ impl Adapter {
                 let pid = PacketId::from_index(packet);
                 let p = ctx.packets[pid];
                 packet = p.next_in_cell;
+                if self.flow_voqs {
+                    let class = self.streams.class_of(stream);
+                    self.egress
+                        .count_delivered(port, p.src, class, p.size_bytes);
+                }
                 let complete = self.streams.is_complete(stream, p.start_seq);
                 self.egress.offer(ctx, port, pid, complete);
             }
@@ -523,7 +556,11 @@ impl Adapter {
         let Some(credit) = self.egress.issue_credit(ctx, port) else {
             return;
         };
-        let to = self.addressing.first_host(credit.adapter);
+        let to = if self.flow_voqs {
+            credit.requester
+        } else {
+            self.addressing.first_host(credit.requester)
+        };
         let flags = Kind::Credit as u8 | class_flags(credit.class);
         for _ in 0..credit.count {
             self.send_control(ctx, credit.from, to, flags, 0);
@@ -543,7 +580,9 @@ impl Adapter {
             let on = c.flags & super::REQUEST_ON != 0;
             self.egress.request(ctx, port, c.src, class, c.seq, on);
         } else {
-            self.ingress.credit_arrived(c.src, class, ctx.now_ps);
+            // Per-port credits go to the adapter's first host, its port 0: slot 0.
+            let slot = self.addressing.port_of(c.dst);
+            self.ingress.credit_arrived(slot, c.src, class, ctx.now_ps);
             self.serve(ctx);
         }
     }
@@ -716,13 +755,18 @@ impl ReachDevice for Adapter {
                 if self.addressing.adapter_of(host) == x {
                     self.ingress
                         .empty_voqs(ctx.packets, host, &mut packets, ctx.now_ps);
+                    if self.flow_voqs {
+                        self.egress.forget(host); // its flows' requester
+                    }
                 }
             }
             self.ingress.counters.packets_dropped_unreachable += packets.len() as u64;
             for id in packets {
                 release_packet(ctx, id);
             }
-            self.egress.forget_adapter(x);
+            if !self.flow_voqs {
+                self.egress.forget(x);
+            }
         }
     }
 }

@@ -44,6 +44,11 @@ impl Streams {
         (src as usize * self.ports + port) * self.classes + class
     }
 
+    /// The traffic class of stream `stream`.
+    pub fn class_of(&self, stream: usize) -> usize {
+        stream % self.classes
+    }
+
     /// The host port of stream `stream`.
     pub fn port_of(&self, stream: usize) -> usize {
         stream / self.classes % self.ports
