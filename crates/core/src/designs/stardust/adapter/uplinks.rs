@@ -175,10 +175,9 @@ impl Uplinks {
         }
         // No minimal uplink left: with longer routes allowed, any uplink whose element still
         // reaches the destination.
-        match reach.filter(|r| r.non_minimal) {
-            Some(_) => self.next_usable(reach, cell.dst, None),
-            None => None,
-        }
+        reach
+            .filter(|r| r.non_minimal)
+            .and_then(|_| self.next_usable(reach, cell.dst, None))
     }
 
     /// The next uplink, round robin, that reachability allows toward host `dst` (with
