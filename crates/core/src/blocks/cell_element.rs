@@ -20,7 +20,7 @@
 //! output; its per-VC credit flow control, input FIFOs and iSLIP crossbar are not built here
 //! (this element is output-queued, with link-level pause only).
 
-use crate::blocks::cell::{Cell, CellId, NO_PACKET};
+use crate::blocks::cell::{Cell, CellArena, CellId, NO_PACKET};
 use crate::blocks::fabric::Context;
 use crate::blocks::flow_control::FlowSignal;
 use crate::blocks::port_set::PortSet;
@@ -316,6 +316,14 @@ impl<W: CellWire> CellElement<W> {
                 self.pool_used -= 1;
                 self.maybe_resume(ctx, port);
             }
+        }
+    }
+
+    /// Prefetches what [`kick`](Self::kick) of `port` will take first (a hint).
+    #[inline]
+    pub fn warm(&self, cells: &CellArena, port: usize) {
+        if let Some(p) = self.ports.get(port) {
+            p.warm(cells);
         }
     }
 

@@ -134,6 +134,18 @@ impl PriorityPort {
         self.data[class].back()
     }
 
+    /// Prefetches the cells at the heads of the queues the port serves next (control and the
+    /// first data class), a hint for a wake-up about to run ([`crate::engine::cache`]).
+    #[inline]
+    pub fn warm(&self, cells: &CellArena) {
+        if let Some(head) = self.control.front() {
+            cells.prefetch(head);
+        }
+        if let Some(head) = self.data.first().and_then(CellQueue::front) {
+            cells.prefetch(head);
+        }
+    }
+
     /// Queues a control cell.
     pub fn push_control(&mut self, cells: &mut CellArena, cell: CellId) {
         cells.push_back(&mut self.control, cell);

@@ -640,6 +640,7 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
             }
             Event::Tick(_) => {} // superseded by an earlier clock edge
             Event::Timer { node, tag } => {
+                self.warm_next();
                 self.with_node(now_ps, node as usize, |n, ctx| n.timer(ctx, tag))
             }
             Event::Cell { node, port, cell } => {
@@ -660,22 +661,38 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
 
     /// Warms the events after this one, if the calendar has them at hand, so that their cache
     /// misses overlap with this event's work instead of stalling theirs (an event-driven
-    /// fabric's next event is for a node and cell far from this one's): the cell and node of
-    /// the one after next are prefetched, and the next one's node, whose cell and node were
-    /// prefetched by the event before, prefetches what the cell will touch ([`Node::warm`]).
+    /// fabric's next event is for a node and cell far from this one's): the node (and cell) of
+    /// the one after next are prefetched, and the next one's node, prefetched by the event
+    /// before, prefetches what its cell or timer will touch ([`Node::warm`], [`Node::warm_timer`]).
     #[inline]
     fn warm_next(&self) {
         let queue = &self.plumbing.queue;
-        if let Some(&Event::Cell { node, cell, .. }) = queue.peek_at_hand(1) {
-            self.cells.prefetch(cell);
-            if let Some(next) = self.nodes.get(node as usize) {
-                prefetch(next);
+        match queue.peek_at_hand(1) {
+            Some(&Event::Cell { node, cell, .. }) => {
+                self.cells.prefetch(cell);
+                if let Some(next) = self.nodes.get(node as usize) {
+                    prefetch(next);
+                }
             }
+            Some(&Event::Timer { node, .. }) => {
+                if let Some(next) = self.nodes.get(node as usize) {
+                    prefetch(next);
+                }
+            }
+            _ => {}
         }
-        if let Some(&Event::Cell { node, port, cell }) = queue.peek_at_hand(0) {
-            if let Some(next) = self.nodes.get(node as usize) {
-                next.warm(&self.cells[cell], port as usize);
+        match queue.peek_at_hand(0) {
+            Some(&Event::Cell { node, port, cell }) => {
+                if let Some(next) = self.nodes.get(node as usize) {
+                    next.warm(&self.cells[cell], port as usize);
+                }
             }
+            Some(&Event::Timer { node, tag }) => {
+                if let Some(next) = self.nodes.get(node as usize) {
+                    next.warm_timer(&self.cells, tag);
+                }
+            }
+            _ => {}
         }
     }
 

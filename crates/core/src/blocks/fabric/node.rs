@@ -53,6 +53,11 @@ pub trait Node<R: Router> {
     /// cache miss overlaps with the running event. A hint only: it changes nothing.
     #[inline]
     fn warm(&self, _cell: &Cell, _port: usize) {}
+    /// The node's timer `tag` will fire soon (the event after the one running): as
+    /// [`warm`](Self::warm), the node may prefetch what the timer will touch (an output's next
+    /// cell). A hint only: it changes nothing.
+    #[inline]
+    fn warm_timer(&self, _cells: &CellArena, _tag: u32) {}
 }
 
 /// What a node may do while it handles an event.

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::reach::{self, DeviceReach, Loss, ReachDevice};
 use super::CellFormat;
-use crate::blocks::cell::CellId;
+use crate::blocks::cell::{CellArena, CellId};
 use crate::blocks::cell_element::{Arbitration, CellElement, CellElementSpec};
 pub use crate::blocks::cell_element::{Congestion, ElementCounters};
 use crate::blocks::fabric::{Context, Node};
@@ -191,6 +191,16 @@ impl<R: Router> Node<R> for Element {
             reach::timer(self, ctx, tag);
         } else {
             self.core.kick(ctx, tag as usize);
+        }
+    }
+}
+
+impl Element {
+    /// Prefetches what timer `tag` will touch: an output's next cell (a hint).
+    #[inline]
+    pub(super) fn warm_timer(&self, cells: &CellArena, tag: u32) {
+        if !reach::is_reach_tag(tag) {
+            self.core.warm(cells, tag as usize);
         }
     }
 }

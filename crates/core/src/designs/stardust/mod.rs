@@ -40,7 +40,7 @@ mod wire;
 
 use std::sync::Arc;
 
-use crate::blocks::cell::{CellId, NO_PACKET};
+use crate::blocks::cell::{CellArena, CellId, NO_PACKET};
 use crate::blocks::ethernet::host::{FlowSeries, Host};
 use crate::blocks::fabric::{Context, Fabric, FabricModel, Node};
 use crate::blocks::flow_control::FlowSignal;
@@ -124,6 +124,15 @@ impl<R: Router> Node<R> for StardustNode {
             StardustNode::Adapter(a) => a.signal_arrives(ctx, port, signal),
             StardustNode::Element(e) => e.signal_arrives(ctx, port, signal),
             StardustNode::Host(h) => h.signal_arrives(ctx, port, signal),
+        }
+    }
+
+    #[inline]
+    fn warm_timer(&self, cells: &CellArena, tag: u32) {
+        match self {
+            StardustNode::Adapter(a) => a.warm_timer(cells, tag),
+            StardustNode::Element(e) => e.warm_timer(cells, tag),
+            StardustNode::Host(_) => {}
         }
     }
 

@@ -35,7 +35,7 @@ use super::reach::{self, DeviceReach, Loss, ReachDevice};
 use super::{
     class_flags, class_of, release_frame, release_packet, Addressing, CellFormat, Kind, FCI, FIRST,
 };
-use crate::blocks::cell::{Cell, CellId, NO_PACKET};
+use crate::blocks::cell::{Cell, CellArena, CellId, NO_PACKET};
 use crate::blocks::ethernet::CONTROL;
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;
@@ -625,6 +625,16 @@ impl<R: Router> Node<R> for Adapter {
 }
 
 impl Adapter {
+    /// Prefetches what timer `tag` will touch: an uplink's next cell (a hint).
+    #[inline]
+    pub(crate) fn warm_timer(&self, cells: &CellArena, tag: u32) {
+        if tag & !INDEX == UPLINK {
+            if let Some(port) = self.uplinks.ports.get((tag & INDEX) as usize) {
+                port.warm(cells);
+            }
+        }
+    }
+
     /// After each event: whether credited data waits, for the uplinks' idle meter.
     fn after_event(&mut self) {
         let credited = self.ingress.credits_waiting();
