@@ -39,6 +39,10 @@ pub struct VcConfig {
     /// first by strict priority at every output): 2 under `[gnet]`, RTS, CTS and CTD on the
     /// high-priority class and data cells on the other (Aquila §3.3).
     pub classes: u16,
+    /// Weighted round robin between the classes at every output: units (flits, or cells
+    /// switched whole) per turn, one per class (at least 1 each); absent: strict priority,
+    /// class 0 first.
+    pub class_weights: Option<Vec<u32>>,
 }
 
 impl Default for VcConfig {
@@ -55,6 +59,7 @@ impl Default for VcConfig {
             switching_unit: None,
             check_dependencies: true,
             classes: 1,
+            class_weights: None,
         }
     }
 }

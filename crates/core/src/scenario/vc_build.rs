@@ -90,6 +90,17 @@ impl Scenario {
                 ));
             }
         }
+        if let Some(weights) = &vc.class_weights {
+            if weights.len() != vc.classes as usize || weights.contains(&0) {
+                return Err(invalid(
+                    "vc.class_weights",
+                    format!(
+                        "expected {} weights of at least 1, one per class (vc.classes)",
+                        vc.classes
+                    ),
+                ));
+            }
+        }
         if self.link.flow_control != FlowControlKind::Credit {
             return Err(invalid(
                 "link.flow_control",
@@ -151,6 +162,10 @@ impl Scenario {
             unit,
             check_dependencies: vc.check_dependencies,
             classes: vc.classes,
+            class_arbitration: match vc.class_weights {
+                Some(weights) => OutputArbitration::WeightedRoundRobin { weights },
+                None => OutputArbitration::StrictPriority,
+            },
             nonminimal_routing,
         })
     }

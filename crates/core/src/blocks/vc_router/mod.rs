@@ -112,10 +112,13 @@ pub struct VcSpec {
     pub nonminimal_routing: bool,
     /// Traffic classes the VCs are split into, `vcs / classes` routing VCs each: class `c`
     /// runs on VCs `c · per_class ..`, the rule applied within the class (a class offset),
-    /// and an output serves the lowest class with a flit first (strict priority between
-    /// classes), arbitrating within it by `output_arbitration`. Aquila's RTS, CTS and CTD on
-    /// their own high-priority VCs (Gibson et al., NSDI '22, §3.1, §3.3). 1: no classes.
+    /// and an output chooses a class by `class_arbitration`, then a VC within it by
+    /// `output_arbitration`. Aquila's RTS, CTS and CTD on their own high-priority VCs
+    /// (Gibson et al., NSDI '22, §3.1, §3.3). 1: no classes.
     pub classes: u16,
+    /// Output arbitration between the classes: strict priority (class 0 first) or weighted
+    /// round robin, one weight per class.
+    pub class_arbitration: OutputArbitration,
 }
 
 impl VcSpec {
@@ -179,6 +182,8 @@ struct OutputVcs {
     class: Vec<PortClass>,
     /// Per (port, VC class): the arbiter between the class's VCs.
     arbiters: Vec<OutputArbiter>,
+    /// Per port: the arbiter between the VC classes.
+    class_arbiters: Vec<OutputArbiter>,
 }
 
 /// Buffers a cycle reuses, allocated once.
@@ -260,6 +265,7 @@ impl VcRouter {
                 links: vec![out_link; ports],
                 class: vec![PortClass::Terminal; ports],
                 arbiters: vec![OutputArbiter::default(); ports * spec.classes.max(1) as usize],
+                class_arbiters: vec![OutputArbiter::default(); ports],
             },
             switch_allocator: SwitchAllocator::new(spec.allocator, ports, vcs),
             vc_allocator: VcAllocator::new(ports * vcs),

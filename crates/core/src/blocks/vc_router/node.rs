@@ -257,23 +257,25 @@ impl VcRouter {
             let queues = &mut self.outputs.queues[output * self.vcs..(output + 1) * self.vcs];
             let per_class = self.spec.vcs_per_class() as usize;
             let classes = self.vcs / per_class;
-            // Strict priority between classes: the lowest class with a flit.
             let class = match classes {
                 1 => 0,
-                _ => (0..classes)
-                    .find(|&c| {
+                _ => {
+                    let queued = |c: usize| {
                         queues[c * per_class..(c + 1) * per_class]
                             .iter()
                             .any(|q| !q.is_empty())
-                    })
-                    .expect("a port with flits queued has a class to serve"),
+                    };
+                    self.outputs.class_arbiters[output]
+                        .pick(&self.spec.class_arbitration, classes, 0, queued)
+                        .expect("a port with flits queued has a class to serve")
+                }
             };
             let first_vc = class * per_class;
             let arbiter = &mut self.outputs.arbiters[output * classes + class];
             let class_queues = &queues[first_vc..first_vc + per_class];
             let vc = first_vc
                 + arbiter
-                    .pick(&self.spec.output_arbitration, class_queues, first_vc)
+                    .pick_vc(&self.spec.output_arbitration, class_queues, first_vc)
                     .expect("a port with flits queued has a VC to serve");
             let cell = ctx
                 .cells
@@ -493,6 +495,7 @@ mod tests {
             check_dependencies: true,
             nonminimal_routing: false,
             classes: 1,
+            class_arbitration: OutputArbitration::StrictPriority,
         };
         let rng = stream(1, ComponentId { kind: 0, index: 0 });
         VcRouter::new(2, 64, Link::new(512_000_000_000, 0), 0, &spec, rng)

@@ -1,51 +1,66 @@
-//! Output arbitration between the VCs of one output port: which VC's queued flit the link
-//! carries next, by weighted round robin or strict priority (Aquila's output QoS, Gibson et
-//! al., NSDI '22, §3.1; Dally and Towles, ch. 19 on arbiters).
+//! Output arbitration at one output port: which VC's queued flit the link carries next, and
+//! with traffic classes, which class's first; by weighted round robin or strict priority
+//! (Aquila's output QoS, "weighted round robin and strict priority", Gibson et al., NSDI '22,
+//! §3.1; Dally and Towles, ch. 19 on arbiters).
 
 use crate::blocks::cell::CellQueue;
 
-/// How an output port chooses among its VCs, by name (`vc.output_arbitration`).
+/// How an output port chooses among its VCs (`vc.output_arbitration`) or its VC classes
+/// (`vc.class_weights`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OutputArbitration {
-    /// Weighted round robin: VC `v` sends up to `weights[v]` flits per turn.
+    /// Weighted round robin: contender `i` sends up to `weights[i]` units (flits, or cells
+    /// switched whole) per turn.
     WeightedRoundRobin {
-        /// Flits per turn, per VC (at least 1 each).
+        /// Units per turn, per contender (at least 1 each).
         weights: Vec<u32>,
     },
-    /// The lowest-numbered VC with a flit goes first.
+    /// The lowest-numbered contender with a unit queued goes first.
     StrictPriority,
 }
 
-/// One output port's arbiter state.
+/// One arbiter's state (one per output port and class between VCs, one per output port
+/// between classes).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct OutputArbiter {
-    /// The VC whose turn it is.
+    /// The contender whose turn it is.
     turn: u16,
-    /// Flits it sent in this turn.
+    /// Units it sent in this turn.
     sent_in_turn: u32,
 }
 
 impl OutputArbiter {
     /// Picks the VC among `queues` (one per VC, the first of them VC `first_vc` of the port,
-    /// whose weight it takes) whose head flit goes next, if any holds one.
-    pub fn pick(
+    /// whose weight it takes) whose head goes next, if any holds one.
+    pub fn pick_vc(
         &mut self,
         rule: &OutputArbitration,
         queues: &[CellQueue],
         first_vc: usize,
     ) -> Option<usize> {
-        let vcs = queues.len();
+        self.pick(rule, queues.len(), first_vc, |vc| !queues[vc].is_empty())
+    }
+
+    /// Picks among `count` contenders, the first of them number `first` of `rule`'s weights,
+    /// those for which `ready` holds, which goes next, if any is ready.
+    pub fn pick(
+        &mut self,
+        rule: &OutputArbitration,
+        count: usize,
+        first: usize,
+        ready: impl Fn(usize) -> bool,
+    ) -> Option<usize> {
         match rule {
-            OutputArbitration::StrictPriority => queues.iter().position(|q| !q.is_empty()),
+            OutputArbitration::StrictPriority => (0..count).find(|&i| ready(i)),
             OutputArbitration::WeightedRoundRobin { weights } => {
                 let turn = self.turn as usize;
-                if !queues[turn].is_empty() && self.sent_in_turn < weights[first_vc + turn] {
+                if ready(turn) && self.sent_in_turn < weights[first + turn] {
                     self.sent_in_turn += 1;
                     return Some(turn);
                 }
-                let next = (1..=vcs)
-                    .map(|k| (turn + k) % vcs)
-                    .find(|&vc| !queues[vc].is_empty())?;
+                let next = (1..=count)
+                    .map(|k| (turn + k) % count)
+                    .find(|&i| ready(i))?;
                 self.turn = next as u16;
                 self.sent_in_turn = 1;
                 Some(next)
@@ -81,7 +96,7 @@ mod tests {
         let mut arbiter = OutputArbiter::default();
         (0..n)
             .map_while(|_| {
-                let vc = arbiter.pick(rule, &qs, 0)?;
+                let vc = arbiter.pick_vc(rule, &qs, 0)?;
                 cells.pop_front(&mut qs[vc]);
                 Some(vc)
             })
@@ -98,6 +113,33 @@ mod tests {
             serve(&rule, &[1, 0, 3], 4),
             [0, 2, 2, 2],
             "empty VCs give way"
+        );
+    }
+
+    /// Between classes the same arbiter takes turns over whichever classes have a unit
+    /// queued: weights 3 : 1 give three units of class 0 to one of class 1 while both wait,
+    /// and a class with nothing queued gives way; strict priority starves class 1.
+    #[test]
+    fn classes_take_turns_by_their_weights() {
+        let pick_n = |rule: &OutputArbitration, ready: &[bool], n: usize| {
+            let mut arbiter = OutputArbiter::default();
+            (0..n)
+                .map(|_| arbiter.pick(rule, ready.len(), 0, |c| ready[c]))
+                .collect::<Vec<_>>()
+        };
+        let weighted = OutputArbitration::WeightedRoundRobin {
+            weights: vec![3, 1],
+        };
+        let both = [true, true];
+        assert_eq!(
+            pick_n(&weighted, &both, 8),
+            [0, 0, 0, 1, 0, 0, 0, 1].map(Some)
+        );
+        assert_eq!(pick_n(&weighted, &[false, true], 3), [Some(1); 3]);
+        assert_eq!(pick_n(&weighted, &[false, false], 1), [None]);
+        assert_eq!(
+            pick_n(&OutputArbitration::StrictPriority, &both, 4),
+            [Some(0); 4]
         );
     }
 
