@@ -10,6 +10,7 @@ use crate::blocks::gnet::wire::{flits_of, DATA_CELL_BYTES};
 use crate::blocks::routing::{mode, FabricRouter, RouteTable};
 use crate::blocks::topology::{Topology, TopologyError};
 use crate::blocks::vc_router::dependency::{self, DependencyError, RoutingReach};
+use crate::blocks::vc_router::failure::LinkFailure;
 use crate::blocks::vc_router::VcSpec;
 use crate::scenario::{Scenario, ScenarioError};
 
@@ -19,20 +20,8 @@ pub type CellFabric = Network<FabricRouter>;
 /// Builds the fabric a validated scenario describes.
 pub fn build(scenario: &Scenario) -> Result<CellFabric, ScenarioError> {
     let topology = scenario.topology()?;
-    let table = RouteTable::new(&topology).map_err(|e| {
-        let message = match e {
-            TopologyError::Unreachable { src, dst } => format!(
-                "host {} cannot reach host {}: every host must reach every other",
-                topology.endpoint_name(src),
-                topology.endpoint_name(dst)
-            ),
-            other => other.to_string(),
-        };
-        ScenarioError {
-            key: "topology".into(),
-            message,
-        }
-    })?;
+    let table = tables_of(&topology, "topology")?;
+    let table_updates = tables_after_failures(scenario, &topology)?;
     let routing = scenario.routing.clone().unwrap_or_default();
     let mode = mode(&routing.mode).expect("validated routing mode");
     let mut spec = scenario.network_spec("cell_fabric", topology);
@@ -43,7 +32,8 @@ pub fn build(scenario: &Scenario) -> Result<CellFabric, ScenarioError> {
         weights.nonminimal_bias_cells *= flits_of(DATA_CELL_BYTES, gnet.flit_bytes) as f64;
     }
     let router = FabricRouter::new(table, mode, scenario.run.seed, routing.spray_rounds)
-        .with_sampled_weights(weights);
+        .with_sampled_weights(weights)
+        .with_table_updates(table_updates);
     let name = routing.mode;
     let mut router = router;
     if let Some(vc) = &spec.vc {
@@ -55,6 +45,58 @@ pub fn build(scenario: &Scenario) -> Result<CellFabric, ScenarioError> {
     }
     spec.routing = Some(name);
     Ok(Network::new(spec, router))
+}
+
+/// The tables of `topology`, refused under `key` unless every host reaches every other.
+fn tables_of(topology: &Topology, key: &str) -> Result<RouteTable, ScenarioError> {
+    RouteTable::new(topology).map_err(|e| {
+        let message = match e {
+            TopologyError::Unreachable { src, dst } => format!(
+                "host {} cannot reach host {}: every host must reach every other",
+                topology.endpoint_name(src),
+                topology.endpoint_name(dst)
+            ),
+            other => other.to_string(),
+        };
+        ScenarioError {
+            key: key.into(),
+            message,
+        }
+    })
+}
+
+/// The tables after each link failure, in the order the updates come (by time, then switch):
+/// each without every link failed so far. A failure must name a link between two switches
+/// that is still up, and the fabric without it must still connect every pair of hosts.
+fn tables_after_failures(
+    scenario: &Scenario,
+    topology: &Topology,
+) -> Result<Vec<RouteTable>, ScenarioError> {
+    let mut cut = topology.clone();
+    let mut tables = Vec::new();
+    for (i, f) in LinkFailure::in_update_order(&scenario.link_failures()) {
+        if f.switch >= cut.switches() {
+            return Err(ScenarioError {
+                key: format!("failures[{i}].switch"),
+                message: format!(
+                    "expected a switch below {}, got {}",
+                    cut.switches(),
+                    f.switch
+                ),
+            });
+        }
+        if f.port >= cut.switch_ports(f.switch) || cut.cut(f.switch, f.port).is_none() {
+            return Err(ScenarioError {
+                key: format!("failures[{i}].port"),
+                message: format!(
+                    "expected a port of switch {} cabled to another switch (and not failed before), got {}",
+                    f.switch, f.port
+                ),
+            });
+        }
+        tables.push(tables_of(&cut, &format!("failures[{i}]"))?);
+    }
+    Ok(tables)
 }
 
 /// Refuses a VC rule that does not fit the routes (too few VCs) or leaves a cycle in the

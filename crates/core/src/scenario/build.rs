@@ -3,7 +3,7 @@
 use rand::seq::SliceRandom;
 
 use super::*;
-use crate::blocks::cell_network::NetworkSpec;
+use crate::blocks::cell_network::{Layer1Plan, NetworkSpec};
 use crate::blocks::flow_control::{FlowControlPlan, RxFlowControl};
 use crate::blocks::link::Link;
 use crate::blocks::port_set::MAX_PORTS;
@@ -363,12 +363,15 @@ impl Scenario {
             warmup_ps: self.warmup_ps(),
             end_ps: self.end_ps(),
             lossless: self.is_lossless(),
-            bit_errors: self.link.bit_errors().expect("validated"),
-            in_band_flow_control: self.link.in_band_flow_control,
-            layer1_frame_bytes: self.link.frame_bytes,
+            layer1: Layer1Plan {
+                bit_errors: self.link.bit_errors().expect("validated"),
+                in_band_flow_control: self.link.in_band_flow_control,
+                frame_bytes: self.link.frame_bytes,
+            },
             vc: self.vc_spec(),
             gnet: self.gnet_spec(),
             trace_fraction: self.trace_fraction(),
+            failures: self.link_failures(),
         }
     }
 

@@ -13,6 +13,7 @@
 
 mod build;
 pub mod clique;
+pub mod failures;
 pub mod gnet;
 mod gnet_build;
 pub mod rma;

@@ -57,6 +57,9 @@ pub struct Scenario {
     /// Cell tracing: the hops of a sampled fraction of the cells (absent: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<super::trace::TraceConfig>,
+    /// Links between VC routers cut mid-run (Aquila §3.2; absent: none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<super::failures::LinkFailureConfig>,
 }
 
 /// How switches pick among next hops.

@@ -28,6 +28,7 @@ impl Scenario {
         self.validate_gnet()?;
         self.validate_rma()?;
         self.validate_trace()?;
+        self.validate_failures()?;
         self.validate_traffic(&self.traffic)
     }
 
@@ -637,6 +638,54 @@ impl Scenario {
                 "trace.fraction",
                 "cells are traced through VC routers: expected switch.scheduler = \"vc_separable\" or \"vc_islip\"",
             ));
+        }
+        Ok(())
+    }
+}
+
+/// The `failures` list's checks (kept here, as the `trace` section's, so `failures.rs` needs
+/// nothing of the scenario).
+impl Scenario {
+    /// The links cut, in the order written.
+    pub fn link_failures(&self) -> Vec<super::failures::LinkFailure> {
+        self.failures
+            .iter()
+            .map(|f| super::failures::LinkFailure {
+                at_ps: ps_from_ns(f.at_ns),
+                tables_ps: ps_from_ns(f.at_ns + f.tables_after_ns),
+                switch: f.switch as usize,
+                port: f.port as usize,
+            })
+            .collect()
+    }
+
+    /// Times of zero or more nanoseconds, on a fabric of VC routers switching whole cells or
+    /// one-cell packets (a lost flit would leave its packet's other flits holding a VC); the
+    /// switch and port are checked against the topology when the fabric is built.
+    pub(super) fn validate_failures(&self) -> Result<(), ScenarioError> {
+        for (i, f) in self.failures.iter().enumerate() {
+            for (key, ns) in [("at_ns", f.at_ns), ("tables_after_ns", f.tables_after_ns)] {
+                if !(ns.is_finite() && ns >= 0.0) {
+                    return Err(invalid(
+                        &format!("failures[{i}].{key}"),
+                        format!("expected zero or more nanoseconds, got {ns}"),
+                    ));
+                }
+            }
+            if self.design.as_deref() != Some("cell_fabric") || !self.uses_vcs() {
+                return Err(invalid(
+                    "failures",
+                    "links fail on a fabric of VC routers: expected design = \"cell_fabric\" and switch.scheduler = \"vc_separable\" or \"vc_islip\"",
+                ));
+            }
+            let one_cell_packets =
+                self.gnet.is_none() && self.packet_sizes().max_bytes() <= self.cell.payload_bytes();
+            if !(self.switches_whole_cells() || one_cell_packets) {
+                return Err(invalid(
+                    "failures",
+                    "a link fails between whole packets: expected vc.switching_unit = \"cell\" or packets of one cell",
+                ));
+            }
         }
         Ok(())
     }

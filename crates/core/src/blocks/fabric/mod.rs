@@ -667,19 +667,14 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
     #[inline]
     fn warm_next(&self) {
         let queue = &self.plumbing.queue;
-        match queue.peek_at_hand(1) {
-            Some(&Event::Cell { node, cell, .. }) => {
-                self.cells.prefetch(cell);
-                if let Some(next) = self.nodes.get(node as usize) {
-                    prefetch(next);
-                }
+        let after_next = queue.peek_at_hand(1);
+        if let Some(&Event::Cell { cell, .. }) = after_next {
+            self.cells.prefetch(cell);
+        }
+        if let Some(&(Event::Cell { node, .. } | Event::Timer { node, .. })) = after_next {
+            if let Some(next) = self.nodes.get(node as usize) {
+                prefetch(next);
             }
-            Some(&Event::Timer { node, .. }) => {
-                if let Some(next) = self.nodes.get(node as usize) {
-                    prefetch(next);
-                }
-            }
-            _ => {}
         }
         match queue.peek_at_hand(0) {
             Some(&Event::Cell { node, port, cell }) => {

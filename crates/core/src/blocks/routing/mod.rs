@@ -57,6 +57,9 @@ pub trait Router {
     /// advance (per-VOQ flow control reserves the downstream VOQ before the cell gets there);
     /// `None` for routers that decide on arrival.
     fn planned_output(&self, switch: usize, input: usize, cell: &Cell) -> Option<usize>;
+    /// Installs the next tables the router was given (an SDN update after a link failed); by
+    /// default the tables never change.
+    fn update_tables(&mut self) {}
     /// Makes `cell`, whose destination changed mid-path (NDP's return-to-sender, §3.1), routable
     /// from the switch it is at: whatever it carried for its old route is forgotten.
     fn turn_around(&mut self, _cell: &mut Cell) {}
@@ -343,6 +346,20 @@ pub struct Spray {
     pub rounds: u16,
 }
 
+impl Spray {
+    /// Every set of `table` in table order, re-drawn every `rounds` passes.
+    fn over(table: &RouteTable, rounds: u16) -> Spray {
+        Spray {
+            order: (0..table.sets())
+                .flat_map(|set| table.ports(set).to_vec())
+                .collect(),
+            next: vec![0; table.sets()],
+            passes_left: vec![0; table.sets()],
+            rounds,
+        }
+    }
+}
+
 /// Routing over a [`RouteTable`] with the mechanism a scenario names.
 pub struct FabricRouter {
     table: RouteTable,
@@ -357,6 +374,8 @@ pub struct FabricRouter {
     /// Cells on a VC below this one are routed by Aquila's Minimal Deterministic mode whatever
     /// the mode (see [`FabricRouter::with_ordered_vcs`]); 0: none.
     ordered_below_vc: u16,
+    /// Tables to install at the next updates, the next one last.
+    table_updates: Vec<RouteTable>,
 }
 
 /// Where a design keeps a cell's path label (an MPTCP subflow's number), which per-flow
@@ -395,15 +414,7 @@ impl FabricRouter {
         let salts = (0..table.switches())
             .map(|s| mix(seed ^ mix(s as u64 + 1)))
             .collect();
-        let order: Vec<u16> = (0..table.sets())
-            .flat_map(|set| table.ports(set).to_vec())
-            .collect();
-        let spray = Spray {
-            order,
-            next: vec![0; table.sets()],
-            passes_left: vec![0; table.sets()],
-            rounds: spray_rounds.max(1),
-        };
+        let spray = Spray::over(&table, spray_rounds.max(1));
         FabricRouter {
             table,
             mode,
@@ -414,7 +425,17 @@ impl FabricRouter {
             path_label: PathLabel::Unlabelled,
             paths: None,
             ordered_below_vc: 0,
+            table_updates: Vec::new(),
         }
+    }
+
+    /// The router installing `tables` one after the other, at each
+    /// [`Router::update_tables`] (the tables after each of a run's link failures, in the order
+    /// their updates come).
+    pub fn with_table_updates(mut self, tables: Vec<RouteTable>) -> Self {
+        self.table_updates = tables;
+        self.table_updates.reverse();
+        self
     }
 
     /// The router sending the cells on VCs `0..vcs` (a high-priority class) by a hash of
@@ -508,6 +529,19 @@ impl FabricRouter {
 }
 
 impl Router for FabricRouter {
+    /// The next tables replace the current ones, with spraying orders over them and no
+    /// stamped path kept from the old ones.
+    fn update_tables(&mut self) {
+        let Some(table) = self.table_updates.pop() else {
+            return;
+        };
+        self.spray = Spray::over(&table, self.spray.rounds);
+        self.table = table;
+        if self.paths.is_some() {
+            self.paths = Some(PathCache::new(2 * self.table.terminals()));
+        }
+    }
+
     fn inject(&mut self, _src: usize, cell: &mut Cell) {
         cell.route_tag = if self.mode.needs_groups {
             UNDECIDED

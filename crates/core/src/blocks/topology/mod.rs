@@ -316,6 +316,18 @@ impl Topology {
             .collect()
     }
 
+    /// Removes the cable between `switch`'s `port` and another switch (a link that failed),
+    /// returning the far end; `None`, changing nothing, if no switch is cabled there.
+    pub fn cut(&mut self, switch: usize, port: usize) -> Option<(usize, usize)> {
+        let far = match self.peer[switch].get(port).copied().flatten()? {
+            Attachment::SwitchPort { switch, port } => (switch, port),
+            Attachment::Endpoint(_) => return None,
+        };
+        self.peer[switch][port] = None;
+        self.peer[far.0][far.1] = None;
+        Some(far)
+    }
+
     /// Ports of switch `switch`.
     pub fn switch_ports(&self, switch: usize) -> usize {
         self.ports[switch]

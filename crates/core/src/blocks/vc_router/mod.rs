@@ -23,6 +23,7 @@ pub mod assignment;
 pub mod busy;
 pub mod deadlock;
 pub mod dependency;
+pub mod failure;
 mod node;
 pub mod occupancy;
 pub mod output;
@@ -223,6 +224,8 @@ pub struct VcRouter {
     /// router sleeps through the edges at which it would do nothing ([`node`]), and the next
     /// tick samples its occupancy at each of them as it was.
     slept_from: Option<(TimePs, u64)>,
+    /// Its dead links and the cells they cost it.
+    failures: failure::Failures,
     /// What the router measured and counted (ports, occupancy, delay).
     pub stats: SwitchStats,
 }
@@ -280,6 +283,7 @@ impl VcRouter {
             },
             held_cells: 0,
             slept_from: None,
+            failures: failure::Failures::new(ports),
             stats: SwitchStats {
                 counters: vec![PortCounters::default(); ports],
                 ..SwitchStats::default()
@@ -293,6 +297,11 @@ impl VcRouter {
         self.outputs.class[port] = class;
         self.outputs.links[port] = link;
         self.outputs.gates[port] = gate;
+    }
+
+    /// The cells its dead links cost it, by cause.
+    pub fn failure_losses(&self) -> failure::FailureLosses {
+        self.failures.losses
     }
 
     /// Flits held, by the counter kept as they come and go.

@@ -381,6 +381,14 @@ impl VcRouter {
         }
     }
 
+    /// Asleep holding flits: allocation reruns at the next edge.
+    pub(super) fn wake_at_next_edge<R: Router>(&self, ctx: &mut Context<'_, R>) {
+        if let Some((from_ps, _)) = self.slept_from {
+            let edges = (ctx.now_ps - from_ps).div_ceil(self.slot_ps).max(1);
+            ctx.wake_at(from_ps + edges * self.slot_ps);
+        }
+    }
+
     /// Records the hop of traced `cell` as it leaves by `output` now (Gibson et al., NSDI '22,
     /// §3.5: every TiN on a traced cell's path samples it).
     fn trace_hop<R: Router>(&self, ctx: &mut Context<'_, R>, cell: CellId, output: usize) {
@@ -411,21 +419,29 @@ impl<R: Router> Node<R> for VcRouter {
     }
 
     fn cell_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId, at_ps: TimePs) {
+        if self.failures.down_at(port, at_ps) {
+            return self.lose_on_wire(ctx, cell);
+        }
         self.route_flit(ctx, port, cell);
         self.buffer_flit(ctx.cells, port, cell, at_ps);
     }
 
+    /// A credit opens its output (a credit on a dead link is lost with it).
     fn signal_arrives(&mut self, ctx: &mut Context<'_, R>, port: usize, signal: FlowSignal) {
+        if self.failures.down_at(port, ctx.now_ps) {
+            return;
+        }
         self.outputs.gates[port].on_signal(signal);
         self.allocation_due = true;
         if let Switching::VirtualCutThrough { .. } = self.spec.switching {
             self.vc_allocation_due = true; // a head waits for room downstream
         }
-        // Asleep holding flits: allocation reruns at the next edge.
-        if let Some((from_ps, _)) = self.slept_from {
-            let edges = (ctx.now_ps - from_ps).div_ceil(self.slot_ps).max(1);
-            ctx.wake_at(from_ps + edges * self.slot_ps);
-        }
+        self.wake_at_next_edge(ctx);
+    }
+
+    /// A link of the router fails, or the tables drop a dead one ([`super::failure`]).
+    fn timer(&mut self, ctx: &mut Context<'_, R>, tag: u32) {
+        self.failure_step(ctx, tag);
     }
 
     /// Latches nothing itself (the fabric hands it the flits arrived), then allocates,

@@ -48,11 +48,18 @@ impl Occupancy {
     /// The head of input VC (`port`, `vc`) got its output VC.
     #[inline]
     pub fn head_to_holder(&mut self, port: usize, vc: usize) {
+        self.clear_head(port, vc);
+        self.set_holder(port, vc);
+    }
+
+    /// Input VC (`port`, `vc`) has no head waiting for VC allocation at its front (its front
+    /// cells were taken out: a link failed).
+    #[inline]
+    pub fn clear_head(&mut self, port: usize, vc: usize) {
         self.heads[port] &= !(1 << vc);
         if self.heads[port] == 0 {
             self.ports_with_heads.remove(port);
         }
-        self.set_holder(port, vc);
     }
 
     /// Input VC (`port`, `vc`) no longer sends through an output VC (its tail left, or its
