@@ -92,6 +92,9 @@ pub struct FailureLosses {
 /// A router's dead links and what they cost it.
 #[derive(Clone, Debug)]
 pub(super) struct Failures {
+    /// Some link has failed (so that a router whose links are all up, the rule, reads no
+    /// more than this flag per arrival).
+    any_down: bool,
     /// Per port: when its link failed ([`TimePs::MAX`]: it has not).
     down_since_ps: Vec<TimePs>,
     pub(super) losses: FailureLosses,
@@ -101,6 +104,7 @@ impl Failures {
     /// `ports` ports, every link up.
     pub(super) fn new(ports: usize) -> Self {
         Failures {
+            any_down: false,
             down_since_ps: vec![TimePs::MAX; ports],
             losses: FailureLosses::default(),
         }
@@ -109,7 +113,7 @@ impl Failures {
     /// True if the link on `port` had failed at `at_ps`.
     #[inline]
     pub(super) fn down_at(&self, port: usize, at_ps: TimePs) -> bool {
-        at_ps >= self.down_since_ps[port]
+        self.any_down && at_ps >= self.down_since_ps[port]
     }
 }
 
@@ -119,6 +123,7 @@ impl VcRouter {
         let (step, port) = FailureStep::of(tag);
         match step {
             FailureStep::Fail => {
+                self.failures.any_down = true;
                 self.failures.down_since_ps[port] = ctx.now_ps;
                 self.outputs.links[port].hold_until(TimePs::MAX);
             }
