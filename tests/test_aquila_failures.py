@@ -1,8 +1,9 @@
-"""Link failures on a Clique of VC routers (Gibson et al., "Aquila: A unified, low-latency fabric
-for datacenter networks", NSDI '22, §3.2): a link cut mid-run stops both ways at once, the cells
-on its wire are lost, adaptive routing steers around its blocked queue, and when the tables drop
-the link the cells still held for it are dropped; every loss is counted by cause, and a bad
-failure is refused with its key named and exit status 2."""
+"""Link and switch failures on a Clique of VC routers (Gibson et al., "Aquila: A unified,
+low-latency fabric for datacenter networks", NSDI '22, §3.2): a link cut mid-run stops both ways
+at once, the cells on its wire are lost, adaptive routing steers around its blocked queue, and
+when the tables drop the link the cells still held for it are dropped; a failed TiN loses what
+it holds and, once the tables drop it, the cells for its hosts find no route. Every loss is
+counted by cause, and a bad failure is refused with its key named and exit status 2."""
 
 from __future__ import annotations
 
@@ -93,6 +94,21 @@ def test_a_run_with_a_failure_is_deterministic(tmp_path):
     assert first["cells_lost_on_wire"] + first["cells_stranded"] > 0
 
 
+def test_a_failed_tin_sends_nothing_more_and_every_loss_is_counted_by_cause(tmp_path):
+    at_ns = 15_000
+    summary, hops = _run(tmp_path, [{"at_ns": at_ns, "switch": 0, "tables_after_ns": 10_000}],
+                         ["trace.fraction=1.0", "traffic.load=0.9",
+                          "routing.mode=aquila_fully_adaptive"])
+    at_tin = hops[hops.switch == 0]
+    assert len(at_tin[at_tin.depart_ns < at_ns]) > 0
+    assert len(at_tin[at_tin.depart_ns >= at_ns]) == 0, "a failed TiN sends nothing"
+    assert (summary["switches_failed"], summary["links_failed"]) == (1, 0)
+    causes = ["cells_lost_on_wire", "cells_stranded", "cells_lost_in_failed_switches",
+              "cells_unroutable"]
+    assert all(summary[c] > 0 for c in causes), summary
+    assert summary["cells_dropped"] == sum(summary[c] for c in causes)
+
+
 @pytest.mark.parametrize("failures, key", [
     ([{"at_ns": 0, "switch": 999, "port": GLOBAL_PORT}], "failures[0].switch"),
     ([{"at_ns": 0, "switch": 0, "port": 0}], "failures[0].port"),  # a host's port
@@ -102,6 +118,7 @@ def test_a_run_with_a_failure_is_deterministic(tmp_path):
      "failures[0].tables_after_ns"),
     ([{"at_ns": 0, "switch": 0, "port": GLOBAL_PORT},
       {"at_ns": 5, "switch": 0, "port": GLOBAL_PORT}], "failures[1].port"),
+    ([{"at_ns": 0, "switch": 3}, {"at_ns": 5, "switch": 3}], "failures[1].switch"),
 ])
 def test_a_bad_failure_is_refused_with_the_key_named(tmp_path, failures, key):
     args = ["run", _scenario(tmp_path, failures), "--out", str(tmp_path / "out")]

@@ -10,7 +10,7 @@ use crate::blocks::gnet::wire::{flits_of, DATA_CELL_BYTES};
 use crate::blocks::routing::{mode, FabricRouter, RouteTable};
 use crate::blocks::topology::{Topology, TopologyError};
 use crate::blocks::vc_router::dependency::{self, DependencyError, RoutingReach};
-use crate::blocks::vc_router::failure::LinkFailure;
+use crate::blocks::vc_router::failure::Failure;
 use crate::blocks::vc_router::VcSpec;
 use crate::scenario::{Scenario, ScenarioError};
 
@@ -49,52 +49,68 @@ pub fn build(scenario: &Scenario) -> Result<CellFabric, ScenarioError> {
 
 /// The tables of `topology`, refused under `key` unless every host reaches every other.
 fn tables_of(topology: &Topology, key: &str) -> Result<RouteTable, ScenarioError> {
-    RouteTable::new(topology).map_err(|e| {
-        let message = match e {
-            TopologyError::Unreachable { src, dst } => format!(
-                "host {} cannot reach host {}: every host must reach every other",
-                topology.endpoint_name(src),
-                topology.endpoint_name(dst)
-            ),
-            other => other.to_string(),
-        };
-        ScenarioError {
-            key: key.into(),
-            message,
-        }
-    })
+    RouteTable::new(topology).map_err(|e| unreachable_error(topology, e, key))
 }
 
-/// The tables after each link failure, in the order the updates come (by time, then switch):
-/// each without every link failed so far. A failure must name a link between two switches
-/// that is still up, and the fabric without it must still connect every pair of hosts.
+/// `e`, a failure to route `topology`, as the error of `key`.
+fn unreachable_error(topology: &Topology, e: TopologyError, key: &str) -> ScenarioError {
+    let message = match e {
+        TopologyError::Unreachable { src, dst } => format!(
+            "host {} cannot reach host {}: every host must reach every other",
+            topology.endpoint_name(src),
+            topology.endpoint_name(dst)
+        ),
+        other => other.to_string(),
+    };
+    ScenarioError {
+        key: key.into(),
+        message,
+    }
+}
+
+/// The tables after each failure, in the order the updates come (by time, then switch): each
+/// without every link and switch failed so far. A failure must name a switch, and a link of it
+/// to another switch that is still up (or none: the switch fails); the fabric without them must
+/// still connect every pair of hosts whose switch is up.
 fn tables_after_failures(
     scenario: &Scenario,
     topology: &Topology,
 ) -> Result<Vec<RouteTable>, ScenarioError> {
     let mut cut = topology.clone();
+    let mut failed_switches = Vec::new();
     let mut tables = Vec::new();
-    for (i, f) in LinkFailure::in_update_order(&scenario.link_failures()) {
-        if f.switch >= cut.switches() {
-            return Err(ScenarioError {
-                key: format!("failures[{i}].switch"),
-                message: format!(
-                    "expected a switch below {}, got {}",
-                    cut.switches(),
-                    f.switch
-                ),
-            });
+    for (i, f) in Failure::in_update_order(&scenario.scheduled_failures()) {
+        let invalid = |key: &str, message: String| ScenarioError {
+            key: format!("failures[{i}].{key}"),
+            message,
+        };
+        if f.switch >= cut.switches() || failed_switches.contains(&f.switch) {
+            let expected = format!(
+                "expected a switch below {} that has not failed",
+                cut.switches()
+            );
+            return Err(invalid("switch", format!("{expected}, got {}", f.switch)));
         }
-        if f.port >= cut.switch_ports(f.switch) || cut.cut(f.switch, f.port).is_none() {
-            return Err(ScenarioError {
-                key: format!("failures[{i}].port"),
-                message: format!(
-                    "expected a port of switch {} cabled to another switch (and not failed before), got {}",
-                    f.switch, f.port
-                ),
-            });
+        match f.port {
+            Some(port) => {
+                if port >= cut.switch_ports(f.switch) || cut.cut(f.switch, port).is_none() {
+                    let expected = format!(
+                        "expected a port of switch {} cabled to another switch (and not failed before)",
+                        f.switch
+                    );
+                    return Err(invalid("port", format!("{expected}, got {port}")));
+                }
+            }
+            None => {
+                for port in 0..cut.switch_ports(f.switch) {
+                    cut.cut(f.switch, port);
+                }
+                failed_switches.push(f.switch);
+            }
         }
-        tables.push(tables_of(&cut, &format!("failures[{i}]"))?);
+        let table = RouteTable::without_switches(&cut, &failed_switches)
+            .map_err(|e| unreachable_error(&cut, e, &format!("failures[{i}]")))?;
+        tables.push(table);
     }
     Ok(tables)
 }

@@ -371,7 +371,7 @@ impl Scenario {
             vc: self.vc_spec(),
             gnet: self.gnet_spec(),
             trace_fraction: self.trace_fraction(),
-            failures: self.link_failures(),
+            failures: self.scheduled_failures(),
         }
     }
 

@@ -59,7 +59,7 @@ pub struct Scenario {
     pub trace: Option<super::trace::TraceConfig>,
     /// Links between VC routers cut mid-run (Aquila §3.2; absent: none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub failures: Vec<super::failures::LinkFailureConfig>,
+    pub failures: Vec<super::failures::FailureConfig>,
 }
 
 /// How switches pick among next hops.

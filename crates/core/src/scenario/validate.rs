@@ -646,15 +646,15 @@ impl Scenario {
 /// The `failures` list's checks (kept here, as the `trace` section's, so `failures.rs` needs
 /// nothing of the scenario).
 impl Scenario {
-    /// The links cut, in the order written.
-    pub fn link_failures(&self) -> Vec<super::failures::LinkFailure> {
+    /// The links and switches that fail, in the order written.
+    pub fn scheduled_failures(&self) -> Vec<super::failures::Failure> {
         self.failures
             .iter()
-            .map(|f| super::failures::LinkFailure {
+            .map(|f| super::failures::Failure {
                 at_ps: ps_from_ns(f.at_ns),
                 tables_ps: ps_from_ns(f.at_ns + f.tables_after_ns),
                 switch: f.switch as usize,
-                port: f.port as usize,
+                port: f.port.map(|p| p as usize),
             })
             .collect()
     }
@@ -675,7 +675,7 @@ impl Scenario {
             if self.design.as_deref() != Some("cell_fabric") || !self.uses_vcs() {
                 return Err(invalid(
                     "failures",
-                    "links fail on a fabric of VC routers: expected design = \"cell_fabric\" and switch.scheduler = \"vc_separable\" or \"vc_islip\"",
+                    "links and switches fail on a fabric of VC routers: expected design = \"cell_fabric\" and switch.scheduler = \"vc_separable\" or \"vc_islip\"",
                 ));
             }
             let one_cell_packets =

@@ -28,7 +28,7 @@ use crate::blocks::topology::{Attachment, Topology};
 use crate::blocks::traffic::{Destinations, Generator, TrafficSpec};
 use crate::blocks::vc_router::assignment::PortClass;
 use crate::blocks::vc_router::dependency::describe_cycle;
-use crate::blocks::vc_router::failure::{FailureStep, LinkFailure};
+use crate::blocks::vc_router::failure::{Failure, FailureStep};
 use crate::blocks::vc_router::{deadlock, VcRouter, VcSpec};
 use crate::engine::kernel::{Clock, Kernel};
 use crate::engine::rng::{stream, ComponentId};
@@ -136,28 +136,39 @@ fn start<R: Router>(
     }
 }
 
-/// Sets the timers of each link failure at the routers at both ends: the link fails at both,
-/// and at its table update both drop what they hold for it, the named end first installing
-/// the fabric's next tables (timers set in the order of the updates, which is the order the
-/// router was given its tables in).
+/// Sets the timers of each failure at the routers it touches: a failed link at both its ends
+/// (it fails at both; at its table update both drop what they hold for it), a failed switch at
+/// itself and at the far end of each of its links to other switches; the named switch also
+/// installs the fabric's next tables at the update (timers set in the order of the updates,
+/// the order the router was given its tables in).
 fn schedule_failures<R: Router>(
     fabric: &mut Fabric<CellNode, R>,
     topology: &Topology,
-    failures: &[LinkFailure],
+    failures: &[Failure],
 ) {
     let hosts = topology.endpoints();
-    for (_, f) in LinkFailure::in_update_order(failures) {
-        let Some(Attachment::SwitchPort { switch, port }) = topology.peer(f.switch, f.port) else {
-            panic!("a validated failure names a link between switches");
+    for (_, f) in Failure::in_update_order(failures) {
+        let (fail, ports) = match f.port {
+            Some(port) => (FailureStep::Fail.tag(port), port..port + 1),
+            None => (
+                FailureStep::FailSwitch.tag(0),
+                0..topology.switch_ports(f.switch),
+            ),
         };
-        let ends = [
-            (f.switch, f.port, FailureStep::TablesAndRouter),
-            (switch, port, FailureStep::Tables),
-        ];
-        for (s, p, tables) in ends {
-            fabric.start(hosts + s, |_, ctx| {
-                ctx.set_timer(f.at_ps, FailureStep::Fail.tag(p));
-                ctx.set_timer(f.tables_ps, tables.tag(p));
+        // The named switch's own table step; a failed switch holds nothing to drop.
+        let tables = FailureStep::TablesAndRouter.tag(f.port.unwrap_or(0));
+        fabric.start(hosts + f.switch, |_, ctx| {
+            ctx.set_timer(f.at_ps, fail);
+            ctx.set_timer(f.tables_ps, tables);
+        });
+        for port in ports {
+            let Some(Attachment::SwitchPort { switch, port }) = topology.peer(f.switch, port)
+            else {
+                continue; // a host's port, or none
+            };
+            fabric.start(hosts + switch, |_, ctx| {
+                ctx.set_timer(f.at_ps, FailureStep::Fail.tag(port));
+                ctx.set_timer(f.tables_ps, FailureStep::Tables.tag(port));
             });
         }
     }
@@ -304,7 +315,7 @@ pub struct NetworkSpec {
     /// Fraction of the cells the hosts send that carry the trace bit (0: no tracing).
     pub trace_fraction: f64,
     /// Links between VC routers cut mid-run.
-    pub failures: Vec<LinkFailure>,
+    pub failures: Vec<Failure>,
 }
 
 /// The headline numbers of a run. The groups are flattened: the summary is one flat table.
@@ -358,20 +369,38 @@ pub struct Summary {
     /// The cells traced and their hops, where `trace.fraction` is set.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceSummary>,
-    /// The links that failed and the cells they cost, where `failures` lists any.
+    /// The links and switches that failed and the cells they cost, where `failures` lists any.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub failures: Option<FailureSummary>,
 }
 
-/// What the links that failed cost (Aquila §3.2), counted by the routers that lost the cells.
+/// What the links and switches that failed cost (Aquila §3.2), counted by the routers that
+/// lost the cells.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct FailureSummary {
     /// Links cut during the run (scheduled; one failing after the end counts too).
     pub links_failed: u64,
-    /// Cells that were on a link's wire when it failed.
+    /// Switches failed during the run (scheduled, as links).
+    pub switches_failed: u64,
+    /// Cells that were on a link's wire when it failed, or reached a failed switch.
     pub cells_lost_on_wire: u64,
     /// Cells a router still held for a dead link when the tables dropped it.
     pub cells_stranded: u64,
+    /// Cells a switch held when it failed.
+    pub cells_lost_in_failed_switches: u64,
+    /// Cells for a failed switch's hosts dropped where they found no route after the tables
+    /// dropped it.
+    pub cells_unroutable: u64,
+}
+
+impl FailureSummary {
+    /// Every cell the failures cost.
+    pub fn cells_lost(&self) -> u64 {
+        self.cells_lost_on_wire
+            + self.cells_stranded
+            + self.cells_lost_in_failed_switches
+            + self.cells_unroutable
+    }
 }
 
 /// What cell tracing recorded (the hops are the `cell_trace` table).
@@ -622,8 +651,8 @@ pub struct Network<R: Router> {
     layer1_frame_bytes: Option<u32>,
     /// The hosts' link rate.
     host_rate_bps: u64,
-    /// Links scheduled to fail.
-    links_failed: u64,
+    /// Links and switches scheduled to fail.
+    failures_scheduled: (u64, u64),
 }
 
 impl<R: Router> Network<R> {
@@ -697,7 +726,10 @@ impl<R: Router> Network<R> {
             broadcasts: traffic.broadcast_fraction > 0.0,
             layer1_frame_bytes: plan.frame_bytes,
             host_rate_bps: link.rate_bps,
-            links_failed: failures.len() as u64,
+            failures_scheduled: (
+                failures.iter().filter(|f| f.port.is_some()).count() as u64,
+                failures.iter().filter(|f| f.port.is_none()).count() as u64,
+            ),
         }
     }
 
@@ -878,9 +910,7 @@ impl<R: Router> Network<R> {
             in_flight,
         };
         // A configuration without loss drops nothing but what dead links cost.
-        let failure_losses = self
-            .failure_summary()
-            .map_or(0, |f| f.cells_lost_on_wire + f.cells_stranded);
+        let failure_losses = self.failure_summary().map_or(0, |f| f.cells_lost());
         ledger.check_excusing(self.lossless, failure_losses)?;
         Ok(ledger)
     }
@@ -968,17 +998,25 @@ impl<R: Router> Network<R> {
         }
     }
 
-    /// What the links that failed cost, if any was to fail.
+    /// What the links and switches that failed cost, if any was to fail.
     fn failure_summary(&self) -> Option<FailureSummary> {
-        (self.links_failed > 0).then(|| {
-            let losses = self.vc_routers().map(|r| r.failure_losses());
-            let (wire, stranded) =
-                losses.fold((0, 0), |(w, s), l| (w + l.lost_on_wire, s + l.stranded));
-            FailureSummary {
-                links_failed: self.links_failed,
-                cells_lost_on_wire: wire,
-                cells_stranded: stranded,
+        let (links_failed, switches_failed) = self.failures_scheduled;
+        (links_failed + switches_failed > 0).then(|| {
+            let mut summary = FailureSummary {
+                links_failed,
+                switches_failed,
+                cells_lost_on_wire: 0,
+                cells_stranded: 0,
+                cells_lost_in_failed_switches: 0,
+                cells_unroutable: 0,
+            };
+            for losses in self.vc_routers().map(|r| r.failure_losses()) {
+                summary.cells_lost_on_wire += losses.lost_on_wire;
+                summary.cells_stranded += losses.stranded;
+                summary.cells_lost_in_failed_switches += losses.lost_in_failed_switch;
+                summary.cells_unroutable += losses.unroutable;
             }
+            summary
         })
     }
 

@@ -567,6 +567,9 @@ impl Router for FabricRouter {
         if switch == dst_switch {
             return dst_port;
         }
+        if !self.table.complete() && !self.table.reaches(switch, dst_switch) {
+            return NO_ROUTE; // the destination's switch failed
+        }
         let mut decision = Decision {
             table: &self.table,
             switch,
@@ -922,5 +925,22 @@ mod tests {
         assert_eq!(dragonfly.terminals(), 1056);
         // Any two routers of a canonical Dragonfly are at most local-global-local apart.
         assert!((0..264).all(|a| (0..264).all(|b| dragonfly.hops(a, b) <= 3)));
+    }
+
+    /// A failed switch's hosts are unreachable: the tables without it build only when told it
+    /// failed, and then route no cell toward it.
+    #[test]
+    fn tables_without_a_failed_switch_route_nothing_to_its_hosts() {
+        let mut t = Topology::fat_tree(4).unwrap();
+        for port in 0..t.switch_ports(0) {
+            t.cut(0, port);
+        }
+        assert!(RouteTable::new(&t).is_err(), "switch 0's hosts are cut off");
+        let table = RouteTable::without_switches(&t, &[0]).unwrap();
+        assert!(!table.complete() && !table.reaches(1, 0) && table.reaches(1, 2));
+        let mut r = FabricRouter::new(table, mode("ecmp").unwrap(), 7, 4);
+        let mut c = cell(2, 0); // host 2 (switch 1) to host 0 (switch 0)
+        r.inject(2, &mut c);
+        assert_eq!(r.route(1, 0, &mut c, &NeverRefuses), NO_ROUTE);
     }
 }

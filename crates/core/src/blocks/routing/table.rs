@@ -50,6 +50,8 @@ pub struct RouteTable {
     port_base: Vec<u32>,
     /// The switch each switch port is cabled to ([`NOT_A_SWITCH`] for a terminal or nothing).
     next_switch: Vec<u16>,
+    /// No switch has failed: every switch reaches every other.
+    complete: bool,
 }
 
 /// [`RouteTable::next_switch`] of a port cabled to a terminal, or to nothing.
@@ -110,6 +112,16 @@ fn port_map(topology: &Topology) -> (Vec<u32>, Vec<u16>) {
 impl RouteTable {
     /// Builds the tables of `topology`; every terminal must reach every other.
     pub fn new(topology: &Topology) -> Result<RouteTable, TopologyError> {
+        RouteTable::without_switches(topology, &[])
+    }
+
+    /// Builds the tables of `topology` whose switches `failed` have failed: every terminal
+    /// not cabled to one of them must reach every other such terminal; the failed switches'
+    /// terminals are unreachable.
+    pub fn without_switches(
+        topology: &Topology,
+        failed: &[usize],
+    ) -> Result<RouteTable, TopologyError> {
         let switches = topology.switches();
         let groups = topology.groups().max(1);
         let (port_base, next_switch) = port_map(topology);
@@ -127,9 +139,10 @@ impl RouteTable {
             ports: Vec::new(),
             port_base,
             next_switch,
+            complete: failed.is_empty(),
         };
         table.fill(&switch_cables(topology));
-        table.check_reachable()?;
+        table.check_reachable(failed)?;
         Ok(table)
     }
 
@@ -178,10 +191,11 @@ impl RouteTable {
         }
     }
 
-    /// Every terminal reaches every other.
-    fn check_reachable(&self) -> Result<(), TopologyError> {
-        for (src, &(s, _)) in self.terminal_at.iter().enumerate() {
-            for (dst, &(d, _)) in self.terminal_at.iter().enumerate() {
+    /// Every terminal reaches every other, but those of switches `failed`.
+    fn check_reachable(&self, failed: &[usize]) -> Result<(), TopologyError> {
+        let live = |&(_, &(s, _)): &(usize, &(u16, u16))| !failed.contains(&(s as usize));
+        for (src, &(s, _)) in self.terminal_at.iter().enumerate().filter(live) {
+            for (dst, &(d, _)) in self.terminal_at.iter().enumerate().filter(live) {
                 if self.hops[s as usize * self.switches + d as usize] == UNREACHABLE {
                     return Err(TopologyError::Unreachable { src, dst });
                 }
@@ -216,6 +230,18 @@ impl RouteTable {
     #[inline]
     pub fn group(&self, switch: usize) -> usize {
         self.group_of[switch] as usize
+    }
+
+    /// True if every switch reaches every other (no switch has failed).
+    #[inline]
+    pub fn complete(&self) -> bool {
+        self.complete
+    }
+
+    /// True if switch `from` reaches switch `to`.
+    #[inline]
+    pub fn reaches(&self, from: usize, to: usize) -> bool {
+        self.hops[from * self.switches + to] != UNREACHABLE
     }
 
     /// Switch hops from `from` to `to`.

@@ -10,8 +10,12 @@
 //!   tables computed without it, and each end drops the cells it still holds for the dead
 //!   output (queued at it, or waiting for it in an input FIFO, whose credits then go back
 //!   upstream), which no table can move any more;
-//! - a dead link is not repaired, and loss is not recovered (the paper leaves that to the
-//!   hosts' IP stack, which is not modelled).
+//! - a failed switch (a TiN, with its hosts) drops every cell it holds and every cell that
+//!   reaches it, and sends nothing: each of its links fails as above at its other end; once
+//!   the tables drop it, a cell for one of its hosts has no route and is dropped at the first
+//!   router it reaches (`cells_unroutable`), its credit returned upstream;
+//! - nothing is repaired, and loss is not recovered (the paper leaves that to the hosts' IP
+//!   stack, which is not modelled).
 
 use super::{VcRouter, FREE, NO_VC};
 use crate::blocks::cell::CellId;
@@ -19,25 +23,25 @@ use crate::blocks::fabric::Context;
 use crate::blocks::routing::Router;
 use crate::engine::time::TimePs;
 
-/// A link cut, in the units the network runs in.
+/// A link cut or a switch failed, in the units the network runs in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LinkFailure {
-    /// When the link fails.
+pub struct Failure {
+    /// When it fails.
     pub at_ps: TimePs,
     /// When the tables drop it.
     pub tables_ps: TimePs,
-    /// One end: a switch, by its number in the topology.
+    /// The switch that fails, or one end of the link that does, by its number in the topology.
     pub switch: usize,
-    /// The port of `switch` the link is cabled to.
-    pub port: usize,
+    /// The port of `switch` the failing link is cabled to; `None`: the whole switch fails.
+    pub port: Option<usize>,
 }
 
-impl LinkFailure {
+impl Failure {
     /// `failures` with their index as written, in the order their table updates come: by
     /// time, then by switch (the order the fabric runs same-instant timers of different
     /// switches in), then as written.
-    pub fn in_update_order(failures: &[LinkFailure]) -> Vec<(usize, LinkFailure)> {
-        let mut ordered: Vec<(usize, LinkFailure)> = failures.iter().copied().enumerate().collect();
+    pub fn in_update_order(failures: &[Failure]) -> Vec<(usize, Failure)> {
+        let mut ordered: Vec<(usize, Failure)> = failures.iter().copied().enumerate().collect();
         ordered.sort_by_key(|(i, f)| (f.tables_ps, f.switch, *i));
         ordered
     }
@@ -48,6 +52,8 @@ impl LinkFailure {
 pub enum FailureStep {
     /// The link on the port fails.
     Fail,
+    /// The whole router fails (the tag's port is unused).
+    FailSwitch,
     /// The tables drop the link: the router drops what it holds for the port.
     Tables,
     /// As `Tables`, and this end also installs the fabric's new tables (one end of each link
@@ -64,6 +70,7 @@ impl FailureStep {
             FailureStep::Fail => 1,
             FailureStep::Tables => 2,
             FailureStep::TablesAndRouter => 3,
+            FailureStep::FailSwitch => 4,
         };
         (step << STEP_SHIFT) | port as u32
     }
@@ -74,6 +81,7 @@ impl FailureStep {
             1 => FailureStep::Fail,
             2 => FailureStep::Tables,
             3 => FailureStep::TablesAndRouter,
+            4 => FailureStep::FailSwitch,
             other => panic!("a VC router sets no timer of kind {other}"),
         };
         (step, (tag & ((1 << STEP_SHIFT) - 1)) as usize)
@@ -87,6 +95,11 @@ pub struct FailureLosses {
     pub lost_on_wire: u64,
     /// Cells this router still held for a dead output when the tables dropped its link.
     pub stranded: u64,
+    /// Cells this router held when it failed.
+    pub lost_in_failed_switch: u64,
+    /// Cells that reached this router for a host of a failed switch after the tables dropped
+    /// it: no route.
+    pub unroutable: u64,
 }
 
 /// A router's dead links and what they cost it.
@@ -110,6 +123,13 @@ impl Failures {
         }
     }
 
+    /// The link on `port` fails at `now_ps`, unless it failed before.
+    fn fail(&mut self, port: usize, now_ps: TimePs) {
+        self.any_down = true;
+        let since = &mut self.down_since_ps[port];
+        *since = (*since).min(now_ps);
+    }
+
     /// True if the link on `port` had failed at `at_ps`.
     #[inline]
     pub(super) fn down_at(&self, port: usize, at_ps: TimePs) -> bool {
@@ -123,10 +143,10 @@ impl VcRouter {
         let (step, port) = FailureStep::of(tag);
         match step {
             FailureStep::Fail => {
-                self.failures.any_down = true;
-                self.failures.down_since_ps[port] = ctx.now_ps;
+                self.failures.fail(port, ctx.now_ps);
                 self.outputs.links[port].hold_until(TimePs::MAX);
             }
+            FailureStep::FailSwitch => self.fail_switch(ctx),
             FailureStep::Tables => self.strand(ctx, port),
             FailureStep::TablesAndRouter => {
                 ctx.router.update_tables();
@@ -139,6 +159,50 @@ impl VcRouter {
     pub(super) fn lose_on_wire<R: Router>(&mut self, ctx: &mut Context<'_, R>, cell: CellId) {
         ctx.drop_cell(cell);
         self.failures.losses.lost_on_wire += 1;
+    }
+
+    /// `cell`, a head that reached input `port` on its VC, has no route (its destination's
+    /// switch failed): it is dropped, and its buffer space credited back upstream.
+    pub(super) fn lose_unroutable<R: Router>(
+        &mut self,
+        ctx: &mut Context<'_, R>,
+        port: usize,
+        cell: CellId,
+    ) {
+        let c = &ctx.cells[cell];
+        let credit = (port as u16, c.vc, self.spec.unit.flits(c));
+        self.scratch.credits.push(credit);
+        ctx.drop_cell(cell);
+        self.failures.losses.unroutable += 1;
+        self.allocation_due = true;
+        self.wake_at_next_edge(ctx);
+    }
+
+    /// The whole router fails: every link stops, every cell it holds is lost, and it will
+    /// take in nothing more (every later arrival is lost as on a dead link's wire).
+    fn fail_switch<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
+        self.catch_up(ctx.now_ps);
+        for port in 0..self.ports {
+            self.failures.fail(port, ctx.now_ps);
+            self.outputs.links[port].hold_until(TimePs::MAX);
+        }
+        let queues = self.inputs.fifos.iter_mut().chain(&mut self.outputs.queues);
+        for queue in queues {
+            while let Some(cell) = ctx.cells.pop_front(queue) {
+                ctx.drop_cell(cell);
+                self.failures.losses.lost_in_failed_switch += 1;
+            }
+        }
+        self.inputs.out_vc.fill(NO_VC);
+        self.inputs.occupancy = super::occupancy::Occupancy::new(self.ports);
+        self.outputs.owner.fill(FREE);
+        self.outputs.queued.fill(0);
+        self.outputs.ports_queued = crate::blocks::port_set::PortSet::EMPTY;
+        self.scratch.credits.clear();
+        self.held_cells = 0;
+        self.allocation_due = false;
+        self.vc_allocation_due = false;
+        self.slept_from = None;
     }
 
     /// Drops every cell held for dead output `port`: its queues, and the cells in the input

@@ -10,14 +10,20 @@ use crate::blocks::cell::{CellArena, CellId, TRACED};
 use crate::blocks::fabric::trace::TraceHop;
 use crate::blocks::fabric::{Context, Node};
 use crate::blocks::flow_control::FlowSignal;
-use crate::blocks::routing::Router;
+use crate::blocks::routing::{Router, NO_ROUTE};
 use crate::engine::time::TimePs;
 
 impl VcRouter {
     /// The route of a flit entering input `port` on its VC: a head is routed and given the
     /// VC its rule names on the chosen output (any VC toward a host); a body flit follows the
-    /// last head of its input VC (wormhole keeps a packet's flits together on a VC).
-    fn route_flit<R: Router>(&mut self, ctx: &mut Context<'_, R>, port: usize, cell: CellId) {
+    /// last head of its input VC (wormhole keeps a packet's flits together on a VC). False if
+    /// a head has no route (its destination's switch failed).
+    fn route_flit<R: Router>(
+        &mut self,
+        ctx: &mut Context<'_, R>,
+        port: usize,
+        cell: CellId,
+    ) -> bool {
         let in_vc = ctx.cells[cell].vc;
         let input_vc = port * self.vcs + in_vc as usize;
         let c = &ctx.cells[cell];
@@ -31,6 +37,9 @@ impl VcRouter {
                 toward_intermediate: ctx.router.toward_intermediate(&ctx.cells[cell]),
             };
             let output = ctx.router.route(index, port, &mut ctx.cells[cell], &view);
+            if output == NO_ROUTE {
+                return false;
+            }
             let out_class = self.outputs.class[output];
             let next_vc = match out_class {
                 PortClass::Terminal => ANY_VC,
@@ -48,6 +57,7 @@ impl VcRouter {
         let c = &mut ctx.cells[cell];
         c.out_port = output;
         c.next_vc = next_vc;
+        true
     }
 
     /// Flits held in input VC `input_vc`'s FIFO (its cells' flits, when switching cells).
@@ -332,7 +342,7 @@ impl VcRouter {
     /// Accounts for the edges slept through since the last tick, before `before_ps`: each
     /// samples the occupancy the last tick left (nothing came or went since) once measuring,
     /// and turns the fractional speed-up's carry as a tick does.
-    fn catch_up(&mut self, before_ps: TimePs) {
+    pub(super) fn catch_up(&mut self, before_ps: TimePs) {
         let Some((from_ps, held)) = self.slept_from.take() else {
             return;
         };
@@ -422,7 +432,9 @@ impl<R: Router> Node<R> for VcRouter {
         if self.failures.down_at(port, at_ps) {
             return self.lose_on_wire(ctx, cell);
         }
-        self.route_flit(ctx, port, cell);
+        if !self.route_flit(ctx, port, cell) {
+            return self.lose_unroutable(ctx, port, cell);
+        }
         self.buffer_flit(ctx.cells, port, cell, at_ps);
     }
 
