@@ -131,6 +131,7 @@ def test_a_bad_failure_is_refused_with_the_key_named(tmp_path, failures, key):
 @pytest.mark.parametrize("base, words", [
     (ROOT / "aquila/clique-uniform.toml", "VC routers"),  # drop-tail cell switches
     (ROOT / "fabric/dragonfly-vc.toml", "whole packets"),  # 10-flit packets, flit by flit
+    (ROOT / "aquila/fig7-ip-latency.toml", "GNet"),  # hosts whose accounts count no failure
 ])
 def test_failures_where_links_cannot_fail_are_refused(tmp_path, base, words):
     failure = [{"at_ns": 0, "switch": 0, "port": 4}]

@@ -678,6 +678,12 @@ impl Scenario {
                     "links and switches fail on a fabric of VC routers: expected design = \"cell_fabric\" and switch.scheduler = \"vc_separable\" or \"vc_islip\"",
                 ));
             }
+            if self.gnet.is_some() {
+                return Err(invalid(
+                    "failures",
+                    "failures run with plain hosts: the IP over GNet hosts' accounts do not count cells lost to a failure yet (expected no [gnet] section)",
+                ));
+            }
             let one_cell_packets =
                 self.gnet.is_none() && self.packet_sizes().max_bytes() <= self.cell.payload_bytes();
             if !(self.switches_whole_cells() || one_cell_packets) {
