@@ -119,6 +119,9 @@ def test_a_failed_tin_sends_nothing_more_and_every_loss_is_counted_by_cause(tmp_
     ([{"at_ns": 0, "switch": 0, "port": GLOBAL_PORT},
       {"at_ns": 5, "switch": 0, "port": GLOBAL_PORT}], "failures[1].port"),
     ([{"at_ns": 0, "switch": 3}, {"at_ns": 5, "switch": 3}], "failures[1].switch"),
+    # Both links of pod 0's pair with pod 1: the detours through a third pod need a 4th VC.
+    ([{"at_ns": 0, "switch": 0, "port": GLOBAL_PORT},
+      {"at_ns": 0, "switch": 1, "port": GLOBAL_PORT}], "failures[1]"),
 ])
 def test_a_bad_failure_is_refused_with_the_key_named(tmp_path, failures, key):
     args = ["run", _scenario(tmp_path, failures), "--out", str(tmp_path / "out")]
@@ -130,7 +133,7 @@ def test_a_bad_failure_is_refused_with_the_key_named(tmp_path, failures, key):
 
 @pytest.mark.parametrize("base, words", [
     (ROOT / "aquila/clique-uniform.toml", "VC routers"),  # drop-tail cell switches
-    (ROOT / "fabric/dragonfly-vc.toml", "whole packets"),  # 10-flit packets, flit by flit
+    (ROOT / "fabric/dragonfly-vc.toml", "one cell"),  # 10-flit packets
     (ROOT / "aquila/fig7-ip-latency.toml", "GNet"),  # hosts whose accounts count no failure
 ])
 def test_failures_where_links_cannot_fail_are_refused(tmp_path, base, words):
@@ -139,4 +142,16 @@ def test_failures_where_links_cannot_fail_are_refused(tmp_path, base, words):
                                        "--out", str(tmp_path / "out")])
     assert result.exit_code == 2, result.output
     assert "failures" in result.output and words in result.output
+    assert "Traceback" not in result.output
+
+
+def test_failures_with_packets_of_several_cells_are_refused(tmp_path):
+    """A packet of several cells holds its output VC from head to tail: a lost head or tail
+    would leave the VC held, so such packets are refused even on whole-cell switching."""
+    failure = [{"at_ns": 0, "switch": 0, "port": GLOBAL_PORT}]
+    args = ["run", _scenario(tmp_path, failure), "--set", "traffic.packet_bytes=1520",
+            "--out", str(tmp_path / "out")]
+    result = CliRunner().invoke(main, args + [a for s in SMALL for a in ("--set", s)])
+    assert result.exit_code == 2, result.output
+    assert "failures" in result.output and "one cell" in result.output
     assert "Traceback" not in result.output

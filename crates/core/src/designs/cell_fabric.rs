@@ -21,7 +21,7 @@ pub type CellFabric = Network<FabricRouter>;
 pub fn build(scenario: &Scenario) -> Result<CellFabric, ScenarioError> {
     let topology = scenario.topology()?;
     let table = tables_of(&topology, "topology")?;
-    let table_updates = tables_after_failures(scenario, &topology)?;
+    let after_failures = tables_after_failures(scenario, &topology)?;
     let routing = scenario.routing.clone().unwrap_or_default();
     let mode = mode(&routing.mode).expect("validated routing mode");
     let mut spec = scenario.network_spec("cell_fabric", topology);
@@ -32,12 +32,25 @@ pub fn build(scenario: &Scenario) -> Result<CellFabric, ScenarioError> {
         weights.nonminimal_bias_cells *= flits_of(DATA_CELL_BYTES, gnet.flit_bytes) as f64;
     }
     let router = FabricRouter::new(table, mode, scenario.run.seed, routing.spray_rounds)
-        .with_sampled_weights(weights)
-        .with_table_updates(table_updates);
+        .with_sampled_weights(weights);
     let name = routing.mode;
-    let mut router = router;
+    let nonminimal = router.routes_nonminimally();
+    let mut updates = Vec::with_capacity(after_failures.len());
+    for (i, cut, table) in after_failures {
+        if let Some(vc) = &spec.vc {
+            check_vc_rule(&cut, &table, nonminimal, vc, &name).map_err(|e| ScenarioError {
+                key: format!("failures[{i}]"),
+                message: format!(
+                    "the routes left after it do not fit {}: {}",
+                    e.key, e.message
+                ),
+            })?;
+        }
+        updates.push(table);
+    }
+    let mut router = router.with_table_updates(updates);
     if let Some(vc) = &spec.vc {
-        check_vc_rule(&spec.topology, &router, vc, &name)?;
+        check_vc_rule(&spec.topology, router.table(), nonminimal, vc, &name)?;
         if spec.gnet.is_some() {
             // RTS, CTS and CTD (the first class) go deterministically (Aquila §3.3).
             router = router.with_ordered_vcs(vc.vcs_per_class());
@@ -68,14 +81,15 @@ fn unreachable_error(topology: &Topology, e: TopologyError, key: &str) -> Scenar
     }
 }
 
-/// The tables after each failure, in the order the updates come (by time, then switch): each
-/// without every link and switch failed so far. A failure must name a switch, and a link of it
+/// The tables after each failure, in the order the updates come (by time, then switch), each
+/// with the failure's index and the topology it routes: each without every link and switch
+/// failed so far. A failure must name a switch, and a link of it
 /// to another switch that is still up (or none: the switch fails); the fabric without them must
 /// still connect every pair of hosts whose switch is up.
 fn tables_after_failures(
     scenario: &Scenario,
     topology: &Topology,
-) -> Result<Vec<RouteTable>, ScenarioError> {
+) -> Result<Vec<(usize, Topology, RouteTable)>, ScenarioError> {
     let mut cut = topology.clone();
     let mut failed_switches = Vec::new();
     let mut tables = Vec::new();
@@ -110,7 +124,7 @@ fn tables_after_failures(
         }
         let table = RouteTable::without_switches(&cut, &failed_switches)
             .map_err(|e| unreachable_error(&cut, e, &format!("failures[{i}]")))?;
-        tables.push(table);
+        tables.push((i, cut.clone(), table));
     }
     Ok(tables)
 }
@@ -119,14 +133,12 @@ fn tables_after_failures(
 /// channel dependency graph (unless `vc.check_dependencies` is off), naming the key.
 fn check_vc_rule(
     topology: &Topology,
-    router: &FabricRouter,
+    table: &RouteTable,
+    nonminimal: bool,
     vc: &VcSpec,
     mode: &str,
 ) -> Result<(), ScenarioError> {
-    let reach = RoutingReach {
-        table: router.table(),
-        nonminimal: router.routes_nonminimally(),
-    };
+    let reach = RoutingReach { table, nonminimal };
     let setting = format!(
         "vc.assignment = {:?} with routing.mode = {mode:?}",
         vc.rule.name()

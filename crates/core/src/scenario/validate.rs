@@ -659,9 +659,9 @@ impl Scenario {
             .collect()
     }
 
-    /// Times of zero or more nanoseconds, on a fabric of VC routers switching whole cells or
-    /// one-cell packets (a lost flit would leave its packet's other flits holding a VC); the
-    /// switch and port are checked against the topology when the fabric is built.
+    /// Times of zero or more nanoseconds, on a fabric of VC routers with plain hosts sending
+    /// one-cell packets; the switch and port are checked against the topology when the fabric
+    /// is built.
     pub(super) fn validate_failures(&self) -> Result<(), ScenarioError> {
         for (i, f) in self.failures.iter().enumerate() {
             for (key, ns) in [("at_ns", f.at_ns), ("tables_after_ns", f.tables_after_ns)] {
@@ -684,12 +684,13 @@ impl Scenario {
                     "failures run with plain hosts: the IP over GNet hosts' accounts do not count cells lost to a failure yet (expected no [gnet] section)",
                 ));
             }
-            let one_cell_packets =
-                self.gnet.is_none() && self.packet_sizes().max_bytes() <= self.cell.payload_bytes();
-            if !(self.switches_whole_cells() || one_cell_packets) {
+            // A packet of several cells holds an output VC from its head to its tail: a lost
+            // head or tail would leave its VC held, or its body cells following a dead route.
+            let (packet, cell) = (self.packet_sizes().max_bytes(), self.cell.payload_bytes());
+            if packet > cell {
                 return Err(invalid(
                     "failures",
-                    "a link fails between whole packets: expected vc.switching_unit = \"cell\" or packets of one cell",
+                    format!("a cell lost to a failure must be a whole packet: expected packets of one cell (traffic packets of at most cell.payload_bytes = {cell} bytes), got packets of up to {packet} bytes"),
                 ));
             }
         }

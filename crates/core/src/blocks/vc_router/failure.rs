@@ -91,7 +91,8 @@ impl FailureStep {
 /// Cells one router lost to dead links, by cause.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FailureLosses {
-    /// Cells (whole or flits) on a link's wire toward this router when the link failed.
+    /// Cells on a link's wire toward this router when the link failed, or reaching this
+    /// router after it failed.
     pub lost_on_wire: u64,
     /// Cells this router still held for a dead output when the tables dropped its link.
     pub stranded: u64,
@@ -183,7 +184,9 @@ impl VcRouter {
     fn fail_switch<R: Router>(&mut self, ctx: &mut Context<'_, R>) {
         self.catch_up(ctx.now_ps);
         for port in 0..self.ports {
-            self.failures.fail(port, ctx.now_ps);
+            // Failed since time 0: a cell latched after now is lost, even one that reached
+            // the input wire between the last clock edge and now.
+            self.failures.fail(port, 0);
             self.outputs.links[port].hold_until(TimePs::MAX);
         }
         let queues = self.inputs.fifos.iter_mut().chain(&mut self.outputs.queues);
@@ -260,7 +263,7 @@ impl VcRouter {
     }
 
     /// Sets the front state of input VC `input_vc` from its FIFO after cells were taken out
-    /// of it (whole cells or one-flit packets: every cell is a head).
+    /// of it (failures run with one-cell packets: every cell is a head).
     fn refront(&mut self, cells: &crate::blocks::cell::CellArena, input_vc: usize) {
         let (port, vc) = (input_vc / self.vcs, input_vc % self.vcs);
         let occupancy = &mut self.inputs.occupancy;
