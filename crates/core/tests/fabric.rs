@@ -177,10 +177,24 @@ fn results_do_not_depend_on_the_insertion_order_of_same_instant_events() {
     use cellfabric_core::engine::rng::{stream, ComponentId};
     use cellfabric_core::run::{Design, Simulation};
 
-    fn summary<D: Design + Send + Sync + 'static>(mut design: D, shuffle: Option<u64>) -> String {
+    use cellfabric_core::blocks::fabric::{Event, FabricModel};
+    use cellfabric_core::engine::kernel::Events;
+    use cellfabric_core::engine::queue::CalendarQueue;
+
+    fn fabric_queue<D: FabricModel>(design: &mut D) -> &mut CalendarQueue<Event> {
+        design.fabric_mut().queue()
+    }
+
+    /// The summary of `design`'s run, with the insertion order of its events (the queue
+    /// `queue` finds) shuffled by `shuffle`'s seed.
+    fn summary<D: Design + Send + Sync + 'static, E: Copy>(
+        mut design: D,
+        shuffle: Option<u64>,
+        queue: fn(&mut D) -> &mut CalendarQueue<E>,
+    ) -> String {
         if let Some(seed) = shuffle {
             let rng = stream(seed, ComponentId { kind: 99, index: 0 });
-            design.queue().shuffle_insertion_order(rng);
+            queue(&mut design).shuffle_insertion_order(rng);
         }
         let end_ps = design.end_ps();
         let mut run: Box<dyn Simulation> = Box::new(Kernel::new(design, end_ps));
@@ -200,16 +214,24 @@ fn results_do_not_depend_on_the_insertion_order_of_same_instant_events() {
         "channel": {"architecture": "Q2"}, "traffic": {"load": 0.3, "bursty": true}}"#;
     for shuffle in [11, 12] {
         assert_eq!(
-            summary(cell_fabric::build(&ugal).unwrap(), None),
-            summary(cell_fabric::build(&ugal).unwrap(), Some(shuffle))
+            summary(cell_fabric::build(&ugal).unwrap(), None, fabric_queue),
+            summary(
+                cell_fabric::build(&ugal).unwrap(),
+                Some(shuffle),
+                fabric_queue
+            )
         );
         assert_eq!(
-            summary(single_switch::build(&islip).unwrap(), None),
-            summary(single_switch::build(&islip).unwrap(), Some(shuffle))
+            summary(single_switch::build(&islip).unwrap(), None, fabric_queue),
+            summary(
+                single_switch::build(&islip).unwrap(),
+                Some(shuffle),
+                fabric_queue
+            )
         );
         assert_eq!(
-            summary(clint::build(quick).unwrap(), None),
-            summary(clint::build(quick).unwrap(), Some(shuffle))
+            summary(clint::build(quick).unwrap(), None, Events::queue),
+            summary(clint::build(quick).unwrap(), Some(shuffle), Events::queue)
         );
     }
 }

@@ -2,10 +2,12 @@
 //! fabric (its queue, its events, its moves and its cells in flight) is written once here, so a
 //! design states only what is its own (what counts as delivered, when it is stuck, what it samples).
 
+use std::time::Instant;
+
 use super::{Event, Fabric, Node};
 use crate::blocks::routing::Router;
-use crate::engine::kernel::Model;
-use crate::engine::queue::CalendarQueue;
+use crate::engine::kernel::{run_events, Events, Model, Steps};
+use crate::engine::queue::{CalendarQueue, EventQueue};
 use crate::engine::time::TimePs;
 
 /// A design whose components all live in one `Fabric`; the kernel runs it through the blanket
@@ -31,15 +33,25 @@ pub trait FabricModel {
     fn sample_own(&mut self, _at_ps: TimePs) {}
 }
 
-impl<T: FabricModel> Model for T {
+impl<N: Node<R>, R: Router> Events for Fabric<N, R> {
     type Event = Event;
 
     fn queue(&mut self) -> &mut CalendarQueue<Event> {
-        self.fabric_mut().queue()
+        Fabric::queue(self)
     }
 
     fn handle(&mut self, now_ps: TimePs, event: Event) {
-        self.fabric_mut().dispatch(now_ps, event);
+        self.dispatch(now_ps, event);
+    }
+}
+
+impl<T: FabricModel> Model for T {
+    fn run_until(&mut self, limit_ps: TimePs, deadline: Option<Instant>) -> Steps {
+        run_events(self.fabric_mut(), limit_ps, deadline)
+    }
+
+    fn is_idle(&mut self) -> bool {
+        self.fabric_mut().queue().is_empty()
     }
 
     fn progress(&self) -> u64 {

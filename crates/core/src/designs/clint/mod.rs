@@ -46,7 +46,7 @@ pub mod timing;
 
 use crate::blocks::port_set::PortSet;
 use crate::engine::arena::{Arena, Id};
-use crate::engine::kernel::Model;
+use crate::engine::kernel::{run_events, Events, Model, Steps};
 use crate::engine::queue::{CalendarQueue, EventQueue, Origin, Phase};
 use crate::engine::rng::{stream, ComponentId, Rng};
 use crate::engine::stats::LatencyHistogram;
@@ -65,6 +65,7 @@ use quick::{QuickChannel, QuickMove};
 pub use report::{
     ClintSummary, ClintTables, FaultCounts, HistogramTable, NodeTable, SpeculativeCounts,
 };
+use std::time::Instant;
 use timing::{bytes, Timing, CYCLE_PS};
 
 /// The messages of a Clint run; small and `Copy`.
@@ -386,7 +387,7 @@ impl Clint {
     }
 }
 
-impl Model for Clint {
+impl Events for Clint {
     type Event = Event;
 
     fn queue(&mut self) -> &mut CalendarQueue<Event> {
@@ -396,6 +397,16 @@ impl Model for Clint {
     fn handle(&mut self, now_ps: TimePs, event: Event) {
         self.now_ps = now_ps;
         self.dispatch(event);
+    }
+}
+
+impl Model for Clint {
+    fn run_until(&mut self, limit_ps: TimePs, deadline: Option<Instant>) -> Steps {
+        run_events(self, limit_ps, deadline)
+    }
+
+    fn is_idle(&mut self) -> bool {
+        self.queue.is_empty()
     }
 
     fn progress(&self) -> u64 {

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::blocks::bit_errors::{frame_error_probability, BitErrors, FrameErrors};
 use crate::blocks::retransmission::{Layer1Link, SlotInput};
 use crate::blocks::stream_kind;
-use crate::engine::kernel::{Clock, Model};
+use crate::engine::kernel::{run_events, Clock, Events, Model, Steps};
 use crate::engine::queue::{CalendarQueue, EventQueue, Phase};
 use crate::engine::rng::{stream, ComponentId, Rng};
 use crate::engine::stats::{LatencyHistogram, Percentiles};
@@ -26,6 +26,7 @@ use crate::engine::time::{
 };
 use crate::run::{Design, Report, RunError};
 use crate::scenario::ScenarioError;
+use std::time::Instant;
 
 /// The link study's scenario.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, schemars::JsonSchema)]
@@ -587,7 +588,7 @@ impl LinkStudy {
     }
 }
 
-impl Model for LinkStudy {
+impl Events for LinkStudy {
     type Event = ();
 
     fn queue(&mut self) -> &mut CalendarQueue<()> {
@@ -614,6 +615,16 @@ impl Model for LinkStudy {
             let next_ps = self.link.slot() * self.frame_ps;
             self.queue.push(next_ps, Phase::Clock, 0, ());
         }
+    }
+}
+
+impl Model for LinkStudy {
+    fn run_until(&mut self, limit_ps: TimePs, deadline: Option<Instant>) -> Steps {
+        run_events(self, limit_ps, deadline)
+    }
+
+    fn is_idle(&mut self) -> bool {
+        self.queue.is_empty()
     }
 
     fn progress(&self) -> u64 {
