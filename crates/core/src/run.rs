@@ -43,6 +43,10 @@ pub enum RunError {
     /// Nothing moved any more while items were in flight.
     #[error("deadlock: {0}")]
     Deadlock(String),
+    /// In a run on several threads, a cell or signal crossed between partitions sooner than
+    /// the lookahead allows: the run's results may differ from one thread's.
+    #[error("partitions out of step: {0}")]
+    Lookahead(String),
 }
 
 /// The account a run settles at its end: each term counted where the items are.

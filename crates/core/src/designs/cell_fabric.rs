@@ -5,7 +5,8 @@
 //! design-specific. It shows what the blocks alone do at scale, and is checked against balls
 //! into bins and the Dragonfly throughput bounds of Kim et al. (ISCA 2008).
 
-use crate::blocks::cell_network::Network;
+use crate::blocks::cell_network::{Network, NetworkSpec};
+use crate::blocks::fabric::parallel::Partition;
 use crate::blocks::gnet::wire::{flits_of, DATA_CELL_BYTES};
 use crate::blocks::routing::{mode, FabricRouter, RouteTable};
 use crate::blocks::topology::{Topology, TopologyError};
@@ -19,6 +20,26 @@ pub type CellFabric = Network<FabricRouter>;
 
 /// Builds the fabric a validated scenario describes.
 pub fn build(scenario: &Scenario) -> Result<CellFabric, ScenarioError> {
+    let (spec, router) = spec_and_router(scenario)?;
+    Ok(Network::new(spec, router))
+}
+
+/// Builds partition `me` of the fabric split into `parts` for a run on as many threads, with
+/// the partition (refused under `run.threads`, saying why, where the fabric cannot be split).
+pub fn build_partition(
+    scenario: &Scenario,
+    parts: usize,
+    me: u16,
+) -> Result<(CellFabric, Partition), ScenarioError> {
+    let (spec, router) = spec_and_router(scenario)?;
+    Network::partition(spec, router, parts, me).map_err(|message| ScenarioError {
+        key: "run.threads".into(),
+        message,
+    })
+}
+
+/// What the network is and how it routes, validated.
+fn spec_and_router(scenario: &Scenario) -> Result<(NetworkSpec, FabricRouter), ScenarioError> {
     let topology = scenario.topology()?;
     let table = tables_of(&topology, "topology")?;
     let after_failures = tables_after_failures(scenario, &topology)?;
@@ -57,7 +78,7 @@ pub fn build(scenario: &Scenario) -> Result<CellFabric, ScenarioError> {
         }
     }
     spec.routing = Some(name);
-    Ok(Network::new(spec, router))
+    Ok((spec, router))
 }
 
 /// The tables of `topology`, refused under `key` unless every host reaches every other.

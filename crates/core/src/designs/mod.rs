@@ -13,6 +13,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::blocks::fabric::parallel::{Partition, Sharded};
+use crate::blocks::fabric::FabricModel;
 use crate::engine::kernel::{Kernel, Supervision};
 use crate::engine::time::ps_from_ns;
 use crate::run::{Design, Simulation};
@@ -31,6 +33,8 @@ pub struct DesignEntry {
     pub review: fn(&Value) -> Option<Review>,
     /// The schema of its scenario (keys, defaults and doc comments), for the key reference.
     pub keys: fn() -> schemars::Schema,
+    /// It runs on several threads (`run.threads`); the others refuse more than one.
+    pub parallel: bool,
 }
 
 /// A scenario as its design reads it, before it is built.
@@ -88,6 +92,7 @@ const fn cell_network(
     name: &'static str,
     description: &'static str,
     build: fn(&str) -> Result<Box<dyn Simulation>, ScenarioError>,
+    parallel: bool,
 ) -> DesignEntry {
     DesignEntry {
         name,
@@ -95,6 +100,7 @@ const fn cell_network(
         build,
         review: review_cell_network,
         keys: || schemars::schema_for!(Scenario),
+        parallel,
     }
 }
 
@@ -104,16 +110,27 @@ pub const DESIGNS: &[DesignEntry] = &[
         "single_switch",
         "N hosts on one cell switch: FIFO, iSLIP, PIM, SAFC or output-queued (switch theory)",
         |json| Ok(on_kernel(single_switch::build(&Scenario::from_json(json)?)?)),
+        false,
     ),
     cell_network(
         "cell_fabric",
         "cell switches on any named topology (fat-tree, Dragonfly, ...), routed by mode",
-        |json| Ok(on_kernel(cell_fabric::build(&Scenario::from_json(json)?)?)),
+        |json| {
+            let scenario = Scenario::from_json(json)?;
+            match scenario.run.threads.count() {
+                1 => Ok(on_kernel(cell_fabric::build(&scenario)?)),
+                parts => Ok(on_kernel(sharded(parts, |me| {
+                    cell_fabric::build_partition(&scenario, parts, me)
+                })?)),
+            }
+        },
+        true,
     ),
     cell_network(
         "rifl",
         "RIFL Layer 2 racks: source-routed iSLIP switches, per-VOQ ON/OFF (Shen and Chow 2023)",
         |json| Ok(on_kernel(rifl::build(&Scenario::from_json(json)?)?)),
+        false,
     ),
     DesignEntry {
         name: "rifl_link",
@@ -125,6 +142,7 @@ pub const DESIGNS: &[DesignEntry] = &[
             Some(Review::of(&config, None, Vec::new()))
         },
         keys: || schemars::schema_for!(rifl::link::LinkScenario),
+        parallel: false,
     },
     DesignEntry {
         name: "stardust",
@@ -139,6 +157,7 @@ pub const DESIGNS: &[DesignEntry] = &[
             )
         },
         keys: || schemars::schema_for!(stardust::StardustConfig),
+        parallel: false,
     },
     DesignEntry {
         name: "ethernet",
@@ -153,6 +172,7 @@ pub const DESIGNS: &[DesignEntry] = &[
             )
         },
         keys: || schemars::schema_for!(ethernet::EthernetConfig),
+        parallel: false,
     },
     DesignEntry {
         name: "clint",
@@ -166,8 +186,40 @@ pub const DESIGNS: &[DesignEntry] = &[
             )
         },
         keys: || schemars::schema_for!(clint::ClintConfig),
+        parallel: false,
     },
 ];
+
+/// The model built as `parts` partitions (side by side, one thread each: building is a good
+/// share of a large fabric's run), to run side by side.
+fn sharded<D: FabricModel + Send>(
+    parts: usize,
+    build: impl Fn(u16) -> Result<(D, Partition), ScenarioError> + Sync,
+) -> Result<Sharded<D>, ScenarioError> {
+    let built: Vec<Result<(D, Partition), ScenarioError>> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..parts)
+            .map(|me| {
+                let build = &build;
+                scope.spawn(move || build(me as u16))
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|thread| thread.join().expect("a partition's build panicked"))
+            .collect()
+    });
+    let mut shards = Vec::with_capacity(parts);
+    let mut partition = None;
+    for result in built {
+        let (shard, part) = result?;
+        shards.push(shard);
+        partition = Some(part);
+    }
+    Ok(Sharded::new(
+        shards,
+        partition.expect("at least one partition"),
+    ))
+}
 
 fn on_kernel<D: Design + Send + Sync + 'static>(design: D) -> Box<dyn Simulation> {
     let end_ps = design.end_ps();
@@ -197,6 +249,17 @@ pub fn build_with_overrides(
         }) => check_unused(&value, unused, run.strict, overridden)?,
         _ => Vec::new(),
     };
+    if let Some(Review { run: Some(run), .. }) = &review {
+        if run.threads.count() > 1 && !design.parallel {
+            return Err(ScenarioError {
+                key: "run.threads".into(),
+                message: format!(
+                    "expected 1: design {} runs on one thread (only cell_fabric runs on several yet)",
+                    design.name
+                ),
+            });
+        }
+    }
     let mut sim = (design.build)(json)?;
     if let Some(Review {
         run: Some(run),

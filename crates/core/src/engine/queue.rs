@@ -89,6 +89,19 @@ impl<E> Ord for Entry<E> {
     }
 }
 
+/// An event's place in the order, fixed by its sender: an event for another partition's queue
+/// ([`CalendarQueue::key_for`], [`CalendarQueue::push_keyed`]) keeps the place its sender's own
+/// sequence gave it, so it runs where it would have run in one queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EventKey(Key);
+
+impl EventKey {
+    /// When the event is due.
+    pub fn time_ps(self) -> TimePs {
+        self.0.time_ps
+    }
+}
+
 /// Each origin's next sequence number.
 #[derive(Clone, Debug, Default)]
 struct Sequencer {
@@ -230,6 +243,17 @@ impl<E: Copy> CalendarQueue<E> {
     fn insert(&mut self, time_ps: TimePs, phase: Phase, origin: Origin, event: E) {
         let key = self.sequencer.key(time_ps, phase, origin);
         self.place(Entry { key, event });
+    }
+
+    /// The key of an event `origin` sends for `time_ps` to another partition's queue (taken
+    /// from this queue's count of `origin`'s events, as a push would).
+    pub fn key_for(&mut self, time_ps: TimePs, phase: Phase, origin: Origin) -> EventKey {
+        EventKey(self.sequencer.key(time_ps, phase, origin))
+    }
+
+    /// Schedules `event` with the key another partition's queue gave it.
+    pub fn push_keyed(&mut self, key: EventKey, event: E) {
+        self.place(Entry { key: key.0, event });
     }
 
     /// Inserts the held-back pushes, origin by origin in a random order.

@@ -61,6 +61,53 @@ pub struct RunConfig {
     /// 10⁶ samples; absent: none. The Ethernet design and Stardust's transport hosts add each
     /// flow's goodput per interval (the `flow_series` table).
     pub sample_ns: Option<f64>,
+    /// Threads the run uses: a count, or `"auto"` for the machine's cores. A run on several
+    /// threads splits the fabric into as many partitions, run side by side, with results
+    /// identical to one thread's (`cell_fabric` only, so far).
+    pub threads: Threads,
+}
+
+/// How many threads one run uses (`run.threads`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, schemars::JsonSchema)]
+#[schemars(with = "serde_json::Value")]
+pub enum Threads {
+    /// This many (at least 1).
+    Count(u32),
+    /// As many as the machine has cores.
+    Auto,
+}
+
+impl Threads {
+    /// The count, with `"auto"` read as the machine's cores.
+    pub fn count(self) -> usize {
+        match self {
+            Threads::Count(n) => n as usize,
+            Threads::Auto => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        }
+    }
+}
+
+impl Serialize for Threads {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Threads::Count(n) => serializer.serialize_u32(*n),
+            Threads::Auto => serializer.serialize_str("auto"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Threads {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let expected = "expected a count of threads, at least 1, or \"auto\"";
+        match serde_json::Value::deserialize(deserializer)? {
+            serde_json::Value::String(s) if s == "auto" => Ok(Threads::Auto),
+            serde_json::Value::Number(n) => match n.as_u64() {
+                Some(count @ 1..=4096) => Ok(Threads::Count(count as u32)),
+                _ => Err(serde::de::Error::custom(format!("{expected}, not {n}"))),
+            },
+            other => Err(serde::de::Error::custom(format!("{expected}, not {other}"))),
+        }
+    }
 }
 
 /// The most rows a time series may have.
@@ -79,6 +126,7 @@ impl Default for RunConfig {
             max_cells_in_flight: DEFAULT_MAX_CELLS_IN_FLIGHT,
             strict: true,
             sample_ns: None,
+            threads: Threads::Count(1),
         }
     }
 }

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::blocks::bit_errors::{BitErrors, FrameErrors};
 use crate::blocks::cell::CellId;
+use crate::blocks::fabric::parallel::Partition;
 use crate::blocks::fabric::trace::TraceTable;
 use crate::blocks::fabric::{
     Context, Fabric, FabricModel, Framing, Layer1Counters, Layer1Spec, Node, Wiring,
@@ -133,6 +134,30 @@ fn start<R: Router>(
             CellNode::Gnet(g) => g.start(ctx),
             _ => {}
         });
+    }
+}
+
+/// Fails, naming the mechanism, where a network uses one that does not run on several threads
+/// yet: RIFL Layer 1 cables (one step for every cable), per-VOQ flow control (a sender reads the
+/// next switch's plan), cell tracing (one sampling stream) and failures (one switch installs
+/// every router's tables).
+fn refuse_partition<R: Router>(
+    fabric: &Fabric<CellNode, R>,
+    per_voq: bool,
+    trace_fraction: f64,
+    failures: &[Failure],
+) -> Result<(), String> {
+    let refused = [
+        (fabric.layer1_counters().is_some(), "RIFL Layer 1 links"),
+        (per_voq, "per-VOQ flow control"),
+        (trace_fraction > 0.0, "cell tracing"),
+        (!failures.is_empty(), "failures"),
+    ];
+    match refused.iter().find(|(used, _)| *used) {
+        Some((_, what)) => Err(format!(
+            "{what} do not run on several threads yet; expected 1 thread"
+        )),
+        None => Ok(()),
     }
 }
 
@@ -658,6 +683,30 @@ pub struct Network<R: Router> {
 impl<R: Router> Network<R> {
     /// Builds the network `spec` describes, routed by `router`.
     pub fn new(spec: NetworkSpec, router: R) -> Self {
+        Self::build(spec, router, None)
+            .expect("a network of one partition")
+            .0
+    }
+
+    /// Builds partition `me` of the network `spec` describes split into `parts` (a run on
+    /// `parts` threads, [`crate::blocks::fabric::parallel`]), with the partition; fails, saying
+    /// why, where the network cannot be split.
+    pub fn partition(
+        spec: NetworkSpec,
+        router: R,
+        parts: usize,
+        me: u16,
+    ) -> Result<(Self, Partition), String> {
+        let (network, partition) = Self::build(spec, router, Some((parts, me)))?;
+        Ok((network, partition.expect("asked for")))
+    }
+
+    /// [`Network::new`], or its partition `part.1` of `part.0` where `part` is given.
+    fn build(
+        spec: NetworkSpec,
+        router: R,
+        part: Option<(usize, u16)>,
+    ) -> Result<(Self, Option<Partition>), String> {
         let NetworkSpec {
             design,
             scheduler,
@@ -705,9 +754,18 @@ impl<R: Router> Network<R> {
             layer1: layer1_cables(&topology, plan, seed, slot_ps, &link, &switch),
         };
         let mut fabric = Fabric::new(nodes, router, wiring, warmup_ps);
+        let partition = match part {
+            Some((parts, me)) => {
+                refuse_partition(&fabric, per_voq, trace_fraction, &failures)?;
+                let partition = fabric.partition(parts)?;
+                fabric.make_partition(&partition, me);
+                Some(partition)
+            }
+            None => None,
+        };
         start(&mut fabric, hosts, trace_fraction, seed);
         schedule_failures(&mut fabric, &topology, &failures);
-        Network {
+        let network = Network {
             fabric,
             design,
             scheduler,
@@ -730,7 +788,8 @@ impl<R: Router> Network<R> {
                 failures.iter().filter(|f| f.port.is_some()).count() as u64,
                 failures.iter().filter(|f| f.port.is_none()).count() as u64,
             ),
-        }
+        };
+        Ok((network, partition))
     }
 
     /// The hosts.

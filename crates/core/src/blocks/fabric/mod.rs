@@ -19,6 +19,7 @@
 pub mod layer1;
 pub mod model;
 pub mod node;
+pub mod parallel;
 pub mod trace;
 
 use crate::blocks::cell::{Cell, CellArena, CellId, CellQueue, TRACED};
@@ -34,6 +35,7 @@ use layer1::Layer1;
 pub use layer1::{Framing, Layer1Counters, Layer1Spec, LAYER1_HEADER_BYTES};
 pub use model::FabricModel;
 pub use node::{Context, Node};
+use parallel::Crossing;
 use trace::CellTrace;
 
 /// The messages of a fabric; small and `Copy`.
@@ -127,6 +129,17 @@ impl Metrics {
         }
     }
 
+    /// Adds what `other` (another partition's) measured.
+    fn add(&mut self, other: &Metrics) {
+        self.shared_latency.add(&other.shared_latency);
+        self.cell_only_latency.add(&other.cell_only_latency);
+        self.packet_only_latency.add(&other.packet_only_latency);
+        self.cells_dropped += other.cells_dropped;
+        self.flow_control_signals += other.flow_control_signals;
+        self.moves += other.moves;
+        self.cells_delivered += other.cells_delivered;
+    }
+
     /// Cell latency, generation to delivery, of the measured cells.
     pub fn cell_latency(&self) -> LatencyHistogram {
         let mut all = LatencyHistogram::new();
@@ -178,6 +191,11 @@ pub struct Plumbing {
     per_voq: bool,
     /// The cables that run RIFL Layer 1.
     layer1: Layer1,
+    /// Per node: run by another partition of a run on several threads (a cell or signal for it
+    /// leaves by `outbox`); all false in a run on one.
+    remote: Vec<bool>,
+    /// Cells and signals for other partitions, sent since the last exchange.
+    outbox: Vec<Crossing>,
     /// Scratch: the cells a Layer 1 step delivers.
     layer1_arrivals: Vec<(u32, u16, CellId, TimePs)>,
     /// Scratch: the flow-control signals a Layer 1 step's frames carry.
@@ -248,6 +266,10 @@ impl Plumbing {
         arrive_ps: TimePs,
         cells: &mut CellArena,
     ) {
+        if self.remote[peer] {
+            self.cross_cell(sender, peer, peer_port, cell, arrive_ps, cells);
+            return;
+        }
         if self.sink[peer] && arrive_ps <= self.end_ps {
             self.to_sinks
                 .push((peer as u32, peer_port as u16, cell, arrive_ps));
@@ -300,6 +322,16 @@ impl Plumbing {
             return; // in band: the cable's next flow-control frame carries it
         }
         let (peer, peer_port) = self.peer[self.port(node, port)];
+        if self.remote[peer as usize] {
+            let key = self.queue.key_for(at_ps, Phase::Message, origin(node));
+            self.outbox.push(Crossing::Signal {
+                node: peer,
+                port: peer_port,
+                signal,
+                key,
+            });
+            return;
+        }
         let event = Event::Signal {
             node: peer,
             port: peer_port,
@@ -389,6 +421,9 @@ pub struct Fabric<N, R> {
     cells: CellArena,
     packets: PacketArena,
     plumbing: Plumbing,
+    /// The cells and packets of the other partitions of a run on several threads, taken in
+    /// for the report ([`Fabric::absorb`]).
+    absorbed: Vec<(CellArena, PacketArena)>,
 }
 
 impl<N: Node<R>, R: Router> Fabric<N, R> {
@@ -441,6 +476,8 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
             delay_ps: delays_ps.into_iter().flatten().collect(),
             per_voq,
             layer1,
+            remote: vec![false; nodes.len()],
+            outbox: Vec::new(),
             layer1_arrivals: Vec::new(),
             layer1_signals: Vec::new(),
             metrics: Metrics::new(warmup_ps),
@@ -456,6 +493,7 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
             cells: CellArena::new(),
             packets: PacketArena::new(),
             plumbing,
+            absorbed: Vec::new(),
         }
     }
 
@@ -540,7 +578,17 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
 
     /// Packets alive in the packet store: created and neither delivered nor dropped.
     pub fn packets_live(&self) -> u64 {
-        self.packets.live() as u64
+        self.packet_stores().map(|p| p.live() as u64).sum()
+    }
+
+    /// The cell stores: this fabric's, then those of the partitions it absorbed.
+    fn cell_stores(&self) -> impl Iterator<Item = &CellArena> {
+        std::iter::once(&self.cells).chain(self.absorbed.iter().map(|(cells, _)| cells))
+    }
+
+    /// The packet stores: this fabric's, then those of the partitions it absorbed.
+    fn packet_stores(&self) -> impl Iterator<Item = &PacketArena> {
+        std::iter::once(&self.packets).chain(self.absorbed.iter().map(|(_, packets)| packets))
     }
 
     /// The router, to read its tables after the run.
@@ -561,22 +609,25 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
 
     /// The cells alive at the end of a run (for what a report says of them).
     pub fn live_cells(&self) -> impl Iterator<Item = &crate::blocks::cell::Cell> {
-        self.cells.live_values()
+        self.cell_stores().flat_map(|cells| cells.live_values())
     }
 
     /// The packets alive at the end of a run (for the ages of those still on their way).
     pub fn live_packets(&self) -> impl Iterator<Item = &crate::blocks::packet::Packet> {
-        self.packets.live_values()
+        self.packet_stores()
+            .flat_map(|packets| packets.live_values())
     }
 
     /// Cells alive in the arena: generated and neither delivered nor dropped.
     pub fn cells_live(&self) -> u64 {
-        self.cells.live() as u64
+        self.cell_stores().map(|cells| cells.live() as u64).sum()
     }
 
     /// Fails if a cell or packet was released twice (delivered or dropped twice).
     pub fn check_released_once(&self) -> Result<(), crate::run::RunError> {
-        match self.cells.released_twice() + self.packets.released_twice() {
+        let cells: u64 = self.cell_stores().map(|c| c.released_twice()).sum();
+        let packets: u64 = self.packet_stores().map(|p| p.released_twice()).sum();
+        match cells + packets {
             0 => Ok(()),
             twice => Err(crate::run::RunError::ReleasedTwice(twice)),
         }
@@ -627,9 +678,12 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
         self.plumbing.to_sinks = to_sinks;
     }
 
-    /// Runs a node's part of the start of the run.
+    /// Runs a node's part of the start of the run (in a partition of a run on several threads,
+    /// only if the partition runs the node).
     pub fn start(&mut self, node: usize, act: impl FnOnce(&mut N, &mut Context<'_, R>)) {
-        self.with_node(0, node, act);
+        if !self.plumbing.remote[node] {
+            self.with_node(0, node, act);
+        }
     }
 
     /// Handles one event due at `now_ps`.

@@ -75,6 +75,12 @@ pub trait Router {
         None
     }
 
+    /// Adds what `other`, the router of another partition of a run on several threads,
+    /// counted (see [`Router::nonminimal_cells`]).
+    fn absorb_counts(&mut self, other: &Self)
+    where
+        Self: Sized;
+
     /// True if `cell`, arriving on `input` of `switch`, is a broadcast that the switch copies
     /// to every output but the input (RIFL's Dst Port 255); no other router broadcasts.
     fn is_broadcast(&self, _switch: usize, _input: usize, _cell: &Cell) -> bool {
@@ -597,6 +603,11 @@ impl Router for FabricRouter {
 
     fn toward_intermediate(&self, cell: &Cell) -> bool {
         self.mode.needs_groups && cell.route_tag < UNDECIDED
+    }
+
+    fn absorb_counts(&mut self, other: &Self) {
+        self.adaptive.nonminimal_cells += other.adaptive.nonminimal_cells;
+        self.adaptive.cells_routed += other.adaptive.cells_routed;
     }
 
     fn nonminimal_cells(&self) -> Option<(u64, u64)> {

@@ -72,6 +72,9 @@ impl RiflRouter {
 }
 
 impl Router for RiflRouter {
+    /// Source routing counts nothing.
+    fn absorb_counts(&mut self, _other: &Self) {}
+
     fn inject(&mut self, src: usize, cell: &mut Cell) {
         if cell.dst == BROADCAST_DST {
             Self::set_header(cell, self.broadcast_headers[src]);
