@@ -32,3 +32,112 @@ fn a_dragonfly_on_two_three_and_eight_threads_gives_the_results_of_one() {
         assert_eq!(results(DRAGONFLY_72, threads), one, "{threads} threads");
     }
 }
+
+/// A k = 4 fat-tree of iSLIP switches with credit flow control: credits cross between
+/// partitions as signals, a cable's delay after they leave.
+const FAT_TREE_CREDIT: &str = r#"{"design": "cell_fabric",
+    "run": {"seed": 5, "duration_ns": 10240, "warmup_ns": 1024},
+    "topology": {"kind": "fat_tree", "k": 4},
+    "link": {"propagation_ns": 10, "flow_control": "credit"},
+    "routing": {"mode": "spray"},
+    "switch": {"scheduler": "islip", "buffer_cells": 16},
+    "traffic": {"load": 0.9, "destinations": "uniform"}}"#;
+
+#[test]
+fn a_lossless_fat_tree_whose_credits_cross_partitions_gives_the_results_of_one() {
+    let one = results(FAT_TREE_CREDIT, 1);
+    assert!(one.contains("\"cells_dropped\":0"), "lossless");
+    for threads in [2, 5] {
+        assert_eq!(results(FAT_TREE_CREDIT, threads), one, "{threads} threads");
+    }
+}
+
+/// The error `json` on `threads` threads is refused with.
+fn refusal(json: &str, threads: &str) -> String {
+    let with_threads = json.replacen(
+        r#""run": {"#,
+        &format!(r#""run": {{"threads": {threads}, "#),
+        1,
+    );
+    match build(&with_threads) {
+        Ok(_) => panic!("{threads} threads accepted"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn a_thread_count_that_cannot_run_is_refused_naming_run_threads() {
+    for (threads, expected) in [
+        ("0", "expected a count of threads, at least 1, or \"auto\""),
+        ("\"many\"", "expected a count of threads"),
+        ("21", "expected at most one thread per switch (20 switches)"),
+    ] {
+        let error = refusal(FAT_TREE_CREDIT, threads);
+        assert!(
+            error.contains("run.threads") && error.contains(expected),
+            "{error}"
+        );
+    }
+    let instant_credits = FAT_TREE_CREDIT.replace(r#""propagation_ns": 10, "#, "");
+    let error = refusal(&instant_credits, "2");
+    assert!(
+        error.contains("too short for its flow-control signals"),
+        "{error}"
+    );
+    let single = r#"{"run": {"duration_ns": 1000}, "switch": {"ports": 8}}"#;
+    let error = refusal(single, "2");
+    assert!(
+        error.contains("design single_switch runs on one thread"),
+        "{error}"
+    );
+}
+
+/// The check that keeps partitions in step can fire: with windows four times the lookahead, a
+/// partition receives cells it should already have run, and the run fails saying so instead
+/// of reporting results that differ from one thread's.
+#[test]
+fn partitions_run_further_apart_than_the_lookahead_fail_the_run() {
+    use cellfabric_core::blocks::fabric::parallel::Sharded;
+    use cellfabric_core::designs::cell_fabric;
+    use cellfabric_core::engine::kernel::Kernel;
+    use cellfabric_core::run::{Design, RunError, Simulation};
+    use cellfabric_core::Scenario;
+
+    let scenario = Scenario::from_json(FAT_TREE_CREDIT).unwrap();
+    let built: Vec<_> = (0..2)
+        .map(|me| cell_fabric::build_partition(&scenario, 2, me).unwrap())
+        .collect();
+    let mut partition = built[0].1.clone();
+    partition.lookahead_ps *= 4;
+    let shards = built.into_iter().map(|(shard, _)| shard).collect();
+    let sharded = Sharded::new(shards, partition);
+    let end_ps = sharded.end_ps();
+    let mut run: Box<dyn Simulation> = Box::new(Kernel::new(sharded, end_ps));
+    run.advance(u64::MAX);
+    match run.finish() {
+        Err(RunError::Lookahead(why)) => assert!(why.contains("before its window's end"), "{why}"),
+        other => panic!(
+            "expected the partitions out of step, got {:?}",
+            other.map(|r| r.summary)
+        ),
+    }
+}
+
+/// A run on several threads cut into steps of no wall time (as a front end stops a run to show
+/// progress) goes on from where it stopped: the results of one uncut step.
+#[test]
+fn a_run_on_threads_stepped_by_wall_time_gives_the_results_of_one_step() {
+    use std::time::Duration;
+    let json = DRAGONFLY_72.replacen(r#""run": {"#, r#""run": {"threads": 2, "#, 1);
+    let mut run = build(&json).expect("valid scenario");
+    let mut steps = 1;
+    while !run.advance_within(u64::MAX, Duration::ZERO) {
+        steps += 1;
+    }
+    assert!(steps > 10, "{steps} steps");
+    let report = run.finish().expect("run keeps its invariants");
+    assert_eq!(
+        format!("{}\n{}", report.summary, report.tables),
+        results(DRAGONFLY_72, 1)
+    );
+}

@@ -205,7 +205,11 @@ fn sharded<D: FabricModel + Send>(
             .collect();
         threads
             .into_iter()
-            .map(|thread| thread.join().expect("a partition's build panicked"))
+            .map(|thread| {
+                thread
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e))
+            })
             .collect()
     });
     let mut shards = Vec::with_capacity(parts);

@@ -63,6 +63,8 @@ pub struct Steps {
     pub last_ps: Option<TimePs>,
     /// It stopped because its deadline passed, before its limit.
     pub out_of_time: bool,
+    /// It stopped because it can no longer run correctly (its report says why).
+    pub broken: bool,
 }
 
 /// [`Model::run_until`] for a model with one event queue: pops and handles its events in order.
@@ -278,6 +280,10 @@ impl<M: Model> Kernel<M> {
                 let steps = self.model.run_until(run_to_ps, deadline);
                 self.events += steps.events;
                 self.now_ps = steps.last_ps.unwrap_or(self.now_ps);
+                if steps.broken {
+                    self.stopped = Some("the model broke; its report says why".into());
+                    break;
+                }
                 if steps.out_of_time {
                     self.wall += started.elapsed();
                     return false;

@@ -306,8 +306,10 @@ impl<E: Copy> CalendarQueue<E> {
     #[inline(always)]
     fn place(&mut self, entry: Entry<E>) {
         let bucket = self.bucket_of(entry.key);
-        debug_assert!(bucket >= self.cursor, "event scheduled in the past");
-        if bucket == self.cursor {
+        // An event before the calendar's bucket (the calendar moved on to its next event while
+        // looking past a limit, and another partition's cell is due before it) runs first: it
+        // joins the bucket at hand, ahead of the later ones.
+        if bucket <= self.cursor {
             let tail = &self.current[self.current_head..];
             let at = self.current_head + tail.partition_point(|e| e.key < entry.key);
             if at == self.current.len() {
@@ -517,6 +519,18 @@ mod tests {
                 .collect();
             assert_eq!(orders[0] == orders[1], !shared);
         }
+    }
+
+    /// Another partition's cell may be due before the next event the calendar moved on to
+    /// while looking past a limit: it runs first.
+    #[test]
+    fn an_event_pushed_behind_the_calendar_after_a_limited_pop_runs_first() {
+        let mut q = CalendarQueue::for_gap(10);
+        q.push(1_000, Phase::Message, 0, 1);
+        assert_eq!(q.pop_until(100), None);
+        q.push(200, Phase::Message, 1, 2);
+        q.push(150, Phase::Message, 2, 3);
+        assert_eq!(drain(&mut q), vec![(150, 3), (200, 2), (1_000, 1)]);
     }
 
     #[test]

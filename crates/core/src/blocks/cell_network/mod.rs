@@ -137,15 +137,29 @@ fn start<R: Router>(
     }
 }
 
+/// Makes `fabric` partition `part.1` of `part.0` (see [`Fabric::partition`]), and the
+/// partition; fails, saying why, where it cannot be split, or uses (by `refused`: per-VOQ
+/// flow control, the fraction of cells traced, failures) a mechanism that does not run on
+/// several threads yet.
+fn split<R: Router>(
+    fabric: &mut Fabric<CellNode, R>,
+    (parts, me): (usize, u16),
+    message_floor_ps: i64,
+    refused: (bool, f64, &[Failure]),
+) -> Result<Partition, String> {
+    refuse_partition(fabric, refused)?;
+    let partition = fabric.partition(parts, message_floor_ps)?;
+    fabric.make_partition(&partition, me);
+    Ok(partition)
+}
+
 /// Fails, naming the mechanism, where a network uses one that does not run on several threads
 /// yet: RIFL Layer 1 cables (one step for every cable), per-VOQ flow control (a sender reads the
 /// next switch's plan), cell tracing (one sampling stream) and failures (one switch installs
 /// every router's tables).
 fn refuse_partition<R: Router>(
     fabric: &Fabric<CellNode, R>,
-    per_voq: bool,
-    trace_fraction: f64,
-    failures: &[Failure],
+    (per_voq, trace_fraction, failures): (bool, f64, &[Failure]),
 ) -> Result<(), String> {
     let refused = [
         (fabric.layer1_counters().is_some(), "RIFL Layer 1 links"),
@@ -728,7 +742,6 @@ impl<R: Router> Network<R> {
             trace_fraction,
             failures,
         } = spec;
-        let per_voq = switch.per_voq_buffers;
         let hosts = topology.endpoints();
         let cabling = Cabling {
             topology: &topology,
@@ -739,30 +752,22 @@ impl<R: Router> Network<R> {
             gnet,
         };
         let nodes = cabling.nodes(&destinations, traffic, seed, warmup_ps, nic_queue_cells);
-        let (peers, delays_ps) = cabling.wiring();
-        let longest_cable_ps = delays_ps.iter().flatten().copied().max().unwrap_or(0);
         let slot_ps = link.frame_ps(switch.cell_bytes);
-        let wiring = Wiring {
-            peers,
-            delays_ps,
-            slotted: nodes.iter().map(|n| Node::<R>::is_slotted(n)).collect(),
-            sink: nodes.iter().map(|n| Node::<R>::is_sink(n)).collect(),
-            end_ps,
-            router_index: (0..nodes.len()).map(|n| n.checked_sub(hosts)).collect(),
-            slot_ps,
-            per_voq,
-            layer1: layer1_cables(&topology, plan, seed, slot_ps, &link, &switch),
-        };
+        let layer1 = layer1_cables(&topology, plan, seed, slot_ps, &link, &switch);
+        let wiring = cabling.fabric_wiring::<R>(&nodes, slot_ps, end_ps, layer1);
+        let longest_cable_ps = wiring
+            .delays_ps
+            .iter()
+            .flatten()
+            .copied()
+            .max()
+            .unwrap_or(0);
+        let message_floor_ps = cabling.message_floor_ps(slot_ps);
         let mut fabric = Fabric::new(nodes, router, wiring, warmup_ps);
-        let partition = match part {
-            Some((parts, me)) => {
-                refuse_partition(&fabric, per_voq, trace_fraction, &failures)?;
-                let partition = fabric.partition(parts)?;
-                fabric.make_partition(&partition, me);
-                Some(partition)
-            }
-            None => None,
-        };
+        let refused = (switch.per_voq_buffers, trace_fraction, failures.as_slice());
+        let partition = part
+            .map(|part| split(&mut fabric, part, message_floor_ps, refused))
+            .transpose()?;
         start(&mut fabric, hosts, trace_fraction, seed);
         schedule_failures(&mut fabric, &topology, &failures);
         let network = Network {
@@ -1492,6 +1497,46 @@ impl Cabling<'_> {
             });
         }
         nodes
+    }
+
+    /// How `nodes` are wired into a fabric of cell time `slot_ps` that ends at `end_ps`.
+    fn fabric_wiring<R: Router>(
+        &self,
+        nodes: &[CellNode],
+        slot_ps: TimePs,
+        end_ps: TimePs,
+        layer1: Vec<Layer1Spec>,
+    ) -> Wiring {
+        let (peers, delays_ps) = self.wiring();
+        let hosts = self.topology.endpoints();
+        Wiring {
+            peers,
+            delays_ps,
+            slotted: nodes.iter().map(|n| Node::<R>::is_slotted(n)).collect(),
+            sink: nodes.iter().map(|n| Node::<R>::is_sink(n)).collect(),
+            end_ps,
+            router_index: (0..nodes.len()).map(|n| n.checked_sub(hosts)).collect(),
+            slot_ps,
+            per_voq: self.switch.per_voq_buffers,
+            layer1,
+        }
+    }
+
+    /// How much more than its cable's delay anything sent between switches takes, at least
+    /// (see [`Fabric::partition`]): a cell time where only cells travel between switches;
+    /// minus one where flow control sends signals back, which a switch may send when the cell
+    /// they answer arrived, up to a cell time before the clock edge that latched it.
+    fn message_floor_ps(&self, slot_ps: TimePs) -> i64 {
+        let topology = self.topology;
+        let signals = self.vc.is_some()
+            || (0..topology.switches()).any(|s| {
+                (0..topology.switch_ports(s))
+                    .any(|p| self.flow_control(s, p) != LinkFlowControl::None)
+            });
+        match signals {
+            true => -(slot_ps as i64),
+            false => slot_ps as i64,
+        }
     }
 
     /// Each node's far ends (node, port) and cable delays, port by port: hosts are nodes

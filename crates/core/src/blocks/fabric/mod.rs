@@ -35,7 +35,7 @@ use layer1::Layer1;
 pub use layer1::{Framing, Layer1Counters, Layer1Spec, LAYER1_HEADER_BYTES};
 pub use model::FabricModel;
 pub use node::{Context, Node};
-use parallel::Crossing;
+use parallel::{Border, Crossing};
 use trace::CellTrace;
 
 /// The messages of a fabric; small and `Copy`.
@@ -92,6 +92,10 @@ pub struct Metrics {
     pub moves: u64,
     /// Cells delivered.
     pub cells_delivered: u64,
+    /// Clock edges popped after an earlier edge superseded them: not events the nodes
+    /// handled, and not counted as events (how many there are depends on when arrivals
+    /// booked edges, which differs between one thread and several).
+    pub superseded_edges: u64,
     /// The traced cells' hops (Aquila's cell tracing; off unless a fraction is set).
     pub trace: CellTrace,
 }
@@ -107,6 +111,7 @@ impl Metrics {
             flow_control_signals: 0,
             moves: 0,
             cells_delivered: 0,
+            superseded_edges: 0,
             trace: CellTrace::off(),
         }
     }
@@ -138,6 +143,7 @@ impl Metrics {
         self.flow_control_signals += other.flow_control_signals;
         self.moves += other.moves;
         self.cells_delivered += other.cells_delivered;
+        self.superseded_edges += other.superseded_edges;
     }
 
     /// Cell latency, generation to delivery, of the measured cells.
@@ -191,18 +197,19 @@ pub struct Plumbing {
     per_voq: bool,
     /// The cables that run RIFL Layer 1.
     layer1: Layer1,
-    /// Per node: run by another partition of a run on several threads (a cell or signal for it
-    /// leaves by `outbox`); all false in a run on one.
-    remote: Vec<bool>,
-    /// Cells and signals for other partitions, sent since the last exchange.
-    outbox: Vec<Crossing>,
-    /// Scratch: the cells a Layer 1 step delivers.
-    layer1_arrivals: Vec<(u32, u16, CellId, TimePs)>,
-    /// Scratch: the flow-control signals a Layer 1 step's frames carry.
-    layer1_signals: Vec<(u32, u16, FlowSignal, TimePs)>,
+    /// Which nodes another partition runs, and what was sent to them.
+    border: Border,
+    /// Scratch: the cells a Layer 1 step delivers, and the flow-control signals its frames
+    /// carry.
+    layer1_out: (Layer1Arrivals, Layer1Signals),
     /// What the fabric measures.
     pub metrics: Metrics,
 }
+
+/// Cells a Layer 1 step delivers: (node, port, cell, arrival).
+type Layer1Arrivals = Vec<(u32, u16, CellId, TimePs)>;
+/// Flow-control signals a Layer 1 step's frames carry: (node, port, signal, arrival).
+type Layer1Signals = Vec<(u32, u16, FlowSignal, TimePs)>;
 
 /// The origin of the fabric's own events (Layer 1 steps): before every node's at an instant.
 const FABRIC_ORIGIN: Origin = 0;
@@ -266,7 +273,7 @@ impl Plumbing {
         arrive_ps: TimePs,
         cells: &mut CellArena,
     ) {
-        if self.remote[peer] {
+        if self.border.remote[peer] {
             self.cross_cell(sender, peer, peer_port, cell, arrive_ps, cells);
             return;
         }
@@ -322,9 +329,9 @@ impl Plumbing {
             return; // in band: the cable's next flow-control frame carries it
         }
         let (peer, peer_port) = self.peer[self.port(node, port)];
-        if self.remote[peer as usize] {
+        if self.border.remote[peer as usize] {
             let key = self.queue.key_for(at_ps, Phase::Message, origin(node));
-            self.outbox.push(Crossing::Signal {
+            self.border.outbox.push(Crossing::Signal {
                 node: peer,
                 port: peer_port,
                 signal,
@@ -476,10 +483,8 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
             delay_ps: delays_ps.into_iter().flatten().collect(),
             per_voq,
             layer1,
-            remote: vec![false; nodes.len()],
-            outbox: Vec::new(),
-            layer1_arrivals: Vec::new(),
-            layer1_signals: Vec::new(),
+            border: Border::none(nodes.len()),
+            layer1_out: (Vec::new(), Vec::new()),
             metrics: Metrics::new(warmup_ps),
         };
         if plumbing.layer1.is_used() {
@@ -525,8 +530,7 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
     /// next frame time.
     fn step_layer1(&mut self, now_ps: TimePs) {
         let plumbing = &mut self.plumbing;
-        let mut arrivals = std::mem::take(&mut plumbing.layer1_arrivals);
-        let mut signals = std::mem::take(&mut plumbing.layer1_signals);
+        let (mut arrivals, mut signals) = std::mem::take(&mut plumbing.layer1_out);
         plumbing
             .layer1
             .step(now_ps, &mut self.cells, &mut arrivals, &mut signals);
@@ -537,7 +541,6 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
                 .push(at_ps, Phase::Message, FABRIC_ORIGIN, event);
         }
         signals.clear();
-        plumbing.layer1_signals = signals;
         for &(node, port, cell, arrive_ps) in &arrivals {
             plumbing.arrive(
                 FABRIC_ORIGIN,
@@ -549,7 +552,7 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
             );
         }
         arrivals.clear();
-        plumbing.layer1_arrivals = arrivals;
+        plumbing.layer1_out = (arrivals, signals);
         if !plumbing.to_sinks.is_empty() {
             self.reach_sinks();
         }
@@ -681,7 +684,7 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
     /// Runs a node's part of the start of the run (in a partition of a run on several threads,
     /// only if the partition runs the node).
     pub fn start(&mut self, node: usize, act: impl FnOnce(&mut N, &mut Context<'_, R>)) {
-        if !self.plumbing.remote[node] {
+        if !self.plumbing.border.remote[node] {
             self.with_node(0, node, act);
         }
     }
@@ -692,7 +695,7 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
             Event::Tick(node) if self.plumbing.tick_at_ps[node as usize] == now_ps => {
                 self.tick(now_ps, node as usize)
             }
-            Event::Tick(_) => {} // superseded by an earlier clock edge
+            Event::Tick(_) => self.plumbing.metrics.superseded_edges += 1,
             Event::Timer { node, tag } => {
                 self.warm_next();
                 self.with_node(now_ps, node as usize, |n, ctx| n.timer(ctx, tag))

@@ -12,8 +12,7 @@
 //! run them in (time, phase, sender, the sender's own count), so results are bit-identical
 //! for any number of threads.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Barrier, Mutex};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use super::{origin, Event, Fabric, FabricModel, Node, Plumbing};
@@ -72,6 +71,25 @@ impl Crossing {
     }
 }
 
+/// A partition's border: which nodes another partition runs, and what was sent to them.
+pub(super) struct Border {
+    /// Per node: run by another partition (a cell or signal for it leaves by `outbox`); all
+    /// false in a run on one thread.
+    pub(super) remote: Vec<bool>,
+    /// Cells and signals for other partitions, sent since the last exchange.
+    pub(super) outbox: Vec<Crossing>,
+}
+
+impl Border {
+    /// The border of a fabric of `nodes` nodes run whole: none.
+    pub(super) fn none(nodes: usize) -> Self {
+        Border {
+            remote: vec![false; nodes],
+            outbox: Vec::new(),
+        }
+    }
+}
+
 /// Which partition runs each node, and how far the partitions may run apart.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Partition {
@@ -99,7 +117,7 @@ impl Plumbing {
         cells.free(cell);
         let key =
             (!self.slotted[peer]).then(|| self.queue.key_for(arrive_ps, Phase::Message, sender));
-        self.outbox.push(Crossing::Cell {
+        self.border.outbox.push(Crossing::Cell {
             node: peer as u32,
             port: peer_port as u16,
             cell: value,
@@ -113,9 +131,13 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
     /// Splits the fabric into `parts` partitions: the switches in `parts` runs of consecutive
     /// numbers (a topology numbers a pod's or group's switches together), as even in count as
     /// can be, each node that is not a switch (a host) with the switches it is cabled to.
-    /// Fails, saying why, when a partition would have no switch, a host is cabled to two
-    /// partitions, or a cable between partitions has no delay (nothing could run ahead).
-    pub fn partition(&self, parts: usize) -> Result<Partition, String> {
+    /// Anything sent between switches arrives at least its cable's delay plus
+    /// `message_floor_ps` after the event that sends it (a cell time where only cells cross;
+    /// minus one where a flow-control signal may leave when the cell it answers arrived, up to
+    /// a cell time before the clock edge that latched it). Fails, saying why, when a partition
+    /// would have no switch, a host is cabled to two partitions, or something could cross
+    /// between partitions in no time (nothing could run ahead).
+    pub fn partition(&self, parts: usize, message_floor_ps: i64) -> Result<Partition, String> {
         let plumbing = &self.plumbing;
         let mut switches: Vec<(u32, usize)> = (0..self.nodes.len())
             .filter(|&n| plumbing.router_index[n] != u32::MAX)
@@ -138,19 +160,21 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
             }
         }
         let lookahead_ps = (0..self.nodes.len())
-            .flat_map(|node| (0..self.ports(node)).map(move |port| (node, port)))
-            .filter(|&(node, port)| {
-                let (peer, _) = plumbing.peer[plumbing.port(node, port)];
-                owner[peer as usize] != owner[node]
+            .flat_map(|node| {
+                self.cabled(node)
+                    .map(move |(port, peer)| (node, port, peer))
             })
-            .map(|(node, port)| plumbing.delay_ps(node, port))
+            .filter(|&(node, _, peer)| owner[peer] != owner[node])
+            .map(|(node, port, _)| plumbing.delay_ps(node, port) as i64 + message_floor_ps)
             .min()
-            .unwrap_or(TimePs::MAX);
-        if lookahead_ps == 0 {
-            return Err(
-                "a cable between partitions has no propagation delay, so no partition could run ahead of another; expected 1 thread".into(),
-            );
+            .unwrap_or(i64::MAX);
+        if lookahead_ps <= 0 {
+            return Err(format!(
+                "a cable between partitions is too short for its flow-control signals: they may arrive {} ps after the event that sends them, so no partition could run ahead of another; expected 1 thread (or cables of at least a cell time)",
+                lookahead_ps.max(0)
+            ));
         }
+        let lookahead_ps = lookahead_ps as TimePs;
         Ok(Partition {
             owner,
             parts,
@@ -158,12 +182,17 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
         })
     }
 
+    /// The ports of `node` with a cable, each with the node at its far end.
+    fn cabled(&self, node: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        (0..self.ports(node)).filter_map(move |port| {
+            let (peer, _) = self.plumbing.peer[self.plumbing.port(node, port)];
+            (peer != u32::MAX).then_some((port, peer as usize))
+        })
+    }
+
     /// The partition of `node`, not a switch: that of every switch it is cabled to.
     fn host_partition(&self, node: usize, owner: &[u16]) -> Result<u16, String> {
-        let mut partitions = (0..self.ports(node)).map(|port| {
-            let (peer, _) = self.plumbing.peer[self.plumbing.port(node, port)];
-            owner[peer as usize]
-        });
+        let mut partitions = self.cabled(node).map(|(_, peer)| owner[peer]);
         let first = partitions.next().filter(|&p| p != u16::MAX);
         match first {
             Some(part) if partitions.all(|p| p == part) => Ok(part),
@@ -182,14 +211,14 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
             0,
             "partitioned before the run starts"
         );
-        for (remote, &owner) in self.plumbing.remote.iter_mut().zip(&partition.owner) {
+        for (remote, &owner) in self.plumbing.border.remote.iter_mut().zip(&partition.owner) {
             *remote = owner != me;
         }
     }
 
     /// The cells and signals sent to other partitions since the last call.
     fn take_outbox(&mut self, into: &mut Vec<Crossing>) {
-        into.append(&mut self.plumbing.outbox);
+        into.append(&mut self.plumbing.border.outbox);
     }
 
     /// A cell or signal from another partition for one of this one's nodes.
@@ -241,10 +270,10 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
     /// one fabric.
     pub fn absorb(&mut self, other: &mut Self) {
         for node in 0..self.nodes.len() {
-            if !other.plumbing.remote[node] {
+            if !other.plumbing.border.remote[node] {
                 std::mem::swap(&mut self.nodes[node], &mut other.nodes[node]);
                 self.plumbing.wire_cells[node] = other.plumbing.wire_cells[node];
-                self.plumbing.remote[node] = false;
+                self.plumbing.border.remote[node] = false;
             }
         }
         self.plumbing.cells_in_events += other.plumbing.cells_in_events;
@@ -271,15 +300,93 @@ pub struct Sharded<D> {
     early: Option<String>,
 }
 
+/// A barrier at which the threads also agree whether to stop, and that a failing thread can
+/// break: a thread that panics breaks it on its way out (`Breaker`), so the others stop
+/// waiting instead of waiting for ever.
+struct Gate {
+    parties: usize,
+    state: Mutex<GateState>,
+    all_arrived: Condvar,
+}
+
+#[derive(Default)]
+struct GateState {
+    /// Threads arrived at this crossing.
+    arrived: usize,
+    /// Crossings completed.
+    crossings: u64,
+    /// A thread failed.
+    broken: bool,
+    /// Some thread arrived at this crossing wanting to stop.
+    stop_asked: bool,
+    /// The last crossing's answer: some thread wanted to stop (every thread reads it before it
+    /// arrives at the next crossing, which cannot complete without it).
+    stop: bool,
+}
+
+/// The gate was broken: a partition's thread failed.
+struct Broken;
+
+impl Gate {
+    fn new(parties: usize) -> Self {
+        Gate {
+            parties,
+            state: Mutex::new(GateState::default()),
+            all_arrived: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, GateState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Waits for every thread to arrive; true if any of them asked to stop.
+    fn wait(&self, stop: bool) -> Result<bool, Broken> {
+        let mut state = self.lock();
+        let crossing = state.crossings;
+        state.arrived += 1;
+        state.stop_asked |= stop;
+        if state.arrived == self.parties {
+            state.arrived = 0;
+            state.crossings += 1;
+            state.stop = std::mem::take(&mut state.stop_asked);
+            self.all_arrived.notify_all();
+        }
+        while state.crossings == crossing && !state.broken {
+            state = self
+                .all_arrived
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        match state.broken {
+            true => Err(Broken),
+            false => Ok(state.stop),
+        }
+    }
+
+    fn break_it(&self) {
+        self.lock().broken = true;
+        self.all_arrived.notify_all();
+    }
+}
+
+/// Breaks the gate if its thread unwinds (panics) before it is forgotten.
+struct Breaker<'a>(&'a Gate);
+
+impl Drop for Breaker<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.break_it();
+        }
+    }
+}
+
 /// What the partitions' threads share in one [`Model::run_until`]: the plan of windows, the
 /// mailboxes, the barrier and the stop.
 struct Exchange<'a> {
     partition: &'a Partition,
     mail: &'a [Mutex<Vec<Crossing>>],
-    barrier: Barrier,
-    /// Set by the first partition when the deadline has passed: every thread stops after the
-    /// same window.
-    stop: AtomicBool,
+    gate: Gate,
     deadline: Option<Instant>,
     start_ps: TimePs,
     limit_ps: TimePs,
@@ -311,6 +418,7 @@ impl Exchange<'_> {
     /// Runs partition `me` window by window up to the limit, exchanging at each window's end;
     /// every thread computes the same windows and meets the others at the barrier after each.
     fn run_shard<D: FabricModel>(&self, me: usize, shard: &mut D) -> ShardSteps {
+        let _breaker = Breaker(&self.gate);
         let parts = self.partition.parts;
         let mut start_ps = self.start_ps;
         let mut result = ShardSteps {
@@ -328,35 +436,31 @@ impl Exchange<'_> {
             result.steps.last_ps = steps.last_ps.or(result.steps.last_ps);
             shard.fabric_mut().take_outbox(&mut outbox);
             for crossing in outbox.drain(..) {
-                if crossing.due_ps() < end_ps && result.early.is_none() {
-                    result.early = Some(format!(
+                if crossing.due_ps() < end_ps {
+                    result.early.get_or_insert_with(|| format!(
                         "partition {me} sent node {} a message due at {} ps, before its window's end at {end_ps} ps",
                         crossing.node(),
                         crossing.due_ps()
                     ));
+                    continue;
                 }
                 let to = self.partition.owner[crossing.node()] as usize;
-                self.mail[me * parts + to]
-                    .lock()
-                    .expect("mailbox")
-                    .push(crossing);
+                lock(&self.mail[me * parts + to]).push(crossing);
             }
-            if me == 0
+            let out_of_time = me == 0
                 && self
                     .deadline
-                    .is_some_and(|deadline| Instant::now() >= deadline)
-            {
-                self.stop.store(true, Ordering::SeqCst);
-            }
-            self.barrier.wait();
+                    .is_some_and(|deadline| Instant::now() >= deadline);
+            let Ok(stop) = self.gate.wait(out_of_time || result.early.is_some()) else {
+                break;
+            };
             for from in (0..parts).filter(|&from| from != me) {
-                let mut mailbox = self.mail[from * parts + me].lock().expect("mailbox");
-                for crossing in mailbox.drain(..) {
+                for crossing in lock(&self.mail[from * parts + me]).drain(..) {
                     shard.fabric_mut().receive(crossing);
                 }
             }
             start_ps = end_ps;
-            if end_ps > self.limit_ps || self.stop.load(Ordering::SeqCst) {
+            if end_ps > self.limit_ps || stop {
                 break;
             }
         }
@@ -365,16 +469,21 @@ impl Exchange<'_> {
     }
 }
 
+/// A mailbox, whatever befell another thread that held it (a panic there is reported by
+/// its own thread).
+fn lock(mailbox: &Mutex<Vec<Crossing>>) -> MutexGuard<'_, Vec<Crossing>> {
+    mailbox.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 impl<D: FabricModel + Send> Model for Sharded<D> {
     fn run_until(&mut self, limit_ps: TimePs, deadline: Option<Instant>) -> Steps {
-        if self.done_ps > limit_ps {
+        if self.done_ps > limit_ps || self.early.is_some() {
             return Steps::default();
         }
         let exchange = Exchange {
             partition: &self.partition,
             mail: &self.mail,
-            barrier: Barrier::new(self.partition.parts),
-            stop: AtomicBool::new(false),
+            gate: Gate::new(self.partition.parts),
             deadline,
             start_ps: self.done_ps,
             limit_ps,
@@ -391,7 +500,11 @@ impl<D: FabricModel + Send> Model for Sharded<D> {
                 .collect();
             threads
                 .into_iter()
-                .map(|thread| thread.join().expect("a partition's thread panicked"))
+                .map(|thread| {
+                    thread
+                        .join()
+                        .unwrap_or_else(|e| std::panic::resume_unwind(e))
+                })
                 .collect()
         });
         let mut steps = Steps::default();
@@ -401,7 +514,8 @@ impl<D: FabricModel + Send> Model for Sharded<D> {
             self.done_ps = result.done_ps;
             self.early = self.early.take().or(result.early);
         }
-        steps.out_of_time = self.done_ps <= limit_ps;
+        steps.broken = self.early.is_some();
+        steps.out_of_time = !steps.broken && self.done_ps <= limit_ps;
         steps
     }
 
