@@ -161,7 +161,8 @@ def test_latencies_are_null_when_nothing_was_measured():
     summary = json.loads(done.stdout)
     assert summary["cells_measured"] == 0
     assert summary["latency_cells"] is None and summary["latency_ns"] is None
-    assert summary["stable"] is None, "too few samples to say"
+    # The backlog is sampled at fixed instants whether or not anything happens: empty throughout.
+    assert summary["stable"] is True
 
 
 @pytest.mark.parametrize(("value", "message"), [
