@@ -50,8 +50,9 @@ pub trait Events {
     type Event: Copy;
     /// Its pending events.
     fn queue(&mut self) -> &mut CalendarQueue<Self::Event>;
-    /// Handles one event due at `now_ps`.
-    fn handle(&mut self, now_ps: TimePs, event: Self::Event);
+    /// Handles one event due at `now_ps`; false if it was superseded and did nothing (a
+    /// clock edge an earlier one replaced), which is not counted as an event.
+    fn handle(&mut self, now_ps: TimePs, event: Self::Event) -> bool;
 }
 
 /// What one [`Model::run_until`] did.
@@ -72,9 +73,10 @@ pub fn run_events<M: Events>(model: &mut M, limit_ps: TimePs, deadline: Option<I
     let mut steps = Steps::default();
     let mut until_wall_check = WALL_CHECK_EVENTS;
     while let Some((time_ps, event)) = model.queue().pop_until(limit_ps) {
-        steps.events += 1;
-        steps.last_ps = Some(time_ps);
-        model.handle(time_ps, event);
+        if model.handle(time_ps, event) {
+            steps.events += 1;
+            steps.last_ps = Some(time_ps);
+        }
         until_wall_check -= 1;
         if until_wall_check == 0 {
             until_wall_check = WALL_CHECK_EVENTS;
@@ -462,12 +464,13 @@ mod tests {
         fn queue(&mut self) -> &mut CalendarQueue<u32> {
             &mut self.queue
         }
-        fn handle(&mut self, now_ps: TimePs, node: u32) {
+        fn handle(&mut self, now_ps: TimePs, node: u32) -> bool {
             if now_ps < self.jam_ps {
                 self.hops += 1;
             }
             self.queue
                 .push(now_ps + 10, Phase::Message, node, (node + 1) % 4);
+            true
         }
     }
 
@@ -566,9 +569,10 @@ mod tests {
         fn queue(&mut self) -> &mut CalendarQueue<u32> {
             &mut self.queue
         }
-        fn handle(&mut self, now_ps: TimePs, _: u32) {
+        fn handle(&mut self, now_ps: TimePs, _: u32) -> bool {
             self.held += 1;
             self.queue.push(now_ps + 10, Phase::Message, 0, 0);
+            true
         }
     }
 

@@ -1523,19 +1523,24 @@ impl Cabling<'_> {
     }
 
     /// How much more than its cable's delay anything sent between switches takes, at least
-    /// (see [`Fabric::partition`]): a cell time where only cells travel between switches;
-    /// minus one where flow control sends signals back, which a switch may send when the cell
-    /// they answer arrived, up to a cell time before the clock edge that latched it.
+    /// (see [`Fabric::partition`]): a cell's time on the fastest cable where only cells travel
+    /// between switches; minus a cell time (`slot_ps`) where flow control sends signals back,
+    /// which a switch may send when the cell they answer arrived, up to a cell time before the
+    /// clock edge that latched it.
     fn message_floor_ps(&self, slot_ps: TimePs) -> i64 {
         let topology = self.topology;
+        let ports = || {
+            (0..topology.switches())
+                .flat_map(|s| (0..topology.switch_ports(s)).map(move |p| (s, p)))
+        };
         let signals = self.vc.is_some()
-            || (0..topology.switches()).any(|s| {
-                (0..topology.switch_ports(s))
-                    .any(|p| self.flow_control(s, p) != LinkFlowControl::None)
-            });
+            || ports().any(|(s, p)| self.flow_control(s, p) != LinkFlowControl::None);
         match signals {
             true => -(slot_ps as i64),
-            false => slot_ps as i64,
+            false => ports()
+                .map(|(s, p)| self.link(s, p).frame_ps(self.switch.cell_bytes) as i64)
+                .min()
+                .unwrap_or(slot_ps as i64),
         }
     }
 

@@ -92,10 +92,6 @@ pub struct Metrics {
     pub moves: u64,
     /// Cells delivered.
     pub cells_delivered: u64,
-    /// Clock edges popped after an earlier edge superseded them: not events the nodes
-    /// handled, and not counted as events (how many there are depends on when arrivals
-    /// booked edges, which differs between one thread and several).
-    pub superseded_edges: u64,
     /// The traced cells' hops (Aquila's cell tracing; off unless a fraction is set).
     pub trace: CellTrace,
 }
@@ -111,7 +107,6 @@ impl Metrics {
             flow_control_signals: 0,
             moves: 0,
             cells_delivered: 0,
-            superseded_edges: 0,
             trace: CellTrace::off(),
         }
     }
@@ -143,7 +138,6 @@ impl Metrics {
         self.flow_control_signals += other.flow_control_signals;
         self.moves += other.moves;
         self.cells_delivered += other.cells_delivered;
-        self.superseded_edges += other.superseded_edges;
     }
 
     /// Cell latency, generation to delivery, of the measured cells.
@@ -689,13 +683,15 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
         }
     }
 
-    /// Handles one event due at `now_ps`.
-    pub fn dispatch(&mut self, now_ps: TimePs, event: Event) {
+    /// Handles one event due at `now_ps`; false for a clock edge an earlier one superseded,
+    /// which does nothing (how many there are depends on when arrivals booked edges, which
+    /// differs between a run on one thread and on several).
+    pub fn dispatch(&mut self, now_ps: TimePs, event: Event) -> bool {
         match event {
             Event::Tick(node) if self.plumbing.tick_at_ps[node as usize] == now_ps => {
                 self.tick(now_ps, node as usize)
             }
-            Event::Tick(_) => self.plumbing.metrics.superseded_edges += 1,
+            Event::Tick(_) => return false,
             Event::Timer { node, tag } => {
                 self.warm_next();
                 self.with_node(now_ps, node as usize, |n, ctx| n.timer(ctx, tag))
@@ -714,6 +710,7 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
                 })
             }
         }
+        true
     }
 
     /// Warms the events after this one, if the calendar has them at hand, so that their cache

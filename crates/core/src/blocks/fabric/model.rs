@@ -40,19 +40,14 @@ impl<N: Node<R>, R: Router> Events for Fabric<N, R> {
         Fabric::queue(self)
     }
 
-    fn handle(&mut self, now_ps: TimePs, event: Event) {
-        self.dispatch(now_ps, event);
+    fn handle(&mut self, now_ps: TimePs, event: Event) -> bool {
+        self.dispatch(now_ps, event)
     }
 }
 
 impl<T: FabricModel> Model for T {
-    /// The fabric's events, not counting the clock edges an earlier one superseded.
     fn run_until(&mut self, limit_ps: TimePs, deadline: Option<Instant>) -> Steps {
-        let fabric = self.fabric_mut();
-        let superseded = fabric.metrics().superseded_edges;
-        let mut steps = run_events(fabric, limit_ps, deadline);
-        steps.events -= fabric.metrics().superseded_edges - superseded;
-        steps
+        run_events(self.fabric_mut(), limit_ps, deadline)
     }
 
     fn is_idle(&mut self) -> bool {

@@ -394,9 +394,10 @@ impl Events for Clint {
         &mut self.queue
     }
 
-    fn handle(&mut self, now_ps: TimePs, event: Event) {
+    fn handle(&mut self, now_ps: TimePs, event: Event) -> bool {
         self.now_ps = now_ps;
         self.dispatch(event);
+        true
     }
 }
 

@@ -597,7 +597,7 @@ impl Events for LinkStudy {
 
     /// Simulates the next frame time, or skips a quiet saturated stretch up to the next drawn
     /// error in one step, and schedules the next.
-    fn handle(&mut self, _now_ps: TimePs, _event: ()) {
+    fn handle(&mut self, _now_ps: TimePs, _event: ()) -> bool {
         let slot = self.link.slot();
         let next_error = self
             .errors
@@ -615,6 +615,7 @@ impl Events for LinkStudy {
             let next_ps = self.link.slot() * self.frame_ps;
             self.queue.push(next_ps, Phase::Clock, 0, ());
         }
+        true
     }
 }
 
