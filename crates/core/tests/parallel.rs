@@ -3,14 +3,18 @@
 
 use cellfabric_core::designs::build;
 
-/// The summary and tables of `json` run on `threads` threads.
-fn results(json: &str, threads: u32) -> String {
-    let with_threads = json.replacen(
+/// The scenario `json` with `run.threads` set to `threads`.
+fn with_threads(json: &str, threads: &str) -> String {
+    json.replacen(
         r#""run": {"#,
         &format!(r#""run": {{"threads": {threads}, "#),
         1,
-    );
-    let mut run = build(&with_threads).expect("valid scenario");
+    )
+}
+
+/// The summary and tables of `json` run on `threads` threads.
+fn results(json: &str, threads: u32) -> String {
+    let mut run = build(&with_threads(json, &threads.to_string())).expect("valid scenario");
     run.advance(u64::MAX);
     let report = run.finish().expect("run keeps its invariants");
     format!("{}\n{}", report.summary, report.tables)
@@ -54,12 +58,7 @@ fn a_lossless_fat_tree_whose_credits_cross_partitions_gives_the_results_of_one()
 
 /// The error `json` on `threads` threads is refused with.
 fn refusal(json: &str, threads: &str) -> String {
-    let with_threads = json.replacen(
-        r#""run": {"#,
-        &format!(r#""run": {{"threads": {threads}, "#),
-        1,
-    );
-    match build(&with_threads) {
+    match build(&with_threads(json, threads)) {
         Ok(_) => panic!("{threads} threads accepted"),
         Err(e) => e.to_string(),
     }
@@ -128,8 +127,7 @@ fn partitions_run_further_apart_than_the_lookahead_fail_the_run() {
 #[test]
 fn a_run_on_threads_stepped_by_wall_time_gives_the_results_of_one_step() {
     use std::time::Duration;
-    let json = DRAGONFLY_72.replacen(r#""run": {"#, r#""run": {"threads": 2, "#, 1);
-    let mut run = build(&json).expect("valid scenario");
+    let mut run = build(&with_threads(DRAGONFLY_72, "2")).expect("valid scenario");
     let mut steps = 1;
     while !run.advance_within(u64::MAX, Duration::ZERO) {
         steps += 1;

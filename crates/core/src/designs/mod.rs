@@ -13,7 +13,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::blocks::fabric::parallel::{Partition, Sharded};
+use crate::blocks::fabric::parallel::{on_threads, Partition, Sharded};
 use crate::blocks::fabric::FabricModel;
 use crate::engine::kernel::{Kernel, Supervision};
 use crate::engine::time::ps_from_ns;
@@ -196,22 +196,7 @@ fn sharded<D: FabricModel + Send>(
     parts: usize,
     build: impl Fn(u16) -> Result<(D, Partition), ScenarioError> + Sync,
 ) -> Result<Sharded<D>, ScenarioError> {
-    let built: Vec<Result<(D, Partition), ScenarioError>> = std::thread::scope(|scope| {
-        let threads: Vec<_> = (0..parts)
-            .map(|me| {
-                let build = &build;
-                scope.spawn(move || build(me as u16))
-            })
-            .collect();
-        threads
-            .into_iter()
-            .map(|thread| {
-                thread
-                    .join()
-                    .unwrap_or_else(|e| std::panic::resume_unwind(e))
-            })
-            .collect()
-    });
+    let built = on_threads(0..parts, |_, me| build(me as u16));
     let mut shards = Vec::with_capacity(parts);
     let mut partition = None;
     for result in built {

@@ -469,6 +469,30 @@ impl Exchange<'_> {
     }
 }
 
+/// `work` done on each of `items`, each on its own thread, the results in order (a thread's
+/// panic is raised again here).
+pub fn on_threads<T: Send, R: Send>(
+    items: impl IntoIterator<Item = T>,
+    work: impl Fn(usize, T) -> R + Sync,
+) -> Vec<R> {
+    std::thread::scope(|scope| {
+        let work = &work;
+        let threads: Vec<_> = items
+            .into_iter()
+            .enumerate()
+            .map(|(i, item)| scope.spawn(move || work(i, item)))
+            .collect();
+        threads
+            .into_iter()
+            .map(|thread| {
+                thread
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e))
+            })
+            .collect()
+    })
+}
+
 /// A mailbox, whatever befell another thread that held it (a panic there is reported by
 /// its own thread).
 fn lock(mailbox: &Mutex<Vec<Crossing>>) -> MutexGuard<'_, Vec<Crossing>> {
@@ -488,24 +512,8 @@ impl<D: FabricModel + Send> Model for Sharded<D> {
             start_ps: self.done_ps,
             limit_ps,
         };
-        let results: Vec<ShardSteps> = std::thread::scope(|scope| {
-            let threads: Vec<_> = self
-                .shards
-                .iter_mut()
-                .enumerate()
-                .map(|(me, shard)| {
-                    let exchange = &exchange;
-                    scope.spawn(move || exchange.run_shard(me, shard))
-                })
-                .collect();
-            threads
-                .into_iter()
-                .map(|thread| {
-                    thread
-                        .join()
-                        .unwrap_or_else(|e| std::panic::resume_unwind(e))
-                })
-                .collect()
+        let results = on_threads(self.shards.iter_mut(), |me, shard| {
+            exchange.run_shard(me, shard)
         });
         let mut steps = Steps::default();
         for result in results {
