@@ -1,7 +1,7 @@
-"""One run on several threads (``run.threads``): every shipped ``cell_fabric`` scenario, cut
-short, gives on 2, 3 and 8 threads the summary and tables it gives on one, to the last bit; a
-scenario that cannot be split, and every other design, is refused under ``run.threads`` with
-the reason (docs/parallel.md)."""
+"""One run on several threads (``run.threads``): every shipped ``cell_fabric``, ``ethernet`` and
+``stardust`` scenario, cut short, gives on 2, 3 and 8 threads the summary and tables it gives on one, to the
+last bit; a scenario that cannot be split, and every other design, is refused under
+``run.threads`` with the reason (docs/parallel.md)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,12 @@ import cellfabric
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = sorted((ROOT / "scenarios").glob("*/*.toml"))
-# Short runs: 600 cell times (60 of warm-up); every scenario's first instants cross partitions.
+# The designs that run on several threads.
+THREADED = ("cell_fabric", "ethernet", "stardust")
+# Short runs: 600 cell times, or 400 of an Ethernet host's packet times (a tenth of them
+# warm-up); every scenario's first instants cross partitions.
 SHORT_CELLS = 600
+SHORT_PACKETS = 400
 # Mechanisms refused on several threads, as the refusal names them.
 NOT_YET = (
     "RIFL Layer 1 links",
@@ -33,11 +37,15 @@ def _name(path: Path) -> str:
 
 def _short(path: Path, threads: int) -> dict:
     config = cellfabric.scenario.load_scenario(path, None, None)
-    size_bytes = config.get("cell", {}).get("size_bytes", 64)
-    cell_ns = size_bytes * 8 / config.get("link", {}).get("rate_gbps", 100.0)
+    if config["design"] == "ethernet":
+        size_bytes, times = config.get("host", {}).get("packet_bytes", 9000), SHORT_PACKETS
+    else:
+        default_bytes = 256 if config["design"] == "stardust" else 64
+        size_bytes, times = config.get("cell", {}).get("size_bytes", default_bytes), SHORT_CELLS
+    unit_ns = size_bytes * 8 / config.get("link", {}).get("rate_gbps", 100.0)
     return {
-        "run.duration_ns": SHORT_CELLS * cell_ns,
-        "run.warmup_ns": SHORT_CELLS // 10 * cell_ns,
+        "run.duration_ns": times * unit_ns,
+        "run.warmup_ns": times // 10 * unit_ns,
         "run.threads": threads,
     }
 
@@ -54,7 +62,7 @@ def _design(path: Path) -> str:
 
 @pytest.mark.parametrize("path", SCENARIOS, ids=_name)
 def test_a_shipped_scenario_on_threads_gives_the_results_of_one_or_says_why_not(path: Path):
-    if _design(path) != "cell_fabric":
+    if _design(path) not in THREADED:
         # Refused before it is built (the link study's run section has no such key at all).
         expected = "unknown field `threads`" if _design(path) == "rifl_link" else "runs on one thread"
         with pytest.raises(cellfabric.ScenarioError, match=f"run.threads: .*{expected}"):

@@ -6,7 +6,7 @@
 //! into bins and the Dragonfly throughput bounds of Kim et al. (ISCA 2008).
 
 use crate::blocks::cell_network::{Network, NetworkSpec};
-use crate::blocks::fabric::parallel::Partition;
+use crate::blocks::fabric::partition::Partition;
 use crate::blocks::gnet::wire::{flits_of, DATA_CELL_BYTES};
 use crate::blocks::routing::{mode, FabricRouter, RouteTable};
 use crate::blocks::topology::{Topology, TopologyError};

@@ -13,7 +13,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::blocks::fabric::parallel::{on_threads, Partition, Sharded};
+use crate::blocks::fabric::parallel::{on_threads, Sharded};
+use crate::blocks::fabric::partition::Partition;
 use crate::blocks::fabric::FabricModel;
 use crate::engine::kernel::{Kernel, Supervision};
 use crate::engine::time::ps_from_ns;
@@ -117,12 +118,11 @@ pub const DESIGNS: &[DesignEntry] = &[
         "cell switches on any named topology (fat-tree, Dragonfly, ...), routed by mode",
         |json| {
             let scenario = Scenario::from_json(json)?;
-            match scenario.run.threads.count() {
-                1 => Ok(on_kernel(cell_fabric::build(&scenario)?)),
-                parts => Ok(on_kernel(sharded(parts, |me| {
-                    cell_fabric::build_partition(&scenario, parts, me)
-                })?)),
-            }
+            on_threads_or_one(
+                scenario.run.threads.count(),
+                || cell_fabric::build(&scenario),
+                |parts, me| cell_fabric::build_partition(&scenario, parts, me),
+            )
         },
         true,
     ),
@@ -148,7 +148,13 @@ pub const DESIGNS: &[DesignEntry] = &[
         name: "stardust",
         description:
             "Stardust: fabric adapters and elements, packed cells solicited by credits (NSDI '19)",
-        build: |json| Ok(on_kernel(stardust::build(json)?)),
+        build: |json| {
+            on_threads_or_one(
+                stardust::StardustConfig::from_json(json)?.run.threads.count(),
+                || stardust::build(json),
+                |parts, me| stardust::build_partition(json, parts, me),
+            )
+        },
         review: |scenario| {
             review_of(
                 scenario,
@@ -157,13 +163,19 @@ pub const DESIGNS: &[DesignEntry] = &[
             )
         },
         keys: || schemars::schema_for!(stardust::StardustConfig),
-        parallel: false,
+        parallel: true,
     },
     DesignEntry {
         name: "ethernet",
         description:
             "push-and-drop Ethernet: TCP, DCTCP, MPTCP, NDP or DCQCN hosts over drop-tail, ECN, trimming, PFC or BFC switches",
-        build: |json| Ok(on_kernel(ethernet::build(json)?)),
+        build: |json| {
+            on_threads_or_one(
+                ethernet::EthernetConfig::from_json(json)?.run.threads.count(),
+                || ethernet::build(json),
+                |parts, me| ethernet::build_partition(json, parts, me),
+            )
+        },
         review: |scenario| {
             review_of(
                 scenario,
@@ -172,7 +184,7 @@ pub const DESIGNS: &[DesignEntry] = &[
             )
         },
         keys: || schemars::schema_for!(ethernet::EthernetConfig),
-        parallel: false,
+        parallel: true,
     },
     DesignEntry {
         name: "clint",
@@ -189,6 +201,18 @@ pub const DESIGNS: &[DesignEntry] = &[
         parallel: false,
     },
 ];
+
+/// The run on `threads` threads: built `whole` on one, else as partitions (`part(parts, me)`).
+fn on_threads_or_one<D: FabricModel + Design + Send + Sync + 'static>(
+    threads: usize,
+    whole: impl FnOnce() -> Result<D, ScenarioError>,
+    part: impl Fn(usize, u16) -> Result<(D, Partition), ScenarioError> + Sync,
+) -> Result<Box<dyn Simulation>, ScenarioError> {
+    match threads {
+        1 => Ok(on_kernel(whole()?)),
+        parts => Ok(on_kernel(sharded(parts, |me| part(parts, me))?)),
+    }
+}
 
 /// The model built as `parts` partitions (side by side, one thread each: building is a good
 /// share of a large fabric's run), to run side by side.
@@ -243,7 +267,7 @@ pub fn build_with_overrides(
             return Err(ScenarioError {
                 key: "run.threads".into(),
                 message: format!(
-                    "expected 1: design {} runs on one thread (only cell_fabric runs on several yet)",
+                    "expected 1: design {} runs on one thread (only cell_fabric, ethernet and stardust run on several yet)",
                     design.name
                 ),
             });

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::blocks::bit_errors::{BitErrors, FrameErrors};
 use crate::blocks::cell::CellId;
-use crate::blocks::fabric::parallel::Partition;
+use crate::blocks::fabric::partition::Partition;
 use crate::blocks::fabric::trace::TraceTable;
 use crate::blocks::fabric::{
     Context, Fabric, FabricModel, Framing, Layer1Counters, Layer1Spec, Node, Wiring,
@@ -143,13 +143,14 @@ fn start<R: Router>(
 /// several threads yet.
 fn split<R: Router>(
     fabric: &mut Fabric<CellNode, R>,
+    topology: &Topology,
     (parts, me): (usize, u16),
     message_floor_ps: i64,
     refused: (bool, f64, &[Failure]),
 ) -> Result<Partition, String> {
     refuse_partition(fabric, refused)?;
-    let partition = fabric.partition(parts, message_floor_ps)?;
-    fabric.make_partition(&partition, me);
+    let partition = fabric.partition(topology, parts, message_floor_ps)?;
+    fabric.make_partition(&partition, me, false);
     Ok(partition)
 }
 
@@ -766,7 +767,7 @@ impl<R: Router> Network<R> {
         let mut fabric = Fabric::new(nodes, router, wiring, warmup_ps);
         let refused = (switch.per_voq_buffers, trace_fraction, failures.as_slice());
         let partition = part
-            .map(|part| split(&mut fabric, part, message_floor_ps, refused))
+            .map(|part| split(&mut fabric, &topology, part, message_floor_ps, refused))
             .transpose()?;
         start(&mut fabric, hosts, trace_fraction, seed);
         schedule_failures(&mut fabric, &topology, &failures);

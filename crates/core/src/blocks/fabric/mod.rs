@@ -20,6 +20,7 @@ pub mod layer1;
 pub mod model;
 pub mod node;
 pub mod parallel;
+pub mod partition;
 pub mod trace;
 
 use crate::blocks::cell::{Cell, CellArena, CellId, CellQueue, TRACED};

@@ -31,6 +31,14 @@ pub trait FabricModel {
     fn stuck_report(&self) -> String;
     /// Samples the design's own series at `at_ps` (see `Model::sample`); by default nothing.
     fn sample_own(&mut self, _at_ps: TimePs) {}
+    /// Takes into this partition of a run on several threads what partition `other` ran (see
+    /// [`Fabric::absorb`]), and the design's own records of it; by default only the fabric's.
+    fn absorb_partition(&mut self, other: &mut Self)
+    where
+        Self: Sized,
+    {
+        self.fabric_mut().absorb(other.fabric_mut());
+    }
 }
 
 impl<N: Node<R>, R: Router> Events for Fabric<N, R> {

@@ -12,12 +12,15 @@
 //! run them in (time, phase, sender, the sender's own count), so results are bit-identical
 //! for any number of threads.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use super::partition::Partition;
 use super::{origin, Event, Fabric, FabricModel, Node, Plumbing};
-use crate::blocks::cell::{Cell, CellArena, CellId};
+use crate::blocks::cell::{Cell, CellArena, CellId, NO_PACKET};
 use crate::blocks::flow_control::FlowSignal;
+use crate::blocks::packet::{Packet, PacketId, NO_FRAME};
 use crate::blocks::routing::Router;
 use crate::engine::kernel::{Clock, Model, Steps};
 use crate::engine::queue::{EventKey, EventQueue, Origin, Phase};
@@ -52,21 +55,40 @@ pub enum Crossing {
         /// Its event's place in the order.
         key: EventKey,
     },
+    /// A packet whose last byte the next [`Crossing::Cell`] for `node` carries (a design that
+    /// packs packets into cells): packets go just before their cell, in the cell's order.
+    Packet {
+        /// Receiving node.
+        node: u32,
+        /// The packet, by value.
+        packet: Packet,
+    },
+    /// The host frame the packet just before it carries, by value.
+    Frame {
+        /// Receiving node.
+        node: u32,
+        /// The frame.
+        frame: Cell,
+    },
 }
 
 impl Crossing {
     /// The node it is for.
     fn node(&self) -> usize {
         match *self {
-            Crossing::Cell { node, .. } | Crossing::Signal { node, .. } => node as usize,
+            Crossing::Cell { node, .. }
+            | Crossing::Signal { node, .. }
+            | Crossing::Packet { node, .. }
+            | Crossing::Frame { node, .. } => node as usize,
         }
     }
 
-    /// When it arrives.
-    fn due_ps(&self) -> TimePs {
+    /// When it arrives (a packet or frame, with the cell after it).
+    fn due_ps(&self) -> Option<TimePs> {
         match *self {
-            Crossing::Cell { arrive_ps, .. } => arrive_ps,
-            Crossing::Signal { key, .. } => key.time_ps(),
+            Crossing::Cell { arrive_ps, .. } => Some(arrive_ps),
+            Crossing::Signal { key, .. } => Some(key.time_ps()),
+            Crossing::Packet { .. } | Crossing::Frame { .. } => None,
         }
     }
 }
@@ -78,6 +100,11 @@ pub(super) struct Border {
     pub(super) remote: Vec<bool>,
     /// Cells and signals for other partitions, sent since the last exchange.
     pub(super) outbox: Vec<Crossing>,
+    /// A cell crosses with the packets whose last bytes it carries (see
+    /// [`Fabric::make_partition`]).
+    pub(super) cells_carry_packets: bool,
+    /// The first and last packets received for the cell still to come ([`NO_PACKET`] if none).
+    arriving: (u32, u32),
 }
 
 impl Border {
@@ -86,19 +113,10 @@ impl Border {
         Border {
             remote: vec![false; nodes],
             outbox: Vec::new(),
+            cells_carry_packets: false,
+            arriving: (NO_PACKET, NO_PACKET),
         }
     }
-}
-
-/// Which partition runs each node, and how far the partitions may run apart.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Partition {
-    /// Per node: its partition.
-    pub owner: Vec<u16>,
-    /// How many partitions.
-    pub parts: usize,
-    /// The shortest propagation delay of a cable between two partitions.
-    pub lookahead_ps: TimePs,
 }
 
 impl Plumbing {
@@ -128,97 +146,46 @@ impl Plumbing {
 }
 
 impl<N: Node<R>, R: Router> Fabric<N, R> {
-    /// Splits the fabric into `parts` partitions: the switches in `parts` runs of consecutive
-    /// numbers (a topology numbers a pod's or group's switches together), as even in count as
-    /// can be, each node that is not a switch (a host) with the switches it is cabled to.
-    /// Anything sent between switches arrives at least its cable's delay plus
-    /// `message_floor_ps` after the event that sends it (a cell time where only cells cross;
-    /// minus one where a flow-control signal may leave when the cell it answers arrived, up to
-    /// a cell time before the clock edge that latched it). Fails, saying why, when a partition
-    /// would have no switch, a host is cabled to two partitions, or something could cross
-    /// between partitions in no time (nothing could run ahead).
-    pub fn partition(&self, parts: usize, message_floor_ps: i64) -> Result<Partition, String> {
-        let plumbing = &self.plumbing;
-        let mut switches: Vec<(u32, usize)> = (0..self.nodes.len())
-            .filter(|&n| plumbing.router_index[n] != u32::MAX)
-            .map(|n| (plumbing.router_index[n], n))
-            .collect();
-        switches.sort_unstable();
-        if switches.len() < parts {
-            return Err(format!(
-                "expected at most one thread per switch ({} switches)",
-                switches.len()
-            ));
-        }
-        let mut owner = vec![u16::MAX; self.nodes.len()];
-        for (i, &(_, node)) in switches.iter().enumerate() {
-            owner[node] = (i * parts / switches.len()) as u16;
-        }
-        for node in 0..self.nodes.len() {
-            if owner[node] == u16::MAX {
-                owner[node] = self.host_partition(node, &owner)?;
-            }
-        }
-        let lookahead_ps = (0..self.nodes.len())
-            .flat_map(|node| {
-                self.cabled(node)
-                    .map(move |(port, peer)| (node, port, peer))
-            })
-            .filter(|&(node, _, peer)| owner[peer] != owner[node])
-            .map(|(node, port, _)| plumbing.delay_ps(node, port) as i64 + message_floor_ps)
-            .min()
-            .unwrap_or(i64::MAX);
-        if lookahead_ps <= 0 {
-            return Err(format!(
-                "a cable between partitions is too short for its flow-control signals: they may arrive {} ps after the event that sends them, so no partition could run ahead of another; expected 1 thread (or cables of at least a cell time)",
-                lookahead_ps.max(0)
-            ));
-        }
-        let lookahead_ps = lookahead_ps as TimePs;
-        Ok(Partition {
-            owner,
-            parts,
-            lookahead_ps,
-        })
-    }
-
-    /// The ports of `node` with a cable, each with the node at its far end.
-    fn cabled(&self, node: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
-        (0..self.ports(node)).filter_map(move |port| {
-            let (peer, _) = self.plumbing.peer[self.plumbing.port(node, port)];
-            (peer != u32::MAX).then_some((port, peer as usize))
-        })
-    }
-
-    /// The partition of `node`, not a switch: that of every switch it is cabled to.
-    fn host_partition(&self, node: usize, owner: &[u16]) -> Result<u16, String> {
-        let mut partitions = self.cabled(node).map(|(_, peer)| owner[peer]);
-        let first = partitions.next().filter(|&p| p != u16::MAX);
-        match first {
-            Some(part) if partitions.all(|p| p == part) => Ok(part),
-            _ => Err(format!(
-                "node {node} is not cabled to the switches of one partition; expected 1 thread"
-            )),
-        }
-    }
-
-    /// Makes this fabric partition `me` of `partition`: it runs only its own nodes (call before
-    /// the run starts; [`Fabric::start`] then starts only those). What its nodes send to
-    /// another partition's goes out by [`Fabric::take_outbox`].
-    pub fn make_partition(&mut self, partition: &Partition, me: u16) {
-        assert_eq!(
-            self.plumbing.queue.len(),
-            0,
-            "partitioned before the run starts"
-        );
-        for (remote, &owner) in self.plumbing.border.remote.iter_mut().zip(&partition.owner) {
-            *remote = owner != me;
-        }
-    }
-
-    /// The cells and signals sent to other partitions since the last call.
+    /// The cells and signals sent to other partitions since the last call, each cell after
+    /// the packets whose last bytes it carries (taken out of this partition's stores with
+    /// their frames).
     fn take_outbox(&mut self, into: &mut Vec<Crossing>) {
-        into.append(&mut self.plumbing.border.outbox);
+        let border = &mut self.plumbing.border;
+        for mut crossing in border.outbox.drain(..) {
+            if let (Crossing::Cell { node, cell, .. }, true) =
+                (&mut crossing, border.cells_carry_packets)
+            {
+                let node = *node;
+                let mut id = std::mem::replace(&mut cell.packet, NO_PACKET);
+                while id != NO_PACKET {
+                    let packet = self.packets[PacketId::from_index(id)];
+                    self.packets.free(PacketId::from_index(id));
+                    into.push(Crossing::Packet { node, packet });
+                    if packet.frame != NO_FRAME {
+                        let frame = CellId::from_index(packet.frame);
+                        into.push(Crossing::Frame {
+                            node,
+                            frame: self.cells[frame],
+                        });
+                        self.cells.free(frame);
+                    }
+                    id = packet.next_in_cell;
+                }
+            }
+            into.push(crossing);
+        }
+    }
+
+    /// Stores `packet`, from another partition, for the cell that carries its last byte.
+    fn receive_packet(&mut self, mut packet: Packet) {
+        packet.next_in_cell = NO_PACKET;
+        let id = self.packets.alloc(packet).index();
+        let arriving = &mut self.plumbing.border.arriving;
+        match arriving.1 {
+            NO_PACKET => arriving.0 = id,
+            last => self.packets[PacketId::from_index(last)].next_in_cell = id,
+        }
+        arriving.1 = id;
     }
 
     /// A cell or signal from another partition for one of this one's nodes.
@@ -232,6 +199,11 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
                 arrive_ps,
                 key,
             } => {
+                let mut cell = cell;
+                if plumbing.border.cells_carry_packets {
+                    let arriving = &mut plumbing.border.arriving;
+                    cell.packet = std::mem::replace(arriving, (NO_PACKET, NO_PACKET)).0;
+                }
                 let id = self.cells.alloc(cell);
                 match key {
                     Some(key) => {
@@ -261,6 +233,12 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
             } => {
                 let event = Event::Signal { node, port, signal };
                 plumbing.queue.push_keyed(key, event);
+            }
+            Crossing::Packet { packet, .. } => self.receive_packet(packet),
+            Crossing::Frame { frame, .. } => {
+                let id = self.cells.alloc(frame).index();
+                let last = PacketId::from_index(plumbing.border.arriving.1);
+                self.packets[last].frame = id;
             }
         }
     }
@@ -294,7 +272,9 @@ pub struct Sharded<D> {
     /// Every event before this time has run, in every partition, and everything sent by them
     /// has been delivered.
     done_ps: TimePs,
-    /// Mailboxes: what partition `from` sent to partition `to` at `from * parts + to`.
+    /// Mailboxes: what partition `from` sent to partition `to` in a window of parity `p` (the
+    /// windows alternate between two sets, so what a fast partition sends in its next window
+    /// waits apart until the others have taken this one's) at `(p * parts + from) * parts + to`.
     mail: Vec<Mutex<Vec<Crossing>>>,
     /// A cell or signal that crossed sooner than the lookahead, if one did.
     early: Option<String>,
@@ -302,10 +282,16 @@ pub struct Sharded<D> {
 
 /// A barrier at which the threads also agree whether to stop, and that a failing thread can
 /// break: a thread that panics breaks it on its way out (`Breaker`), so the others stop
-/// waiting instead of waiting for ever.
+/// waiting instead of waiting for ever. A thread that arrives early spins a while before it
+/// sleeps (where every thread has a core of its own): windows are short, and waking a
+/// sleeping thread costs more than most windows' work.
 struct Gate {
     parties: usize,
+    /// How long an early thread spins before it sleeps (none where threads share cores).
+    spin: Duration,
     state: Mutex<GateState>,
+    /// Crossings completed, as spinning threads read it.
+    passed: AtomicU64,
     all_arrived: Condvar,
 }
 
@@ -313,6 +299,8 @@ struct Gate {
 struct GateState {
     /// Threads arrived at this crossing.
     arrived: usize,
+    /// Threads asleep, waiting for the others.
+    sleeping: usize,
     /// Crossings completed.
     crossings: u64,
     /// A thread failed.
@@ -329,9 +317,15 @@ struct Broken;
 
 impl Gate {
     fn new(parties: usize) -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         Gate {
             parties,
+            spin: match parties <= cores {
+                true => Duration::from_micros(50),
+                false => Duration::ZERO,
+            },
             state: Mutex::new(GateState::default()),
+            passed: AtomicU64::new(0),
             all_arrived: Condvar::new(),
         }
     }
@@ -342,25 +336,52 @@ impl Gate {
 
     /// Waits for every thread to arrive; true if any of them asked to stop.
     fn wait(&self, stop: bool) -> Result<bool, Broken> {
+        let crossing = {
+            let mut state = self.lock();
+            let crossing = state.crossings;
+            state.arrived += 1;
+            state.stop_asked |= stop;
+            if state.arrived == self.parties {
+                state.arrived = 0;
+                state.crossings += 1;
+                state.stop = std::mem::take(&mut state.stop_asked);
+                self.passed.store(state.crossings, Ordering::Release);
+                if state.sleeping > 0 {
+                    self.all_arrived.notify_all();
+                }
+                return Ok(state.stop);
+            }
+            crossing
+        };
+        self.spin_past(crossing);
         let mut state = self.lock();
-        let crossing = state.crossings;
-        state.arrived += 1;
-        state.stop_asked |= stop;
-        if state.arrived == self.parties {
-            state.arrived = 0;
-            state.crossings += 1;
-            state.stop = std::mem::take(&mut state.stop_asked);
-            self.all_arrived.notify_all();
-        }
         while state.crossings == crossing && !state.broken {
+            state.sleeping += 1;
             state = self
                 .all_arrived
                 .wait(state)
                 .unwrap_or_else(PoisonError::into_inner);
+            state.sleeping -= 1;
         }
         match state.broken {
             true => Err(Broken),
             false => Ok(state.stop),
+        }
+    }
+
+    /// Spins until crossing `crossing` completes or the spin time is up.
+    fn spin_past(&self, crossing: u64) {
+        if self.spin.is_zero() {
+            return;
+        }
+        let started = Instant::now();
+        while self.passed.load(Ordering::Acquire) == crossing {
+            for _ in 0..64 {
+                std::hint::spin_loop();
+            }
+            if started.elapsed() >= self.spin {
+                return;
+            }
         }
     }
 
@@ -408,7 +429,9 @@ impl<D: FabricModel + Send> Sharded<D> {
             shards,
             partition,
             done_ps: 0,
-            mail: (0..parts * parts).map(|_| Mutex::new(Vec::new())).collect(),
+            mail: (0..2 * parts * parts)
+                .map(|_| Mutex::new(Vec::new()))
+                .collect(),
             early: None,
         }
     }
@@ -427,7 +450,9 @@ impl Exchange<'_> {
             early: None,
         };
         let mut outbox = Vec::new();
+        let mut parity = 0;
         loop {
+            let mailbox = |from: usize, to: usize| &self.mail[(parity * parts + from) * parts + to];
             let end_ps = start_ps
                 .saturating_add(self.partition.lookahead_ps)
                 .min(self.limit_ps + 1);
@@ -435,18 +460,25 @@ impl Exchange<'_> {
             result.steps.events += steps.events;
             result.steps.last_ps = steps.last_ps.or(result.steps.last_ps);
             shard.fabric_mut().take_outbox(&mut outbox);
+            // The mailbox being filled, held while crossings go to the same partition.
+            let mut sending: Option<(usize, MutexGuard<'_, Vec<Crossing>>)> = None;
             for crossing in outbox.drain(..) {
-                if crossing.due_ps() < end_ps {
+                if let Some(due_ps) = crossing.due_ps().filter(|&due_ps| due_ps < end_ps) {
                     result.early.get_or_insert_with(|| format!(
-                        "partition {me} sent node {} a message due at {} ps, before its window's end at {end_ps} ps",
+                        "partition {me} sent node {} a message due at {due_ps} ps, before its window's end at {end_ps} ps",
                         crossing.node(),
-                        crossing.due_ps()
                     ));
                     continue;
                 }
                 let to = self.partition.owner[crossing.node()] as usize;
-                lock(&self.mail[me * parts + to]).push(crossing);
+                if sending.as_ref().is_none_or(|(held, _)| *held != to) {
+                    sending = Some((to, lock(mailbox(me, to))));
+                }
+                if let Some((_, mailbox)) = &mut sending {
+                    mailbox.push(crossing);
+                }
             }
+            drop(sending);
             let out_of_time = me == 0
                 && self
                     .deadline
@@ -455,10 +487,11 @@ impl Exchange<'_> {
                 break;
             };
             for from in (0..parts).filter(|&from| from != me) {
-                for crossing in lock(&self.mail[from * parts + me]).drain(..) {
+                for crossing in lock(mailbox(from, me)).drain(..) {
                     shard.fabric_mut().receive(crossing);
                 }
             }
+            parity ^= 1;
             start_ps = end_ps;
             if end_ps > self.limit_ps || stop {
                 break;
@@ -580,7 +613,7 @@ impl<D: FabricModel + Design + Send> Design for Sharded<D> {
         let mut shards = self.shards.drain(..);
         let mut first = shards.next().expect("a partition");
         for mut other in shards {
-            first.fabric_mut().absorb(other.fabric_mut());
+            first.absorb_partition(&mut other);
         }
         first.report(clock)
     }

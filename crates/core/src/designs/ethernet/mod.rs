@@ -39,6 +39,7 @@ use crate::blocks::ethernet::ports::pfc::{PfcPorts, PfcSpec};
 use crate::blocks::ethernet::ports::shared_buffer::{dynamic_threshold, SharedBuffer};
 use crate::blocks::ethernet::ports::trimming::{TrimSpec, TrimmingPort};
 use crate::blocks::ethernet::switch::{EthernetSwitch, Ports, TrimCounts};
+use crate::blocks::fabric::partition::Partition;
 use crate::blocks::fabric::{Context, Fabric, FabricModel, Node, Wiring};
 use crate::blocks::link::Link;
 use crate::blocks::port_set::MAX_PORTS;
@@ -178,6 +179,25 @@ fn flow_pairs(
 
 /// Builds the Ethernet run a scenario (JSON text) describes.
 pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
+    Ok(build_with(json, None)?.0)
+}
+
+/// Builds partition `me` of the run split into `parts` for as many threads, with the
+/// partition (refused under `run.threads`, saying why, where the fabric cannot be split).
+pub fn build_partition(
+    json: &str,
+    parts: usize,
+    me: u16,
+) -> Result<(Ethernet, Partition), ScenarioError> {
+    let (ethernet, partition) = build_with(json, Some((parts, me)))?;
+    Ok((ethernet, partition.expect("asked for")))
+}
+
+/// [`build`], or its partition `part.1` of `part.0` where `part` is given.
+fn build_with(
+    json: &str,
+    part: Option<(usize, u16)>,
+) -> Result<(Ethernet, Option<Partition>), ScenarioError> {
     let config = EthernetConfig::from_json(json)?;
     let topology = config.topology()?;
     let table = RouteTable::new(&topology).map_err(|e| invalid("topology", e.to_string()))?;
@@ -231,16 +251,16 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
     let edge_hops = (0..switches * switches)
         .map(|k| table.hops(k / switches, k % switches) as u8)
         .collect();
-    let fabric = fabric(
+    let mut fabric = fabric(
         &config,
-        switches,
         table,
         nodes,
         wiring,
         packet_ps,
         longest.propagation_ps,
     );
-    Ok(Ethernet {
+    let partition = start(&mut fabric, &topology, part)?;
+    let ethernet = Ethernet {
         stall_ps: 1_000 * packet_ps + 2 * ps_from_ns(config.host.max_rto_ns),
         fabric,
         config,
@@ -250,7 +270,37 @@ pub fn build(json: &str) -> Result<Ethernet, ScenarioError> {
         edge_of_host,
         edge_hops,
         flow_series: FlowSeries::default(),
-    })
+    };
+    Ok((ethernet, partition))
+}
+
+/// Starts `fabric`'s hosts (the nodes after the switches), after making it partition `part.1`
+/// of `part.0` where `part` is given (failing, naming `run.threads`, where it cannot be split).
+/// Only frames cross between switches, each at least its cable's delay after the event that
+/// sends it.
+fn start(
+    fabric: &mut Fabric<EthernetNode, FabricRouter>,
+    topology: &Topology,
+    part: Option<(usize, u16)>,
+) -> Result<Option<Partition>, ScenarioError> {
+    let partition = match part {
+        Some((parts, me)) => {
+            let partition = fabric
+                .partition(topology, parts, 0)
+                .map_err(|message| invalid("run.threads", message))?;
+            fabric.make_partition(&partition, me, false);
+            Some(partition)
+        }
+        None => None,
+    };
+    for host in topology.switches()..fabric.nodes().len() {
+        fabric.start(host, |node, ctx| {
+            if let EthernetNode::Host(h) = node {
+                h.start(ctx);
+            }
+        });
+    }
+    Ok(partition)
 }
 
 /// The wiring of an event-driven fabric of `switches` switches (routing) and the hosts after
@@ -276,11 +326,9 @@ fn event_driven_wiring(
 }
 
 /// The fabric of `nodes` wired as `wiring`, its router over `table`, its calendar sized for
-/// packets of `packet_ps` and cables of at most `longest_cable_ps`, its hosts (the nodes from
-/// `switches` on) started.
+/// packets of `packet_ps` and cables of at most `longest_cable_ps`, not started.
 fn fabric(
     config: &EthernetConfig,
-    switches: usize,
     table: RouteTable,
     nodes: Vec<EthernetNode>,
     wiring: Wiring,
@@ -299,7 +347,6 @@ fn fabric(
     // An Ethernet switch never refuses an output, so ECMP's per-flow paths are stamped on
     // each packet by its host (1.x faster on the DCTCP permutation).
     .with_stamped_paths();
-    let nodes_count = nodes.len();
     let mut fabric = Fabric::new(nodes, router, wiring, config.run.warmup_ps());
     // Output queues schedule a packet's arrival when it is queued, up to a full queue ahead;
     // the ring reaches 16 packet times (events further ahead wait in the calendar's heap) so
@@ -317,13 +364,6 @@ fn fabric(
     let kind = config.ports();
     let buckets_per_packet = if kind.trims || kind.lossless { 32 } else { 4 };
     fabric.set_calendar(packet_ps / buckets_per_packet, horizon_ps);
-    for host in switches..nodes_count {
-        fabric.start(host, |node, ctx| {
-            if let EthernetNode::Host(h) = node {
-                h.start(ctx);
-            }
-        });
-    }
     fabric
 }
 
@@ -579,6 +619,12 @@ impl FabricModel for Ethernet {
             EthernetNode::Switch(_) => unreachable!("hosts follow the switches"),
         });
         self.flow_series.record(at_ps, every_ns, bytes);
+    }
+
+    /// The nodes and counts of partition `other`, and its flows' goodput series.
+    fn absorb_partition(&mut self, other: &mut Self) {
+        self.fabric.absorb(&mut other.fabric);
+        self.flow_series.absorb(&other.flow_series);
     }
 
     /// A thousand packet times plus two of the longest retransmission timeouts.

@@ -18,6 +18,7 @@ use super::{
 };
 use crate::blocks::ethernet::host::{FlowSeries, Host, HostParams};
 use crate::blocks::ethernet::opening::open_flows;
+use crate::blocks::fabric::partition::Partition;
 use crate::blocks::fabric::{Fabric, Wiring};
 use crate::blocks::link::Link;
 use crate::blocks::priority_port::PriorityPort;
@@ -427,6 +428,25 @@ fn element(
 
 /// Builds the Stardust run a scenario (JSON text) describes.
 pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
+    Ok(build_with(json, None)?.0)
+}
+
+/// Builds partition `me` of the run split into `parts` for as many threads, with the
+/// partition (refused under `run.threads`, saying why, where the fabric cannot be split).
+pub fn build_partition(
+    json: &str,
+    parts: usize,
+    me: u16,
+) -> Result<(Stardust, Partition), ScenarioError> {
+    let (stardust, partition) = build_with(json, Some((parts, me)))?;
+    Ok((stardust, partition.expect("asked for")))
+}
+
+/// [`build`], or its partition `part.1` of `part.0` where `part` is given.
+fn build_with(
+    json: &str,
+    part: Option<(usize, u16)>,
+) -> Result<(Stardust, Option<Partition>), ScenarioError> {
     let config = StardustConfig::from_json(json)?;
     let topology = config.topology()?;
     let table = RouteTable::new(&topology).map_err(|e| invalid("topology", e.to_string()))?;
@@ -475,8 +495,8 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
         .map(|k| table.hops(cables.edges[k / a], cables.edges[k % a]) as u8)
         .collect();
     let host_rate_bps = std::mem::take(&mut devices.host_rate_bps);
-    let fabric = fabric(&cables, devices, table, cell_ps, longest_cable_ps);
-    Ok(Stardust {
+    let (fabric, partition) = fabric(&cables, devices, table, cell_ps, part)?;
+    let stardust = Stardust {
         fabric,
         transport_stall_ps: match common.transport {
             Some(_) => 2 * ps_from_ns(config.host.config.max_rto_ns),
@@ -492,7 +512,8 @@ pub fn build(json: &str) -> Result<Stardust, ScenarioError> {
         flow_series: FlowSeries::default(),
         adapter_hops,
         config,
-    })
+    };
+    Ok((stardust, partition))
 }
 
 /// The transport hosts, cabled to their adapters' host ports, with their flows (and, on the
@@ -535,15 +556,19 @@ fn add_hosts(
     Ok(())
 }
 
-/// The fabric of the devices, started: adapters' sources first, then reachability timers,
-/// then transport hosts.
+/// The fabric of the devices, made partition `part.1` of `part.0` where `part` is given (and
+/// the partition; refused, naming `run.threads`, where it cannot be split), then started:
+/// adapters' sources first, then reachability timers, then transport hosts. Only cells cross
+/// between devices, each at least its cable's delay after the event that sends it, and
+/// signals (an element's pause), each its cable's delay after.
 fn fabric(
     cables: &Cables<'_>,
     devices: Devices,
     table: RouteTable,
     cell_ps: TimePs,
-    longest_cable_ps: TimePs,
-) -> Fabric<StardustNode, FabricRouter> {
+    part: Option<(usize, u16)>,
+) -> Result<(Fabric<StardustNode, FabricRouter>, Option<Partition>), ScenarioError> {
+    let longest_cable_ps = cables.longest_ps();
     let config = cables.config;
     let node_count = devices.nodes.len();
     let wiring = Wiring {
@@ -566,6 +591,16 @@ fn fabric(
     // events, whose sort was a third of the run; 1/32 took 5% less wall time on the 432-host
     // permutation (finer ones run fewer instructions but miss the cache more).
     fabric.set_calendar(cell_ps / 32, 4 * (cell_ps + longest_cable_ps));
+    let partition = match part {
+        Some((parts, me)) => {
+            let partition = fabric
+                .partition(cables.topology, parts, 0)
+                .map_err(|message| invalid("run.threads", message))?;
+            fabric.make_partition(&partition, me, true);
+            Some(partition)
+        }
+        None => None,
+    };
     for n in 0..cables.edges.len() {
         fabric.start(n, |node, ctx| {
             if let StardustNode::Adapter(adapter) = node {
@@ -583,7 +618,7 @@ fn fabric(
             }
         });
     }
-    fabric
+    Ok((fabric, partition))
 }
 
 /// The transport hosts, one per host of the topology, each with its cable's switch, port and

@@ -55,7 +55,7 @@ use crate::scenario::{invalid, ScenarioError};
 use adapter::{Adapter, Flow, Foreground};
 pub use addressing::Addressing;
 use addressing::{addressing, edges};
-pub use build::build;
+pub use build::{build, build_partition};
 use config::Arrival;
 pub use config::{StardustConfig, PATTERNS};
 use element::Element;
@@ -287,6 +287,12 @@ impl FabricModel for Stardust {
 
     fn fabric_mut(&mut self) -> &mut Fabric<StardustNode, FabricRouter> {
         &mut self.fabric
+    }
+
+    /// The nodes and counts of partition `other`, and its flows' goodput series.
+    fn absorb_partition(&mut self, other: &mut Self) {
+        self.fabric.absorb(&mut other.fabric);
+        self.flow_series.absorb(&other.flow_series);
     }
 
     /// A thousand cell times plus ten round trips over the longest cable (and, with

@@ -73,6 +73,19 @@ impl FlowSeries {
         self.time_ns.is_empty()
     }
 
+    /// Adds the goodputs that partition `other` of a run on several threads sampled, row by
+    /// row: each flow's are those of the partition that runs its receiving host (the others
+    /// sampled none, exactly 0).
+    pub fn absorb(&mut self, other: &FlowSeries) {
+        assert_eq!(
+            self.flow, other.flow,
+            "partitions sample at the same instants"
+        );
+        for (mine, theirs) in self.goodput_gbps.iter_mut().zip(&other.goodput_gbps) {
+            *mine += theirs;
+        }
+    }
+
     /// Adds a row per flow for the interval of `every_ns` ending at `at_ps`, from each flow's
     /// bytes delivered in order so far (`bytes`, in flow order).
     pub fn record(&mut self, at_ps: TimePs, every_ns: f64, bytes: impl Iterator<Item = u64>) {
