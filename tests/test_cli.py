@@ -475,3 +475,18 @@ def test_a_report_of_a_folder_without_results_creates_nothing(tmp_path: Path):
     empty.mkdir()
     one_error_line(cli("report", str(empty), "--out", str(tmp_path / "new" / "r.html")), f"{empty}: ")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty"] and list(empty.iterdir()) == []
+
+
+def test_threads_runs_on_threads_with_the_results_of_one_and_bad_counts_are_refused():
+    fat_tree = ["run", "scenarios/fabric/fat-tree.toml", "--set", "run.duration_ns=10240",
+                "--set", "run.warmup_ns=1024", "--json"]
+    one, two = cli(*fat_tree), cli(*fat_tree, "--threads", "2")
+    assert one.returncode == 0 and two.returncode == 0, two.stderr
+    summaries = [json.loads(done.stdout) for done in (one, two)]
+    for summary in summaries:
+        summary.pop("perf"), summary.pop("provenance")
+    assert summaries[0] == summaries[1]
+    for bad in ("0", "many"):
+        done = cli(*fat_tree, "--threads", bad)
+        assert done.returncode == 2 and "run.threads: expected a count of threads" in done.stderr
+        assert "Traceback" not in done.stderr

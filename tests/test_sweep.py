@@ -4,6 +4,7 @@ status 2 before anything runs."""
 
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ import pandas as pd
 import pytest
 
 from cellfabric import ScenarioError
-from cellfabric.sweeps import parse_grid, point_name, sweep
+from cellfabric.sweeps import default_jobs, parse_grid, point_name, sweep
 from conftest import ROOT, binomial_band
 
 SHORT = {"run.duration_ns": 51200, "run.warmup_ns": 5120}  # 10 000 cell times of 5.12 ns
@@ -237,3 +238,31 @@ def test_ctrl_c_keeps_the_finished_runs_and_a_rerun_completes_the_sweep(small_sc
     rerun = cli(*args[3:])
     assert rerun.returncode == 0, rerun.stderr
     assert f"{6 - len(done)} run, {len(done)} already finished (skipped)" in rerun.stdout
+
+
+FAT_TREE = ROOT / "scenarios" / "fabric" / "fat-tree.toml"
+FAT_TREE_SHORT = {"run.duration_ns": 10240, "run.warmup_ns": 1024}  # 2 000 cell times
+
+
+def test_a_sweep_on_threads_gives_the_results_of_one_thread_and_divides_the_cores(tmp_path: Path):
+    grid = {"traffic.load": [0.3, 0.8]}
+    one = sweep(FAT_TREE, grid, tmp_path / "one", overrides=FAT_TREE_SHORT, jobs=1)
+    two = sweep(FAT_TREE, grid, tmp_path / "two", overrides=FAT_TREE_SHORT, threads=2)
+    for folder in two.runs["folder"]:
+        assert json.loads((tmp_path / "two" / folder / "scenario.json").read_text())["run"]["threads"] == 2
+    columns = [c for c in one.runs.columns if not c.startswith("perf.") and c != "folder"]
+    pd.testing.assert_frame_equal(one.runs[columns], two.runs[columns])
+    cores = os.cpu_count() or 1
+    assert default_jobs(2) == max(1, cores // 2)
+    assert default_jobs(None) == cores
+    assert default_jobs("auto") == 1
+
+
+def test_a_sweep_on_threads_of_a_design_that_runs_on_one_is_refused_before_it_runs(
+    small_scenario: Path, tmp_path: Path
+):
+    done = cli("sweep", str(small_scenario), "--grid", "traffic.load=0.3,0.8", "--threads", "2",
+               "--out", str(tmp_path / "s"))
+    assert done.returncode == 2, done.stderr
+    assert "run.threads" in done.stderr and "runs on one thread" in done.stderr
+    assert not (tmp_path / "s").exists()

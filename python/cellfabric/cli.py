@@ -79,12 +79,25 @@ def main() -> None:
     """cellfabric: a cell-accurate simulator of scheduled, low-latency fabrics."""
 
 
+THREADS_HELP = ("Threads of each run (same as --set run.threads=N; auto: the cores); results are those "
+                "of one thread, to the last bit.")
+
+
+def thread_count(text: str) -> int | str:
+    """``--threads``'s value as ``run.threads`` takes it: a number, or ``auto`` (the core checks both)."""
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
 @main.command()
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=str))
 @click.option(
     "--set", "assignments", multiple=True, metavar="KEY.PATH=VALUE", help="Override a scenario key."
 )
 @click.option("--seed", type=int, default=None, help="Seed of the run (same as --set run.seed=N).")
+@click.option("--threads", default=None, metavar="N|auto", help=THREADS_HELP)
 @click.option("--out", "out_dir", type=click.Path(), default=None, help="Write results into this folder.")
 @click.option("--force", is_flag=True,
               help="Write into an --out folder that holds another run's results (clearing them).")
@@ -92,14 +105,17 @@ def main() -> None:
               help="Print exactly one JSON object on stdout: the summary, wall-clock figures under 'perf', "
               "version, scenario and command line under 'provenance'.")
 def run(
-    scenario: str, assignments: tuple[str, ...], seed: int | None, out_dir: str | None, force: bool,
-    as_json: bool,
+    scenario: str, assignments: tuple[str, ...], seed: int | None, threads: str | None,
+    out_dir: str | None, force: bool, as_json: bool,
 ) -> None:
     """Run one SCENARIO (a TOML file)."""
     try:
         overrides = dict(parse_assignment(a) for a in assignments)
     except ScenarioError as error:
         _fail(str(error), EXIT_BAD_INPUT)
+    if threads is not None:
+        assignments += (f"run.threads={threads}",)
+        overrides["run.threads"] = thread_count(threads)
     created = []
     if out_dir is not None:
         created = _prepare_out(out_dir)
@@ -325,11 +341,12 @@ def _points_text(points, axes: list[str]) -> str:
               help="Override a scenario key at every point.")
 @click.option("--seeds", type=int, default=None, help="Seeds per point, counted up from run.seed [1].")
 @click.option("--out", "out_dir", required=True, type=click.Path(), help="The sweep folder.")
-@click.option("--jobs", type=int, default=None, help="Runs at once [the cores].")
+@click.option("--jobs", type=int, default=None, help="Runs at once [the cores, divided by --threads].")
+@click.option("--threads", default=None, metavar="N|auto", help=THREADS_HELP)
 @click.option("--backend", default="local", show_default=True, help="local (a process pool) or ray.")
 @click.option("--ray-address", default=None, help="A Ray cluster to join (default: start a local one).")
 def sweep(spec: str, grids: tuple[str, ...], assignments: tuple[str, ...], seeds: int | None, out_dir: str,
-          jobs: int | None, backend: str, ray_address: str | None) -> None:
+          jobs: int | None, threads: str | None, backend: str, ray_address: str | None) -> None:
     """Run a scenario at every point of a grid (or a sweep file's), for --seeds seeds each, into
     --out: one folder per run, results.parquet (one row per run) and points.parquet (means and 95%
     confidence intervals over seeds). A rerun skips the runs already finished."""
@@ -343,7 +360,8 @@ def sweep(spec: str, grids: tuple[str, ...], assignments: tuple[str, ...], seeds
         grid = {**base["grid"], **dict(parse_grid(g) for g in grids)}
         overrides = {**base["overrides"], **dict(parse_assignment(a) for a in assignments)}
         plan = plan_sweep(base["scenario"], grid, out_dir, seeds=base["seeds"] if seeds is None else seeds,
-                          overrides=overrides, jobs=jobs, backend=backend)
+                          overrides=overrides, jobs=jobs, backend=backend,
+                          threads=None if threads is None else thread_count(threads))
     except ScenarioError as error:
         _fail(str(error), EXIT_BAD_INPUT)
     created = _prepare_out(out_dir)

@@ -359,13 +359,15 @@ def sweep(
     ray_address: str | None = None,
     progress: bool | None = None,
     reference: Mapping[str, Any] | None = None,
+    threads: int | str | None = None,
 ) -> SweepResult:
     """Runs ``scenario`` (a TOML path or a dict) with ``overrides`` at every point of ``grid``
     (dotted key -> list of values; ``"a+b": [[a1, b1], ...]`` sets keys together, and a
     list of tables ``{"name": [{"a": 1}, {"a": 2, "b": 3}]}`` sets each table's keys; a value of
     None removes the key from the scenario), each for
-    ``seeds`` seeds counted up from the scenario's own ``run.seed`` (default 1), on ``jobs``
-    workers (default: the cores), and writes the sweep into ``out``.
+    ``seeds`` seeds counted up from the scenario's own ``run.seed`` (default 1), each on
+    ``threads`` threads (``run.threads``; ``"auto"``: the cores), on ``jobs`` workers (default:
+    the cores divided by the threads, at least one), and writes the sweep into ``out``.
 
     A scenario's ``[reference]`` table (the paper's numbers; see ``cellfabric.report``), or
     ``reference``, is kept in ``sweep.json`` for the report. Raises ``ScenarioError`` before
@@ -373,7 +375,7 @@ def sweep(
     their error in ``results.parquet`` (status ``failed``) and do not stop the others. Ctrl-C raises
     ``KeyboardInterrupt`` after writing the results of the runs that finished."""
     plan = plan_sweep(scenario, grid, out, seeds=seeds, overrides=overrides, jobs=jobs, backend=backend,
-                      reference=reference)
+                      reference=reference, threads=threads)
     return run_planned(plan, ray_address=ray_address, progress=progress)
 
 
@@ -387,6 +389,8 @@ class SweepPlan:
     spec: dict[str, Any]
     jobs: int | None
     backend: str
+    #: Threads of each run (``run.threads``), if the sweep sets them.
+    threads: int | str | None = None
 
 
 def plan_sweep(
@@ -398,6 +402,7 @@ def plan_sweep(
     jobs: int | None = None,
     backend: str = "local",
     reference: Mapping[str, Any] | None = None,
+    threads: int | str | None = None,
 ) -> SweepPlan:
     """Everything ``sweep`` checks before it runs (its arguments, every point's scenario, the
     ``out`` folder's kind), with nothing run or written: ``ScenarioError`` for the first problem."""
@@ -411,6 +416,8 @@ def plan_sweep(
         from cellfabric.backends import require_ray
 
         require_ray()
+    if threads is not None:
+        overrides = {**(overrides or {}), "run.threads": threads}
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ScenarioError(f"--out {out}: is a file; expected a folder")
@@ -430,7 +437,16 @@ def plan_sweep(
     spec = {"cellfabric_version": __version__, "scenario": str(scenario) if not isinstance(scenario, Mapping)
             else dict(scenario), "grid": {k: list(v) for k, v in grid.items()}, "axes": axes,
             "seeds": seeds, "overrides": dict(overrides or {}), "reference": reference}
-    return SweepPlan(out=out, runs=runs, axes=axes, spec=spec, jobs=jobs, backend=backend)
+    return SweepPlan(out=out, runs=runs, axes=axes, spec=spec, jobs=jobs, backend=backend, threads=threads)
+
+
+def default_jobs(threads: int | str | None) -> int:
+    """Runs at once where ``--jobs`` is not given: the cores, divided between runs of ``threads``
+    threads each (one at a time for ``auto``, which takes every core)."""
+    cores = os.cpu_count() or 1
+    if threads == "auto":
+        return 1
+    return max(1, cores // (threads if isinstance(threads, int) and threads > 0 else 1))
 
 
 def run_planned(plan: SweepPlan, ray_address: str | None = None, progress: bool | None = None) -> SweepResult:
@@ -447,7 +463,7 @@ def run_planned(plan: SweepPlan, ray_address: str | None = None, progress: bool 
         from tqdm import tqdm
 
         bar = tqdm(total=len(todo), unit="run", file=sys.stderr, dynamic_ncols=True)
-    outcomes = _execute(todo, plan.backend, plan.jobs or os.cpu_count() or 1, ray_address)
+    outcomes = _execute(todo, plan.backend, plan.jobs or default_jobs(plan.threads), ray_address)
     try:
         for run, outcome in outcomes:
             if outcome[0] == "interrupted":

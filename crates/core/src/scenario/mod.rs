@@ -63,7 +63,7 @@ pub struct RunConfig {
     pub sample_ns: Option<f64>,
     /// Threads the run uses: a count, or `"auto"` for the machine's cores. A run on several
     /// threads splits the fabric into as many partitions, run side by side, with results
-    /// identical to one thread's (`cell_fabric` only, so far).
+    /// identical to one thread's (`cell_fabric`, `ethernet` and `stardust`; the others refuse it).
     pub threads: Threads,
 }
 
