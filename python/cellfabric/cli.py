@@ -51,6 +51,17 @@ def _number(value) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
+def _flat(figures: dict, prefix: str = "") -> list[tuple[str, object]]:
+    """``figures`` as (dotted name, value) pairs, nested sections flattened."""
+    pairs = []
+    for key, value in figures.items():
+        if isinstance(value, dict):
+            pairs += _flat(value, f"{prefix}{key}.")
+        else:
+            pairs.append((f"{prefix}{key}", value))
+    return pairs
+
+
 def _report(summary: dict) -> str:
     """A human-readable summary of any design: the headline, then every number and every
     percentile set (mean, p1 ... max) and every other section (such as layer1) it reports."""
@@ -146,7 +157,7 @@ def run(
         click.echo(json.dumps({**result.summary, "perf": result.perf, "provenance": result.provenance}))
     else:
         click.echo(_report(result.summary))
-        click.echo("perf  " + "  ".join(f"{k} {_number(v)}" for k, v in result.perf.items()))
+        click.echo("perf  " + "  ".join(f"{k} {_number(v)}" for k, v in _flat(result.perf)))
     if result.summary.get("stopped_early"):
         where = f"; partial results in {out_dir}" if out_dir else ""
         _fail(f"{result.summary['stopped_early']}{where}", EXIT_STOPPED_EARLY)

@@ -109,6 +109,27 @@ pub struct Perf {
     /// What `work_per_s` counts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub work: Option<&'static str>,
+    /// How a run on several threads spent its wall time (absent on one thread).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threads: Option<ThreadPerf>,
+}
+
+/// How the partitions of a run on several threads spent their wall time: the figures a
+/// speed-up model for more cores starts from (`docs/performance.md`).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ThreadPerf {
+    /// Partitions, one thread each.
+    pub partitions: usize,
+    /// Windows of simulated time the partitions ran in lock-step, meeting after each.
+    pub windows: u64,
+    /// A window's length, the lookahead.
+    pub lookahead_ns: f64,
+    /// Wall seconds a partition spent running its own events and sending what crossed, on
+    /// average; the rest of the run's wall time it waited for the others at the barriers (and
+    /// took in what they sent).
+    pub busy_s_mean: f64,
+    /// The same for the busiest partition.
+    pub busy_s_max: f64,
 }
 
 /// What a finished run reports.
@@ -151,6 +172,7 @@ impl Clock {
             sim_s_per_s: self.now_ps as f64 * 1e-12 / wall_s,
             work_per_s: work.map(|(_, units)| units as f64 / wall_s),
             work: work.map(|(what, _)| what),
+            threads: None,
         }
     }
 }

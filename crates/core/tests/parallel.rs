@@ -139,3 +139,29 @@ fn a_run_on_threads_stepped_by_wall_time_gives_the_results_of_one_step() {
         results(DRAGONFLY_72, 1)
     );
 }
+
+/// A run on several threads reports how its partitions spent their wall time (the figures the
+/// speed-up model starts from); a run on one thread reports none.
+#[test]
+fn a_run_on_threads_reports_its_windows_and_each_partitions_busy_time() {
+    let finish = |threads: &str| {
+        let mut run = build(&with_threads(DRAGONFLY_72, threads)).expect("valid scenario");
+        run.advance(u64::MAX);
+        run.finish().expect("run keeps its invariants").perf
+    };
+    assert!(finish("1").threads.is_none());
+    let perf = finish("2").threads.expect("figures of the threads");
+    assert_eq!(perf.partitions, 2);
+    // The Dragonfly's local cables (20 ns) cross between partitions: windows of their delay
+    // plus a cell's time over the 10 240 ns run, and a few more where the kernel's checks (64
+    // backlog samples among them) end one early.
+    let windows = (10_240.0 / perf.lookahead_ns).ceil() as u64;
+    assert!(
+        perf.windows >= windows && perf.windows <= windows + 80,
+        "{perf:?}"
+    );
+    assert!(
+        0.0 < perf.busy_s_mean && perf.busy_s_mean <= perf.busy_s_max,
+        "{perf:?}"
+    );
+}

@@ -25,7 +25,7 @@ use crate::blocks::routing::Router;
 use crate::engine::kernel::{Clock, Model, Steps};
 use crate::engine::queue::{EventKey, EventQueue, Origin, Phase};
 use crate::engine::time::TimePs;
-use crate::run::{Design, Report, RunError};
+use crate::run::{Design, Report, RunError, ThreadPerf};
 
 /// A cell or flow-control signal on its way from a node of one partition to a node of another.
 #[derive(Clone, Copy, Debug)]
@@ -278,6 +278,11 @@ pub struct Sharded<D> {
     mail: Vec<Mutex<Vec<Crossing>>>,
     /// A cell or signal that crossed sooner than the lookahead, if one did.
     early: Option<String>,
+    /// Windows run so far.
+    windows: u64,
+    /// Per partition: wall time running its own events and sending what crossed (the rest of
+    /// the run's wall time it waited for the others, or took in what they sent).
+    busy: Vec<Duration>,
 }
 
 /// A barrier at which the threads also agree whether to stop, and that a failing thread can
@@ -418,6 +423,10 @@ struct ShardSteps {
     steps: Steps,
     done_ps: TimePs,
     early: Option<String>,
+    /// Windows run.
+    windows: u64,
+    /// Wall time running its own events and sending what crossed.
+    busy: Duration,
 }
 
 impl<D: FabricModel + Send> Sharded<D> {
@@ -433,6 +442,8 @@ impl<D: FabricModel + Send> Sharded<D> {
                 .map(|_| Mutex::new(Vec::new()))
                 .collect(),
             early: None,
+            windows: 0,
+            busy: vec![Duration::ZERO; parts],
         }
     }
 }
@@ -448,6 +459,8 @@ impl Exchange<'_> {
             steps: Steps::default(),
             done_ps: start_ps,
             early: None,
+            windows: 0,
+            busy: Duration::ZERO,
         };
         let mut outbox = Vec::new();
         let mut parity = 0;
@@ -456,6 +469,7 @@ impl Exchange<'_> {
             let end_ps = start_ps
                 .saturating_add(self.partition.lookahead_ps)
                 .min(self.limit_ps + 1);
+            let window_started = Instant::now();
             let steps = shard.run_until(end_ps - 1, None);
             result.steps.events += steps.events;
             result.steps.last_ps = steps.last_ps.or(result.steps.last_ps);
@@ -479,6 +493,8 @@ impl Exchange<'_> {
                 }
             }
             drop(sending);
+            result.busy += window_started.elapsed();
+            result.windows += 1;
             let out_of_time = me == 0
                 && self
                     .deadline
@@ -549,6 +565,10 @@ impl<D: FabricModel + Send> Model for Sharded<D> {
             exchange.run_shard(me, shard)
         });
         let mut steps = Steps::default();
+        self.windows += results[0].windows;
+        for (busy, result) in self.busy.iter_mut().zip(&results) {
+            *busy += result.busy;
+        }
         for result in results {
             steps.events += result.steps.events;
             steps.last_ps = steps.last_ps.max(result.steps.last_ps);
@@ -610,11 +630,21 @@ impl<D: FabricModel + Design + Send> Design for Sharded<D> {
         if let Some(early) = self.early {
             return Err(RunError::Lookahead(early));
         }
+        let busy_s: Vec<f64> = self.busy.iter().map(Duration::as_secs_f64).collect();
+        let threads = ThreadPerf {
+            partitions: self.partition.parts,
+            windows: self.windows,
+            lookahead_ns: self.partition.lookahead_ps as f64 / 1e3,
+            busy_s_mean: busy_s.iter().sum::<f64>() / busy_s.len() as f64,
+            busy_s_max: busy_s.iter().copied().fold(0.0, f64::max),
+        };
         let mut shards = self.shards.drain(..);
         let mut first = shards.next().expect("a partition");
         for mut other in shards {
             first.absorb_partition(&mut other);
         }
-        first.report(clock)
+        let mut report = first.report(clock)?;
+        report.perf.threads = Some(threads);
+        Ok(report)
     }
 }
