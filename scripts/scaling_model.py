@@ -3,17 +3,17 @@ one on two (`run.threads = 2`), each the JSON `cellfabric run --json` (or the `r
 example) prints. The model and its assumptions are in docs/performance.md ("A speed-up model
 for more cores"):
 
-    T(P) = T1 * (1 + c) / P + windows * w2 * log2(P)
+    T(P) = T1 * (1 + c) / P * (1 + r2 * g(P)),   g(P) = (e(P) / e(2)) * sqrt(P / 2)
 
 - T1: the one-thread run's wall time;
 - c: what running apart costs in work, from the two-thread run: 2 * busy_mean / T1 - 1 (the
   crossings, and each partition's caches; negative where a half fits a core's caches better);
-- windows: the windows of one lookahead the run takes (independent of P: the lookahead is the
-  shortest cable between partitions, which any split into more than two keeps);
-- w2: the wall time a window loses on two threads beyond its partition's work (the barrier and
-  the slower partition's lead), (T2 - busy_mean) / windows;
-- log2(P): the assumed growth of that loss with P (a barrier's rounds, and the expected lead of
-  the slowest of P partitions).
+- r2: what the two-thread run lost beyond its partitions' work, relative to it:
+  (T2 - busy_mean) / busy_mean (each window waits for the slower partition, and the barrier);
+- g(P): how that loss grows with P partitions, with g(2) = 1. Each window waits for the slowest
+  of P partitions, whose lead over the mean grows as the expected maximum of P normal draws,
+  e(P); and each partition's share of a window holds 2/P of the events it held on two threads,
+  so its relative spread grows as sqrt(P / 2).
 
 Usage: python3 scripts/scaling_model.py ONE_THREAD.json TWO_THREADS.json [CORES ...]
 """
@@ -24,18 +24,33 @@ import sys
 from pathlib import Path
 
 
+def expected_maximum(draws: int) -> float:
+    """The expected maximum of ``draws`` standard normal draws (a midpoint sum over [-8, 8])."""
+    step = 1e-3
+    total = 0.0
+    for i in range(16_000):
+        x = -8.0 + (i + 0.5) * step
+        density = math.exp(-x * x / 2) / math.sqrt(2 * math.pi)
+        below = 0.5 * (1 + math.erf(x / math.sqrt(2)))
+        total += x * draws * density * below ** (draws - 1) * step
+    return total
+
+
+def growth(partitions: int) -> float:
+    """g(P): the loss to waiting on P partitions, relative to that on two."""
+    return expected_maximum(partitions) / expected_maximum(2) * math.sqrt(partitions / 2)
+
+
 def project(one: dict, two: dict, cores: list[int]) -> dict:
     """The model's terms from the two runs and its projected wall time at each core count."""
     t1 = one["perf"]["wall_s"]
     t2 = two["perf"]["wall_s"]
-    threads = two["perf"]["threads"]
-    busy = threads["busy_s_mean"]
-    windows = threads["windows"]
+    busy = two["perf"]["threads"]["busy_s_mean"]
     c = 2 * busy / t1 - 1
-    w2 = (t2 - busy) / windows
-    wall = {p: t1 * (1 + c) / p + windows * w2 * math.log2(p) for p in cores}
-    return {"t1_s": t1, "t2_s": t2, "c": c, "windows": windows, "w2_us": w2 * 1e6,
-            "wall_s": wall, "speedup": {p: t1 / w for p, w in wall.items()}}
+    r2 = (t2 - busy) / busy
+    wall = {p: t1 * (1 + c) / p * (1 + r2 * growth(p)) for p in cores}
+    return {"t1_s": t1, "t2_s": t2, "c": c, "r2": r2, "wall_s": wall,
+            "speedup": {p: t1 / w for p, w in wall.items()}}
 
 
 def main(argv: list[str]) -> None:
