@@ -3,7 +3,7 @@ one on two (`run.threads = 2`), each the JSON `cellfabric run --json` (or the `r
 example) prints. The model and its assumptions are in docs/performance.md ("A speed-up model
 for more cores"):
 
-    T(P) = T1 * (1 + c) / P * (1 + r2 * g(P)),   g(P) = (e(P) / e(2)) * sqrt(P / 2)
+    T(P) = T1 * (1 + c) / P * (1 + r2 * g(P)),   g(P) = (e(P) / e(2)) * sqrt(P / 2)   (P >= 2)
 
 - T1: the one-thread run's wall time;
 - c: what running apart costs in work, from the two-thread run: 2 * busy_mean / T1 - 1 (the
@@ -45,10 +45,12 @@ def project(one: dict, two: dict, cores: list[int]) -> dict:
     """The model's terms from the two runs and its projected wall time at each core count."""
     t1 = one["perf"]["wall_s"]
     t2 = two["perf"]["wall_s"]
+    if "threads" not in two["perf"]:
+        raise ValueError("the second run reports no perf.threads: expected a run on two threads")
     busy = two["perf"]["threads"]["busy_s_mean"]
     c = 2 * busy / t1 - 1
     r2 = (t2 - busy) / busy
-    wall = {p: t1 * (1 + c) / p * (1 + r2 * growth(p)) for p in cores}
+    wall = {p: t1 if p == 1 else t1 * (1 + c) / p * (1 + r2 * growth(p)) for p in cores}
     return {"t1_s": t1, "t2_s": t2, "c": c, "r2": r2, "wall_s": wall,
             "speedup": {p: t1 / w for p, w in wall.items()}}
 
@@ -58,7 +60,10 @@ def main(argv: list[str]) -> None:
         sys.exit(__doc__)
     one, two = (json.loads(Path(path).read_text()) for path in argv[:2])
     cores = [int(p) for p in argv[2:]] or [2, 16, 64]
-    print(json.dumps(project(one, two, cores), indent=2))
+    try:
+        print(json.dumps(project(one, two, cores), indent=2))
+    except ValueError as error:
+        sys.exit(f"scaling_model: {argv[1]}: {error}")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@ back the two-thread run it was fitted to, and its terms mean what the docs say."
 import importlib.util
 import math
 
+import pytest
+
 from conftest import ROOT
 
 spec = importlib.util.spec_from_file_location("scaling_model", ROOT / "scripts" / "scaling_model.py")
@@ -22,6 +24,14 @@ def test_the_model_gives_back_the_two_thread_run_it_was_fitted_to():
     assert math.isclose(model["wall_s"][2], 6.0)
     assert math.isclose(model["c"], 0.0)  # two halves of 5 s against 10 s on one thread
     assert math.isclose(model["r2"], 0.2)  # 1 s of 6 waited
+
+
+def test_one_core_is_the_one_thread_run_and_a_run_without_thread_figures_is_refused():
+    one, two = runs(t1=10.0, t2=6.0, busy=5.0)
+    assert scaling_model.project(one, two, [1])["wall_s"][1] == 10.0
+    del two["perf"]["threads"]
+    with pytest.raises(ValueError, match="perf.threads"):
+        scaling_model.project(one, two, [2])
 
 
 def test_without_loss_the_speed_up_is_the_core_count():

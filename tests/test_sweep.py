@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from cellfabric import ScenarioError
-from cellfabric.sweeps import default_jobs, parse_grid, point_name, sweep
+from cellfabric.sweeps import default_jobs, parse_grid, plan_sweep, point_name, sweep
 from conftest import ROOT, binomial_band
 
 SHORT = {"run.duration_ns": 51200, "run.warmup_ns": 5120}  # 10 000 cell times of 5.12 ns
@@ -252,10 +252,18 @@ def test_a_sweep_on_threads_gives_the_results_of_one_thread_and_divides_the_core
         assert json.loads((tmp_path / "two" / folder / "scenario.json").read_text())["run"]["threads"] == 2
     columns = [c for c in one.runs.columns if not c.startswith("perf.") and c != "folder"]
     pd.testing.assert_frame_equal(one.runs[columns], two.runs[columns])
+    # Threads change the wall time, not the results: a rerun on another count skips every run.
+    again = sweep(FAT_TREE, grid, tmp_path / "one", overrides=FAT_TREE_SHORT, threads=2)
+    assert again.ran == 0 and again.skipped == 2
     cores = os.cpu_count() or 1
-    assert default_jobs(2) == max(1, cores // 2)
-    assert default_jobs(None) == cores
-    assert default_jobs("auto") == 1
+    def plan(**keys):
+        return plan_sweep(FAT_TREE, grid, tmp_path / "plan", overrides=FAT_TREE_SHORT, **keys)
+
+    assert default_jobs(plan(threads=2).runs) == max(1, cores // 2)
+    with_key = plan_sweep(FAT_TREE, grid, tmp_path / "plan", overrides={**FAT_TREE_SHORT, "run.threads": 2})
+    assert default_jobs(with_key.runs) == max(1, cores // 2)
+    assert default_jobs(plan().runs) == cores
+    assert default_jobs(plan(threads="auto").runs) == 1
 
 
 def test_a_sweep_on_threads_of_a_design_that_runs_on_one_is_refused_before_it_runs(

@@ -26,7 +26,7 @@ NOT_YET = (
     "per-VOQ flow control",
     "cell tracing",
     "failures",
-    "too short for its flow-control signals",
+    "too short to look ahead",
     "expected at most one thread per switch",
 )
 

@@ -73,18 +73,19 @@ def require_ray():
 
 
 def run_on_ray(
-    work: list[Any], workers: int, address: str | None
+    work: list[Any], workers: int, address: str | None, cpus: list[int] | None = None
 ) -> Iterator[tuple[int, Outcome]]:
-    """Runs the jobs as Ray tasks of one CPU each: on the cluster at ``address``
-    (``"auto"``: the one this machine belongs to), or on a local Ray instance of ``workers`` CPUs
-    started for this sweep and stopped after it."""
+    """Runs the jobs as Ray tasks of ``cpus[i]`` CPUs each (the threads each run takes; one
+    by default): on the cluster at ``address`` (``"auto"``: the one this machine belongs to),
+    or on a local Ray instance of ``workers`` CPUs started for this sweep and stopped after it."""
     ray = require_ray()
     started = not ray.is_initialized()
     if started:
         local = {"num_cpus": workers, "include_dashboard": False} if address is None else {}
         ray.init(address=address, log_to_driver=False, configure_logging=False, **local)
-    task = ray.remote(num_cpus=1)(run_point)
-    pending = {task.remote(job): index for index, job in enumerate(work)}
+    task = ray.remote(run_point)
+    cpus = cpus or [1] * len(work)
+    pending = {task.options(num_cpus=cpus[index]).remote(job): index for index, job in enumerate(work)}
     try:
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)

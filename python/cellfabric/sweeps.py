@@ -221,7 +221,11 @@ def _finished(run: _Run) -> bool:
         stored = json.loads((run.folder / "scenario.json").read_text())
     except (OSError, ValueError):
         return False
-    return (run.folder / "summary.json").exists() and stored == json.loads(json.dumps(run.config))
+    wanted = json.loads(json.dumps(run.config))
+    # Threads change the wall time, never the results: a run finished on any count is finished.
+    for config in (stored, wanted):
+        config.get("run", {}).pop("threads", None)
+    return (run.folder / "summary.json").exists() and stored == wanted
 
 
 def _store(run: _Run, outcome: tuple[str, Any]) -> None:
@@ -340,7 +344,10 @@ def comparable(reference: Mapping[str, Any] | None, axes: list[str],
 def _execute(todo: list[_Run], backend: str, jobs: int, ray_address: str | None) -> Iterator[tuple]:
     """Runs ``todo`` on the chosen backend, yielding each run with its outcome as it finishes."""
     configs = [r.job for r in todo]
-    outcomes = run_on_ray(configs, jobs, ray_address) if backend == "ray" else run_locally(configs, jobs)
+    if backend == "ray":
+        outcomes = run_on_ray(configs, jobs, ray_address, [threads_of(r) for r in todo])
+    else:
+        outcomes = run_locally(configs, jobs)
     try:
         for index, outcome in outcomes:
             yield todo[index], outcome
@@ -367,7 +374,8 @@ def sweep(
     None removes the key from the scenario), each for
     ``seeds`` seeds counted up from the scenario's own ``run.seed`` (default 1), each on
     ``threads`` threads (``run.threads``; ``"auto"``: the cores), on ``jobs`` workers (default:
-    the cores divided by the threads, at least one), and writes the sweep into ``out``.
+    the cores divided by the most threads a run takes, at least one), and writes the sweep into
+    ``out``.
 
     A scenario's ``[reference]`` table (the paper's numbers; see ``cellfabric.report``), or
     ``reference``, is kept in ``sweep.json`` for the report. Raises ``ScenarioError`` before
@@ -389,8 +397,6 @@ class SweepPlan:
     spec: dict[str, Any]
     jobs: int | None
     backend: str
-    #: Threads of each run (``run.threads``), if the sweep sets them.
-    threads: int | str | None = None
 
 
 def plan_sweep(
@@ -437,16 +443,22 @@ def plan_sweep(
     spec = {"cellfabric_version": __version__, "scenario": str(scenario) if not isinstance(scenario, Mapping)
             else dict(scenario), "grid": {k: list(v) for k, v in grid.items()}, "axes": axes,
             "seeds": seeds, "overrides": dict(overrides or {}), "reference": reference}
-    return SweepPlan(out=out, runs=runs, axes=axes, spec=spec, jobs=jobs, backend=backend, threads=threads)
+    return SweepPlan(out=out, runs=runs, axes=axes, spec=spec, jobs=jobs, backend=backend)
 
 
-def default_jobs(threads: int | str | None) -> int:
-    """Runs at once where ``--jobs`` is not given: the cores, divided between runs of ``threads``
-    threads each (one at a time for ``auto``, which takes every core)."""
-    cores = os.cpu_count() or 1
+def threads_of(run: _Run) -> int:
+    """The cores one run takes: its ``run.threads`` (all of them for ``auto``)."""
+    threads = run.config.get("run", {}).get("threads", 1)
     if threads == "auto":
-        return 1
-    return max(1, cores // (threads if isinstance(threads, int) and threads > 0 else 1))
+        return os.cpu_count() or 1
+    return threads if isinstance(threads, int) and threads > 0 else 1
+
+
+def default_jobs(runs: list[_Run]) -> int:
+    """Runs at once where ``--jobs`` is not given: the cores, divided between runs of as many
+    threads as the most any of ``runs`` takes (one at a time where one takes every core)."""
+    cores = os.cpu_count() or 1
+    return max(1, cores // max((threads_of(r) for r in runs), default=1))
 
 
 def run_planned(plan: SweepPlan, ray_address: str | None = None, progress: bool | None = None) -> SweepResult:
@@ -463,7 +475,7 @@ def run_planned(plan: SweepPlan, ray_address: str | None = None, progress: bool 
         from tqdm import tqdm
 
         bar = tqdm(total=len(todo), unit="run", file=sys.stderr, dynamic_ncols=True)
-    outcomes = _execute(todo, plan.backend, plan.jobs or default_jobs(plan.threads), ray_address)
+    outcomes = _execute(todo, plan.backend, plan.jobs or default_jobs(todo), ray_address)
     try:
         for run, outcome in outcomes:
             if outcome[0] == "interrupted":

@@ -79,16 +79,16 @@ fn a_thread_count_that_cannot_run_is_refused_naming_run_threads() {
     }
     let instant_credits = FAT_TREE_CREDIT.replace(r#""propagation_ns": 10, "#, "");
     let error = refusal(&instant_credits, "2");
-    assert!(
-        error.contains("too short for its flow-control signals"),
-        "{error}"
-    );
+    assert!(error.contains("too short to look ahead"), "{error}");
     let single = r#"{"run": {"duration_ns": 1000}, "switch": {"ports": 8}}"#;
     let error = refusal(single, "2");
     assert!(
         error.contains("design single_switch runs on one thread"),
         "{error}"
     );
+    // "auto" asks for whatever helps: a design that runs on one thread takes one.
+    let single = r#"{"run": {"duration_ns": 1000, "warmup_ns": 100}, "switch": {"ports": 8}}"#;
+    assert!(build(&with_threads(single, "\"auto\"")).is_ok());
 }
 
 /// The check that keeps partitions in step can fire: with windows four times the lookahead, a

@@ -19,7 +19,7 @@ use crate::blocks::fabric::FabricModel;
 use crate::engine::kernel::{Kernel, Supervision};
 use crate::engine::time::ps_from_ns;
 use crate::run::{Design, Simulation};
-use crate::scenario::{check_unused, RunConfig, Scenario, ScenarioError, Unused};
+use crate::scenario::{check_unused, RunConfig, Scenario, ScenarioError, Threads, Unused};
 
 /// A design a scenario may name in its `design` key.
 pub struct DesignEntry {
@@ -263,7 +263,8 @@ pub fn build_with_overrides(
         _ => Vec::new(),
     };
     if let Some(Review { run: Some(run), .. }) = &review {
-        if run.threads.count() > 1 && !design.parallel {
+        // "auto" asks for whatever helps: a design that runs on one thread takes one.
+        if run.threads != Threads::Auto && run.threads.count() > 1 && !design.parallel {
             return Err(ScenarioError {
                 key: "run.threads".into(),
                 message: format!(

@@ -474,16 +474,21 @@ impl Exchange<'_> {
             result.steps.events += steps.events;
             result.steps.last_ps = steps.last_ps.or(result.steps.last_ps);
             shard.fabric_mut().take_outbox(&mut outbox);
+            let early = outbox.iter().find_map(|crossing| {
+                let due_ps = crossing.due_ps().filter(|&due_ps| due_ps < end_ps)?;
+                Some(format!(
+                    "partition {me} sent node {} a message due at {due_ps} ps, before its window's end at {end_ps} ps",
+                    crossing.node(),
+                ))
+            });
+            if early.is_some() {
+                // The run stops at this window's barrier; nothing of it is sent.
+                result.early = result.early.take().or(early);
+                outbox.clear();
+            }
             // The mailbox being filled, held while crossings go to the same partition.
             let mut sending: Option<(usize, MutexGuard<'_, Vec<Crossing>>)> = None;
             for crossing in outbox.drain(..) {
-                if let Some(due_ps) = crossing.due_ps().filter(|&due_ps| due_ps < end_ps) {
-                    result.early.get_or_insert_with(|| format!(
-                        "partition {me} sent node {} a message due at {due_ps} ps, before its window's end at {end_ps} ps",
-                        crossing.node(),
-                    ));
-                    continue;
-                }
                 let to = self.partition.owner[crossing.node()] as usize;
                 if sending.as_ref().is_none_or(|(held, _)| *held != to) {
                     sending = Some((to, lock(mailbox(me, to))));

@@ -64,7 +64,7 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
             .unwrap_or(i64::MAX);
         if lookahead_ps <= 0 {
             return Err(format!(
-                "a cable between partitions is too short for its flow-control signals: they may arrive {} ps after the event that sends them, so no partition could run ahead of another; expected 1 thread (or cables of at least a cell time)",
+                "a cable between partitions is too short to look ahead: what crosses it may arrive {} ps after the event that sends it, so no partition could run ahead of another; expected 1 thread (or longer cables between switches: credit links of at least a cell time)",
                 lookahead_ps.max(0)
             ));
         }
