@@ -137,21 +137,19 @@ fn start<R: Router>(
     }
 }
 
-/// Makes `fabric` partition `part.1` of `part.0` (see [`Fabric::partition`]), and the
+/// Makes `fabric` partition `part.1` of `part.0` (see [`Fabric::split`]), and the
 /// partition; fails, saying why, where it cannot be split, or uses (by `refused`: per-VOQ
 /// flow control, the fraction of cells traced, failures) a mechanism that does not run on
 /// several threads yet.
 fn split<R: Router>(
     fabric: &mut Fabric<CellNode, R>,
     topology: &Topology,
-    (parts, me): (usize, u16),
+    part: (usize, u16),
     message_floor_ps: i64,
     refused: (bool, f64, &[Failure]),
 ) -> Result<Partition, String> {
     refuse_partition(fabric, refused)?;
-    let partition = fabric.partition(topology, parts, message_floor_ps)?;
-    fabric.make_partition(&partition, me, false);
-    Ok(partition)
+    fabric.split(topology, part, message_floor_ps, false)
 }
 
 /// Fails, naming the mechanism, where a network uses one that does not run on several threads

@@ -1,6 +1,6 @@
 //! One run on several threads, with the results of one: the fabric split by node into
 //! partitions ([`Partition`]), each a copy of the model that runs only its own nodes
-//! ([`Fabric::make_partition`]), all run side by side in windows of simulated time
+//! ([`Fabric::split`]), all run side by side in windows of simulated time
 //! ([`Sharded`]).
 //!
 //! The window is the lookahead: the shortest cable between two partitions. A cell or signal a
@@ -101,7 +101,7 @@ pub(super) struct Border {
     /// Cells and signals for other partitions, sent since the last exchange.
     pub(super) outbox: Vec<Crossing>,
     /// A cell crosses with the packets whose last bytes it carries (see
-    /// [`Fabric::make_partition`]).
+    /// [`Fabric::split`]).
     pub(super) cells_carry_packets: bool,
     /// The first and last packets received for the cell still to come ([`NO_PACKET`] if none).
     arriving: (u32, u32),

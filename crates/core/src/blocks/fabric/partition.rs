@@ -20,6 +20,20 @@ pub struct Partition {
 }
 
 impl<N: Node<R>, R: Router> Fabric<N, R> {
+    /// Makes this fabric, not started, partition `me` of `parts` (split as below, running only
+    /// its own nodes), and returns the partition; fails, saying why, where it cannot be split.
+    pub fn split(
+        &mut self,
+        topology: &Topology,
+        (parts, me): (usize, u16),
+        message_floor_ps: i64,
+        cells_carry_packets: bool,
+    ) -> Result<Partition, String> {
+        let partition = self.partition(topology, parts, message_floor_ps)?;
+        self.make_partition(&partition, me, cells_carry_packets);
+        Ok(partition)
+    }
+
     /// Splits the fabric of `topology` into `parts` partitions ([`balanced_owners`], each node
     /// that is not a switch, a host, with the switches it is cabled to). Anything sent between
     /// switches arrives at least its cable's delay plus `message_floor_ps` after the event that
@@ -28,7 +42,7 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
     /// latched it). Fails, saying why, when there are fewer switches than partitions, a host is
     /// cabled to two partitions, or something could cross between partitions in no time
     /// (nothing could run ahead).
-    pub fn partition(
+    fn partition(
         &self,
         topology: &Topology,
         parts: usize,
@@ -102,7 +116,7 @@ impl<N: Node<R>, R: Router> Fabric<N, R> {
     /// whose last bytes it carries where `cells_carry_packets` (a design that packs packets
     /// into cells: elsewhere [`Cell::packet`](crate::blocks::cell::Cell::packet) is the
     /// design's own word).
-    pub fn make_partition(&mut self, partition: &Partition, me: u16, cells_carry_packets: bool) {
+    fn make_partition(&mut self, partition: &Partition, me: u16, cells_carry_packets: bool) {
         assert_eq!(
             self.plumbing.queue.len(),
             0,

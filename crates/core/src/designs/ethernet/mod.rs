@@ -283,16 +283,10 @@ fn start(
     topology: &Topology,
     part: Option<(usize, u16)>,
 ) -> Result<Option<Partition>, ScenarioError> {
-    let partition = match part {
-        Some((parts, me)) => {
-            let partition = fabric
-                .partition(topology, parts, 0)
-                .map_err(|message| invalid("run.threads", message))?;
-            fabric.make_partition(&partition, me, false);
-            Some(partition)
-        }
-        None => None,
-    };
+    let partition = part
+        .map(|part| fabric.split(topology, part, 0, false))
+        .transpose()
+        .map_err(|message| invalid("run.threads", message))?;
     for host in topology.switches()..fabric.nodes().len() {
         fabric.start(host, |node, ctx| {
             if let EthernetNode::Host(h) = node {

@@ -591,16 +591,10 @@ fn fabric(
     // events, whose sort was a third of the run; 1/32 took 5% less wall time on the 432-host
     // permutation (finer ones run fewer instructions but miss the cache more).
     fabric.set_calendar(cell_ps / 32, 4 * (cell_ps + longest_cable_ps));
-    let partition = match part {
-        Some((parts, me)) => {
-            let partition = fabric
-                .partition(cables.topology, parts, 0)
-                .map_err(|message| invalid("run.threads", message))?;
-            fabric.make_partition(&partition, me, true);
-            Some(partition)
-        }
-        None => None,
-    };
+    let partition = part
+        .map(|part| fabric.split(cables.topology, part, 0, true))
+        .transpose()
+        .map_err(|message| invalid("run.threads", message))?;
     for n in 0..cables.edges.len() {
         fabric.start(n, |node, ctx| {
             if let StardustNode::Adapter(adapter) = node {
