@@ -165,3 +165,97 @@ fn a_run_on_threads_reports_its_windows_and_each_partitions_busy_time() {
         "{perf:?}"
     );
 }
+
+/// The runs of a k = 4 fat-tree by Ethernet (DCTCP) and by Stardust (whose cells cross with
+/// the packets they carry).
+fn ethernet_fat_tree() -> String {
+    r#"{"design": "ethernet", "run": {"seed": 5, "duration_ns": 400000, "warmup_ns": 100000},
+        "topology": {"kind": "fat_tree", "k": 4}, "link": {"propagation_ns": 500},
+        "host": {"transport": "dctcp", "initial_ssthresh_packets": 15}}"#
+        .to_string()
+}
+
+fn stardust_fat_tree() -> String {
+    r#"{"design": "stardust", "run": {"seed": 5, "duration_ns": 100000, "warmup_ns": 20000},
+        "topology": {"kind": "fat_tree", "k": 4}, "link": {"propagation_ns": 100}}"#
+        .to_string()
+}
+
+/// The summary and tables of the partitions `build` makes, run side by side, with the
+/// insertion order of each partition's same-instant events shuffled by a seed of its own where
+/// `shuffle` is set.
+fn on_threads<D>(
+    parts: usize,
+    shuffle: bool,
+    build: impl Fn(u16) -> (D, cellfabric_core::blocks::fabric::partition::Partition),
+) -> String
+where
+    D: cellfabric_core::blocks::fabric::FabricModel
+        + cellfabric_core::run::Design
+        + Send
+        + Sync
+        + 'static,
+{
+    use cellfabric_core::blocks::fabric::parallel::Sharded;
+    use cellfabric_core::engine::kernel::Kernel;
+    use cellfabric_core::engine::rng::{stream, ComponentId};
+    use cellfabric_core::run::{Design, Simulation};
+
+    let mut shards = Vec::new();
+    let mut partition = None;
+    for me in 0..parts as u16 {
+        let (mut shard, part) = build(me);
+        if shuffle {
+            let rng = stream(40 + me as u64, ComponentId { kind: 99, index: 0 });
+            shard.fabric_mut().queue().shuffle_insertion_order(rng);
+        }
+        shards.push(shard);
+        partition = Some(part);
+    }
+    let sharded = Sharded::new(shards, partition.expect("at least one partition"));
+    let end_ps = sharded.end_ps();
+    let mut run: Box<dyn Simulation> = Box::new(Kernel::new(sharded, end_ps));
+    run.advance(u64::MAX);
+    let report = run.finish().expect("run keeps its invariants");
+    format!("{}\n{}", report.summary, report.tables)
+}
+
+/// Same-instant events in any insertion order, on threads: with every partition's same-instant
+/// pushes held back and inserted origin by origin in a random order of its own, a cell fabric,
+/// an Ethernet fabric and a Stardust fabric (whose cells cross with their packets) on two and
+/// three threads give the results of normal order, to the last bit (and those are one
+/// thread's, by the tests above).
+#[test]
+fn same_instant_events_in_any_order_on_threads_give_the_same_results() {
+    use cellfabric_core::designs::{cell_fabric, ethernet, stardust};
+    use cellfabric_core::Scenario;
+
+    let dragonfly = Scenario::from_json(DRAGONFLY_72).unwrap();
+    let (ethernet_json, stardust_json) = (ethernet_fat_tree(), stardust_fat_tree());
+    for parts in [2, 3] {
+        let runs = |shuffle: bool| {
+            [
+                on_threads(parts, shuffle, |me| {
+                    cell_fabric::build_partition(&dragonfly, parts, me).unwrap()
+                }),
+                on_threads(parts, shuffle, |me| {
+                    ethernet::build_partition(&ethernet_json, parts, me).unwrap()
+                }),
+                on_threads(parts, shuffle, |me| {
+                    stardust::build_partition(&stardust_json, parts, me).unwrap()
+                }),
+            ]
+        };
+        let (normal, shuffled) = (runs(false), runs(true));
+        for (design, (a, b)) in ["cell_fabric", "ethernet", "stardust"]
+            .iter()
+            .zip(normal.iter().zip(&shuffled))
+        {
+            assert!(
+                a.contains("cells_delivered") || a.contains("packets_delivered"),
+                "{a}"
+            );
+            assert_eq!(a, b, "{design} on {parts} threads");
+        }
+    }
+}
