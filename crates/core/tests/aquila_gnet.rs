@@ -175,9 +175,22 @@ fn bad_gnet_settings_are_refused_with_the_key_named() {
             "gnet.ingress_buffer_bytes",
         ),
         (r#", "ecn_threshold_rts": 65"#, "gnet.ecn_threshold_rts"),
-        (r#", "stop_ns": 40000"#, "gnet.stop_ns"),
+        (r#", "stop_ns": -1"#, "gnet.stop_ns"),
         (r#", "endpoint_ports": 0"#, "gnet.endpoint_ports"),
         (r#", "endpoint_ports": 4"#, "gnet.endpoint_ports"),
+        (r#", "classes_of_service": []"#, "gnet.classes_of_service"),
+        (
+            r#", "classes_of_service": [0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.2]"#,
+            "gnet.classes_of_service",
+        ),
+        (
+            r#", "classes_of_service": [0.5, 0.4]"#,
+            "gnet.classes_of_service",
+        ),
+        (
+            r#", "classes_of_service": [1.5, -0.5]"#,
+            "gnet.classes_of_service",
+        ),
     ] {
         let error = build(&base(extra)).err().unwrap_or_default();
         assert!(error.starts_with(&format!("{key}: ")), "{extra}: {error}");
@@ -206,4 +219,105 @@ fn bad_gnet_settings_are_refused_with_the_key_named() {
         error.contains("vc.switching_unit") && error.contains("cell"),
         "{error}"
     );
+}
+
+/// The summary and `gnet_classes` table (null where there is none) of `json`.
+fn summary_and_classes(json: &str) -> (serde_json::Value, serde_json::Value) {
+    let mut sim = cellfabric_core::build(json).expect("valid scenario");
+    sim.advance(u64::MAX);
+    let report = sim.finish().expect("run keeps its invariants");
+    let classes = report.tables["gnet_classes"].clone();
+    (report.summary, classes)
+}
+
+/// Every host sends `hot_fraction` of its packets to host 0 and the rest to uniformly random
+/// hosts at 30% load, the packets in classes of service by `shares`; the hosts stop at 60 µs
+/// of 120 (time for the queues at host 0 to drain). Host 0's port is offered 48 × 0.3 × (f + (1 − f) / 48) of its rate: 1.71 for
+/// f = 0.1, 0.86 for f = 0.04.
+fn hot_host(hot_fraction: f64, shares: &str) -> String {
+    let gnet = format!(r#", "stop_ns": 60000, "classes_of_service": {shares}"#);
+    clique("aquila_fully_adaptive", "hotspot", 0.3, &gnet)
+        .replace(r#""duration_ns": 30000"#, r#""duration_ns": 120000"#)
+        .replace(
+            r#""destinations": "hotspot""#,
+            &format!(r#""destinations": "hotspot", "hotspot_fraction": {hot_fraction}"#),
+        )
+}
+
+/// A column of a table as numbers.
+fn column(table: &serde_json::Value, name: &str) -> Vec<f64> {
+    let values = table[name].as_array().expect("a column");
+    values.iter().map(|v| v.as_f64().unwrap()).collect()
+}
+
+/// The mean over the classes of `name`, weighted by the packets each released.
+fn weighted_mean(table: &serde_json::Value, name: &str) -> f64 {
+    let (values, released) = (column(table, name), column(table, "packets_released"));
+    let weighted: f64 = values.iter().zip(&released).map(|(v, n)| v * n).sum();
+    weighted / released.iter().sum::<f64>()
+}
+
+/// IP classes of service (§3.3) at a hot egress offered 1.71 of its port: the CTS scheduler
+/// grants class 0 first, so class 0 (half the packets, 0.86 of the port) waits little from RTS
+/// to CTS and loses nothing, while class 1 takes every CTD; each class carries its share of
+/// the packets, every packet is released or dropped by CTD, in RTS order within its flow; one
+/// class and a second class with no packets give the same run, without a class table.
+#[test]
+fn the_cts_scheduler_grants_classes_of_service_by_strict_priority() {
+    let (one, none) = summary_and_classes(&hot_host(0.1, "[1.0]"));
+    assert!(none.is_null(), "one class: no class table");
+    let (with_empty, fifo) = summary_and_classes(&hot_host(0.1, "[1.0, 0.0]"));
+    let strip = |s: &serde_json::Value| {
+        let mut s = s.clone();
+        s.as_object_mut().unwrap().remove("perf");
+        s
+    };
+    assert_eq!(
+        strip(&one),
+        strip(&with_empty),
+        "an empty class changes nothing"
+    );
+    assert_eq!(fifo["packets_released"][1], 0);
+    let (summary, table) = summary_and_classes(&hot_host(0.1, "[0.5, 0.5]"));
+    assert_eq!(summary["gnet_packets_out_of_rts_order"], 0);
+    assert_eq!(summary["gnet_packets_held"], 0);
+    let generated = summary["gnet_packets_generated"].as_u64().unwrap();
+    let released = summary["gnet_packets_released"].as_u64().unwrap();
+    let ctd = summary["gnet_packets_dropped_ctd"].as_u64().unwrap();
+    assert_eq!(released + ctd, generated);
+    let released = column(&table, "packets_released");
+    let share_0 = released[0] / (released[0] + released[1]);
+    assert!((share_0 - 0.5).abs() < 0.05, "{released:?}");
+    let ctd = column(&table, "packets_dropped_ctd");
+    assert!(ctd[0] == 0.0 && ctd[1] > 0.0, "CTDs {ctd:?}");
+    let wait = column(&table, "rts_to_cts_mean_ns");
+    assert!(wait[0] < 0.75 * wait[1], "RTS to CTS {wait:?}");
+    let (latency, p99) = (
+        column(&table, "latency_mean_ns"),
+        column(&table, "latency_p99_ns"),
+    );
+    assert!(latency[0] < latency[1], "latency {latency:?}");
+    assert!(p99[0] < 0.75 * p99[1], "p99 {p99:?}");
+}
+
+/// Kleinrock's conservation law: packets of one size under a scheduler that idles no sooner for
+/// one class than another wait as long on average, whichever class goes first. Below
+/// saturation (host 0's port at 0.86, no CTD), the mean time from RTS to CTS over the two
+/// classes is that of one class, within 3%.
+#[test]
+fn classes_of_service_keep_the_mean_wait_of_one_class() {
+    let (summary, fifo) = summary_and_classes(&hot_host(0.04, "[1.0, 0.0]"));
+    assert_eq!(summary["gnet_packets_dropped_ctd"], 0);
+    let one_class = column(&fifo, "rts_to_cts_mean_ns")[0];
+    for shares in ["[0.5, 0.5]", "[0.2, 0.8]"] {
+        let (summary, table) = summary_and_classes(&hot_host(0.04, shares));
+        assert_eq!(summary["gnet_packets_dropped_ctd"], 0);
+        let mean = weighted_mean(&table, "rts_to_cts_mean_ns");
+        assert!(
+            (mean / one_class - 1.0).abs() < 0.03,
+            "{shares}: {mean} against {one_class}"
+        );
+        let wait = column(&table, "rts_to_cts_mean_ns");
+        assert!(wait[0] <= wait[1], "{shares}: {wait:?}");
+    }
 }

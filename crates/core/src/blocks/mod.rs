@@ -49,6 +49,8 @@ pub mod stream_kind {
     pub const RMA_SOURCE: u32 = 6;
     /// The hosts' draws of which cells carry the trace bit (Aquila's cell tracing).
     pub const CELL_TRACE: u32 = 7;
+    /// A GNet host's draws of its packets' IP classes of service.
+    pub const IP_CLASS: u32 = 8;
     /// The frame errors of one direction of the Layer 1 link study.
     pub const LINK_STUDY_ERRORS: u32 = 10;
     /// The data source of one end of the Layer 1 link study.

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::blocks::gnet::classes::ClassLayout;
 use crate::blocks::gnet::cts::CtsLimits;
+use crate::blocks::gnet::wire::MAX_CLASSES_OF_SERVICE;
 use crate::keys::{invalid, one_to, ScenarioError};
 
 /// The largest IP packet a host sends (a jumbo frame's payload).
@@ -38,7 +39,7 @@ pub struct GnetConfig {
     /// (at most `rts_queue_rts`).
     pub ecn_threshold_rts: u32,
     /// The hosts stop generating packets at this time, in nanoseconds, so that the run
-    /// drains (at most `run.duration_ns`); absent: at the run's end.
+    /// drains; absent, or after the run's end (a run cut short): they send to the end.
     pub stop_ns: Option<f64>,
     /// The TiN's endpoint ports a host's data cells enter its switch by (Aquila §3.1), each
     /// its own input FIFO (one of the data class's VCs on the host's port), the cells spread
@@ -50,6 +51,12 @@ pub struct GnetConfig {
     /// every kind in one class, `rts` in the first (its cells are routed deterministically).
     /// `vc.classes` is their number. Absent: RTS and CTS first, the rest after.
     pub vc_classes: Vec<Vec<String>>,
+    /// The share of the packets in each IP class of service, class 0 first: 1 to 8 shares
+    /// that sum to 1, each packet's class drawn at random. The egress queues a packet's RTS
+    /// by its class and grants the classes by strict priority, and the ingress sends the
+    /// granted packets of a class before those of the next (§3.3); every class's data cells
+    /// ride the `ip_data` VC class. Absent: one class.
+    pub classes_of_service: Vec<f64>,
 }
 
 impl Default for GnetConfig {
@@ -77,15 +84,17 @@ impl Default for GnetConfig {
                     "resp_low".into(),
                 ],
             ],
+            classes_of_service: vec![1.0],
         }
     }
 }
 
 impl GnetConfig {
-    /// The CTS scheduler's limits: one class and one port per host endpoint.
+    /// The CTS scheduler's limits: an RTS queue per class of service, one port per host
+    /// endpoint.
     pub(super) fn limits(&self) -> CtsLimits {
         CtsLimits {
-            classes: 1,
+            classes: self.classes_of_service.len() as u8,
             ports: 1,
             queue_rts: self.rts_queue_rts,
             ctd_threshold_rts: self.ctd_threshold_rts,
@@ -93,6 +102,13 @@ impl GnetConfig {
             fetch_window: self.fetch_window_packets,
             ecn_threshold_rts: self.ecn_threshold_rts,
         }
+    }
+
+    /// The share of each class of service, 0 beyond the classes.
+    pub(super) fn class_shares(&self) -> [f64; MAX_CLASSES_OF_SERVICE] {
+        let mut shares = [0.0; MAX_CLASSES_OF_SERVICE];
+        shares[..self.classes_of_service.len()].copy_from_slice(&self.classes_of_service);
+        shares
     }
 
     /// The class layout `vc_classes` writes, or what is wrong with it.
@@ -132,9 +148,37 @@ impl GnetConfig {
                 ),
             ));
         }
+        self.validate_classes_of_service()?;
         self.limits().check().map_err(|(key, message)| match key {
             "fetch_window" => invalid("gnet.fetch_window_packets", message),
             _ => invalid(&format!("gnet.{key}"), message),
         })
+    }
+
+    /// Refuses shares that are not 1 to 8 non-negative numbers summing to 1.
+    fn validate_classes_of_service(&self) -> Result<(), ScenarioError> {
+        let key = "gnet.classes_of_service";
+        let shares = &self.classes_of_service;
+        if shares.is_empty() || shares.len() > MAX_CLASSES_OF_SERVICE {
+            let message = format!(
+                "expected 1 to {MAX_CLASSES_OF_SERVICE} shares, one per class of service, got {}",
+                shares.len()
+            );
+            return Err(invalid(key, message));
+        }
+        if let Some(bad) = shares.iter().find(|s| !(s.is_finite() && **s >= 0.0)) {
+            return Err(invalid(
+                key,
+                format!("expected shares of 0 to 1, got {bad}"),
+            ));
+        }
+        let sum: f64 = shares.iter().sum();
+        if (sum - 1.0).abs() > 1e-9 {
+            return Err(invalid(
+                key,
+                format!("expected shares summing to 1, got {sum}"),
+            ));
+        }
+        Ok(())
     }
 }

@@ -88,6 +88,63 @@ pub struct GnetFlits {
 /// What settling the GNet accounts gives: packets, IP's flits, and the 1RMA reads' flits.
 pub type Settled = (GnetPackets, GnetFlits, Option<rma_account::RmaFlits>);
 
+/// What the GNet hosts measured of each IP class of service, where there are several (the
+/// `gnet_classes` table): class 0 is served first (§3.3).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ClassTable {
+    /// The class of service.
+    pub class: Vec<u8>,
+    /// Its share of the packets offered.
+    pub share: Vec<f64>,
+    /// Its packets released during measurement.
+    pub packets_released: Vec<u64>,
+    /// Its packets made during measurement and dropped at their source by a CTD.
+    pub packets_dropped_ctd: Vec<u64>,
+    /// Mean packet latency, RTS to last data cell, in nanoseconds.
+    pub latency_mean_ns: Vec<f64>,
+    /// Median packet latency, in nanoseconds.
+    pub latency_p50_ns: Vec<f64>,
+    /// 99th-percentile packet latency, in nanoseconds.
+    pub latency_p99_ns: Vec<f64>,
+    /// Mean time from an RTS's making to its CTS's issue at the egress, in nanoseconds: the
+    /// wait in the RTS queue, plus the RTS's trip (the same for every class).
+    pub rts_to_cts_mean_ns: Vec<f64>,
+}
+
+/// The `gnet_classes` table of `hosts`, where their packets have several classes of service.
+pub fn class_table(hosts: &[&GnetHost]) -> Option<ClassTable> {
+    let spec = *hosts.first()?.endpoint.spec();
+    let classes = hosts[0].endpoint.by_class.len();
+    if classes == 0 {
+        return None;
+    }
+    let mut table = ClassTable::default();
+    let ns = |ps: f64| ps / PS_PER_NS as f64;
+    for class in 0..classes {
+        let mut latency = LatencyHistogram::new();
+        let (mut cts, mut waited_ps, mut ctd) = (0u64, 0u64, 0u64);
+        for host in hosts {
+            let measures = &host.endpoint.by_class[class];
+            latency.add(&measures.latency);
+            cts += measures.cts_measured;
+            waited_ps += measures.rts_to_cts_ps_sum;
+            ctd += measures.ctd_measured;
+        }
+        let percentiles = latency.percentiles();
+        table.class.push(class as u8);
+        table.share.push(spec.class_shares[class]);
+        table.packets_released.push(percentiles.samples);
+        table.packets_dropped_ctd.push(ctd);
+        table.latency_mean_ns.push(ns(percentiles.mean));
+        table.latency_p50_ns.push(ns(percentiles.p50));
+        table.latency_p99_ns.push(ns(percentiles.p99));
+        table
+            .rts_to_cts_mean_ns
+            .push(ns(waited_ps as f64 / (cts as f64).max(1.0)));
+    }
+    Some(table)
+}
+
 /// Settles the GNet account of `hosts`, with `live` the flits alive in the fabric: each
 /// kind's flits, then the packets and the reads. Fails naming what broke.
 pub fn settle<'a>(
@@ -240,6 +297,7 @@ mod tests {
             endpoint_ports: 1,
             rma: None,
             whole_cells: false,
+            class_shares: [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
         };
         let traffic = TrafficSpec {
             load: 0.0,
@@ -268,7 +326,7 @@ mod tests {
     #[test]
     fn a_cts_waiting_to_leave_counts_its_packet_once() {
         let mut host = idle_host();
-        host.endpoint.admit(0, 1_000, 10);
+        host.endpoint.admit(0, (1_000, 0), 10);
         let rts = host.endpoint.next_cell(20, 0).expect("the RTS");
         host.endpoint.on_cell(&rts.flit(0, 0, 1, 20), 30);
         assert_eq!(host.endpoint.cts_waiting(), 1);

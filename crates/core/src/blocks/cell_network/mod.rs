@@ -664,6 +664,9 @@ pub struct Tables {
     /// The traced cells' hops, where `trace.fraction` is set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cell_trace: Option<TraceTable>,
+    /// Per IP class of service, where the GNet hosts' packets have several.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gnet_classes: Option<gnet_account::ClassTable>,
 }
 
 /// A cell network simulation: hosts are nodes `0..hosts`, switch `s` is node `hosts + s`.
@@ -926,6 +929,7 @@ impl<R: Router> Network<R> {
         summary.gnet = gnet;
         let mut tables = self.tables(measured_slots);
         tables.rma_latency_histogram = self.rma_latency_table();
+        tables.gnet_classes = gnet_account::class_table(&gnet_hosts);
         let perf = clock.perf(Some(("cell-hops", summary.run.cell_hops)));
         Ok((summary, tables, perf))
     }
@@ -1283,6 +1287,7 @@ impl<R: Router> Network<R> {
             queue_occupancy: occupancy,
             rma_latency_histogram: None,
             cell_trace: self.fabric.metrics().trace.table(),
+            gnet_classes: None,
         }
     }
 }
@@ -1398,6 +1403,11 @@ impl Cabling<'_> {
             Generator::new(t as u16, traffic, destinations, stream(seed, id))
         });
         let mut host = GnetHost::new(endpoint, (generator, reads), self.link(s, p), gate);
+        let classes = ComponentId {
+            kind: stream_kind::IP_CLASS,
+            index: t as u32,
+        };
+        host.draw_classes_from(stream(seed, classes));
         host.set_measure_from(warmup_ps);
         host
     }

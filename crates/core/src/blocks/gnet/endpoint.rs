@@ -10,8 +10,11 @@
 //! is done ([`super::rma`]).
 //!
 //! Our reading of where the state lives: Aquila's CTS scheduler serves 32 RTS queues (8
-//! classes × 4 ports) of one TiN; here each host port has its own scheduler, reassembly space
-//! and fetch window (one class, one port), so the two hosts of a TiN do not compete for them.
+//! classes of service × 4 ports) of one TiN; here each host port has its own scheduler,
+//! reassembly space and fetch window, with an RTS queue per class of service, so the two hosts
+//! of a TiN do not compete for them (the ports' queues would share nothing else). A packet's
+//! class of service orders its CTS at the egress (strict priority, class 0 first) and its data
+//! cells at the ingress (the granted packets of a class leave before those of the next).
 //!
 //! Cells wait to leave by traffic class ([`super::classes`]): within a class, the cells made
 //! whole (RTS, CTS, CTD, Req) leave first in the order they were made, then the data cells of
@@ -25,7 +28,9 @@ use super::cts::{CtsLimits, CtsScheduler};
 use super::ingress::IngressBuffer;
 use super::reorder::{Reassembly, Released};
 use super::rma::{RmaClient, RmaServer, RmaSpec, REQ_CELL_BYTES};
-use super::wire::{flits_of, CellKind, Outgoing, CONTROL_CELL_BYTES, DATA_CELL_BYTES};
+use super::wire::{
+    flits_of, CellKind, Outgoing, CONTROL_CELL_BYTES, DATA_CELL_BYTES, MAX_CLASSES_OF_SERVICE,
+};
 use super::{cells_of, Ctd, Cts, DropCause, Rts, CELL_PAYLOAD_BYTES};
 use crate::blocks::cell::Cell;
 use crate::engine::stats::LatencyHistogram;
@@ -51,6 +56,9 @@ pub struct GnetSpec {
     pub endpoint_ports: u16,
     /// The hosts' 1RMA reads, if they make any.
     pub rma: Option<RmaSpec>,
+    /// The share of the packets in each IP class of service, the first `limits.classes`
+    /// of them used.
+    pub class_shares: [f64; MAX_CLASSES_OF_SERVICE],
     /// Cells cross the fabric whole, one unit of several flits (the VC routers switch
     /// cells, `vc.switching_unit = "cell"`), rather than flit by flit.
     pub whole_cells: bool,
@@ -188,6 +196,21 @@ struct Grant {
     started: bool,
 }
 
+/// What an endpoint measured of the packets of one class of service.
+#[derive(Default)]
+pub struct ClassMeasures {
+    /// Packet latency, RTS to last data cell, of the class's packets released during
+    /// measurement.
+    pub latency: LatencyHistogram,
+    /// CTSs issued here during measurement for packets whose RTS was made after its start.
+    pub cts_measured: u64,
+    /// Their total time from the RTS's making to the CTS's issue (the wait in the RTS queue,
+    /// plus the RTS's trip, which no class changes).
+    pub rts_to_cts_ps_sum: u64,
+    /// CTDs answered here for packets whose RTS was made during measurement.
+    pub ctd_measured: u64,
+}
+
 /// A packet the ingress buffer holds: where it goes.
 #[derive(Clone, Copy, Debug)]
 pub struct Held {
@@ -210,11 +233,13 @@ pub struct Endpoint {
     spec: GnetSpec,
     /// Packets waiting for CTS or CTD.
     pub ingress: IngressBuffer<Held>,
-    grants: VecDeque<Grant>,
+    /// Per class of service: the granted packets, in CTS order.
+    grants: Vec<VecDeque<Grant>>,
     /// RTSs queued here and CTSs issued from here.
     pub cts: CtsScheduler,
     reassembly: Reassembly,
-    /// Per source host: the RTS time of the latest packet released from it (order check).
+    /// Per flow (source host × class of service): the RTS time of the latest packet released
+    /// from it (order check).
     last_released_rts_ps: Vec<TimePs>,
     /// Per VC class: RTS, CTS, CTD and Req cells waiting to leave, in order.
     made_out: Vec<VecDeque<Outgoing>>,
@@ -224,6 +249,8 @@ pub struct Endpoint {
     resp_turn: bool,
     /// Packet latency, RTS to last data cell, of the packets released during measurement.
     pub latency: LatencyHistogram,
+    /// Per class of service, where there are several: what was measured of its packets.
+    pub by_class: Vec<ClassMeasures>,
     /// Packet counts and waits.
     pub packets: PacketCounts,
     /// Statistics count what happens after this time.
@@ -233,14 +260,16 @@ pub struct Endpoint {
 impl Endpoint {
     /// The endpoint of host `host` among `hosts`.
     pub fn new(host: u16, hosts: u32, spec: GnetSpec) -> Self {
+        let classes = spec.limits.classes as usize;
+        let measured_classes = if classes > 1 { classes } else { 0 };
         Endpoint {
             host,
             spec,
             ingress: IngressBuffer::new(host as u32, spec.ingress_buffer_bytes),
-            grants: VecDeque::new(),
+            grants: vec![VecDeque::new(); classes],
             cts: CtsScheduler::new(spec.limits),
             reassembly: Reassembly::new(hosts, spec.limits.classes, spec.limits.ports),
-            last_released_rts_ps: vec![0; hosts as usize],
+            last_released_rts_ps: vec![0; hosts as usize * classes],
             made_out: vec![VecDeque::new(); spec.layout.classes() as usize],
             rma: spec.rma.map(|r| Rma {
                 client: RmaClient::new(r),
@@ -248,6 +277,9 @@ impl Endpoint {
             }),
             resp_turn: false,
             latency: LatencyHistogram::new(),
+            by_class: (0..measured_classes)
+                .map(|_| ClassMeasures::default())
+                .collect(),
             packets: PacketCounts::default(),
             measure_from_ps: 0,
         }
@@ -258,11 +290,14 @@ impl Endpoint {
         self.reassembly.held()
     }
 
-    /// A packet of `size_bytes` for host `dst` is complete at `now_ps`: stored and its RTS
-    /// queued, or dropped if the ingress buffer is full.
-    pub fn admit(&mut self, dst: u16, size_bytes: u32, now_ps: TimePs) {
+    /// A packet of `size_bytes` and class of service `class` for host `dst` is complete at
+    /// `now_ps`: stored and its RTS queued, or dropped if the ingress buffer is full.
+    pub fn admit(&mut self, dst: u16, (size_bytes, class): (u32, u8), now_ps: TimePs) {
         self.packets.generated += 1;
-        let Ok(rts) = self.ingress.admit(Held { dst }, (size_bytes, 0, 0), now_ps) else {
+        let admitted = self
+            .ingress
+            .admit(Held { dst }, (size_bytes, class, 0), now_ps);
+        let Ok(rts) = admitted else {
             return;
         };
         self.push_made(Outgoing {
@@ -272,6 +307,7 @@ impl Endpoint {
             word: rts.size_bytes,
             made_ps: now_ps,
             payload_bytes: 0,
+            class_of_service: class,
         });
     }
 
@@ -296,6 +332,7 @@ impl Endpoint {
             word: read_bytes,
             made_ps: now_ps,
             payload_bytes: 0,
+            class_of_service: 0,
         });
     }
 
@@ -331,11 +368,14 @@ impl Endpoint {
             source: cell.src as u32,
             ingress_slot: cell.seq,
             size_bytes: cell.packet,
-            class: 0,
+            class: CellKind::class_of_service(cell),
             port: 0,
             sent_ps: cell.packet_inject_ps,
         };
         if let Some(ctd) = self.cts.hear(rts) {
+            if let Some(measures) = self.by_class.get_mut(rts.class as usize) {
+                measures.ctd_measured += (rts.sent_ps > self.measure_from_ps) as u64;
+            }
             self.push_made(Outgoing {
                 kind: CellKind::Ctd,
                 dst: cell.src,
@@ -343,6 +383,7 @@ impl Endpoint {
                 word: 0,
                 made_ps: now_ps,
                 payload_bytes: 0,
+                class_of_service: 0,
             });
         }
     }
@@ -352,6 +393,13 @@ impl Endpoint {
         let reassembly = &mut self.reassembly;
         while let Some(cts) = self.cts.next_cts(|_| reassembly.allocate()) {
             reassembly.register(cts);
+            let rts = cts.rts;
+            if let Some(measures) = self.by_class.get_mut(rts.class as usize) {
+                if rts.sent_ps > self.measure_from_ps {
+                    measures.cts_measured += 1;
+                    measures.rts_to_cts_ps_sum += now_ps - rts.sent_ps;
+                }
+            }
             let class = self.spec.class_of(CellKind::Cts) as usize;
             self.made_out[class].push_back(Outgoing {
                 kind: CellKind::Cts,
@@ -360,6 +408,7 @@ impl Endpoint {
                 word: cts.reassembly_slot,
                 made_ps: now_ps,
                 payload_bytes: 0,
+                class_of_service: 0,
             });
         }
     }
@@ -378,7 +427,7 @@ impl Endpoint {
             reassembly_slot: cell.packet,
         };
         let held = self.ingress.on_cts(&cts);
-        self.grants.push_back(Grant {
+        self.grants[cts.rts.class as usize].push_back(Grant {
             dst: held.dst,
             reassembly_slot: cts.reassembly_slot,
             cells_left: cells_of(cts.rts.size_bytes),
@@ -405,19 +454,24 @@ impl Endpoint {
         }
         self.cts.fetched();
         let (cts, packets, latency) = (&mut self.cts, &mut self.packets, &mut self.latency);
-        let last_released = &mut self.last_released_rts_ps;
-        let measure_from_ps = self.measure_from_ps;
+        let (last_released, by_class) = (&mut self.last_released_rts_ps, &mut self.by_class);
+        let (measure_from_ps, classes) = (self.measure_from_ps, self.grants.len());
         self.reassembly
             .release_from(cell.seq, |released: Released| {
                 let rts = released.cts.rts;
                 packets.released += 1;
-                let last = &mut last_released[rts.source as usize];
+                let flow = rts.source as usize * classes + rts.class as usize;
+                let last = &mut last_released[flow];
                 packets.released_out_of_rts_order += (rts.sent_ps < *last) as u64;
                 *last = rts.sent_ps;
                 packets.ecn_marked += cts.marks_ecn(&rts) as u64;
                 cts.released(rts.size_bytes);
                 if rts.sent_ps > measure_from_ps {
-                    latency.record(released.complete_ps - rts.sent_ps);
+                    let latency_ps = released.complete_ps - rts.sent_ps;
+                    latency.record(latency_ps);
+                    if let Some(measures) = by_class.get_mut(rts.class as usize) {
+                        measures.latency.record(latency_ps);
+                    }
                 }
             });
     }
@@ -430,7 +484,7 @@ impl Endpoint {
             self.count_wait(&out, now_ps);
             return Some(out);
         }
-        let data = self.spec.layout.class_of(Traffic::IpData) == class && !self.grants.is_empty();
+        let data = self.spec.layout.class_of(Traffic::IpData) == class && self.has_grant();
         let resp = self.resp_ready(now_ps, class);
         if data && !(resp && self.resp_turn) {
             self.resp_turn = resp;
@@ -448,6 +502,7 @@ impl Endpoint {
             word: 0,
             made_ps: now_ps,
             payload_bytes: resp.payload_bytes as u16,
+            class_of_service: 0,
         })
     }
 
@@ -477,9 +532,19 @@ impl Endpoint {
         }
     }
 
-    /// The next data cell of the oldest grant.
+    /// True if a granted packet has data cells to send.
+    fn has_grant(&self) -> bool {
+        self.grants.iter().any(|grants| !grants.is_empty())
+    }
+
+    /// The next data cell of the oldest grant of the first class of service with one.
     fn next_data_cell(&mut self, now_ps: TimePs) -> Outgoing {
-        let grant = self.grants.front_mut().expect("a grant");
+        let grants = self
+            .grants
+            .iter_mut()
+            .find(|grants| !grants.is_empty())
+            .expect("a grant");
+        let grant = grants.front_mut().expect("a grant");
         if !grant.started && grant.cts_arrived_ps > self.measure_from_ps {
             // The packet's first data cell.
             self.packets.data_started_measured += 1;
@@ -494,11 +559,12 @@ impl Endpoint {
             word: 0,
             made_ps: now_ps,
             payload_bytes: payload as u16,
+            class_of_service: 0,
         };
         grant.cells_left -= 1;
         grant.bytes_left -= payload;
         if grant.cells_left == 0 {
-            self.grants.pop_front();
+            grants.pop_front();
         }
         out
     }
@@ -508,7 +574,7 @@ impl Endpoint {
         if !self.made_out[class as usize].is_empty() {
             return true;
         }
-        if self.spec.layout.class_of(Traffic::IpData) == class && !self.grants.is_empty() {
+        if self.spec.layout.class_of(Traffic::IpData) == class && self.has_grant() {
             return true;
         }
         self.resp_ready(now_ps, class)

@@ -27,7 +27,9 @@ use crate::blocks::link::Link;
 use crate::blocks::routing::Router;
 use crate::blocks::terminal::TerminalCounters;
 use crate::blocks::traffic::{Generator, NEVER_PS};
+use crate::engine::rng::Rng;
 use crate::engine::time::TimePs;
+use rand::Rng as _;
 
 /// A data cell part-sent: the cell, the index of its next flit and its VC.
 #[derive(Clone, Copy, Debug)]
@@ -47,6 +49,8 @@ pub struct GnetHost {
     reads: Option<Generator>,
     /// Payload bytes generated of the packet under way.
     packet_bytes_so_far: u32,
+    /// The stream each packet's class of service is drawn from, where there are several.
+    class_draws: Option<Rng>,
     link: Link,
     gate: TxGate,
     /// Per VC class: the cell part-sent on it.
@@ -80,6 +84,7 @@ impl GnetHost {
             generator,
             reads,
             packet_bytes_so_far: 0,
+            class_draws: None,
             link,
             gate,
             part_sent: vec![None; classes],
@@ -98,6 +103,29 @@ impl GnetHost {
         parts.filter(|part| part.cell.kind == kind).count() as u64
     }
 
+    /// Draws each packet's class of service from `rng` by the spec's shares (only where there
+    /// are several classes: one class draws nothing).
+    pub fn draw_classes_from(&mut self, rng: Rng) {
+        self.class_draws = (self.endpoint.spec().limits.classes > 1).then_some(rng);
+    }
+
+    /// The class of service of the next packet.
+    fn next_class(&mut self) -> u8 {
+        let Some(rng) = self.class_draws.as_mut() else {
+            return 0;
+        };
+        let spec = self.endpoint.spec();
+        let last = spec.limits.classes as usize - 1;
+        let mut left = rng.gen::<f64>();
+        for (class, share) in spec.class_shares[..last].iter().enumerate() {
+            if left < *share {
+                return class as u8;
+            }
+            left -= share;
+        }
+        last as u8
+    }
+
     /// Statistics count what happens after `measure_from_ps`.
     pub fn set_measure_from(&mut self, measure_from_ps: TimePs) {
         self.endpoint.measure_from_ps = measure_from_ps;
@@ -111,7 +139,8 @@ impl GnetHost {
             self.packet_bytes_so_far += cell.payload_bytes as u32;
             if cell.last_of_packet {
                 let size = std::mem::take(&mut self.packet_bytes_so_far);
-                self.endpoint.admit(cell.dst, size, cell.inject_ps);
+                let class = self.next_class();
+                self.endpoint.admit(cell.dst, (size, class), cell.inject_ps);
             }
         }
         let Some(reads) = self.reads.as_mut() else {

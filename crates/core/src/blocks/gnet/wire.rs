@@ -1,8 +1,9 @@
 //! GNet cells on the wire of a VC-router fabric (Gibson et al., NSDI '22, §3.1, §3.3): a GNet
 //! cell is a packet of the VC router, cut into flits of the fabric's flit size, so a 160-byte
 //! data cell is ten 16-byte flits, a 16-byte RTS, CTS or CTD one, a 48-byte 1RMA Req three
-//! (§3.4). The cell's kind rides in [`Cell::flags`]; what a cell carries besides its payload
-//! (slots, lengths) rides in the cell's spare fields.
+//! (§3.4). The cell's kind rides in the low three bits of [`Cell::flags`] and an RTS's class
+//! of service in the next three; what a cell carries besides its payload (slots, lengths)
+//! rides in the cell's spare fields.
 
 use crate::blocks::cell::Cell;
 use crate::engine::time::TimePs;
@@ -43,11 +44,22 @@ impl CellKind {
         }
     }
 
+    /// The class of service a flit's flags carry (an RTS's; 0 for the other kinds).
+    pub fn class_of_service(cell: &Cell) -> u8 {
+        (cell.flags >> CLASS_OF_SERVICE_SHIFT) & 7
+    }
+
     /// True for RTS, CTS and CTD, IP over GNet's control cells.
     pub fn is_control(self) -> bool {
         matches!(self, CellKind::Rts | CellKind::Cts | CellKind::Ctd)
     }
 }
+
+/// Where an RTS's class of service sits in [`Cell::flags`], above the kind.
+const CLASS_OF_SERVICE_SHIFT: u8 = 3;
+
+/// The most classes of service IP over GNet has (§3.3: 8, each with an RTS queue per port).
+pub const MAX_CLASSES_OF_SERVICE: usize = 8;
 
 /// One GNet cell waiting to leave a host, sent flit by flit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,6 +78,8 @@ pub struct Outgoing {
     pub made_ps: TimePs,
     /// Payload bytes it carries (data cells).
     pub payload_bytes: u16,
+    /// The packet's class of service (an RTS's, which the egress queues it by; 0 otherwise).
+    pub class_of_service: u8,
 }
 
 impl Outgoing {
@@ -82,7 +96,8 @@ impl Outgoing {
         let last = index + 1 == flits;
         let payload = if last { self.payload_bytes } else { 0 };
         let mut cell = Cell::new(src, self.dst, payload, last, inject_ps, head_ps);
-        cell.flags = self.kind as u8; // a new cell: the trace bit is set as it is sent
+        // A new cell: the trace bit is set as it is sent.
+        cell.flags = self.kind as u8 | self.class_of_service << CLASS_OF_SERVICE_SHIFT;
         cell.seq = self.slot;
         cell.packet = self.word;
         cell
@@ -119,6 +134,7 @@ mod tests {
             word: 9,
             made_ps: 100,
             payload_bytes: 152,
+            class_of_service: 0,
         };
         let head = out.flit(1, 0, 2, 150);
         assert_eq!((head.inject_ps, head.packet_inject_ps), (100, 100));
@@ -134,5 +150,13 @@ mod tests {
             let out = Outgoing { kind, ..out };
             assert_eq!(CellKind::of(&out.flit(1, 0, 3, 150)), kind);
         }
+        let rts = Outgoing {
+            kind: CellKind::Rts,
+            class_of_service: 7,
+            ..out
+        };
+        let flit = rts.flit(1, 0, 1, 150);
+        assert_eq!(CellKind::of(&flit), CellKind::Rts);
+        assert_eq!(CellKind::class_of_service(&flit), 7);
     }
 }
