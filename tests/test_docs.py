@@ -1,7 +1,8 @@
 """The written documents: every relative link leads to a file, the README stays a front page (under
 350 lines, the test command exactly as CI runs it), and the generated table of layers in
 ``docs/architecture.md`` still matches the source tree (``python3 scripts/generate_docs.py``
-regenerates it)."""
+regenerates it); every shipped scenario is described in `docs/scenarios.md` and the
+README."""
 
 from __future__ import annotations
 
@@ -62,3 +63,24 @@ def test_a_moved_module_or_a_grown_one_makes_the_layers_stale():
     assert generator.counts_off(grown) == [f"blocks/link.rs: {int(row[1]) + 500} lines written, {row[1]} now"]
     assert generator.counts_off(moved) == ["blocks/link.rs: not in the table",
                                            "blocks/wire.rs: no such module"]
+
+
+def unlisted_scenarios(scenarios_md: str, readme: str) -> list[str]:
+    """The shipped scenarios (benchmarks apart) that docs/scenarios.md or the README's table omits."""
+    missing = []
+    for path in sorted((ROOT / "scenarios").glob("*/*.toml")):
+        if path.parent.name == "bench":
+            continue
+        name = f"{path.parent.name}/{path.name}"
+        if f"### `scenarios/{name}`" not in scenarios_md or f"`{name}`" not in readme:
+            missing.append(name)
+    return missing
+
+
+def test_every_scenario_is_described_in_the_scenario_list_and_the_readme():
+    scenarios_md = (ROOT / "docs" / "scenarios.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert unlisted_scenarios(scenarios_md, readme) == []
+    # The check fires on a scenario left out.
+    left_out = scenarios_md.replace("### `scenarios/aquila/fig7-ip-latency.toml`", "")
+    assert unlisted_scenarios(left_out, readme) == ["aquila/fig7-ip-latency.toml"]
