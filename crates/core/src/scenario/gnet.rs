@@ -55,7 +55,8 @@ pub struct GnetConfig {
     /// that sum to 1, each packet's class drawn at random. The egress queues a packet's RTS
     /// by its class and grants the classes by strict priority, and the ingress sends the
     /// granted packets of a class before those of the next (§3.3); every class's data cells
-    /// ride the `ip_data` VC class. Absent: one class.
+    /// ride the `ip_data` VC class, and ECN marks read the depth of the packet's own class's
+    /// RTS queue. Several classes add the `gnet_classes` table. Absent: one class.
     pub classes_of_service: Vec<f64>,
 }
 

@@ -94,7 +94,9 @@ impl Scenario {
     /// 152 bytes of payload, `traffic.load` of the hosts' rate in 160-byte cells, until
     /// `gnet.stop_ns`.
     pub(super) fn gnet_traffic_spec(&self, gnet: &GnetConfig) -> TrafficSpec {
-        let stop_ps = gnet.stop_ns.map_or(self.end_ps(), ps_from_ns);
+        let stop_ps = gnet.stop_ns.map_or(self.end_ps(), |stop_ns| {
+            ps_from_ns(stop_ns).min(self.end_ps())
+        });
         TrafficSpec {
             sizes: PacketSizes::Fixed(gnet.packet_bytes),
             stop_ps,

@@ -98,16 +98,19 @@ pub struct ClassTable {
     pub share: Vec<f64>,
     /// Its packets released during measurement.
     pub packets_released: Vec<u64>,
-    /// Its packets made during measurement and dropped at their source by a CTD.
+    /// Its packets made during measurement whose RTS was answered CTD (dropped at the source
+    /// once the CTD arrives).
     pub packets_dropped_ctd: Vec<u64>,
-    /// Mean packet latency, RTS to last data cell, in nanoseconds.
+    /// Mean packet latency, RTS to last data cell, in nanoseconds (null, as the other
+    /// latencies, for a class with no packet released).
     pub latency_mean_ns: Vec<f64>,
     /// Median packet latency, in nanoseconds.
     pub latency_p50_ns: Vec<f64>,
     /// 99th-percentile packet latency, in nanoseconds.
     pub latency_p99_ns: Vec<f64>,
     /// Mean time from an RTS's making to its CTS's issue at the egress, in nanoseconds: the
-    /// wait in the RTS queue, plus the RTS's trip (the same for every class).
+    /// wait in the RTS queue, plus the RTS's trip (the same for every class); null for a class
+    /// with no CTS.
     pub rts_to_cts_mean_ns: Vec<f64>,
 }
 
@@ -131,16 +134,27 @@ pub fn class_table(hosts: &[&GnetHost]) -> Option<ClassTable> {
             ctd += measures.ctd_measured;
         }
         let percentiles = latency.percentiles();
+        // NaN, written null, where nothing was measured.
+        let measured = |value_ps: f64, samples: u64| match samples {
+            0 => f64::NAN,
+            _ => ns(value_ps),
+        };
+        let released = percentiles.samples;
         table.class.push(class as u8);
         table.share.push(spec.class_shares[class]);
-        table.packets_released.push(percentiles.samples);
+        table.packets_released.push(released);
         table.packets_dropped_ctd.push(ctd);
-        table.latency_mean_ns.push(ns(percentiles.mean));
-        table.latency_p50_ns.push(ns(percentiles.p50));
-        table.latency_p99_ns.push(ns(percentiles.p99));
         table
-            .rts_to_cts_mean_ns
-            .push(ns(waited_ps as f64 / (cts as f64).max(1.0)));
+            .latency_mean_ns
+            .push(measured(percentiles.mean, released));
+        table
+            .latency_p50_ns
+            .push(measured(percentiles.p50, released));
+        table
+            .latency_p99_ns
+            .push(measured(percentiles.p99, released));
+        let waited_mean_ps = waited_ps as f64 / (cts as f64).max(1.0);
+        table.rts_to_cts_mean_ns.push(measured(waited_mean_ps, cts));
     }
     Some(table)
 }
@@ -326,7 +340,7 @@ mod tests {
     #[test]
     fn a_cts_waiting_to_leave_counts_its_packet_once() {
         let mut host = idle_host();
-        host.endpoint.admit(0, (1_000, 0), 10);
+        host.endpoint.admit(0, 1_000, 0, 10);
         let rts = host.endpoint.next_cell(20, 0).expect("the RTS");
         host.endpoint.on_cell(&rts.flit(0, 0, 1, 20), 30);
         assert_eq!(host.endpoint.cts_waiting(), 1);

@@ -207,7 +207,8 @@ pub struct ClassMeasures {
     /// Their total time from the RTS's making to the CTS's issue (the wait in the RTS queue,
     /// plus the RTS's trip, which no class changes).
     pub rts_to_cts_ps_sum: u64,
-    /// CTDs answered here for packets whose RTS was made during measurement.
+    /// RTSs made during measurement that were answered CTD here (their packets dropped at
+    /// the source once the CTD arrives).
     pub ctd_measured: u64,
 }
 
@@ -238,8 +239,8 @@ pub struct Endpoint {
     /// RTSs queued here and CTSs issued from here.
     pub cts: CtsScheduler,
     reassembly: Reassembly,
-    /// Per flow (source host × class of service): the RTS time of the latest packet released
-    /// from it (order check).
+    /// Per flow ([`Rts::flow`]: source host, class of service, port): the RTS time of the
+    /// latest packet released from it (order check).
     last_released_rts_ps: Vec<TimePs>,
     /// Per VC class: RTS, CTS, CTD and Req cells waiting to leave, in order.
     made_out: Vec<VecDeque<Outgoing>>,
@@ -269,7 +270,7 @@ impl Endpoint {
             grants: vec![VecDeque::new(); classes],
             cts: CtsScheduler::new(spec.limits),
             reassembly: Reassembly::new(hosts, spec.limits.classes, spec.limits.ports),
-            last_released_rts_ps: vec![0; hosts as usize * classes],
+            last_released_rts_ps: vec![0; hosts as usize * classes * spec.limits.ports as usize],
             made_out: vec![VecDeque::new(); spec.layout.classes() as usize],
             rma: spec.rma.map(|r| Rma {
                 client: RmaClient::new(r),
@@ -292,7 +293,7 @@ impl Endpoint {
 
     /// A packet of `size_bytes` and class of service `class` for host `dst` is complete at
     /// `now_ps`: stored and its RTS queued, or dropped if the ingress buffer is full.
-    pub fn admit(&mut self, dst: u16, (size_bytes, class): (u32, u8), now_ps: TimePs) {
+    pub fn admit(&mut self, dst: u16, size_bytes: u32, class: u8, now_ps: TimePs) {
         self.packets.generated += 1;
         let admitted = self
             .ingress
@@ -455,13 +456,12 @@ impl Endpoint {
         self.cts.fetched();
         let (cts, packets, latency) = (&mut self.cts, &mut self.packets, &mut self.latency);
         let (last_released, by_class) = (&mut self.last_released_rts_ps, &mut self.by_class);
-        let (measure_from_ps, classes) = (self.measure_from_ps, self.grants.len());
+        let (measure_from_ps, limits) = (self.measure_from_ps, self.spec.limits);
         self.reassembly
             .release_from(cell.seq, |released: Released| {
                 let rts = released.cts.rts;
                 packets.released += 1;
-                let flow = rts.source as usize * classes + rts.class as usize;
-                let last = &mut last_released[flow];
+                let last = &mut last_released[rts.flow(limits.classes, limits.ports) as usize];
                 packets.released_out_of_rts_order += (rts.sent_ps < *last) as u64;
                 *last = rts.sent_ps;
                 packets.ecn_marked += cts.marks_ecn(&rts) as u64;
@@ -477,8 +477,9 @@ impl Endpoint {
     }
 
     /// The next GNet cell of VC class `class` to send at `now_ps`, if any: a cell made whole
-    /// first, then a data cell of the oldest grant or a ready Resp, in turn where the class
-    /// carries both.
+    /// first, then a data cell of the oldest grant of the first class of service with one
+    /// (so a class-0 grant may come between two cells of a class-1 packet) or a ready Resp,
+    /// in turn where the class carries both.
     pub fn next_cell(&mut self, now_ps: TimePs, class: u8) -> Option<Outgoing> {
         if let Some(out) = self.made_out[class as usize].pop_front() {
             self.count_wait(&out, now_ps);

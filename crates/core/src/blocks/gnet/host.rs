@@ -140,7 +140,7 @@ impl GnetHost {
             if cell.last_of_packet {
                 let size = std::mem::take(&mut self.packet_bytes_so_far);
                 let class = self.next_class();
-                self.endpoint.admit(cell.dst, (size, class), cell.inject_ps);
+                self.endpoint.admit(cell.dst, size, class, cell.inject_ps);
             }
         }
         let Some(reads) = self.reads.as_mut() else {

@@ -96,6 +96,7 @@ impl Outgoing {
         let last = index + 1 == flits;
         let payload = if last { self.payload_bytes } else { 0 };
         let mut cell = Cell::new(src, self.dst, payload, last, inject_ps, head_ps);
+        debug_assert!((self.class_of_service as usize) < MAX_CLASSES_OF_SERVICE);
         // A new cell: the trace bit is set as it is sent.
         cell.flags = self.kind as u8 | self.class_of_service << CLASS_OF_SERVICE_SHIFT;
         cell.seq = self.slot;
@@ -155,7 +156,11 @@ mod tests {
             class_of_service: 7,
             ..out
         };
-        let flit = rts.flit(1, 0, 1, 150);
+        let mut flit = rts.flit(1, 0, 1, 150);
+        assert_eq!(CellKind::of(&flit), CellKind::Rts);
+        assert_eq!(CellKind::class_of_service(&flit), 7);
+        // The fabric's trace bit, above the class, changes neither.
+        flit.flags |= crate::blocks::cell::TRACED;
         assert_eq!(CellKind::of(&flit), CellKind::Rts);
         assert_eq!(CellKind::class_of_service(&flit), 7);
     }
