@@ -47,9 +47,11 @@ pub struct GnetConfig {
     pub endpoint_ports: u16,
     /// The VC classes in priority order (served by strict priority, the first first), each
     /// the kinds of cell it carries: `rts`, `cts` (CTS and CTD), `req` (1RMA Req),
-    /// `resp_high` and `resp_low` (1RMA Resp of high- and low-priority reads), `ip_data`;
-    /// every kind in one class, `rts` in the first (its cells are routed deterministically).
-    /// `vc.classes` is their number. Absent: RTS and CTS first, the rest after.
+    /// `resp_high` and `resp_low` (1RMA Resp of high- and low-priority reads), `ip_data`,
+    /// and `ip_data_0` to `ip_data_7` (the data cells of that IP class of service, which
+    /// otherwise ride `ip_data`'s class); every kind in one class, `rts` in the first (its
+    /// cells are routed deterministically). `vc.classes` is their number. Absent: RTS and
+    /// CTS first, the rest after.
     pub vc_classes: Vec<Vec<String>>,
     /// The share of the packets in each IP class of service, class 0 first: 1 to 8 shares
     /// that sum to 1, each packet's class drawn at random. The egress queues a packet's RTS
@@ -150,6 +152,13 @@ impl GnetConfig {
             ));
         }
         self.validate_classes_of_service()?;
+        let services = self.classes_of_service.len();
+        if let Some(named) = self.layout()?.last_service_named() {
+            if named as usize >= services {
+                let message = format!("ip_data_{named} names a class of service beyond gnet.classes_of_service's {services}: expected ip_data_0 to ip_data_{}", services - 1);
+                return Err(invalid("gnet.vc_classes", message));
+            }
+        }
         self.limits().check().map_err(|(key, message)| match key {
             "fetch_window" => invalid("gnet.fetch_window_packets", message),
             _ => invalid(&format!("gnet.{key}"), message),

@@ -8,7 +8,11 @@
 //! solicitation like a CTS (§3.4), and maps "roughly half" of the VCs to low-latency messages
 //! that 1RMA shares with low-latency IP (§3.4); its Fig. 9 runs high-priority 1RMA on VCs apart
 //! from bulk IP and low-priority 1RMA on the bulk IP's VCs (§5.1). A layout lists the classes
-//! in priority order, each with the kinds it carries.
+//! in priority order, each with the kinds it carries. The data cells of IP class of service
+//! `c` may have a class of their own (`ip_data_c`, as the paper's ten VC classes include four
+//! for IP classes of service); those of a class of service not named ride `ip_data`'s.
+
+use super::wire::MAX_CLASSES_OF_SERVICE;
 
 /// What a GNet cell carries, as a class layout places it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,7 +55,16 @@ impl Traffic {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ClassLayout {
     class_of: [u8; 6],
+    /// Per IP class of service: the class its data cells ride.
+    data_class_of: [u8; MAX_CLASSES_OF_SERVICE],
     classes: u8,
+}
+
+/// The IP class of service a layout name `ip_data_<c>` gives its data cells a class of their
+/// own, if `name` is one.
+fn class_of_service_named(name: &str) -> Option<usize> {
+    let class: usize = name.strip_prefix("ip_data_")?.parse().ok()?;
+    (class < MAX_CLASSES_OF_SERVICE).then_some(class)
 }
 
 impl ClassLayout {
@@ -63,6 +76,7 @@ impl ClassLayout {
             return Err(format!("expected 1 to 255 classes, got {}", classes.len()));
         }
         let mut class_of = [u8::MAX; 6];
+        let mut data_class_of = [u8::MAX; MAX_CLASSES_OF_SERVICE];
         for (class, names) in classes.iter().enumerate() {
             if names.is_empty() {
                 return Err(format!(
@@ -70,10 +84,19 @@ impl ClassLayout {
                 ));
             }
             for name in names {
+                if let Some(service) = class_of_service_named(name) {
+                    if data_class_of[service] != u8::MAX {
+                        return Err(format!(
+                            "{name:?} is placed twice: expected each kind in one class"
+                        ));
+                    }
+                    data_class_of[service] = class as u8;
+                    continue;
+                }
                 let Some(kind) = Traffic::by_name(name) else {
                     let known: Vec<&str> = TRAFFIC_NAMES.iter().map(|(n, _)| *n).collect();
                     return Err(format!(
-                        "expected kinds among {}, got {name:?}",
+                        "expected kinds among {}, ip_data_0 to ip_data_7, got {name:?}",
                         known.join(", ")
                     ));
                 };
@@ -96,8 +119,13 @@ impl ClassLayout {
         if class_of[Traffic::Rts as usize] != 0 {
             return Err("expected \"rts\" in the first class (RTS cells are routed deterministically on the first class's VCs, §3.3)".into());
         }
+        let ip_data = class_of[Traffic::IpData as usize];
+        for class in data_class_of.iter_mut().filter(|c| **c == u8::MAX) {
+            *class = ip_data;
+        }
         Ok(ClassLayout {
             class_of,
+            data_class_of,
             classes: classes.len() as u8,
         })
     }
@@ -117,9 +145,21 @@ impl ClassLayout {
         self.classes
     }
 
-    /// The class `kind` rides.
+    /// The class `kind` rides (for IP data: the data of classes of service not named apart).
     pub fn class_of(&self, kind: Traffic) -> u8 {
         self.class_of[kind as usize]
+    }
+
+    /// The class the data cells of IP class of service `service` ride.
+    pub fn data_class_of(&self, service: u8) -> u8 {
+        self.data_class_of[service as usize]
+    }
+
+    /// The highest IP class of service the layout gives a class of its own, if any.
+    pub fn last_service_named(&self) -> Option<u8> {
+        let ip_data = self.class_of[Traffic::IpData as usize];
+        let named = self.data_class_of.iter().rposition(|&c| c != ip_data);
+        named.map(|service| service as u8)
     }
 }
 
@@ -152,6 +192,27 @@ mod tests {
         let two = ClassLayout::control_data();
         assert_eq!((two.classes(), two.class_of(Traffic::Cts)), (2, 0));
         assert_eq!(two.class_of(Traffic::Req), 1);
+    }
+
+    /// The data of an IP class of service named apart rides its own class; the data of the
+    /// others rides `ip_data`'s.
+    #[test]
+    fn a_class_of_service_named_apart_rides_its_own_class() {
+        let l = layout(&[
+            &["rts", "cts"],
+            &["ip_data_1"],
+            &["ip_data", "req", "resp_high", "resp_low"],
+        ])
+        .unwrap();
+        assert_eq!(l.data_class_of(1), 1);
+        assert_eq!((l.data_class_of(0), l.data_class_of(7)), (2, 2));
+        assert_eq!(l.last_service_named(), Some(1));
+        assert_eq!(ClassLayout::control_data().last_service_named(), None);
+        let all = ["rts", "cts", "req", "resp_high", "resp_low", "ip_data"];
+        let twice = layout(&[&all, &["ip_data_0", "ip_data_0"]]).unwrap_err();
+        assert!(twice.contains("\"ip_data_0\" is placed twice"), "{twice}");
+        let beyond = layout(&[&all, &["ip_data_8"]]).unwrap_err();
+        assert!(beyond.contains("ip_data_0 to ip_data_7"), "{beyond}");
     }
 
     /// A kind missing, placed twice, unknown, an empty class or the RTS after the first class

@@ -102,8 +102,18 @@ impl GnetSpec {
         if !self.whole_cells {
             return 1;
         }
-        let in_class = self.kinds().filter(|&kind| self.class_of(kind) == class);
+        let in_class = self.kinds().filter(|&kind| self.carries(class, kind));
         in_class.map(|kind| self.flits(kind)).max().unwrap_or(1)
+    }
+
+    /// True if VC class `class` carries cells of `kind` (IP data: of any class of service).
+    fn carries(&self, class: u8, kind: CellKind) -> bool {
+        match kind {
+            CellKind::Data => {
+                (0..self.limits.classes).any(|s| self.layout.data_class_of(s) == class)
+            }
+            _ => self.class_of(kind) == class,
+        }
     }
 
     /// Flits per cell indexed by the kind a cell's flags carry ([`CellKind::of`]), as a
@@ -116,7 +126,7 @@ impl GnetSpec {
         table
     }
 
-    /// The VC class a cell of `kind` rides.
+    /// The VC class a cell of `kind` rides (IP data: of classes of service not placed apart).
     pub fn class_of(&self, kind: CellKind) -> u8 {
         let traffic = match kind {
             CellKind::Rts => Traffic::Rts,
@@ -485,11 +495,11 @@ impl Endpoint {
             self.count_wait(&out, now_ps);
             return Some(out);
         }
-        let data = self.spec.layout.class_of(Traffic::IpData) == class && self.has_grant();
+        let data = self.has_grant(class);
         let resp = self.resp_ready(now_ps, class);
         if data && !(resp && self.resp_turn) {
             self.resp_turn = resp;
-            return Some(self.next_data_cell(now_ps));
+            return Some(self.next_data_cell(now_ps, class));
         }
         if !resp {
             return None;
@@ -533,18 +543,26 @@ impl Endpoint {
         }
     }
 
-    /// True if a granted packet has data cells to send.
-    fn has_grant(&self) -> bool {
-        self.grants.iter().any(|grants| !grants.is_empty())
+    /// The grants of the classes of service whose data cells ride VC class `class`, the first
+    /// class of service first.
+    fn grants_of(&self, class: u8) -> impl Iterator<Item = usize> + '_ {
+        let layout = self.spec.layout;
+        (0..self.grants.len()).filter(move |&s| layout.data_class_of(s as u8) == class)
     }
 
-    /// The next data cell of the oldest grant of the first class of service with one.
-    fn next_data_cell(&mut self, now_ps: TimePs) -> Outgoing {
-        let grants = self
-            .grants
-            .iter_mut()
-            .find(|grants| !grants.is_empty())
+    /// True if a granted packet has data cells to send on VC class `class`.
+    fn has_grant(&self, class: u8) -> bool {
+        self.grants_of(class).any(|s| !self.grants[s].is_empty())
+    }
+
+    /// The next data cell on VC class `class`: of the oldest grant of the first class of
+    /// service with one there.
+    fn next_data_cell(&mut self, now_ps: TimePs, class: u8) -> Outgoing {
+        let service = self
+            .grants_of(class)
+            .find(|&s| !self.grants[s].is_empty())
             .expect("a grant");
+        let grants = &mut self.grants[service];
         let grant = grants.front_mut().expect("a grant");
         if !grant.started && grant.cts_arrived_ps > self.measure_from_ps {
             // The packet's first data cell.
@@ -575,7 +593,7 @@ impl Endpoint {
         if !self.made_out[class as usize].is_empty() {
             return true;
         }
-        if self.spec.layout.class_of(Traffic::IpData) == class && self.has_grant() {
+        if self.has_grant(class) {
             return true;
         }
         self.resp_ready(now_ps, class)
