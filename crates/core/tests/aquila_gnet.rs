@@ -377,3 +377,32 @@ fn a_class_of_service_on_vcs_of_its_own_goes_first_through_the_fabric() {
     let (apart_ctd, shared_ctd) = (ctd(&summary), ctd(&shared_summary));
     assert!(apart_ctd <= shared_ctd, "{apart_ctd} against {shared_ctd}");
 }
+
+/// Flit by flit (`vc.switching_unit = "flit"`: a data cell is ten flits, each its own credit
+/// and wire hop), class 0's data on a VC class of its own is sent whole on its VC before
+/// another cell starts there: every packet is released or answered CTD, nothing is held, and
+/// the flit ledgers settle (the run fails otherwise).
+#[test]
+fn a_class_of_service_apart_crosses_flit_by_flit_too() {
+    let apart = clique(
+        "aquila_fully_adaptive",
+        "uniform",
+        0.7,
+        r#", "stop_ns": 20000, "classes_of_service": [0.5, 0.5], "vc_classes": [["rts", "cts"], ["ip_data_0"], ["ip_data", "req", "resp_high", "resp_low"]]"#,
+    )
+    .replace(
+        r#""count": 6, "classes": 2"#,
+        r#""count": 9, "classes": 3, "switching_unit": "flit""#,
+    )
+    .replace(r#""duration_ns": 30000"#, r#""duration_ns": 60000"#);
+    let (summary, table) = summary_and_classes(&apart);
+    assert_eq!(summary["gnet_packets_held"], 0, "{summary}");
+    let generated = summary["gnet_packets_generated"].as_u64().unwrap();
+    let released = summary["gnet_packets_released"].as_u64().unwrap();
+    let ctd = summary["gnet_packets_dropped_ctd"].as_u64().unwrap();
+    assert_eq!(released + ctd, generated);
+    assert!(
+        column(&table, "packets_released").iter().all(|&n| n > 50.0),
+        "{table}"
+    );
+}

@@ -56,9 +56,10 @@ pub struct GnetConfig {
     /// The share of the packets in each IP class of service, class 0 first: 1 to 8 shares
     /// that sum to 1, each packet's class drawn at random. The egress queues a packet's RTS
     /// by its class and grants the classes by strict priority, and the ingress sends the
-    /// granted packets of a class before those of the next (§3.3); every class's data cells
-    /// ride the `ip_data` VC class, and ECN marks read the depth of the packet's own class's
-    /// RTS queue. Several classes add the `gnet_classes` table. Absent: one class.
+    /// granted packets of a class before those of the next on each VC class (§3.3); a class's
+    /// data cells ride the `ip_data` VC class unless `vc_classes` names `ip_data_<c>`, and ECN
+    /// marks read the depth of the packet's own class's RTS queue. Several classes add the
+    /// `gnet_classes` table. Absent: one class.
     pub classes_of_service: Vec<f64>,
 }
 

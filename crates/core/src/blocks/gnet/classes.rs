@@ -57,6 +57,8 @@ pub struct ClassLayout {
     class_of: [u8; 6],
     /// Per IP class of service: the class its data cells ride.
     data_class_of: [u8; MAX_CLASSES_OF_SERVICE],
+    /// Bit `c` set where the layout names `ip_data_<c>`.
+    services_named: u8,
     classes: u8,
 }
 
@@ -77,6 +79,7 @@ impl ClassLayout {
         }
         let mut class_of = [u8::MAX; 6];
         let mut data_class_of = [u8::MAX; MAX_CLASSES_OF_SERVICE];
+        let mut services_named = 0u8;
         for (class, names) in classes.iter().enumerate() {
             if names.is_empty() {
                 return Err(format!(
@@ -91,6 +94,7 @@ impl ClassLayout {
                         ));
                     }
                     data_class_of[service] = class as u8;
+                    services_named |= 1 << service;
                     continue;
                 }
                 let Some(kind) = Traffic::by_name(name) else {
@@ -126,6 +130,7 @@ impl ClassLayout {
         Ok(ClassLayout {
             class_of,
             data_class_of,
+            services_named,
             classes: classes.len() as u8,
         })
     }
@@ -155,11 +160,9 @@ impl ClassLayout {
         self.data_class_of[service as usize]
     }
 
-    /// The highest IP class of service the layout gives a class of its own, if any.
+    /// The highest IP class of service the layout names (`ip_data_<c>`), if any.
     pub fn last_service_named(&self) -> Option<u8> {
-        let ip_data = self.class_of[Traffic::IpData as usize];
-        let named = self.data_class_of.iter().rposition(|&c| c != ip_data);
-        named.map(|service| service as u8)
+        (self.services_named != 0).then(|| 7 - self.services_named.leading_zeros() as u8)
     }
 }
 
@@ -207,6 +210,12 @@ mod tests {
         assert_eq!(l.data_class_of(1), 1);
         assert_eq!((l.data_class_of(0), l.data_class_of(7)), (2, 2));
         assert_eq!(l.last_service_named(), Some(1));
+        // Named beside ip_data, a class of service is still named.
+        let beside = layout(&[
+            &["rts", "cts"],
+            &["ip_data", "ip_data_5", "req", "resp_high", "resp_low"],
+        ]);
+        assert_eq!(beside.unwrap().last_service_named(), Some(5));
         assert_eq!(ClassLayout::control_data().last_service_named(), None);
         let all = ["rts", "cts", "req", "resp_high", "resp_low", "ip_data"];
         let twice = layout(&[&all, &["ip_data_0", "ip_data_0"]]).unwrap_err();

@@ -498,7 +498,10 @@ impl Endpoint {
         let data = self.has_grant(class);
         let resp = self.resp_ready(now_ps, class);
         if data && !(resp && self.resp_turn) {
-            self.resp_turn = resp;
+            // The turn belongs to the class Resps share with data, not to another data class.
+            if self.spec.class_of(CellKind::Resp) == class {
+                self.resp_turn = resp;
+            }
             return Some(self.next_data_cell(now_ps, class));
         }
         if !resp {

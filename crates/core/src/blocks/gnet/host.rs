@@ -214,7 +214,8 @@ impl GnetHost {
             true => (cell.flit(self.endpoint.host(), 0, 1, now_ps), flits),
             false => (cell.flit(self.endpoint.host(), index, flits, now_ps), 1),
         };
-        let class = spec.class_of(cell.kind) as usize;
+        // The VC's class: a class of service's data may ride a class of its own.
+        let class = (vc / spec.vcs_per_class) as usize;
         self.part_sent[class] = (index + sent_flits < flits).then_some(PartSent {
             cell,
             next_flit: index + 1,
