@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -21,6 +22,7 @@ SCENARIOS = [
     "aquila/fig7-ip-latency.toml",
     "aquila/fig8-rma-latency.toml",
     "aquila/fig9-rma-isolation.toml",
+    "aquila/pod-tin-shift-vc.toml",
     "bench/aquila-clique.toml",
 ]
 
@@ -56,6 +58,56 @@ def test_vcs_that_cannot_carry_the_lossless_clique_are_refused_with_the_key_name
     assert result.exit_code == 2, result.output
     assert key in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("setting, key", [
+    ("routing.local_misroutes=parity_sign", "routing.local_misroutes"),
+    ("routing.local_misroutes=any", "vc.assignment"),
+])
+def test_local_detours_need_a_known_turn_rule_that_closes_no_cycle(setting, key, tmp_path):
+    """A turn rule we do not know, and detours with no turn rule (their channel dependencies
+    close a cycle inside a pod, which the build-time check names), are refused."""
+    scenario = str(ROOT / "aquila/pod-tin-shift-vc.toml")
+    result = CliRunner().invoke(main, ["run", scenario, "--set", setting, "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert key in result.output
+    assert "Traceback" not in result.output
+    if key == "vc.assignment":
+        assert "cycle" in result.output and "(router " in result.output
+
+
+def _tin_shift(tmp_path, local_misroutes):
+    scenario = str(ROOT / "aquila/pod-tin-shift-vc.toml")
+    out = tmp_path / local_misroutes
+    setting = f"routing.local_misroutes={local_misroutes}"
+    args = ["run", scenario, "--json", "--out", str(out), "--set", setting]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    ports = pd.read_parquet(out / "ports.parquet")
+    return json.loads(result.output), dict(zip(ports["port"], ports["throughput"], strict=True))
+
+
+def test_local_detours_carry_the_tin_shift_past_its_two_local_links_but_where_the_rule_forbids(tmp_path):
+    """The TiN shift inside Aquila's pods (every host to the next TiN's): on minimal routes a
+    TiN's two 50 Gb/s hosts share two 25 Gb/s local links, so no host receives more than half
+    its line rate. Local detours carry more, but the turn rule (up*/down* on TiN numbers)
+    leaves TiN 10 no third TiN toward TiN 11, whose hosts stay at the minimal bound; nothing is
+    dropped either way."""
+    minimal, minimal_ports = _tin_shift(tmp_path, "none")
+    detours, detour_ports = _tin_shift(tmp_path, "up_down")
+    assert max(minimal_ports.values()) <= 0.5
+    assert minimal["throughput"] <= 0.5
+    assert "cells_local_misroute" not in minimal
+    assert detours["cells_local_misroute"] > 0.2 * detours["cells_injected"]
+    assert detours["throughput"] > minimal["throughput"] + 0.15
+    tins, hosts = 12, 2
+    for port, throughput in detour_ports.items():
+        tin = port // hosts % tins
+        if tin == 11:
+            assert throughput <= 0.5, (port, throughput)
+        else:
+            assert throughput > 0.6, (port, throughput)
+    assert minimal["cells_dropped"] == detours["cells_dropped"] == 0
 
 
 @pytest.mark.parametrize("setting, key", [

@@ -8,6 +8,7 @@
 use crate::blocks::cell_network::{Network, NetworkSpec};
 use crate::blocks::fabric::partition::Partition;
 use crate::blocks::gnet::wire::{flits_of, DATA_CELL_BYTES};
+use crate::blocks::routing::local_misroute::TurnRule;
 use crate::blocks::routing::{mode, FabricRouter, RouteTable};
 use crate::blocks::topology::{Topology, TopologyError};
 use crate::blocks::vc_router::dependency::{self, DependencyError, RoutingReach};
@@ -53,25 +54,34 @@ fn spec_and_router(scenario: &Scenario) -> Result<(NetworkSpec, FabricRouter), S
         weights.nonminimal_bias_cells *= flits_of(DATA_CELL_BYTES, gnet.flit_bytes) as f64;
     }
     let router = FabricRouter::new(table, mode, scenario.run.seed, routing.spray_rounds)
-        .with_sampled_weights(weights);
+        .with_sampled_weights(weights)
+        .with_local_misroutes(
+            TurnRule::by_name(&routing.local_misroutes).expect("validated turn rule"),
+        );
     let name = routing.mode;
-    let nonminimal = router.routes_nonminimally();
     let mut updates = Vec::with_capacity(after_failures.len());
     for (i, cut, table) in after_failures {
         if let Some(vc) = &spec.vc {
-            check_vc_rule(&cut, &table, nonminimal, vc, &name).map_err(|e| ScenarioError {
-                key: format!("failures[{i}]"),
-                message: format!(
-                    "the routes left after it do not fit {}: {}",
-                    e.key, e.message
-                ),
+            check_vc_rule(&cut, &RoutingReach::of(&router, &table), vc, &name).map_err(|e| {
+                ScenarioError {
+                    key: format!("failures[{i}]"),
+                    message: format!(
+                        "the routes left after it do not fit {}: {}",
+                        e.key, e.message
+                    ),
+                }
             })?;
         }
         updates.push(table);
     }
     let mut router = router.with_table_updates(updates);
     if let Some(vc) = &spec.vc {
-        check_vc_rule(&spec.topology, router.table(), nonminimal, vc, &name)?;
+        check_vc_rule(
+            &spec.topology,
+            &RoutingReach::of(&router, router.table()),
+            vc,
+            &name,
+        )?;
         if spec.gnet.is_some() {
             // RTS, CTS and CTD (the first class) go deterministically (Aquila §3.3).
             router = router.with_ordered_vcs(vc.vcs_per_class());
@@ -154,12 +164,10 @@ fn tables_after_failures(
 /// channel dependency graph (unless `vc.check_dependencies` is off), naming the key.
 fn check_vc_rule(
     topology: &Topology,
-    table: &RouteTable,
-    nonminimal: bool,
+    reach: &RoutingReach<'_>,
     vc: &VcSpec,
     mode: &str,
 ) -> Result<(), ScenarioError> {
-    let reach = RoutingReach { table, nonminimal };
     let setting = format!(
         "vc.assignment = {:?} with routing.mode = {mode:?}",
         vc.rule.name()
@@ -167,7 +175,7 @@ fn check_vc_rule(
     // Each class keeps to its own VCs (the rule applied within the class), so the graph is
     // `classes` disjoint copies of one class's: checking one class checks them all.
     let per_class = vc.vcs_per_class();
-    let checked = dependency::check(topology, &reach, vc.rule, per_class, vc.check_dependencies);
+    let checked = dependency::check(topology, reach, vc.rule, per_class, vc.check_dependencies);
     match checked {
         Ok(()) => Ok(()),
         Err(DependencyError::TooFewVcs { needed }) => Err(ScenarioError {

@@ -80,6 +80,11 @@ pub struct RoutingConfig {
     /// minimal routes (2 maximum cells is our reading); where the TiNs move 16-byte flits (IP
     /// over GNet) their queues count flits, and the bias is the flits of as many 160-byte cells.
     pub nonminimal_bias_cells: f64,
+    /// `aquila_fully_adaptive`: local detours, two local hops in a pod where the minimal route
+    /// takes one, and their turn rule: `none`, `up_down` (up*/down* on TiN numbers, our stand-in
+    /// for Aquila §3.2's intra-pod turn rules, which the paper does not give) or `any` (no
+    /// rule: refused on credit fabrics with its dependency cycle named).
+    pub local_misroutes: String,
 }
 
 impl Default for RoutingConfig {
@@ -91,6 +96,7 @@ impl Default for RoutingConfig {
             minimal_weight: weights.minimal,
             nonminimal_weight: weights.nonminimal,
             nonminimal_bias_cells: weights.nonminimal_bias_cells,
+            local_misroutes: "none".into(),
         }
     }
 }

@@ -295,10 +295,11 @@ impl RoutingConfig {
                     "routing.minimal_weight",
                     "routing.nonminimal_weight",
                     "routing.nonminimal_bias_cells",
+                    "routing.local_misroutes",
                 ],
                 "routing.mode",
                 format!(
-                    "routing.mode = {:?} (the weights are Fully Adaptive's)",
+                    "routing.mode = {:?} (the weights and local detours are Fully Adaptive's)",
                     self.mode
                 ),
             );

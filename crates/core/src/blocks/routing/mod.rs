@@ -4,6 +4,7 @@
 //! [`RouteTable`] of equal-cost candidates, with the choice among them made by a mechanism
 //! picked by name from [`MODES`] (one file per mechanism in `modes/`).
 
+pub mod local_misroute;
 mod modes;
 pub mod stamp;
 pub mod table;
@@ -72,6 +73,12 @@ pub trait Router {
     /// Cells sent on a non-minimal route so far and cells routed at their source switch (what
     /// the first is a share of), for routers whose mode counts them.
     fn nonminimal_cells(&self) -> Option<(u64, u64)> {
+        None
+    }
+
+    /// Cells sent on a local detour so far, for routers that offer them
+    /// ([`local_misroute`]).
+    fn local_misroute_cells(&self) -> Option<u64> {
         None
     }
 
@@ -196,6 +203,9 @@ pub struct Decision<'a> {
     pub table: &'a RouteTable,
     /// The switch deciding.
     pub switch: usize,
+    /// The port the cell came in by (a value past the switch's ports where unknown: a
+    /// stamped path walked ahead of the cell).
+    pub input: usize,
     /// The cell (its `route_tag` holds an intermediate group while it heads there).
     pub cell: &'a mut Cell,
     /// This switch's output queues.
@@ -460,6 +470,21 @@ impl FabricRouter {
         self
     }
 
+    /// The router offering Fully Adaptive's local detours ([`local_misroute`]) under `rule`.
+    pub fn with_local_misroutes(mut self, rule: local_misroute::TurnRule) -> Self {
+        self.adaptive.local_misroutes = rule;
+        self
+    }
+
+    /// The turn rule of the local detours the router offers ([`local_misroute::TurnRule::Off`]
+    /// for none: a mode other than Fully Adaptive offers none).
+    pub fn misroutes_locally(&self) -> local_misroute::TurnRule {
+        match self.mode.name == FULLY_ADAPTIVE.name {
+            true => self.adaptive.local_misroutes,
+            false => local_misroute::TurnRule::Off,
+        }
+    }
+
     /// The router stamping each cell's whole path on it at its source, where the mode's choice
     /// is fixed per flow ([`Mode::per_flow`]; otherwise it routes hop by hop as before): for
     /// designs whose switches never refuse an output ([`LocalView::usable`] always true), so
@@ -500,6 +525,7 @@ impl FabricRouter {
             let mut decision = Decision {
                 table: &self.table,
                 switch,
+                input: NO_ROUTE,
                 cell: &mut scratch,
                 view: &NeverRefuses,
                 rng: &mut self.rngs[switch],
@@ -562,7 +588,7 @@ impl Router for FabricRouter {
     fn route(
         &mut self,
         switch: usize,
-        _input: usize,
+        input: usize,
         cell: &mut Cell,
         view: &dyn LocalView,
     ) -> usize {
@@ -579,6 +605,7 @@ impl Router for FabricRouter {
         let mut decision = Decision {
             table: &self.table,
             switch,
+            input,
             cell,
             view,
             rng: &mut self.rngs[switch],
@@ -608,11 +635,18 @@ impl Router for FabricRouter {
     fn absorb_counts(&mut self, other: &Self) {
         self.adaptive.nonminimal_cells += other.adaptive.nonminimal_cells;
         self.adaptive.cells_routed += other.adaptive.cells_routed;
+        self.adaptive.local_misroute_cells += other.adaptive.local_misroute_cells;
     }
 
     fn nonminimal_cells(&self) -> Option<(u64, u64)> {
         modes::sampled_adaptive::counts_nonminimal(self.mode)
             .then_some((self.adaptive.nonminimal_cells, self.adaptive.cells_routed))
+    }
+
+    fn local_misroute_cells(&self) -> Option<u64> {
+        self.misroutes_locally()
+            .on()
+            .then_some(self.adaptive.local_misroute_cells)
     }
 
     fn planned_output(&self, switch: usize, _input: usize, cell: &Cell) -> Option<usize> {

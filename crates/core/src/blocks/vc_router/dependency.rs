@@ -8,7 +8,7 @@
 //! routing makes. It also finds the most VCs any route needs.
 
 use super::assignment::{Hop, PortClass, VcRule};
-use crate::blocks::routing::RouteTable;
+use crate::blocks::routing::{local_misroute, FabricRouter, RouteTable};
 use crate::blocks::topology::{Attachment, Topology};
 use crate::engine::graph::find_cycle as find_cycle_in;
 
@@ -165,6 +165,19 @@ pub struct RoutingReach<'a> {
     pub table: &'a RouteTable,
     /// The mode may send packets through an intermediate group.
     pub nonminimal: bool,
+    /// The local detours the mode may send packets on ([`local_misroute`]).
+    pub local_misroutes: local_misroute::TurnRule,
+}
+
+impl<'a> RoutingReach<'a> {
+    /// What `router` may do over `table` (its own, or the tables after a failure).
+    pub fn of(router: &FabricRouter, table: &'a RouteTable) -> Self {
+        RoutingReach {
+            table,
+            nonminimal: router.routes_nonminimally(),
+            local_misroutes: router.misroutes_locally(),
+        }
+    }
 }
 
 /// Checks that `rule` over `vcs` VCs fits every route of `reach` on `topology` and, when
@@ -220,6 +233,8 @@ struct Walker<'r, 't> {
     followed: ChannelSet,
     /// Channels followed toward the intermediate group in its walk.
     followed_detour: ChannelSet,
+    /// Scratch: the ports a step may leave by.
+    ports: Vec<usize>,
 }
 
 impl<'r, 't> Walker<'r, 't> {
@@ -237,6 +252,7 @@ impl<'r, 't> Walker<'r, 't> {
             has_hosts,
             followed: ChannelSet::new(graph.channels()),
             followed_detour: ChannelSet::new(graph.channels()),
+            ports: Vec::new(),
         }
     }
 
@@ -329,9 +345,37 @@ impl<'r, 't> Walker<'r, 't> {
         }
     }
 
-    /// Takes `step` out of its router by each port of candidate set `set`, adding the
-    /// dependencies, and pushes the packet at the next router onto `stack` for each channel
-    /// not yet followed (toward the intermediate group while `heading`).
+    /// The ports `step` may leave by toward candidate set `set`: the set's, and with local
+    /// detours the ones [`local_misroute`] allows, as the router picks them.
+    fn ports(&mut self, step: Step, set: usize) -> Vec<usize> {
+        let table = self.reach.table;
+        let minimal = table.ports(set);
+        let mut ports = std::mem::take(&mut self.ports);
+        ports.clear();
+        let rule = self.reach.local_misroutes;
+        if !rule.on() {
+            ports.extend(minimal.iter().map(|&p| p as usize));
+            return ports;
+        }
+        let previous = step
+            .arrived
+            .and_then(|(input, _)| local_misroute::arrived_from(table, step.router, input));
+        ports.extend(local_misroute::allowed_minimal(
+            rule,
+            table,
+            step.router,
+            previous,
+            minimal,
+        ));
+        if previous.is_none() {
+            ports.extend(local_misroute::detours(rule, table, step.router, minimal));
+        }
+        ports
+    }
+
+    /// Takes `step` out of its router by each port it may take toward candidate set `set`,
+    /// adding the dependencies, and pushes the packet at the next router onto `stack` for each
+    /// channel not yet followed (toward the intermediate group while `heading`).
     fn follow(
         &mut self,
         graph: &mut Graph<'_>,
@@ -341,8 +385,8 @@ impl<'r, 't> Walker<'r, 't> {
         stack: &mut Vec<Step>,
     ) {
         let topology = graph.topology;
-        for &port in self.reach.table.ports(set) {
-            let port = port as usize;
+        let ports = self.ports(step, set);
+        for &port in &ports {
             let out_class = PortClass::of(topology, step.router, port);
             let in_vc = step.arrived.map_or(0, |(_, vc)| vc);
             let vc = self.rule.out_vc(Hop {
@@ -378,6 +422,7 @@ impl<'r, 't> Walker<'r, 't> {
                 });
             }
         }
+        self.ports = ports;
     }
 }
 
@@ -405,6 +450,7 @@ fn find_cycle(graph: &Graph<'_>) -> Option<Vec<Channel>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use local_misroute::TurnRule;
 
     fn dragonfly() -> Topology {
         Topology::dragonfly(2, 4, 2, 9).unwrap()
@@ -415,6 +461,7 @@ mod tests {
         let reach = RoutingReach {
             table: &table,
             nonminimal,
+            local_misroutes: TurnRule::Off,
         };
         check(t, &reach, rule, vcs, true)
     }
@@ -502,12 +549,13 @@ mod tests {
         vcs: u16,
     ) -> Graph<'a> {
         let mut graph = Graph::new(t, vcs as usize);
-        let walker = Walker::new(reach, rule, &graph);
+        let mut walker = Walker::new(reach, rule, &graph);
         let table = reach.table;
         let vias: Vec<Option<usize>> = std::iter::once(None)
             .chain((0..table.groups()).filter(|_| reach.nonminimal).map(Some))
             .collect();
-        for destination in (0..t.switches()).filter(|&d| walker.has_hosts[d]) {
+        let destinations: Vec<usize> = (0..t.switches()).filter(|&d| walker.has_hosts[d]).collect();
+        for destination in destinations {
             for &via in &vias {
                 let detours = |s: usize| {
                     via.is_none_or(|g| {
@@ -531,8 +579,7 @@ mod tests {
                         Some(g) if heading => table.toward_group(step.router, g),
                         _ => table.toward_switch(step.router, destination),
                     };
-                    for &port in table.ports(set) {
-                        let port = port as usize;
+                    for port in walker.ports(step, set) {
                         let out_class = PortClass::of(t, step.router, port);
                         let vc = rule.out_vc(Hop {
                             in_class: step.in_class,
@@ -580,7 +627,8 @@ mod tests {
     /// The walks per destination (every intermediate group at once, the leg toward an
     /// intermediate group shared by a destination group) build the same graph, bit for bit,
     /// and find the same VC count as a walk per (destination, intermediate group), on
-    /// Dragonflies, Cliques and a fat-tree, minimal and not, under every rule.
+    /// Dragonflies, Cliques and a fat-tree, minimal and not, with local detours and without,
+    /// under every rule.
     #[test]
     fn the_walks_build_the_graph_a_walk_per_destination_and_group_builds() {
         use crate::blocks::topology::{Clique, SpareLocalPorts};
@@ -611,11 +659,17 @@ mod tests {
         ];
         for (i, t) in topologies.iter().enumerate() {
             let table = RouteTable::new(t).unwrap();
-            for nonminimal in [false, true] {
-                let reach = RoutingReach {
-                    table: &table,
-                    nonminimal,
-                };
+            let reaches = [false, true].into_iter().flat_map(|nonminimal| {
+                [TurnRule::Off, TurnRule::UpDown, TurnRule::Any].map(|local_misroutes| {
+                    RoutingReach {
+                        table: &table,
+                        nonminimal,
+                        local_misroutes,
+                    }
+                })
+            });
+            for reach in reaches {
+                let (nonminimal, local) = (reach.nonminimal, reach.local_misroutes);
                 for rule in rules {
                     let expected = graph_walked_per_destination_and_group(t, &reach, rule, 3);
                     let mut graph = Graph::new(t, 3);
@@ -623,7 +677,8 @@ mod tests {
                     for group in 0..table.groups() {
                         walker.walk_into_group(&mut graph, group);
                     }
-                    let case = format!("topology {i}, non-minimal {nonminimal}, {rule:?}");
+                    let case =
+                        format!("topology {i}, non-minimal {nonminimal}, {local:?}, {rule:?}");
                     assert_eq!(graph.turns, expected.turns, "{case}");
                     assert_eq!(graph.needed, expected.needed, "{case}");
                     assert!(graph.turns.iter().flatten().any(|&w| w != 0), "{case}");
@@ -642,6 +697,7 @@ mod tests {
         let reach = RoutingReach {
             table: &table,
             nonminimal: true,
+            local_misroutes: TurnRule::Off,
         };
         let mut graph = Graph::new(&t, 3);
         let mut walker = Walker::new(&reach, VcRule::Single, &graph);
@@ -652,6 +708,48 @@ mod tests {
             arrivals.is_empty(),
             "the packet stops at router b, its destination"
         );
+    }
+
+    /// Local detours on Aquila's Clique (§3.2's turn rules within a pod): under up*/down* they
+    /// need no VC more than the routes without them and leave the graph acyclic; with no turn
+    /// rule the check finds a cycle, and it runs through the local channels of one pod on one
+    /// VC.
+    #[test]
+    fn local_detours_need_the_turn_rule_and_no_extra_vc() {
+        use crate::blocks::topology::{Clique, SpareLocalPorts};
+        let t = Topology::clique(Clique {
+            pods: 4,
+            tins_per_pod: 4,
+            hosts_per_tin: 2,
+            local_ports: 6,
+            global_ports: 2,
+            spare_local: SpareLocalPorts::Unused,
+        })
+        .unwrap();
+        let table = RouteTable::new(&t).unwrap();
+        let check_with = |nonminimal, local_misroutes, vcs| {
+            let reach = RoutingReach {
+                table: &table,
+                nonminimal,
+                local_misroutes,
+            };
+            check(&t, &reach, VcRule::GlobalLocalIncrement, vcs, true)
+        };
+        assert_eq!(check_with(false, TurnRule::UpDown, 2), Ok(()));
+        assert_eq!(check_with(true, TurnRule::UpDown, 3), Ok(()));
+        assert_eq!(
+            check_with(true, TurnRule::UpDown, 2),
+            Err(DependencyError::TooFewVcs { needed: 3 })
+        );
+        let Err(DependencyError::Cycle(cycle)) = check_with(true, TurnRule::Any, 3) else {
+            panic!("detours with no turn rule must close a cycle");
+        };
+        let pod = table.group(cycle[0].router);
+        for c in &cycle {
+            assert_eq!(table.group(c.router), pod, "{cycle:?}");
+            assert_eq!(c.vc, cycle[0].vc, "{cycle:?}");
+            assert_eq!(PortClass::of(&t, c.router, c.port), PortClass::Local);
+        }
     }
 
     /// Up/down routing on a fat-tree cannot close a cycle: one VC passes.

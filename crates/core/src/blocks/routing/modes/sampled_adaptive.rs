@@ -17,11 +17,15 @@
 //!   non-minimal ones; the lowest wins, minimal candidates first among equals. On a VC router
 //!   the queue is that of the VC the cell would take on the candidate port: the flits holding
 //!   that VC's credits (its output queue, the link and the downstream FIFO), so a full buffer
-//!   a hop away shows here as link-level flow control makes it (§3.2).
+//!   a hop away shows here as link-level flow control makes it (§3.2);
+//! - with `routing.local_misroutes`, Fully Adaptive's non-minimal slots also hold the local
+//!   detours of [`crate::blocks::routing::local_misroute`] (two local hops under a turn rule),
+//!   in every pod where the cell's minimal next hop is local; a cell takes one misroute in its
+//!   source pod, global or local.
 
 use rand::Rng as _;
 
-use super::super::{Decision, Mode, NO_ROUTE};
+use super::super::{local_misroute, Decision, Mode, NO_ROUTE};
 use crate::blocks::routing::table::NOT_A_SWITCH;
 
 /// Minimal route slots the tables supply, of which [`MINIMAL_SAMPLES`] are sampled.
@@ -67,6 +71,10 @@ pub struct Adaptive {
     /// Cells routed at their source switch by a mode that counts its non-minimal cells: the
     /// routing units (a cell, or a VC router's packet of flits) the count is a share of.
     pub cells_routed: u64,
+    /// Fully Adaptive's local detours ([`local_misroute`]), off by default.
+    pub local_misroutes: local_misroute::TurnRule,
+    /// Cells sent on a local detour.
+    pub local_misroute_cells: u64,
 }
 
 /// Fully Adaptive: the cheapest of two sampled minimal and three sampled non-minimal routes.
@@ -118,6 +126,8 @@ pub fn counts_nonminimal(mode: &Mode) -> bool {
 /// The candidates of one decision: minimal ones first.
 struct Candidates {
     ports: [usize; MINIMAL_SAMPLES + NONMINIMAL_SAMPLES],
+    /// Which candidates are local detours.
+    local: [bool; MINIMAL_SAMPLES + NONMINIMAL_SAMPLES],
     minimal: usize,
     len: usize,
 }
@@ -160,31 +170,59 @@ fn slot_port(mut ports: impl Iterator<Item = usize>, count: usize, slot: usize) 
     ports.nth(slot % count).expect("slot within the list")
 }
 
-/// Samples the minimal and (with `nonminimal`) the non-minimal candidates.
+/// The local detours offered to `d`'s cell toward minimal candidates `minimal`: none unless
+/// local misroutes are on and the cell arrived from a host or another group.
+fn local_detours<'a>(d: &'a Decision<'_>, minimal: &'a [u16]) -> impl Iterator<Item = usize> + 'a {
+    let rule = d.adaptive.local_misroutes;
+    let offered = rule.on() && local_misroute::arrived_from(d.table, d.switch, d.input).is_none();
+    let wanted = if offered { usize::MAX } else { 0 };
+    local_misroute::detours(rule, d.table, d.switch, minimal).take(wanted)
+}
+
+/// Samples the minimal and (with `nonminimal`) the non-minimal candidates: global misroutes
+/// first in the slots, then local detours.
 fn sample(d: &mut Decision<'_>, nonminimal: bool) -> Candidates {
     let set = d.next_set();
     let mut c = Candidates {
         ports: [NO_ROUTE; MINIMAL_SAMPLES + NONMINIMAL_SAMPLES],
+        local: [false; MINIMAL_SAMPLES + NONMINIMAL_SAMPLES],
         minimal: 0,
         len: 0,
     };
     let mut slots = [0usize; NONMINIMAL_SAMPLES];
     let taken = sample_slots(d, MINIMAL_SLOTS, MINIMAL_SAMPLES, &mut slots);
     let minimal = d.table.ports(set);
+    let rule = d.adaptive.local_misroutes;
+    let previous = match rule.on() {
+        true => local_misroute::arrived_from(d.table, d.switch, d.input),
+        false => None,
+    };
+    let allowed = || local_misroute::allowed_minimal(rule, d.table, d.switch, previous, minimal);
+    let count = previous.map_or(minimal.len(), |_| allowed().count());
     for &slot in &slots[..taken] {
-        c.ports[c.len] = minimal[slot % minimal.len()] as usize;
+        c.ports[c.len] = match previous {
+            None => minimal[slot % minimal.len()] as usize,
+            Some(_) => slot_port(allowed(), count, slot),
+        };
         c.len += 1;
     }
     c.minimal = c.len;
-    let count = if nonminimal {
-        nonminimal_ports(d).count()
-    } else {
-        0
+    let (global, local) = match nonminimal {
+        true => (
+            nonminimal_ports(d).count(),
+            local_detours(d, minimal).count(),
+        ),
+        false => (0, 0),
     };
-    if count > 0 {
+    if global + local > 0 {
         let taken = sample_slots(d, NONMINIMAL_SLOTS, NONMINIMAL_SAMPLES, &mut slots);
         for &slot in &slots[..taken] {
-            c.ports[c.len] = slot_port(nonminimal_ports(d), count, slot);
+            let slot = slot % (global + local);
+            c.local[c.len] = slot >= global;
+            c.ports[c.len] = match c.local[c.len] {
+                false => slot_port(nonminimal_ports(d), global, slot),
+                true => slot_port(local_detours(d, minimal), local, slot - global),
+            };
             c.len += 1;
         }
     }
@@ -195,7 +233,7 @@ fn sample(d: &mut Decision<'_>, nonminimal: bool) -> Candidates {
 /// counts a non-minimal choice.
 fn cheapest(d: &mut Decision<'_>, c: &Candidates) -> usize {
     let w = d.adaptive.weights;
-    let mut best: Option<(f64, usize, bool)> = None;
+    let mut best: Option<(f64, usize, usize)> = None;
     for (i, &port) in c.ports[..c.len].iter().enumerate() {
         if !d.view.usable(port) {
             continue;
@@ -208,19 +246,22 @@ fn cheapest(d: &mut Decision<'_>, c: &Candidates) -> usize {
             queue * w.nonminimal + w.nonminimal_bias_cells
         };
         if best.is_none_or(|(lowest, _, _)| cost < lowest) {
-            best = Some((cost, port, minimal));
+            best = Some((cost, port, i));
         }
     }
-    match best {
-        Some((_, port, minimal)) => {
-            if !minimal {
-                d.adaptive.nonminimal_cells += 1;
-                d.go_minimal();
-            }
-            port
+    let Some((_, port, i)) = best else {
+        return NO_ROUTE;
+    };
+    if c.local[i] {
+        d.adaptive.local_misroute_cells += 1;
+        if d.undecided() {
+            d.go_minimal();
         }
-        None => NO_ROUTE,
+    } else if i >= c.minimal {
+        d.adaptive.nonminimal_cells += 1;
+        d.go_minimal();
     }
+    port
 }
 
 /// Counts `d`'s cell as routed if this is its source switch (its first decision).
@@ -442,6 +483,48 @@ mod tests {
         assert_eq!(r.nonminimal_cells(), Some((200, idle + 200)));
     }
 
+    /// Local detours (`routing.local_misroutes = "up_down"`): around a backed-up local hop in
+    /// pod 0 a cell takes two local hops through a TiN the turn rule allows (above one end),
+    /// counted apart from the global misroutes; where no TiN is allowed (TiN 3 to TiN 2, both
+    /// others below both ends) it stays on its minimal hop.
+    #[test]
+    fn local_detours_go_around_a_backed_up_local_hop_by_the_turn_rule() {
+        use crate::blocks::routing::local_misroute::TurnRule;
+        let t = small_clique();
+        let table = RouteTable::new(&t).unwrap();
+        let mut r = router(&t, "aquila_fully_adaptive").with_local_misroutes(TurnRule::UpDown);
+        let host_on = |switch| {
+            (0..t.endpoints())
+                .find(|&h| t.endpoint_port(h).unwrap().0 == switch)
+                .unwrap()
+        };
+        let backed_up = |from: usize, to: usize| {
+            let mut queues = vec![0; 10];
+            for &port in table.ports(table.toward_switch(from, to)) {
+                queues[port as usize] = 100;
+            }
+            Backlog(queues)
+        };
+        let mut through = [0; 4];
+        for _ in 0..200 {
+            let path = walk(&t, &mut r, host_on(0), host_on(1), &backed_up(0, 1));
+            assert_eq!(path.len(), 3, "{path:?}");
+            assert!(path[1] == 2 || path[1] == 3, "{path:?}");
+            through[path[1]] += 1;
+            let idle = walk(&t, &mut r, host_on(0), host_on(1), &Backlog(vec![]));
+            assert_eq!(idle, [0, 1]);
+        }
+        assert!(through[2] > 50 && through[3] > 50, "{through:?}");
+        for _ in 0..200 {
+            let path = walk(&t, &mut r, host_on(3), host_on(2), &backed_up(3, 2));
+            assert_eq!(path, [3, 2]);
+        }
+        assert_eq!(r.local_misroute_cells(), Some(200));
+        assert_eq!(r.nonminimal_cells().map(|(cells, _)| cells), Some(0));
+        let plain = router(&t, "aquila_fully_adaptive");
+        assert_eq!(plain.local_misroute_cells(), None);
+    }
+
     /// A VC router's view: its ports' backlogs summed over VCs are idle, the VC the cell
     /// would take on each port is as a test sets it.
     struct PerVc(Vec<u32>);
@@ -494,6 +577,7 @@ mod tests {
             let mut d = crate::blocks::routing::Decision {
                 table: &table,
                 switch: 0,
+                input: crate::blocks::routing::NO_ROUTE,
                 cell: &mut cell,
                 view: &Backlog(vec![]),
                 rng: &mut rng,

@@ -1,0 +1,165 @@
+//! Local misroutes: a detour of two local hops inside a pod (or Dragonfly group), `from` →
+//! `via` → `to`, where the minimal route takes one. Gibson et al. ("Aquila", NSDI '22, §3.2)
+//! keep them deadlock-free with "turn rules similar to the parity-sign approach" of García et
+//! al. (ICPP 2013) within a pod, and do not give the rule. Ours is up*/down* on switch numbers
+//! (Schroeder et al., "Autonet", 1991): a local hop to a higher-numbered switch goes up, and no
+//! route turns down then up, so a detour is allowed unless `via` is below both ends. Ranking
+//! the up channels below the down ones, each allowed turn climbs the rank, so the local
+//! channels of one VC close no cycle; the build-time dependency check
+//! ([`crate::blocks::vc_router::dependency`]) verifies it for the fabric at hand, walking the
+//! same functions the router calls.
+//!
+//! A cell may take one detour per group: it is offered where the cell arrived from a host or
+//! another group and its minimal next hop is local; a cell that arrived by a local hop takes
+//! the minimal hops the turn rule allows from there.
+
+use super::table::{RouteTable, NOT_A_SWITCH};
+
+/// Whether local detours are offered, and under which turn rule (`routing.local_misroutes`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TurnRule {
+    /// No local detours.
+    #[default]
+    Off,
+    /// Detours under up*/down* on switch numbers.
+    UpDown,
+    /// Every detour, with no turn rule: the dependency check refuses it on a credit fabric
+    /// with its cycle named, as `vc.assignment = "single"` is refused, to show what the rule
+    /// is for.
+    Any,
+}
+
+impl TurnRule {
+    /// Every rule, by name, with what it does.
+    pub const NAMED: &'static [(&'static str, TurnRule, &'static str)] = &[
+        ("none", TurnRule::Off, "no local detours"),
+        (
+            "up_down",
+            TurnRule::UpDown,
+            "two-local-hop detours, never turning down then up in switch numbers (up*/down*)",
+        ),
+        (
+            "any",
+            TurnRule::Any,
+            "every two-local-hop detour, no turn rule (the dependency check finds its cycle)",
+        ),
+    ];
+
+    /// The rule called `name`.
+    pub fn by_name(name: &str) -> Option<TurnRule> {
+        Self::NAMED
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .map(|&(_, rule, _)| rule)
+    }
+
+    /// True if detours are offered.
+    pub fn on(self) -> bool {
+        self != TurnRule::Off
+    }
+
+    /// True if the local hops `from` → `via` → `to` are allowed: under up*/down*, `via` is
+    /// not below both ends.
+    pub fn allows(self, from: usize, via: usize, to: usize) -> bool {
+        match self {
+            TurnRule::UpDown => via > from.min(to),
+            TurnRule::Off | TurnRule::Any => true,
+        }
+    }
+}
+
+/// The switch at the other end of `port` of `switch`, if it is of the same group.
+pub fn local_peer(table: &RouteTable, switch: usize, port: usize) -> Option<usize> {
+    let next = table.next_switch(switch, port);
+    (next != NOT_A_SWITCH && table.group(next) == table.group(switch)).then_some(next)
+}
+
+/// The switch a cell at `switch` arrived from by a local hop through port `input`, or `None`
+/// if it came from a host or another group.
+pub fn arrived_from(table: &RouteTable, switch: usize, input: usize) -> Option<usize> {
+    if input >= table.switch_ports(switch) {
+        return None;
+    }
+    local_peer(table, switch, input)
+}
+
+/// True if a cell that arrived at `switch` from `previous` ([`arrived_from`]) may take minimal
+/// candidate `port`: any port but a local one `rule` forbids.
+pub fn minimal_allowed(
+    rule: TurnRule,
+    table: &RouteTable,
+    switch: usize,
+    previous: Option<usize>,
+    port: usize,
+) -> bool {
+    let Some(from) = previous else {
+        return true;
+    };
+    local_peer(table, switch, port).is_none_or(|to| rule.allows(from, switch, to))
+}
+
+/// The minimal candidates of `minimal` a cell from `previous` may take: those
+/// [`minimal_allowed`], or every one if the rule allows none (a fabric whose failures left no
+/// allowed hop; the dependency check walks that too).
+pub fn allowed_minimal<'a>(
+    rule: TurnRule,
+    table: &'a RouteTable,
+    switch: usize,
+    previous: Option<usize>,
+    minimal: &'a [u16],
+) -> impl Iterator<Item = usize> + 'a {
+    let allowed = move |p: usize| minimal_allowed(rule, table, switch, previous, p);
+    let any = minimal.iter().any(|&p| allowed(p as usize));
+    minimal
+        .iter()
+        .map(|&p| p as usize)
+        .filter(move |&p| !any || allowed(p))
+}
+
+/// The local detours of `switch` toward the minimal candidates `minimal`: its local ports to a
+/// switch no minimal candidate leads to, from which a minimal candidate's local switch is an
+/// allowed turn away. None unless some minimal candidate is local.
+pub fn detours<'a>(
+    rule: TurnRule,
+    table: &'a RouteTable,
+    switch: usize,
+    minimal: &'a [u16],
+) -> impl Iterator<Item = usize> + 'a {
+    let onward = move || {
+        minimal
+            .iter()
+            .filter_map(move |&p| local_peer(table, switch, p as usize))
+    };
+    (0..table.switch_ports(switch)).filter(move |&port| {
+        let Some(via) = local_peer(table, switch, port) else {
+            return false;
+        };
+        onward().all(|to| to != via) && onward().any(|to| rule.allows(switch, via, to))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Up*/down*: a detour may climb then descend, or go the same way twice, but never descend
+    /// then climb.
+    #[test]
+    fn a_detour_may_not_turn_down_then_up() {
+        let rule = TurnRule::UpDown;
+        assert!(rule.allows(0, 3, 1), "up then down");
+        assert!(rule.allows(0, 1, 3), "up then up");
+        assert!(rule.allows(3, 2, 1), "down then down");
+        assert!(!rule.allows(3, 0, 1), "down then up");
+        assert!(!rule.allows(1, 0, 3), "down then up");
+        assert!(TurnRule::Any.allows(3, 0, 1));
+    }
+
+    #[test]
+    fn every_rule_is_found_by_its_name() {
+        for &(name, rule, _) in TurnRule::NAMED {
+            assert_eq!(TurnRule::by_name(name), Some(rule));
+        }
+        assert_eq!(TurnRule::by_name("parity_sign"), None);
+    }
+}
