@@ -97,8 +97,8 @@ def test_local_detours_carry_the_tin_shift_past_its_two_local_links_but_where_th
     detours, detour_ports = _tin_shift(tmp_path, "up_down")
     assert max(minimal_ports.values()) <= 0.5
     assert minimal["throughput"] <= 0.5
-    assert "cells_local_misroute" not in minimal
-    assert detours["cells_local_misroute"] > 0.2 * detours["cells_injected"]
+    assert "local_detours" not in minimal
+    assert detours["local_detours"] > 0.2 * detours["cells_injected"]
     assert detours["throughput"] > minimal["throughput"] + 0.15
     tins, hosts = 12, 2
     for port, throughput in detour_ports.items():

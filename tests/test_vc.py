@@ -98,3 +98,17 @@ def test_a_rule_that_leaves_a_cycle_is_refused_with_the_cycle_named(small: Path)
     done = cli("run", str(small), "--set", "vc.assignment=single", "--set", "vc.count=1")
     assert done.returncode == 2
     assert "vc.assignment" in done.stderr and "cycle" in done.stderr and "(router " in done.stderr
+
+
+@pytest.mark.parametrize("mode", ["aquila_fully_adaptive", "aquila_deterministic"])
+def test_the_dateline_is_refused_under_misroutes_it_cannot_see(small: Path, mode: str):
+    """Aquila's modes misroute hop by hop without naming an intermediate group, so the Dragonfly
+    dateline, which reads the routing phase, would put their misroutes on the minimal phase's VCs
+    where the dependency check does not look: refused naming vc.assignment; Aquila's own rule
+    runs."""
+    done = cli("run", str(small), "--set", f"routing.mode={mode}", "--set", "vc.count=3")
+    assert done.returncode == 2, done.stderr
+    assert "vc.assignment:" in done.stderr and "global_local_increment" in done.stderr
+    done = cli("run", str(small), "--set", f"routing.mode={mode}", "--set", "vc.count=3",
+               "--set", "vc.assignment=global_local_increment")
+    assert done.returncode == 0, done.stderr

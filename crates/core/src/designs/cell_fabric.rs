@@ -11,6 +11,7 @@ use crate::blocks::gnet::wire::{flits_of, DATA_CELL_BYTES};
 use crate::blocks::routing::local_misroute::TurnRule;
 use crate::blocks::routing::{mode, FabricRouter, RouteTable};
 use crate::blocks::topology::{Topology, TopologyError};
+use crate::blocks::vc_router::assignment::VcRule;
 use crate::blocks::vc_router::dependency::{self, DependencyError, RoutingReach};
 use crate::blocks::vc_router::failure::Failure;
 use crate::blocks::vc_router::VcSpec;
@@ -59,6 +60,9 @@ fn spec_and_router(scenario: &Scenario) -> Result<(NetworkSpec, FabricRouter), S
             TurnRule::by_name(&routing.local_misroutes).expect("validated turn rule"),
         );
     let name = routing.mode;
+    if let Some(vc) = &spec.vc {
+        refuse_unannounced_misroutes_by_phase(&router, vc, &name)?;
+    }
     let mut updates = Vec::with_capacity(after_failures.len());
     for (i, cut, table) in after_failures {
         if let Some(vc) = &spec.vc {
@@ -158,6 +162,25 @@ fn tables_after_failures(
         tables.push((i, cut.clone(), table));
     }
     Ok(tables)
+}
+
+/// Refuses the Dragonfly dateline under a mode that misroutes hop by hop without naming an
+/// intermediate group (Aquila's): the rule would put its misroutes on the minimal phase's VCs,
+/// which the dependency check, walking them as Valiant legs, would not see.
+fn refuse_unannounced_misroutes_by_phase(
+    router: &FabricRouter,
+    vc: &VcSpec,
+    mode: &str,
+) -> Result<(), ScenarioError> {
+    if vc.rule != VcRule::DragonflyDateline || !router.misroutes_unannounced() {
+        return Ok(());
+    }
+    Err(ScenarioError {
+        key: "vc.assignment".into(),
+        message: format!(
+            "routing.mode = {mode:?} misroutes hop by hop without naming an intermediate group, so \"dragonfly_dateline\", which reads the routing phase, cannot keep its misroutes apart: expected \"global_local_increment\" (Aquila's rule) or \"single\""
+        ),
+    })
 }
 
 /// Refuses a VC rule that does not fit the routes (too few VCs) or leaves a cycle in the

@@ -459,10 +459,11 @@ pub struct NonminimalSummary {
     /// Their share of the cells routed at their source switch over the whole run (cells, or
     /// a VC router's packets of flits: a GNet cell of ten flits is one).
     pub nonminimal_fraction: f64,
-    /// Cells (routing units, as above) sent on a local detour, where the routing offers them
-    /// (`routing.local_misroutes`); not counted in `cells_nonminimal`.
+    /// Local detours taken by routing units (as above), where the routing offers them
+    /// (`routing.local_misroutes`): a unit takes at most one per pod it crosses, and one that
+    /// also misroutes through another pod counts in `cells_nonminimal` as well.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub cells_local_misroute: Option<u64>,
+    pub local_detours: Option<u64>,
 }
 
 /// Loads and throughputs during measurement, per terminal per cell time.
@@ -1062,7 +1063,7 @@ impl<R: Router> Network<R> {
                 .map(|(cells, routed)| NonminimalSummary {
                     cells_nonminimal: cells,
                     nonminimal_fraction: cells as f64 / routed.max(1) as f64,
-                    cells_local_misroute: self.fabric.router().local_misroute_cells(),
+                    local_detours: self.fabric.router().local_detours(),
                 }),
             gnet: None,
             trace: self.trace_summary(),

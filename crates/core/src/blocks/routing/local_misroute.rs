@@ -23,9 +23,9 @@ pub enum TurnRule {
     Off,
     /// Detours under up*/down* on switch numbers.
     UpDown,
-    /// Every detour, with no turn rule: the dependency check refuses it on a credit fabric
-    /// with its cycle named, as `vc.assignment = "single"` is refused, to show what the rule
-    /// is for.
+    /// Every detour, with no turn rule: on VC routers the dependency check refuses it with its
+    /// cycle named wherever a detour can close one (pods of three TiNs or more), as
+    /// `vc.assignment = "single"` is refused, to show what the rule is for.
     Any,
 }
 

@@ -76,9 +76,8 @@ pub trait Router {
         None
     }
 
-    /// Cells sent on a local detour so far, for routers that offer them
-    /// ([`local_misroute`]).
-    fn local_misroute_cells(&self) -> Option<u64> {
+    /// Local detours taken so far, for routers that offer them ([`local_misroute`]).
+    fn local_detours(&self) -> Option<u64> {
         None
     }
 
@@ -470,19 +469,26 @@ impl FabricRouter {
         self
     }
 
-    /// The router offering Fully Adaptive's local detours ([`local_misroute`]) under `rule`.
+    /// The router offering local detours ([`local_misroute`]) under `rule` if its mode is
+    /// Fully Adaptive (the other modes offer none).
     pub fn with_local_misroutes(mut self, rule: local_misroute::TurnRule) -> Self {
-        self.adaptive.local_misroutes = rule;
+        if self.mode.name == FULLY_ADAPTIVE.name {
+            self.adaptive.local_misroutes = rule;
+        }
         self
     }
 
     /// The turn rule of the local detours the router offers ([`local_misroute::TurnRule::Off`]
-    /// for none: a mode other than Fully Adaptive offers none).
+    /// for none).
     pub fn misroutes_locally(&self) -> local_misroute::TurnRule {
-        match self.mode.name == FULLY_ADAPTIVE.name {
-            true => self.adaptive.local_misroutes,
-            false => local_misroute::TurnRule::Off,
-        }
+        self.adaptive.local_misroutes
+    }
+
+    /// True if the mode misroutes hop by hop without naming an intermediate group (Aquila's
+    /// sampled and hashed modes): a VC rule that reads the routing phase cannot see its
+    /// misroutes.
+    pub fn misroutes_unannounced(&self) -> bool {
+        modes::sampled_adaptive::counts_nonminimal(self.mode)
     }
 
     /// The router stamping each cell's whole path on it at its source, where the mode's choice
@@ -635,7 +641,7 @@ impl Router for FabricRouter {
     fn absorb_counts(&mut self, other: &Self) {
         self.adaptive.nonminimal_cells += other.adaptive.nonminimal_cells;
         self.adaptive.cells_routed += other.adaptive.cells_routed;
-        self.adaptive.local_misroute_cells += other.adaptive.local_misroute_cells;
+        self.adaptive.local_detours += other.adaptive.local_detours;
     }
 
     fn nonminimal_cells(&self) -> Option<(u64, u64)> {
@@ -643,10 +649,10 @@ impl Router for FabricRouter {
             .then_some((self.adaptive.nonminimal_cells, self.adaptive.cells_routed))
     }
 
-    fn local_misroute_cells(&self) -> Option<u64> {
+    fn local_detours(&self) -> Option<u64> {
         self.misroutes_locally()
             .on()
-            .then_some(self.adaptive.local_misroute_cells)
+            .then_some(self.adaptive.local_detours)
     }
 
     fn planned_output(&self, switch: usize, _input: usize, cell: &Cell) -> Option<usize> {

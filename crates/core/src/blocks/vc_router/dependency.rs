@@ -3,9 +3,10 @@
 //! Practices of Interconnection Networks", §14.1–14.2). A node is a channel, (router, output
 //! port, VC); an edge joins the channel a packet arrives on to each channel the routing may
 //! send it on next. The routing is taken as what it may do, a superset of what it will do:
-//! any candidate of the minimal next hops, and, for modes that route through an intermediate
-//! group, every intermediate group, so a graph found acyclic is acyclic for every choice the
-//! routing makes. It also finds the most VCs any route needs.
+//! any candidate of the minimal next hops (with local detours, those the turn rule allows, and
+//! the detours, by the functions the router calls), and, for modes that route through an
+//! intermediate group, every intermediate group, so a graph found acyclic is acyclic for every
+//! choice the routing makes. It also finds the most VCs any route needs.
 
 use super::assignment::{Hop, PortClass, VcRule};
 use crate::blocks::routing::{local_misroute, FabricRouter, RouteTable};

@@ -71,10 +71,11 @@ pub struct Adaptive {
     /// Cells routed at their source switch by a mode that counts its non-minimal cells: the
     /// routing units (a cell, or a VC router's packet of flits) the count is a share of.
     pub cells_routed: u64,
-    /// Fully Adaptive's local detours ([`local_misroute`]), off by default.
+    /// Fully Adaptive's local detours ([`local_misroute`]), off by default; where they are on,
+    /// the hashed choice of a Fully Adaptive router's ordered VCs keeps the turn rule too.
     pub local_misroutes: local_misroute::TurnRule,
-    /// Cells sent on a local detour.
-    pub local_misroute_cells: u64,
+    /// Local detours taken (a cell takes at most one per pod it crosses).
+    pub local_detours: u64,
 }
 
 /// Fully Adaptive: the cheapest of two sampled minimal and three sampled non-minimal routes.
@@ -170,6 +171,22 @@ fn slot_port(mut ports: impl Iterator<Item = usize>, count: usize, slot: usize) 
     ports.nth(slot % count).expect("slot within the list")
 }
 
+/// The minimal candidate of `minimal` in slot `slot` (repeated to fill the slots) among those
+/// `d`'s cell may take: every one, unless local detours are on and the cell arrived by a local
+/// hop, then those the turn rule allows ([`local_misroute::allowed_minimal`]).
+fn minimal_in_slot(d: &Decision<'_>, minimal: &[u16], slot: usize) -> usize {
+    let rule = d.adaptive.local_misroutes;
+    let previous = match rule.on() {
+        true => local_misroute::arrived_from(d.table, d.switch, d.input),
+        false => None,
+    };
+    if previous.is_none() {
+        return minimal[slot % minimal.len()] as usize;
+    }
+    let allowed = || local_misroute::allowed_minimal(rule, d.table, d.switch, previous, minimal);
+    slot_port(allowed(), allowed().count(), slot)
+}
+
 /// The local detours offered to `d`'s cell toward minimal candidates `minimal`: none unless
 /// local misroutes are on and the cell arrived from a host or another group.
 fn local_detours<'a>(d: &'a Decision<'_>, minimal: &'a [u16]) -> impl Iterator<Item = usize> + 'a {
@@ -192,18 +209,8 @@ fn sample(d: &mut Decision<'_>, nonminimal: bool) -> Candidates {
     let mut slots = [0usize; NONMINIMAL_SAMPLES];
     let taken = sample_slots(d, MINIMAL_SLOTS, MINIMAL_SAMPLES, &mut slots);
     let minimal = d.table.ports(set);
-    let rule = d.adaptive.local_misroutes;
-    let previous = match rule.on() {
-        true => local_misroute::arrived_from(d.table, d.switch, d.input),
-        false => None,
-    };
-    let allowed = || local_misroute::allowed_minimal(rule, d.table, d.switch, previous, minimal);
-    let count = previous.map_or(minimal.len(), |_| allowed().count());
     for &slot in &slots[..taken] {
-        c.ports[c.len] = match previous {
-            None => minimal[slot % minimal.len()] as usize,
-            Some(_) => slot_port(allowed(), count, slot),
-        };
+        c.ports[c.len] = minimal_in_slot(d, minimal, slot);
         c.len += 1;
     }
     c.minimal = c.len;
@@ -253,7 +260,7 @@ fn cheapest(d: &mut Decision<'_>, c: &Candidates) -> usize {
         return NO_ROUTE;
     };
     if c.local[i] {
-        d.adaptive.local_misroute_cells += 1;
+        d.adaptive.local_detours += 1;
         if d.undecided() {
             d.go_minimal();
         }
@@ -302,8 +309,7 @@ fn hashed(d: &mut Decision<'_>, nonminimal: bool) -> usize {
             return port;
         }
     }
-    let minimal = d.table.ports(set);
-    let pick = minimal[slot % MINIMAL_SLOTS % minimal.len()] as usize;
+    let pick = minimal_in_slot(d, d.table.ports(set), slot % MINIMAL_SLOTS);
     d.usable_or_rehash(set, pick, hash)
 }
 
@@ -519,10 +525,45 @@ mod tests {
             let path = walk(&t, &mut r, host_on(3), host_on(2), &backed_up(3, 2));
             assert_eq!(path, [3, 2]);
         }
-        assert_eq!(r.local_misroute_cells(), Some(200));
+        assert_eq!(r.local_detours(), Some(200));
         assert_eq!(r.nonminimal_cells().map(|(cells, _)| cells), Some(0));
         let plain = router(&t, "aquila_fully_adaptive");
-        assert_eq!(plain.local_misroute_cells(), None);
+        assert_eq!(plain.local_detours(), None);
+        let minimal = router(&t, "aquila_minimal_adaptive").with_local_misroutes(TurnRule::UpDown);
+        assert_eq!(minimal.misroutes_locally(), TurnRule::Off);
+    }
+
+    /// The cells a Fully Adaptive router sends by a hash on its ordered VCs (RTS, §3.3) keep
+    /// the turn rule where its detours are on: in a group where minimal routes take two local
+    /// hops (3 → 2 → {0, 4} → 1), switch 2 sends what came from 3 only toward 0 (3 → 2 → 4 turns
+    /// down then up), where without detours the hash spreads the pairs over both.
+    #[test]
+    fn hashed_cells_keep_the_turn_rule_where_detours_are_on() {
+        use crate::blocks::routing::local_misroute::TurnRule;
+        let text = "switch s0 ports=2 group=0\nswitch s1 ports=6 group=0\nswitch s2 ports=3 group=0\n\
+                    switch s3 ports=5 group=0\nswitch s4 ports=2 group=0\n\
+                    cable s3:0 s2:0\ncable s2:1 s0:0\ncable s2:2 s4:0\ncable s0:1 s1:0\ncable s4:1 s1:1\n\
+                    host a\nhost b\nhost c\nhost d\nhost e\nhost f\nhost g\nhost h\n\
+                    cable a s3:1\ncable b s3:2\ncable c s3:3\ncable d s3:4\n\
+                    cable e s1:2\ncable f s1:3\ncable g s1:4\ncable h s1:5\n";
+        let t = Topology::from_file_text(text).unwrap();
+        let outputs = |rule| {
+            let mut r = router(&t, "aquila_fully_adaptive")
+                .with_local_misroutes(rule)
+                .with_ordered_vcs(1);
+            let mut seen = std::collections::BTreeSet::new();
+            for src in 0..4 {
+                for dst in 4..8 {
+                    let mut cell = Cell::new(src, dst, 160, true, 0, 0);
+                    r.inject(src as usize, &mut cell);
+                    cell.vc = 0;
+                    seen.insert(r.route(2, 0, &mut cell, &Backlog(vec![])));
+                }
+            }
+            seen.into_iter().collect::<Vec<_>>()
+        };
+        assert_eq!(outputs(TurnRule::Off), [1, 2]);
+        assert_eq!(outputs(TurnRule::UpDown), [1]);
     }
 
     /// A VC router's view: its ports' backlogs summed over VCs are idle, the VC the cell
