@@ -110,6 +110,34 @@ def test_local_detours_carry_the_tin_shift_past_its_two_local_links_but_where_th
     assert minimal["cells_dropped"] == detours["cells_dropped"] == 0
 
 
+def test_traced_cells_turn_as_the_rule_allows_and_detour_at_most_once_per_pod(tmp_path):
+    """The router's own turns, replayed from the cells it traced on the TiN shift with detours
+    on: every pair of local hops in a pod turns at a TiN above one of its ends (never down then
+    up, the rule the dependency check assumed), a cell takes at most two local hops in a pod,
+    and some take two (the detours); nothing is dropped."""
+    scenario = str(ROOT / "aquila/pod-tin-shift-vc.toml")
+    out = tmp_path / "trace"
+    settings = ["trace.fraction=1.0", "run.duration_ns=12800", "run.warmup_ns=2560"]
+    args = ["run", scenario, "--json", "--out", str(out)] + [a for s in settings for a in ("--set", s)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert summary["cells_dropped"] == 0
+    trace = pd.read_parquet(out / "cell_trace.parquet")
+    tins = 12
+    detours = 0
+    for _, hops in trace.sort_values(["trace", "hop"]).groupby("trace"):
+        path = hops["switch"].tolist()
+        assert len({s // tins for s in path}) == 1, path  # the traffic stays in its pod
+        assert len(path) <= 3, path
+        if len(path) == 3:
+            detours += 1
+            came_from, via, to = path
+            assert via > min(came_from, to), path
+    assert detours > 100
+    assert detours <= summary["local_detours"]
+
+
 @pytest.mark.parametrize("setting, key", [
     ("gnet.packet_bytes=9001", "gnet.packet_bytes"),
     ("gnet.ctd_threshold_rts=65", "gnet.ctd_threshold_rts"),
