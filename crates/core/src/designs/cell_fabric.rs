@@ -166,21 +166,34 @@ fn tables_after_failures(
 
 /// Refuses the Dragonfly dateline under a mode that misroutes hop by hop without naming an
 /// intermediate group (Aquila's): the rule would put its misroutes on the minimal phase's VCs,
-/// which the dependency check, walking them as Valiant legs, would not see.
+/// which the dependency check, walking them as Valiant legs, would not see (unless
+/// `vc.check_dependencies` is off).
 fn refuse_unannounced_misroutes_by_phase(
     router: &FabricRouter,
     vc: &VcSpec,
     mode: &str,
 ) -> Result<(), ScenarioError> {
-    if vc.rule != VcRule::DragonflyDateline || !router.misroutes_unannounced() {
+    let unseen = vc.rule == VcRule::DragonflyDateline && router.misroutes_unannounced();
+    if !unseen || !vc.check_dependencies {
         return Ok(());
     }
     Err(ScenarioError {
         key: "vc.assignment".into(),
         message: format!(
-            "routing.mode = {mode:?} misroutes hop by hop without naming an intermediate group, so \"dragonfly_dateline\", which reads the routing phase, cannot keep its misroutes apart: expected \"global_local_increment\" (Aquila's rule) or \"single\""
+            "routing.mode = {mode:?} misroutes hop by hop without naming an intermediate group, so \"dragonfly_dateline\", which reads the routing phase, cannot keep its misroutes apart: expected \"global_local_increment\" (Aquila's rule; vc.check_dependencies = false runs it anyway)"
         ),
     })
+}
+
+/// True if the routes close no cycle without their local detours: the detours' turn rule is
+/// what closes it.
+fn detours_close_it(topology: &Topology, reach: &RoutingReach<'_>, vc: &VcSpec) -> bool {
+    let without = RoutingReach {
+        local_misroutes: TurnRule::Off,
+        ..*reach
+    };
+    reach.local_misroutes.on()
+        && dependency::check(topology, &without, vc.rule, vc.vcs_per_class(), true).is_ok()
 }
 
 /// Refuses a VC rule that does not fit the routes (too few VCs) or leaves a cycle in the
@@ -213,6 +226,16 @@ fn check_vc_rule(
                 vc.vcs
             ),
         }),
+        Err(DependencyError::Cycle(cycle)) if detours_close_it(topology, reach, vc) => {
+            Err(ScenarioError {
+                key: "routing.local_misroutes".into(),
+                message: format!(
+                    "{:?} (local detours with no turn rule) leaves a cycle among a pod's local channels, (router, output port, VC): {}; expected \"up_down\" (vc.check_dependencies = false runs it anyway)",
+                    reach.local_misroutes.name(),
+                    dependency::describe_cycle(&cycle)
+                ),
+            })
+        }
         Err(DependencyError::Cycle(cycle)) => Err(ScenarioError {
             key: "vc.assignment".into(),
             message: format!(

@@ -83,7 +83,8 @@ pub struct RoutingConfig {
     /// `aquila_fully_adaptive`: local detours, two local hops in a pod where the minimal route
     /// takes one, and their turn rule: `none`, `up_down` (up*/down* on TiN numbers, our stand-in
     /// for Aquila §3.2's intra-pod turn rules, which the paper does not give) or `any` (no
-    /// rule: refused on VC routers, with its dependency cycle named).
+    /// rule: refused on VC routers with its dependency cycle named, unless
+    /// `vc.check_dependencies = false`).
     pub local_misroutes: String,
 }
 

@@ -16,7 +16,8 @@ pub struct VcConfig {
     pub count: u16,
     /// Flits (cells) each input VC's FIFO holds: the credits of its loop (at least 1).
     pub buffer_cells: u32,
-    /// The VC assignment rule: `single`, `dragonfly_dateline` or `global_local_increment`.
+    /// The VC assignment rule: `single`, `dragonfly_dateline` or `global_local_increment`
+    /// (Aquila's misrouting modes, which name no intermediate group, need the last).
     pub assignment: String,
     /// Crossbar cycles per link cycle (internal speed-up, at least 1).
     pub speedup: f64,

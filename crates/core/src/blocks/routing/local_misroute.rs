@@ -23,9 +23,9 @@ pub enum TurnRule {
     Off,
     /// Detours under up*/down* on switch numbers.
     UpDown,
-    /// Every detour, with no turn rule: on VC routers the dependency check refuses it with its
-    /// cycle named wherever a detour can close one (pods of three TiNs or more), as
-    /// `vc.assignment = "single"` is refused, to show what the rule is for.
+    /// Every detour, with no turn rule: on VC routers the dependency check (unless turned off)
+    /// refuses it with its cycle named wherever a detour can close one (pods of three TiNs or
+    /// more), as `vc.assignment = "single"` is refused, to show what the rule is for.
     Any,
 }
 
@@ -53,6 +53,15 @@ impl TurnRule {
             .map(|&(_, rule, _)| rule)
     }
 
+    /// The rule's name.
+    pub fn name(self) -> &'static str {
+        Self::NAMED
+            .iter()
+            .find(|(_, rule, _)| *rule == self)
+            .map(|&(n, _, _)| n)
+            .expect("every rule is named")
+    }
+
     /// True if detours are offered.
     pub fn on(self) -> bool {
         self != TurnRule::Off
@@ -74,16 +83,22 @@ pub fn local_peer(table: &RouteTable, switch: usize, port: usize) -> Option<usiz
     (next != NOT_A_SWITCH && table.group(next) == table.group(switch)).then_some(next)
 }
 
-/// The switch a cell at `switch` arrived from by a local hop through port `input`, or `None`
-/// if it came from a host or another group.
-pub fn arrived_from(table: &RouteTable, switch: usize, input: usize) -> Option<usize> {
-    if input >= table.switch_ports(switch) {
+/// The switch a cell at `switch` arrived from by a local hop through port `input` (`None`
+/// if it came from a host, from another group, or by an unknown port), where `rule` offers
+/// detours: what the turn rule and the offer of a detour depend on. `None` when it offers none.
+pub fn previous_hop(
+    rule: TurnRule,
+    table: &RouteTable,
+    switch: usize,
+    input: usize,
+) -> Option<usize> {
+    if !rule.on() || input >= table.switch_ports(switch) {
         return None;
     }
     local_peer(table, switch, input)
 }
 
-/// True if a cell that arrived at `switch` from `previous` ([`arrived_from`]) may take minimal
+/// True if a cell that arrived at `switch` from `previous` ([`previous_hop`]) may take minimal
 /// candidate `port`: any port but a local one `rule` forbids.
 pub fn minimal_allowed(
     rule: TurnRule,
@@ -116,21 +131,30 @@ pub fn allowed_minimal<'a>(
         .filter(move |&p| !any || allowed(p))
 }
 
-/// The local detours of `switch` toward the minimal candidates `minimal`: its local ports to a
+/// The local detours `rule` offers a cell at `switch` that arrived from `previous`
+/// ([`previous_hop`]) toward the minimal candidates `minimal`: none if the rule is off or the
+/// cell arrived by a local hop (one detour per group); else the switch's local ports to a
 /// switch no minimal candidate leads to, from which a minimal candidate's local switch is an
-/// allowed turn away. None unless some minimal candidate is local.
+/// allowed turn away (none unless some minimal candidate is local).
 pub fn detours<'a>(
     rule: TurnRule,
     table: &'a RouteTable,
     switch: usize,
+    previous: Option<usize>,
     minimal: &'a [u16],
 ) -> impl Iterator<Item = usize> + 'a {
+    let offered = rule.on() && previous.is_none();
+    let ports = if offered {
+        table.switch_ports(switch)
+    } else {
+        0
+    };
     let onward = move || {
         minimal
             .iter()
             .filter_map(move |&p| local_peer(table, switch, p as usize))
     };
-    (0..table.switch_ports(switch)).filter(move |&port| {
+    (0..ports).filter(move |&port| {
         let Some(via) = local_peer(table, switch, port) else {
             return false;
         };

@@ -480,7 +480,7 @@ impl FabricRouter {
 
     /// The turn rule of the local detours the router offers ([`local_misroute::TurnRule::Off`]
     /// for none).
-    pub fn misroutes_locally(&self) -> local_misroute::TurnRule {
+    pub fn local_turn_rule(&self) -> local_misroute::TurnRule {
         self.adaptive.local_misroutes
     }
 
@@ -650,7 +650,7 @@ impl Router for FabricRouter {
     }
 
     fn local_detours(&self) -> Option<u64> {
-        self.misroutes_locally()
+        self.local_turn_rule()
             .on()
             .then_some(self.adaptive.local_detours)
     }

@@ -161,6 +161,7 @@ impl ChannelSet {
 }
 
 /// What the routing may do, as the check walks it.
+#[derive(Clone, Copy)]
 pub struct RoutingReach<'a> {
     /// The route tables.
     pub table: &'a RouteTable,
@@ -176,7 +177,7 @@ impl<'a> RoutingReach<'a> {
         RoutingReach {
             table,
             nonminimal: router.routes_nonminimally(),
-            local_misroutes: router.misroutes_locally(),
+            local_misroutes: router.local_turn_rule(),
         }
     }
 }
@@ -354,23 +355,15 @@ impl<'r, 't> Walker<'r, 't> {
         let mut ports = std::mem::take(&mut self.ports);
         ports.clear();
         let rule = self.reach.local_misroutes;
-        if !rule.on() {
-            ports.extend(minimal.iter().map(|&p| p as usize));
-            return ports;
-        }
-        let previous = step
-            .arrived
-            .and_then(|(input, _)| local_misroute::arrived_from(table, step.router, input));
+        let input = step.arrived.map_or(usize::MAX, |(input, _)| input);
+        let previous = local_misroute::previous_hop(rule, table, step.router, input);
+        let router = step.router;
         ports.extend(local_misroute::allowed_minimal(
-            rule,
-            table,
-            step.router,
-            previous,
-            minimal,
+            rule, table, router, previous, minimal,
         ));
-        if previous.is_none() {
-            ports.extend(local_misroute::detours(rule, table, step.router, minimal));
-        }
+        ports.extend(local_misroute::detours(
+            rule, table, router, previous, minimal,
+        ));
         ports
     }
 

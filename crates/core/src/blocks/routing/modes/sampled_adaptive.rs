@@ -20,8 +20,9 @@
 //!   a hop away shows here as link-level flow control makes it (§3.2);
 //! - with `routing.local_misroutes`, Fully Adaptive's non-minimal slots also hold the local
 //!   detours of [`crate::blocks::routing::local_misroute`] (two local hops under a turn rule),
-//!   in every pod where the cell's minimal next hop is local; a cell takes one misroute in its
-//!   source pod, global or local.
+//!   in every pod where the cell's minimal next hop is local (one per pod: none to a cell that
+//!   arrived by a local hop); a detour in the source pod leaves the cell free to misroute
+//!   through another pod from the next TiN.
 
 use rand::Rng as _;
 
@@ -176,10 +177,7 @@ fn slot_port(mut ports: impl Iterator<Item = usize>, count: usize, slot: usize) 
 /// hop, then those the turn rule allows ([`local_misroute::allowed_minimal`]).
 fn minimal_in_slot(d: &Decision<'_>, minimal: &[u16], slot: usize) -> usize {
     let rule = d.adaptive.local_misroutes;
-    let previous = match rule.on() {
-        true => local_misroute::arrived_from(d.table, d.switch, d.input),
-        false => None,
-    };
+    let previous = local_misroute::previous_hop(rule, d.table, d.switch, d.input);
     if previous.is_none() {
         return minimal[slot % minimal.len()] as usize;
     }
@@ -187,13 +185,15 @@ fn minimal_in_slot(d: &Decision<'_>, minimal: &[u16], slot: usize) -> usize {
     slot_port(allowed(), allowed().count(), slot)
 }
 
-/// The local detours offered to `d`'s cell toward minimal candidates `minimal`: none unless
-/// local misroutes are on and the cell arrived from a host or another group.
-fn local_detours<'a>(d: &'a Decision<'_>, minimal: &'a [u16]) -> impl Iterator<Item = usize> + 'a {
+/// The local detours offered to `d`'s cell toward minimal candidates `minimal`
+/// ([`local_misroute::detours`]).
+fn offered_detours<'a>(
+    d: &'a Decision<'_>,
+    minimal: &'a [u16],
+) -> impl Iterator<Item = usize> + 'a {
     let rule = d.adaptive.local_misroutes;
-    let offered = rule.on() && local_misroute::arrived_from(d.table, d.switch, d.input).is_none();
-    let wanted = if offered { usize::MAX } else { 0 };
-    local_misroute::detours(rule, d.table, d.switch, minimal).take(wanted)
+    let previous = local_misroute::previous_hop(rule, d.table, d.switch, d.input);
+    local_misroute::detours(rule, d.table, d.switch, previous, minimal)
 }
 
 /// Samples the minimal and (with `nonminimal`) the non-minimal candidates: global misroutes
@@ -217,7 +217,7 @@ fn sample(d: &mut Decision<'_>, nonminimal: bool) -> Candidates {
     let (global, local) = match nonminimal {
         true => (
             nonminimal_ports(d).count(),
-            local_detours(d, minimal).count(),
+            offered_detours(d, minimal).count(),
         ),
         false => (0, 0),
     };
@@ -228,7 +228,7 @@ fn sample(d: &mut Decision<'_>, nonminimal: bool) -> Candidates {
             c.local[c.len] = slot >= global;
             c.ports[c.len] = match c.local[c.len] {
                 false => slot_port(nonminimal_ports(d), global, slot),
-                true => slot_port(local_detours(d, minimal), local, slot - global),
+                true => slot_port(offered_detours(d, minimal), local, slot - global),
             };
             c.len += 1;
         }
@@ -260,10 +260,9 @@ fn cheapest(d: &mut Decision<'_>, c: &Candidates) -> usize {
         return NO_ROUTE;
     };
     if c.local[i] {
+        // A detour leaves the cell in its pod: at the next TiN it may still misroute
+        // through another pod.
         d.adaptive.local_detours += 1;
-        if d.undecided() {
-            d.go_minimal();
-        }
     } else if i >= c.minimal {
         d.adaptive.nonminimal_cells += 1;
         d.go_minimal();
@@ -530,7 +529,7 @@ mod tests {
         let plain = router(&t, "aquila_fully_adaptive");
         assert_eq!(plain.local_detours(), None);
         let minimal = router(&t, "aquila_minimal_adaptive").with_local_misroutes(TurnRule::UpDown);
-        assert_eq!(minimal.misroutes_locally(), TurnRule::Off);
+        assert_eq!(minimal.local_turn_rule(), TurnRule::Off);
     }
 
     /// The cells a Fully Adaptive router sends by a hash on its ordered VCs (RTS, §3.3) keep
