@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use crate::blocks::ethernet::ports::PORT_KINDS;
 use crate::blocks::patterns::PATTERNS;
+use crate::blocks::routing::local_misroute::TurnRule;
 use crate::blocks::routing::MODES;
 use crate::blocks::transport::Transport;
 use crate::designs::DESIGNS;
@@ -44,6 +45,7 @@ pub fn catalog() -> Vec<Entry> {
         .chain(named::<SchedulerName>("switch.scheduler"))
         .chain(named::<TopologyName>("topology.kind"))
         .chain(routing)
+        .chain(named::<TurnRule>("routing.local_misroutes"))
         .chain(named::<FlowControlKind>("link.flow_control"))
         .chain(named::<DestinationName>("traffic.destinations"))
         .chain(patterns)
@@ -75,7 +77,7 @@ mod tests {
                 Some(pair) => pair,
                 None => continue,
             };
-            if section == "routing" {
+            if e.key == "routing.mode" {
                 assert!(crate::blocks::routing::mode(e.name).is_some());
                 continue;
             }

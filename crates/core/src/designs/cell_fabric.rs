@@ -15,7 +15,7 @@ use crate::blocks::vc_router::assignment::VcRule;
 use crate::blocks::vc_router::dependency::{self, DependencyError, RoutingReach};
 use crate::blocks::vc_router::failure::Failure;
 use crate::blocks::vc_router::VcSpec;
-use crate::scenario::{Scenario, ScenarioError};
+use crate::scenario::{Named, Scenario, ScenarioError};
 
 /// The fabric simulation.
 pub type CellFabric = Network<FabricRouter>;
@@ -56,9 +56,7 @@ fn spec_and_router(scenario: &Scenario) -> Result<(NetworkSpec, FabricRouter), S
     }
     let router = FabricRouter::new(table, mode, scenario.run.seed, routing.spray_rounds)
         .with_sampled_weights(weights)
-        .with_local_misroutes(
-            TurnRule::by_name(&routing.local_misroutes).expect("validated turn rule"),
-        );
+        .with_local_misroutes(routing.local_misroutes);
     let name = routing.mode;
     if let Some(vc) = &spec.vc {
         refuse_unannounced_misroutes_by_phase(&router, vc, &name)?;
@@ -231,7 +229,7 @@ fn check_vc_rule(
                 key: "routing.local_misroutes".into(),
                 message: format!(
                     "{:?} (local detours with no turn rule) leaves a cycle among a pod's local channels, (router, output port, VC): {}; expected \"up_down\" (vc.check_dependencies = false runs it anyway)",
-                    reach.local_misroutes.name(),
+                    reach.local_misroutes.as_str(),
                     dependency::describe_cycle(&cycle)
                 ),
             })

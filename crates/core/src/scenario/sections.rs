@@ -85,7 +85,7 @@ pub struct RoutingConfig {
     /// for Aquila §3.2's intra-pod turn rules, which the paper does not give) or `any` (no
     /// rule: refused on VC routers with its dependency cycle named, unless
     /// `vc.check_dependencies = false`).
-    pub local_misroutes: String,
+    pub local_misroutes: crate::blocks::routing::local_misroute::TurnRule,
 }
 
 impl Default for RoutingConfig {
@@ -97,7 +97,7 @@ impl Default for RoutingConfig {
             minimal_weight: weights.minimal,
             nonminimal_weight: weights.nonminimal,
             nonminimal_bias_cells: weights.nonminimal_bias_cells,
-            local_misroutes: "none".into(),
+            local_misroutes: Default::default(),
         }
     }
 }

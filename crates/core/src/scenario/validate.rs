@@ -5,7 +5,6 @@ use super::*;
 /// The shortest cell time a run may have: cell times are whole picoseconds, so shorter ones
 /// would round by more than 1%.
 const MIN_CELL_TIME_PS: TimePs = 100;
-use crate::blocks::routing::local_misroute::TurnRule;
 use crate::blocks::routing::{mode, MODES};
 
 impl Scenario {
@@ -287,17 +286,6 @@ impl Scenario {
             return Err(invalid(
                 "switch.per_voq_buffers",
                 "per-VOQ flow control books the next switch's VOQ in advance: it needs routing.mode = \"deterministic\"",
-            ));
-        }
-        if TurnRule::by_name(&routing.local_misroutes).is_none() {
-            let names: Vec<&str> = TurnRule::NAMED.iter().map(|(n, _, _)| *n).collect();
-            return Err(invalid(
-                "routing.local_misroutes",
-                format!(
-                    "expected one of {}, got {:?}",
-                    names.join(", "),
-                    routing.local_misroutes
-                ),
             ));
         }
         if routing.spray_rounds == 0 {

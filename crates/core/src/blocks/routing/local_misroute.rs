@@ -13,13 +13,20 @@
 //! another group and its minimal next hop is local; a cell that arrived by a local hop takes
 //! the minimal hops the turn rule allows from there.
 
+use serde::{Deserialize, Serialize};
+
 use super::table::{RouteTable, NOT_A_SWITCH};
+use crate::keys::Named;
 
 /// Whether local detours are offered, and under which turn rule (`routing.local_misroutes`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum TurnRule {
     /// No local detours.
     #[default]
+    #[serde(rename = "none")]
     Off,
     /// Detours under up*/down* on switch numbers.
     UpDown,
@@ -29,39 +36,25 @@ pub enum TurnRule {
     Any,
 }
 
+impl Named for TurnRule {
+    const ALL: &'static [Self] = &[Self::Off, Self::UpDown, Self::Any];
+
+    fn entry(self) -> (&'static str, &'static str) {
+        match self {
+            Self::Off => ("none", "no local detours"),
+            Self::UpDown => (
+                "up_down",
+                "two-local-hop detours, never turning down then up in switch numbers (up*/down*)",
+            ),
+            Self::Any => (
+                "any",
+                "every two-local-hop detour, no turn rule (the dependency check finds its cycle)",
+            ),
+        }
+    }
+}
+
 impl TurnRule {
-    /// Every rule, by name, with what it does.
-    pub const NAMED: &'static [(&'static str, TurnRule, &'static str)] = &[
-        ("none", TurnRule::Off, "no local detours"),
-        (
-            "up_down",
-            TurnRule::UpDown,
-            "two-local-hop detours, never turning down then up in switch numbers (up*/down*)",
-        ),
-        (
-            "any",
-            TurnRule::Any,
-            "every two-local-hop detour, no turn rule (the dependency check finds its cycle)",
-        ),
-    ];
-
-    /// The rule called `name`.
-    pub fn by_name(name: &str) -> Option<TurnRule> {
-        Self::NAMED
-            .iter()
-            .find(|(n, _, _)| *n == name)
-            .map(|&(_, rule, _)| rule)
-    }
-
-    /// The rule's name.
-    pub fn name(self) -> &'static str {
-        Self::NAMED
-            .iter()
-            .find(|(_, rule, _)| *rule == self)
-            .map(|&(n, _, _)| n)
-            .expect("every rule is named")
-    }
-
     /// True if detours are offered.
     pub fn on(self) -> bool {
         self != TurnRule::Off
@@ -177,13 +170,5 @@ mod tests {
         assert!(!rule.allows(3, 0, 1), "down then up");
         assert!(!rule.allows(1, 0, 3), "down then up");
         assert!(TurnRule::Any.allows(3, 0, 1));
-    }
-
-    #[test]
-    fn every_rule_is_found_by_its_name() {
-        for &(name, rule, _) in TurnRule::NAMED {
-            assert_eq!(TurnRule::by_name(name), Some(rule));
-        }
-        assert_eq!(TurnRule::by_name("parity_sign"), None);
     }
 }
