@@ -91,6 +91,35 @@ fn a_thread_count_that_cannot_run_is_refused_naming_run_threads() {
     assert!(build(&with_threads(single, "\"auto\"")).is_ok());
 }
 
+/// The summary and tables of `json` run with `run.threads = "auto"`.
+fn results_on_auto(json: &str) -> String {
+    let mut run = build(&with_threads(json, "\"auto\"")).expect("auto runs");
+    run.advance(u64::MAX);
+    let report = run.finish().expect("run keeps its invariants");
+    format!("{}\n{}", report.summary, report.tables)
+}
+
+#[test]
+fn auto_takes_one_thread_where_a_count_above_one_is_refused() {
+    // Cables too short to look ahead: a count is refused, "auto" runs on one thread.
+    let instant_credits = FAT_TREE_CREDIT.replace(r#""propagation_ns": 10, "#, "");
+    assert_eq!(
+        results_on_auto(&instant_credits),
+        results(&instant_credits, 1)
+    );
+    // One switch: "auto" takes at most one thread per switch.
+    let star = r#"{"design": "cell_fabric", "run": {"seed": 2, "duration_ns": 2048, "warmup_ns": 256},
+        "topology": {"kind": "star"}, "switch": {"ports": 8}, "traffic": {"load": 0.5}}"#;
+    let error = refusal(star, "2");
+    assert!(
+        error.contains("at most one thread per switch (1 switches)"),
+        "{error}"
+    );
+    assert_eq!(results_on_auto(star), results(star, 1));
+    // A fabric that splits: "auto" gives the results of one thread.
+    assert_eq!(results_on_auto(DRAGONFLY_72), results(DRAGONFLY_72, 1));
+}
+
 /// The check that keeps partitions in step can fire: with windows four times the lookahead, a
 /// partition receives cells it should already have run, and the run fails saying so instead
 /// of reporting results that differ from one thread's.

@@ -119,7 +119,8 @@ pub const DESIGNS: &[DesignEntry] = &[
         |json| {
             let scenario = Scenario::from_json(json)?;
             on_threads_or_one(
-                scenario.run.threads.count(),
+                scenario.run.threads,
+                || Ok(scenario.topology()?.switches()),
                 || cell_fabric::build(&scenario),
                 |parts, me| cell_fabric::build_partition(&scenario, parts, me),
             )
@@ -149,8 +150,10 @@ pub const DESIGNS: &[DesignEntry] = &[
         description:
             "Stardust: fabric adapters and elements, packed cells solicited by credits (NSDI '19)",
         build: |json| {
+            let config = stardust::StardustConfig::from_json(json)?;
             on_threads_or_one(
-                stardust::StardustConfig::from_json(json)?.run.threads.count(),
+                config.run.threads,
+                || Ok(config.topology()?.switches()),
                 || stardust::build(json),
                 |parts, me| stardust::build_partition(json, parts, me),
             )
@@ -170,8 +173,10 @@ pub const DESIGNS: &[DesignEntry] = &[
         description:
             "push-and-drop Ethernet: TCP, DCTCP, MPTCP, NDP or DCQCN hosts over drop-tail, ECN, trimming, PFC or BFC switches",
         build: |json| {
+            let config = ethernet::EthernetConfig::from_json(json)?;
             on_threads_or_one(
-                ethernet::EthernetConfig::from_json(json)?.run.threads.count(),
+                config.run.threads,
+                || Ok(config.topology()?.switches()),
                 || ethernet::build(json),
                 |parts, me| ethernet::build_partition(json, parts, me),
             )
@@ -203,14 +208,26 @@ pub const DESIGNS: &[DesignEntry] = &[
 ];
 
 /// The run on `threads` threads: built `whole` on one, else as partitions (`part(parts, me)`).
+/// `"auto"` takes the machine's cores, at most one per switch (of `switches()`), and one
+/// thread where the fabric cannot be split (a cable between partitions too short to look
+/// ahead): the results are the same on any count, so it takes what helps.
 fn on_threads_or_one<D: FabricModel + Design + Send + Sync + 'static>(
-    threads: usize,
+    threads: Threads,
+    switches: impl FnOnce() -> Result<usize, ScenarioError>,
     whole: impl FnOnce() -> Result<D, ScenarioError>,
     part: impl Fn(usize, u16) -> Result<(D, Partition), ScenarioError> + Sync,
 ) -> Result<Box<dyn Simulation>, ScenarioError> {
-    match threads {
-        1 => Ok(on_kernel(whole()?)),
-        parts => Ok(on_kernel(sharded(parts, |me| part(parts, me))?)),
+    let parts = match threads {
+        Threads::Count(count) => count as usize,
+        Threads::Auto => threads.count().min(switches()?),
+    };
+    if parts <= 1 {
+        return Ok(on_kernel(whole()?));
+    }
+    match sharded(parts, |me| part(parts, me)) {
+        Ok(shards) => Ok(on_kernel(shards)),
+        Err(e) if threads == Threads::Auto && e.key == "run.threads" => Ok(on_kernel(whole()?)),
+        Err(e) => Err(e),
     }
 }
 

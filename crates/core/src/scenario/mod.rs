@@ -61,9 +61,10 @@ pub struct RunConfig {
     /// 10⁶ samples; absent: none. The Ethernet design and Stardust's transport hosts add each
     /// flow's goodput per interval (the `flow_series` table).
     pub sample_ns: Option<f64>,
-    /// Threads the run uses: a count, or `"auto"` for the machine's cores. A run on several
-    /// threads splits the fabric into as many partitions, run side by side, with results
-    /// identical to one thread's (`cell_fabric`, `ethernet` and `stardust`; the others refuse it).
+    /// Threads the run uses: a count, or `"auto"` for the machine's cores (at most one per
+    /// switch; one where the fabric cannot be split). A run on several threads splits the
+    /// fabric into as many partitions, run side by side, with results identical to one
+    /// thread's (`cell_fabric`, `ethernet` and `stardust`; the others refuse a count above 1).
     pub threads: Threads,
 }
 
