@@ -9,6 +9,8 @@
 //! last packet is cut to fit or kept whole). Packets are cut into cells; the last cell of a
 //! packet is padded.
 
+use std::sync::Arc;
+
 use rand::Rng as _;
 use rand_distr::{Distribution, Geometric};
 
@@ -112,7 +114,7 @@ impl ExtraUnits {
 }
 
 /// Where a source's packets go.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Destinations {
     /// Uniform over all `ports` terminals, optionally excluding the source itself.
     Uniform {
@@ -138,6 +140,14 @@ pub enum Destinations {
         port: u16,
         /// Share of packets sent to the hot terminal.
         fraction: f64,
+    },
+    /// Uniform over the listed terminals (sorted, shared by every source of the set),
+    /// optionally excluding the source itself: the hosts of `traffic.active_hosts`.
+    Among {
+        /// The terminals, in increasing order.
+        hosts: Arc<[u16]>,
+        /// Whether a source may address itself.
+        include_self: bool,
     },
     /// Nowhere: the source sends nothing (a host no listed pair starts from).
     Silent,
@@ -254,14 +264,14 @@ impl Generator {
             let mean_idle = mean_on_cells * (1.0 - spec.load) / spec.load;
             Geometric::new(1.0 / (1.0 + mean_idle)).expect("load in (0, 1] gives a valid geometric")
         });
-        let budget = match (spec.bytes_per_pair, destinations) {
+        let budget = match (spec.bytes_per_pair, &destinations) {
             (
                 Some(bytes),
                 Destinations::Uniform {
                     ports,
                     include_self,
                 },
-            ) => Some(PairBudget::new(bytes, ports, terminal, include_self)),
+            ) => Some(PairBudget::new(bytes, *ports, terminal, *include_self)),
             _ => None,
         };
         let mut generator = Generator {
@@ -436,14 +446,14 @@ impl Generator {
     }
 
     fn draw_destination(&mut self) -> u16 {
-        match self.destinations {
-            Destinations::Fixed(dst) => dst,
-            Destinations::Range { first, count } => first + self.rng.gen_range(0..count),
-            Destinations::Uniform {
+        match &self.destinations {
+            &Destinations::Fixed(dst) => dst,
+            &Destinations::Range { first, count } => first + self.rng.gen_range(0..count),
+            &Destinations::Uniform {
                 ports,
                 include_self: true,
             } => self.rng.gen_range(0..ports),
-            Destinations::Uniform {
+            &Destinations::Uniform {
                 ports,
                 include_self: false,
             } => {
@@ -454,7 +464,7 @@ impl Generator {
                     other
                 }
             }
-            Destinations::Hotspot {
+            &Destinations::Hotspot {
                 ports,
                 port,
                 fraction,
@@ -463,6 +473,21 @@ impl Generator {
                     port
                 } else {
                     self.rng.gen_range(0..ports)
+                }
+            }
+            Destinations::Among {
+                hosts,
+                include_self,
+            } => {
+                let me = (!include_self)
+                    .then(|| hosts.binary_search(&self.terminal).ok())
+                    .flatten();
+                match me {
+                    None => hosts[self.rng.gen_range(0..hosts.len())],
+                    Some(at) => {
+                        let other = self.rng.gen_range(0..hosts.len() - 1);
+                        hosts[if other >= at { other + 1 } else { other }]
+                    }
                 }
             }
             Destinations::Silent => unreachable!("a silent source starts no burst"),
@@ -524,7 +549,7 @@ mod tests {
                 PacketSizes::Uniform { min: 1, max: 300 },
             ] {
                 for load in [0.2, 0.7, 1.0] {
-                    let cells = run(spec(load, arrival, sizes), uniform);
+                    let cells = run(spec(load, arrival, sizes), uniform.clone());
                     let measured = cells.len() as f64 / 400_000.0;
                     assert!(
                         (measured - load).abs() < 0.02,
@@ -674,7 +699,7 @@ mod tests {
             Burst::WholePackets { mean_packets: 4.0 },
         ] {
             spec.arrival = Arrival::Bursty(burst);
-            let (bursts, packets) = bursts_and_packets(&run(spec, destinations));
+            let (bursts, packets) = bursts_and_packets(&run(spec, destinations.clone()));
             let mean_packet = packets.iter().map(|&b| b as f64).sum::<f64>() / packets.len() as f64;
             let mean_burst = bursts.iter().sum::<u64>() as f64 / bursts.len() as f64;
             let expected = burst.mean_cells(sizes, 256);
@@ -732,6 +757,31 @@ mod tests {
             PacketSizes::Uniform { min: 1, max: 128 }.mean_cells(64),
             1.5
         );
+    }
+
+    #[test]
+    fn a_source_among_listed_hosts_sends_only_to_them() {
+        let hosts: Arc<[u16]> = vec![1, 4, 5, 7].into();
+        let among = |include_self| Destinations::Among {
+            hosts: hosts.clone(),
+            include_self,
+        };
+        // `run` makes terminal 1's cells.
+        let cells = run(
+            spec(1.0, Arrival::Bernoulli, PacketSizes::Fixed(64)),
+            among(false),
+        );
+        assert!(cells.len() > 100);
+        assert!(cells.iter().all(|c| [4, 5, 7].contains(&c.dst)));
+        for dst in [4, 5, 7] {
+            assert!(cells.iter().any(|c| c.dst == dst), "never sent to {dst}");
+        }
+        let cells = run(
+            spec(1.0, Arrival::Bernoulli, PacketSizes::Fixed(64)),
+            among(true),
+        );
+        assert!(cells.iter().any(|c| c.dst == 1));
+        assert!(cells.iter().all(|c| hosts.contains(&c.dst)));
     }
 
     #[test]

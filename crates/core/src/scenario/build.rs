@@ -1,5 +1,7 @@
 //! What a validated scenario builds: its topology, its network, its traffic.
 
+use std::sync::Arc;
+
 use rand::seq::SliceRandom;
 
 use super::*;
@@ -424,19 +426,27 @@ impl Scenario {
         };
         permutation.shuffle(&mut stream(self.run.seed, id));
         let host_groups = host_groups(topology);
+        let active = self.active_hosts(topology);
         (0..terminals)
-            .map(|i| match t.destinations {
-                DestinationName::Uniform => Destinations::Uniform {
+            .map(|i| match (t.destinations, &active) {
+                (DestinationName::Uniform, None) => Destinations::Uniform {
                     ports: terminals as u16,
                     include_self: t.include_self,
                 },
-                DestinationName::Permutation => Destinations::Fixed(permutation[i]),
-                DestinationName::Hotspot => Destinations::Hotspot {
+                (DestinationName::Uniform, Some(hosts)) => match hosts.binary_search(&(i as u16)) {
+                    Ok(_) => Destinations::Among {
+                        hosts: hosts.clone(),
+                        include_self: t.include_self,
+                    },
+                    Err(_) => Destinations::Silent,
+                },
+                (DestinationName::Permutation, _) => Destinations::Fixed(permutation[i]),
+                (DestinationName::Hotspot, _) => Destinations::Hotspot {
                     ports: terminals as u16,
                     port: t.hotspot_port as u16,
                     fraction: t.hotspot_fraction,
                 },
-                DestinationName::GroupShift => {
+                (DestinationName::GroupShift, _) => {
                     let at = host_groups.iter().position(|g| g.contains(&(i as u16)));
                     let next = &host_groups
                         [(at.expect("every host is in a group") + 1) % host_groups.len()];
@@ -445,7 +455,7 @@ impl Scenario {
                         count: next.end - next.start,
                     }
                 }
-                DestinationName::Pairs => t
+                (DestinationName::Pairs, _) => t
                     .pairs
                     .iter()
                     .find(|[source, _]| *source as usize == i)
@@ -454,6 +464,41 @@ impl Scenario {
                     }),
             })
             .collect()
+    }
+
+    /// The hosts of `traffic.active_hosts` (uniform traffic), in increasing order: whole
+    /// switches' hosts, from switches spread evenly over those with hosts (the last switch's
+    /// in part where the count ends inside it); `None` where every host is active.
+    pub fn active_hosts(&self, topology: &Topology) -> Option<Arc<[u16]>> {
+        let t = &self.traffic;
+        let active = t.active_hosts? as usize;
+        if t.destinations != DestinationName::Uniform || active >= topology.endpoints() {
+            return None;
+        }
+        let mut by_switch: Vec<Vec<u16>> = vec![Vec::new(); topology.switches()];
+        for host in 0..topology.endpoints() {
+            if let Some((switch, _)) = topology.endpoint_port(host) {
+                by_switch[switch].push(host as u16);
+            }
+        }
+        by_switch.retain(|hosts| !hosts.is_empty());
+        let edges = by_switch.len();
+        let chosen = (active * edges)
+            .div_ceil(topology.endpoints())
+            .clamp(1, edges);
+        // Spread evenly, then the others in order (where switches hold unequal numbers of
+        // hosts and the spread ones hold too few).
+        let mut spread = vec![false; edges];
+        (0..chosen).for_each(|j| spread[j * edges / chosen] = true);
+        let order = (0..edges)
+            .filter(|&e| spread[e])
+            .chain((0..edges).filter(|&e| !spread[e]));
+        let mut hosts: Vec<u16> = order
+            .flat_map(|e| by_switch[e].iter().copied())
+            .take(active)
+            .collect();
+        hosts.sort_unstable();
+        Some(hosts.into())
     }
 
     /// The most ports a switch may have: bitmap schedulers match over 64-bit port sets; the

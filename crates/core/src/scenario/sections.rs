@@ -701,6 +701,12 @@ pub struct TrafficConfig {
     pub pairs: Vec<[u32; 2]>,
     /// Uniform: whether a terminal may send to itself (`rifl`: false).
     pub include_self: bool,
+    /// Uniform: only this many hosts send and receive, the others idle (Aquila's testbed ran
+    /// 500 hosts on its 576 TiNs, Gibson et al. §5.1). They are taken a whole switch at a
+    /// time (its hosts in order, the last switch's in part where the count ends inside it),
+    /// from switches spread evenly over those with hosts; loads, throughputs and goodputs
+    /// are then per active host. Absent: every host.
+    pub active_hosts: Option<u32>,
     /// `rifl`: share of packets (whole bursts, under bursty arrivals) a host sends to every
     /// other host as one broadcast (Dst Port 255), the rest to `destinations`; the load counts
     /// a broadcast cell once at its source, its N − 1 copies at the outputs. Unit: fraction of
@@ -732,6 +738,7 @@ impl Default for TrafficConfig {
             destinations: DestinationName::Uniform,
             pairs: Vec::new(),
             include_self: true,
+            active_hosts: None,
             broadcast_fraction: 0.0,
             hotspot_port: 0,
             hotspot_fraction: 0.0,

@@ -212,7 +212,7 @@ impl Scenario {
         }
         if t.destinations != DestinationName::Uniform {
             unused.add(
-                &["traffic.include_self"],
+                &["traffic.include_self", "traffic.active_hosts"],
                 "traffic.destinations",
                 &destinations,
             );

@@ -491,6 +491,28 @@ impl Scenario {
         Ok(())
     }
 
+    /// Active hosts: uniform traffic, at least two (one that may address itself), at most
+    /// every host, no finite workload (its budget is per pair of all hosts).
+    fn validate_active_hosts(&self, t: &TrafficConfig) -> Result<(), ScenarioError> {
+        let (Some(active), DestinationName::Uniform) = (t.active_hosts, t.destinations) else {
+            return Ok(());
+        };
+        let (hosts, least) = (self.terminals(), if t.include_self { 1 } else { 2 });
+        if active < least || active > hosts {
+            return Err(invalid(
+                "traffic.active_hosts",
+                format!("expected {least} to {hosts} hosts (the topology's), got {active}"),
+            ));
+        }
+        if t.bytes_per_pair.is_some() {
+            return Err(invalid(
+                "traffic.active_hosts",
+                "a finite workload (traffic.bytes_per_pair) sends to every host: expected no active_hosts with it",
+            ));
+        }
+        Ok(())
+    }
+
     fn validate_traffic(&self, t: &TrafficConfig) -> Result<(), ScenarioError> {
         // Hosts making 1RMA reads have traffic without IP packets.
         let reads_only = self.rma.is_some() && t.load == 0.0;
@@ -506,6 +528,7 @@ impl Scenario {
         }
         self.validate_bursts(t)?;
         self.validate_pairs(t)?;
+        self.validate_active_hosts(t)?;
         if let Some(bytes) = t.bytes_per_pair {
             if bytes == 0 {
                 return Err(invalid(
@@ -853,6 +876,51 @@ mod tests {
             let (key, message) = error(pairs).expect(pairs);
             assert_eq!(key, "traffic.pairs");
             assert!(message.contains(says), "{pairs}: {message}");
+        }
+    }
+
+    #[test]
+    fn active_hosts_are_whole_tins_spread_over_every_pod() {
+        let json = r#"{"design": "cell_fabric", "topology": {"kind": "clique"},
+            "cell": {"size_bytes": 160, "payload_bytes": 152}, "traffic": {"active_hosts": 500}}"#;
+        let s = Scenario::from_json(json).unwrap();
+        let topology = s.topology().unwrap();
+        let hosts = s.active_hosts(&topology).expect("500 of 1 152");
+        assert_eq!(hosts.len(), 500);
+        let tins: std::collections::BTreeSet<usize> = hosts
+            .iter()
+            .map(|&h| topology.endpoint_port(h as usize).unwrap().0)
+            .collect();
+        assert_eq!(tins.len(), 250, "both hosts of each TiN");
+        let pods: std::collections::BTreeSet<usize> =
+            tins.iter().map(|&tin| topology.group(tin)).collect();
+        assert_eq!(pods.len(), 48);
+        let destinations = s.destinations(&topology);
+        let silent = destinations
+            .iter()
+            .filter(|d| **d == Destinations::Silent)
+            .count();
+        assert_eq!(silent, 1152 - 500);
+    }
+
+    #[test]
+    fn active_hosts_outside_the_topology_are_refused() {
+        for (traffic, says) in [
+            (r#""active_hosts": 0"#, "expected 1 to 8 hosts"),
+            (r#""active_hosts": 9"#, "expected 1 to 8 hosts"),
+            (
+                r#""active_hosts": 1, "include_self": false"#,
+                "expected 2 to 8",
+            ),
+            (
+                r#""active_hosts": 4, "bytes_per_pair": 100"#,
+                "a finite workload",
+            ),
+        ] {
+            let json = format!(r#"{{"switch": {{"ports": 8}}, "traffic": {{{traffic}}}}}"#);
+            let error = Scenario::from_json(&json).expect_err(traffic);
+            assert_eq!(error.key, "traffic.active_hosts", "{traffic}");
+            assert!(error.message.contains(says), "{traffic}: {}", error.message);
         }
     }
 

@@ -247,12 +247,12 @@ fn settle_packets(hosts: &[&GnetHost], cts_in_flight: u64) -> Result<GnetPackets
 }
 
 /// The summary of the GNet hosts, their accounts settled, measured over `measured_ps` with
-/// hosts at `host_rate_bps`.
+/// goodput per byte of `measured_hosts` hosts' capacity at `host_rate_bps`.
 pub fn summary(
     hosts: &[&GnetHost],
     (packets, flits, rma_flits): Settled,
     measured_ps: u64,
-    host_rate_bps: u64,
+    (measured_hosts, host_rate_bps): (usize, u64),
 ) -> GnetSummary {
     let mut latency = LatencyHistogram::new();
     let (mut rts, mut rts_ps, mut data, mut data_ps, mut bytes) = (0, 0, 0, 0, 0);
@@ -267,7 +267,7 @@ pub fn summary(
     }
     let mean_ns = |sum: u64, n: u64| sum as f64 / PS_PER_NS as f64 / (n as f64).max(1.0);
     let capacity_bytes =
-        hosts.len() as f64 * host_rate_bps as f64 / 8.0 * measured_ps as f64 / 1e12;
+        measured_hosts as f64 * host_rate_bps as f64 / 8.0 * measured_ps as f64 / 1e12;
     GnetSummary {
         gnet_packet_latency_ns: latency.percentiles().scaled(PS_PER_NS as f64),
         gnet_rts_wait_mean_ns: mean_ns(rts_ps, rts),

@@ -6,6 +6,8 @@
 pub mod gnet_account;
 pub mod rma_account;
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::blocks::bit_errors::{BitErrors, FrameErrors};
@@ -699,6 +701,9 @@ pub struct Network<R: Router> {
     host_rate_bps: u64,
     /// Links and switches scheduled to fail.
     failures_scheduled: (u64, u64),
+    /// The hosts that send and receive, where not all do (`traffic.active_hosts`): loads
+    /// and throughputs are per active host.
+    active_hosts: Option<Arc<[u16]>>,
 }
 
 impl<R: Router> Network<R> {
@@ -796,10 +801,8 @@ impl<R: Router> Network<R> {
             broadcasts: traffic.broadcast_fraction > 0.0,
             layer1_frame_bytes: plan.frame_bytes,
             host_rate_bps: link.rate_bps,
-            failures_scheduled: (
-                failures.iter().filter(|f| f.port.is_some()).count() as u64,
-                failures.iter().filter(|f| f.port.is_none()).count() as u64,
-            ),
+            failures_scheduled: failures_scheduled(&failures),
+            active_hosts: active_hosts(&destinations),
         };
         Ok((network, partition))
     }
@@ -925,7 +928,7 @@ impl<R: Router> Network<R> {
                     &gnet_hosts,
                     settled,
                     measured_ps,
-                    self.host_rate_bps,
+                    (self.measured_hosts(), self.host_rate_bps),
                 ))
             }
         };
@@ -1102,13 +1105,27 @@ impl<R: Router> Network<R> {
         })
     }
 
-    /// Loads and throughputs over `measured_slots` cell times.
+    /// The hosts loads and throughputs are per: the active ones, or all.
+    fn measured_hosts(&self) -> usize {
+        match &self.active_hosts {
+            Some(hosts) => hosts.len(),
+            None => self.host_counters().count(),
+        }
+    }
+
+    /// Loads and throughputs over `measured_slots` cell times, per measured host.
     fn rates(&self, measured_slots: u64) -> Rates {
-        let capacity_cells = (self.host_counters().count() as u64 * measured_slots) as f64;
+        let capacity_cells = (self.measured_hosts() as u64 * measured_slots) as f64;
         let payload_capacity = capacity_cells * self.cell_payload_bytes as f64;
+        let active = |host: usize| {
+            let hosts = self.active_hosts.as_deref();
+            hosts.is_none_or(|hosts| hosts.binary_search(&(host as u16)).is_ok())
+        };
         let per_host: Vec<f64> = self
             .terminals()
-            .map(|t| t.counters.cells_delivered_measured as f64 / measured_slots as f64)
+            .enumerate()
+            .filter(|&(host, _)| active(host))
+            .map(|(_, t)| t.counters.cells_delivered_measured as f64 / measured_slots as f64)
             .collect();
         Rates {
             offered_load: self.offered_load,
@@ -1471,14 +1488,14 @@ impl Cabling<'_> {
     ) -> Vec<CellNode> {
         let hosts = self.topology.endpoints();
         let mut nodes: Vec<CellNode> = Vec::with_capacity(hosts + self.topology.switches());
-        for (i, &dst) in destinations.iter().enumerate() {
+        for (i, dst) in destinations.iter().enumerate() {
             let id = ComponentId {
                 kind: stream_kind::TERMINAL,
                 index: i as u32,
             };
-            let generator = Generator::new(i as u16, traffic, dst, stream(seed, id));
+            let generator = Generator::new(i as u16, traffic, dst.clone(), stream(seed, id));
             if let Some(spec) = self.gnet {
-                let reads = (dst, seed);
+                let reads = (dst.clone(), seed);
                 nodes.push(CellNode::Gnet(Box::new(
                     self.gnet_host(i, spec, generator, reads, warmup_ps),
                 )));
@@ -1600,6 +1617,20 @@ impl Cabling<'_> {
     }
 }
 
+/// The links and the switches `failures` fail.
+fn failures_scheduled(failures: &[Failure]) -> (u64, u64) {
+    let links = failures.iter().filter(|f| f.port.is_some()).count() as u64;
+    (links, failures.len() as u64 - links)
+}
+
+/// The hosts that send and receive where not all do: those the sources choose among.
+fn active_hosts(destinations: &[Destinations]) -> Option<Arc<[u16]>> {
+    destinations.iter().find_map(|d| match d {
+        Destinations::Among { hosts, .. } => Some(hosts.clone()),
+        _ => None,
+    })
+}
+
 impl<R: Router> FabricModel for Network<R> {
     type Node = CellNode;
     type Router = R;
@@ -1610,6 +1641,16 @@ impl<R: Router> FabricModel for Network<R> {
 
     fn fabric_mut(&mut self) -> &mut Fabric<CellNode, R> {
         &mut self.fabric
+    }
+
+    /// IP packets in the GNet hosts' ingress buffers, in the data cells they become once
+    /// pulled: open-loop hosts past the fabric's saturation pile them up there.
+    fn held_outside_cells(&self) -> u64 {
+        let held = |h: &GnetHost| {
+            let cells = crate::blocks::gnet::cells_of(h.endpoint.spec().packet_bytes);
+            h.endpoint.ingress.held() as u64 * cells as u64
+        };
+        self.gnet_hosts().map(held).sum()
     }
 
     /// A thousand cell times, plus ten flow-control round trips over the longest cable.

@@ -25,6 +25,12 @@ pub trait FabricModel {
     fn items_delivered(&self) -> u64 {
         self.fabric().metrics().cells_delivered
     }
+    /// Work the design holds that is not yet a cell in the fabric (packets waiting at hosts
+    /// before they are cut into cells), counted with the cells in the backlog that decides
+    /// whether a run is stable and in the limit on work held; by default none.
+    fn held_outside_cells(&self) -> u64 {
+        0
+    }
     /// Simulated time without progress, while holding work, after which the design is stuck.
     fn stuck_after_ps(&self) -> TimePs;
     /// What is stuck, for the deadlock report.
@@ -67,7 +73,7 @@ impl<T: FabricModel> Model for T {
     }
 
     fn in_flight(&self) -> u64 {
-        self.fabric().cells_live()
+        self.fabric().cells_live() + self.held_outside_cells()
     }
 
     fn delivered(&self) -> u64 {

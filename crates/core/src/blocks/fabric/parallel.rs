@@ -596,7 +596,8 @@ impl<D: FabricModel + Send> Model for Sharded<D> {
     }
 
     fn in_flight(&self) -> u64 {
-        self.shards.iter().map(|s| s.fabric().cells_live()).sum()
+        let held = |s: &D| s.fabric().cells_live() + s.held_outside_cells();
+        self.shards.iter().map(held).sum()
     }
 
     fn delivered(&self) -> u64 {
