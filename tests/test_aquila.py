@@ -157,17 +157,17 @@ def test_bad_ip_over_gnet_input_is_one_line_naming_its_key_and_status_2(setting,
     assert "Traceback" not in result.output
 
 
+# 6 pods of 4 TiNs, every one of their 48 hosts active (Fig. 7's and Fig. 8's scenarios take 500).
 SMALL_CLIQUE = ["topology.clique.pods=6", "topology.clique.tins_per_pod=4", "topology.clique.local_ports=6",
-                "topology.clique.global_ports=3"]
+                "topology.clique.global_ports=3", "traffic.active_hosts=48"]
 
 
-def fig7_small(*settings: str) -> dict:
-    """Fig. 7's scenario on a 6-pod Clique of 4 TiNs (48 hosts, all of them active) for 20 µs
-    with `settings` on top: its summary."""
-    scenario = str(ROOT / "aquila/fig7-ip-latency.toml")
-    small = [*SMALL_CLIQUE, "traffic.active_hosts=48", "run.duration_ns=20000", "run.warmup_ns=5000",
-             *settings]
-    result = CliRunner().invoke(main, ["run", scenario, "--json"] + [a for s in small for a in ("--set", s)])
+def small_run(*settings: str, scenario: str = "aquila/fig7-ip-latency.toml") -> dict:
+    """`scenario` (Fig. 7's) on a 6-pod Clique of 4 TiNs (48 hosts, all of them active) for
+    20 µs with `settings` on top: its summary."""
+    small = [*SMALL_CLIQUE, "run.duration_ns=20000", "run.warmup_ns=5000", *settings]
+    args = ["run", str(ROOT / scenario), "--json"]
+    result = CliRunner().invoke(main, args + [a for s in small for a in ("--set", s)])
     assert result.exit_code == 0, result.output
     return json.loads(result.output)
 
@@ -176,7 +176,7 @@ def test_fig7_short_runs_ip_over_gnet_with_its_accounts():
     """Fig. 7's scenario cut to a 6-pod Clique of 4 TiNs and 20 µs: packets are released, in RTS
     order, control and data flits are counted apart, and the packet latency is at least the
     three one-way trips (RTS, CTS, data) of the fastest path."""
-    summary = fig7_small("traffic.load=0.5")
+    summary = small_run("traffic.load=0.5")
     assert summary["gnet_packets_released"] > 100
     assert summary["gnet_packets_out_of_rts_order"] == 0
     assert summary["cells_dropped"] == 0
@@ -190,9 +190,15 @@ def test_packets_piling_up_at_the_hosts_make_the_run_unstable():
     """Open-loop hosts past the fabric's saturation hold their packets in their ingress buffers,
     not as cells in the fabric: the backlog that decides stability counts them, so the run says
     it is saturated (it said stable when only cells were counted)."""
-    saturated = fig7_small("traffic.load=1.0", "run.duration_ns=30000")
+    saturated = small_run("traffic.load=1.0", "run.duration_ns=30000")
     assert saturated["gnet_packets_held"] > 1000 and saturated["stable"] is False
-    assert fig7_small("traffic.load=0.3", "run.duration_ns=30000")["stable"] is True
+    assert small_run("traffic.load=0.3", "run.duration_ns=30000")["stable"] is True
+    # Reads: Reqs waiting at the clients and Resps owed by the servers count as well.
+    reads = ["rma.load=1.0", "run.duration_ns=30000", "run.warmup_ns=10000"]
+    saturated = small_run(*reads, scenario="aquila/fig8-rma-latency.toml")
+    assert saturated["rma_reads_outstanding"] > 1000 and saturated["stable"] is False
+    reads[0] = "rma.load=0.3"
+    assert small_run(*reads, scenario="aquila/fig8-rma-latency.toml")["stable"] is True
 
 
 def test_active_hosts_are_whole_tins_in_every_pod_and_the_others_idle(tmp_path):

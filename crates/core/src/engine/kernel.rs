@@ -328,7 +328,7 @@ impl<M: Model> Kernel<M> {
         let held = self.model.in_flight();
         if held > self.supervision.max_in_flight {
             self.stopped = Some(format!(
-                "stopped at {} ns holding {held} cells (packets, for Clint; with the packets waiting at GNet hosts), more than run.max_cells_in_flight = {}: the network is not carrying what is offered (lower the load, bound the buffers, or raise the limit)",
+                "stopped at {} ns holding {held} cells (packets, for Clint; with the work GNet hosts hold not yet sent, in cells), more than run.max_cells_in_flight = {}: the network is not carrying what is offered (lower the load, bound the buffers, or raise the limit)",
                 time_ps / 1_000,
                 self.supervision.max_in_flight
             ));

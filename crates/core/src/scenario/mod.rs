@@ -51,9 +51,10 @@ pub struct RunConfig {
     pub duration_ns: f64,
     /// Leading time excluded from statistics, in nanoseconds.
     pub warmup_ns: f64,
-    /// The most cells (packets, for Clint; with the packets waiting at GNet hosts) the run may
-    /// hold at once: an overloaded run stops there, with its partial results and exit status
-    /// 4, instead of growing until memory runs out. The default, 2·10⁷, is a few GB.
+    /// The most cells (packets, for Clint; with the work GNet hosts hold not yet sent, in
+    /// cells) the run may hold at once: an overloaded run stops there, with its partial
+    /// results and exit status 4, instead of growing until memory runs out. The default,
+    /// 2·10⁷, is a few GB.
     pub max_cells_in_flight: u64,
     /// Keys the chosen mechanisms do not use are errors (true) or warnings (false).
     pub strict: bool,

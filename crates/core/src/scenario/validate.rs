@@ -492,7 +492,7 @@ impl Scenario {
     }
 
     /// Active hosts: uniform traffic, at least two (one that may address itself), at most
-    /// every host, no finite workload (its budget is per pair of all hosts).
+    /// every host, no finite workload or broadcasts (they reach every host).
     fn validate_active_hosts(&self, t: &TrafficConfig) -> Result<(), ScenarioError> {
         let (Some(active), DestinationName::Uniform) = (t.active_hosts, t.destinations) else {
             return Ok(());
@@ -504,10 +504,10 @@ impl Scenario {
                 format!("expected {least} to {hosts} hosts (the topology's), got {active}"),
             ));
         }
-        if t.bytes_per_pair.is_some() {
+        if t.bytes_per_pair.is_some() || t.broadcast_fraction > 0.0 {
             return Err(invalid(
                 "traffic.active_hosts",
-                "a finite workload (traffic.bytes_per_pair) sends to every host: expected no active_hosts with it",
+                "a finite workload (traffic.bytes_per_pair) and broadcasts (traffic.broadcast_fraction) reach every host: expected neither with active_hosts",
             ));
         }
         Ok(())
@@ -915,6 +915,10 @@ mod tests {
             (
                 r#""active_hosts": 4, "bytes_per_pair": 100"#,
                 "a finite workload",
+            ),
+            (
+                r#""active_hosts": 4, "broadcast_fraction": 0.1"#,
+                "broadcasts",
             ),
         ] {
             let json = format!(r#"{{"switch": {{"ports": 8}}, "traffic": {{{traffic}}}}}"#);

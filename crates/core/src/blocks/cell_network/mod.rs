@@ -878,8 +878,9 @@ impl<R: Router> Network<R> {
         let held: u64 = self.cell_switches().map(|s| s.held_cells()).sum::<u64>()
             + self.vc_routers().map(|r| r.held_cells()).sum::<u64>();
         let mut report = format!(
-            "{} cells in flight, {held} of them in switches; {waiting} hosts hold cells they may not send",
-            self.fabric.cells_live()
+            "{} cells in flight, {held} of them in switches; {waiting} hosts hold cells they may not send; {} cells' work waits at GNet hosts",
+            self.fabric.cells_live(),
+            self.held_outside_cells()
         );
         let routers: Vec<&VcRouter> = self.vc_routers().collect();
         if let Some(cycle) = deadlock::wait_cycle(&routers, &self.topology, self.fabric.cells()) {
@@ -1643,14 +1644,12 @@ impl<R: Router> FabricModel for Network<R> {
         &mut self.fabric
     }
 
-    /// IP packets in the GNet hosts' ingress buffers, in the data cells they become once
-    /// pulled: open-loop hosts past the fabric's saturation pile them up there.
+    /// The GNet hosts' work not yet in the fabric, in the fabric's units (IP packets waiting
+    /// in their ingress buffers, Reqs waiting, Resps owed).
     fn held_outside_cells(&self) -> u64 {
-        let held = |h: &GnetHost| {
-            let cells = crate::blocks::gnet::cells_of(h.endpoint.spec().packet_bytes);
-            h.endpoint.ingress.held() as u64 * cells as u64
-        };
-        self.gnet_hosts().map(held).sum()
+        self.gnet_hosts()
+            .map(|h| h.endpoint.units_not_yet_sent())
+            .sum()
     }
 
     /// A thousand cell times, plus ten flow-control round trips over the longest cable.

@@ -620,6 +620,23 @@ impl Endpoint {
         waiting.filter(|out| out.kind == CellKind::Req).count()
     }
 
+    /// Work held here that is not yet in the fabric, in the fabric's units (cells where they
+    /// cross whole, else flits): the data cells of the packets in the ingress buffer, the Reqs
+    /// waiting, the Resp cells the server still owes. Open-loop hosts past saturation pile them
+    /// up, so the run's backlog counts them.
+    pub fn units_not_yet_sent(&self) -> u64 {
+        // Resp and Req sizes exist only where reads are made: asked only for what is held.
+        let units = |count: u64, kind| match (count, self.spec.whole_cells) {
+            (0, _) | (_, true) => count,
+            (_, false) => count * self.spec.flits(kind) as u64,
+        };
+        let packets = self.ingress.held() as u64 * cells_of(self.spec.packet_bytes) as u64;
+        let owed = self.rma.as_ref().map_or(0, |rma| rma.server.resps_owed());
+        units(packets, CellKind::Data)
+            + units(self.reqs_waiting() as u64, CellKind::Req)
+            + units(owed, CellKind::Resp)
+    }
+
     /// The host this endpoint serves.
     pub fn host(&self) -> u16 {
         self.host
