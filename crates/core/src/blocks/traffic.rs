@@ -141,13 +141,13 @@ pub enum Destinations {
         /// Share of packets sent to the hot terminal.
         fraction: f64,
     },
-    /// Uniform over the listed terminals (sorted, shared by every source of the set),
-    /// optionally excluding the source itself: the hosts of `traffic.active_hosts`.
+    /// Uniform over the listed terminals (shared by every source of the set), optionally
+    /// excluding the source itself: the hosts of `traffic.active_hosts`.
     Among {
         /// The terminals, in increasing order.
         hosts: Arc<[u16]>,
-        /// Whether a source may address itself.
-        include_self: bool,
+        /// The source's own place in `hosts`, never drawn; `None`: it may address itself.
+        skip: Option<usize>,
     },
     /// Nowhere: the source sends nothing (a host no listed pair starts from).
     Silent,
@@ -475,20 +475,13 @@ impl Generator {
                     self.rng.gen_range(0..ports)
                 }
             }
-            Destinations::Among {
-                hosts,
-                include_self,
+            Destinations::Among { hosts, skip: None } => hosts[self.rng.gen_range(0..hosts.len())],
+            &Destinations::Among {
+                ref hosts,
+                skip: Some(at),
             } => {
-                let me = (!include_self)
-                    .then(|| hosts.binary_search(&self.terminal).ok())
-                    .flatten();
-                match me {
-                    None => hosts[self.rng.gen_range(0..hosts.len())],
-                    Some(at) => {
-                        let other = self.rng.gen_range(0..hosts.len() - 1);
-                        hosts[if other >= at { other + 1 } else { other }]
-                    }
-                }
+                let other = self.rng.gen_range(0..hosts.len() - 1);
+                hosts[if other >= at { other + 1 } else { other }]
             }
             Destinations::Silent => unreachable!("a silent source starts no burst"),
         }
@@ -762,9 +755,10 @@ mod tests {
     #[test]
     fn a_source_among_listed_hosts_sends_only_to_them() {
         let hosts: Arc<[u16]> = vec![1, 4, 5, 7].into();
-        let among = |include_self| Destinations::Among {
+        // Terminal 1 is at place 0.
+        let among = |include_self: bool| Destinations::Among {
             hosts: hosts.clone(),
-            include_self,
+            skip: (!include_self).then_some(0),
         };
         // `run` makes terminal 1's cells.
         let cells = run(

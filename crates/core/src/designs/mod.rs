@@ -218,8 +218,8 @@ fn on_threads_or_one<D: FabricModel + Design + Send + Sync + 'static>(
     part: impl Fn(usize, u16) -> Result<(D, Partition), ScenarioError> + Sync,
 ) -> Result<Box<dyn Simulation>, ScenarioError> {
     let parts = match threads {
-        Threads::Count(count) => count as usize,
         Threads::Auto => threads.count().min(switches()?),
+        Threads::Count(_) => threads.count(),
     };
     if parts <= 1 {
         return Ok(on_kernel(whole()?));

@@ -434,9 +434,9 @@ impl Scenario {
                     include_self: t.include_self,
                 },
                 (DestinationName::Uniform, Some(hosts)) => match hosts.binary_search(&(i as u16)) {
-                    Ok(_) => Destinations::Among {
+                    Ok(at) => Destinations::Among {
                         hosts: hosts.clone(),
-                        include_self: t.include_self,
+                        skip: (!t.include_self).then_some(at),
                     },
                     Err(_) => Destinations::Silent,
                 },

@@ -119,6 +119,21 @@ impl Clique {
 }
 
 impl Topology {
+    /// A small Clique for tests: `pods` pods of 4 TiNs, two hosts each, two links per TiN
+    /// pair, two global ports per TiN.
+    #[cfg(test)]
+    pub(crate) fn small_clique(pods: usize) -> Topology {
+        Topology::clique(Clique {
+            pods,
+            tins_per_pod: 4,
+            hosts_per_tin: 2,
+            local_ports: 6,
+            global_ports: 2,
+            spare_local: SpareLocalPorts::Unused,
+        })
+        .expect("a valid small Clique")
+    }
+
     /// The Clique `spec` describes (see the module's doc): TiN `i` of pod `p` is switch
     /// `p · tins_per_pod + i`, in group `p`, its hosts numbered in switch order.
     pub fn clique(spec: Clique) -> Result<Topology, TopologyError> {

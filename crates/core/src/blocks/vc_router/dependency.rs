@@ -450,20 +450,6 @@ mod tests {
         Topology::dragonfly(2, 4, 2, 9).unwrap()
     }
 
-    /// Aquila's Clique at small scale: 4 pods of 4 TiNs, two links per TiN pair.
-    fn small_clique() -> Topology {
-        use crate::blocks::topology::{Clique, SpareLocalPorts};
-        Topology::clique(Clique {
-            pods: 4,
-            tins_per_pod: 4,
-            hosts_per_tin: 2,
-            local_ports: 6,
-            global_ports: 2,
-            spare_local: SpareLocalPorts::Unused,
-        })
-        .unwrap()
-    }
-
     fn run(t: &Topology, rule: VcRule, vcs: u16, nonminimal: bool) -> Result<(), DependencyError> {
         let table = RouteTable::new(t).unwrap();
         let reach = RoutingReach {
@@ -525,7 +511,7 @@ mod tests {
     /// refused for the count, and one VC is refused with its cycle.
     #[test]
     fn the_clique_needs_two_vcs_minimal_and_three_non_minimal() {
-        let t = small_clique();
+        let t = Topology::small_clique(4);
         let rule = VcRule::GlobalLocalIncrement;
         assert_eq!(run(&t, rule, 2, false), Ok(()));
         assert_eq!(run(&t, rule, 3, true), Ok(()));
@@ -715,7 +701,7 @@ mod tests {
     /// VC.
     #[test]
     fn local_detours_need_the_turn_rule_and_no_extra_vc() {
-        let t = small_clique();
+        let t = Topology::small_clique(4);
         let table = RouteTable::new(&t).unwrap();
         let check_with = |nonminimal, local_misroutes, vcs| {
             let reach = RoutingReach {

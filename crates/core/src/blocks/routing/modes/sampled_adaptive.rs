@@ -325,20 +325,7 @@ fn minimal_deterministic(d: &mut Decision<'_>) -> usize {
 mod tests {
     use crate::blocks::cell::Cell;
     use crate::blocks::routing::{mode, Backlog, FabricRouter, LocalView, RouteTable, Router};
-    use crate::blocks::topology::{Attachment, Clique, SpareLocalPorts, Topology};
-
-    /// Six pods of four TiNs, two hosts each, two links per TiN pair, one per pod pair.
-    fn small_clique() -> Topology {
-        Topology::clique(Clique {
-            pods: 6,
-            tins_per_pod: 4,
-            hosts_per_tin: 2,
-            local_ports: 6,
-            global_ports: 2,
-            spare_local: SpareLocalPorts::Unused,
-        })
-        .unwrap()
-    }
+    use crate::blocks::topology::{Attachment, Topology};
 
     fn router(t: &Topology, name: &str) -> FabricRouter {
         FabricRouter::new(RouteTable::new(t).unwrap(), mode(name).unwrap(), 11, 4)
@@ -389,7 +376,7 @@ mod tests {
 
     #[test]
     fn deterministic_modes_give_one_path_per_pair() {
-        let t = small_clique();
+        let t = Topology::small_clique(6);
         let table = RouteTable::new(&t).unwrap();
         for name in ["aquila_deterministic", "aquila_minimal_deterministic"] {
             let mut r = router(&t, name);
@@ -425,7 +412,7 @@ mod tests {
 
     #[test]
     fn minimal_adaptive_never_leaves_minimal_paths() {
-        let t = small_clique();
+        let t = Topology::small_clique(6);
         let table = RouteTable::new(&t).unwrap();
         let mut r = router(&t, "aquila_minimal_adaptive");
         for (i, (src, dst)) in pairs(&t).enumerate() {
@@ -446,7 +433,7 @@ mod tests {
 
     #[test]
     fn fully_adaptive_misroutes_only_around_backed_up_minimal_routes() {
-        let t = small_clique();
+        let t = Topology::small_clique(6);
         let table = RouteTable::new(&t).unwrap();
         let mut r = router(&t, "aquila_fully_adaptive");
         // Idle: every cell minimal, none counted.
@@ -495,7 +482,7 @@ mod tests {
     #[test]
     fn local_detours_go_around_a_backed_up_local_hop_by_the_turn_rule() {
         use crate::blocks::routing::local_misroute::TurnRule;
-        let t = small_clique();
+        let t = Topology::small_clique(6);
         let table = RouteTable::new(&t).unwrap();
         let mut r = router(&t, "aquila_fully_adaptive").with_local_misroutes(TurnRule::UpDown);
         let host_on = |switch| {
@@ -582,7 +569,7 @@ mod tests {
     /// send the cell non-minimally though their ports' totals look idle.
     #[test]
     fn fully_adaptive_compares_the_queues_of_the_cells_vc() {
-        let t = small_clique();
+        let t = Topology::small_clique(6);
         let table = RouteTable::new(&t).unwrap();
         let mut r = router(&t, "aquila_fully_adaptive");
         let mut queues = vec![0; 10];
@@ -601,7 +588,7 @@ mod tests {
 
     #[test]
     fn slots_are_sampled_without_replacement() {
-        let table = RouteTable::new(&small_clique()).unwrap();
+        let table = RouteTable::new(&Topology::small_clique(6)).unwrap();
         let mut rng =
             crate::engine::rng::stream(5, crate::engine::rng::ComponentId { kind: 0, index: 0 });
         let mut seen = [0u32; super::NONMINIMAL_SLOTS];
