@@ -228,7 +228,7 @@ fn check_vc_rule(
             Err(ScenarioError {
                 key: "routing.local_misroutes".into(),
                 message: format!(
-                    "{:?} (local detours with no turn rule) leaves a cycle among a pod's local channels, (router, output port, VC): {}; expected \"up_down\" (vc.check_dependencies = false runs it anyway)",
+                    "{:?} (local detours with no turn rule) leaves a cycle among a pod's local channels, (router, output port, VC): {}; expected \"parity_sign\" or \"up_down\" (vc.check_dependencies = false runs it anyway)",
                     reach.local_misroutes.as_str(),
                     dependency::describe_cycle(&cycle)
                 ),

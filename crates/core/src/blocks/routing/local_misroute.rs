@@ -1,13 +1,24 @@
 //! Local misroutes: a detour of two local hops inside a pod (or Dragonfly group), `from` →
 //! `via` → `to`, where the minimal route takes one. Gibson et al. ("Aquila", NSDI '22, §3.2)
 //! keep them deadlock-free with "turn rules similar to the parity-sign approach" of García et
-//! al. (ICPP 2013) within a pod, and do not give the rule. Ours is up*/down* on switch numbers
-//! (Schroeder et al., "Autonet", 1991): a local hop to a higher-numbered switch goes up, and no
-//! route turns down then up, so a detour is allowed unless `via` is below both ends. Ranking
-//! the up channels below the down ones, each allowed turn climbs the rank, so the local
-//! channels of one VC close no cycle; the build-time dependency check
-//! ([`crate::blocks::vc_router::dependency`]) verifies it for the fabric at hand, walking the
-//! same functions the router calls.
+//! al. ("Efficient routing mechanisms for Dragonfly networks", ICPP 2013: Restricted Local
+//! Misrouting). Two rules are built, on switch numbers, each a set of allowed turns from one
+//! local hop to the next:
+//!
+//! - **parity-sign** (García et al.'s rule as its authors' simulator, FOGSim, states it; we
+//!   have not read the paper): a hop's sign is whether it goes to a higher number (+) or a
+//!   lower one (−), its parity that of the numbers' difference. A hop − odd never follows a
+//!   local hop, a hop − even may follow any, a hop + odd follows + or − odd, a hop + even
+//!   follows + even or − odd. Ranking the channels by class (− odd, + even, + odd, − even),
+//!   then + hops by their upper end rising and − even hops by their lower end falling, every
+//!   allowed turn climbs the rank, so the local channels of one VC close no cycle, whatever
+//!   the numbers. Between any two of a pod's 12 TiNs it leaves 4 to 10 detours.
+//! - **up*/down*** (Schroeder et al., "Autonet", 1991): a local hop to a higher-numbered
+//!   switch goes up, and no route turns down then up, so a detour is allowed unless `via` is
+//!   below both ends. Lopsided: no detour between a pod's two highest TiNs.
+//!
+//! The build-time dependency check ([`crate::blocks::vc_router::dependency`]) does not rely on
+//! either argument: it verifies the fabric at hand, walking the same functions the router calls.
 //!
 //! A cell may take one detour per group: it is offered where the cell arrived from a host or
 //! another group and its minimal next hop is local; a cell that arrived by a local hop takes
@@ -28,6 +39,8 @@ pub enum TurnRule {
     #[default]
     #[serde(rename = "none")]
     Off,
+    /// Detours under García et al.'s parity-sign rule on switch numbers.
+    ParitySign,
     /// Detours under up*/down* on switch numbers.
     UpDown,
     /// Every detour, with no turn rule: on VC routers the dependency check (unless turned off)
@@ -37,11 +50,15 @@ pub enum TurnRule {
 }
 
 impl Named for TurnRule {
-    const ALL: &'static [Self] = &[Self::Off, Self::UpDown, Self::Any];
+    const ALL: &'static [Self] = &[Self::Off, Self::ParitySign, Self::UpDown, Self::Any];
 
     fn entry(self) -> (&'static str, &'static str) {
         match self {
             Self::Off => ("none", "no local detours"),
+            Self::ParitySign => (
+                "parity_sign",
+                "two-local-hop detours under the parity-sign rule (García et al.'s Restricted Local Misrouting)",
+            ),
             Self::UpDown => (
                 "up_down",
                 "two-local-hop detours, never turning down then up in switch numbers (up*/down*)",
@@ -60,10 +77,14 @@ impl TurnRule {
         self != TurnRule::Off
     }
 
-    /// True if the local hops `from` → `via` → `to` are allowed: under up*/down*, `via` is
-    /// not below both ends.
+    /// True if the local hops `from` → `via` → `to` are allowed (the rules in the module's
+    /// doc).
     pub fn allows(self, from: usize, via: usize, to: usize) -> bool {
+        let odd = |a: usize, b: usize| (a ^ b) & 1 == 1;
         match self {
+            TurnRule::ParitySign if to < via => !odd(via, to),
+            TurnRule::ParitySign if via < from => odd(from, via),
+            TurnRule::ParitySign => !odd(from, via) || odd(via, to),
             TurnRule::UpDown => via > from.min(to),
             TurnRule::Off | TurnRule::Any => true,
         }
@@ -170,5 +191,69 @@ mod tests {
         assert!(!rule.allows(3, 0, 1), "down then up");
         assert!(!rule.allows(1, 0, 3), "down then up");
         assert!(TurnRule::Any.allows(3, 0, 1));
+    }
+
+    /// The channel rank of the module's doc under parity-sign: class, then the + hops by their
+    /// upper end rising and the − even ones by their lower end falling.
+    fn parity_sign_rank(from: usize, to: usize) -> (u8, i64) {
+        let (odd, up) = ((from ^ to) & 1 == 1, to > from);
+        match (up, odd) {
+            (false, true) => (0, 0),
+            (true, false) => (1, to as i64),
+            (true, true) => (2, to as i64),
+            (false, false) => (3, -(to as i64)),
+        }
+    }
+
+    /// Parity-sign: every allowed turn climbs the rank, so no cycle of local channels can form,
+    /// on a pod's 12 TiNs and on numbers with gaps (a group's switches need not be
+    /// consecutive); and between any two TiNs of a pod of 12 it leaves 4 to 10 detours (no pair
+    /// without one, as up*/down* leaves TiNs 10 and 11), 700 in all against up*/down*'s 880.
+    #[test]
+    fn parity_sign_turns_climb_the_rank_and_leave_every_pair_a_detour() {
+        let rule = TurnRule::ParitySign;
+        for numbers in [
+            (0..12).collect::<Vec<usize>>(),
+            vec![3, 4, 8, 11, 17, 20, 25],
+        ] {
+            for &from in &numbers {
+                for &via in &numbers {
+                    for &to in &numbers {
+                        if from == via || via == to || from == to || !rule.allows(from, via, to) {
+                            continue;
+                        }
+                        assert!(
+                            parity_sign_rank(from, via) < parity_sign_rank(via, to),
+                            "{from} -> {via} -> {to}"
+                        );
+                    }
+                }
+            }
+        }
+        let detours = |rule: TurnRule, from: usize, to: usize| {
+            (0..12)
+                .filter(|&via| via != from && via != to && rule.allows(from, via, to))
+                .count()
+        };
+        let pairs = || (0..12).flat_map(|a| (0..12).filter(move |&b| b != a).map(move |b| (a, b)));
+        let counts: Vec<usize> = pairs().map(|(a, b)| detours(rule, a, b)).collect();
+        assert_eq!(counts.iter().min(), Some(&4));
+        assert_eq!(counts.iter().max(), Some(&10));
+        assert_eq!(counts.iter().sum::<usize>(), 700);
+        assert_eq!(detours(TurnRule::UpDown, 10, 11), 0);
+        assert_eq!(
+            pairs()
+                .map(|(a, b)| detours(TurnRule::UpDown, a, b))
+                .sum::<usize>(),
+            880
+        );
+        assert!(!rule.allows(4, 2, 3), "- even then +");
+        assert!(rule.allows(3, 2, 4), "- odd then + even");
+        assert!(!rule.allows(0, 1, 3), "+ odd then + even");
+        assert!(rule.allows(1, 0, 3), "- odd then + odd");
+        assert!(
+            !rule.allows(0, 2, 1),
+            "a - odd hop never follows a local hop"
+        );
     }
 }

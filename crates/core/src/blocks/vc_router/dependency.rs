@@ -645,12 +645,16 @@ mod tests {
         for (i, t) in topologies.iter().enumerate() {
             let table = RouteTable::new(t).unwrap();
             let reaches = [false, true].into_iter().flat_map(|nonminimal| {
-                [TurnRule::Off, TurnRule::UpDown, TurnRule::Any].map(|local_misroutes| {
-                    RoutingReach {
-                        table: &table,
-                        nonminimal,
-                        local_misroutes,
-                    }
+                [
+                    TurnRule::Off,
+                    TurnRule::ParitySign,
+                    TurnRule::UpDown,
+                    TurnRule::Any,
+                ]
+                .map(|local_misroutes| RoutingReach {
+                    table: &table,
+                    nonminimal,
+                    local_misroutes,
                 })
             });
             for reach in reaches {
@@ -695,7 +699,8 @@ mod tests {
         );
     }
 
-    /// Local detours on Aquila's Clique (§3.2's turn rules within a pod): under up*/down* they
+    /// Local detours on Aquila's Clique (§3.2's turn rules within a pod): under parity-sign or
+    /// up*/down* they
     /// need no VC more than the routes without them and leave the graph acyclic; with no turn
     /// rule the check finds a cycle, and it runs through the local channels of one pod on one
     /// VC.
@@ -711,8 +716,10 @@ mod tests {
             };
             check(&t, &reach, VcRule::GlobalLocalIncrement, vcs, true)
         };
-        assert_eq!(check_with(false, TurnRule::UpDown, 2), Ok(()));
-        assert_eq!(check_with(true, TurnRule::UpDown, 3), Ok(()));
+        for rule in [TurnRule::ParitySign, TurnRule::UpDown] {
+            assert_eq!(check_with(false, rule, 2), Ok(()), "{rule:?}");
+            assert_eq!(check_with(true, rule, 3), Ok(()), "{rule:?}");
+        }
         assert_eq!(
             check_with(true, TurnRule::UpDown, 2),
             Err(DependencyError::TooFewVcs { needed: 3 })
