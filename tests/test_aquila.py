@@ -61,7 +61,7 @@ def test_vcs_that_cannot_carry_the_lossless_clique_are_refused_with_the_key_name
 
 
 @pytest.mark.parametrize("setting, key", [
-    ("routing.local_misroutes=parity_sign", "routing.local_misroutes"),
+    ("routing.local_misroutes=odd_even", "routing.local_misroutes"),
     ("routing.local_misroutes=any", "routing.local_misroutes"),
 ])
 def test_local_detours_need_a_known_turn_rule_that_closes_no_cycle(setting, key, tmp_path):

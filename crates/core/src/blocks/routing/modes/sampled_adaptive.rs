@@ -18,11 +18,11 @@
 //!   the queue is that of the VC the cell would take on the candidate port: the flits holding
 //!   that VC's credits (its output queue, the link and the downstream FIFO), so a full buffer
 //!   a hop away shows here as link-level flow control makes it (§3.2);
-//! - with `routing.local_misroutes`, Fully Adaptive's non-minimal slots also hold the local
-//!   detours of [`crate::blocks::routing::local_misroute`] (two local hops under a turn rule),
-//!   in every pod where the cell's minimal next hop is local (one per pod: none to a cell that
-//!   arrived by a local hop); a detour in the source pod leaves the cell free to misroute
-//!   through another pod from the next TiN.
+//! - with `routing.local_misroutes` (parity-sign unless `none`), Fully Adaptive's non-minimal
+//!   slots also hold the local detours of [`crate::blocks::routing::local_misroute`] (two local
+//!   hops under a turn rule), in every pod where the cell's minimal next hop is local (one per
+//!   pod: none to a cell that arrived by a local hop); a detour in the source pod leaves the
+//!   cell free to misroute through another pod from the next TiN.
 
 use rand::Rng as _;
 
@@ -72,7 +72,8 @@ pub struct Adaptive {
     /// Cells routed at their source switch by a mode that counts its non-minimal cells: the
     /// routing units (a cell, or a VC router's packet of flits) the count is a share of.
     pub cells_routed: u64,
-    /// Fully Adaptive's local detours ([`local_misroute`]), off by default; where they are on,
+    /// Fully Adaptive's local detours ([`local_misroute`]), off unless the router is given a
+    /// rule (`routing.local_misroutes` gives parity-sign by default); where they are on,
     /// the hashed choice of a Fully Adaptive router's ordered VCs keeps the turn rule too.
     pub local_misroutes: local_misroute::TurnRule,
     /// Local detours taken (a cell takes at most one per pod it crosses).
