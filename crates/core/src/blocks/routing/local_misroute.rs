@@ -157,16 +157,16 @@ pub fn detours<'a>(
     previous: Option<usize>,
     minimal: &'a [u16],
 ) -> impl Iterator<Item = usize> + 'a {
-    let offered = rule.on() && previous.is_none();
-    let ports = if offered {
-        table.switch_ports(switch)
-    } else {
-        0
-    };
     let onward = move || {
         minimal
             .iter()
             .filter_map(move |&p| local_peer(table, switch, p as usize))
+    };
+    let offered = rule.on() && previous.is_none() && onward().next().is_some();
+    let ports = if offered {
+        table.switch_ports(switch)
+    } else {
+        0
     };
     (0..ports).filter(move |&port| {
         let Some(via) = local_peer(table, switch, port) else {
