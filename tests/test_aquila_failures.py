@@ -131,6 +131,23 @@ def test_a_bad_failure_is_refused_with_the_key_named(tmp_path, failures, key):
     assert "Traceback" not in result.output
 
 
+def test_a_failed_local_pair_under_detours_is_refused_naming_the_detours(tmp_path):
+    """Both local links between TiNs 0 and 1 fail (ports 2 and 3 of TiN 0): the tables then
+    route TiN 0 to TiN 1 by two local hops, which the turn rule does not order, and with the
+    detours (on by default) they close a cycle. Refused naming the detours' key and what to
+    set; without detours the same failure runs."""
+    pair = [{"at_ns": 10000, "switch": 0, "port": port, "tables_after_ns": 10000} for port in (2, 3)]
+    args = ["run", _scenario(tmp_path, pair), "--out", str(tmp_path / "out")]
+    settings = [a for s in SMALL for a in ("--set", s)]
+    result = CliRunner().invoke(main, args + settings)
+    assert result.exit_code == 2, result.output
+    assert "failures[" in result.output and "routing.local_misroutes" in result.output
+    assert 'expected "none"' in result.output and "no turn rule" not in result.output
+    assert "Traceback" not in result.output
+    without = CliRunner().invoke(main, args + settings + ["--set", "routing.local_misroutes=none", "--json"])
+    assert without.exit_code == 0, without.output
+
+
 @pytest.mark.parametrize("base, words", [
     (ROOT / "aquila/clique-uniform.toml", "VC routers"),  # drop-tail cell switches
     (ROOT / "fabric/dragonfly-vc.toml", "one cell"),  # 10-flit packets

@@ -225,10 +225,20 @@ fn check_vc_rule(
             ),
         }),
         Err(DependencyError::Cycle(cycle)) if detours_close_it(topology, reach, vc) => {
+            let (what, expected) = match reach.local_misroutes {
+                TurnRule::Any => (
+                    "local detours with no turn rule",
+                    "\"parity_sign\" or \"up_down\"",
+                ),
+                _ => (
+                    "local detours, with minimal routes of two local hops in a pod that the turn rule does not order (the tables give them where a pair's local links failed)",
+                    "\"none\"",
+                ),
+            };
             Err(ScenarioError {
                 key: "routing.local_misroutes".into(),
                 message: format!(
-                    "{:?} (local detours with no turn rule) leaves a cycle among a pod's local channels, (router, output port, VC): {}; expected \"parity_sign\" or \"up_down\" (vc.check_dependencies = false runs it anyway)",
+                    "{:?} ({what}) leaves a cycle among a pod's local channels, (router, output port, VC): {}; expected {expected} (vc.check_dependencies = false runs it anyway)",
                     reach.local_misroutes.as_str(),
                     dependency::describe_cycle(&cycle)
                 ),

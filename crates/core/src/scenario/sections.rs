@@ -80,12 +80,12 @@ pub struct RoutingConfig {
     /// minimal routes (2 maximum cells is our reading); where the TiNs move 16-byte flits (IP
     /// over GNet) their queues count flits, and the bias is the flits of as many 160-byte cells.
     pub nonminimal_bias_cells: f64,
-    /// `aquila_fully_adaptive`: local detours, two local hops in a pod where the minimal route
-    /// takes one, and their turn rule: `parity_sign` (García et al.'s rule, which Aquila §3.2
-    /// says its intra-pod turn rules resemble; on by default, as Aquila's Fully Adaptive routes
-    /// through a third TiN of a pod), `none`, `up_down` (up*/down* on TiN numbers) or `any` (no
-    /// rule: refused on VC routers with its dependency cycle named, unless
-    /// `vc.check_dependencies = false`).
+    /// `aquila_fully_adaptive`: local detours, two local hops in a pod (or Dragonfly group)
+    /// where the minimal route takes one, and their turn rule: `parity_sign` (García et al.'s rule,
+    /// which Aquila §3.2 says its intra-pod turn rules resemble; on by default, our reading
+    /// being that Aquila's Fully Adaptive routes through a third TiN of a pod), `none`,
+    /// `up_down` (up*/down* on TiN numbers) or `any` (no rule: refused on VC routers with its
+    /// dependency cycle named, unless `vc.check_dependencies = false`).
     pub local_misroutes: crate::blocks::routing::local_misroute::TurnRule,
 }
 

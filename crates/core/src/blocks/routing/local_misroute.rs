@@ -35,7 +35,8 @@ use crate::keys::Named;
 )]
 #[serde(rename_all = "snake_case")]
 pub enum TurnRule {
-    /// No local detours.
+    /// No local detours: the router's own default (a router offers detours only when given a
+    /// rule); the scenario key `routing.local_misroutes` defaults to `ParitySign`.
     #[default]
     #[serde(rename = "none")]
     Off,

@@ -237,6 +237,11 @@ struct Walker<'r, 't> {
     followed_detour: ChannelSet,
     /// Scratch: the ports a step may leave by.
     ports: Vec<usize>,
+    /// The local detours of each candidate set for a packet that did not arrive by a local
+    /// hop (the only one offered any), listed the first time a walk needs them: the same
+    /// ports [`local_misroute::detours`] gives, without scanning the router's ports at every
+    /// step.
+    detours: Vec<Option<Box<[u16]>>>,
 }
 
 impl<'r, 't> Walker<'r, 't> {
@@ -255,6 +260,7 @@ impl<'r, 't> Walker<'r, 't> {
             followed: ChannelSet::new(graph.channels()),
             followed_detour: ChannelSet::new(graph.channels()),
             ports: Vec::new(),
+            detours: vec![None; reach.table.sets()],
         }
     }
 
@@ -361,9 +367,14 @@ impl<'r, 't> Walker<'r, 't> {
         ports.extend(local_misroute::allowed_minimal(
             rule, table, router, previous, minimal,
         ));
-        ports.extend(local_misroute::detours(
-            rule, table, router, previous, minimal,
-        ));
+        if previous.is_none() {
+            let detours = self.detours[set].get_or_insert_with(|| {
+                local_misroute::detours(rule, table, router, None, minimal)
+                    .map(|port| port as u16)
+                    .collect()
+            });
+            ports.extend(detours.iter().map(|&port| port as usize));
+        }
         ports
     }
 
